@@ -1,0 +1,485 @@
+package buffer
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// ErrLocked is returned by Open when another process holds the file.
+var ErrLocked = errors.New("buffer is locked by another process")
+
+// ErrNoBatch is returned when the named batch is not the one in flight.
+var ErrNoBatch = errors.New("no such sealed batch")
+
+var (
+	bktMeta        = []byte("meta")
+	bktPending     = []byte("pending")
+	bktSealed      = []byte("sealed")
+	bktCheckpoints = []byte("checkpoints")
+	subCounts      = []byte("counts")
+
+	keyInstance = []byte("instance")
+	keyCreated  = []byte("created")
+	keyFormat   = []byte("format")
+	keyKeys     = []byte("keys")
+	keyHits     = []byte("hits")
+	keyID       = []byte("id")
+	keyProgress = []byte("progress")
+)
+
+// formatVersion is the on-disk layout version stored in the meta bucket.
+const formatVersion = 1
+
+// perKeyOverhead approximates bbolt's per-element cost (leaf element header
+// plus page slack) for the size estimate.
+const perKeyOverhead = 24
+
+// Options configures Open. The zero value is usable.
+type Options struct {
+	// LockTimeout bounds the wait for the file lock. Default 1s.
+	LockTimeout time.Duration
+	// MaxSize is the size of live data (pending plus sealed counts, in
+	// bytes) at which Full reports true. Zero means no limit.
+	MaxSize int64
+	// Logger receives open and recovery messages; nil discards them.
+	Logger *slog.Logger
+}
+
+// Batch describes the sealed batch in flight.
+type Batch struct {
+	// ID is random, made when the batch was sealed; the flusher marks
+	// every bucket it updates with it.
+	ID string
+	// Keys is the number of (site, page, second) counts in the batch.
+	Keys int
+	// Hits is the sum of the counts.
+	Hits uint64
+	// Progress is the flusher's resume point, opaque to the buffer.
+	Progress []byte
+}
+
+// Buffer is an open buffer file. Its methods are safe for concurrent use.
+type Buffer struct {
+	db       *bolt.DB
+	instance string
+	maxSize  int64
+	log      *slog.Logger
+
+	mu           sync.Mutex
+	pendingKeys  int
+	pendingHits  uint64
+	pendingBytes int64
+	sealedBytes  int64
+}
+
+// Open opens or creates the buffer file at path (and its directory).
+func Open(path string, opts Options) (*Buffer, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = time.Second
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("create buffer directory: %w", err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:        opts.LockTimeout,
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("open buffer %s: %w (is another logtally using this state_dir?)", path, ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open buffer %s: %w", path, err)
+	}
+	b := &Buffer{db: db, maxSize: opts.MaxSize, log: log.With("component", "buffer")}
+	if err := db.Update(b.init); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open buffer %s: %w", path, err)
+	}
+	b.log.Info("buffer open", "path", path, "instance", b.instance,
+		"pending_keys", b.pendingKeys, "pending_hits", b.pendingHits, "size", b.Size())
+	return b, nil
+}
+
+func (b *Buffer) init(tx *bolt.Tx) error {
+	meta, err := tx.CreateBucketIfNotExists(bktMeta)
+	if err != nil {
+		return err
+	}
+	if v := meta.Get(keyFormat); v != nil && binary.BigEndian.Uint64(v) != formatVersion {
+		return fmt.Errorf("unsupported buffer format %d", binary.BigEndian.Uint64(v))
+	}
+	if id := meta.Get(keyInstance); id != nil {
+		b.instance = string(id)
+	} else {
+		b.instance = randomID(8)
+		if err := meta.Put(keyInstance, []byte(b.instance)); err != nil {
+			return err
+		}
+		if err := meta.Put(keyCreated, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+			return err
+		}
+		if err := meta.Put(keyFormat, u64(formatVersion)); err != nil {
+			return err
+		}
+	}
+	pending, err := tx.CreateBucketIfNotExists(bktPending)
+	if err != nil {
+		return err
+	}
+	pc, err := pending.CreateBucketIfNotExists(subCounts)
+	if err != nil {
+		return err
+	}
+	sealed, err := tx.CreateBucketIfNotExists(bktSealed)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.CreateBucketIfNotExists(bktCheckpoints); err != nil {
+		return err
+	}
+	b.pendingKeys = int(getU64(pending.Get(keyKeys)))
+	b.pendingHits = getU64(pending.Get(keyHits))
+	b.pendingBytes = dataBytes(pc)
+	if sc := sealed.Bucket(subCounts); sc != nil {
+		b.sealedBytes = dataBytes(sc)
+	}
+	return nil
+}
+
+func dataBytes(b *bolt.Bucket) int64 {
+	s := b.Stats()
+	return int64(s.LeafInuse + s.BranchInuse)
+}
+
+// Close closes the file. Pending counts and the sealed batch stay in it.
+func (b *Buffer) Close() error {
+	if err := b.db.Close(); err != nil {
+		return fmt.Errorf("close buffer: %w", err)
+	}
+	return nil
+}
+
+// Path returns the file's path.
+func (b *Buffer) Path() string { return b.db.Path() }
+
+// InstanceID returns the random id made when the file was created. The
+// flusher records it in every bucket it updates.
+func (b *Buffer) InstanceID() string { return b.instance }
+
+// AppendKey appends the key of a count for (site, page, sec) to dst. Keys
+// sort by site, then page, then second ascending.
+func AppendKey(dst []byte, site, page []byte, sec int64) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(site)))
+	dst = append(dst, site...)
+	dst = binary.AppendUvarint(dst, uint64(len(page)))
+	dst = append(dst, page...)
+	return binary.BigEndian.AppendUint64(dst, uint64(sec)^(1<<63))
+}
+
+// DecodeKey splits a key made by AppendKey. site and page alias k.
+func DecodeKey(k []byte) (site, page []byte, sec int64, err error) {
+	n, w := binary.Uvarint(k)
+	if w <= 0 || uint64(len(k)-w) < n {
+		return nil, nil, 0, fmt.Errorf("bad buffer key %q", k)
+	}
+	site, k = k[w:w+int(n)], k[w+int(n):]
+	n, w = binary.Uvarint(k)
+	if w <= 0 || uint64(len(k)-w) != n+8 {
+		return nil, nil, 0, fmt.Errorf("bad buffer key %q", k)
+	}
+	page, k = k[w:w+int(n)], k[w+int(n):]
+	return site, page, int64(binary.BigEndian.Uint64(k) ^ (1 << 63)), nil
+}
+
+// Commit adds counts (keys from AppendKey) to the pending counts and writes
+// checkpoints (a nil value deletes one) in one transaction: after it returns
+// both are on disk, and after a crash either both or neither are.
+func (b *Buffer) Commit(counts map[string]uint64, checkpoints map[string][]byte) error {
+	if len(counts) == 0 && len(checkpoints) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var newKeys int
+	var hits uint64
+	var newBytes int64
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		newKeys, hits, newBytes = 0, 0, 0
+		pending := tx.Bucket(bktPending)
+		pc := pending.Bucket(subCounts)
+		vals := make([]byte, 8*len(keys))
+		for i, k := range keys {
+			n := counts[k]
+			kb := []byte(k)
+			if old := pc.Get(kb); old != nil {
+				n += binary.BigEndian.Uint64(old)
+			} else {
+				newKeys++
+				newBytes += int64(len(kb)) + 8 + perKeyOverhead
+			}
+			v := vals[8*i : 8*i+8]
+			binary.BigEndian.PutUint64(v, n)
+			if err := pc.Put(kb, v); err != nil {
+				return fmt.Errorf("put count: %w", err)
+			}
+			hits += counts[k]
+		}
+		if len(keys) > 0 {
+			b.mu.Lock()
+			k, h := b.pendingKeys+newKeys, b.pendingHits+hits
+			b.mu.Unlock()
+			if err := pending.Put(keyKeys, u64(uint64(k))); err != nil {
+				return err
+			}
+			if err := pending.Put(keyHits, u64(h)); err != nil {
+				return err
+			}
+		}
+		cb := tx.Bucket(bktCheckpoints)
+		for k, v := range checkpoints {
+			var err error
+			if v == nil {
+				err = cb.Delete([]byte(k))
+			} else {
+				err = cb.Put([]byte(k), v)
+			}
+			if err != nil {
+				return fmt.Errorf("put checkpoint: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("commit buffer: %w", err)
+	}
+	b.mu.Lock()
+	b.pendingKeys += newKeys
+	b.pendingHits += hits
+	b.pendingBytes += newBytes
+	b.mu.Unlock()
+	return nil
+}
+
+// Checkpoints returns every stored checkpoint.
+func (b *Buffer) Checkpoints() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := b.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bktCheckpoints).ForEach(func(k, v []byte) error {
+			out[string(k)] = bytes.Clone(v)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoints: %w", err)
+	}
+	return out, nil
+}
+
+// Pending returns the number of keys and hits not yet sealed.
+func (b *Buffer) Pending() (keys int, hits uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pendingKeys, b.pendingHits
+}
+
+// Size returns an estimate of the live data in bytes: pending and sealed
+// counts.
+func (b *Buffer) Size() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pendingBytes + b.sealedBytes
+}
+
+// Full reports whether Size has reached Options.MaxSize. Readers should
+// pause until it no longer is; the flusher frees space as batches are
+// acknowledged.
+func (b *Buffer) Full() bool {
+	return b.maxSize > 0 && b.Size() >= b.maxSize
+}
+
+// Sealed returns the batch in flight, or nil.
+func (b *Buffer) Sealed() (*Batch, error) {
+	var batch *Batch
+	err := b.db.View(func(tx *bolt.Tx) error {
+		batch = readBatch(tx.Bucket(bktSealed))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read sealed batch: %w", err)
+	}
+	return batch, nil
+}
+
+func readBatch(sealed *bolt.Bucket) *Batch {
+	if sealed.Bucket(subCounts) == nil {
+		return nil
+	}
+	return &Batch{
+		ID:       string(sealed.Get(keyID)),
+		Keys:     int(getU64(sealed.Get(keyKeys))),
+		Hits:     getU64(sealed.Get(keyHits)),
+		Progress: bytes.Clone(sealed.Get(keyProgress)),
+	}
+}
+
+// Seal returns the batch in flight if there is one. Otherwise it moves all
+// pending counts into a new batch with a fresh random id, in one
+// transaction, and returns it. It returns nil when nothing is pending.
+func (b *Buffer) Seal() (*Batch, error) {
+	var batch *Batch
+	var sealedNow bool
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		sealedNow = false
+		sealed := tx.Bucket(bktSealed)
+		if batch = readBatch(sealed); batch != nil {
+			return nil
+		}
+		pending := tx.Bucket(bktPending)
+		keys, hits := getU64(pending.Get(keyKeys)), getU64(pending.Get(keyHits))
+		if keys == 0 {
+			return nil
+		}
+		if err := pending.MoveBucket(subCounts, sealed); err != nil {
+			return fmt.Errorf("move pending counts: %w", err)
+		}
+		if _, err := pending.CreateBucket(subCounts); err != nil {
+			return err
+		}
+		batch = &Batch{ID: randomID(12), Keys: int(keys), Hits: hits}
+		for k, v := range map[string][]byte{
+			string(keyID): []byte(batch.ID), string(keyKeys): u64(keys), string(keyHits): u64(hits),
+		} {
+			if err := sealed.Put([]byte(k), v); err != nil {
+				return err
+			}
+		}
+		if err := sealed.Delete(keyProgress); err != nil {
+			return err
+		}
+		if err := pending.Put(keyKeys, u64(0)); err != nil {
+			return err
+		}
+		sealedNow = true
+		return pending.Put(keyHits, u64(0))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("seal batch: %w", err)
+	}
+	if sealedNow {
+		b.mu.Lock()
+		b.sealedBytes, b.pendingBytes = b.pendingBytes, 0
+		b.pendingKeys, b.pendingHits = 0, 0
+		b.mu.Unlock()
+	}
+	return batch, nil
+}
+
+// ScanBatch calls fn for the counts of batch id in key order, starting at
+// the first key >= from (nil: the first key), until fn returns false. It
+// runs in one read transaction: key is valid only inside fn, and fn should
+// not do network I/O.
+func (b *Buffer) ScanBatch(id string, from []byte, fn func(key []byte, n uint64) bool) error {
+	err := b.db.View(func(tx *bolt.Tx) error {
+		sealed := tx.Bucket(bktSealed)
+		sc := sealed.Bucket(subCounts)
+		if sc == nil || string(sealed.Get(keyID)) != id {
+			return fmt.Errorf("%w: %s", ErrNoBatch, id)
+		}
+		c := sc.Cursor()
+		var k, v []byte
+		if from == nil {
+			k, v = c.First()
+		} else {
+			k, v = c.Seek(from)
+		}
+		for ; k != nil; k, v = c.Next() {
+			if !fn(k, binary.BigEndian.Uint64(v)) {
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("scan batch: %w", err)
+	}
+	return nil
+}
+
+// SaveProgress stores the flusher's resume point for batch id.
+func (b *Buffer) SaveProgress(id string, progress []byte) error {
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		sealed := tx.Bucket(bktSealed)
+		if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {
+			return fmt.Errorf("%w: %s", ErrNoBatch, id)
+		}
+		return sealed.Put(keyProgress, bytes.Clone(progress))
+	})
+	if err != nil {
+		return fmt.Errorf("save batch progress: %w", err)
+	}
+	return nil
+}
+
+// Ack deletes batch id after MongoDB acknowledged all of it.
+func (b *Buffer) Ack(id string) error {
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		sealed := tx.Bucket(bktSealed)
+		if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {
+			return fmt.Errorf("%w: %s", ErrNoBatch, id)
+		}
+		if err := sealed.DeleteBucket(subCounts); err != nil {
+			return err
+		}
+		for _, k := range [][]byte{keyID, keyKeys, keyHits, keyProgress} {
+			if err := sealed.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("ack batch: %w", err)
+	}
+	b.mu.Lock()
+	b.sealedBytes = 0
+	b.mu.Unlock()
+	return nil
+}
+
+func randomID(n int) string {
+	p := make([]byte, n)
+	if _, err := io.ReadFull(rand.Reader, p); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err)) // never happens on Linux
+	}
+	return hex.EncodeToString(p)
+}
+
+func u64(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
+
+func getU64(v []byte) uint64 {
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}

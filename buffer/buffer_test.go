@@ -1,0 +1,309 @@
+package buffer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func open(t *testing.T, path string) *Buffer {
+	t.Helper()
+	b, err := Open(path, Options{LockTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func key(site, page string, sec int64) string {
+	return string(AppendKey(nil, []byte(site), []byte(page), sec))
+}
+
+func TestKeyRoundTripAndOrder(t *testing.T) {
+	keys := []string{
+		key("a.com", "/x", 100), key("a.com", "/x", 5000), key("a.com", "/x\x00y", 1),
+		key("a.com", "/y", -5), key("b.com", "/", 0),
+	}
+	for i, k := range keys {
+		site, page, sec, err := DecodeKey([]byte(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := key(string(site), string(page), sec); got != k {
+			t.Fatalf("round trip of key %d: %q != %q", i, got, k)
+		}
+	}
+	// Same site and page: seconds ascending, including across the sign.
+	if !(key("s", "/p", -1) < key("s", "/p", 0) && key("s", "/p", 0) < key("s", "/p", 1<<40)) {
+		t.Fatal("seconds do not sort ascending")
+	}
+	// A page's keys stay together: no other page sorts between them.
+	lo, hi := key("s", "/p", 0), key("s", "/p", 1<<40)
+	if other := key("s", "/p2", 5); other > lo && other < hi {
+		t.Fatal("another page sorts inside /p's range")
+	}
+	if _, _, _, err := DecodeKey([]byte("\x05ab")); err == nil {
+		t.Fatal("truncated key decoded without error")
+	}
+}
+
+func TestCommitSealScanAck(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "buffer.db")
+	b := open(t, path)
+	defer b.Close()
+	if batch, err := b.Seal(); err != nil || batch != nil {
+		t.Fatalf("Seal on empty buffer = %v, %v; want nil, nil", batch, err)
+	}
+	k1, k2 := key("s", "/a", 60), key("s", "/b", 61)
+	if err := b.Commit(map[string]uint64{k1: 2, k2: 1}, map[string][]byte{"f1": []byte("10")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(map[string]uint64{k1: 3}, map[string][]byte{"f1": []byte("20")}); err != nil {
+		t.Fatal(err)
+	}
+	if keys, hits := b.Pending(); keys != 2 || hits != 6 {
+		t.Fatalf("Pending = %d keys, %d hits; want 2, 6", keys, hits)
+	}
+	batch, err := b.Seal()
+	if err != nil || batch == nil {
+		t.Fatalf("Seal = %v, %v", batch, err)
+	}
+	if batch.Keys != 2 || batch.Hits != 6 || len(batch.ID) != 24 {
+		t.Fatalf("batch = %+v", batch)
+	}
+	// Counts committed while a batch is in flight stay pending.
+	if err := b.Commit(map[string]uint64{k1: 7}, nil); err != nil {
+		t.Fatal(err)
+	}
+	again, err := b.Seal()
+	if err != nil || again.ID != batch.ID {
+		t.Fatalf("second Seal returned %v, %v; want the batch in flight %s", again, err, batch.ID)
+	}
+	got := map[string]uint64{}
+	if err := b.ScanBatch(batch.ID, nil, func(k []byte, n uint64) bool { got[string(k)] = n; return true }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[k1] != 5 || got[k2] != 1 {
+		t.Fatalf("batch counts = %v", got)
+	}
+	// Scanning from a key starts there and stops when told.
+	var seen []string
+	if err := b.ScanBatch(batch.ID, []byte(k2), func(k []byte, n uint64) bool { seen = append(seen, string(k)); return false }); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || seen[0] != k2 {
+		t.Fatalf("scan from k2 saw %q", seen)
+	}
+	if err := b.ScanBatch("nope", nil, func([]byte, uint64) bool { return true }); !errors.Is(err, ErrNoBatch) {
+		t.Fatalf("scan of unknown batch: %v", err)
+	}
+	if err := b.SaveProgress(batch.ID, []byte("p1")); err != nil {
+		t.Fatal(err)
+	}
+	// Progress and the batch survive a reopen.
+	b.Close()
+	b = open(t, path)
+	defer b.Close()
+	s, err := b.Sealed()
+	if err != nil || s == nil || s.ID != batch.ID || !bytes.Equal(s.Progress, []byte("p1")) || s.Hits != 6 {
+		t.Fatalf("after reopen Sealed = %+v, %v", s, err)
+	}
+	if keys, hits := b.Pending(); keys != 1 || hits != 7 {
+		t.Fatalf("after reopen Pending = %d, %d; want 1, 7", keys, hits)
+	}
+	if err := b.Ack(batch.ID); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := b.Sealed(); s != nil {
+		t.Fatalf("batch still there after Ack: %+v", s)
+	}
+	next, err := b.Seal()
+	if err != nil || next == nil || next.ID == batch.ID || next.Hits != 7 || len(next.Progress) != 0 {
+		t.Fatalf("next batch = %+v, %v", next, err)
+	}
+	cps, err := b.Checkpoints()
+	if err != nil || string(cps["f1"]) != "20" {
+		t.Fatalf("checkpoints = %q, %v", cps, err)
+	}
+	if err := b.Commit(nil, map[string][]byte{"f1": nil}); err != nil {
+		t.Fatal(err)
+	}
+	if cps, _ := b.Checkpoints(); len(cps) != 0 {
+		t.Fatalf("checkpoint not deleted: %q", cps)
+	}
+}
+
+func TestInstanceIDIsStable(t *testing.T) {
+	dir := t.TempDir()
+	b := open(t, filepath.Join(dir, "a.db"))
+	id := b.InstanceID()
+	b.Close()
+	b = open(t, filepath.Join(dir, "a.db"))
+	defer b.Close()
+	if b.InstanceID() != id {
+		t.Fatalf("instance id changed on reopen: %s -> %s", id, b.InstanceID())
+	}
+	c := open(t, filepath.Join(dir, "b.db"))
+	defer c.Close()
+	if c.InstanceID() == id {
+		t.Fatal("two buffer files share an instance id")
+	}
+}
+
+func TestSecondOpenFailsClearly(t *testing.T) {
+	if os.Getenv("BUFFER_HOLD") != "" {
+		b, err := Open(os.Getenv("BUFFER_HOLD"), Options{})
+		if err != nil {
+			os.Exit(3)
+		}
+		defer b.Close()
+		fmt.Println("open")
+		time.Sleep(time.Minute) // held until the parent kills us
+		return
+	}
+	path := filepath.Join(t.TempDir(), "buffer.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSecondOpenFailsClearly$")
+	cmd.Env = append(os.Environ(), "BUFFER_HOLD="+path)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	line := make([]byte, 5)
+	if _, err := out.Read(line); err != nil || string(line[:4]) != "open" {
+		t.Fatalf("holder did not open: %q %v", line, err)
+	}
+	start := time.Now()
+	_, err := Open(path, Options{LockTimeout: 200 * time.Millisecond})
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open: %v, want ErrLocked", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatalf("second open took %v: it should give up after the lock timeout", time.Since(start))
+	}
+}
+
+func TestFullAtMaxSize(t *testing.T) {
+	b, err := Open(filepath.Join(t.TempDir(), "b.db"), Options{MaxSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	counts := map[string]uint64{}
+	for i := 0; !b.Full(); i++ {
+		if i > 1000 {
+			t.Fatalf("not full after %d keys, size %d", i, b.Size())
+		}
+		clear(counts)
+		counts[key("s", "/page/"+strconv.Itoa(i), 1)] = 1
+		if err := b.Commit(counts, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch, err := b.Seal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Full() {
+		t.Fatal("sealing freed space: sealed counts still occupy the buffer until acknowledged")
+	}
+	if err := b.Ack(batch.ID); err != nil {
+		t.Fatal(err)
+	}
+	if b.Full() || b.Size() != 0 {
+		t.Fatalf("after Ack: full=%v size=%d", b.Full(), b.Size())
+	}
+}
+
+// TestCrashKeepsCountsAndCheckpointsTogether kills a committing process at
+// random moments; after every kill the counts in the file must equal what its
+// checkpoint says was committed.
+func TestCrashKeepsCountsAndCheckpointsTogether(t *testing.T) {
+	if path := os.Getenv("BUFFER_CRASH_CHILD"); path != "" {
+		crashChild(path)
+		return
+	}
+	path := filepath.Join(t.TempDir(), "buffer.db")
+	var acked uint64 // hits of batches the parent acknowledged between rounds
+	for round := 0; round < 8; round++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashKeepsCountsAndCheckpointsTogether$")
+		cmd.Env = append(os.Environ(), "BUFFER_CRASH_CHILD="+path)
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Wait until the child has committed a few times, then kill it mid-flight.
+		buf := make([]byte, 64)
+		for read := 0; read < 3+round; {
+			n, err := out.Read(buf)
+			if err != nil {
+				t.Fatalf("child: %v", err)
+			}
+			read += bytes.Count(buf[:n], []byte("\n"))
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+
+		b := open(t, path)
+		cps, err := b.Checkpoints()
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed := getU64(cps["total"])
+		_, pending := b.Pending()
+		var sealed uint64
+		if s, _ := b.Sealed(); s != nil {
+			b.ScanBatch(s.ID, nil, func(_ []byte, n uint64) bool { sealed += n; return true })
+		}
+		held := pending + sealed + acked
+		if s, _ := b.Sealed(); s != nil && round%2 == 1 {
+			if err := b.Ack(s.ID); err != nil {
+				t.Fatal(err)
+			}
+			acked += sealed
+		}
+		b.Close()
+		if committed == 0 {
+			t.Fatalf("round %d: nothing committed", round)
+		}
+		if held != committed {
+			t.Fatalf("round %d: buffer holds %d hits, checkpoint says %d", round, held, committed)
+		}
+	}
+}
+
+// crashChild commits counts with a running total as the checkpoint, and
+// seals a batch whenever none is in flight, until it is killed.
+func crashChild(path string) {
+	b, err := Open(path, Options{LockTimeout: 5 * time.Second})
+	if err != nil {
+		os.Exit(3)
+	}
+	cps, _ := b.Checkpoints()
+	total := getU64(cps["total"])
+	for i := 0; ; i++ {
+		counts := map[string]uint64{}
+		var add uint64
+		for j := 0; j < 50; j++ {
+			n := uint64(j%3 + 1)
+			counts[key("s", "/p"+strconv.Itoa((i+j)%97), int64(i))] += n
+			add += n
+		}
+		total += add
+		if err := b.Commit(counts, map[string][]byte{"total": u64(total)}); err != nil {
+			os.Exit(4)
+		}
+		if i%5 == 4 {
+			if _, err := b.Seal(); err != nil {
+				os.Exit(5)
+			}
+		}
+		fmt.Println(i)
+	}
+}
