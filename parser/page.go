@@ -1,0 +1,286 @@
+package parser
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// maxMethodLen bounds the method token; longer ones are not HTTP methods
+// anyone logs on purpose.
+const maxMethodLen = 32
+
+// hashSuffixLen is the length of the suffix of a cut page: "~" and 16 hex
+// digits of the 64-bit FNV-1a hash of the whole page.
+const hashSuffixLen = 1 + 16
+
+// root is the page of a target without a path ("http://host").
+var root = []byte("/")
+
+// Byte classes of a target's path, for the page scan.
+const (
+	plain   = iota // copied as is
+	stop           // '?' or '#': the page ends here
+	special        // log escape, space, control or non-ASCII: slow path
+)
+
+var pathClass = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case c == '?' || c == '#':
+			t[c] = stop
+		case c <= ' ' || c == '\\' || c >= 0x7f:
+			t[c] = special
+		}
+	}
+	return t
+}()
+
+// isTchar reports whether c is an RFC 9110 token character.
+var isTchar = func() (t [256]bool) {
+	for c := range t {
+		switch {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+			t[c] = true
+		case bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), byte(c)) >= 0:
+			t[c] = true
+		}
+	}
+	return t
+}()
+
+// splitRequest splits a request line as logged (still escaped) into its
+// method and path: the target reduced from absolute form, starting with
+// '/', query and fragment not yet removed. ok is false for "-", empty
+// lines, binary garbage and targets that are not paths.
+//
+// The protocol is the last space-separated word if it starts with "HTTP/";
+// the target is everything between the method and the protocol (so a
+// target with a space, which servers log for the 400 they answer, is kept
+// whole). Without a protocol (HTTP/0.9) the target runs to the end.
+func splitRequest(req []byte) (method, path []byte, ok bool) {
+	sp := bytes.IndexByte(req, ' ')
+	if sp <= 0 || sp > maxMethodLen {
+		return nil, nil, false
+	}
+	method = req[:sp]
+	for _, c := range method {
+		if !isTchar[c] {
+			return nil, nil, false
+		}
+	}
+	target := req[sp+1:]
+	if i := bytes.LastIndexByte(target, ' '); i >= 0 && bytes.HasPrefix(target[i+1:], []byte("HTTP/")) {
+		target = target[:i]
+	}
+	target = reduceAbsolute(target)
+	if len(target) == 0 || target[0] != '/' {
+		return nil, nil, false
+	}
+	return method, target, true
+}
+
+// reduceAbsolute returns the path of an absolute-form target
+// ("http://host/a?b" → "/a?b", "http://host" → "/"); other targets are
+// returned unchanged.
+func reduceAbsolute(t []byte) []byte {
+	var n int
+	switch {
+	case hasPrefixFold(t, "http://"):
+		n = len("http://")
+	case hasPrefixFold(t, "https://"):
+		n = len("https://")
+	default:
+		return t
+	}
+	for i, c := range t[n:] {
+		switch c {
+		case '/':
+			return t[n+i:]
+		case '?', '#':
+			return root
+		}
+	}
+	return root
+}
+
+// hasPrefixFold reports whether s starts with the lowercase ASCII prefix,
+// ignoring the case of letters in s.
+func hasPrefixFold(s []byte, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// page returns the page of path (which starts with '/'): the path up to
+// the first '?' or '#', with log escapes undone, invalid UTF-8, controls
+// and spaces percent-encoded, and bounded to p.maxPageLen bytes. The result
+// points into path or into p.scratch.
+func (p *Parser) page(path []byte) []byte {
+	i := 0
+	for i < len(path) && pathClass[path[i]] == plain {
+		i++
+	}
+	if i == len(path) || pathClass[path[i]] == stop {
+		pg := path[:i]
+		if len(pg) <= p.maxPageLen {
+			return pg
+		}
+		cut := p.maxPageLen - hashSuffixLen
+		return appendHashSuffix(append(p.scratch[:0], pg[:cut]...), fnv(fnvOffset, pg))
+	}
+	end := i
+	for end < len(path) && pathClass[path[end]] != stop {
+		end++
+	}
+	return p.slowPage(path[:end])
+}
+
+// slowPage builds the page of src, a path without query that has at least
+// one byte of class special, into p.scratch. It streams: the output is
+// hashed whole but only its first p.maxPageLen bytes are kept, so the
+// scratch space never grows whatever the line.
+func (p *Parser) slowPage(src []byte) []byte {
+	w := pageWriter{buf: p.scratch[:0], h: fnvOffset}
+	for i := 0; i < len(src); {
+		c, next := unescape(src, i)
+		if c < utf8.RuneSelf {
+			if c <= ' ' || c == 0x7f {
+				w.percent(c)
+			} else {
+				w.byte(c)
+			}
+			i = next
+			continue
+		}
+		// Gather the decoded bytes that may complete this rune.
+		var r [utf8.UTFMax]byte
+		var ends [utf8.UTFMax]int
+		r[0], ends[0] = c, next
+		n := 1
+		for j := next; n < utf8.UTFMax && j < len(src); n++ {
+			r[n], j = unescape(src, j)
+			ends[n] = j
+		}
+		if _, size := utf8.DecodeRune(r[:n]); size > 1 {
+			for _, b := range r[:size] {
+				w.byte(b)
+			}
+			i = ends[size-1]
+			continue
+		}
+		w.percent(c)
+		i = next
+	}
+	if w.n <= p.maxPageLen {
+		return w.buf[:w.n]
+	}
+	// Cut on a rune boundary; the kept bytes are valid UTF-8.
+	cut := p.maxPageLen - hashSuffixLen
+	for cut > 0 && w.buf[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return appendHashSuffix(w.buf[:cut], w.h)
+}
+
+// unescape decodes the byte at src[i], undoing the escapes Apache and nginx
+// write in quoted fields: \" \\ \xHH (both) and \b \n \r \t \v (Apache).
+// Any other backslash stands for itself. It returns the byte and the index
+// after it.
+func unescape(src []byte, i int) (byte, int) {
+	c := src[i]
+	if c != '\\' || i+1 == len(src) {
+		return c, i + 1
+	}
+	switch src[i+1] {
+	case '\\', '"':
+		return src[i+1], i + 2
+	case 'b':
+		return '\b', i + 2
+	case 'n':
+		return '\n', i + 2
+	case 'r':
+		return '\r', i + 2
+	case 't':
+		return '\t', i + 2
+	case 'v':
+		return '\v', i + 2
+	case 'x':
+		if i+3 < len(src) {
+			hi, lo := unhex(src[i+2]), unhex(src[i+3])
+			if hi < 16 && lo < 16 {
+				return hi<<4 | lo, i + 4
+			}
+		}
+	}
+	return c, i + 1
+}
+
+// unhex returns the value of a hex digit, or 16 if c is not one.
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10
+	}
+	return 16
+}
+
+const hexDigits = "0123456789ABCDEF"
+
+// pageWriter collects a page's bytes into buf up to its capacity while
+// counting and hashing all of them.
+type pageWriter struct {
+	buf []byte
+	n   int
+	h   uint64
+}
+
+func (w *pageWriter) byte(c byte) {
+	if len(w.buf) < cap(w.buf) {
+		w.buf = append(w.buf, c)
+	}
+	w.n++
+	w.h = (w.h ^ uint64(c)) * fnvPrime
+}
+
+func (w *pageWriter) percent(c byte) {
+	w.byte('%')
+	w.byte(hexDigits[c>>4])
+	w.byte(hexDigits[c&15])
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fnv continues a 64-bit FNV-1a hash h over b.
+func fnv(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h = (h ^ uint64(c)) * fnvPrime
+	}
+	return h
+}
+
+// appendHashSuffix appends "~" and h as 16 lowercase hex digits.
+func appendHashSuffix(b []byte, h uint64) []byte {
+	const lower = "0123456789abcdef"
+	b = append(b, '~')
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, lower[h>>uint(shift)&15])
+	}
+	return b
+}
