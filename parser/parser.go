@@ -123,20 +123,27 @@ func (p *Parser) parse(line []byte, h *Hit) Outcome {
 	if sp <= 0 {
 		return MalformedFields
 	}
-	// %l %u: two fields before " [". The user may hold spaces or '[' (it
-	// is not escaped by every server), so look for a '[' after a space.
+	// %l %u: two fields before " [". The user may hold spaces and '['
+	// (not every server escapes it), so the time is the first " [" whose
+	// ']' is where a timestamp's would be.
 	rest := line[sp+1:]
-	open := -1
-	for off := 0; ; {
+	open, bracket := -1, false
+	for off := 0; open < 0; {
 		i := bytes.IndexByte(rest[off:], '[')
 		if i < 0 {
+			if bracket {
+				return MalformedTime
+			}
 			return MalformedFields
 		}
-		open = off + i
-		if open > 0 && rest[open-1] == ' ' {
-			break
+		i += off
+		if i > 0 && rest[i-1] == ' ' {
+			bracket = true
+			if i+1+timeLen < len(rest) && rest[i+1+timeLen] == ']' {
+				open = i
+			}
 		}
-		off = open + 1
+		off = i + 1
 	}
 	if k := bytes.IndexByte(rest[:open-1], ' '); k <= 0 {
 		return MalformedFields
@@ -144,9 +151,6 @@ func (p *Parser) parse(line []byte, h *Hit) Outcome {
 
 	// %t
 	rest = rest[open+1:]
-	if len(rest) <= timeLen || rest[timeLen] != ']' {
-		return MalformedTime
-	}
 	t, ok := parseTime(rest[:timeLen])
 	if !ok {
 		return MalformedTime

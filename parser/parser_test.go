@@ -1,0 +1,339 @@
+package parser
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func mustNew(t testing.TB, cfg Config) *Parser {
+	t.Helper()
+	if cfg.Site == "" {
+		cfg.Site = "example.com"
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestNew(t *testing.T) {
+	for _, tc := range []struct {
+		cfg     Config
+		wantErr string // substring; "" means no error
+	}{
+		{Config{Format: "combined", Site: "s"}, ""},
+		{Config{Format: "common", Site: "s"}, ""},
+		{Config{Format: "common", Site: "s", MaxPageLen: MinMaxPageLen}, ""},
+		{Config{Format: "nginx", Site: "s"}, `unknown log format "nginx"`},
+		{Config{Format: "Combined", Site: "s"}, `unknown log format "Combined"`},
+		{Config{Format: "", Site: "s"}, "log format is empty"},
+		{Config{Format: "combined"}, "site is empty"},
+		{Config{Format: "combined", Site: "s", MaxPageLen: -1}, "max page length -1"},
+		{Config{Format: "combined", Site: "s", MaxPageLen: MinMaxPageLen - 1}, "below the minimum"},
+	} {
+		p, err := New(tc.cfg)
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("New(%+v): %v", tc.cfg, err)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("New(%+v) = %v, want error containing %q", tc.cfg, err, tc.wantErr)
+		case tc.wantErr != "" && p != nil:
+			t.Errorf("New(%+v) returned a parser with an error", tc.cfg)
+		}
+	}
+	p := mustNew(t, Config{Format: "combined"})
+	if p.maxPageLen != DefaultMaxPageLen {
+		t.Errorf("default max page length = %d, want %d", p.maxPageLen, DefaultMaxPageLen)
+	}
+}
+
+func TestOutcome(t *testing.T) {
+	seen := map[string]bool{}
+	for o := OK; o < NumOutcomes; o++ {
+		s := o.String()
+		if s == "" || seen[s] || strings.HasPrefix(s, "outcome(") {
+			t.Errorf("Outcome(%d).String() = %q: empty, duplicate or unnamed", o, s)
+		}
+		seen[s] = true
+		if o.Malformed() != (o != OK) {
+			t.Errorf("%v.Malformed() = %v", o, o.Malformed())
+		}
+		if o != OK && !strings.HasPrefix(s, "malformed: ") {
+			t.Errorf("%v does not say malformed", o)
+		}
+	}
+	if OK.String() != "ok" || MalformedTime.String() != "malformed: bad time" {
+		t.Errorf("names: %q, %q", OK, MalformedTime)
+	}
+	if s := NumOutcomes.String(); s != "outcome(6)" {
+		t.Errorf("NumOutcomes.String() = %q", s)
+	}
+	if NumOutcomes.Malformed() {
+		t.Error("NumOutcomes is not malformed")
+	}
+}
+
+// Lines shared by the table tests, the fuzz seeds and the alloc test.
+const (
+	apacheExample = `127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326 "http://www.example.com/start.html" "Mozilla/4.08 [en] (Win98; I ;Nav)"`
+	apacheCommon  = `127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326`
+	tAp           = 971211336 // 10/Oct/2000:13:55:36 -0700
+	pre           = `2001:db8::1 - - [10/Oct/2000:13:55:36 -0700] `
+	post          = ` "-" "Mozilla/5.0"`
+)
+
+type lineCase struct {
+	name   string
+	format string // "" means combined
+	line   string
+	want   Outcome
+	page   string
+	time   int64
+	status int
+	method string
+}
+
+var goodLines = []lineCase{
+	{name: "apache combined", line: apacheExample, page: "/apache_pb.gif", time: tAp, status: 200, method: "GET"},
+	{name: "apache common", format: "common", line: apacheCommon, page: "/apache_pb.gif", time: tAp, status: 200, method: "GET"},
+	{name: "common line in combined", line: apacheCommon, page: "/apache_pb.gif", time: tAp, status: 200, method: "GET"},
+	{name: "combined line in common", format: "common", line: apacheExample, page: "/apache_pb.gif", time: tAp, status: 200, method: "GET"},
+	{name: "common line trailing space", line: apacheCommon + " ", page: "/apache_pb.gif", time: tAp, status: 200, method: "GET"},
+	{name: "CR LF", line: apacheExample + "\r\n", page: "/apache_pb.gif", time: tAp, status: 200, method: "GET"},
+	{name: "CR", line: apacheExample + "\r", page: "/apache_pb.gif", time: tAp, status: 200, method: "GET"},
+	{name: "common CR", format: "common", line: apacheCommon + "\r", page: "/apache_pb.gif", time: tAp, status: 200, method: "GET"},
+	{name: "LF", line: apacheExample + "\n", page: "/apache_pb.gif", time: tAp, status: 200, method: "GET"},
+	{name: "ipv6 client", line: pre + `"POST /api/v1/items HTTP/2.0" 201 -` + post, page: "/api/v1/items", time: tAp, status: 201, method: "POST"},
+	{name: "ipv4-mapped client", line: `::ffff:192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 304 0` + post, page: "/", time: tAp, status: 304, method: "GET"},
+	{name: "query and fragment", line: pre + `"GET /a/b?x=1#f HTTP/1.1" 200 5` + post, page: "/a/b", time: tAp, status: 200, method: "GET"},
+	{name: "fragment first", line: pre + `"GET /a/b#f?x=1 HTTP/1.1" 200 5` + post, page: "/a/b", time: tAp, status: 200, method: "GET"},
+	{name: "only query", line: pre + `"GET /?x=1 HTTP/1.1" 200 5` + post, page: "/", time: tAp, status: 200, method: "GET"},
+	{name: "absolute form", line: pre + `"GET http://host/a/b?x=1 HTTP/1.1" 200 5` + post, page: "/a/b", time: tAp, status: 200, method: "GET"},
+	{name: "absolute form no path", line: pre + `"GET http://host HTTP/1.1" 200 5` + post, page: "/", time: tAp, status: 200, method: "GET"},
+	{name: "absolute form query only", line: pre + `"GET http://host?x=/y HTTP/1.1" 200 5` + post, page: "/", time: tAp, status: 200, method: "GET"},
+	{name: "absolute form https port case", line: pre + `"GET HTTPS://Host.Example:8443/x/ HTTP/1.1" 200 5` + post, page: "/x/", time: tAp, status: 200, method: "GET"},
+	{name: "http/0.9", line: pre + `"GET /old/page" 200 5` + post, page: "/old/page", time: tAp, status: 200, method: "GET"},
+	{name: "size dash", line: pre + `"HEAD /x HTTP/1.1" 200 -` + post, page: "/x", time: tAp, status: 200, method: "HEAD"},
+	{name: "escaped quote in request", line: pre + `"GET /a\"b HTTP/1.1" 200 5` + post, page: `/a"b`, time: tAp, status: 200, method: "GET"},
+	{name: "escaped backslash then quote", line: pre + `"GET /a\\" 200 5` + post, page: `/a\`, time: tAp, status: 200, method: "GET"},
+	{name: "escaped quotes in user agent", line: pre + `"GET /a HTTP/1.1" 200 5 "-" "Mozilla \"quoted\" [x] \\"`, page: "/a", time: tAp, status: 200, method: "GET"},
+	{name: "nginx hex escapes of utf-8", line: pre + `"GET /caf\xC3\xA9/\xE2\x82\xAC HTTP/1.1" 200 5` + post, page: "/café/€", time: tAp, status: 200, method: "GET"},
+	{name: "nginx hex escape of invalid byte", line: pre + `"GET /a\xFFb\x22 HTTP/1.1" 200 5` + post, page: `/a%FFb"`, time: tAp, status: 200, method: "GET"},
+	{name: "raw utf-8", line: pre + "\"GET /caf\xc3\xa9 HTTP/1.1\" 200 5" + post, page: "/café", time: tAp, status: 200, method: "GET"},
+	{name: "raw invalid utf-8", line: pre + "\"GET /a\xff\xc3(\xed\xa0\x80 HTTP/1.1\" 200 5" + post, page: "/a%FF%C3(%ED%A0%80", time: tAp, status: 200, method: "GET"},
+	{name: "apache control escapes", line: pre + `"GET /a\nb\tc\x01 HTTP/1.1" 200 5` + post, page: "/a%0Ab%09c%01", time: tAp, status: 200, method: "GET"},
+	{name: "space in target", line: pre + `"GET /a b HTTP/1.1" 400 5` + post, page: "/a%20b", time: tAp, status: 400, method: "GET"},
+	{name: "lone backslash", line: pre + `"GET /a\b\q\x4 HTTP/1.1" 200 5` + post, page: "/a%08\\q\\x4", time: tAp, status: 200, method: "GET"},
+	{name: "user with spaces and bracket", line: `10.0.0.1 - bob [smith] x [10/Oct/2000:13:55:36 -0700] "GET /u HTTP/1.1" 200 5` + post, page: "/u", time: tAp, status: 200, method: "GET"},
+	{name: "extra nginx fields", line: pre + `"GET /a HTTP/1.1" 200 5 "-" "ua" "203.0.113.9" 0.003`, page: "/a", time: tAp, status: 200, method: "GET"},
+	{name: "extra common fields", format: "common", line: pre + `"GET /a HTTP/1.1" 200 5 1234 rt=0.1`, page: "/a", time: tAp, status: 200, method: "GET"},
+	{name: "webdav method", line: pre + `"PROPFIND /dav/ HTTP/1.1" 207 5` + post, page: "/dav/", time: tAp, status: 207, method: "PROPFIND"},
+	{name: "status 100", line: pre + `"GET /a HTTP/1.1" 100 0` + post, page: "/a", time: tAp, status: 100, method: "GET"},
+	{name: "status 599", line: pre + `"GET /a HTTP/1.1" 599 0` + post, page: "/a", time: tAp, status: 599, method: "GET"},
+	{name: "leap day", line: `h - - [29/Feb/2024:23:59:59 +0000] "GET / HTTP/1.1" 200 1`, page: "/", time: 1709251199, status: 200, method: "GET"},
+	{name: "leap day 2000", line: `h - - [29/Feb/2000:00:00:00 +0000] "GET / HTTP/1.1" 200 1`, page: "/", time: 951782400, status: 200, method: "GET"},
+	{name: "leap second counts as 59", line: `h - - [31/Dec/2016:23:59:60 +0000] "GET / HTTP/1.1" 200 1`, page: "/", time: 1483228799, status: 200, method: "GET"},
+	{name: "half-hour zone", line: `h - - [01/Jan/2024:05:30:00 +0530] "GET / HTTP/1.1" 200 1`, page: "/", time: 1704067200, status: 200, method: "GET"},
+	{name: "zone crosses year", line: `h - - [31/Dec/2023:23:00:00 -0100] "GET / HTTP/1.1" 200 1`, page: "/", time: 1704067200, status: 200, method: "GET"},
+	{name: "epoch", line: `h - - [01/Jan/1970:00:00:00 +0000] "GET / HTTP/1.1" 200 1`, page: "/", time: 0, status: 200, method: "GET"},
+	{name: "year 9999", line: `h - - [31/Dec/9999:23:59:59 +0000] "GET / HTTP/1.1" 200 1`, page: "/", time: 253402300799, status: 200, method: "GET"},
+}
+
+var badLines = []lineCase{
+	{name: "empty", line: "", want: MalformedEmpty},
+	{name: "blank", line: " \t ", want: MalformedEmpty},
+	{name: "only CR LF", line: "\r\n", want: MalformedEmpty},
+	{name: "one word", line: "hello", want: MalformedFields},
+	{name: "leading space", line: " " + apacheExample, want: MalformedFields},
+	{name: "no ident", line: `h [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 1`, want: MalformedFields},
+	{name: "binary garbage", line: "\x00\x01\x02\xff\xfe \x16\x03\x01\x00\xf7\x01[\x00\x00\xf3\x03\x03", want: MalformedFields},
+	{name: "binary garbage no space", line: "\x16\x03\x01\x00\xf7\x01\x00\x00\xf3\x03\x03\xde\xad", want: MalformedFields},
+	{name: "nginx TLS to plain port", line: pre + `"\x16\x03\x01\x00\xF7\x01\x00\x00\xF3\x03\x03 \xAB\x22\x5C" 400 157 "-" "-"`, want: MalformedRequest},
+	{name: "apache TLS to plain port", format: "common", line: pre + `"\x16\x03\x01" 400 226`, want: MalformedRequest},
+	{name: "raw TLS bytes", line: pre + "\"\x16\x03\x01\x00\xf7\x01 \x00\" 400 157" + post, want: MalformedRequest},
+	{name: "dash request", line: pre + `"-" 408 -` + post, want: MalformedRequest},
+	{name: "empty request", line: pre + `"" 400 0` + post, want: MalformedRequest},
+	{name: "method only", line: pre + `"GET" 400 0` + post, want: MalformedRequest},
+	{name: "empty target", line: pre + `"GET " 400 0` + post, want: MalformedRequest},
+	{name: "empty target with protocol", line: pre + `"GET  HTTP/1.1" 400 0` + post, want: MalformedRequest},
+	{name: "protocol as target", line: pre + `"GET HTTP/1.1" 400 0` + post, want: MalformedRequest},
+	{name: "OPTIONS star", line: pre + `"OPTIONS * HTTP/1.1" 200 0` + post, want: MalformedRequest},
+	{name: "CONNECT", line: pre + `"CONNECT example.com:443 HTTP/1.1" 405 0` + post, want: MalformedRequest},
+	{name: "HTTP/2 preface", line: pre + `"PRI * HTTP/2.0" 400 0` + post, want: MalformedRequest},
+	{name: "relative target", line: pre + `"GET index.html HTTP/1.1" 400 0` + post, want: MalformedRequest},
+	{name: "other scheme", line: pre + `"GET ftp://host/a HTTP/1.1" 400 0` + post, want: MalformedRequest},
+	{name: "method not a token", line: pre + `"GE(T /a HTTP/1.1" 400 0` + post, want: MalformedRequest},
+	{name: "method too long", line: pre + `"` + strings.Repeat("A", maxMethodLen+1) + ` /a HTTP/1.1" 400 0` + post, want: MalformedRequest},
+	{name: "31 Feb", line: `h - - [31/Feb/2024:10:00:00 +0000] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "29 Feb common year", line: `h - - [29/Feb/2023:10:00:00 +0000] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "29 Feb 2100", line: `h - - [29/Feb/2100:10:00:00 +0000] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "31 Apr", line: `h - - [31/Apr/2024:10:00:00 +0000] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "day 0", line: `h - - [00/Apr/2024:10:00:00 +0000] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "day 32", line: `h - - [32/Jan/2024:10:00:00 +0000] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "lowercase month", line: `h - - [10/oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "unknown month", line: `h - - [10/Okt/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "hour 24", line: `h - - [10/Oct/2000:24:00:00 -0700] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "minute 60", line: `h - - [10/Oct/2000:13:60:00 -0700] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "second 61", line: `h - - [10/Oct/2000:13:55:61 -0700] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "zone hour 24", line: `h - - [10/Oct/2000:13:55:36 +2400] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "zone minute 60", line: `h - - [10/Oct/2000:13:55:36 +0060] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "zone without sign", line: `h - - [10/Oct/2000:13:55:36 07000] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "no zone", line: `h - - [10/Oct/2000:13:55:36] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "digit not digit", line: `h - - [1O/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "year not digits", line: `h - - [10/Oct/20x0:13:55:36 -0700] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "iso time", line: `h - - [2000-10-10T13:55:36-07:00] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "before 1970", line: `h - - [31/Dec/1969:23:59:59 +0000] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "before epoch by zone", line: `h - - [01/Jan/1970:00:30:00 +0100] "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "unclosed bracket", line: `h - - [10/Oct/2000:13:55:36 -0700 "GET / HTTP/1.1" 200 1`, want: MalformedTime},
+	{name: "no space after time", line: `h - - [10/Oct/2000:13:55:36 -0700]"GET / HTTP/1.1" 200 1`, want: MalformedFields},
+	{name: "request not quoted", line: `h - - [10/Oct/2000:13:55:36 -0700] GET / HTTP/1.1 200 1`, want: MalformedFields},
+	{name: "unbalanced request quote", line: pre + `"GET /a HTTP/1.1 200 5 -`, want: MalformedFields},
+	{name: "escaped closing quote", line: pre + `"GET /a HTTP/1.1\" 200 5`, want: MalformedFields},
+	{name: "unbalanced referer quote", line: pre + `"GET /a HTTP/1.1" 200 5 "http://x "ua"`, want: MalformedFields},
+	{name: "unbalanced user agent quote", line: pre + `"GET /a HTTP/1.1" 200 5 "-" "Mozilla`, want: MalformedFields},
+	{name: "user agent without quotes", line: pre + `"GET /a HTTP/1.1" 200 5 "-" Mozilla`, want: MalformedFields},
+	{name: "text after user agent", line: pre + `"GET /a HTTP/1.1" 200 5 "-" "ua"x`, want: MalformedFields},
+	{name: "referer only", line: pre + `"GET /a HTTP/1.1" 200 5 "-"`, want: MalformedFields},
+	{name: "quote glued to status", line: pre + `"GET /a HTTP/1.1"200 5` + post, want: MalformedFields},
+	{name: "status missing size", line: pre + `"GET /a HTTP/1.1" 200`, want: MalformedFields},
+	{name: "status two digits", line: pre + `"GET /a HTTP/1.1" 20 5` + post, want: MalformedStatus},
+	{name: "status four digits", line: pre + `"GET /a HTTP/1.1" 2000 5` + post, want: MalformedStatus},
+	{name: "status 099", line: pre + `"GET /a HTTP/1.1" 099 5` + post, want: MalformedStatus},
+	{name: "status 600", line: pre + `"GET /a HTTP/1.1" 600 5` + post, want: MalformedStatus},
+	{name: "status dash", line: pre + `"GET /a HTTP/1.1" - 5` + post, want: MalformedStatus},
+	{name: "status letters", line: pre + `"GET /a HTTP/1.1" OK! 5` + post, want: MalformedStatus},
+	{name: "size not a number", line: pre + `"GET /a HTTP/1.1" 200 12a` + post, want: MalformedFields},
+	{name: "size empty", line: pre + `"GET /a HTTP/1.1" 200  ` + post, want: MalformedFields},
+	{name: "common with referer garbage", line: pre + `"GET /a HTTP/1.1" 200 5 x`, want: MalformedFields},
+}
+
+func TestParse(t *testing.T) {
+	for _, cases := range [][]lineCase{goodLines, badLines} {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				format := tc.format
+				if format == "" {
+					format = "combined"
+				}
+				p := mustNew(t, Config{Format: format, Site: "example.com"})
+				// A previous hit must not leak into a malformed result.
+				var h Hit
+				if o := p.Parse([]byte(apacheExample), &h); o != OK {
+					t.Fatalf("warm-up: %v", o)
+				}
+				o := p.Parse([]byte(tc.line), &h)
+				if o != tc.want {
+					t.Fatalf("Parse(%q) = %v, want %v", tc.line, o, tc.want)
+				}
+				if o != OK {
+					if h.Site != nil || h.Page != nil || h.Method != nil || h.Time != 0 || h.Status != 0 {
+						t.Errorf("malformed line left hit %+v", h)
+					}
+					return
+				}
+				got := lineCase{page: string(h.Page), time: h.Time, status: h.Status, method: string(h.Method)}
+				want := lineCase{page: tc.page, time: tc.time, status: tc.status, method: tc.method}
+				if got != want {
+					t.Errorf("Parse(%q)\n got page %q time %d status %d method %q\nwant page %q time %d status %d method %q",
+						tc.line, got.page, got.time, got.status, got.method, want.page, want.time, want.status, want.method)
+				}
+				if string(h.Site) != "example.com" {
+					t.Errorf("site = %q", h.Site)
+				}
+			})
+		}
+	}
+}
+
+// TestParseTruncated cuts a combined line at every length: only the
+// complete line, the complete common part (with its size possibly cut,
+// which cannot be told apart) and that part plus a space are hits.
+func TestParseTruncated(t *testing.T) {
+	full := apacheExample
+	common := apacheCommon // ends in the size "2326"
+	p := mustNew(t, Config{Format: "combined"})
+	var h Hit
+	for n := 0; n <= len(full); n++ {
+		o := p.Parse([]byte(full[:n]), &h)
+		wantOK := n == len(full) || (n >= len(common)-3 && n <= len(common)+1)
+		if (o == OK) != wantOK {
+			t.Errorf("Parse(%q) = %v, want ok %v", full[:n], o, wantOK)
+		}
+		if n > 0 && n < len(common)-4 && !o.Malformed() {
+			t.Errorf("Parse(%q) = %v, want malformed", full[:n], o)
+		}
+	}
+}
+
+func TestParseHugeLines(t *testing.T) {
+	const mib = 1 << 20
+	p := mustNew(t, Config{Format: "combined"})
+	var h Hit
+	for _, tc := range []struct {
+		name string
+		line []byte
+		want Outcome
+	}{
+		{"letters", bytes.Repeat([]byte("A"), mib+1), MalformedFields},
+		{"spaces and brackets", bytes.Repeat([]byte(" ["), mib), MalformedFields},
+		{"words then brackets", append([]byte("h - "), bytes.Repeat([]byte("x ["), mib)...), MalformedTime},
+		{"backslashes in request", []byte(pre + `"GET /` + strings.Repeat(`\\\"`, mib/3)), MalformedFields},
+		{"quotes in request", []byte(pre + `"GET /` + strings.Repeat(`\"`, mib/2) + `"` + ` 200 1`), OK},
+		{"huge path", []byte(pre + `"GET /` + strings.Repeat("a/", mib/2) + ` HTTP/1.1" 200 1` + post), OK},
+		{"huge invalid path", []byte(pre + `"GET /` + strings.Repeat(`\xFF`, mib/4) + ` HTTP/1.1" 200 1` + post), OK},
+		{"huge user agent", []byte(pre + `"GET /a HTTP/1.1" 200 1 "-" "` + strings.Repeat("Mozilla ", mib/8) + `"`), OK},
+	} {
+		o := p.Parse(tc.line, &h)
+		if o != tc.want {
+			t.Errorf("%s: Parse = %v, want %v", tc.name, o, tc.want)
+			continue
+		}
+		if o == OK && (len(h.Page) > DefaultMaxPageLen || !utf8.Valid(h.Page) || h.Page[0] != '/') {
+			t.Errorf("%s: page of %d bytes %q...", tc.name, len(h.Page), h.Page[:min(len(h.Page), 40)])
+		}
+	}
+	if cap(p.scratch) != DefaultMaxPageLen {
+		t.Errorf("scratch grew to %d", cap(p.scratch))
+	}
+}
+
+// TestParseAllocs checks that Parse allocates nothing, on the fast path,
+// the slow page path, long pages and malformed lines alike.
+func TestParseAllocs(t *testing.T) {
+	lines := benchLines(64, false)
+	for _, tc := range append(append([]lineCase{}, goodLines...), badLines...) {
+		lines = append(lines, []byte(tc.line))
+	}
+	lines = append(lines,
+		[]byte(pre+`"GET /`+strings.Repeat("x", 2000)+` HTTP/1.1" 200 1`+post),
+		[]byte(pre+`"GET /`+strings.Repeat(`\xC3\xA9\xFF`, 500)+` HTTP/1.1" 200 1`+post),
+	)
+	for _, format := range []string{"combined", "common"} {
+		p := mustNew(t, Config{Format: format})
+		var h Hit
+		allocs := testing.AllocsPerRun(20, func() {
+			for _, l := range lines {
+				p.Parse(l, &h)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %v allocs per run of %d lines, want 0", format, allocs, len(lines))
+		}
+	}
+}
+
+// TestParseDoesNotModifyLine checks that Parse leaves the line alone.
+func TestParseDoesNotModifyLine(t *testing.T) {
+	p := mustNew(t, Config{Format: "combined"})
+	var h Hit
+	for _, tc := range append(append([]lineCase{}, goodLines...), badLines...) {
+		line := []byte(tc.line)
+		p.Parse(line, &h)
+		if string(line) != tc.line {
+			t.Errorf("%s: line changed to %q", tc.name, line)
+		}
+	}
+}
