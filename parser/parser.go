@@ -36,7 +36,8 @@ type Hit struct {
 // its default.
 type Config struct {
 	// Format is the log format: "combined" or "common" (the Apache and
-	// nginx defaults). A combined parser also accepts common lines.
+	// nginx defaults). Both read the common fields and ignore the rest of
+	// the line, so each accepts the other's lines.
 	Format string
 	// Site is the site name every hit of this source gets. Required.
 	Site string
@@ -47,19 +48,10 @@ type Config struct {
 	MaxPageLen int
 }
 
-// format is a built-in log format.
-type format uint8
-
-const (
-	formatCommon format = iota
-	formatCombined
-)
-
 // Parser turns access-log lines into hits. It keeps scratch space, so one
 // Parser must not be used by several goroutines at once; make one per
 // goroutine (they are cheap).
 type Parser struct {
-	format     format
 	site       []byte
 	maxPageLen int
 	scratch    []byte // page output, capacity maxPageLen
@@ -69,10 +61,9 @@ type Parser struct {
 func New(cfg Config) (*Parser, error) {
 	p := &Parser{site: []byte(cfg.Site), maxPageLen: cfg.MaxPageLen}
 	switch cfg.Format {
-	case "combined":
-		p.format = formatCombined
-	case "common":
-		p.format = formatCommon
+	case "combined", "common":
+		// The same parser for now: see doc.go. Issue 3's formats
+		// (vhost_combined, nginx log_format, json, regex) select theirs here.
 	case "":
 		return nil, errors.New("parser: log format is empty (want combined or common)")
 	default:
@@ -96,9 +87,9 @@ func New(cfg Config) (*Parser, error) {
 // zero Hit and the Outcome says why. Parse never allocates and never
 // panics, whatever the bytes.
 //
-// The line is "%h %l %u %t \"%r\" %>s %b", and for combined optionally
-// " \"%{Referer}i\" \"%{User-Agent}i\"", then optionally a space and any
-// further fields, which are ignored.
+// The line starts with "%h %l %u %t \"%r\" %>s %b"; anything after %b
+// and a space (combined's referer and user agent, further fields) is
+// ignored.
 func (p *Parser) Parse(line []byte, h *Hit) Outcome {
 	o := p.parse(line, h)
 	if o != OK {
@@ -198,25 +189,8 @@ func (p *Parser) parse(line []byte, h *Hit) Outcome {
 	if !isSize(rest[:end]) {
 		return MalformedFields
 	}
-	rest = rest[end:]
-
-	// "%{Referer}i" "%{User-Agent}i", or a common line.
-	if p.format == formatCombined && len(rest) > 1 {
-		for range 2 {
-			if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
-				return MalformedFields
-			}
-			rest = rest[2:]
-			q := closingQuote(rest)
-			if q < 0 {
-				return MalformedFields
-			}
-			rest = rest[q+1:]
-		}
-		if len(rest) > 0 && rest[0] != ' ' {
-			return MalformedFields
-		}
-	}
+	// Whatever follows %b (combined's referer and user agent, extra
+	// fields) does not change the hit, so it is not read: see doc.go.
 
 	h.Site = p.site
 	h.Page = p.page(path)
