@@ -13,6 +13,12 @@
 // an unterminated user agent) and the request they record did happen.
 // When user-agent filters come (issue 3), combined will read those fields.
 //
+// Checked fields: a non-empty client (%h, IPv6 included), two fields
+// before the time (%l and %u; the user may hold spaces), the time, the
+// quoted request, a status of three digits in 100..599 and a size of
+// digits or "-". A trailing "\n" and then "\r" are stripped (CR LF logs);
+// empty and blank lines are MalformedEmpty.
+//
 // Caveats:
 //
 //   - A Hit's slices are only valid until the next Parse on the same

@@ -14,7 +14,8 @@ const (
 	// MalformedEmpty is an empty or blank line.
 	MalformedEmpty
 	// MalformedFields is a line whose field structure is wrong: missing
-	// fields, unbalanced quotes, a bad size field, unexpected trailing text.
+	// fields (a line cut short), a request without its closing quote, a
+	// size that is neither digits nor "-".
 	MalformedFields
 	// MalformedTime is a timestamp that is not "[dd/Mon/yyyy:hh:mm:ss ±hhmm]"
 	// with a possible date and time, or one before 1970.
