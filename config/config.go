@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/logtally/logtally/parser"
 )
 
 // Config is the whole configuration file.
@@ -461,4 +463,9 @@ func (w WriteConcern) Nodes() int {
 		return -1
 	}
 	return n
+}
+
+// Parser returns the parser configuration of the source.
+func (s Source) Parser() parser.Config {
+	return parser.Config{Format: s.Format, Site: s.Site}
 }
