@@ -1,0 +1,35 @@
+// Package flusher writes the buffer's sealed batches to MongoDB, exactly
+// once, as bulk $inc updates of pre-aggregated minute, daily and monthly
+// buckets.
+//
+// A batch is written in three passes (minute, daily, monthly). Each pass
+// streams the batch's keys in order, groups them into buckets and sends,
+// per chunk of at most MaxOps buckets, one guarded update per bucket:
+//
+//	filter: {_id: <bucket id>, "applied.<instance>": {$ne: <batch id>}}
+//	update: {$inc: {...}, $set: {"applied.<instance>": <batch id>}}
+//
+// Buckets that did not match and do not exist are created zero-filled
+// (a duplicate-key error means another host created it first) and updated
+// again; buckets that exist but did not match already took this batch. So
+// a batch may be sent any number of times and counts once. After each
+// chunk the resume point is saved in the buffer, and the batch is
+// acknowledged (deleted) only when all three passes are written.
+//
+// Caveats:
+//   - Exactly once relies on every bucket getting at most one update per
+//     batch, so bucket ids must not collide: a page starts with "/" and a
+//     site contains none (the id is "<time>/<site><page>"), and both must
+//     be valid UTF-8. The parser and config guarantee this.
+//   - The write concern must be acknowledged (w:0 is refused): the matched
+//     count decides which buckets are created.
+//   - Timeout bounds each database call. It must comfortably exceed the
+//     server's time for one chunk of MaxOps updates, or no attempt can
+//     succeed and the same chunk is retried forever.
+//   - One batch is in flight at a time, and Flush calls are serialised.
+//     Run and Drain must not run at the same time.
+//   - The "applied" map of a bucket gains one entry per instance (buffer
+//     file) that ever wrote to it; it is never pruned.
+//   - FerretDB (used in tests) deadlocks on bulk writes with 100 or more
+//     matching updates: keep MaxOps under 50 against it.
+package flusher

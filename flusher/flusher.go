@@ -1,0 +1,445 @@
+package flusher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/internal/clock"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// Collections names the three bucket collections.
+type Collections struct {
+	Minute, Daily, Monthly string // defaults "minutes", "daily", "monthly"
+}
+
+// Config configures New.
+type Config struct {
+	// Buffer holds the counts to write. Required.
+	Buffer *buffer.Buffer
+	// DB receives the buckets. Write concern and the like are set by the
+	// caller on the client or database; it must be acknowledged. Required.
+	DB *mongo.Database
+	// Collections names the bucket collections; empty names get defaults.
+	Collections Collections
+	// Interval is how often Run seals pending counts and sends them.
+	// Default 10s.
+	Interval time.Duration
+	// MaxOps is the number of bucket updates per bulk write. Default 1000.
+	MaxOps int
+	// MaxBackoff caps the wait between retries. Default 1m.
+	MaxBackoff time.Duration
+	// Timeout bounds each database operation. Default 10s.
+	Timeout time.Duration
+	// Clock drives Run's timing. Default clock.Real{}.
+	Clock clock.Clock
+	// Logger receives the flusher's messages; nil discards them.
+	Logger *slog.Logger
+}
+
+// Stats are counters since New, read atomically.
+type Stats struct {
+	Batches    uint64 // batches written and acknowledged
+	Hits       uint64 // hits in those batches
+	BulkWrites uint64 // bulk writes sent
+	Updates    uint64 // bucket updates sent, resends included
+	Finds      uint64 // finds for missing buckets
+	Inserts    uint64 // zero-filled buckets this flusher created
+	Retries    uint64 // failed attempts retried by Run or Drain
+}
+
+// baseBackoff is the first retry's backoff ceiling; it doubles per failure.
+const baseBackoff = 500 * time.Millisecond
+
+// Flusher writes the buffer's sealed batches to MongoDB exactly once.
+type Flusher struct {
+	buf        *buffer.Buffer
+	colls      [3]*mongo.Collection // by pass
+	applied    string               // "applied.<instance>"
+	interval   time.Duration
+	maxOps     int
+	maxBackoff time.Duration
+	timeout    time.Duration
+	clock      clock.Clock
+	log        *slog.Logger
+
+	mu sync.Mutex // one Flush at a time
+	ch chunker
+
+	batches, hits, bulkWrites, updates, finds, inserts, retries atomic.Uint64
+
+	// Test hooks, nil in production.
+	afterChunk   func(p pass, chunk int) error // after a chunk's progress is saved
+	beforeInsert func(p pass, ids []string)    // between steps 1 and 2
+}
+
+// New returns a Flusher for cfg.
+func New(cfg Config) (*Flusher, error) {
+	if cfg.Buffer == nil {
+		return nil, errors.New("new flusher: no buffer")
+	}
+	if cfg.DB == nil {
+		return nil, errors.New("new flusher: no database")
+	}
+	if cfg.MaxOps < 0 || cfg.Interval < 0 || cfg.MaxBackoff < 0 || cfg.Timeout < 0 {
+		return nil, errors.New("new flusher: negative MaxOps, Interval, MaxBackoff or Timeout")
+	}
+	names := cfg.Collections
+	names.Minute = or(names.Minute, "minutes")
+	names.Daily = or(names.Daily, "daily")
+	names.Monthly = or(names.Monthly, "monthly")
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	f := &Flusher{
+		buf: cfg.Buffer,
+		colls: [3]*mongo.Collection{
+			cfg.DB.Collection(names.Minute),
+			cfg.DB.Collection(names.Daily),
+			cfg.DB.Collection(names.Monthly),
+		},
+		applied:    "applied." + cfg.Buffer.InstanceID(),
+		interval:   or(cfg.Interval, 10*time.Second),
+		maxOps:     or(cfg.MaxOps, 1000),
+		maxBackoff: or(cfg.MaxBackoff, time.Minute),
+		timeout:    or(cfg.Timeout, 10*time.Second),
+		clock:      cfg.Clock,
+		log:        log.With("component", "flusher"),
+	}
+	if f.clock == nil {
+		f.clock = clock.Real{}
+	}
+	return f, nil
+}
+
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Stats returns the counters.
+func (f *Flusher) Stats() Stats {
+	return Stats{
+		Batches:    f.batches.Load(),
+		Hits:       f.hits.Load(),
+		BulkWrites: f.bulkWrites.Load(),
+		Updates:    f.updates.Load(),
+		Finds:      f.finds.Load(),
+		Inserts:    f.inserts.Load(),
+		Retries:    f.retries.Load(),
+	}
+}
+
+// EnsureIndexes creates the query indexes of the three collections. It is
+// idempotent.
+func (f *Flusher) EnsureIndexes(ctx context.Context) error {
+	meta := bson.D{{Key: "metadata.site", Value: 1}, {Key: "metadata.page", Value: 1}, {Key: "metadata.date", Value: 1}}
+	keys := [3]bson.D{
+		{{Key: "site", Value: 1}, {Key: "page", Value: 1}, {Key: "timestamp", Value: 1}},
+		meta,
+		meta,
+	}
+	for p, coll := range f.colls {
+		ctx, cancel := context.WithTimeout(ctx, f.timeout)
+		_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: keys[p]})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("create index on %s: %w", coll.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Run ensures the indexes (retrying), then every Interval seals the pending
+// counts and writes them, retrying failures with exponential backoff and
+// full jitter capped at MaxBackoff. A batch left over from before (a
+// failed or crashed write) is finished first, then the counts pending at
+// that moment are sent. Run returns nil when ctx is cancelled; whatever is
+// not yet written stays in the buffer.
+func (f *Flusher) Run(ctx context.Context) error {
+	if !f.retry(ctx, "ensure indexes", f.EnsureIndexes) {
+		return nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.clock.After(f.interval):
+		}
+		if !f.retry(ctx, "flush", f.tick) {
+			return nil
+		}
+	}
+}
+
+// tick writes the batch in flight, if any, and then one freshly sealed
+// batch of everything pending.
+func (f *Flusher) tick(ctx context.Context) error {
+	for {
+		leftover, err := f.buf.Sealed()
+		if err != nil {
+			return fmt.Errorf("flush: %w", err)
+		}
+		sent, err := f.Flush(ctx)
+		if err != nil || !sent || leftover == nil {
+			return err
+		}
+	}
+}
+
+// Drain is for shutdown: it writes batches (retrying with backoff) until
+// no batch is in flight and nothing is pending, or ctx is done, in which
+// case it returns ctx's error and the buffer keeps everything not written.
+// Do not call it while Run is running.
+func (f *Flusher) Drain(ctx context.Context) error {
+	more := true
+	ok := f.retry(ctx, "drain", func(ctx context.Context) error {
+		for more {
+			sent, err := f.Flush(ctx)
+			if err != nil {
+				return err
+			}
+			more = sent
+		}
+		return nil
+	})
+	if !ok {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// retry calls fn until it succeeds (true) or ctx is done (false), waiting
+// a full-jitter exponential backoff between attempts.
+func (f *Flusher) retry(ctx context.Context, what string, fn func(context.Context) error) bool {
+	for attempt := 1; ; attempt++ {
+		err := fn(ctx)
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		f.retries.Add(1)
+		f.log.Warn(what+" failed", "attempt", attempt, "err", err)
+		ceiling := f.maxBackoff
+		if attempt < 32 && baseBackoff<<(attempt-1) < ceiling {
+			ceiling = baseBackoff << (attempt - 1)
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-f.clock.After(rand.N(ceiling + 1)):
+		}
+	}
+}
+
+// Flush runs one round: it seals the pending counts (or takes the batch
+// already in flight), writes the batch chunk by chunk, resuming after the
+// last chunk written, and acknowledges it. sent reports whether there was
+// a batch. On error the batch and its progress stay in the buffer.
+func (f *Flusher) Flush(ctx context.Context) (sent bool, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	batch, err := f.buf.Seal()
+	if err != nil {
+		return false, fmt.Errorf("flush: %w", err)
+	}
+	if batch == nil {
+		return false, nil
+	}
+	start := f.clock.Now()
+	if err := f.writeBatch(ctx, batch); err != nil {
+		return true, fmt.Errorf("flush batch %s: %w", batch.ID, err)
+	}
+	if err := f.buf.Ack(batch.ID); err != nil {
+		return true, fmt.Errorf("flush batch %s: %w", batch.ID, err)
+	}
+	f.batches.Add(1)
+	f.hits.Add(batch.Hits)
+	f.log.Debug("batch written", "batch", batch.ID, "keys", batch.Keys, "hits", batch.Hits,
+		"took", f.clock.Now().Sub(start))
+	return true, nil
+}
+
+// progress is where a batch's write resumes: a pass and the key starting
+// the next chunk of it (nil: the pass's first key).
+func decodeProgress(b []byte) (pass, []byte) {
+	if len(b) == 0 || pass(b[0]) > donePass {
+		return minutePass, nil
+	}
+	if len(b) == 1 {
+		return pass(b[0]), nil
+	}
+	return pass(b[0]), b[1:]
+}
+
+func encodeProgress(p pass, next []byte) []byte {
+	return append([]byte{byte(p)}, next...)
+}
+
+// writeBatch writes every chunk of every pass of batch from its saved
+// progress on.
+func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
+	p, from := decodeProgress(batch.Progress)
+	for chunk := 1; p < donePass; chunk++ {
+		f.ch.reset(p, f.maxOps)
+		if err := f.buf.ScanBatch(batch.ID, from, f.ch.add); err != nil {
+			return err
+		}
+		if f.ch.err != nil {
+			return fmt.Errorf("%s pass: %w", p, f.ch.err)
+		}
+		if len(f.ch.buckets) > 0 {
+			if err := f.writeChunk(ctx, p, batch.ID, f.ch.buckets); err != nil {
+				return fmt.Errorf("%s chunk %d: %w", f.colls[p].Name(), chunk, err)
+			}
+		}
+		from = f.ch.next
+		if from == nil {
+			p++
+		}
+		if err := f.buf.SaveProgress(batch.ID, encodeProgress(p, from)); err != nil {
+			return err
+		}
+		if f.afterChunk != nil {
+			if err := f.afterChunk(p, chunk); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeChunk applies buckets' counts to pass p's collection, each exactly
+// once for batchID: update the existing ones, create the missing ones
+// zero-filled, update those.
+func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, buckets []bucket) error {
+	coll := f.colls[p]
+	matched, err := f.bulkWrite(ctx, coll, updates(p, buckets, f.applied, batchID))
+	if err != nil {
+		return err
+	}
+	if matched == len(buckets) {
+		return nil
+	}
+
+	ids := make([]string, len(buckets))
+	for i := range buckets {
+		ids[i] = buckets[i].id
+	}
+	existing, err := f.existing(ctx, coll, ids)
+	if err != nil {
+		return err
+	}
+	var missing []bucket
+	for i := range buckets {
+		if _, ok := existing[buckets[i].id]; !ok {
+			missing = append(missing, buckets[i])
+		}
+	}
+	if len(missing) == 0 {
+		return nil // the unmatched ones already took this batch
+	}
+	if f.beforeInsert != nil {
+		f.beforeInsert(p, ids)
+	}
+	if err := f.insertZero(ctx, p, coll, missing); err != nil {
+		return err
+	}
+	matched, err = f.bulkWrite(ctx, coll, updates(p, missing, f.applied, batchID))
+	if err != nil {
+		return err
+	}
+	if matched != len(missing) {
+		return fmt.Errorf("%d of %d new buckets did not take the update", len(missing)-matched, len(missing))
+	}
+	return nil
+}
+
+func (f *Flusher) bulkWrite(ctx context.Context, coll *mongo.Collection, models []mongo.WriteModel) (matched int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	f.bulkWrites.Add(1)
+	f.updates.Add(uint64(len(models)))
+	res, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	if err != nil {
+		return 0, fmt.Errorf("bulk write %d updates: %w", len(models), err)
+	}
+	if !res.Acknowledged {
+		return 0, errors.New("bulk write not acknowledged: an acknowledged write concern is required")
+	}
+	return int(res.MatchedCount), nil
+}
+
+// existing returns which of ids are in coll.
+func (f *Flusher) existing(ctx context.Context, coll *mongo.Collection, ids []string) (map[string]struct{}, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	f.finds.Add(1)
+	cur, err := coll.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("find %d buckets: %w", len(ids), err)
+	}
+	var docs []struct {
+		ID string `bson:"_id"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("find %d buckets: %w", len(ids), err)
+	}
+	set := make(map[string]struct{}, len(docs))
+	for _, d := range docs {
+		set[d.ID] = struct{}{}
+	}
+	return set, nil
+}
+
+// insertZero creates buckets zero-filled. A bucket another host created
+// first is left as it is.
+func (f *Flusher) insertZero(ctx context.Context, p pass, coll *mongo.Collection, buckets []bucket) error {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	docs := make([]bson.D, len(buckets))
+	for i := range buckets {
+		docs[i] = zeroDoc(p, &buckets[i])
+	}
+	_, err := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	dups, err := ignoreDuplicates(err)
+	if err != nil {
+		return fmt.Errorf("insert %d buckets: %w", len(buckets), err)
+	}
+	f.inserts.Add(uint64(len(buckets) - dups))
+	return nil
+}
+
+// ignoreDuplicates returns nil and the number of duplicate-key errors if
+// err holds nothing else: those buckets exist, created by another host.
+func ignoreDuplicates(err error) (dups int, _ error) {
+	if err == nil {
+		return 0, nil
+	}
+	var bwe mongo.BulkWriteException
+	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
+		return 0, err
+	}
+	for _, we := range bwe.WriteErrors {
+		if we.Code != 11000 {
+			return 0, err
+		}
+	}
+	return len(bwe.WriteErrors), nil
+}

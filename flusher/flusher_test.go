@@ -1,0 +1,640 @@
+package flusher
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/internal/clock"
+	"github.com/logtally/logtally/internal/mongotest"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// env is a buffer in a temp dir, a database on a real server and a
+// flusher between them.
+type env struct {
+	srv  *mongotest.Server
+	db   *mongo.Database
+	path string
+	buf  *buffer.Buffer
+	f    *Flusher
+	want expected
+}
+
+func newEnv(t *testing.T, maxOps int) *env {
+	t.Helper()
+	srv := mongotest.Start(t)
+	e := &env{srv: srv, db: srv.Database(t), path: filepath.Join(t.TempDir(), "buffer.db"), want: newExpected()}
+	e.open(t)
+	e.f = e.newFlusher(t, Config{MaxOps: maxOps})
+	if err := e.f.EnsureIndexes(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *env) open(t *testing.T) {
+	t.Helper()
+	buf, err := buffer.Open(e.path, buffer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { buf.Close() })
+	e.buf = buf
+}
+
+func (e *env) newFlusher(t *testing.T, cfg Config) *Flusher {
+	t.Helper()
+	cfg.Buffer, cfg.DB = e.buf, e.db
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	f, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+type hit struct {
+	site, page string
+	at         string // RFC 3339, UTC
+	n          uint64
+}
+
+// commit adds hits to the buffer and to the expectations.
+func (e *env) commit(t *testing.T, hits ...hit) {
+	t.Helper()
+	counts := map[string]uint64{}
+	for _, h := range hits {
+		at, err := time.Parse(time.RFC3339, h.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[string(buffer.AppendKey(nil, []byte(h.site), []byte(h.page), at.Unix()))] += h.n
+		e.want.add(h.site, h.page, at.UTC(), int64(h.n))
+	}
+	if err := e.buf.Commit(counts, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *env) flush(t *testing.T) {
+	t.Helper()
+	sent, err := e.f.Flush(context.Background())
+	if err != nil || !sent {
+		t.Fatalf("Flush = %v, %v; want true, nil", sent, err)
+	}
+}
+
+// expected holds, per collection and bucket id, every non-zero counter as
+// a dotted path, computed here independently of the flusher's code.
+type expected map[string]map[string]map[string]int64
+
+func newExpected() expected {
+	return expected{"minutes": {}, "daily": {}, "monthly": {}}
+}
+
+func (x expected) add(site, page string, at time.Time, n int64) {
+	inc := func(coll, id string, fields ...string) {
+		if x[coll][id] == nil {
+			x[coll][id] = map[string]int64{}
+		}
+		for _, f := range fields {
+			x[coll][id][f] += n
+		}
+	}
+	key := site + page
+	inc("minutes", fmt.Sprintf("%04d%02d%02d%02d%02d/%s", at.Year(), at.Month(), at.Day(), at.Hour(), at.Minute(), key),
+		fmt.Sprintf("seconds.%d", at.Second()), "totalViews")
+	inc("daily", fmt.Sprintf("%04d%02d%02d/%s", at.Year(), at.Month(), at.Day(), key),
+		fmt.Sprintf("minute.%d.%d", at.Hour(), at.Minute()), fmt.Sprintf("hourly.%d", at.Hour()), "daily")
+	inc("monthly", fmt.Sprintf("%04d%02d/%s", at.Year(), at.Month(), key),
+		fmt.Sprintf("daily.%d", at.Day()), "total")
+}
+
+// shape returns every counter path a zero-filled document of coll has,
+// for a bucket starting at date.
+func shape(coll string, date time.Time) []string {
+	var paths []string
+	switch coll {
+	case "minutes":
+		for s := 0; s < 60; s++ {
+			paths = append(paths, fmt.Sprintf("seconds.%d", s))
+		}
+		paths = append(paths, "totalViews")
+	case "daily":
+		for h := 0; h < 24; h++ {
+			for m := 0; m < 60; m++ {
+				paths = append(paths, fmt.Sprintf("minute.%d.%d", h, m))
+			}
+			paths = append(paths, fmt.Sprintf("hourly.%d", h))
+		}
+		paths = append(paths, "daily")
+	case "monthly":
+		days := time.Date(date.Year(), date.Month()+1, 0, 0, 0, 0, 0, time.UTC).Day()
+		for d := 1; d <= days; d++ {
+			paths = append(paths, fmt.Sprintf("daily.%d", d))
+		}
+		paths = append(paths, "total")
+	}
+	return paths
+}
+
+// flatten collects the int64 leaves of d under their dotted paths and
+// fails on any other leaf type.
+func flatten(t *testing.T, prefix string, d bson.D, out map[string]int64) {
+	t.Helper()
+	for _, el := range d {
+		path := prefix + el.Key
+		switch v := el.Value.(type) {
+		case bson.D:
+			flatten(t, path+".", v, out)
+		case int64:
+			out[path] = v
+		default:
+			t.Errorf("%s is %T %v, want int64", path, el.Value, el.Value)
+		}
+	}
+}
+
+// check reads every bucket back and compares it with e.want: the same
+// documents, every counter of the full shape present, int64, and equal to
+// the expectation (zero where none), and an applied entry for this
+// instance.
+func (e *env) check(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	for coll, want := range e.want {
+		cur, err := e.db.Collection(coll).Find(ctx, bson.D{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var docs []bson.D
+		if err := cur.All(ctx, &docs); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, doc := range docs {
+			m := toMap(doc)
+			id, _ := m["_id"].(string)
+			seen[id] = true
+			wantCounters, ok := want[id]
+			if !ok {
+				t.Errorf("%s: unexpected document %q", coll, id)
+				continue
+			}
+			site, page, date := fieldsOf(t, coll, m)
+			if !strings.HasSuffix(id, "/"+site+page) {
+				t.Errorf("%s %s: site %q page %q do not match the id", coll, id, site, page)
+			}
+			if got := date.Format(map[string]string{"minutes": "200601021504", "daily": "20060102", "monthly": "200601"}[coll]); !strings.HasPrefix(id, got+"/") {
+				t.Errorf("%s %s: date %v does not match the id", coll, id, date)
+			}
+			counters := map[string]int64{}
+			for _, el := range doc {
+				if v, ok := el.Value.(bson.D); ok && el.Key != "metadata" && el.Key != "applied" {
+					flatten(t, el.Key+".", v, counters)
+				} else if v, ok := el.Value.(int64); ok {
+					counters[el.Key] = v
+				}
+			}
+			wantShape := shape(coll, date)
+			if len(counters) != len(wantShape) {
+				t.Errorf("%s %s: %d counters, want %d", coll, id, len(counters), len(wantShape))
+			}
+			for _, p := range wantShape {
+				got, ok := counters[p]
+				if !ok {
+					t.Errorf("%s %s: counter %s missing", coll, id, p)
+				} else if got != wantCounters[p] {
+					t.Errorf("%s %s: %s = %d, want %d", coll, id, p, got, wantCounters[p])
+				}
+			}
+			applied, _ := m["applied"].(bson.D)
+			if toMap(applied)[e.buf.InstanceID()] == nil {
+				t.Errorf("%s %s: applied %v has no entry for this instance", coll, id, applied)
+			}
+		}
+		for id := range want {
+			if !seen[id] {
+				t.Errorf("%s: document %q missing", coll, id)
+			}
+		}
+	}
+}
+
+func fieldsOf(t *testing.T, coll string, m map[string]any) (site, page string, date time.Time) {
+	t.Helper()
+	src := m
+	if coll != "minutes" {
+		md, _ := m["metadata"].(bson.D)
+		src = toMap(md)
+	}
+	site, _ = src["site"].(string)
+	page, _ = src["page"].(string)
+	dt, ok := src[map[bool]string{true: "timestamp", false: "date"}[coll == "minutes"]].(bson.DateTime)
+	if !ok {
+		t.Errorf("%s %v: no date", coll, m["_id"])
+	}
+	return site, page, dt.Time().UTC()
+}
+
+// spread returns hits for 3 pages on 2 sites over seconds spanning three
+// minutes, two days and a month boundary, with varied counts: 21 buckets.
+func spread() []hit {
+	var hits []hit
+	times := []string{
+		"2024-01-31T05:17:03Z",
+		"2024-01-31T23:59:30Z", "2024-01-31T23:59:31Z", "2024-01-31T23:59:59Z",
+		"2024-02-01T00:00:00Z", "2024-02-01T00:00:07Z", "2024-02-01T00:00:59Z",
+	}
+	n := uint64(1)
+	for _, sp := range [][2]string{{"a.example", "/"}, {"a.example", "/news"}, {"b.example", "/news"}} {
+		for _, at := range times {
+			hits = append(hits, hit{sp[0], sp[1], at, n})
+			n = n%7 + 1
+		}
+	}
+	return hits
+}
+
+func TestCountsLandExactlyAndBucketsAreCreatedOnce(t *testing.T) {
+	e := newEnv(t, 4)
+	e.commit(t, spread()...)
+	e.flush(t)
+	e.check(t)
+
+	// 3 pages x (3 minutes, 2 days, 2 months) = 21 buckets, created once.
+	st := e.f.Stats()
+	if st.Batches != 1 || st.Inserts != 21 || st.Hits == 0 {
+		t.Errorf("stats %+v: want 1 batch, 21 inserts", st)
+	}
+	if keys, hits := e.buf.Pending(); keys != 0 || hits != 0 {
+		t.Errorf("pending %d keys %d hits after flush", keys, hits)
+	}
+	if b, err := e.buf.Sealed(); err != nil || b != nil {
+		t.Errorf("sealed batch %v, %v after flush", b, err)
+	}
+	if sent, err := e.f.Flush(context.Background()); sent || err != nil {
+		t.Errorf("empty Flush = %v, %v", sent, err)
+	}
+
+	// A second batch into the same buckets only updates them: no finds,
+	// no inserts, one bulk write per chunk (9 minute, 6 daily, 6 monthly
+	// buckets by 4).
+	first := e.f.Stats()
+	if first.Finds == 0 {
+		t.Errorf("first batch into new buckets made no find")
+	}
+	e.commit(t, spread()...)
+	e.flush(t)
+	second := e.f.Stats()
+	if second.Finds != first.Finds || second.Inserts != first.Inserts {
+		t.Errorf("second batch into existing buckets: finds %d->%d inserts %d->%d, want unchanged",
+			first.Finds, second.Finds, first.Inserts, second.Inserts)
+	}
+	if got := second.BulkWrites - first.BulkWrites; got != 3+2+2 {
+		t.Errorf("second batch took %d bulk writes, want 7", got)
+	}
+	if got := second.Updates - first.Updates; got != 21 {
+		t.Errorf("second batch sent %d updates, want 21", got)
+	}
+	e.check(t)
+}
+
+// small returns hits for 2 pages over 2 minutes of one day: 8 buckets.
+func small() []hit {
+	return []hit{
+		{"a.example", "/", "2024-03-05T10:20:59Z", 3},
+		{"a.example", "/", "2024-03-05T10:21:00Z", 1},
+		{"a.example", "/b", "2024-03-05T10:20:01Z", 2},
+		{"a.example", "/b", "2024-03-05T10:21:30Z", 5},
+	}
+}
+
+func TestBatchSentTwiceCountsOnce(t *testing.T) {
+	e := newEnv(t, 4)
+	e.commit(t, small()...)
+
+	// Write every chunk, then "crash" before Ack.
+	crash := errors.New("crash")
+	e.f.afterChunk = func(p pass, _ int) error {
+		if p == donePass {
+			return crash
+		}
+		return nil
+	}
+	if _, err := e.f.Flush(context.Background()); !errors.Is(err, crash) {
+		t.Fatalf("Flush = %v, want the crash", err)
+	}
+	e.check(t)
+	batch, err := e.buf.Sealed()
+	if err != nil || batch == nil {
+		t.Fatalf("sealed batch after crash: %v, %v", batch, err)
+	}
+
+	// Restart on the same file, with the progress lost too, so the whole
+	// batch is sent again.
+	if err := e.buf.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.open(t)
+	if err := e.buf.SaveProgress(batch.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.f = e.newFlusher(t, Config{MaxOps: 4})
+	e.flush(t)
+	st := e.f.Stats()
+	if st.Updates != 8 || st.Inserts != 0 || st.Batches != 1 {
+		t.Errorf("resend stats %+v: want 8 updates, 0 inserts, 1 batch", st)
+	}
+	e.check(t)
+}
+
+func TestExistingBucketsAreNotInsertedAgain(t *testing.T) {
+	e := newEnv(t, 8)
+	ctx := context.Background()
+
+	// Another host created a minute bucket and counted into it.
+	var other chunker
+	other.reset(minutePass, 8)
+	other.add(buffer.AppendKey(nil, []byte("a.example"), []byte("/x"), mustUnix(t, "2024-03-05T10:20:30Z")), 5)
+	doc := zeroDoc(minutePass, &other.buckets[0])
+	doc[len(doc)-1].Value = bson.D{{Key: "otherhost", Value: "b0"}}
+	for i := range doc {
+		switch doc[i].Key {
+		case "totalViews":
+			doc[i].Value = int64(5)
+		}
+	}
+	if _, err := e.db.Collection("minutes").InsertOne(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.Collection("minutes").UpdateOne(ctx, bson.D{{Key: "_id", Value: other.buckets[0].id}},
+		bson.D{{Key: "$inc", Value: bson.D{{Key: "seconds.30", Value: int64(5)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.want["minutes"][other.buckets[0].id] = map[string]int64{"seconds.30": 5, "totalViews": 5}
+
+	// Between steps 1 and 2 of the daily pass, a third host creates one of
+	// the missing daily buckets: the insert meets a duplicate key.
+	var raced string
+	e.f.beforeInsert = func(p pass, ids []string) {
+		if p != dailyPass || raced != "" {
+			return
+		}
+		b := bucket{id: "20240305/a.example/y", site: "a.example", page: "/y"}
+		b.start, b.end = dailyPass.bounds(mustUnix(t, "2024-03-05T00:00:00Z"))
+		if !slices.Contains(ids, b.id) {
+			t.Errorf("daily chunk %v lacks %s", ids, b.id)
+		}
+		if _, err := e.db.Collection("daily").InsertOne(ctx, zeroDoc(dailyPass, &b)); err != nil {
+			t.Errorf("racing insert: %v", err)
+		}
+		raced = b.id
+	}
+
+	e.commit(t,
+		hit{"a.example", "/x", "2024-03-05T10:20:31Z", 2},
+		hit{"a.example", "/y", "2024-03-05T10:20:31Z", 3},
+	)
+	e.flush(t)
+	if raced == "" {
+		t.Fatal("the racing insert did not happen")
+	}
+	// 2 minute (1 existed) + 2 daily (1 raced) + 2 monthly buckets.
+	if st := e.f.Stats(); st.Inserts != 1+1+2 {
+		t.Errorf("inserts %d, want 4", st.Inserts)
+	}
+	e.check(t)
+	var got bson.D
+	if err := e.db.Collection("minutes").FindOne(ctx, bson.D{{Key: "_id", Value: other.buckets[0].id}}).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if applied, _ := toMap(got)["applied"].(bson.D); toMap(applied)["otherhost"] != "b0" {
+		t.Errorf("other host's applied entry lost: %v", applied)
+	}
+}
+
+func TestIgnoreDuplicates(t *testing.T) {
+	e := newEnv(t, 4)
+	ctx := context.Background()
+	coll := e.db.Collection("c")
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := coll.InsertMany(ctx, []bson.D{{{Key: "_id", Value: "a"}}, {{Key: "_id", Value: "b"}}},
+		options.InsertMany().SetOrdered(false))
+	if dups, err := ignoreDuplicates(err); err != nil || dups != 1 {
+		t.Errorf("ignoreDuplicates = %d, %v; want 1, nil", dups, err)
+	}
+	if n, _ := coll.CountDocuments(ctx, bson.D{}); n != 2 {
+		t.Errorf("%d documents, want 2", n)
+	}
+	other := mongo.BulkWriteException{WriteErrors: []mongo.BulkWriteError{
+		{WriteError: mongo.WriteError{Code: 11000}}, {WriteError: mongo.WriteError{Code: 121}},
+	}}
+	if _, err := ignoreDuplicates(other); err == nil {
+		t.Error("a validation error was ignored")
+	}
+	if _, err := ignoreDuplicates(errors.New("network")); err == nil {
+		t.Error("a network error was ignored")
+	}
+}
+
+func TestLargeBatchInterruptedAndResumed(t *testing.T) {
+	e := newEnv(t, 3)
+	var hits []hit
+	for i := range 8 {
+		hits = append(hits, hit{"s.example", fmt.Sprintf("/p%02d", i), "2024-05-06T07:08:09Z", uint64(i + 1)})
+	}
+	e.commit(t, hits...)
+
+	// 8 buckets per pass, 3 chunks each. Stop after the 4th chunk: the
+	// minute pass and 1 daily chunk written.
+	stop := errors.New("stop")
+	e.f.afterChunk = func(_ pass, chunk int) error {
+		if chunk == 4 {
+			return stop
+		}
+		return nil
+	}
+	if _, err := e.f.Flush(context.Background()); !errors.Is(err, stop) {
+		t.Fatalf("Flush = %v, want stop", err)
+	}
+	before := e.f.Stats()
+	// Every bucket is new: updated once (no match), created, updated again.
+	if before.Updates != 2*(8+3) || before.Inserts != 8+3 {
+		t.Fatalf("stats %+v before the stop, want 22 updates and 11 inserts", before)
+	}
+	batch, err := e.buf.Sealed()
+	if err != nil || batch == nil || len(batch.Progress) == 0 {
+		t.Fatalf("sealed batch %+v, %v: want saved progress", batch, err)
+	}
+
+	e.f.afterChunk = nil
+	e.flush(t)
+	after := e.f.Stats()
+	if got := after.Updates - before.Updates; got != 2*(24-11) {
+		t.Errorf("resume sent %d updates, want 26: twice each of the remaining 13", got)
+	}
+	if after.Inserts != 24 {
+		t.Errorf("%d inserts, want 24", after.Inserts)
+	}
+	e.check(t)
+}
+
+func TestRunRetriesWhileDatabaseIsDown(t *testing.T) {
+	e := newEnv(t, 4)
+	fake := clock.NewFake(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	// Timeout must exceed what FerretDB takes for a chunk (about 60 ms per
+	// daily update), or no attempt ever succeeds; while the proxy is down,
+	// each attempt after the first waits this long for server selection.
+	logs := &syncBuffer{}
+	e.f = e.newFlusher(t, Config{
+		MaxOps: 4, Interval: 10 * time.Second, MaxBackoff: time.Second,
+		Timeout: 2 * time.Second, Clock: fake, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.f.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	}()
+
+	blockUntil(t, fake) // indexes ensured, waiting for the interval
+	e.srv.Stop()
+	e.commit(t, small()...)
+	fake.Advance(10 * time.Second)
+
+	// Let it fail a few times; each failure is followed by a backoff wait.
+	for e.f.Stats().Retries < 2 {
+		blockUntil(t, fake)
+		fake.Advance(time.Second)
+	}
+	if b, err := e.buf.Sealed(); err != nil || b == nil {
+		t.Fatalf("sealed batch while down: %v, %v", b, err)
+	}
+	if e.f.Stats().Batches != 0 {
+		t.Fatal("a batch was acknowledged while the database was down")
+	}
+	for _, attempt := range []string{"attempt=1 ", "attempt=2 "} {
+		if n := strings.Count(logs.String(), "component=flusher "+attempt); n != 1 {
+			t.Errorf("%d log lines with %q, want 1:\n%s", n, attempt, logs.String())
+		}
+	}
+
+	e.srv.Resume()
+	deadline := time.Now().Add(30 * time.Second)
+	for e.f.Stats().Batches == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("batch not written after resume")
+		}
+		blockUntil(t, fake)
+		fake.Advance(time.Second)
+	}
+	e.check(t)
+	if keys, _ := e.buf.Pending(); keys != 0 {
+		t.Errorf("%d keys pending", keys)
+	}
+	if b, _ := e.buf.Sealed(); b != nil {
+		t.Errorf("batch %s still sealed", b.ID)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the Run goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// blockUntil waits, with a generous deadline, until the component waits on
+// the fake clock.
+func blockUntil(t *testing.T, fake *clock.Fake) {
+	t.Helper()
+	ok := make(chan struct{})
+	go func() { fake.BlockUntil(1); close(ok) }()
+	select {
+	case <-ok:
+	case <-time.After(30 * time.Second):
+		t.Fatal("flusher never waited on the clock")
+	}
+}
+
+func TestDrainWritesEverything(t *testing.T) {
+	e := newEnv(t, 8)
+	e.commit(t, small()[:2]...)
+	if _, err := e.buf.Seal(); err != nil { // a batch in flight ...
+		t.Fatal(err)
+	}
+	e.commit(t, small()[2:]...) // ... and more pending behind it
+	if err := e.f.Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.f.Stats(); st.Batches != 2 {
+		t.Errorf("%d batches, want 2", st.Batches)
+	}
+	e.check(t)
+
+	// With the database gone, Drain gives up when ctx ends and keeps the counts.
+	e.srv.Stop()
+	e.commit(t, hit{"a.example", "/late", "2024-01-31T05:17:03Z", 1})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := e.f.Drain(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Drain while down = %v, want deadline exceeded", err)
+	}
+	if b, _ := e.buf.Sealed(); b == nil || b.Hits != 1 {
+		t.Errorf("sealed batch %+v, want the late hit kept", b)
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	if _, err := New(Config{}); err == nil {
+		t.Error("New without buffer or database succeeded")
+	}
+}
+
+func mustUnix(t *testing.T, s string) int64 {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at.Unix()
+}
+
+func toMap(d bson.D) map[string]any {
+	m := make(map[string]any, len(d))
+	for _, el := range d {
+		m[el.Key] = el.Value
+	}
+	return m
+}
