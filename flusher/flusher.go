@@ -48,13 +48,14 @@ type Config struct {
 
 // Stats are counters since New, read atomically.
 type Stats struct {
-	Batches    uint64 // batches written and acknowledged
-	Hits       uint64 // hits in those batches
-	BulkWrites uint64 // bulk writes sent
-	Updates    uint64 // bucket updates sent, resends included
-	Finds      uint64 // finds for missing buckets
-	Inserts    uint64 // zero-filled buckets this flusher created
-	Retries    uint64 // failed attempts retried by Run or Drain
+	Batches     uint64 // batches written and acknowledged
+	Hits        uint64 // hits in those batches
+	BulkWrites  uint64 // bulk writes sent
+	Updates     uint64 // bucket updates sent, resends included
+	Finds       uint64 // finds for missing buckets
+	Inserts     uint64 // zero-filled buckets this flusher created
+	InsertCalls uint64 // InsertMany calls sent
+	Retries     uint64 // failed attempts retried by Run or Drain
 }
 
 // baseBackoff is the first retry's backoff ceiling; it doubles per failure.
@@ -75,7 +76,7 @@ type Flusher struct {
 	mu sync.Mutex // one Flush at a time
 	ch chunker
 
-	batches, hits, bulkWrites, updates, finds, inserts, retries atomic.Uint64
+	batches, hits, bulkWrites, updates, finds, inserts, insertCalls, retries atomic.Uint64
 
 	// Test hooks, nil in production.
 	afterChunk   func(p pass, chunk int) error // after a chunk's progress is saved
@@ -133,13 +134,14 @@ func or[T comparable](v, def T) T {
 // Stats returns the counters.
 func (f *Flusher) Stats() Stats {
 	return Stats{
-		Batches:    f.batches.Load(),
-		Hits:       f.hits.Load(),
-		BulkWrites: f.bulkWrites.Load(),
-		Updates:    f.updates.Load(),
-		Finds:      f.finds.Load(),
-		Inserts:    f.inserts.Load(),
-		Retries:    f.retries.Load(),
+		Batches:     f.batches.Load(),
+		Hits:        f.hits.Load(),
+		BulkWrites:  f.bulkWrites.Load(),
+		Updates:     f.updates.Load(),
+		Finds:       f.finds.Load(),
+		Inserts:     f.inserts.Load(),
+		InsertCalls: f.insertCalls.Load(),
+		Retries:     f.retries.Load(),
 	}
 }
 
@@ -417,6 +419,7 @@ func (f *Flusher) insertZero(ctx context.Context, p pass, coll *mongo.Collection
 	for i := range buckets {
 		docs[i] = zeroDoc(p, &buckets[i])
 	}
+	f.insertCalls.Add(1)
 	_, err := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
 	dups, err := ignoreDuplicates(err)
 	if err != nil {
