@@ -1,0 +1,79 @@
+package tailer
+
+import (
+	"hash/fnv"
+	"slices"
+	"testing"
+)
+
+func TestCheckpointRoundTrip(t *testing.T) {
+	for _, cp := range []Checkpoint{
+		{},
+		{Source: "web", Path: "/var/log/nginx/access.log", File: FileID{Dev: 2049, Ino: 1 << 40}, Offset: 1 << 35, FPLen: FingerprintSize, FPSum: 1<<64 - 1},
+		{Source: "a\x00b", Path: "x", File: FileID{Ino: 7}, Offset: 12, FPLen: 12, FPSum: 99},
+	} {
+		b, err := cp.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[0] != checkpointVersion {
+			t.Fatalf("version byte %d", b[0])
+		}
+		var got Checkpoint
+		if err := got.UnmarshalBinary(b); err != nil {
+			t.Fatal(err)
+		}
+		if got != cp {
+			t.Fatalf("got %+v, want %+v", got, cp)
+		}
+		for i := range b { // every truncation is an error, never a panic
+			if err := new(Checkpoint).UnmarshalBinary(b[:i]); err == nil {
+				t.Fatalf("truncated at %d accepted", i)
+			}
+		}
+		if err := new(Checkpoint).UnmarshalBinary(append(slices.Clone(b), 0)); err == nil {
+			t.Fatal("trailing byte accepted")
+		}
+		bad := slices.Clone(b)
+		bad[0] = 2
+		if err := new(Checkpoint).UnmarshalBinary(bad); err == nil {
+			t.Fatal("unknown version accepted")
+		}
+	}
+	if _, err := (Checkpoint{FPLen: FingerprintSize + 1}).MarshalBinary(); err == nil {
+		t.Fatal("out-of-range FPLen marshalled")
+	}
+}
+
+func TestCheckpointKey(t *testing.T) {
+	a := Checkpoint{Source: "web", File: FileID{Dev: 1, Ino: 23}}
+	b := Checkpoint{Source: "web", File: FileID{Dev: 12, Ino: 3}}
+	c := Checkpoint{Source: "web2", File: FileID{Dev: 1, Ino: 23}}
+	if a.Key() == b.Key() || a.Key() == c.Key() {
+		t.Fatalf("keys collide: %q %q %q", a.Key(), b.Key(), c.Key())
+	}
+	moved := a
+	moved.Offset, moved.Path = 100, "/elsewhere"
+	if moved.Key() != a.Key() {
+		t.Fatal("key depends on offset or path")
+	}
+}
+
+func TestFNVMatchesStdlib(t *testing.T) {
+	data := []byte("10.0.0.1 - - [01/Jan/2024:00:00:00 +0000] \"GET / HTTP/1.1\" 200 5\n")
+	h := fnv.New64a()
+	h.Write(data)
+	if got := fnvExtend(fnvExtend(fnvOffset64, data[:10]), data[10:]); got != h.Sum64() {
+		t.Fatalf("fnvExtend = %x, want %x", got, h.Sum64())
+	}
+}
+
+func TestChunkLines(t *testing.T) {
+	c := Chunk{Start: 100, Data: []byte("a\nbc\r\n\nd\n")}
+	var lines []string
+	var ends []int64
+	c.Lines(func(l []byte, end int64) { lines = append(lines, string(l)); ends = append(ends, end) })
+	if !slices.Equal(lines, []string{"a", "bc\r", "", "d"}) || !slices.Equal(ends, []int64{102, 106, 107, 109}) {
+		t.Fatalf("lines %q ends %v", lines, ends)
+	}
+}

@@ -1,0 +1,674 @@
+package tailer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/logtally/logtally/internal/clock"
+)
+
+// Defaults for zero Config fields.
+const (
+	DefaultPollInterval   = 250 * time.Millisecond
+	DefaultRescanInterval = 5 * time.Second
+	DefaultRotateGrace    = 10 * time.Second
+	DefaultMaxLineBytes   = 1 << 20
+	DefaultReadSize       = 256 << 10
+)
+
+// errLogEvery is how often the same stat/open error is logged again.
+const errLogEvery = time.Minute
+
+// Config configures a Tailer. Zero durations and sizes take the defaults.
+type Config struct {
+	Source         string        // source name (stable across restarts), goes into checkpoints
+	Paths          []string      // globs (filepath.Glob syntax)
+	Checkpoints    []Checkpoint  // restored state for this source (from the buffer)
+	PollInterval   time.Duration // default 250ms: how often an idle file is checked for growth/rotation/truncation
+	RescanInterval time.Duration // default 5s: how often globs are re-expanded
+	// RotateGrace (default 10s) is how long a rotated-away file (its path now
+	// names another inode, or nothing) is kept open and read after it
+	// stopped growing: nginx keeps writing the renamed file until it reopens.
+	RotateGrace  time.Duration
+	MaxLineBytes int         // default 1 MiB; longer lines are skipped whole and counted in Chunk.Skipped
+	ReadSize     int         // default 256 KiB: read buffer; a Chunk carries at most about this much
+	Clock        clock.Clock // default clock.Real{}
+	Logger       *slog.Logger
+}
+
+// Tailer follows the files one source's globs match and sends their lines
+// as Chunks. Create it with New and start it with Run.
+type Tailer struct {
+	cfg       Config
+	out       chan<- Chunk
+	log       *slog.Logger
+	clk       clock.Clock
+	rescanNow chan struct{}
+	wg        sync.WaitGroup
+
+	mu      sync.Mutex
+	running bool
+	// files holds every claimed file: a follower, or nil for an identity
+	// reserved until a retired checkpoint's Done chunk has been sent.
+	files map[FileID]*follower
+
+	errMu     sync.Mutex
+	errLogged map[string]time.Time
+}
+
+// New validates cfg and returns a Tailer that will send to out. A bad glob
+// pattern, a missing source name or path, a negative setting, or a restored
+// checkpoint of another source (or a duplicate) is an error.
+func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
+	if out == nil {
+		return nil, errors.New("new tailer: nil output channel")
+	}
+	if cfg.Source == "" {
+		return nil, errors.New("new tailer: empty source name")
+	}
+	if len(cfg.Paths) == 0 {
+		return nil, fmt.Errorf("new tailer %q: no paths", cfg.Source)
+	}
+	for _, p := range cfg.Paths {
+		if _, err := filepath.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("new tailer %q: glob %q: %w", cfg.Source, p, err)
+		}
+	}
+	if cfg.PollInterval < 0 || cfg.RescanInterval < 0 || cfg.RotateGrace < 0 || cfg.MaxLineBytes < 0 || cfg.ReadSize < 0 {
+		return nil, fmt.Errorf("new tailer %q: negative interval or size", cfg.Source)
+	}
+	cfg.Paths = slices.Clone(cfg.Paths)
+	cfg.Checkpoints = slices.Clone(cfg.Checkpoints)
+	seen := make(map[FileID]bool, len(cfg.Checkpoints))
+	for _, cp := range cfg.Checkpoints {
+		if cp.Source != cfg.Source {
+			return nil, fmt.Errorf("new tailer %q: checkpoint of source %q", cfg.Source, cp.Source)
+		}
+		if seen[cp.File] {
+			return nil, fmt.Errorf("new tailer %q: duplicate checkpoint for file %s", cfg.Source, cp.File)
+		}
+		if cp.Offset < 0 || cp.FPLen < 0 || cp.FPLen > FingerprintSize {
+			return nil, fmt.Errorf("new tailer %q: checkpoint %s out of range", cfg.Source, cp.File)
+		}
+		seen[cp.File] = true
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.RescanInterval == 0 {
+		cfg.RescanInterval = DefaultRescanInterval
+	}
+	if cfg.RotateGrace == 0 {
+		cfg.RotateGrace = DefaultRotateGrace
+	}
+	if cfg.MaxLineBytes == 0 {
+		cfg.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if cfg.ReadSize == 0 {
+		cfg.ReadSize = DefaultReadSize
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Tailer{
+		cfg:       cfg,
+		out:       out,
+		log:       log.With("component", "tailer", "source", cfg.Source),
+		clk:       cfg.Clock,
+		rescanNow: make(chan struct{}, 1),
+		files:     make(map[FileID]*follower),
+		errLogged: make(map[string]time.Time),
+	}, nil
+}
+
+// Files returns the paths currently followed, sorted. A rotated-away file
+// shows under the path it was last seen at.
+func (t *Tailer) Files() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var paths []string
+	for _, fl := range t.files {
+		if fl != nil {
+			paths = append(paths, fl.pubPath)
+		}
+	}
+	slices.Sort(paths)
+	return paths
+}
+
+// Run follows the files until ctx is cancelled, then returns nil once every
+// goroutine it started has exited and every file is closed. No Chunk is
+// sent after Run returns. Run may be called only once.
+func (t *Tailer) Run(ctx context.Context) error {
+	t.mu.Lock()
+	if t.running {
+		t.mu.Unlock()
+		return errors.New("tailer: Run called twice")
+	}
+	t.running = true
+	t.mu.Unlock()
+
+	defer t.wg.Wait()
+	if err := t.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	tick := t.clk.After(t.cfg.RescanInterval)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick:
+			tick = t.clk.After(t.cfg.RescanInterval)
+		case <-t.rescanNow:
+		}
+		t.rescan(ctx)
+	}
+}
+
+// fileInfo is a file found by glob or as a rotated candidate.
+type fileInfo struct {
+	path    string
+	id      FileID
+	size    int64
+	matched bool // path is a glob match
+}
+
+// start matches the restored checkpoints to files and starts following.
+func (t *Tailer) start(ctx context.Context) error {
+	byID := make(map[FileID]*fileInfo)
+	var order []*fileInfo // deterministic: glob matches first, then candidates
+	add := func(fi fileInfo) {
+		if _, ok := byID[fi.id]; ok {
+			return
+		}
+		p := &fi
+		byID[fi.id] = p
+		order = append(order, p)
+	}
+	matches := t.expand()
+	bases := make([]string, 0, len(matches)+len(t.cfg.Checkpoints))
+	for _, m := range matches {
+		add(m)
+		bases = append(bases, m.path)
+	}
+	for _, cp := range t.cfg.Checkpoints {
+		if cp.Path != "" {
+			bases = append(bases, cp.Path)
+		}
+	}
+	for _, b := range bases {
+		for _, c := range t.candidates(b) {
+			add(c)
+		}
+	}
+
+	cps := slices.Clone(t.cfg.Checkpoints)
+	slices.SortFunc(cps, func(a, b Checkpoint) int { return strings.Compare(a.Key(), b.Key()) })
+	planned := make(map[FileID]*follower)
+	var plan []*follower
+	var lost []Checkpoint
+	fpOK := func(fi *fileInfo, cp Checkpoint) bool {
+		if fi.size < cp.Offset {
+			return false
+		}
+		ok, err := fileFingerprintMatches(fi.path, cp.FPLen, cp.FPSum)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.logErr("fingerprint "+fi.path, "cannot read fingerprint", err, "path", fi.path)
+		}
+		return ok
+	}
+	// Checkpoints that resume their own file.
+	for _, cp := range cps {
+		fi, ok := byID[cp.File]
+		if !ok || !fpOK(fi, cp) {
+			lost = append(lost, cp)
+			continue
+		}
+		fl, err := t.openFollower(fi.path, cp.File, cp)
+		if err != nil {
+			t.logErr("open "+fi.path, "cannot open file", err, "path", fi.path)
+			lost = append(lost, cp)
+			continue
+		}
+		planned[cp.File] = fl
+		plan = append(plan, fl)
+		t.log.Info("resuming file", "path", fi.path, "offset", cp.Offset, "rotated", !fi.matched)
+	}
+	// The others: a copy (copytruncate while down), else dropped.
+	var dropped []Checkpoint
+	for _, cp := range lost {
+		var cpy *follower
+		if cp.FPLen > 0 {
+			for _, fi := range order {
+				if fi.id == cp.File || planned[fi.id] != nil || !fpOK(fi, cp) {
+					continue
+				}
+				c := cp
+				c.File, c.Path = fi.id, fi.path
+				fl, err := t.openFollower(fi.path, fi.id, c)
+				if err != nil {
+					continue
+				}
+				cpy = fl
+				break
+			}
+		}
+		if cpy == nil {
+			dropped = append(dropped, cp)
+			continue
+		}
+		planned[cpy.id] = cpy
+		t.log.Info("found copy of a truncated file", "path", cpy.path, "offset", cp.Offset, "was", cp.Path)
+		if own, ok := byID[cp.File]; ok && own.matched {
+			// The checkpoint's own file is still followed (from 0): it
+			// reads the copy first, then resets its checkpoint.
+			fl, err := t.openFollower(own.path, own.id, Checkpoint{Source: t.cfg.Source})
+			if err == nil {
+				fl.adopt = cpy
+				planned[own.id] = fl
+				plan = append(plan, fl)
+				continue
+			}
+		}
+		retire := cp
+		cpy.retire = &retire
+		plan = append(plan, cpy)
+	}
+	// Checkpoints matching nothing: the caller deletes them before anything
+	// else is sent, so no later chunk can be deleted by mistake.
+	for _, cp := range dropped {
+		t.log.Info("dropping checkpoint of a file that is gone", "path", cp.Path, "offset", cp.Offset)
+		if err := t.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
+			for _, fl := range plan {
+				fl.close()
+			}
+			return err
+		}
+	}
+	// Glob matches nobody claimed: new files, read from 0.
+	var fresh []*follower
+	for _, fi := range order {
+		if !fi.matched || planned[fi.id] != nil {
+			continue
+		}
+		if t.isCopy(fi.path, planHeads(plan)) {
+			continue
+		}
+		fl, err := t.openFollower(fi.path, fi.id, Checkpoint{Source: t.cfg.Source})
+		if err != nil {
+			t.logErr("open "+fi.path, "cannot open file", err, "path", fi.path)
+			continue
+		}
+		fl.fresh = true
+		fresh = append(fresh, fl)
+	}
+	plan = append(plan, fresh...)
+
+	t.mu.Lock()
+	for _, fl := range plan {
+		t.files[fl.id] = fl
+		if fl.adopt != nil {
+			t.files[fl.adopt.id] = fl.adopt
+		}
+		if fl.retire != nil {
+			if _, ok := t.files[fl.retire.File]; !ok {
+				t.files[fl.retire.File] = nil
+			}
+		}
+	}
+	t.mu.Unlock()
+	for _, fl := range plan {
+		t.spawn(ctx, fl)
+	}
+	return nil
+}
+
+// rescan re-expands the globs and follows new files from 0.
+func (t *Tailer) rescan(ctx context.Context) {
+	for _, fi := range t.expand() {
+		if t.claimed(fi.id) {
+			continue
+		}
+		if t.isCopy(fi.path, t.heads(fi.id)) {
+			continue
+		}
+		fl, err := t.openFollower(fi.path, fi.id, Checkpoint{Source: t.cfg.Source})
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				t.logErr("open "+fi.path, "cannot open file", err, "path", fi.path)
+			}
+			continue
+		}
+		fl.fresh = true
+		if !t.claim(fl) {
+			fl.close()
+			continue
+		}
+		t.log.Info("following new file", "path", fi.path)
+		t.spawn(ctx, fl)
+	}
+}
+
+// heads returns the leading bytes of every followed file but skip's.
+func (t *Tailer) heads(skip FileID) [][]byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var hs [][]byte
+	for id, fl := range t.files {
+		if fl != nil && id != skip && len(fl.pubHead) > 0 {
+			hs = append(hs, fl.pubHead)
+		}
+	}
+	return hs
+}
+
+// planHeads returns the leading bytes of the planned followers.
+func planHeads(plan []*follower) [][]byte {
+	var hs [][]byte
+	for _, fl := range plan {
+		if len(fl.head) > 0 {
+			hs = append(hs, fl.head)
+		}
+	}
+	return hs
+}
+
+// copyState compares the first bytes of a file with heads, the leading
+// bytes of followed files. full: the file begins with one of them, so it is
+// a copy of a followed file and is left alone (if the original is then
+// truncated, its follower adopts the copy at the right offset). partial:
+// the whole file is a prefix of one of them (a copy being written, or a new
+// file too short to tell), so it is not read yet.
+func copyState(r io.ReaderAt, heads [][]byte) (full, partial bool) {
+	if len(heads) == 0 {
+		return false, false
+	}
+	var buf [FingerprintSize]byte
+	n, err := r.ReadAt(buf[:], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, false
+	}
+	b := buf[:n]
+	for _, h := range heads {
+		switch {
+		case len(b) >= len(h) && bytes.Equal(b[:len(h)], h):
+			return true, false
+		case len(b) < len(h) && bytes.Equal(b, h[:len(b)]):
+			partial = true
+		}
+	}
+	return false, partial
+}
+
+// isCopy reports whether the file at path begins with one of heads.
+func (t *Tailer) isCopy(path string, heads [][]byte) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	full, _ := copyState(f, heads)
+	if full {
+		t.logErr("copy "+path, "not following a copy of a followed file", nil, "path", path)
+	}
+	return full
+}
+
+// expand returns the regular, uncompressed files the globs match.
+func (t *Tailer) expand() []fileInfo {
+	var out []fileInfo
+	seen := make(map[string]bool)
+	for _, pat := range t.cfg.Paths {
+		paths, _ := filepath.Glob(pat) // pattern validated in New
+		for _, p := range paths {
+			if seen[p] || compressed(p) {
+				continue
+			}
+			seen[p] = true
+			if fi, ok := t.statFile(p); ok {
+				fi.matched = true
+				out = append(out, fi)
+			}
+		}
+	}
+	return out
+}
+
+// candidates returns the rotated candidates of path: uncompressed regular
+// files named path.* or path-*.
+func (t *Tailer) candidates(path string) []fileInfo {
+	var out []fileInfo
+	base := escapeGlob(path)
+	for _, pat := range []string{base + ".*", base + "-*"} {
+		paths, _ := filepath.Glob(pat)
+		for _, p := range paths {
+			if compressed(p) {
+				continue
+			}
+			if fi, ok := t.statFile(p); ok {
+				fi.matched = t.matches(p)
+				out = append(out, fi)
+			}
+		}
+	}
+	return out
+}
+
+// statFile stats a regular file; errors other than not-exist are logged.
+func (t *Tailer) statFile(p string) (fileInfo, bool) {
+	st, err := os.Stat(p)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			t.logErr("stat "+p, "cannot stat file", err, "path", p)
+		}
+		return fileInfo{}, false
+	}
+	if !st.Mode().IsRegular() {
+		return fileInfo{}, false
+	}
+	id, _, ok := statID(st)
+	if !ok {
+		return fileInfo{}, false
+	}
+	return fileInfo{path: p, id: id, size: st.Size()}, true
+}
+
+// matches reports whether path is matched by one of the globs.
+func (t *Tailer) matches(path string) bool {
+	if compressed(path) {
+		return false
+	}
+	for _, pat := range t.cfg.Paths {
+		if ok, _ := filepath.Match(pat, path); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// locate finds the glob match that is the file id, if any.
+func (t *Tailer) locate(id FileID) (string, bool) {
+	for _, fi := range t.expand() {
+		if fi.id == id {
+			return fi.path, true
+		}
+	}
+	return "", false
+}
+
+// findCopy looks among the rotated candidates of path for a copy of the
+// file old describes (another file whose first old.FPLen bytes hash to
+// old.FPSum and that holds at least old.Offset bytes) nobody follows. The
+// copy is claimed and returned as a follower at old.Offset.
+func (t *Tailer) findCopy(old Checkpoint, path string) *follower {
+	if old.FPLen == 0 {
+		return nil
+	}
+	for _, fi := range t.candidates(path) {
+		if fi.id == old.File || fi.size < old.Offset || t.claimed(fi.id) {
+			continue
+		}
+		if ok, _ := fileFingerprintMatches(fi.path, old.FPLen, old.FPSum); !ok {
+			continue
+		}
+		c := old
+		c.File, c.Path = fi.id, fi.path
+		fl, err := t.openFollower(fi.path, fi.id, c)
+		if err != nil {
+			continue
+		}
+		if !t.claim(fl) {
+			fl.close()
+			continue
+		}
+		return fl
+	}
+	return nil
+}
+
+// claim registers fl unless its file is already claimed.
+func (t *Tailer) claim(fl *follower) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.files[fl.id]; ok {
+		return false
+	}
+	t.files[fl.id] = fl
+	return true
+}
+
+func (t *Tailer) claimed(id FileID) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.files[id]
+	return ok
+}
+
+// release forgets id if it is held by fl (nil for a reservation).
+func (t *Tailer) release(id FileID, fl *follower) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cur, ok := t.files[id]; ok && cur == fl {
+		delete(t.files, id)
+	}
+}
+
+// spawn runs fl in a goroutine Run waits for.
+func (t *Tailer) spawn(ctx context.Context, fl *follower) {
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		fl.run(ctx)
+	}()
+}
+
+// triggerRescan asks Run to re-expand the globs now.
+func (t *Tailer) triggerRescan() {
+	select {
+	case t.rescanNow <- struct{}{}:
+	default:
+	}
+}
+
+// send hands c on, waiting for the consumer.
+func (t *Tailer) send(ctx context.Context, c Chunk) error {
+	select {
+	case t.out <- c:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// logErr logs a problem at most once per errLogEvery for each key.
+func (t *Tailer) logErr(key, msg string, err error, args ...any) {
+	now := t.clk.Now()
+	t.errMu.Lock()
+	last, ok := t.errLogged[key]
+	if ok && now.Sub(last) < errLogEvery {
+		t.errMu.Unlock()
+		return
+	}
+	t.errLogged[key] = now
+	t.errMu.Unlock()
+	if err != nil {
+		args = append(args, "err", err)
+		t.log.Warn(msg, args...)
+		return
+	}
+	t.log.Info(msg, args...)
+}
+
+// openFollower opens path and checks it is still the file id.
+func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	got, _, ok := statID(st)
+	if !ok || got != id {
+		f.Close()
+		return nil, fmt.Errorf("open %s: %w (replaced while opening)", path, os.ErrNotExist)
+	}
+	fpLen, fpSum := cp.FPLen, cp.FPSum
+	if fpLen == 0 {
+		fpSum = fnvOffset64
+	}
+	head := make([]byte, fpLen)
+	n, _ := f.ReadAt(head, 0) // a short read shows as a fingerprint mismatch later
+	head = head[:n]
+	return &follower{
+		t: t, f: f, id: id, path: path,
+		off: cp.Offset, pos: cp.Offset,
+		fpLen: fpLen, fpSum: fpSum, head: head,
+		pubPath: path, pubHead: head,
+	}, nil
+}
+
+var compressedExt = []string{".gz", ".zst", ".bz2", ".xz", ".lz4", ".zip"}
+
+// compressed reports whether path names a compressed archive by extension.
+func compressed(path string) bool {
+	lower := strings.ToLower(path)
+	for _, ext := range compressedExt {
+		if strings.HasSuffix(lower, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// escapeGlob quotes the glob metacharacters in a literal path.
+func escapeGlob(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		switch r {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
