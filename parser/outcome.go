@@ -2,9 +2,10 @@ package parser
 
 import "strconv"
 
-// Outcome is the result of parsing one line: OK, or the reason the line
-// gives no hit. Malformed reasons come first; filter reasons (issue 3) will
-// follow them. Values are not stable across versions: do not persist them.
+// Outcome is the result of parsing one line: OK, a malformed reason (the
+// line gives no hit because it cannot be read) or a filter reason (the
+// line was read but a filter excludes it). Values are not stable across
+// versions: do not persist them.
 type Outcome uint8
 
 // The outcomes of Parse.
@@ -15,10 +16,11 @@ const (
 	MalformedEmpty
 	// MalformedFields is a line whose field structure is wrong: missing
 	// fields (a line cut short), a request without its closing quote, a
-	// size that is neither digits nor "-".
+	// size that is neither digits nor "-", a line that does not match the
+	// nginx log_format or the regex, JSON that is not an object.
 	MalformedFields
-	// MalformedTime is a timestamp that is not "[dd/Mon/yyyy:hh:mm:ss ±hhmm]"
-	// with a possible date and time, or one before 1970.
+	// MalformedTime is a timestamp that does not match the format's time
+	// layout, is an impossible date or time, or is before 1970.
 	MalformedTime
 	// MalformedRequest is a request line that has no usable page: "-",
 	// empty, binary garbage (TLS to a plain port), a method that is not an
@@ -26,26 +28,50 @@ const (
 	MalformedRequest
 	// MalformedStatus is a status that is not three digits in 100..599.
 	MalformedStatus
+	// MalformedHost is a missing or unusable host ("-", empty, bytes that
+	// are not a host name) when the site comes from the line.
+	MalformedHost
+
+	// FilteredMethod is a hit whose method is not in filter.methods.
+	FilteredMethod
+	// FilteredStatus is a hit whose status is not in filter.status.
+	FilteredStatus
+	// FilteredUserAgent is a hit whose user agent matches
+	// filter.exclude_user_agents.
+	FilteredUserAgent
+	// FilteredExtension is a hit whose path ends in one of
+	// filter.exclude_extensions.
+	FilteredExtension
+	// FilteredPath is a hit whose page matches filter.exclude_paths.
+	FilteredPath
 
 	// NumOutcomes is the number of outcomes, for arrays of per-outcome
 	// counters indexed by Outcome.
 	NumOutcomes
 
 	firstMalformed = MalformedEmpty
-	lastMalformed  = MalformedStatus
+	lastMalformed  = MalformedHost
+	firstFiltered  = FilteredMethod
+	lastFiltered   = FilteredPath
 )
 
 var outcomeNames = [NumOutcomes]string{
-	OK:               "ok",
-	MalformedEmpty:   "malformed: empty line",
-	MalformedFields:  "malformed: bad fields",
-	MalformedTime:    "malformed: bad time",
-	MalformedRequest: "malformed: bad request",
-	MalformedStatus:  "malformed: bad status",
+	OK:                "ok",
+	MalformedEmpty:    "malformed: empty line",
+	MalformedFields:   "malformed: bad fields",
+	MalformedTime:     "malformed: bad time",
+	MalformedRequest:  "malformed: bad request",
+	MalformedStatus:   "malformed: bad status",
+	MalformedHost:     "malformed: bad host",
+	FilteredMethod:    "filtered: method",
+	FilteredStatus:    "filtered: status",
+	FilteredUserAgent: "filtered: user agent",
+	FilteredExtension: "filtered: extension",
+	FilteredPath:      "filtered: path",
 }
 
-// String returns a short lowercase description, e.g. "ok" or
-// "malformed: bad time".
+// String returns a short lowercase description, e.g. "ok",
+// "malformed: bad time" or "filtered: status".
 func (o Outcome) String() string {
 	if o < NumOutcomes {
 		return outcomeNames[o]
@@ -56,4 +82,46 @@ func (o Outcome) String() string {
 // Malformed reports whether o is one of the malformed reasons.
 func (o Outcome) Malformed() bool {
 	return o >= firstMalformed && o <= lastMalformed
+}
+
+// Filtered reports whether o is one of the filter reasons.
+func (o Outcome) Filtered() bool {
+	return o >= firstFiltered && o <= lastFiltered
+}
+
+// Counts holds one counter per Outcome: how many lines had each.
+type Counts [NumOutcomes]uint64
+
+// Lines returns the number of lines counted, whatever their outcome.
+func (c *Counts) Lines() uint64 {
+	var n uint64
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
+
+// Malformed returns the number of malformed lines, all reasons together.
+func (c *Counts) Malformed() uint64 {
+	var n uint64
+	for o := firstMalformed; o <= lastMalformed; o++ {
+		n += c[o]
+	}
+	return n
+}
+
+// Filtered returns the number of filtered lines, all reasons together.
+func (c *Counts) Filtered() uint64 {
+	var n uint64
+	for o := firstFiltered; o <= lastFiltered; o++ {
+		n += c[o]
+	}
+	return n
+}
+
+// Add adds the counters of d to c.
+func (c *Counts) Add(d *Counts) {
+	for i := range c {
+		c[i] += d[i]
+	}
 }

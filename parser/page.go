@@ -72,11 +72,21 @@ func splitRequest(req []byte) (method, path []byte, ok bool) {
 	if i := bytes.LastIndexByte(target, ' '); i >= 0 && bytes.HasPrefix(target[i+1:], []byte("HTTP/")) {
 		target = target[:i]
 	}
-	target = reduceAbsolute(target)
-	if len(target) == 0 || target[0] != '/' {
+	path, ok = targetPath(target)
+	if !ok {
 		return nil, nil, false
 	}
-	return method, target, true
+	return method, path, true
+}
+
+// targetPath reduces a request target from absolute form and checks that
+// it is a path.
+func targetPath(target []byte) ([]byte, bool) {
+	target = reduceAbsolute(target)
+	if len(target) == 0 || target[0] != '/' {
+		return nil, false
+	}
+	return target, true
 }
 
 // reduceAbsolute returns the path of an absolute-form target
@@ -151,12 +161,35 @@ func (p *Parser) page(path []byte) []byte {
 // scratch space never grows whatever the line.
 func (p *Parser) slowPage(src []byte) []byte {
 	w := pageWriter{buf: p.scratch[:0], h: fnvOffset}
+	p.decode(&w, src, false)
+	return p.bound(&w)
+}
+
+// decode writes src to w with log escapes undone (when the format has
+// them), invalid UTF-8, controls and spaces percent-encoded, and ASCII
+// letters lowercased if lower.
+func (p *Parser) decode(w *pageWriter, src []byte, lower bool) {
 	for i := 0; i < len(src); {
-		c, next := unescape(src, i)
+		c := src[i]
+		if c > ' ' && c < 0x7f && c != '\\' {
+			if lower && c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			w.byte(c)
+			i++
+			continue
+		}
+		next := i + 1
+		if p.logEsc {
+			c, next = unescape(src, i)
+		}
 		if c < utf8.RuneSelf {
-			if c <= ' ' || c == 0x7f {
+			switch {
+			case c <= ' ' || c == 0x7f:
 				w.percent(c)
-			} else {
+			case lower && c >= 'A' && c <= 'Z':
+				w.byte(c + 'a' - 'A')
+			default:
 				w.byte(c)
 			}
 			i = next
@@ -168,7 +201,11 @@ func (p *Parser) slowPage(src []byte) []byte {
 		r[0], ends[0] = c, next
 		n := 1
 		for j := next; n < utf8.UTFMax && j < len(src); n++ {
-			r[n], j = unescape(src, j)
+			if p.logEsc {
+				r[n], j = unescape(src, j)
+			} else {
+				r[n], j = src[j], j+1
+			}
 			ends[n] = j
 		}
 		if _, size := utf8.DecodeRune(r[:n]); size > 1 {
@@ -181,10 +218,15 @@ func (p *Parser) slowPage(src []byte) []byte {
 		w.percent(c)
 		i = next
 	}
+}
+
+// bound returns what w holds if it is at most p.maxPageLen bytes, or else
+// its start cut on a rune boundary and suffixed with the hash of all of
+// it. cap(w.buf) must be at least p.maxPageLen.
+func (p *Parser) bound(w *pageWriter) []byte {
 	if w.n <= p.maxPageLen {
 		return w.buf[:w.n]
 	}
-	// Cut on a rune boundary; the kept bytes are valid UTF-8.
 	cut := p.maxPageLen - hashSuffixLen
 	for cut > 0 && w.buf[cut]&0xC0 == 0x80 {
 		cut--
@@ -254,6 +296,14 @@ func (w *pageWriter) byte(c byte) {
 	}
 	w.n++
 	w.h = (w.h ^ uint64(c)) * fnvPrime
+}
+
+func (w *pageWriter) write(b []byte) {
+	if n := min(len(b), cap(w.buf)-len(w.buf)); n > 0 {
+		w.buf = append(w.buf, b[:n]...)
+	}
+	w.n += len(b)
+	w.h = fnv(w.h, b)
 }
 
 func (w *pageWriter) percent(c byte) {

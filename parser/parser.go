@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // DefaultMaxPageLen is the page length bound used when Config.MaxPageLen
@@ -14,87 +15,327 @@ const DefaultMaxPageLen = 512
 // keeps at least 15 bytes of the path before its hash suffix.
 const MinMaxPageLen = 32
 
+// SiteFromLine is the Config.Site that takes each hit's site from the line:
+// the vhost of vhost_combined, the host variable of an nginx log_format,
+// the host field of json, the "site" group of regex.
+const SiteFromLine = "{host}"
+
+// Formats lists the accepted values of Config.Format.
+var Formats = []string{"combined", "common", "vhost_combined", "nginx", "json", "regex"}
+
 // Hit is one parsed request. Its slices point into the line, into the
 // Parser's scratch space or into the Parser's configuration; they are valid
 // until the next Parse call on the same Parser and must not be modified.
 // Copy what you keep.
 type Hit struct {
-	// Site is the configured site name.
+	// Site is the configured site name, or the host from the line
+	// (lowercase, port removed, mapped through the aliases).
 	Site []byte
-	// Page is the request path without query or fragment: never empty,
-	// starts with '/', valid UTF-8, at most MaxPageLen bytes.
+	// Page is the request path without query or fragment (unless
+	// page.keep_query keeps some parameters), after the page rules: never
+	// empty, starts with '/', valid UTF-8, at most MaxPageLen bytes.
 	Page []byte
 	// Time is the request time in Unix seconds (UTC).
 	Time int64
 	// Status is the HTTP status, 100..599.
 	Status int
-	// Method is the request method as logged, an HTTP token.
+	// Method is the request method as logged, an HTTP token; "-" for
+	// formats that do not log it.
 	Method []byte
 }
 
 // Config configures a Parser. The zero value of each optional field means
-// its default.
+// its default. Field problems reported by New name the TOML key of
+// logtally's [[source]] table ("page.rewrite[0].match").
 type Config struct {
-	// Format is the log format: "combined" or "common" (the Apache and
-	// nginx defaults). Both read the common fields and ignore the rest of
-	// the line, so each accepts the other's lines.
+	// Format is the log format, one of Formats.
 	Format string
-	// Site is the site name every hit of this source gets. Required.
+	// Site is the site name every hit of this source gets, or
+	// SiteFromLine. Required.
 	Site string
+	// SiteAliases maps a host as found in the line (lowercase, without
+	// port) to the site it counts for, when Site is SiteFromLine.
+	SiteAliases map[string]string
 	// MaxPageLen bounds pages in bytes (default DefaultMaxPageLen, at
 	// least MinMaxPageLen). Longer pages are cut on a UTF-8 boundary and
 	// suffixed with "~" and 16 hex digits of a hash of the whole page, so
 	// two long pages never merge; the result is at most MaxPageLen bytes.
 	MaxPageLen int
+	// LogFormat is the nginx log_format string, for Format "nginx".
+	LogFormat string
+	// Regex is the regular expression of Format "regex", with named
+	// groups time, path or request, status, and optionally method, site
+	// and user_agent.
+	Regex string
+	// TimeLayout is the layout of the time field for json and regex:
+	// "rfc3339" (or "iso8601"), "clf" (or "02/Jan/2006:15:04:05 -0700"),
+	// "unix", "unix_ms", or any Go time layout. Default "rfc3339" for
+	// json, "clf" for regex.
+	TimeLayout string
+	// JSON names the fields of Format "json".
+	JSON JSONFields
+	// Page holds the page rules.
+	Page PageConfig
+	// Filter holds the filters.
+	Filter FilterConfig
 }
+
+// JSONFields names the fields of a JSON log line. Nested fields are named
+// with dots ("request.uri"). Empty names take the defaults, which match
+// nginx variable names.
+type JSONFields struct {
+	// Time is the request time (default "time").
+	Time string
+	// URI is the request target, a path with or without query, or an
+	// absolute URI (default "request_uri").
+	URI string
+	// Request is the request line "GET /a HTTP/1.1" (default "request"),
+	// used when the URI field is absent.
+	Request string
+	// Method is the request method (default "request_method").
+	Method string
+	// Status is the response status, a number or a string (default
+	// "status").
+	Status string
+	// Host is the host, for Site SiteFromLine (default "host").
+	Host string
+	// UserAgent is the user agent, for user-agent filters (default
+	// "http_user_agent").
+	UserAgent string
+}
+
+// PageConfig holds the rules that turn a path into a page. Rules apply in
+// this order: lowercase, index_files, strip_trailing_slash, rewrite, then
+// keep_query appends the kept parameters; the length bound applies last.
+type PageConfig struct {
+	// KeepQuery names the query parameters kept in the page, sorted by
+	// name ("/list?id=3&page=2"). Default none.
+	KeepQuery []string
+	// Rewrite rules apply in order, each to the result of the one before.
+	Rewrite []Rewrite
+	// Lowercase lowercases the ASCII letters of the path.
+	Lowercase bool
+	// StripTrailingSlash removes trailing slashes ("/a/" → "/a"; "/" stays).
+	StripTrailingSlash bool
+	// IndexFiles are file names that map to their directory
+	// ("index.html": "/a/index.html" → "/a/").
+	IndexFiles []string
+	// MaxPagesPerMinute bounds the distinct pages of a site in one minute;
+	// 0 means no bound. Parse does not apply it: see PageLimiter.
+	MaxPagesPerMinute int
+}
+
+// Rewrite is one rewrite rule: pages matching the regular expression Match
+// have its matches replaced by Replace ($1 and ${name} expand groups).
+type Rewrite struct {
+	// Match is a Go regular expression (RE2 syntax).
+	Match string
+	// Replace is the replacement, as regexp.Regexp.Expand reads it.
+	Replace string
+}
+
+// FilterConfig decides which hits count. A hit excluded by a filter gives
+// a Filtered outcome naming the first filter that excluded it, in the
+// order methods, status, user agent, extension, path.
+type FilterConfig struct {
+	// Methods lists the counted methods (default all). Compared exactly,
+	// upper-cased.
+	Methods []string
+	// Status lists the counted statuses: classes "2xx" or codes "404"
+	// (default all).
+	Status []string
+	// ExcludeExtensions lists file extensions not counted ("png", ".css");
+	// compared case-insensitively with the last extension of the path.
+	ExcludeExtensions []string
+	// ExcludePaths lists page prefixes not counted ("/admin/"); entries
+	// starting with '^' are regular expressions. Compared with the page
+	// before rewrites (after lowercase).
+	ExcludePaths []string
+	// ExcludeUserAgents lists case-insensitive substrings of user agents
+	// not counted; "bots" stands for BotUserAgents.
+	ExcludeUserAgents []string
+}
+
+// ConfigError is a bad Config field. New returns one per problem, joined.
+type ConfigError struct {
+	// Field is the TOML key of the field within a [[source]] table, e.g.
+	// "page.rewrite[0].match" or "log_format".
+	Field string
+	// Problem says what is wrong, quoting the value.
+	Problem string
+}
+
+func (e *ConfigError) Error() string { return "parser: " + e.Field + ": " + e.Problem }
+
+type formatKind uint8
+
+const (
+	kindCLF formatKind = iota
+	kindVhost
+	kindNginx
+	kindJSON
+	kindRegex
+)
 
 // Parser turns access-log lines into hits. It keeps scratch space, so one
 // Parser must not be used by several goroutines at once; make one per
 // goroutine (they are cheap).
 type Parser struct {
-	site       []byte
-	maxPageLen int
-	scratch    []byte // page output, capacity maxPageLen
+	kind         formatKind
+	site         []byte
+	siteFromLine bool
+	aliases      map[string][]byte
+	maxPageLen   int
+	logEsc       bool // undo Apache/nginx escapes in paths
+	scratch      []byte
+	hostBuf      []byte
+
+	ngx *nginxFormat
+	js  *jsonFormat
+	rx  *regexFormat
+
+	rules  *pageRules
+	filter filters
+	f      fields
+	counts Counts
 }
 
-// New returns a Parser for cfg, or an error if cfg is invalid.
+// fields are what a format reader takes from a line.
+type fields struct {
+	time   int64
+	status int
+	method []byte
+	path   []byte // target reduced to its path (starts with '/'), query kept, escaped as logged
+	host   []byte
+	ua     []byte
+}
+
+var dash = []byte("-")
+
+// New returns a Parser for cfg, or an error if cfg is invalid: every
+// problem found, each a *ConfigError, joined.
 func New(cfg Config) (*Parser, error) {
-	p := &Parser{site: []byte(cfg.Site), maxPageLen: cfg.MaxPageLen}
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &ConfigError{Field: field, Problem: fmt.Sprintf(format, args...)})
+	}
+	p := &Parser{site: []byte(cfg.Site), maxPageLen: cfg.MaxPageLen, logEsc: true}
+	needHost := cfg.Site == SiteFromLine
+	p.siteFromLine = needHost
+	hasUA, hasMethod := false, true
 	switch cfg.Format {
-	case "combined", "common":
-		// The same parser for now: see doc.go. Issue 3's formats
-		// (vhost_combined, nginx log_format, json, regex) select theirs here.
+	case "combined":
+		p.kind, hasUA = kindCLF, true
+	case "common":
+		p.kind = kindCLF
+		if needHost {
+			bad("site", "%q: format common has no host; name the site", cfg.Site)
+		}
+	case "vhost_combined":
+		p.kind, hasUA = kindVhost, true
+	case "nginx":
+		p.kind = kindNginx
+		n, err := compileNginx(cfg.LogFormat)
+		if err != nil {
+			bad("log_format", "%v", err)
+			break
+		}
+		p.ngx = n
+		hasUA, hasMethod = n.hasUA, n.hasMethod
+		if needHost && n.hostVar == 0 {
+			bad("site", "%q: log_format has no $host, $http_host or $server_name", cfg.Site)
+		}
+	case "json":
+		p.kind, p.logEsc = kindJSON, false
+		j, err := newJSONFormat(cfg.JSON, cfg.TimeLayout)
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
+		p.js, hasUA = j, true
+	case "regex":
+		p.kind = kindRegex
+		r, err := compileRegex(cfg.Regex, cfg.TimeLayout)
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
+		p.rx = r
+		hasUA, hasMethod = r.ua >= 0, r.method >= 0 || r.request >= 0
+		if needHost && r.site < 0 {
+			bad("site", "%q: regex has no (?P<site>...) group", cfg.Site)
+		}
 	case "":
-		return nil, errors.New("parser: log format is empty (want combined or common)")
+		bad("format", "must not be empty (want one of %s)", strings.Join(Formats, ", "))
 	default:
-		return nil, fmt.Errorf("parser: unknown log format %q (want combined or common)", cfg.Format)
+		bad("format", "%q: unknown log format (want one of %s)", cfg.Format, strings.Join(Formats, ", "))
+	}
+	if cfg.Format != "nginx" && cfg.LogFormat != "" {
+		bad("log_format", "only for format nginx")
+	}
+	if cfg.Format != "regex" && cfg.Regex != "" {
+		bad("regex", "only for format regex")
+	}
+	if cfg.Format != "regex" && cfg.Format != "json" && cfg.TimeLayout != "" {
+		bad("time_layout", "only for formats json and regex")
 	}
 	if cfg.Site == "" {
-		return nil, errors.New("parser: site is empty")
+		bad("site", "must not be empty")
+	} else if !needHost && strings.ContainsAny(cfg.Site, "{}") {
+		bad("site", "%q: write %q to take the site from the line", cfg.Site, SiteFromLine)
+	}
+	if needHost && len(cfg.SiteAliases) > 0 {
+		p.aliases = make(map[string][]byte, len(cfg.SiteAliases))
+		for k, v := range cfg.SiteAliases {
+			p.aliases[strings.ToLower(k)] = []byte(v)
+		}
 	}
 	switch {
 	case p.maxPageLen == 0:
 		p.maxPageLen = DefaultMaxPageLen
 	case p.maxPageLen < MinMaxPageLen:
-		return nil, fmt.Errorf("parser: max page length %d is below the minimum %d", cfg.MaxPageLen, MinMaxPageLen)
+		bad("page.max_length", "%d: must be at least %d", cfg.MaxPageLen, MinMaxPageLen)
+	}
+	if cfg.Page.MaxPagesPerMinute < 0 {
+		bad("page.max_pages_per_minute", "%d: must not be negative", cfg.Page.MaxPagesPerMinute)
+	}
+	rules, rerrs := newPageRules(cfg.Page)
+	errs = append(errs, rerrs...)
+	p.rules = rules
+	f, ferrs := newFilters(cfg.Filter, hasUA, hasMethod)
+	errs = append(errs, ferrs...)
+	p.filter = f
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	p.scratch = make([]byte, 0, p.maxPageLen)
+	p.hostBuf = make([]byte, 0, maxHostLen)
+	if p.rules != nil {
+		n := max(4096, 4*p.maxPageLen)
+		p.rules.work = make([]byte, 0, n)
+		p.rules.final = make([]byte, 0, n)
+	}
+	if len(p.filter.agents) > 0 {
+		p.filter.uaBuf = make([]byte, 0, maxUALen)
+	}
 	return p, nil
 }
 
+// Counts returns how many lines Parse has seen with each outcome. Like
+// Parse, it must not be called concurrently with Parse.
+func (p *Parser) Counts() Counts { return p.counts }
+
 // Parse parses one line, without its "\n" (a trailing "\n" and then "\r"
 // are stripped if present). On OK it fills h; otherwise it sets h to the
-// zero Hit and the Outcome says why. Parse never allocates and never
-// panics, whatever the bytes.
-//
-// The line starts with "%h %l %u %t \"%r\" %>s %b"; anything after %b
-// and a space (combined's referer and user agent, further fields) is
-// ignored.
+// zero Hit and the Outcome says why. Parse never panics, whatever the
+// bytes, and does not allocate for the combined, common, vhost_combined
+// and nginx formats (rewrite rules that match do allocate).
 func (p *Parser) Parse(line []byte, h *Hit) Outcome {
 	o := p.parse(line, h)
 	if o != OK {
 		*h = Hit{}
 	}
+	p.counts[o]++
 	return o
 }
 
@@ -107,6 +348,125 @@ func (p *Parser) parse(line []byte, h *Hit) Outcome {
 	}
 	if isBlank(line) {
 		return MalformedEmpty
+	}
+	f := &p.f
+	*f = fields{}
+	var o Outcome
+	switch p.kind {
+	case kindCLF, kindVhost:
+		o = p.readCLF(line, f)
+	case kindNginx:
+		o = p.ngx.read(line, f)
+	case kindJSON:
+		o = p.js.read(line, f)
+	case kindRegex:
+		o = p.rx.read(line, f)
+	}
+	if o != OK {
+		return o
+	}
+	return p.finish(f, h)
+}
+
+// finish applies the site, the filters and the page rules to the fields
+// read from a line.
+func (p *Parser) finish(f *fields, h *Hit) Outcome {
+	site := p.site
+	if p.siteFromLine {
+		s, ok := p.siteOf(f.host)
+		if !ok {
+			return MalformedHost
+		}
+		site = s
+	}
+	if f.method == nil {
+		f.method = dash
+	}
+	if o := p.filter.early(f); o != OK {
+		return o
+	}
+	if len(p.filter.exts) > 0 && p.filter.excludedExt(f.path) {
+		return FilteredExtension
+	}
+	var page []byte
+	if p.rules != nil {
+		var o Outcome
+		if page, o = p.rulePage(f.path); o != OK {
+			return o
+		}
+	} else {
+		page = p.page(f.path)
+		if p.filter.excludedPath(page) {
+			return FilteredPath
+		}
+	}
+	h.Site = site
+	h.Page = page
+	h.Time = f.time
+	h.Status = f.status
+	h.Method = f.method
+	return OK
+}
+
+// maxHostLen bounds a host taken from the line.
+const maxHostLen = 255
+
+var hostChar = func() (t [256]bool) {
+	for c := range t {
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			t[c] = true
+		case c == '.' || c == '-' || c == '_' || c == '[' || c == ']' || c == ':':
+			t[c] = true
+		}
+	}
+	return t
+}()
+
+// siteOf turns a host from the line into a site: port removed, trailing
+// dot removed, lowercase, mapped through the aliases. ok is false for an
+// empty host, "-", or bytes that are not a host name.
+func (p *Parser) siteOf(host []byte) ([]byte, bool) {
+	if len(host) == 0 || len(host) > maxHostLen || len(host) == 1 && host[0] == '-' {
+		return nil, false
+	}
+	if host[0] == '[' {
+		if i := bytes.IndexByte(host, ']'); i > 0 {
+			host = host[:i+1]
+		}
+	} else if i := bytes.IndexByte(host, ':'); i >= 0 && bytes.IndexByte(host[i+1:], ':') < 0 {
+		host = host[:i] // one colon: a port (several: a bare IPv6 address)
+	}
+	host = bytes.TrimSuffix(host, []byte("."))
+	if len(host) == 0 {
+		return nil, false
+	}
+	b := p.hostBuf[:0]
+	for _, c := range host {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if !hostChar[c] {
+			return nil, false
+		}
+		b = append(b, c)
+	}
+	if v, ok := p.aliases[string(b)]; ok {
+		return v, true
+	}
+	return b, true
+}
+
+// readCLF reads the common log format, with the vhost prefix for
+// vhost_combined, and the user agent of combined when a filter needs it.
+func (p *Parser) readCLF(line []byte, f *fields) Outcome {
+	if p.kind == kindVhost {
+		sp := bytes.IndexByte(line, ' ')
+		if sp <= 0 {
+			return MalformedFields
+		}
+		f.host = line[:sp]
+		line = line[sp+1:]
 	}
 
 	// %h: the client address, up to the first space.
@@ -189,15 +549,39 @@ func (p *Parser) parse(line []byte, h *Hit) Outcome {
 	if !isSize(rest[:end]) {
 		return MalformedFields
 	}
-	// Whatever follows %b (combined's referer and user agent, extra
-	// fields) does not change the hit, so it is not read: see doc.go.
-
-	h.Site = p.site
-	h.Page = p.page(path)
-	h.Time = t
-	h.Status = status
-	h.Method = method
+	// What follows %b (combined's referer and user agent, extra fields)
+	// is read only for user-agent filters; a broken referer or user agent
+	// does not make the line malformed: see doc.go.
+	if len(p.filter.agents) > 0 {
+		f.ua = combinedUA(rest[end:])
+	}
+	f.time = t
+	f.status = status
+	f.method = method
+	f.path = path
 	return OK
+}
+
+// combinedUA returns the user agent of ` "referer" "user agent"`, or as
+// much of it as is there; nil if there is none.
+func combinedUA(rest []byte) []byte {
+	if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
+		return nil
+	}
+	rest = rest[2:]
+	q := closingQuote(rest)
+	if q < 0 {
+		return nil
+	}
+	rest = rest[q+1:]
+	if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
+		return nil
+	}
+	rest = rest[2:]
+	if q := closingQuote(rest); q >= 0 {
+		return rest[:q]
+	}
+	return rest
 }
 
 // isBlank reports whether line holds only spaces and tabs.
@@ -252,6 +636,20 @@ func isSize(b []byte) bool {
 	}
 	for _, c := range b {
 		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isToken reports whether b is an HTTP method token of at most
+// maxMethodLen bytes.
+func isToken(b []byte) bool {
+	if len(b) == 0 || len(b) > maxMethodLen {
+		return false
+	}
+	for _, c := range b {
+		if !isTchar[c] {
 			return false
 		}
 	}

@@ -27,12 +27,39 @@ func TestNew(t *testing.T) {
 		{Config{Format: "combined", Site: "s"}, ""},
 		{Config{Format: "common", Site: "s"}, ""},
 		{Config{Format: "common", Site: "s", MaxPageLen: MinMaxPageLen}, ""},
-		{Config{Format: "nginx", Site: "s"}, `unknown log format "nginx"`},
-		{Config{Format: "Combined", Site: "s"}, `unknown log format "Combined"`},
-		{Config{Format: "", Site: "s"}, "log format is empty"},
-		{Config{Format: "combined"}, "site is empty"},
-		{Config{Format: "combined", Site: "s", MaxPageLen: -1}, "max page length -1"},
-		{Config{Format: "combined", Site: "s", MaxPageLen: MinMaxPageLen - 1}, "below the minimum"},
+		{Config{Format: "nginx", Site: "s"}, `log_format: must not be empty`},
+		{Config{Format: "Combined", Site: "s"}, `format: "Combined": unknown log format`},
+		{Config{Format: "", Site: "s"}, "format: must not be empty"},
+		{Config{Format: "combined"}, "site: must not be empty"},
+		{Config{Format: "combined", Site: "s", MaxPageLen: -1}, "page.max_length: -1: must be at least 32"},
+		{Config{Format: "combined", Site: "s", MaxPageLen: MinMaxPageLen - 1}, "must be at least 32"},
+		{Config{Format: "common", Site: SiteFromLine}, "format common has no host"},
+		{Config{Format: "combined", Site: "{site}"}, `write "{host}"`},
+		{Config{Format: "combined", Site: "s", LogFormat: "$status"}, "log_format: only for format nginx"},
+		{Config{Format: "combined", Site: "s", TimeLayout: "unix"}, "time_layout: only for formats json and regex"},
+		{Config{Format: "json", Site: "s", TimeLayout: "yesterday"}, `time_layout: "yesterday": want rfc3339`},
+		{Config{Format: "regex", Site: "s", Regex: `(?P<time>\S+) (?P<path>\S+)`}, "no (?P<status>...) group"},
+		{Config{Format: "regex", Site: "s", Regex: `(?P<time>`}, "regex: \"(?P<time>\": error parsing regexp"},
+		{Config{Format: "nginx", Site: "s", LogFormat: "$status $request"}, "no $time_local"},
+		{Config{Format: "nginx", Site: "s", LogFormat: "$time_local $status"}, "no $request"},
+		{Config{Format: "nginx", Site: "s", LogFormat: "$time_local $request"}, "no $status"},
+		{Config{Format: "nginx", Site: "s", LogFormat: "$msec $request$status"}, "$request and $status have nothing between them"},
+		{Config{Format: "nginx", Site: SiteFromLine, LogFormat: "$msec $request $status"}, "log_format has no $host"},
+		{Config{Format: "common", Site: "s", Filter: FilterConfig{ExcludeUserAgents: []string{"bots"}}}, "filter.exclude_user_agents: the format does not log the user agent"},
+		{Config{Format: "nginx", Site: "s", LogFormat: "$msec $uri $status", Filter: FilterConfig{Methods: []string{"GET"}}}, "filter.methods: the format does not log the method"},
+		{Config{Format: "combined", Site: "s", Filter: FilterConfig{Methods: []string{"GET", "G T"}}}, `filter.methods[1]: "G T": must be an HTTP method`},
+		{Config{Format: "combined", Site: "s", Filter: FilterConfig{Status: []string{"2xx", "6xx", "20"}}}, `filter.status[1]: "6xx"`},
+		{Config{Format: "combined", Site: "s", Filter: FilterConfig{ExcludeExtensions: []string{"a/b"}}}, `filter.exclude_extensions[0]`},
+		{Config{Format: "combined", Site: "s", Filter: FilterConfig{ExcludePaths: []string{"admin", "^("}}}, `filter.exclude_paths[0]: "admin": must be a path prefix`},
+		{Config{Format: "combined", Site: "s", Filter: FilterConfig{ExcludeUserAgents: []string{""}}}, `filter.exclude_user_agents[0]: must not be empty`},
+		{Config{Format: "combined", Site: "s", Page: PageConfig{Rewrite: []Rewrite{{Match: "^/a", Replace: "/b"}, {Match: "(", Replace: "/c"}}}}, "page.rewrite[1].match: \"(\": error parsing regexp"},
+		{Config{Format: "combined", Site: "s", Page: PageConfig{Rewrite: []Rewrite{{Match: "^/a", Replace: "b"}}}}, `page.rewrite[0].replace: "b": must start with '/'`},
+		{Config{Format: "combined", Site: "s", Page: PageConfig{KeepQuery: []string{"a=b"}}}, `page.keep_query[0]: "a=b"`},
+		{Config{Format: "combined", Site: "s", Page: PageConfig{IndexFiles: []string{"a/index.html"}}}, `page.index_files[0]`},
+		{Config{Format: "combined", Site: "s", Page: PageConfig{MaxPagesPerMinute: -1}}, `page.max_pages_per_minute: -1`},
+		{Config{Format: "nginx", Site: SiteFromLine, LogFormat: "$host $msec \"$request\" $status"}, ""},
+		{Config{Format: "json", Site: SiteFromLine}, ""},
+		{Config{Format: "vhost_combined", Site: SiteFromLine, Filter: FilterConfig{ExcludeUserAgents: []string{"bots"}}}, ""},
 	} {
 		p, err := New(tc.cfg)
 		switch {
@@ -58,21 +85,30 @@ func TestOutcome(t *testing.T) {
 			t.Errorf("Outcome(%d).String() = %q: empty, duplicate or unnamed", o, s)
 		}
 		seen[s] = true
-		if o.Malformed() != (o != OK) {
-			t.Errorf("%v.Malformed() = %v", o, o.Malformed())
+		if o.Malformed() == o.Filtered() && o != OK || o == OK && (o.Malformed() || o.Filtered()) {
+			t.Errorf("%v: Malformed() = %v, Filtered() = %v", o, o.Malformed(), o.Filtered())
 		}
-		if o != OK && !strings.HasPrefix(s, "malformed: ") {
-			t.Errorf("%v does not say malformed", o)
+		if o.Malformed() != strings.HasPrefix(s, "malformed: ") || o.Filtered() != strings.HasPrefix(s, "filtered: ") {
+			t.Errorf("%v does not say what it is", o)
 		}
 	}
 	if OK.String() != "ok" || MalformedTime.String() != "malformed: bad time" {
 		t.Errorf("names: %q, %q", OK, MalformedTime)
 	}
-	if s := NumOutcomes.String(); s != "outcome(6)" {
+	if s := NumOutcomes.String(); s != "outcome(12)" {
 		t.Errorf("NumOutcomes.String() = %q", s)
 	}
-	if NumOutcomes.Malformed() {
-		t.Error("NumOutcomes is not malformed")
+	if NumOutcomes.Malformed() || NumOutcomes.Filtered() {
+		t.Error("NumOutcomes is neither malformed nor filtered")
+	}
+	var c Counts
+	c[OK], c[MalformedTime], c[MalformedHost], c[FilteredPath], c[FilteredMethod] = 5, 1, 2, 3, 4
+	if c.Lines() != 15 || c.Malformed() != 3 || c.Filtered() != 7 {
+		t.Errorf("counts: %d lines %d malformed %d filtered", c.Lines(), c.Malformed(), c.Filtered())
+	}
+	c.Add(&c)
+	if c.Lines() != 30 {
+		t.Errorf("Add: %d lines", c.Lines())
 	}
 }
 

@@ -1,5 +1,12 @@
 package parser
 
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+)
+
 // timeLen is the length of "10/Oct/2000:13:55:36 -0700", the Apache %t and
 // nginx $time_local layout without its brackets.
 const timeLen = 26
@@ -114,4 +121,154 @@ func daysFromCivil(year, month, day int) int64 {
 	doy := (153*mp+2)/5 + day - 1
 	doe := yoe*365 + yoe/4 - yoe/100 + doy
 	return int64(era)*146097 + int64(doe) - 719468
+}
+
+// maxTime is 9999-12-31T23:59:59Z: later times are malformed.
+const maxTime = 253402300799
+
+// parseISO converts an RFC 3339 / ISO 8601 time, "2006-01-02T15:04:05"
+// with an optional fraction (dropped) and a zone "Z" or "±hh:mm" (or
+// "±hhmm"), to Unix seconds. A space may stand for the 'T'.
+func parseISO(b []byte) (int64, bool) {
+	if len(b) < 20 || b[4] != '-' || b[7] != '-' || (b[10] != 'T' && b[10] != 't' && b[10] != ' ') ||
+		b[13] != ':' || b[16] != ':' {
+		return 0, false
+	}
+	year := num2(b[0], b[1])*100 + num2(b[2], b[3])
+	month := num2(b[5], b[6])
+	day := num2(b[8], b[9])
+	hour := num2(b[11], b[12])
+	minute := num2(b[14], b[15])
+	sec := num2(b[17], b[18])
+	if year < 1970 || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) ||
+		hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 60 {
+		return 0, false
+	}
+	if sec == 60 {
+		sec = 59
+	}
+	z := b[19:]
+	if z[0] == '.' || z[0] == ',' {
+		i := 1
+		for i < len(z) && z[i] >= '0' && z[i] <= '9' {
+			i++
+		}
+		if i == 1 {
+			return 0, false
+		}
+		z = z[i:]
+	}
+	zone := 0
+	switch {
+	case len(z) == 1 && (z[0] == 'Z' || z[0] == 'z'):
+	case (len(z) == 6 && z[3] == ':' || len(z) == 5) && (z[0] == '+' || z[0] == '-'):
+		zh := num2(z[1], z[2])
+		zm := num2(z[len(z)-2], z[len(z)-1])
+		if zh < 0 || zh > 23 || zm < 0 || zm > 59 {
+			return 0, false
+		}
+		zone = zh*3600 + zm*60
+		if z[0] == '-' {
+			zone = -zone
+		}
+	default:
+		return 0, false
+	}
+	t := daysFromCivil(year, month, day)*86400 + int64(hour*3600+minute*60+sec) - int64(zone)
+	if t < 0 || t > maxTime {
+		return 0, false
+	}
+	return t, true
+}
+
+// parseEpoch converts decimal Unix seconds (or milliseconds if ms), with
+// an optional fraction that is dropped, to Unix seconds.
+func parseEpoch(b []byte, ms bool) (int64, bool) {
+	if i := bytes.IndexByte(b, '.'); i >= 0 {
+		for _, c := range b[i+1:] {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+		}
+		b = b[:i]
+	}
+	if len(b) == 0 || len(b) > 16 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if ms {
+		n /= 1000
+	}
+	if n > maxTime {
+		return 0, false
+	}
+	return n, true
+}
+
+// timeLayout is a compiled time_layout.
+type timeLayout struct {
+	kind   uint8
+	layout string // Go layout, for layoutGo
+}
+
+const (
+	layoutCLF uint8 = iota
+	layoutISO
+	layoutUnix
+	layoutUnixMs
+	layoutGo
+)
+
+// parseTimeLayout compiles a time_layout setting; def is used when name is
+// empty.
+func parseTimeLayout(name, def string) (timeLayout, error) {
+	if name == "" {
+		name = def
+	}
+	switch strings.ToLower(name) {
+	case "clf", "02/jan/2006:15:04:05 -0700":
+		return timeLayout{kind: layoutCLF}, nil
+	case "rfc3339", "iso8601", strings.ToLower(time.RFC3339), strings.ToLower(time.RFC3339Nano):
+		return timeLayout{kind: layoutISO}, nil
+	case "unix", "epoch":
+		return timeLayout{kind: layoutUnix}, nil
+	case "unix_ms", "epoch_ms":
+		return timeLayout{kind: layoutUnixMs}, nil
+	}
+	if !strings.Contains(name, "2006") || !strings.Contains(name, "04") {
+		return timeLayout{}, fmt.Errorf("%q: want rfc3339, clf, unix, unix_ms or a Go time layout with a year (2006) and minutes (04)", name)
+	}
+	return timeLayout{kind: layoutGo, layout: name}, nil
+}
+
+// parse converts b to Unix seconds.
+func (l timeLayout) parse(b []byte) (int64, bool) {
+	switch l.kind {
+	case layoutCLF:
+		if len(b) == timeLen+2 && b[0] == '[' && b[timeLen+1] == ']' {
+			b = b[1 : timeLen+1]
+		}
+		return parseTime(b)
+	case layoutISO:
+		return parseISO(b)
+	case layoutUnix:
+		return parseEpoch(b, false)
+	case layoutUnixMs:
+		return parseEpoch(b, true)
+	}
+	t, err := time.Parse(l.layout, string(b))
+	if err != nil {
+		return 0, false
+	}
+	u := t.Unix()
+	if u < 0 || u > maxTime {
+		return 0, false
+	}
+	return u, true
 }

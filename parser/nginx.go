@@ -1,0 +1,261 @@
+package parser
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+)
+
+// ngxVar is an nginx variable logtally reads; ngxOther is any other.
+type ngxVar uint8
+
+const (
+	ngxOther ngxVar = iota
+	ngxTimeLocal
+	ngxTimeISO
+	ngxMsec
+	ngxRequest
+	ngxRequestURI
+	ngxURI
+	ngxMethod
+	ngxStatus
+	ngxHost
+	ngxHTTPHost
+	ngxServerName
+	ngxUA
+)
+
+var ngxVars = map[string]ngxVar{
+	"time_local":      ngxTimeLocal,
+	"time_iso8601":    ngxTimeISO,
+	"msec":            ngxMsec,
+	"request":         ngxRequest,
+	"request_uri":     ngxRequestURI,
+	"uri":             ngxURI,
+	"document_uri":    ngxURI,
+	"request_method":  ngxMethod,
+	"status":          ngxStatus,
+	"host":            ngxHost,
+	"http_host":       ngxHTTPHost,
+	"server_name":     ngxServerName,
+	"http_user_agent": ngxUA,
+}
+
+// ngxSeg is one variable of a log_format and the literal text after it.
+type ngxSeg struct {
+	v     ngxVar
+	name  string
+	after []byte
+}
+
+// nginxFormat is a compiled nginx log_format.
+type nginxFormat struct {
+	prefix    []byte // literal text before the first variable
+	segs      []ngxSeg
+	timeVar   ngxVar
+	hostVar   ngxVar // 0 if none
+	hasUA     bool
+	hasMethod bool
+}
+
+// compileNginx compiles an nginx log_format string: literal text and
+// $variables (or ${variable}). Each variable's value ends where the
+// literal text after it starts (after a closing '"' not escaped by a
+// backslash, for literals starting with '"'); $time_local is 26 bytes.
+func compileNginx(format string) (*nginxFormat, error) {
+	if format == "" {
+		return nil, errors.New("must not be empty for format nginx")
+	}
+	n := &nginxFormat{}
+	var lit []byte
+	var cur *ngxSeg
+	flush := func() {
+		if cur == nil {
+			n.prefix = lit
+		} else {
+			cur.after = lit
+		}
+		lit = nil
+	}
+	for i := 0; i < len(format); {
+		c := format[i]
+		if c != '$' {
+			lit = append(lit, c)
+			i++
+			continue
+		}
+		var name string
+		j := i + 1
+		if j < len(format) && format[j] == '{' {
+			k := j + 1
+			for k < len(format) && format[k] != '}' {
+				k++
+			}
+			if k == len(format) {
+				return nil, fmt.Errorf("%q: unclosed ${", format)
+			}
+			name, j = format[j+1:k], k+1
+		} else {
+			for j < len(format) && (format[j] == '_' || format[j] >= 'a' && format[j] <= 'z' ||
+				format[j] >= 'A' && format[j] <= 'Z' || format[j] >= '0' && format[j] <= '9') {
+				j++
+			}
+			name = format[i+1 : j]
+		}
+		if name == "" {
+			lit = append(lit, c)
+			i++
+			continue
+		}
+		flush()
+		n.segs = append(n.segs, ngxSeg{v: ngxVars[name], name: name})
+		cur = &n.segs[len(n.segs)-1]
+		i = j
+	}
+	flush()
+	var hasTarget, hasStatus bool
+	for i, s := range n.segs {
+		if len(s.after) == 0 && i < len(n.segs)-1 && s.v != ngxTimeLocal {
+			return nil, fmt.Errorf("$%s and $%s have nothing between them: the line cannot be split", s.name, n.segs[i+1].name)
+		}
+		switch s.v {
+		case ngxTimeLocal, ngxTimeISO, ngxMsec:
+			if n.timeVar == 0 {
+				n.timeVar = s.v
+			}
+		case ngxRequest:
+			hasTarget, n.hasMethod = true, true
+		case ngxRequestURI, ngxURI:
+			hasTarget = true
+		case ngxMethod:
+			n.hasMethod = true
+		case ngxStatus:
+			hasStatus = true
+		case ngxHost, ngxHTTPHost, ngxServerName:
+			if n.hostVar == 0 || s.v < n.hostVar {
+				n.hostVar = s.v
+			}
+		case ngxUA:
+			n.hasUA = true
+		}
+	}
+	switch {
+	case n.timeVar == 0:
+		return nil, fmt.Errorf("%q: no $time_local, $time_iso8601 or $msec", format)
+	case !hasTarget:
+		return nil, fmt.Errorf("%q: no $request, $request_uri or $uri", format)
+	case !hasStatus:
+		return nil, fmt.Errorf("%q: no $status", format)
+	}
+	return n, nil
+}
+
+// read splits line by the format and reads the fields.
+func (n *nginxFormat) read(line []byte, f *fields) Outcome {
+	if !bytes.HasPrefix(line, n.prefix) {
+		return MalformedFields
+	}
+	rest := line[len(n.prefix):]
+	var tm, req, target, method, status []byte
+	var targetVar ngxVar
+	for _, s := range n.segs {
+		var val []byte
+		switch {
+		case s.v == ngxTimeLocal:
+			if len(rest) < timeLen || !bytes.HasPrefix(rest[timeLen:], s.after) {
+				return MalformedFields
+			}
+			val, rest = rest[:timeLen], rest[timeLen+len(s.after):]
+		case len(s.after) == 0:
+			val, rest = rest, nil
+		default:
+			var j int
+			if s.after[0] == '"' {
+				j = quotedEnd(rest, s.after)
+			} else {
+				j = bytes.Index(rest, s.after)
+			}
+			if j < 0 {
+				return MalformedFields
+			}
+			val, rest = rest[:j], rest[j+len(s.after):]
+		}
+		switch s.v {
+		case ngxTimeLocal, ngxTimeISO, ngxMsec:
+			if s.v == n.timeVar {
+				tm = val
+			}
+		case ngxRequest:
+			req = val
+		case ngxRequestURI, ngxURI:
+			if targetVar == 0 || s.v < targetVar {
+				target, targetVar = val, s.v
+			}
+		case ngxMethod:
+			method = val
+		case ngxStatus:
+			status = val
+		case ngxHost, ngxHTTPHost, ngxServerName:
+			if s.v == n.hostVar {
+				f.host = val
+			}
+		case ngxUA:
+			f.ua = val
+		}
+	}
+	var t int64
+	var ok bool
+	switch n.timeVar {
+	case ngxTimeLocal:
+		t, ok = parseTime(tm)
+	case ngxTimeISO:
+		t, ok = parseISO(tm)
+	default:
+		t, ok = parseEpoch(tm, false)
+	}
+	if !ok {
+		return MalformedTime
+	}
+	if req != nil {
+		m, path, ok := splitRequest(req)
+		if !ok && target == nil {
+			return MalformedRequest
+		}
+		f.method, f.path = m, path
+	}
+	if target != nil {
+		path, ok := targetPath(target)
+		if !ok {
+			return MalformedRequest
+		}
+		f.path = path
+	}
+	if method != nil {
+		if !isToken(method) {
+			return MalformedRequest
+		}
+		f.method = method
+	}
+	st, ok := parseStatus(status)
+	if !ok {
+		return MalformedStatus
+	}
+	f.time, f.status = t, st
+	return OK
+}
+
+// quotedEnd returns the index of the first '"' in s not escaped by a
+// backslash that starts after, or -1.
+func quotedEnd(s, after []byte) int {
+	for off := 0; off <= len(s); {
+		q := closingQuote(s[off:])
+		if q < 0 {
+			return -1
+		}
+		if bytes.HasPrefix(s[off+q:], after) {
+			return off + q
+		}
+		off += q + 1
+	}
+	return -1
+}
