@@ -343,6 +343,9 @@ func (t *Tailer) start(ctx context.Context) error {
 // rescan re-expands the globs and follows new files from 0.
 func (t *Tailer) rescan(ctx context.Context) {
 	for _, fi := range t.expand() {
+		if ctx.Err() != nil {
+			return
+		}
 		if t.claimed(fi.id) {
 			continue
 		}
@@ -570,8 +573,14 @@ func (t *Tailer) release(id FileID, fl *follower) {
 	}
 }
 
-// spawn runs fl in a goroutine Run waits for.
+// spawn runs fl in a goroutine Run waits for. Once ctx is cancelled it
+// closes fl instead: files released by exiting followers must not be
+// picked up again and read from 0.
 func (t *Tailer) spawn(ctx context.Context, fl *follower) {
+	if ctx.Err() != nil {
+		fl.exit()
+		return
+	}
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
@@ -587,8 +596,12 @@ func (t *Tailer) triggerRescan() {
 	}
 }
 
-// send hands c on, waiting for the consumer.
+// send hands c on, waiting for the consumer. Nothing is sent once ctx is
+// cancelled.
 func (t *Tailer) send(ctx context.Context, c Chunk) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	select {
 	case t.out <- c:
 		return nil
