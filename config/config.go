@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,9 @@ type Config struct {
 	Buckets Buckets `toml:"buckets"`
 	// Sources are the log files to follow, one [[source]] table each.
 	Sources []Source `toml:"source"`
+	// SiteAliases maps a host found in the lines (lowercase, without port)
+	// to the site it counts for, for sources with site = "{host}".
+	SiteAliases map[string]string `toml:"site_aliases"`
 }
 
 // Mongo is the [mongo] table.
@@ -89,12 +93,81 @@ type Source struct {
 	Site string `toml:"site"`
 	// Paths are file globs.
 	Paths []string `toml:"paths"`
-	// Format is the log format: "combined" or "common".
+	// Format is the log format, one of Formats.
 	Format string `toml:"format"`
+	// LogFormat is the nginx log_format string, for format "nginx".
+	LogFormat string `toml:"log_format"`
+	// Regex is the regular expression of format "regex" (named groups
+	// time, path or request, status; optional method, site, user_agent).
+	Regex string `toml:"regex"`
+	// TimeLayout is the time layout of formats json and regex: "rfc3339",
+	// "clf", "unix", "unix_ms" or a Go layout.
+	TimeLayout string `toml:"time_layout"`
+	// JSON names the fields of format "json" ([source.json]).
+	JSON JSONFields `toml:"json"`
+	// Page holds the page rules ([source.page]).
+	Page Page `toml:"page"`
+	// Filter decides which hits count ([source.filter]).
+	Filter Filter `toml:"filter"`
+
+	aliases map[string]string // Config.SiteAliases, set by Parse and Validate
+}
+
+// JSONFields is a source's [source.json] table: the field names of a JSON
+// line, dotted for nested fields ("request.uri"). Empty means the default,
+// the nginx variable name (time, request_uri, request, request_method,
+// status, host, http_user_agent).
+type JSONFields struct {
+	Time      string `toml:"time"`
+	URI       string `toml:"uri"`
+	Request   string `toml:"request"`
+	Method    string `toml:"method"`
+	Status    string `toml:"status"`
+	Host      string `toml:"host"`
+	UserAgent string `toml:"user_agent"`
+}
+
+// Page is a source's [source.page] table: see parser.PageConfig.
+type Page struct {
+	// KeepQuery names the query parameters kept in the page, sorted.
+	KeepQuery []string `toml:"keep_query"`
+	// Rewrite rules, applied in order.
+	Rewrite []Rewrite `toml:"rewrite"`
+	// Lowercase lowercases the path.
+	Lowercase bool `toml:"lowercase"`
+	// StripTrailingSlash removes trailing slashes.
+	StripTrailingSlash bool `toml:"strip_trailing_slash"`
+	// IndexFiles map to their directory ("index.html").
+	IndexFiles []string `toml:"index_files"`
+	// MaxLength bounds pages in bytes; default parser.DefaultMaxPageLen.
+	MaxLength int `toml:"max_length"`
+	// MaxPagesPerMinute bounds the distinct pages per site and minute;
+	// the rest count as "(other)". 0: no bound.
+	MaxPagesPerMinute int `toml:"max_pages_per_minute"`
+}
+
+// Rewrite is one { match = '...', replace = '...' } rule.
+type Rewrite struct {
+	Match   string `toml:"match"`
+	Replace string `toml:"replace"`
+}
+
+// Filter is a source's [source.filter] table: see parser.FilterConfig.
+type Filter struct {
+	// Methods counted (default all).
+	Methods []string `toml:"methods"`
+	// Status classes ("2xx") or codes ("404") counted (default all).
+	Status []string `toml:"status"`
+	// ExcludeExtensions are not counted ("png").
+	ExcludeExtensions []string `toml:"exclude_extensions"`
+	// ExcludePaths are prefixes, or regular expressions starting with '^'.
+	ExcludePaths []string `toml:"exclude_paths"`
+	// ExcludeUserAgents are case-insensitive substrings; "bots" is a preset.
+	ExcludeUserAgents []string `toml:"exclude_user_agents"`
 }
 
 // Formats lists the accepted values of a source's format.
-var Formats = []string{"combined", "common"}
+var Formats = parser.Formats
 
 // Default returns the configuration with every default set and no sources.
 func Default() Config {
@@ -163,6 +236,7 @@ func Parse(name string, data []byte) (Config, error) {
 		if cfg.Sources[i].Name == "" {
 			cfg.Sources[i].Name = cfg.Sources[i].Site
 		}
+		cfg.Sources[i].aliases = cfg.SiteAliases
 	}
 	if cfg.Mongo.URIFile != "" {
 		b, err := os.ReadFile(cfg.Mongo.URIFile)
@@ -219,45 +293,68 @@ func problem(name string, data []byte, k toml.Key, msg string) error {
 	return fmt.Errorf("%s: %s: %s", name, strings.Join(k, "."), msg)
 }
 
-// lineOf finds the line setting key k: the key's last part at the start of
-// a line inside the table named by the rest ("source[1]" is the second
-// [[source]] table). It returns 0 when it cannot tell.
+// lineOf finds the line setting key k: the key inside the table named by
+// the rest of k ("source[1].page" is the [source.page] table of the second
+// [[source]]). A key inside an inline table or array ("rewrite[0].match")
+// is found at the line of its outer key, a dotted key ("page.max_length")
+// in its parent table. It returns 0 when it cannot tell.
 func lineOf(data []byte, k toml.Key) int {
-	if len(k) == 0 {
-		return 0
-	}
-	table, leaf := k[:len(k)-1], k[len(k)-1]
-	var want string
-	nth := -1 // any table of that name, unless an index is given
-	for i, part := range table {
-		if m := indexRe.FindStringSubmatch(part); m != nil {
-			part = m[1]
-			nth, _ = strconv.Atoi(m[2])
+	lines := strings.Split(string(data), "\n")
+	for n := len(k) - 1; n >= 0; n-- {
+		if line := findKey(lines, k[:n], k[n:]); line > 0 {
+			return line
 		}
-		if i > 0 {
-			want += "."
-		}
-		want += part
 	}
+	return 0
+}
+
+// splitIndex splits "source[2]" into "source" and 2; the index is -1 if
+// there is none.
+func splitIndex(part string) (string, int) {
+	if m := indexRe.FindStringSubmatch(part); m != nil {
+		n, _ := strconv.Atoi(m[2])
+		return m[1], n
+	}
+	return part, -1
+}
+
+// findKey returns the line of key rest (its first part, or all of it
+// dotted) inside the table named by table, or 0.
+func findKey(lines []string, table, rest toml.Key) int {
+	var names []string
+	idx := -1
+	for _, part := range table {
+		name, i := splitIndex(part)
+		names = append(names, name)
+		if i >= 0 {
+			idx = i
+		}
+	}
+	want := strings.Join(names, ".")
+	var leaves []string
+	for _, part := range rest {
+		name, _ := splitIndex(part)
+		leaves = append(leaves, name)
+	}
+	leaf, dotted := leaves[0], strings.Join(leaves, ".")
 	inTable := want == ""
-	seen := -1
-	for i, raw := range strings.Split(string(data), "\n") {
+	arrays := map[string]int{} // [[name]] headers seen
+	for i, raw := range lines {
 		line := strings.TrimSpace(raw)
 		if strings.HasPrefix(line, "[") {
 			name := strings.TrimSpace(strings.Trim(strings.SplitN(line, "#", 2)[0], " []"))
-			if name == want {
-				seen++
-				inTable = nth < 0 || seen == nth
-			} else {
-				inTable = false
+			if strings.HasPrefix(line, "[[") {
+				arrays[name]++
 			}
+			top := strings.SplitN(name, ".", 2)[0]
+			inTable = name == want && (idx < 0 || arrays[top]-1 == idx)
 			continue
 		}
 		if !inTable {
 			continue
 		}
 		if eq := strings.IndexByte(line, '='); eq > 0 {
-			if strings.Trim(strings.TrimSpace(line[:eq]), `"'`) == leaf {
+			if key := strings.Trim(strings.TrimSpace(line[:eq]), `"'`); key == leaf || key == dotted {
 				return i + 1
 			}
 		}
@@ -323,12 +420,20 @@ func (c *Config) Validate() error {
 	if len(c.Sources) == 0 {
 		bad("source", "at least one [[source]] is needed")
 	}
-	srcNames := map[string]int{}
-	for i, s := range c.Sources {
-		f := fmt.Sprintf("source[%d].", i)
-		if s.Site == "" {
-			bad(f+"site", "must not be empty")
+	for _, k := range sortedKeys(c.SiteAliases) {
+		v := c.SiteAliases[k]
+		if k == "" || k != strings.ToLower(k) || strings.ContainsAny(k, " /:{}") {
+			bad("site_aliases", "%q: must be a lowercase host name without port", k)
 		}
+		if v == "" || strings.ContainsAny(v, "{}") {
+			bad("site_aliases", "%q = %q: must map to a site name", k, v)
+		}
+	}
+	srcNames := map[string]int{}
+	for i := range c.Sources {
+		c.Sources[i].aliases = c.SiteAliases
+		s := c.Sources[i]
+		f := fmt.Sprintf("source[%d].", i)
 		if j, dup := srcNames[s.Name]; dup && s.Name != "" {
 			bad(f+"name", "%q: same name as source[%d]; set a distinct name", s.Name, j)
 		}
@@ -341,20 +446,27 @@ func (c *Config) Validate() error {
 				bad(f+"paths", "%q: not a valid glob", p)
 			}
 		}
-		if !contains(Formats, s.Format) {
-			bad(f+"format", "%q: must be one of %s", s.Format, strings.Join(Formats, ", "))
+		if _, err := parser.New(s.Parser()); err != nil {
+			for _, e := range unjoin(err) {
+				var ce *parser.ConfigError
+				if errors.As(e, &ce) {
+					bad(f+ce.Field, "%s", ce.Problem)
+				} else {
+					bad(f+"format", "%v", e)
+				}
+			}
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	return false
+	sort.Strings(keys)
+	return keys
 }
 
 // redact hides a password in a URI for messages.
@@ -465,7 +577,38 @@ func (w WriteConcern) Nodes() int {
 	return n
 }
 
-// Parser returns the parser configuration of the source.
+// Parser returns the parser configuration of the source, with the site
+// aliases of the Config it was loaded or validated in.
 func (s Source) Parser() parser.Config {
-	return parser.Config{Format: s.Format, Site: s.Site}
+	c := parser.Config{
+		Format:      s.Format,
+		Site:        s.Site,
+		SiteAliases: s.aliases,
+		MaxPageLen:  s.Page.MaxLength,
+		LogFormat:   s.LogFormat,
+		Regex:       s.Regex,
+		TimeLayout:  s.TimeLayout,
+		JSON: parser.JSONFields{
+			Time: s.JSON.Time, URI: s.JSON.URI, Request: s.JSON.Request, Method: s.JSON.Method,
+			Status: s.JSON.Status, Host: s.JSON.Host, UserAgent: s.JSON.UserAgent,
+		},
+		Page: parser.PageConfig{
+			KeepQuery:          s.Page.KeepQuery,
+			Lowercase:          s.Page.Lowercase,
+			StripTrailingSlash: s.Page.StripTrailingSlash,
+			IndexFiles:         s.Page.IndexFiles,
+			MaxPagesPerMinute:  s.Page.MaxPagesPerMinute,
+		},
+		Filter: parser.FilterConfig{
+			Methods:           s.Filter.Methods,
+			Status:            s.Filter.Status,
+			ExcludeExtensions: s.Filter.ExcludeExtensions,
+			ExcludePaths:      s.Filter.ExcludePaths,
+			ExcludeUserAgents: s.Filter.ExcludeUserAgents,
+		},
+	}
+	for _, r := range s.Page.Rewrite {
+		c.Page.Rewrite = append(c.Page.Rewrite, parser.Rewrite{Match: r.Match, Replace: r.Replace})
+	}
+	return c
 }

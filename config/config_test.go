@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/parser"
 )
 
 const good = `
@@ -100,7 +102,7 @@ colour = "red"
 		{"unknown keys", strings.Replace(src, "interval = 10", `interval = "10s"`, 1), []string{"t.toml:4: mongo.timout: unknown key", "t.toml:19: source.colour: unknown key"}},
 		{"bare number duration", strings.Replace(src, "timout", "timeout", 1) + "", []string{"t.toml:7:", "flush.interval", "no unit"}},
 		{"bad values", strings.NewReplacer("timout", "timeout", "interval = 10", `interval = "10s"`, `colour = "red"`, "").Replace(src),
-			[]string{"t.toml:8: flush.max_ops: 0: must be from 1 to 100000", `t.toml:17: source[1].paths: "/y[": not a valid glob`, `t.toml:18: source[1].format: "apache": must be one of combined, common`}},
+			[]string{"t.toml:8: flush.max_ops: 0: must be from 1 to 100000", `t.toml:17: source[1].paths: "/y[": not a valid glob`, `t.toml:18: source[1].format: "apache": unknown log format (want one of combined, common, vhost_combined, nginx, json, regex)`}},
 		{"wrong type", `state_dir = 5`, []string{"t.toml:1: state_dir: incompatible types"}},
 		{"syntax", "[mongo\nuri = 1", []string{"t.toml:2:", "table name"}},
 		{"no source", `state_dir = "/x"`, []string{"source: at least one [[source]] is needed"}},
@@ -162,5 +164,127 @@ func TestExampleConfigLoads(t *testing.T) {
 	}
 	if len(c.Sources) == 0 {
 		t.Fatal("example config has no source")
+	}
+}
+
+const issue3 = `
+[site_aliases]
+"www.example.com" = "example.com"
+
+[[source]]
+site = "a.example.com"
+paths = ["/a"]
+format = "combined"
+
+[[source]]
+site = "{host}"
+paths = ["/var/log/nginx/*.log"]
+format = "nginx"
+log_format = '$host $remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_time'
+
+[source.page]
+keep_query = ["page", "id"]
+rewrite = [
+  { match = '^/user/[0-9]+', replace = '/user/:id' },
+  { match = '^/p/(\w+)/.*', replace = '/p/$1' },
+]
+lowercase = true
+strip_trailing_slash = true
+index_files = ["index.html"]
+max_length = 256
+max_pages_per_minute = 1000
+
+[source.filter]
+methods = ["GET", "HEAD"]
+status = ["2xx", "3xx", "404"]
+exclude_extensions = ["png", "css", "js"]
+exclude_paths = ["/admin/", "^/api/v[0-9]+/health$"]
+exclude_user_agents = ["bots", "Nagios"]
+
+[[source]]
+name = "caddy"
+site = "{host}"
+paths = ["/var/log/caddy/access.log"]
+format = "json"
+time_layout = "unix"
+[source.json]
+time = "ts"
+uri = "request.uri"
+method = "request.method"
+host = "request.host"
+
+[[source]]
+name = "custom"
+site = "c.example.com"
+paths = ["/c"]
+format = "regex"
+regex = '^(?P<time>\S+) (?P<method>\S+) (?P<path>\S+) (?P<status>\d+)'
+time_layout = "rfc3339"
+`
+
+func TestIssue3Keys(t *testing.T) {
+	c, err := Parse("t.toml", []byte(issue3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Sources) != 4 {
+		t.Fatalf("%d sources", len(c.Sources))
+	}
+	pc := c.Sources[1].Parser()
+	if pc.Format != "nginx" || pc.Site != "{host}" || pc.SiteAliases["www.example.com"] != "example.com" || pc.MaxPageLen != 256 ||
+		len(pc.Page.Rewrite) != 2 || pc.Page.Rewrite[1].Replace != "/p/$1" || !pc.Page.Lowercase || !pc.Page.StripTrailingSlash ||
+		pc.Page.MaxPagesPerMinute != 1000 || len(pc.Filter.ExcludeUserAgents) != 2 || pc.Filter.Status[2] != "404" {
+		t.Fatalf("parser config: %+v", pc)
+	}
+	// The parser config works: one line through it.
+	p, err := parser.New(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h parser.Hit
+	line := `WWW.Example.com 10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET /User/42/?page=2&x=1 HTTP/1.1" 200 5 "-" "Mozilla/5.0" 0.001`
+	if o := p.Parse([]byte(line), &h); o != parser.OK || string(h.Site) != "example.com" || string(h.Page) != "/user/:id?page=2" {
+		t.Fatalf("Parse = %v %s %s", o, h.Site, h.Page)
+	}
+	if j := c.Sources[2].Parser(); j.JSON.URI != "request.uri" || j.TimeLayout != "unix" || j.JSON.Status != "" {
+		t.Fatalf("json: %+v", j.JSON)
+	}
+	if _, err := parser.New(c.Sources[3].Parser()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIssue3Errors(t *testing.T) {
+	for _, tc := range []struct {
+		old, new string
+		want     []string
+	}{
+		{"match = '^/user/[0-9]+'", "match = '^/user/[0-9+'", []string{`t.toml:18: source[1].page.rewrite[0].match: "^/user/[0-9+": error parsing regexp`}},
+		{`status = ["2xx", "3xx", "404"]`, `status = ["2xx", "7xx", "404"]`, []string{`t.toml:30: source[1].filter.status[1]: "7xx"`}},
+		{`max_length = 256`, `max_length = 8`, []string{`t.toml:25: source[1].page.max_length: 8: must be at least 32`}},
+		{`$status $body_bytes_sent`, `$status$body_bytes_sent`, []string{`t.toml:14: source[1].log_format: `, "nothing between them"}},
+		{`format = "json"`, `format = "jsn"`, []string{`t.toml:39: source[2].format: "jsn": unknown log format`}},
+		{`time_layout = "unix"`, `time_layout = "soon"`, []string{`t.toml:40: source[2].time_layout: "soon"`}},
+		{`(?P<status>\d+)`, `(?P<code>\d+)`, []string{`t.toml:52: source[3].regex: `, "no (?P<status>...) group"}},
+		{`exclude_paths = ["/admin/"`, `exclude_paths = ["admin/"`, []string{`t.toml:32: source[1].filter.exclude_paths[0]: "admin/": must be a path prefix`}},
+		{`"www.example.com" = "example.com"`, `"WWW.example.com" = ""`, []string{`site_aliases: "WWW.example.com": must be a lowercase host`, `site_aliases: "WWW.example.com" = "": must map to a site name`}},
+		{`site = "a.example.com"`, `site = "{vhost}"`, []string{`t.toml:6: source[0].site: "{vhost}": write "{host}"`}},
+		{`site = "a.example.com"`, `site = ""`, []string{`t.toml:6: source[0].site: must not be empty`}},
+		{"lowercase = true", "lowercase = true\ncolour = 1", []string{"source.page.colour: unknown key"}},
+	} {
+		src := strings.Replace(issue3, tc.old, tc.new, 1)
+		if src == issue3 {
+			t.Fatalf("%q not in the config", tc.old)
+		}
+		_, err := Parse("t.toml", []byte(src))
+		if err == nil {
+			t.Errorf("%s: no error", tc.new)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q\ndoes not contain %q", err, w)
+			}
+		}
 	}
 }
