@@ -62,6 +62,11 @@ type Tailer struct {
 	// reserved until a retired checkpoint's Done chunk has been sent.
 	files map[FileID]*follower
 
+	// waiting holds restored checkpoints whose file could not be read
+	// (an error other than not-exist), retried at every rescan. Their
+	// identities are reserved in files. Only Run's goroutine uses it.
+	waiting map[FileID]Checkpoint
+
 	errMu     sync.Mutex
 	errLogged map[string]time.Time
 }
@@ -131,6 +136,7 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 		clk:       cfg.Clock,
 		rescanNow: make(chan struct{}, 1),
 		files:     make(map[FileID]*follower),
+		waiting:   make(map[FileID]Checkpoint),
 		errLogged: make(map[string]time.Time),
 	}, nil
 }
@@ -230,20 +236,29 @@ func (t *Tailer) start(ctx context.Context) error {
 		}
 		ok, err := fileFingerprintMatches(fi.path, cp.FPLen, cp.FPSum)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			t.logErr("fingerprint "+fi.path, "cannot read fingerprint", err, "path", fi.path)
+			t.logErr("fingerprint "+fi.path, slog.LevelWarn, "cannot read fingerprint", "path", fi.path, "err", err)
 		}
 		return ok
 	}
-	// Checkpoints that resume their own file.
+	// Checkpoints that resume their own file, or wait until it can be read.
 	for _, cp := range cps {
 		fi, ok := byID[cp.File]
-		if !ok || !fpOK(fi, cp) {
+		if !ok {
+			if _, err := os.Stat(cp.Path); cp.Path != "" && err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.logErr("keep "+cp.Path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", cp.Path, "err", err)
+				t.waiting[cp.File] = cp
+				continue
+			}
 			lost = append(lost, cp)
 			continue
 		}
-		fl, err := t.openFollower(fi.path, cp.File, cp)
-		if err != nil {
-			t.logErr("open "+fi.path, "cannot open file", err, "path", fi.path)
+		fl, wait := t.resume(cp, fi.path)
+		if wait {
+			cp.Path = fi.path
+			t.waiting[cp.File] = cp
+			continue
+		}
+		if fl == nil {
 			lost = append(lost, cp)
 			continue
 		}
@@ -257,7 +272,7 @@ func (t *Tailer) start(ctx context.Context) error {
 		var cpy *follower
 		if cp.FPLen > 0 {
 			for _, fi := range order {
-				if fi.id == cp.File || planned[fi.id] != nil || !fpOK(fi, cp) {
+				if _, wait := t.waiting[fi.id]; wait || fi.id == cp.File || planned[fi.id] != nil || !fpOK(fi, cp) {
 					continue
 				}
 				c := cp
@@ -276,7 +291,7 @@ func (t *Tailer) start(ctx context.Context) error {
 		}
 		planned[cpy.id] = cpy
 		t.log.Info("found copy of a truncated file", "path", cpy.path, "offset", cp.Offset, "was", cp.Path)
-		if own, ok := byID[cp.File]; ok && own.matched {
+		if own, ok := byID[cp.File]; ok && own.matched && planned[own.id] == nil {
 			// The checkpoint's own file is still followed (from 0): it
 			// reads the copy first, then resets its checkpoint.
 			fl, err := t.openFollower(own.path, own.id, Checkpoint{Source: t.cfg.Source})
@@ -305,7 +320,7 @@ func (t *Tailer) start(ctx context.Context) error {
 	// Glob matches nobody claimed: new files, read from 0.
 	var fresh []*follower
 	for _, fi := range order {
-		if !fi.matched || planned[fi.id] != nil {
+		if _, wait := t.waiting[fi.id]; wait || !fi.matched || planned[fi.id] != nil {
 			continue
 		}
 		if t.isCopy(fi.path, planHeads(plan)) {
@@ -313,7 +328,7 @@ func (t *Tailer) start(ctx context.Context) error {
 		}
 		fl, err := t.openFollower(fi.path, fi.id, Checkpoint{Source: t.cfg.Source})
 		if err != nil {
-			t.logErr("open "+fi.path, "cannot open file", err, "path", fi.path)
+			t.logErr("open "+fi.path, slog.LevelWarn, "cannot open file", "err", err, "path", fi.path)
 			continue
 		}
 		fl.fresh = true
@@ -322,6 +337,9 @@ func (t *Tailer) start(ctx context.Context) error {
 	plan = append(plan, fresh...)
 
 	t.mu.Lock()
+	for id := range t.waiting {
+		t.files[id] = nil
+	}
 	for _, fl := range plan {
 		t.files[fl.id] = fl
 		if fl.adopt != nil {
@@ -340,8 +358,12 @@ func (t *Tailer) start(ctx context.Context) error {
 	return nil
 }
 
-// rescan re-expands the globs and follows new files from 0.
+// rescan retries the waiting checkpoints, re-expands the globs and follows
+// new files from 0.
 func (t *Tailer) rescan(ctx context.Context) {
+	if err := t.retryWaiting(ctx); err != nil {
+		return
+	}
 	for _, fi := range t.expand() {
 		if ctx.Err() != nil {
 			return
@@ -355,7 +377,7 @@ func (t *Tailer) rescan(ctx context.Context) {
 		fl, err := t.openFollower(fi.path, fi.id, Checkpoint{Source: t.cfg.Source})
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
-				t.logErr("open "+fi.path, "cannot open file", err, "path", fi.path)
+				t.logErr("open "+fi.path, slog.LevelWarn, "cannot open file", "err", err, "path", fi.path)
 			}
 			continue
 		}
@@ -367,6 +389,80 @@ func (t *Tailer) rescan(ctx context.Context) {
 		t.log.Info("following new file", "path", fi.path)
 		t.spawn(ctx, fl)
 	}
+}
+
+// resume opens the file at path for checkpoint cp if it is still cp's file
+// (size at least cp.Offset, fingerprint matching). wait reports an error
+// other than not-exist: the file's state is unknown, so the checkpoint is
+// kept and tried again at every rescan.
+func (t *Tailer) resume(cp Checkpoint, path string) (fl *follower, wait bool) {
+	fl, err := t.openFollower(path, cp.File, cp)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, false
+		}
+		t.logErr("keep "+path, slog.LevelWarn, "cannot open file, keeping its checkpoint", "path", path, "err", err)
+		return nil, true
+	}
+	st, err := fl.f.Stat()
+	if err != nil {
+		fl.close()
+		t.logErr("keep "+path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", path, "err", err)
+		return nil, true
+	}
+	if st.Size() < cp.Offset {
+		fl.close()
+		return nil, false
+	}
+	ok, err := fingerprintMatches(fl.f, cp.FPLen, cp.FPSum)
+	if err != nil {
+		fl.close()
+		t.logErr("keep "+path, slog.LevelWarn, "cannot read fingerprint, keeping its checkpoint", "path", path, "err", err)
+		return nil, true
+	}
+	if !ok {
+		fl.close()
+		return nil, false
+	}
+	return fl, false
+}
+
+// retryWaiting tries the checkpoints whose files could not be read at start
+// again: resumed once readable, dropped (Done) once the file is gone or is
+// no longer the checkpoint's. Only Run's goroutine uses t.waiting.
+func (t *Tailer) retryWaiting(ctx context.Context) error {
+	for id, cp := range t.waiting {
+		var fl *follower
+		st, err := os.Stat(cp.Path)
+		switch {
+		case err != nil && !errors.Is(err, os.ErrNotExist):
+			t.logErr("keep "+cp.Path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", cp.Path, "err", err)
+			continue
+		case err == nil:
+			if got, _, ok := statID(st); ok && got == id {
+				var wait bool
+				if fl, wait = t.resume(cp, cp.Path); wait {
+					continue
+				}
+			}
+		}
+		delete(t.waiting, id)
+		if fl != nil {
+			t.mu.Lock()
+			t.files[id] = fl
+			t.mu.Unlock()
+			t.log.Info("resuming file", "path", cp.Path, "offset", cp.Offset)
+			t.spawn(ctx, fl)
+			continue
+		}
+		t.log.Info("dropping checkpoint of a file that is gone", "path", cp.Path, "offset", cp.Offset)
+		err = t.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true})
+		t.release(id, nil)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // heads returns the leading bytes of every followed file but skip's.
@@ -429,7 +525,7 @@ func (t *Tailer) isCopy(path string, heads [][]byte) bool {
 	defer f.Close()
 	full, _ := copyState(f, heads)
 	if full {
-		t.logErr("copy "+path, "not following a copy of a followed file", nil, "path", path)
+		t.logErr("copy "+path, slog.LevelInfo, "not following a copy of a followed file", "path", path)
 	}
 	return full
 }
@@ -479,7 +575,7 @@ func (t *Tailer) statFile(p string) (fileInfo, bool) {
 	st, err := os.Stat(p)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			t.logErr("stat "+p, "cannot stat file", err, "path", p)
+			t.logErr("stat "+p, slog.LevelWarn, "cannot stat file", "err", err, "path", p)
 		}
 		return fileInfo{}, false
 	}
@@ -610,8 +706,8 @@ func (t *Tailer) send(ctx context.Context, c Chunk) error {
 	}
 }
 
-// logErr logs a problem at most once per errLogEvery for each key.
-func (t *Tailer) logErr(key, msg string, err error, args ...any) {
+// logErr logs at most once per errLogEvery for each key.
+func (t *Tailer) logErr(key string, level slog.Level, msg string, args ...any) {
 	now := t.clk.Now()
 	t.errMu.Lock()
 	last, ok := t.errLogged[key]
@@ -621,12 +717,7 @@ func (t *Tailer) logErr(key, msg string, err error, args ...any) {
 	}
 	t.errLogged[key] = now
 	t.errMu.Unlock()
-	if err != nil {
-		args = append(args, "err", err)
-		t.log.Warn(msg, args...)
-		return
-	}
-	t.log.Info(msg, args...)
+	t.log.Log(context.Background(), level, msg, args...)
 }
 
 // openFollower opens path and checks it is still the file id.

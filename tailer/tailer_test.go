@@ -658,3 +658,44 @@ func TestSlowConsumerLosesNothing(t *testing.T) {
 	}
 	sameLines(t, "file", lines, want("a", 0, 5100))
 }
+
+// A checkpoint whose file cannot be examined at start (an error other than
+// not-exist) is kept, not dropped, and the file is resumed at its offset
+// once it can be: dropping it would read the file again from 0.
+func TestUnreadableCheckpointedFileWaits(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "access.log")
+	appendLines(t, p, "a", 0, 50)
+	id := idOf(t, p)
+	h := start(t, realCfg("web", p))
+	h.waitFor("50 lines", countLines(50))
+	cp := roundTrip(t, lastCheckpoint(t, h.stop(), id))
+
+	appendLines(t, p, "a", 50, 60)
+	aside := filepath.Join(t.TempDir(), "aside")
+	if err := os.Rename(p, aside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(p, p); err != nil { // stat fails with ELOOP
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	cfg := realCfg("web", p)
+	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	h = start(t, cfg)
+	h.waitFor("the error logged", func([]Chunk) bool { return strings.Contains(logs.String(), "keeping its checkpoint") })
+	if got := h.got(); len(got) != 0 {
+		t.Fatalf("sent %d chunks while the file could not be read:\n%s", len(got), dump(got))
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(aside, p); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the rest of the file", countLines(10))
+	cs := h.stop()
+	checkChunks(t, cs)
+	sameLines(t, "resumed", allLines(cs), want("a", 50, 60))
+}
