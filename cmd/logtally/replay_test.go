@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// With LOGTALLY_REPLAY_MAIN set, the test binary is "logtally replay":
+// bench/compare.sh uses it to time replay as a whole process until the
+// replay command is dispatched from main.go.
+func init() {
+	if os.Getenv("LOGTALLY_REPLAY_MAIN") != "" {
+		code := 0
+		if err := cmdReplay(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintf(os.Stderr, "logtally: %v\n", err)
+			code = 1
+			if _, ok := err.(usageError); ok {
+				code = 2
+			}
+		}
+		os.Exit(code)
+	}
+}
+
+const replayLines = `10.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET /a?x=1 HTTP/1.1" 200 1 "-" "Mozilla/5.0"
+10.0.0.2 - - [17/May/2015:10:05:03 +0000] "GET /a HTTP/1.1" 200 1 "-" "Mozilla/5.0"
+10.0.0.3 - - [17/May/2015:10:05:04 +0000] "GET /b HTTP/1.1" 404 1 "-" "Googlebot/2.1"
+10.0.0.4 - - [31/Feb/2015:10:05:04 +0000] "GET /b HTTP/1.1" 200 1 "-" "Mozilla/5.0"
+\x16\x03\x01 garbage
+10.0.0.5 - - [17/May/2015:10:06:00 +0000] "POST /c HTTP/1.1" 500 1 "-" "Mozilla/5.0"` + "\r\n" +
+	`10.0.0.6 - - [17/May/2015:10:06:01 +0000] "GET /b HTTP/1.1" 200 1 "-" "Mozilla/5.0"`
+
+// summaryValue returns the number on the summary line named name.
+func summaryValue(t *testing.T, out, name string) string {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(strings.TrimPrefix(l, name)); strings.HasPrefix(l, name) && len(f) > 0 && strings.TrimSpace(l[:len(name)]) == strings.TrimSpace(name) {
+			if len(l) > len(name) && l[len(name)] == ' ' {
+				return f[0]
+			}
+		}
+	}
+	t.Fatalf("no %q in summary:\n%s", name, out)
+	return ""
+}
+
+func TestReplayDryRun(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "access.log")
+	os.WriteFile(plain, []byte(replayLines), 0o644)
+	// The same lines gzipped: every count doubles, the keys do not.
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(replayLines + "\n"))
+	zw.Close()
+	gzName := filepath.Join(dir, "access.log.1.gz")
+	os.WriteFile(gzName, gz.Bytes(), 0o644)
+
+	var out, errb bytes.Buffer
+	if err := cmdReplay([]string{"-dry-run", "-site", "example.com", "-format", "combined", plain, gzName}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	s := out.String()
+	for name, want := range map[string]string{
+		"files": "2", "lines": "14", "hits": "10", "malformed": "4", "filtered": "0",
+		"  malformed: bad time": "2", "  malformed: bad fields": "2",
+		"sites": "1", "distinct pages": "3", "distinct seconds": "4", "keys committed": "4",
+	} {
+		if got := summaryValue(t, s, name); got != want {
+			t.Errorf("%s = %s, want %s\n%s", name, got, want, s)
+		}
+	}
+	if !strings.Contains(s, "lines/s") {
+		t.Errorf("no lines/s:\n%s", s)
+	}
+	// Malformed lines are reported with file and line number.
+	for _, w := range []string{"access.log:4: malformed: bad time", "access.log:5: malformed: bad fields", "access.log.1.gz:4: malformed: bad time"} {
+		if !strings.Contains(errb.String(), w) {
+			t.Errorf("stderr does not contain %q:\n%s", w, errb.String())
+		}
+	}
+}
+
+func TestReplayConfigFiltersAndLimit(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "access.log")
+	extra := "\n10.0.0.7 - - [17/May/2015:10:05:09 +0000] \"GET /d HTTP/1.1\" 200 1 \"-\" \"Mozilla/5.0\"\n"
+	os.WriteFile(log, []byte(replayLines+extra), 0o644)
+	cfgFile := filepath.Join(dir, "c.toml")
+	os.WriteFile(cfgFile, []byte(`
+[[source]]
+site = "example.com"
+paths = ["/x"]
+format = "combined"
+[source.page]
+max_pages_per_minute = 1
+[source.filter]
+status = ["2xx", "4xx"]
+exclude_user_agents = ["bots"]
+`), 0o644)
+	var out, errb bytes.Buffer
+	if err := cmdReplay([]string{"-dry-run", "-config", cfgFile, log}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	s := out.String()
+	// Hits: /a, /a, /d (10:05; /d is the second page of the minute, so
+	// "(other)"), /b (10:06). /c is a 500, /b at 10:05 from a bot.
+	for name, want := range map[string]string{
+		"hits": "4", "filtered": "2", "  filtered: status": "1", "  filtered: user agent": "1",
+		"hits under (other)": "1", "distinct pages": "3",
+	} {
+		if got := summaryValue(t, s, name); got != want {
+			t.Errorf("%s = %s, want %s\n%s", name, got, want, s)
+		}
+	}
+}
+
+func TestReplayLongLines(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "access.log")
+	good := `10.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET /a HTTP/1.1" 200 1`
+	huge := strings.Repeat("x", replayBufSize+10)
+	os.WriteFile(log, []byte(good+"\n"+huge+"\n"+good+"\n"+huge), 0o644)
+	var out, errb bytes.Buffer
+	if err := cmdReplay([]string{"-dry-run", "-site", "s", "-format", "common", log}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for name, want := range map[string]string{"lines": "4", "hits": "2", "too long": "2"} {
+		if got := summaryValue(t, s, name); got != want {
+			t.Errorf("%s = %s, want %s\n%s", name, got, want, s)
+		}
+	}
+	if !strings.Contains(errb.String(), "access.log:2: line longer than") {
+		t.Errorf("stderr: %s", errb.String())
+	}
+}
+
+func TestReplayErrors(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "a.log")
+	os.WriteFile(log, []byte("x\n"), 0o644)
+	zst := filepath.Join(dir, "a.log.zst")
+	os.WriteFile(zst, []byte{0x28, 0xb5, 0x2f, 0xfd, 0, 0}, 0o644)
+	two := filepath.Join(dir, "two.toml")
+	os.WriteFile(two, []byte("[[source]]\nsite=\"a\"\npaths=[\"/a\"]\nformat=\"common\"\n[[source]]\nsite=\"b\"\npaths=[\"/b\"]\nformat=\"common\"\n"), 0o644)
+	for _, tc := range []struct {
+		args  []string
+		usage bool
+		want  string
+	}{
+		{[]string{"-site", "s", "-format", "combined", log}, true, "not implemented yet; use -dry-run"},
+		{[]string{"-dry-run", "-site", "s", "-format", "combined"}, true, "no log FILE"},
+		{[]string{"-dry-run", "-site", "s", "-format", "nginx", log}, true, "log_format: must not be empty"},
+		{[]string{"-dry-run", "-format", "combined", log}, true, "site: must not be empty"},
+		{[]string{"-dry-run", "-config", two, log}, true, "2 sources: choose one with -source"},
+		{[]string{"-dry-run", "-config", two, "-source", "c", log}, true, `no source named "c"`},
+		{[]string{"-dry-run", "-bogus"}, true, "flag provided but not defined"},
+		{[]string{"-dry-run", "-site", "s", "-format", "common", filepath.Join(dir, "missing.log")}, false, "no such file"},
+		{[]string{"-dry-run", "-site", "s", "-format", "common", zst}, false, "zstd files are not supported yet"},
+	} {
+		var out, errb bytes.Buffer
+		err := cmdReplay(tc.args, &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+			continue
+		}
+		if _, ok := err.(usageError); ok != tc.usage {
+			t.Errorf("%v: usage error %v, want %v", tc.args, ok, tc.usage)
+		}
+	}
+	// -config with -source picks the source.
+	var out, errb bytes.Buffer
+	if err := cmdReplay([]string{"-dry-run", "-config", two, "-source", "b", log}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+}
