@@ -16,8 +16,8 @@ const FingerprintSize = 1024
 // FileID identifies a file by device and inode.
 type FileID struct{ Dev, Ino uint64 }
 
-// String returns "dev:ino".
-func (id FileID) String() string {
+// str returns "dev:ino".
+func (id FileID) str() string {
 	return strconv.FormatUint(id.Dev, 10) + ":" + strconv.FormatUint(id.Ino, 10)
 }
 
@@ -36,7 +36,7 @@ type Checkpoint struct {
 // Key returns a key unique per (Source, File): Source, a NUL byte, then
 // "dev:ino". The caller stores the checkpoint under it.
 func (c Checkpoint) Key() string {
-	return c.Source + "\x00" + c.File.String()
+	return c.Source + "\x00" + c.File.str()
 }
 
 // checkpointVersion is the first byte of the binary encoding.

@@ -143,7 +143,7 @@ func (h *harness) tick(n int) {
 func dump(cs []Chunk) string {
 	var b strings.Builder
 	for _, c := range cs {
-		fmt.Fprintf(&b, "  file=%s path=%s start=%d off=%d len=%d skipped=%d done=%v\n",
+		fmt.Fprintf(&b, "  file=%v path=%s start=%d off=%d len=%d skipped=%d done=%v\n",
 			c.Checkpoint.File, c.Checkpoint.Path, c.Start, c.Checkpoint.Offset, len(c.Data), c.Skipped, c.Done)
 	}
 	return b.String()
@@ -246,7 +246,7 @@ func lastCheckpoint(t *testing.T, cs []Chunk, id FileID) Checkpoint {
 			return cs[i].Checkpoint
 		}
 	}
-	t.Fatalf("no chunk for %s", id)
+	t.Fatalf("no chunk for %v", id)
 	return Checkpoint{}
 }
 
@@ -295,7 +295,7 @@ func checkChunks(t *testing.T, cs []Chunk) {
 		k := c.Checkpoint.Key()
 		if done[k] {
 			if c.Start != 0 { // only a new file with the same identity may follow
-				t.Fatalf("chunk %d for %s after its Done", i, c.Checkpoint.File)
+				t.Fatalf("chunk %d for %v after its Done", i, c.Checkpoint.File)
 			}
 			delete(done, k)
 			delete(next, k)
@@ -319,7 +319,7 @@ func checkChunks(t *testing.T, cs []Chunk) {
 			}
 		}
 		if want, ok := next[k]; ok && c.Start != want && !(c.Start == 0 && c.Checkpoint.Offset == 0) {
-			t.Fatalf("chunk %d for %s starts at %d, want %d\n%s", i, c.Checkpoint.File, c.Start, want, dump(cs))
+			t.Fatalf("chunk %d for %v starts at %d, want %d\n%s", i, c.Checkpoint.File, c.Start, want, dump(cs))
 		}
 		next[k] = c.Checkpoint.Offset
 		wantFP := int(min(c.Checkpoint.Offset, FingerprintSize))

@@ -17,13 +17,13 @@ import (
 	"github.com/logtally/logtally/internal/clock"
 )
 
-// Defaults for zero Config fields.
+// Values of zero Config fields.
 const (
-	DefaultPollInterval   = 250 * time.Millisecond
-	DefaultRescanInterval = 5 * time.Second
-	DefaultRotateGrace    = 10 * time.Second
-	DefaultMaxLineBytes   = 1 << 20
-	DefaultReadSize       = 256 << 10
+	defaultPollInterval   = 250 * time.Millisecond
+	defaultRescanInterval = 5 * time.Second
+	defaultRotateGrace    = 10 * time.Second
+	defaultMaxLineBytes   = 1 << 20
+	defaultReadSize       = 256 << 10
 )
 
 // errLogEvery is how often the same stat/open error is logged again.
@@ -100,27 +100,27 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 			return nil, fmt.Errorf("new tailer %q: checkpoint of source %q", cfg.Source, cp.Source)
 		}
 		if seen[cp.File] {
-			return nil, fmt.Errorf("new tailer %q: duplicate checkpoint for file %s", cfg.Source, cp.File)
+			return nil, fmt.Errorf("new tailer %q: duplicate checkpoint for file %s", cfg.Source, cp.File.str())
 		}
 		if cp.Offset < 0 || cp.FPLen < 0 || cp.FPLen > FingerprintSize {
-			return nil, fmt.Errorf("new tailer %q: checkpoint %s out of range", cfg.Source, cp.File)
+			return nil, fmt.Errorf("new tailer %q: checkpoint %s out of range", cfg.Source, cp.File.str())
 		}
 		seen[cp.File] = true
 	}
 	if cfg.PollInterval == 0 {
-		cfg.PollInterval = DefaultPollInterval
+		cfg.PollInterval = defaultPollInterval
 	}
 	if cfg.RescanInterval == 0 {
-		cfg.RescanInterval = DefaultRescanInterval
+		cfg.RescanInterval = defaultRescanInterval
 	}
 	if cfg.RotateGrace == 0 {
-		cfg.RotateGrace = DefaultRotateGrace
+		cfg.RotateGrace = defaultRotateGrace
 	}
 	if cfg.MaxLineBytes == 0 {
-		cfg.MaxLineBytes = DefaultMaxLineBytes
+		cfg.MaxLineBytes = defaultMaxLineBytes
 	}
 	if cfg.ReadSize == 0 {
-		cfg.ReadSize = DefaultReadSize
+		cfg.ReadSize = defaultReadSize
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
