@@ -35,8 +35,10 @@ type follower struct {
 	adopt  *follower   // a copy to read (and then run) before anything else
 	retire *Checkpoint // a checkpoint to delete once the file has been caught up
 
-	pubPath string
-	pubHead []byte // never modified once published
+	pubPath  string
+	pubHead  []byte // never modified once published
+	pubFresh bool   // fresh, as seen by findCopy
+	stolen   bool   // a truncated file's follower took this (fresh) file over
 }
 
 // run follows the file until it is finished or ctx is cancelled.
@@ -74,6 +76,13 @@ func (fl *follower) run(ctx context.Context) {
 	}
 }
 
+// isStolen reports whether another follower took this fresh file over.
+func (fl *follower) isStolen() bool {
+	fl.t.mu.Lock()
+	defer fl.t.mu.Unlock()
+	return fl.stolen
+}
+
 // exit closes the file and unregisters it.
 func (fl *follower) exit() {
 	if fl.adopt != nil {
@@ -104,8 +113,15 @@ func (fl *follower) poll(ctx context.Context) (bool, error) {
 			t.log.Info("new file is a copy of a followed file, not following it", "path", fl.path)
 			return true, nil
 		}
-		if partial {
+		if partial && !fl.isStolen() {
 			return false, nil
+		}
+		t.mu.Lock()
+		stolen := fl.stolen
+		fl.pubFresh = false
+		t.mu.Unlock()
+		if stolen {
+			return true, nil
 		}
 		fl.fresh = false
 	}

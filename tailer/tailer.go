@@ -331,7 +331,7 @@ func (t *Tailer) start(ctx context.Context) error {
 			t.logErr("open "+fi.path, slog.LevelWarn, "cannot open file", "err", err, "path", fi.path)
 			continue
 		}
-		fl.fresh = true
+		fl.fresh, fl.pubFresh = true, true
 		fresh = append(fresh, fl)
 	}
 	plan = append(plan, fresh...)
@@ -381,7 +381,7 @@ func (t *Tailer) rescan(ctx context.Context) {
 			}
 			continue
 		}
-		fl.fresh = true
+		fl.fresh, fl.pubFresh = true, true
 		if !t.claim(fl) {
 			fl.close()
 			continue
@@ -614,14 +614,16 @@ func (t *Tailer) locate(id FileID) (string, bool) {
 
 // findCopy looks among the rotated candidates of path for a copy of the
 // file old describes (another file whose first old.FPLen bytes hash to
-// old.FPSum and that holds at least old.Offset bytes) nobody follows. The
-// copy is claimed and returned as a follower at old.Offset.
+// old.FPSum and that holds at least old.Offset bytes) that nobody reads.
+// The copy is claimed and returned as a follower at old.Offset. A copy that
+// a fresh follower holds but has not started reading (found by a rescan
+// while it was being written) is taken over.
 func (t *Tailer) findCopy(old Checkpoint, path string) *follower {
 	if old.FPLen == 0 {
 		return nil
 	}
 	for _, fi := range t.candidates(path) {
-		if fi.id == old.File || fi.size < old.Offset || t.claimed(fi.id) {
+		if fi.id == old.File || fi.size < old.Offset {
 			continue
 		}
 		if ok, _ := fileFingerprintMatches(fi.path, old.FPLen, old.FPSum); !ok {
@@ -631,15 +633,31 @@ func (t *Tailer) findCopy(old Checkpoint, path string) *follower {
 		c.File, c.Path = fi.id, fi.path
 		fl, err := t.openFollower(fi.path, fi.id, c)
 		if err != nil {
+			t.logErr("open "+fi.path, slog.LevelWarn, "cannot open copy of truncated file", "err", err, "path", fi.path)
 			continue
 		}
-		if !t.claim(fl) {
+		if !t.claimCopy(fl) {
 			fl.close()
 			continue
 		}
 		return fl
 	}
 	return nil
+}
+
+// claimCopy registers fl unless its file is claimed by a follower that has
+// read from it; a fresh follower that has not is told to stop.
+func (t *Tailer) claimCopy(fl *follower) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cur, ok := t.files[fl.id]; ok {
+		if cur == nil || !cur.pubFresh {
+			return false
+		}
+		cur.stolen = true
+	}
+	t.files[fl.id] = fl
+	return true
 }
 
 // claim registers fl unless its file is already claimed.

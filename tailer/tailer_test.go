@@ -3,6 +3,7 @@ package tailer
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"hash/fnv"
 	"log/slog"
 	"os"
@@ -698,4 +699,99 @@ func TestUnreadableCheckpointedFileWaits(t *testing.T) {
 	cs := h.stop()
 	checkChunks(t, cs)
 	sameLines(t, "resumed", allLines(cs), want("a", 50, 60))
+}
+
+// 4d. Copy found while the original is gone: the copy is read from the old
+// offset, and only then is the old checkpoint dropped.
+func TestCopyWhileDownOriginalGone(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "access.log")
+	appendLines(t, p, "a", 0, 100)
+	id := idOf(t, p)
+	h := start(t, fakeCfg("web", p))
+	h.waitFor("first 100 lines", countLines(100))
+	cp := roundTrip(t, lastCheckpoint(t, h.stop(), id))
+
+	appendLines(t, p, "a", 100, 150)
+	copyFile(t, p, p+".1")
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	copyID := idOf(t, p+".1")
+	cfg := fakeCfg("web", p)
+	cfg.Checkpoints = []Checkpoint{cp}
+	h = start(t, cfg)
+	h.waitFor("the copy and the old checkpoint dropped", func(cs []Chunk) bool { return countLines(50)(cs) && hasDone(id)(cs) })
+	h.settle(2)
+	h.clk.Advance(cfg.RotateGrace)
+	h.waitFor("Done for the copy", hasDone(copyID))
+	cs := h.stop()
+	checkChunks(t, cs)
+	sameLines(t, "copy", linesOf(cs, copyID), want("a", 100, 150))
+	lastData := slices.IndexFunc(cs, func(c Chunk) bool { return c.Checkpoint.File == copyID && len(c.Data) > 0 })
+	if cs[0].Checkpoint.File != copyID || lastData > doneIndex(cs, id) {
+		t.Fatalf("order wrong: the copy's checkpoint must come before the old one is dropped\n%s", dump(cs))
+	}
+}
+
+// A truncation with no copy to be found restarts the file at 0 with a reset
+// checkpoint first.
+func TestTruncateWithoutCopy(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "access.log")
+	appendLines(t, p, "a", 0, 100)
+	id := idOf(t, p)
+	h := start(t, fakeCfg("web", p))
+	h.waitFor("first 100 lines", countLines(100))
+	h.settle(2)
+	if err := os.Truncate(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	appendLines(t, p, "b", 0, 10)
+	h.waitFor("the new lines", countLines(110))
+	cs := h.stop()
+	checkChunks(t, cs)
+	sameLines(t, "file", linesOf(cs, id), append(want("a", 0, 100), want("b", 0, 10)...))
+	reset := slices.IndexFunc(cs, func(c Chunk) bool { return c.Start == 0 && c.Checkpoint.Offset == 0 })
+	if reset < 0 || reset != len(cs)-2 {
+		t.Fatalf("no reset chunk before the new lines\n%s", dump(cs))
+	}
+}
+
+// With a glob matching the copy too, a copy that a rescan found while it was
+// being written (so not yet recognisable) is still adopted at the old
+// offset when the original is truncated, whichever of the two files is
+// polled first. Repeated, since the order is up to the scheduler.
+func TestCopyFoundWhileBeingWritten(t *testing.T) {
+	for i := range 10 {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "access.log")
+		appendLines(t, p, "a", 0, 100)
+		id := idOf(t, p)
+		h := start(t, fakeCfg("web", p+"*"))
+		h.waitFor("first 100 lines", countLines(100))
+		h.settle(2)
+
+		if err := os.WriteFile(p+".1", nil, 0o644); err != nil { // cp has begun
+			t.Fatal(err)
+		}
+		h.clk.Advance(h.cfg.RescanInterval)
+		h.waitFor("the empty copy followed", func([]Chunk) bool { return len(h.tl.Files()) == 2 })
+		h.settle(3)
+		appendLines(t, p, "a", 100, 150)
+		copyFile(t, p, p+".1") // cp is done
+		if err := os.Truncate(p, 0); err != nil {
+			t.Fatal(err)
+		}
+		appendLines(t, p, "b", 0, 30)
+		copyID := idOf(t, p+".1")
+
+		h.waitFor("every line", countLines(180))
+		h.tick(3)
+		h.tick(3)
+		cs := h.stop()
+		checkChunks(t, cs)
+		sameLines(t, fmt.Sprint("copy, run ", i), linesOf(cs, copyID), want("a", 100, 150))
+		sameLines(t, fmt.Sprint("original, run ", i), linesOf(cs, id), append(want("a", 0, 100), want("b", 0, 30)...))
+	}
 }
