@@ -54,6 +54,7 @@ type nginxFormat struct {
 	segs      []ngxSeg
 	timeVar   ngxVar
 	hostVar   ngxVar // 0 if none
+	lastNeed  int    // index of the last segment whose value a hit needs
 	hasUA     bool
 	hasMethod bool
 }
@@ -115,6 +116,9 @@ func compileNginx(format string) (*nginxFormat, error) {
 	flush()
 	var hasTarget, hasStatus bool
 	for i, s := range n.segs {
+		if s.v != ngxOther && s.v != ngxUA {
+			n.lastNeed = i
+		}
 		if len(s.after) == 0 && i < len(n.segs)-1 && s.v != ngxTimeLocal {
 			return nil, fmt.Errorf("$%s and $%s have nothing between them: the line cannot be split", s.name, n.segs[i+1].name)
 		}
@@ -158,7 +162,8 @@ func (n *nginxFormat) read(line []byte, f *fields) Outcome {
 	rest := line[len(n.prefix):]
 	var tm, req, target, method, status []byte
 	var targetVar ngxVar
-	for _, s := range n.segs {
+segs:
+	for i, s := range n.segs {
 		var val []byte
 		switch {
 		case s.v == ngxTimeLocal:
@@ -174,6 +179,14 @@ func (n *nginxFormat) read(line []byte, f *fields) Outcome {
 				j = quotedEnd(rest, s.after)
 			} else {
 				j = bytes.Index(rest, s.after)
+			}
+			if j < 0 && i > n.lastNeed {
+				// A broken field after all those a hit needs (an
+				// unterminated user agent) does not lose the hit.
+				if s.v == ngxUA {
+					f.ua = rest
+				}
+				break segs
 			}
 			if j < 0 {
 				return MalformedFields
