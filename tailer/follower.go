@@ -155,6 +155,7 @@ func (fl *follower) poll(ctx context.Context) (bool, error) {
 
 	if nlink == 0 {
 		t.log.Info("file deleted, finished", "path", fl.path, "offset", fl.off)
+		t.triggerRescan() // a new file may have taken its place
 		return true, fl.done(ctx)
 	}
 	if !fl.rotated && !fl.stillMatched() {

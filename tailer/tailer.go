@@ -312,7 +312,7 @@ func (t *Tailer) start(ctx context.Context) error {
 		t.log.Info("dropping checkpoint of a file that is gone", "path", cp.Path, "offset", cp.Offset)
 		if err := t.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
 			for _, fl := range plan {
-				fl.close()
+				fl.exit()
 			}
 			return err
 		}
