@@ -1,0 +1,21 @@
+# Packages that embed the test MongoDB server (FerretDB) run without the race
+# detector, which slows FerretDB several-fold; every other package runs with it.
+DB_PKGS   := ./flusher/... ./internal/mongotest/... ./cmd/...
+PURE_PKGS := $(shell go list ./... | grep -v -e /flusher -e /internal/mongotest -e /cmd/)
+
+.PHONY: test lint build demo
+test:
+	go vet ./...
+	go test -race -count=1 $(PURE_PKGS)
+	go test -count=1 -timeout 20m $(DB_PKGS)
+
+lint:
+	test -z "$$(gofmt -l $$(git ls-files '*.go'))"
+	go vet ./...
+	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+build:
+	go build -o bin/logtally ./cmd/logtally
+
+demo:
+	go run ./internal/cmd/demo

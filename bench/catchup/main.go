@@ -1,0 +1,210 @@
+// Command catchup measures `logtally run` catching up on a large combined
+// log: it writes the log (10 pages over 10 minutes by default, so the
+// embedded server's collection scans stay small), starts a MongoDB-wire
+// server in another process (the embedded FerretDB of internal/cmd/demo, or
+// the MongoDB in MONGODB_URI), runs the real logtally binary until every hit
+// is in the monthly buckets, stops it with SIGTERM and prints wall time,
+// logtally's own CPU seconds and peak RSS (from its rusage), and the
+// database operations it issued per 1,000 hits (from its final stats line).
+//
+//	go run ./bench/catchup -lines 1000000
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+func main() {
+	lines := flag.Int("lines", 1_000_000, "lines in the generated log")
+	pages := flag.Int("pages", 10, "distinct pages")
+	minutes := flag.Int("minutes", 10, "minutes of log time the lines span")
+	maxOps := flag.Int("max-ops", 32, "flush.max_ops (keep under 50 against FerretDB)")
+	flag.Parse()
+	if err := run(*lines, *pages, *minutes, *maxOps); err != nil {
+		fmt.Fprintf(os.Stderr, "catchup: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(lines, pages, minutes, maxOps int) error {
+	tmp, err := os.MkdirTemp("", "logtally-catchup-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	logPath := filepath.Join(tmp, "access.log")
+	size, err := generate(logPath, lines, pages, minutes)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("log: %d lines, %.1f MB, %d pages over %d minutes\n", lines, float64(size)/1e6, pages, minutes)
+
+	bin := filepath.Join(tmp, "logtally")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/logtally").CombinedOutput(); err != nil {
+		return fmt.Errorf("build logtally: %v\n%s", err, out)
+	}
+	uri := os.Getenv("MONGODB_URI")
+	server := "MONGODB_URI"
+	if uri == "" {
+		demo := filepath.Join(tmp, "demo")
+		if out, err := exec.Command("go", "build", "-o", demo, "./internal/cmd/demo").CombinedOutput(); err != nil {
+			return fmt.Errorf("build server: %v\n%s", err, out)
+		}
+		srv := exec.Command(demo, "-serve")
+		out, _ := srv.StdoutPipe()
+		srv.Stderr = os.Stderr
+		if err := srv.Start(); err != nil {
+			return err
+		}
+		defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil {
+			return fmt.Errorf("server did not print its URI: %w", err)
+		}
+		uri = strings.TrimSpace(line)
+		server = "embedded FerretDB v1.24.0 (SQLite) in another process"
+	}
+	fmt.Printf("server: %s\n", server)
+	db := fmt.Sprintf("catchup_%d", time.Now().UnixNano())
+	conf := filepath.Join(tmp, "logtally.toml")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
+shutdown_timeout = "5m"
+[mongo]
+uri = %q
+database = %q
+timeout = "60s"
+[flush]
+interval = "1s"
+max_ops = %d
+[[source]]
+site = "bench.example.com"
+paths = [%q]
+format = "combined"
+`, filepath.Join(tmp, "state"), uri, db, maxOps, logPath)), 0o600); err != nil {
+		return err
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		return err
+	}
+	defer client.Disconnect(context.Background())
+	defer client.Database(db).Drop(context.Background())
+
+	var stderr bytes.Buffer
+	daemon := exec.Command(bin, "run", "-config", conf)
+	daemon.Stderr = &stderr
+	start := time.Now()
+	if err := daemon.Start(); err != nil {
+		return err
+	}
+	monthly := client.Database(db).Collection("monthly")
+	var got int64
+	for got < int64(lines) {
+		if time.Since(start) > 30*time.Minute {
+			daemon.Process.Kill()
+			return fmt.Errorf("only %d of %d hits after 30 minutes", got, lines)
+		}
+		time.Sleep(100 * time.Millisecond)
+		got, _ = total(monthly)
+	}
+	caughtUp := time.Since(start)
+	daemon.Process.Signal(syscall.SIGTERM)
+	if err := daemon.Wait(); err != nil {
+		return fmt.Errorf("logtally: %v\n%s", err, stderr.String())
+	}
+	wall := time.Since(start)
+	ru := daemon.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	stats := lastStats(stderr.String())
+	ops := stats["bulk_writes"] + stats["finds"] + stats["insert_calls"]
+	fmt.Printf("caught up: all %d hits in MongoDB after %.2fs (wall until exit %.2fs)\n", got, caughtUp.Seconds(), wall.Seconds())
+	fmt.Printf("logtally CPU: %.2fs (user %.2fs, sys %.2fs), %.0f%% of one core over the catch-up\n",
+		cpu.Seconds(), time.Duration(ru.Utime.Nano()).Seconds(), time.Duration(ru.Stime.Nano()).Seconds(), 100*cpu.Seconds()/wall.Seconds())
+	fmt.Printf("logtally peak RSS: %.1f MiB\n", float64(ru.Maxrss)/1024)
+	fmt.Printf("database: %d batches, %d bulk writes, %d updates, %d finds, %d inserted buckets (%d insert calls)\n",
+		stats["batches"], stats["bulk_writes"], stats["updates"], stats["finds"], stats["inserts"], stats["insert_calls"])
+	fmt.Printf("per 1,000 hits: %.4f database round trips, %.4f bucket updates\n",
+		1000*float64(ops)/float64(got), 1000*float64(stats["updates"])/float64(got))
+	return nil
+}
+
+// generate writes lines combined-format lines spread evenly over the given
+// minutes, returning the file size.
+func generate(path string, lines, pages, minutes int) (int64, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	rng := rand.New(rand.NewPCG(7, 7))
+	base := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	span := minutes * 60
+	var b []byte
+	for i := 0; i < lines; i++ {
+		ts := base.Add(time.Duration(i*span/lines) * time.Second)
+		b = b[:0]
+		b = fmt.Appendf(b, "2001:db8:%x::%x - - [%s] \"GET /page/%d?ref=%d HTTP/1.1\" 200 %d \"https://example.com/\" \"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36\"\n",
+			rng.IntN(65536), rng.IntN(65536), ts.Format("02/Jan/2006:15:04:05 -0700"), rng.IntN(pages), rng.IntN(1000), 200+rng.IntN(50000))
+		w.Write(b)
+	}
+	if err := w.Flush(); err != nil {
+		return 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), f.Close()
+}
+
+func total(c *mongo.Collection) (int64, error) {
+	cur, err := c.Find(context.Background(), bson.D{}, options.Find().SetProjection(bson.D{{Key: "total", Value: 1}}))
+	if err != nil {
+		return 0, err
+	}
+	var docs []struct {
+		Total int64 `bson:"total"`
+	}
+	if err := cur.All(context.Background(), &docs); err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, d := range docs {
+		n += d.Total
+	}
+	return n, nil
+}
+
+var kvRe = regexp.MustCompile(`(\w+)=(\d+)`)
+
+// lastStats reads the counters of logtally's last "stats" log line.
+func lastStats(log string) map[string]int64 {
+	out := map[string]int64{}
+	lines := strings.Split(log, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], "msg=stats") {
+			for _, m := range kvRe.FindAllStringSubmatch(lines[i], -1) {
+				out[m[1]], _ = strconv.ParseInt(m[2], 10, 64)
+			}
+			break
+		}
+	}
+	return out
+}

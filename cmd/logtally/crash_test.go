@@ -1,0 +1,390 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/logtally/logtally/internal/mongotest"
+)
+
+// The crash test's traffic: few pages and few minutes, so the embedded
+// server's collections stay small (it scans a collection per guarded update).
+var (
+	crashPages = []string{"/", "/blog/", "/about/"}
+	crashBase  = time.Date(2026, 1, 31, 23, 58, 30, 0, time.UTC) // spans a day and a month boundary
+)
+
+const crashSpan = 150 // seconds of log time the lines are spread over
+
+// TestCrashAndRotation runs logtally as a subprocess while a writer appends
+// and rotates (rename, and copytruncate), kills it with SIGKILL at random
+// moments, cuts MongoDB off for a while, restarts it each time, and at the
+// end compares every bucket with the counts taken from the log files.
+func TestCrashAndRotation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs")
+	os.MkdirAll(logs, 0o755)
+	conf := filepath.Join(dir, "logtally.toml")
+	os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
+shutdown_timeout = "60s"
+[mongo]
+uri = %q
+database = %q
+timeout = "5s"
+[buffer]
+commit_interval = "50ms"
+[flush]
+interval = "100ms"
+max_ops = 16
+max_backoff = "200ms"
+[[source]]
+site = "crash.test"
+paths = [%q]
+format = "combined"
+`, filepath.Join(dir, "state"), srv.URI(), db.Name(), filepath.Join(logs, "access.log"))), 0o600)
+
+	w := &writer{dir: logs, rng: rand.New(rand.NewPCG(1, 2))}
+	w.open(t)
+	ctx, stopWriting := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); w.loop(ctx, t) }()
+
+	rng := rand.New(rand.NewPCG(3, 4))
+	const kills = 12
+	for i := 0; i < kills; i++ {
+		if i == 4 {
+			srv.Stop() // MongoDB unreachable for rounds 4..6: logtally buffers on disk
+		}
+		if i == 7 {
+			srv.Resume()
+		}
+		d := startDaemon(t, conf, dir, i)
+		time.Sleep(time.Duration(150+rng.IntN(900)) * time.Millisecond) // a random moment to crash at
+		d.Process.Signal(syscall.SIGKILL)
+		d.Wait()
+	}
+	stopWriting()
+	wg.Wait()
+	w.close()
+
+	want := countFiles(t, logs)
+	if want.hits < 1000 {
+		t.Fatalf("writer wrote only %d hits: the test did not exercise much", want.hits)
+	}
+	// Final run: wait until every hit is in MongoDB, then SIGTERM must drain
+	// and exit 0.
+	d := startDaemon(t, conf, dir, kills)
+	deadline := time.Now().Add(60 * time.Second)
+	var got counts
+	for {
+		got = readBuckets(t, db)
+		if got.monthTotal >= want.hits || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	d.Process.Signal(syscall.SIGTERM)
+	if err := d.Wait(); err != nil {
+		t.Errorf("logtally after SIGTERM: %v (want exit 0)", err)
+	}
+	got = readBuckets(t, db)
+
+	lost, dup := compare(t, "minute", want.minute, got.minute)
+	l2, d2 := compare(t, "daily", want.daily, got.daily)
+	l3, d3 := compare(t, "monthly", want.monthly, got.monthly)
+	t.Logf("crash test: %d kills, %d hits in %d files (%d rename and %d copytruncate rotations, %d malformed lines), "+
+		"lost %d, duplicated %d (minute), %d/%d (daily), %d/%d (monthly)",
+		kills, want.hits, want.files, w.renames, w.copies, w.malformed, lost, dup, l2, d2, l3, d3)
+	if w.renames == 0 || w.copies == 0 {
+		t.Errorf("writer did not rotate both ways: %d renames, %d copies", w.renames, w.copies)
+	}
+}
+
+func startDaemon(t *testing.T, conf, dir string, round int) *exec.Cmd {
+	t.Helper()
+	cmd := command("run", "-config", conf, "-log-level", "debug")
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("daemon-%02d.log", round)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd
+}
+
+// writer appends combined-format lines and rotates the file now and then,
+// the way logrotate does: rename (the writer goes on writing the renamed
+// file for a moment, as nginx does until it reopens) or copytruncate.
+type writer struct {
+	dir                        string
+	rng                        *rand.Rand
+	f                          *os.File
+	n, sinceRotate             int
+	renames, copies, malformed int
+}
+
+func (w *writer) path(i int) string {
+	if i == 0 {
+		return filepath.Join(w.dir, "access.log")
+	}
+	return filepath.Join(w.dir, "access.log."+strconv.Itoa(i))
+}
+
+func (w *writer) open(t *testing.T) {
+	f, err := os.OpenFile(w.path(0), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.f = f
+}
+
+func (w *writer) close() { w.f.Close() }
+
+func (w *writer) write(t *testing.T, lines int) {
+	var b []byte
+	for i := 0; i < lines; i++ {
+		w.n++
+		if w.n%97 == 0 {
+			b = append(b, "this is not an access log line\n"...)
+			w.malformed++
+			continue
+		}
+		ts := crashBase.Add(time.Duration(w.rng.IntN(crashSpan)) * time.Second).In(time.FixedZone("", -5*3600))
+		page := crashPages[w.rng.IntN(len(crashPages))]
+		b = fmt.Appendf(b, "2001:db8::%x - - [%s] \"GET %s?n=%d HTTP/1.1\" 200 512 \"-\" \"crash-test\"\n",
+			w.n, ts.Format("02/Jan/2006:15:04:05 -0700"), page, w.n)
+	}
+	if _, err := w.f.Write(b); err != nil {
+		t.Error(err)
+	}
+}
+
+// shift renames access.log.N to access.log.N+1, oldest first.
+func (w *writer) shift(t *testing.T) {
+	last := 0
+	for {
+		if _, err := os.Stat(w.path(last + 1)); err != nil {
+			break
+		}
+		last++
+	}
+	for i := last; i >= 1; i-- {
+		if err := os.Rename(w.path(i), w.path(i+1)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func (w *writer) loop(ctx context.Context, t *testing.T) {
+	for ctx.Err() == nil {
+		w.write(t, 1+w.rng.IntN(15))
+		w.sinceRotate++
+		if w.sinceRotate > 60+w.rng.IntN(60) {
+			w.sinceRotate = 0
+			w.shift(t)
+			if (w.renames+w.copies)%2 == 0 {
+				// rename + create; keep writing the old file briefly.
+				if err := os.Rename(w.path(0), w.path(1)); err != nil {
+					t.Error(err)
+				}
+				w.write(t, 5)
+				time.Sleep(20 * time.Millisecond)
+				w.write(t, 5)
+				w.f.Close()
+				w.open(t)
+				w.renames++
+			} else {
+				// copytruncate: copy, then truncate in place.
+				src, _ := os.Open(w.path(0))
+				dst, _ := os.Create(w.path(1))
+				io.Copy(dst, src)
+				src.Close()
+				dst.Close()
+				if err := w.f.Truncate(0); err != nil {
+					t.Error(err)
+				}
+				w.copies++
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+type bucketCounts map[string]map[string]int64 // bucket id -> counter path -> value
+
+type counts struct {
+	minute, daily, monthly bucketCounts
+	hits, monthTotal       int64
+	files                  int
+}
+
+var lineRe = regexp.MustCompile(`\[([^\]]+)\] "GET ([^ ?]+)`)
+
+// countFiles counts hits per bucket from every file in dir, independently of
+// logtally's parser.
+func countFiles(t *testing.T, dir string) counts {
+	c := counts{minute: bucketCounts{}, daily: bucketCounts{}, monthly: bucketCounts{}}
+	files, _ := filepath.Glob(filepath.Join(dir, "access.log*"))
+	c.files = len(files)
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			m := lineRe.FindSubmatch(sc.Bytes())
+			if m == nil {
+				continue
+			}
+			ts, err := time.Parse("02/Jan/2006:15:04:05 -0700", string(m[1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts = ts.UTC()
+			key := "crash.test" + string(m[2])
+			add(c.minute, ts.Format("200601021504")+"/"+key, "seconds."+strconv.Itoa(ts.Second()), "totalViews")
+			add(c.daily, ts.Format("20060102")+"/"+key, fmt.Sprintf("minute.%d.%d", ts.Hour(), ts.Minute()), "hourly."+strconv.Itoa(ts.Hour()), "daily")
+			add(c.monthly, ts.Format("200601")+"/"+key, "daily."+strconv.Itoa(ts.Day()), "total")
+			c.hits++
+		}
+		fh.Close()
+	}
+	return c
+}
+
+func add(b bucketCounts, id string, paths ...string) {
+	if b[id] == nil {
+		b[id] = map[string]int64{}
+	}
+	for _, p := range paths {
+		b[id][p]++
+	}
+}
+
+// readBuckets reads every counter of every bucket (non-zero ones).
+func readBuckets(t *testing.T, db *mongo.Database) counts {
+	c := counts{minute: bucketCounts{}, daily: bucketCounts{}, monthly: bucketCounts{}}
+	for name, b := range map[string]bucketCounts{"minutes": c.minute, "daily": c.daily, "monthly": c.monthly} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cur, err := db.Collection(name).Find(ctx, bson.D{})
+		if err != nil {
+			cancel()
+			t.Fatalf("read %s: %v", name, err)
+		}
+		var docs []bson.M
+		err = cur.All(ctx, &docs)
+		cancel()
+		if err != nil {
+			t.Fatalf("read %s: %v", name, err)
+		}
+		for _, d := range docs {
+			id := d["_id"].(string)
+			b[id] = map[string]int64{}
+			flatten(b[id], "", d)
+			if name == "monthly" {
+				c.monthTotal += b[id]["total"]
+			}
+		}
+	}
+	return c
+}
+
+func flatten(out map[string]int64, prefix string, m bson.M) {
+	for k, v := range m {
+		switch k {
+		case "_id", "applied", "metadata", "site", "page", "timestamp":
+			if prefix == "" {
+				continue
+			}
+		}
+		switch v := v.(type) {
+		case bson.M:
+			flatten(out, prefix+k+".", v)
+		case bson.D:
+			m := bson.M{}
+			for _, e := range v {
+				m[e.Key] = e.Value
+			}
+			flatten(out, prefix+k+".", m)
+		case int64:
+			if v != 0 {
+				out[prefix+k] = v
+			}
+		case int32:
+			if v != 0 {
+				out[prefix+k] = int64(v)
+			}
+		}
+	}
+}
+
+// compare reports every counter that differs and returns the hits lost and
+// duplicated, judged by each bucket's total counter.
+func compare(t *testing.T, kind string, want, got bucketCounts) (lost, dup int64) {
+	t.Helper()
+	total := map[string]string{"minute": "totalViews", "daily": "daily", "monthly": "total"}[kind]
+	ids := map[string]bool{}
+	for id := range want {
+		ids[id] = true
+	}
+	for id := range got {
+		ids[id] = true
+	}
+	var sorted []string
+	for id := range ids {
+		sorted = append(sorted, id)
+	}
+	sort.Strings(sorted)
+	for _, id := range sorted {
+		w, g := want[id], got[id]
+		if d := g[total] - w[total]; d > 0 {
+			dup += d
+		} else {
+			lost -= d
+		}
+		for p := range mergeKeys(w, g) {
+			if w[p] != g[p] {
+				t.Errorf("%s bucket %s: %s = %d, want %d", kind, id, p, g[p], w[p])
+			}
+		}
+	}
+	return lost, dup
+}
+
+func mergeKeys(a, b map[string]int64) map[string]bool {
+	m := map[string]bool{}
+	for k := range a {
+		m[k] = true
+	}
+	for k := range b {
+		m[k] = true
+	}
+	return m
+}

@@ -1,0 +1,96 @@
+// Command logtally tails web access logs and keeps pre-aggregated page-view
+// counts in MongoDB. See the README for the subcommands.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// usageError is a bad command line or config: exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+const usage = `usage: logtally <command> [flags]
+
+commands:
+  run -config FILE      run the daemon until SIGTERM or SIGINT
+  check -config FILE    validate the config, list matched files, ping MongoDB
+  replay -dry-run -site S -format F FILE...
+                        parse archived logs (plain or .gz) and print a summary
+  version               print the version
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	err := dispatch(args, stdout, stderr)
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintf(stderr, "logtally: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usagef("no command given")
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(args[1:], stderr)
+	case "check":
+		return cmdCheck(args[1:], stdout, stderr)
+	case "replay":
+		return cmdReplay(args[1:], stdout, stderr)
+	case "version", "-version", "--version":
+		return cmdVersion(stdout)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return usagef("unknown command %q", args[0])
+	}
+}
+
+// parseFlags parses a subcommand's flags; -config is required.
+func parseFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "", "config `file` (TOML)")
+	return fs, path
+}
+
+func requireConfig(fs *flag.FlagSet, args []string, path *string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	if *path == "" {
+		return usagef("%s: -config FILE is required", fs.Name())
+	}
+	return nil
+}

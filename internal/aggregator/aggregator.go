@@ -1,0 +1,231 @@
+package aggregator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/internal/clock"
+	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/tailer"
+)
+
+// DefaultMaxKeys is the number of distinct (site, page, second) keys held in
+// memory before a commit is forced.
+const DefaultMaxKeys = 200_000
+
+// malformedLogged is how many malformed lines of each file are logged with
+// their position before the rest are only counted.
+const malformedLogged = 5
+
+// Config configures an Aggregator.
+type Config struct {
+	// Buffer receives the commits.
+	Buffer *buffer.Buffer
+	// Parsers maps a source name (tailer.Checkpoint.Source) to its parser.
+	Parsers map[string]*parser.Parser
+	// CommitInterval is how often counts and checkpoints are committed.
+	CommitInterval time.Duration
+	// MaxKeys forces a commit when this many keys are held. Default
+	// DefaultMaxKeys.
+	MaxKeys int
+	// Clock defaults to clock.Real.
+	Clock clock.Clock
+	// Logger defaults to discarding.
+	Logger *slog.Logger
+}
+
+// Stats are running totals since New.
+type Stats struct {
+	Lines, Hits, Malformed, TooLong, Commits uint64
+}
+
+// Aggregator sums parsed hits and commits them with checkpoints.
+type Aggregator struct {
+	cfg Config
+	in  <-chan tailer.Chunk
+	log *slog.Logger
+
+	index  map[string]int32 // buffer key -> position in counts
+	counts []uint64
+	cps    map[string][]byte
+	keyBuf []byte
+	hit    parser.Hit
+
+	malformedByFile map[tailer.FileID]int
+
+	lines, hits, malformed, tooLong, commits atomic.Uint64
+}
+
+// New returns an Aggregator reading in. Run it.
+func New(cfg Config, in <-chan tailer.Chunk) (*Aggregator, error) {
+	if cfg.Buffer == nil {
+		return nil, errors.New("aggregator: no buffer")
+	}
+	if cfg.CommitInterval <= 0 {
+		return nil, fmt.Errorf("aggregator: commit interval %v must be positive", cfg.CommitInterval)
+	}
+	if cfg.MaxKeys <= 0 {
+		cfg.MaxKeys = DefaultMaxKeys
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Aggregator{
+		cfg:             cfg,
+		in:              in,
+		log:             log.With("component", "aggregator"),
+		index:           map[string]int32{},
+		cps:             map[string][]byte{},
+		malformedByFile: map[tailer.FileID]int{},
+	}, nil
+}
+
+// Stats returns the running totals.
+func (a *Aggregator) Stats() Stats {
+	return Stats{
+		Lines: a.lines.Load(), Hits: a.hits.Load(), Malformed: a.malformed.Load(),
+		TooLong: a.tooLong.Load(), Commits: a.commits.Load(),
+	}
+}
+
+// Run reads chunks until the input channel is closed or ctx is cancelled,
+// committing every CommitInterval, and commits what it holds before it
+// returns. A commit error stops it: counts not committed are read again
+// from the files at the next start.
+func (a *Aggregator) Run(ctx context.Context) error {
+	tick := a.cfg.Clock.After(a.cfg.CommitInterval)
+	for {
+		if a.cfg.Buffer.Full() {
+			if err := a.waitForSpace(ctx); err != nil {
+				return errors.Join(err, a.commit())
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return a.commit()
+		case <-tick:
+			if err := a.commit(); err != nil {
+				return err
+			}
+			tick = a.cfg.Clock.After(a.cfg.CommitInterval)
+		case c, ok := <-a.in:
+			if !ok {
+				return a.commit()
+			}
+			a.add(&c)
+			if len(a.counts) >= a.cfg.MaxKeys {
+				if err := a.commit(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// waitForSpace commits, then waits until the buffer is no longer full.
+func (a *Aggregator) waitForSpace(ctx context.Context) error {
+	if err := a.commit(); err != nil {
+		return err
+	}
+	a.log.Warn("buffer full: reading paused until MongoDB catches up", "size", a.cfg.Buffer.Size())
+	for a.cfg.Buffer.Full() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.cfg.Clock.After(a.cfg.CommitInterval):
+		}
+	}
+	a.log.Info("buffer has room again: reading resumed", "size", a.cfg.Buffer.Size())
+	return nil
+}
+
+// add parses every line of c and records c's checkpoint.
+func (a *Aggregator) add(c *tailer.Chunk) {
+	cp := c.Checkpoint
+	if c.Done {
+		a.cps[cp.Key()] = nil
+		delete(a.malformedByFile, cp.File)
+		return
+	}
+	p := a.cfg.Parsers[cp.Source]
+	if p == nil {
+		// A chunk from a source without a parser is a wiring bug; keep
+		// the checkpoint where it was so nothing is lost.
+		a.log.Error("chunk from unknown source dropped", "source", cp.Source, "path", cp.Path)
+		return
+	}
+	var lines, hits, malformed uint64
+	c.Lines(func(line []byte, end int64) {
+		lines++
+		out := p.Parse(line, &a.hit)
+		if out != parser.OK {
+			if out.Malformed() {
+				malformed++
+				a.logMalformed(cp, end, out, line)
+			}
+			return
+		}
+		hits++
+		a.keyBuf = buffer.AppendKey(a.keyBuf[:0], a.hit.Site, a.hit.Page, a.hit.Time)
+		if i, ok := a.index[string(a.keyBuf)]; ok {
+			a.counts[i]++
+			return
+		}
+		a.index[string(a.keyBuf)] = int32(len(a.counts))
+		a.counts = append(a.counts, 1)
+	})
+	a.lines.Add(lines)
+	a.hits.Add(hits)
+	a.malformed.Add(malformed)
+	a.tooLong.Add(uint64(c.Skipped))
+	if c.Skipped > 0 {
+		a.log.Warn("lines longer than the limit skipped", "path", cp.Path, "count", c.Skipped)
+	}
+	b, err := cp.MarshalBinary()
+	if err != nil {
+		a.log.Error("checkpoint not encodable", "path", cp.Path, "err", err)
+		return
+	}
+	a.cps[cp.Key()] = b
+}
+
+func (a *Aggregator) logMalformed(cp tailer.Checkpoint, end int64, out parser.Outcome, line []byte) {
+	n := a.malformedByFile[cp.File]
+	a.malformedByFile[cp.File] = n + 1
+	if n < malformedLogged {
+		if len(line) > 200 {
+			line = line[:200]
+		}
+		a.log.Warn("malformed line skipped", "path", cp.Path, "end_offset", end, "reason", out.String(), "line", string(line))
+	} else if n == malformedLogged {
+		a.log.Warn("more malformed lines in this file: counted, no longer logged", "path", cp.Path)
+	}
+}
+
+// commit writes the sums and checkpoints held, in one transaction.
+func (a *Aggregator) commit() error {
+	if len(a.counts) == 0 && len(a.cps) == 0 {
+		return nil
+	}
+	counts := make(map[string]uint64, len(a.counts))
+	for k, i := range a.index {
+		counts[k] = a.counts[i]
+	}
+	if err := a.cfg.Buffer.Commit(counts, a.cps); err != nil {
+		return fmt.Errorf("aggregator: %w", err)
+	}
+	a.commits.Add(1)
+	clear(a.index)
+	a.counts = a.counts[:0]
+	a.cps = map[string][]byte{}
+	return nil
+}
