@@ -23,9 +23,10 @@
 //     be valid UTF-8. The parser and config guarantee this.
 //   - The write concern must be acknowledged (w:0 is refused): the matched
 //     count decides which buckets are created.
-//   - Timeout bounds each database call. It must comfortably exceed the
-//     server's time for one chunk of MaxOps updates, or no attempt can
-//     succeed and the same chunk is retried forever.
+//   - Timeout bounds each database call. A chunk that times out is retried
+//     at half the size (down to one update), and the size doubles back
+//     after 16 chunks in a row get through, so a slow server still makes
+//     progress; a server slower than Timeout for a single update does not.
 //   - One batch is in flight at a time, and Flush calls are serialised.
 //     Run and Drain must not run at the same time.
 //   - The "applied" map of a bucket gains one entry per instance (buffer

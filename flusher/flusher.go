@@ -58,6 +58,10 @@ type Stats struct {
 	Retries     uint64 // failed attempts retried by Run or Drain
 }
 
+// regrowAfter is how many chunks must be written in a row after a timeout
+// before the chunk size doubles again.
+const regrowAfter = 16
+
 // baseBackoff is the first retry's backoff ceiling; it doubles per failure.
 const baseBackoff = 500 * time.Millisecond
 
@@ -68,6 +72,8 @@ type Flusher struct {
 	applied    string               // "applied.<instance>"
 	interval   time.Duration
 	maxOps     int
+	chunkOps   int // current chunk size: halved after a timed-out chunk, doubled after regrowAfter written ones
+	chunksOK   int // chunks written since chunkOps last changed
 	maxBackoff time.Duration
 	timeout    time.Duration
 	clock      clock.Clock
@@ -81,6 +87,7 @@ type Flusher struct {
 	// Test hooks, nil in production.
 	afterChunk   func(p pass, chunk int) error // after a chunk's progress is saved
 	beforeInsert func(p pass, ids []string)    // between steps 1 and 2
+	beforeBulk   func(updates int) error       // before each bulk write; an error stands for the server's
 }
 
 // New returns a Flusher for cfg.
@@ -117,6 +124,7 @@ func New(cfg Config) (*Flusher, error) {
 		clock:      cfg.Clock,
 		log:        log.With("component", "flusher"),
 	}
+	f.chunkOps = f.maxOps
 	if f.clock == nil {
 		f.clock = clock.Real{}
 	}
@@ -298,7 +306,7 @@ func encodeProgress(p pass, next []byte) []byte {
 func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 	p, from := decodeProgress(batch.Progress)
 	for chunk := 1; p < donePass; chunk++ {
-		f.ch.reset(p, f.maxOps)
+		f.ch.reset(p, f.chunkOps)
 		if err := f.buf.ScanBatch(batch.ID, from, f.ch.add); err != nil {
 			return err
 		}
@@ -307,7 +315,18 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 		}
 		if len(f.ch.buckets) > 0 {
 			if err := f.writeChunk(ctx, p, batch.ID, f.ch.buckets); err != nil {
+				if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && f.chunkOps > 1 {
+					// The server is slower than Timeout for this many
+					// updates: try smaller chunks, so a slow server still
+					// makes progress instead of timing out forever.
+					f.chunkOps /= 2
+					f.chunksOK = 0
+					f.log.Warn("chunk timed out: smaller chunks from now on", "updates_per_chunk", f.chunkOps)
+				}
 				return fmt.Errorf("%s chunk %d: %w", f.colls[p].Name(), chunk, err)
+			}
+			if f.chunksOK++; f.chunksOK >= regrowAfter && f.chunkOps < f.maxOps {
+				f.chunkOps, f.chunksOK = min(f.chunkOps*2, f.maxOps), 0
 			}
 		}
 		from = f.ch.next
@@ -377,6 +396,11 @@ func (f *Flusher) bulkWrite(ctx context.Context, coll *mongo.Collection, models 
 	defer cancel()
 	f.bulkWrites.Add(1)
 	f.updates.Add(uint64(len(models)))
+	if f.beforeBulk != nil {
+		if err := f.beforeBulk(len(models)); err != nil {
+			return 0, fmt.Errorf("bulk write %d updates: %w", len(models), err)
+		}
+	}
 	res, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
 	if err != nil {
 		return 0, fmt.Errorf("bulk write %d updates: %w", len(models), err)

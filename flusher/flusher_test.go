@@ -496,6 +496,36 @@ func TestLargeBatchInterruptedAndResumed(t *testing.T) {
 	e.check(t)
 }
 
+// A server too slow for a whole chunk within Timeout must not stall the
+// batch forever: chunks shrink after a timeout until they get through.
+func TestTimedOutChunksShrink(t *testing.T) {
+	e := newEnv(t, 8)
+	var hits []hit
+	for i := range 6 {
+		hits = append(hits, hit{"s.example", fmt.Sprintf("/p%02d", i), "2024-05-06T07:08:09Z", uint64(i + 1)})
+	}
+	e.commit(t, hits...)
+	largest := 0
+	e.f.beforeBulk = func(n int) error {
+		if n > 2 {
+			return context.DeadlineExceeded // what the driver returns when Timeout passes
+		}
+		largest = max(largest, n)
+		return nil
+	}
+	for attempt := 1; ; attempt++ {
+		if _, err := e.f.Flush(context.Background()); err == nil {
+			break
+		} else if !errors.Is(err, context.DeadlineExceeded) || attempt > 5 {
+			t.Fatalf("attempt %d: %v", attempt, err)
+		}
+	}
+	if largest != 2 || e.f.chunkOps > 8 {
+		t.Errorf("largest chunk written %d (want 2), chunk size now %d", largest, e.f.chunkOps)
+	}
+	e.check(t)
+}
+
 func TestRunRetriesWhileDatabaseIsDown(t *testing.T) {
 	e := newEnv(t, 4)
 	fake := clock.NewFake(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
