@@ -1,17 +1,54 @@
 // Package parser turns one access-log line into a Hit: site, page, time
-// (UTC Unix seconds), status and method, without allocating.
+// (UTC Unix seconds), status and method, and decides whether it counts.
 //
-// Formats: "common" (%h %l %u %t "%r" %>s %b) and "combined" (common plus
-// "%{Referer}i" "%{User-Agent}i"), the Apache and nginx defaults. Every
-// field of a hit is in the common part, so for now both formats parse
-// that part the same way and ignore whatever follows %b: a combined
-// parser accepts common lines and a common parser combined lines (logs
-// that mix the two, or change format mid-file, lose nothing), and extra
-// trailing fields (nginx's "$http_x_forwarded_for", Apache's %D) are
-// fine. A line whose referer or user agent is broken still counts: real
-// logs have them (line 8899 of testdata/apache_combined_real.log ends in
-// an unterminated user agent) and the request they record did happen.
-// When user-agent filters come (issue 3), combined will read those fields.
+// Formats (Config.Format):
+//
+//   - "common" (%h %l %u %t "%r" %>s %b) and "combined" (common plus
+//     "%{Referer}i" "%{User-Agent}i"), the Apache and nginx defaults. Both
+//     read the common part the same way and ignore what follows %b unless
+//     a user-agent filter needs combined's user agent: a combined parser
+//     accepts common lines and a common parser combined lines, and extra
+//     trailing fields (nginx's "$http_x_forwarded_for", Apache's %D) are
+//     fine. A line whose referer or user agent is broken still counts:
+//     real logs have them (line 8899 of testdata/apache_combined_real.log
+//     ends in an unterminated user agent) and the request did happen.
+//   - "vhost_combined": combined after Apache's "%v:%p " prefix; with
+//     Site SiteFromLine the vhost is the site.
+//   - "nginx": Config.LogFormat, an nginx log_format string, compiled once.
+//     Read: $time_local, $time_iso8601, $msec (the first of them is the
+//     time), $request, $request_uri, $uri, $request_method, $status, $host,
+//     $http_host, $server_name, $http_user_agent; other variables are
+//     skipped. A variable's value ends where the literal text after it
+//     starts (for text starting with '"', at a '"' not escaped by a
+//     backslash), so two variables must not touch, and a value holding the
+//     text that follows it in the format (a $remote_user with " [") splits
+//     wrongly. A broken field after every field a hit needs (a cut user
+//     agent) does not lose the hit.
+//   - "json": one object per line; Config.JSON names the fields (dotted
+//     for nested objects, Caddy's "request.uri"), Config.TimeLayout the
+//     time. Values are JSON-unescaped; the path is not log-unescaped.
+//     Arrays are skipped (Caddy's header arrays cannot be read), objects
+//     deeper than 16 are malformed. Decoding escaped strings may allocate.
+//   - "regex": Config.Regex with named groups time, path or request,
+//     status, and optionally method, site, user_agent. The slow path: a
+//     match allocates.
+//
+// Formats without a method give Method "-", and cannot use filter.methods.
+// With Site SiteFromLine the host is lowercased, its port and a trailing
+// dot removed and mapped through SiteAliases; a missing host ("-") or one
+// with bytes that are not a host name is MalformedHost.
+//
+// Pages: the path as logged up to '?' or '#', then the page rules (see
+// PageConfig) in this order: lowercase, index_files, strip_trailing_slash,
+// rewrite, keep_query; the length bound last. A path whose decoded form is
+// longer than 4 KiB (or 4 × MaxPageLen) skips the rules other than
+// lowercase and is cut and hashed as it is. Rewrites that match allocate.
+//
+// Filters (see FilterConfig) give Filtered outcomes; the first that
+// applies, in the order methods, status, user agent, extension, path,
+// names the reason. User agents are read up to their first 1 KiB.
+// Parser.Counts keeps per-outcome counts. max_pages_per_minute is not
+// applied by Parse: it needs state across lines, see PageLimiter.
 //
 // Checked fields: a non-empty client (%h, IPv6 included), two fields
 // before the time (%l and %u; the user may hold spaces), the time, the
@@ -23,7 +60,7 @@
 //
 //   - A Hit's slices are only valid until the next Parse on the same
 //     Parser; copy what you keep. A Parser is not safe for concurrent use.
-//   - Times must be "[dd/Mon/yyyy:hh:mm:ss ±hhmm]" with English month
+//   - Times ($time_local, "clf") must be "[dd/Mon/yyyy:hh:mm:ss ±hhmm]" with English month
 //     abbreviations in their usual case ("Oct"). Impossible dates (31/Feb,
 //     29/Feb of a common year), hours > 23 and the like are malformed, as
 //     are times before 1970. A leap second (:60) is counted as :59 so the
@@ -34,6 +71,8 @@
 //     are not paths ("*" of OPTIONS, "host:443" of CONNECT), requests of
 //     "-" or "", and binary garbage such as TLS sent to a plain port are
 //     malformed (bad request): they are not page views.
+//   - Times after 9999-12-31 are malformed; fractions of a second are
+//     dropped (rfc3339, unix, unix_ms). Go time layouts allocate.
 //   - The escapes servers write in quoted fields are undone in the page:
 //     \" and \\ (Apache), \xHH (Apache and nginx), \b \n \r \t \v (Apache).
 //     A log from a server that does not escape backslashes could thus see
@@ -49,5 +88,6 @@
 //     starting with "HTTP/" (or the end), so a target containing a space
 //     is kept whole. The method must be an HTTP token of at most 32 bytes.
 //   - Lines have no length limit here (the tailer bounds them); work is
-//     linear in the line length and the scratch space never grows.
+//     linear in the line length, and the scratch space never grows except
+//     json's buffers for escaped fields, which grow to the longest seen.
 package parser
