@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"testing"
 	"time"
 )
@@ -114,4 +115,71 @@ func BenchmarkBaselineScanLines(b *testing.B) {
 	if n < 0 {
 		b.Fatal("impossible")
 	}
+}
+
+// benchmarkConfig parses realistic lines of cfg's format, converted from
+// the combined benchLines by conv, one per op.
+func benchmarkConfig(b *testing.B, cfg Config, conv func(l []byte) []byte) {
+	src := benchLines(4096, false)
+	lines := make([][]byte, len(src))
+	for i, l := range src {
+		lines[i] = conv(l)
+	}
+	p, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var h Hit
+	for _, l := range lines {
+		if o := p.Parse(l, &h); o != OK {
+			b.Fatalf("%s: %q", o, l)
+		}
+	}
+	b.SetBytes(avgLen(lines))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.Parse(lines[i&4095], &h)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+}
+
+// BenchmarkParseVhostCombined: vhost_combined with the site from the line
+// and an alias.
+func BenchmarkParseVhostCombined(b *testing.B) {
+	benchmarkConfig(b, Config{Format: "vhost_combined", Site: SiteFromLine, SiteAliases: map[string]string{"www.example.com": "example.com"}},
+		func(l []byte) []byte { return append([]byte("www.example.com:443 "), l...) })
+}
+
+// BenchmarkParseNginx: the nginx default log_format plus $request_time.
+func BenchmarkParseNginx(b *testing.B) {
+	benchmarkConfig(b, Config{Format: "nginx", Site: "example.com", LogFormat: ngxDefault + " $request_time"},
+		func(l []byte) []byte { return append(bytes.Clone(l), " 0.004"...) })
+}
+
+// BenchmarkParseCombinedRulesFilters: combined with keep_query, lowercase,
+// strip_trailing_slash and every filter (bots included) that lets the
+// line through.
+func BenchmarkParseCombinedRulesFilters(b *testing.B) {
+	benchmarkConfig(b, Config{Format: "combined", Site: "example.com",
+		Page:   PageConfig{KeepQuery: []string{"page", "id"}, Lowercase: true, StripTrailingSlash: true},
+		Filter: FilterConfig{Methods: []string{"GET", "POST", "HEAD"}, ExcludeExtensions: []string{"gif"}, ExcludePaths: []string{"/admin/"}, ExcludeUserAgents: []string{"nagios"}}},
+		func(l []byte) []byte { return l })
+}
+
+var combinedSplit = regexp.MustCompile(`^(\S+) \S+ \S+ \[([^\]]+)\] "(\S+) (\S+) [^"]*" (\d+) (\d+) "[^"]*" "([^"]*)"$`)
+
+// BenchmarkParseJSON: nginx escape=json style lines.
+func BenchmarkParseJSON(b *testing.B) {
+	benchmarkConfig(b, Config{Format: "json", Site: "example.com", TimeLayout: "clf"}, func(l []byte) []byte {
+		m := combinedSplit.FindSubmatch(l)
+		return fmt.Appendf(nil, `{"remote_addr":"%s","time":"%s","request_method":"%s","request_uri":"%s","status":%s,"body_bytes_sent":%s,"http_user_agent":"%s"}`,
+			m[1], m[2], m[3], m[4], m[5], m[6], m[7])
+	})
+}
+
+// BenchmarkParseRegex: the regex format over combined lines.
+func BenchmarkParseRegex(b *testing.B) {
+	benchmarkConfig(b, Config{Format: "regex", Site: "example.com",
+		Regex: `^\S+ \S+ \S+ \[(?P<time>[^\]]+)\] "(?P<request>[^"]*)" (?P<status>\d{3}) `}, func(l []byte) []byte { return l })
 }
