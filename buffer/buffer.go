@@ -16,6 +16,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // ErrLocked is returned by Open when another process holds the file.
@@ -102,7 +103,7 @@ func Open(path string, opts Options) (*Buffer, error) {
 		NoFreelistSync: true,
 		FreelistType:   bolt.FreelistMapType,
 	})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open buffer %s: %w (is another logtally using this state_dir?)", path, ErrLocked)
 	}
 	if err != nil {
