@@ -35,6 +35,7 @@ var (
 	keyInstance = []byte("instance")
 	keyCreated  = []byte("created")
 	keyFormat   = []byte("format")
+	keyLast     = []byte("last_commit")
 	keyKeys     = []byte("keys")
 	keyHits     = []byte("hits")
 	keyID       = []byte("id")
@@ -257,6 +258,9 @@ func (b *Buffer) Commit(counts map[string]uint64, checkpoints map[string][]byte)
 				return err
 			}
 		}
+		if err := tx.Bucket(bktMeta).Put(keyLast, u64(uint64(time.Now().UnixNano()))); err != nil {
+			return err
+		}
 		cb := tx.Bucket(bktCheckpoints)
 		for k, v := range checkpoints {
 			var err error
@@ -280,6 +284,23 @@ func (b *Buffer) Commit(counts map[string]uint64, checkpoints map[string][]byte)
 	b.pendingBytes += newBytes
 	b.mu.Unlock()
 	return nil
+}
+
+// LastCommit returns the wall-clock time of the last Commit, or the zero
+// time if there was none. At start it tells which files changed while the
+// daemon was down.
+func (b *Buffer) LastCommit() (time.Time, error) {
+	var t time.Time
+	err := b.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bktMeta).Get(keyLast); len(v) == 8 {
+			t = time.Unix(0, int64(binary.BigEndian.Uint64(v)))
+		}
+		return nil
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read last commit: %w", err)
+	}
+	return t, nil
 }
 
 // Checkpoints returns every stored checkpoint.

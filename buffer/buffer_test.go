@@ -61,8 +61,15 @@ func TestCommitSealScanAck(t *testing.T) {
 		t.Fatalf("Seal on empty buffer = %v, %v; want nil, nil", batch, err)
 	}
 	k1, k2 := key("s", "/a", 60), key("s", "/b", 61)
+	if last, err := b.LastCommit(); err != nil || !last.IsZero() {
+		t.Fatalf("LastCommit before any commit = %v, %v; want zero", last, err)
+	}
+	before := time.Now()
 	if err := b.Commit(map[string]uint64{k1: 2, k2: 1}, map[string][]byte{"f1": []byte("10")}); err != nil {
 		t.Fatal(err)
+	}
+	if last, err := b.LastCommit(); err != nil || last.Before(before) || last.After(time.Now()) {
+		t.Fatalf("LastCommit = %v, %v; want between %v and now", last, err, before)
 	}
 	if err := b.Commit(map[string]uint64{k1: 3}, map[string][]byte{"f1": []byte("20")}); err != nil {
 		t.Fatal(err)
