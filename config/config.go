@@ -382,8 +382,8 @@ func (c *Config) Validate() error {
 		bad("mongo.database", "%q: must be a MongoDB database name (1-63 bytes, none of /\\. \"$)", c.Mongo.Database)
 	}
 	if c.Mongo.WriteConcern != "majority" {
-		if n, err := strconv.Atoi(string(c.Mongo.WriteConcern)); err != nil || n < 0 {
-			bad("mongo.write_concern", "%q: must be \"majority\" or a number of nodes", c.Mongo.WriteConcern)
+		if n, err := strconv.Atoi(string(c.Mongo.WriteConcern)); err != nil || n < 1 {
+			bad("mongo.write_concern", "%q: must be \"majority\" or a number of nodes, at least 1 (exactly-once needs acknowledged writes)", c.Mongo.WriteConcern)
 		}
 	}
 	if c.Mongo.Timeout <= 0 {
@@ -425,8 +425,8 @@ func (c *Config) Validate() error {
 		if k == "" || k != strings.ToLower(k) || strings.ContainsAny(k, " /:{}") {
 			bad("site_aliases", "%q: must be a lowercase host name without port", k)
 		}
-		if v == "" || strings.ContainsAny(v, "{}") {
-			bad("site_aliases", "%q = %q: must map to a site name", k, v)
+		if v == "" || strings.ContainsAny(v, "{}/\x00") {
+			bad("site_aliases", "%q = %q: must map to a site name (no '/')", k, v)
 		}
 	}
 	srcNames := map[string]int{}

@@ -288,3 +288,15 @@ func TestIssue3Errors(t *testing.T) {
 		}
 	}
 }
+
+func TestSiteAndWriteConcernGuards(t *testing.T) {
+	base := "[[source]]\nsite = %q\npaths = [\"/x\"]\nformat = \"combined\"\n"
+	_, err := Parse("t.toml", []byte(strings.Replace(base, "%q", `"a/b"`, 1)))
+	if err == nil || !strings.Contains(err.Error(), "source[0].site") || !strings.Contains(err.Error(), "without '/'") {
+		t.Fatalf("site with '/': %v", err)
+	}
+	_, err = Parse("t.toml", []byte("[mongo]\nwrite_concern = 0\n"+strings.Replace(base, "%q", `"a"`, 1)))
+	if err == nil || !strings.Contains(err.Error(), "t.toml:2: mongo.write_concern") {
+		t.Fatalf("write_concern 0: %v", err)
+	}
+}

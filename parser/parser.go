@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // DefaultMaxPageLen is the page length bound used when Config.MaxPageLen
@@ -283,6 +284,8 @@ func New(cfg Config) (*Parser, error) {
 		bad("site", "must not be empty")
 	} else if !needHost && strings.ContainsAny(cfg.Site, "{}") {
 		bad("site", "%q: write %q to take the site from the line", cfg.Site, SiteFromLine)
+	} else if !needHost && (strings.ContainsAny(cfg.Site, "/\x00") || !utf8.ValidString(cfg.Site)) {
+		bad("site", "%q: must be valid UTF-8 without '/' (bucket ids are <time>/<site><page>)", cfg.Site)
 	}
 	if needHost && len(cfg.SiteAliases) > 0 {
 		p.aliases = make(map[string][]byte, len(cfg.SiteAliases))
