@@ -105,11 +105,17 @@ format = "combined"
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	t.Logf("final run: %d of %d hits in MongoDB after %v", got.monthTotal, want.hits, time.Since(deadline.Add(-60*time.Second)).Round(time.Millisecond))
 	d.Process.Signal(syscall.SIGTERM)
 	if err := d.Wait(); err != nil {
 		t.Errorf("logtally after SIGTERM: %v (want exit 0)", err)
 	}
 	got = readBuckets(t, db)
+	if keep := os.Getenv("LOGTALLY_CRASH_KEEP"); keep != "" {
+		os.RemoveAll(keep)
+		os.CopyFS(keep, os.DirFS(dir))
+		t.Logf("test directory copied to %s", keep)
+	}
 
 	lost, dup := compare(t, "minute", want.minute, got.minute)
 	l2, d2 := compare(t, "daily", want.daily, got.daily)
