@@ -6,9 +6,7 @@
 #                                      $BENCH_DIR, default /tmp/logtally-bench)
 #
 # GoAccess is the Debian package (apt-get install -y goaccess); without it
-# its rows say so. Until `replay` is dispatched from cmd/logtally/main.go,
-# logtally is run as the cmd/logtally test binary with LOGTALLY_REPLAY_MAIN
-# set, which runs the same cmdReplay code as a whole process.
+# its rows say so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -21,12 +19,7 @@ BYTES=$(stat -c %s "$LOG")
 
 BIN="$DIR/logtally"
 go build -o "$BIN" ./cmd/logtally
-if "$BIN" replay -dry-run -site s -format combined /dev/null >/dev/null 2>&1; then
-  LT=("$BIN" replay)
-else
-  go test -c -o "$DIR/logtally.test" ./cmd/logtally
-  LT=(env LOGTALLY_REPLAY_MAIN=1 "$DIR/logtally.test")
-fi
+LT=("$BIN" replay)
 
 # seconds CMD...: wall-clock seconds of the best of $RUNS runs (default
 # 3), output discarded.

@@ -3,29 +3,12 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// With LOGTALLY_REPLAY_MAIN set, the test binary is "logtally replay":
-// bench/compare.sh uses it to time replay as a whole process until the
-// replay command is dispatched from main.go.
-func init() {
-	if os.Getenv("LOGTALLY_REPLAY_MAIN") != "" {
-		code := 0
-		if err := cmdReplay(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-			fmt.Fprintf(os.Stderr, "logtally: %v\n", err)
-			code = 1
-			if _, ok := err.(usageError); ok {
-				code = 2
-			}
-		}
-		os.Exit(code)
-	}
-}
 
 const replayLines = `10.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET /a?x=1 HTTP/1.1" 200 1 "-" "Mozilla/5.0"
 10.0.0.2 - - [17/May/2015:10:05:03 +0000] "GET /a HTTP/1.1" 200 1 "-" "Mozilla/5.0"
