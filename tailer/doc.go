@@ -45,6 +45,41 @@
 // anything else. Glob matches without a checkpoint are read from 0, at
 // start and when found by a later rescan.
 //
+// # Files written while the daemon was down
+//
+// A whole generation of a log can appear and be rotated away while the
+// daemon is down: a new access.log that no checkpoint was committed for
+// (or that the daemon never saw) is renamed to access.log.1, or copied
+// there and truncated. No checkpoint leads to it, so the checkpoints above
+// cannot find it. Config.Since (the time of the previous run's last
+// commit, zero on the very first start) finds it: at start, every rotated
+// candidate of the glob matches (and of the restored checkpoints' paths,
+// and of a literal glob even while its file is missing) that
+//   - no restored checkpoint claims, by identity or as its copy,
+//   - is not empty and was modified after Since minus one second,
+//   - does not begin with the first FPLen bytes of any restored
+//     checkpoint (compared by fingerprint: a copy of a file read that far),
+//   - and whose first bytes (up to FingerprintSize) are not the beginning
+//     of another file found (a copy, complete or being written, of a file
+//     that is read or accounted for; of two such rotated files the longer
+//     one is read)
+//
+// was never read: it is read from 0 to its end as a rotated file, then
+// finished. Its checkpoint at 0 is sent before any line of the run, after
+// the Done chunks of dropped checkpoints, so the first commit of the run,
+// which moves Since past its modification time, holds it. With a zero
+// Since the rule is off: rotated files found on the very first start are
+// history, not read.
+//
+// Why this does not count a line twice: a rotated file whose lines were
+// counted either still has a checkpoint (it is claimed by identity) or was
+// finished. Its copies begin with its fingerprinted bytes (they are
+// claimed as copies). A finished file was quiet for RotateGrace before its
+// Done chunk was sent, and that Done was committed at or before Since, so
+// its modification time is at least RotateGrace before Since: older than
+// Since minus one second as long as RotateGrace is over a second (it is
+// 10 s by default).
+//
 // # Rotation
 //
 //   - rename+create: when a file's path no longer names it and no glob
@@ -90,6 +125,34 @@
 //     with identical first bytes would be confused.
 //   - Compressed files (.gz .zst .bz2 .xz .lz4 .zip) are never followed, even
 //     when a glob matches them; archives are for `logtally replay`.
+//   - Files written while the daemon was down are found only among the
+//     rotated candidates (P.* and P-*, uncompressed) at start. One renamed
+//     to a name outside those patterns, compressed before the daemon
+//     starts, or rotated away while its live path is missing and matched by
+//     a pattern with metacharacters, is not found: count those with
+//     `logtally replay`. One that cannot be read at start is logged and not
+//     read.
+//   - That rule needs RotateGrace above one second (see above), and it
+//     needs each tailer's start to send its checkpoints before the
+//     caller's first commit (the daemon commits every second): a source
+//     whose start took longer, with another source's lines committed
+//     meanwhile, could lose a file found at this start if the daemon is
+//     killed before committing again.
+//   - Two ways it can count lines twice, both needing a restart before any
+//     commit more than a second after an event. Lines written to a rotated
+//     file after it was finished (see RotateGrace; they would be lost
+//     otherwise) make the whole file look unread if the daemon then stops
+//     with no commit a second later (it stops at once, or every source is
+//     idle until it stops): keep RotateGrace above the writer's reopen
+//     time. A copytruncate copy that is shorter than what was read of the
+//     original (the original was read between the copy and the truncation,
+//     so the copy is not adopted and the truncation is logged) looks
+//     unread if the daemon stops within about a second of the truncation.
+//   - A rotated file written while down that begins with the same first
+//     bytes (up to FingerprintSize) as another file is taken for its copy
+//     and not read; a rotated file shorter than a restored checkpoint's
+//     FPLen whose checkpointed file is gone cannot be told from a partial
+//     copy of it and is read.
 //   - If a checkpointed file cannot be examined at start (an error other
 //     than not-exist), its checkpoint is kept and retried at every rescan,
 //     and the file is not read meanwhile. Other stat, open and read errors

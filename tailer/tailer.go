@@ -44,6 +44,12 @@ type Config struct {
 	ReadSize     int         // default 256 KiB: read buffer; a Chunk carries at most about this much
 	Clock        clock.Clock // default clock.Real{}
 	Logger       *slog.Logger
+	// Since is the wall-clock time of the last commit of the previous run
+	// (buffer.LastCommit), zero on the very first start. When it is set,
+	// the rotated files written while the daemon was down that no
+	// checkpoint accounts for are read from 0 at start; see the package
+	// doc. Zero: rotated files without a checkpoint are history, not read.
+	Since time.Time
 }
 
 // Tailer follows the files one source's globs match and sends their lines
@@ -193,6 +199,7 @@ type fileInfo struct {
 	path    string
 	id      FileID
 	size    int64
+	mtime   time.Time
 	matched bool // path is a glob match
 }
 
@@ -209,17 +216,27 @@ func (t *Tailer) start(ctx context.Context) error {
 		order = append(order, p)
 	}
 	matches := t.expand()
-	bases := make([]string, 0, len(matches)+len(t.cfg.Checkpoints))
+	bases := make([]string, 0, len(matches)+len(t.cfg.Paths)+len(t.cfg.Checkpoints))
 	for _, m := range matches {
 		add(m)
 		bases = append(bases, m.path)
+	}
+	for _, pat := range t.cfg.Paths {
+		if !strings.ContainsAny(pat, `*?[\`) {
+			bases = append(bases, pat) // a literal path, even while it is missing
+		}
 	}
 	for _, cp := range t.cfg.Checkpoints {
 		if cp.Path != "" {
 			bases = append(bases, cp.Path)
 		}
 	}
+	seenBase := make(map[string]bool, len(bases))
 	for _, b := range bases {
+		if seenBase[b] {
+			continue
+		}
+		seenBase[b] = true
 		for _, c := range t.candidates(b) {
 			add(c)
 		}
@@ -306,17 +323,35 @@ func (t *Tailer) start(ctx context.Context) error {
 		cpy.retire = &retire
 		plan = append(plan, cpy)
 	}
+	// Rotated files written while the daemon was down that nothing
+	// accounts for: read from 0.
+	recovered := t.recoverUnread(order, planned)
+	abort := func(err error) error {
+		for _, fl := range plan {
+			fl.exit()
+		}
+		for _, fl := range recovered {
+			fl.exit()
+		}
+		return err
+	}
 	// Checkpoints matching nothing: the caller deletes them before anything
 	// else is sent, so no later chunk can be deleted by mistake.
 	for _, cp := range dropped {
 		t.log.Info("dropping checkpoint of a file that is gone", "path", cp.Path, "offset", cp.Offset)
 		if err := t.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
-			for _, fl := range plan {
-				fl.exit()
-			}
-			return err
+			return abort(err)
 		}
 	}
+	// The recovered files' checkpoints (at 0) come next, before any line of
+	// this run: the first commit of this run, which moves the caller's
+	// Since past their modification times, holds them.
+	for _, fl := range recovered {
+		if err := t.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: 0}); err != nil {
+			return abort(err)
+		}
+	}
+	plan = append(plan, recovered...)
 	// Glob matches nobody claimed: new files, read from 0.
 	var fresh []*follower
 	for _, fi := range order {
@@ -356,6 +391,131 @@ func (t *Tailer) start(ctx context.Context) error {
 		t.spawn(ctx, fl)
 	}
 	return nil
+}
+
+// recoverUnread returns followers at offset 0 for the rotated files written
+// while the daemon was down that were never read: with a non-zero
+// Config.Since, every rotated candidate (in order, not a glob match) that
+//   - is claimed by no checkpoint: neither its own (by identity, resumed or
+//     waiting) nor as the copy of one (in planned),
+//   - is not empty and was modified after Since minus one second,
+//   - does not begin with the bytes a restored checkpoint's fingerprint
+//     covers (a copy of a file read up to there or further),
+//   - and whose first bytes (up to FingerprintSize) are not the beginning of
+//     another file found (a copy, complete or being written, of a file that
+//     is read or accounted for; of two such candidates the longer is read).
+//
+// The package doc explains why none of them can have been counted.
+func (t *Tailer) recoverUnread(order []*fileInfo, planned map[FileID]*follower) []*follower {
+	since := t.cfg.Since
+	if since.IsZero() {
+		return nil
+	}
+	claimed := func(id FileID) bool {
+		if planned[id] != nil {
+			return true
+		}
+		if _, ok := t.waiting[id]; ok {
+			return true
+		}
+		return slices.ContainsFunc(t.cfg.Checkpoints, func(cp Checkpoint) bool { return cp.File == id })
+	}
+	heads := make(map[FileID][]byte, len(order))
+	headOf := func(fi *fileInfo) ([]byte, error) {
+		if h, ok := heads[fi.id]; ok {
+			return h, nil
+		}
+		h, err := readHead(fi.path)
+		if err != nil {
+			return nil, err
+		}
+		heads[fi.id] = h
+		return h, nil
+	}
+	after := since.Add(-time.Second)
+	var cands []*fileInfo
+	eligible := make(map[FileID]bool)
+	for _, fi := range order {
+		if fi.matched || fi.size == 0 || !fi.mtime.After(after) || claimed(fi.id) {
+			continue
+		}
+		h, err := headOf(fi)
+		if err != nil {
+			t.logErr("recover "+fi.path, slog.LevelWarn, "cannot read rotated file written while down, not reading it", "path", fi.path, "err", err)
+			continue
+		}
+		if len(h) == 0 {
+			continue
+		}
+		if cp, ok := t.coveredBy(h); ok {
+			t.log.Debug("rotated file begins like a checkpointed file, not reading it", "path", fi.path, "checkpoint", cp.Path)
+			continue
+		}
+		cands = append(cands, fi)
+		eligible[fi.id] = true
+	}
+	var out []*follower
+	for i, r := range cands {
+		hr := heads[r.id]
+		isCopy := false
+		for _, f := range order {
+			if f.id == r.id {
+				continue
+			}
+			hf, err := headOf(f)
+			if err != nil || len(hf) < len(hr) || !bytes.Equal(hf[:len(hr)], hr) {
+				continue
+			}
+			// f begins with all of r's first bytes: r is a copy of f (or
+			// f of r). Of two candidates, the longer one is read, or
+			// the first of two of the same size.
+			if eligible[f.id] && (f.size < r.size || f.size == r.size && slices.Index(cands, f) > i) {
+				continue
+			}
+			t.log.Info("rotated file written while down is a copy of another file, not reading it", "path", r.path, "copy_of", f.path)
+			isCopy = true
+			break
+		}
+		if isCopy {
+			continue
+		}
+		fl, err := t.openFollower(r.path, r.id, Checkpoint{Source: t.cfg.Source})
+		if err != nil {
+			t.logErr("recover "+r.path, slog.LevelWarn, "cannot open rotated file written while down, not reading it", "path", r.path, "err", err)
+			continue
+		}
+		t.log.Info("reading rotated file written while logtally was down", "path", r.path, "bytes", r.size, "modified", r.mtime, "since", since)
+		out = append(out, fl)
+	}
+	return out
+}
+
+// coveredBy returns a restored checkpoint whose fingerprint covers the
+// start of head: a file beginning with head holds what that checkpoint's
+// file held when it was read (up to FPLen bytes at least).
+func (t *Tailer) coveredBy(head []byte) (Checkpoint, bool) {
+	for _, cp := range t.cfg.Checkpoints {
+		if cp.FPLen > 0 && cp.FPLen <= len(head) && fnvExtend(fnvOffset64, head[:cp.FPLen]) == cp.FPSum {
+			return cp, true
+		}
+	}
+	return Checkpoint{}, false
+}
+
+// readHead returns the first (up to FingerprintSize) bytes of the file at
+// path.
+func readHead(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, FingerprintSize)
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return buf[:n], nil
 }
 
 // rescan retries the waiting checkpoints, re-expands the globs and follows
@@ -586,7 +746,7 @@ func (t *Tailer) statFile(p string) (fileInfo, bool) {
 	if !ok {
 		return fileInfo{}, false
 	}
-	return fileInfo{path: p, id: id, size: st.Size()}, true
+	return fileInfo{path: p, id: id, size: st.Size(), mtime: st.ModTime()}, true
 }
 
 // matches reports whether path is matched by one of the globs.
