@@ -113,6 +113,13 @@ func newDaemon(cfg config.Config, log *slog.Logger) (*daemon, error) {
 		d.close()
 		return nil, err
 	}
+	// Rotated files modified since the last commit that no checkpoint
+	// accounts for were written while logtally was down: the tailers read them.
+	since, err := buf.LastCommit()
+	if err != nil {
+		d.close()
+		return nil, err
+	}
 	bySource := map[string][]tailer.Checkpoint{}
 	for k, v := range stored {
 		var cp tailer.Checkpoint
@@ -131,7 +138,7 @@ func newDaemon(cfg config.Config, log *slog.Logger) (*daemon, error) {
 		}
 		parsers[s.Name] = p
 		t, err := tailer.New(tailer.Config{
-			Source: s.Name, Paths: s.Paths, Checkpoints: bySource[s.Name], Logger: log,
+			Source: s.Name, Paths: s.Paths, Checkpoints: bySource[s.Name], Since: since, Logger: log,
 		}, d.chunks)
 		if err != nil {
 			d.close()
