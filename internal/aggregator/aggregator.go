@@ -99,13 +99,15 @@ func (a *Aggregator) Stats() Stats {
 
 // Run reads chunks until the input channel is closed or ctx is cancelled,
 // committing every CommitInterval, and commits what it holds before it
-// returns. A commit error stops it: counts not committed are read again
-// from the files at the next start.
+// returns. While the buffer is full it reads nothing, so it does not see
+// the input closing: only cancelling ctx stops it then. A commit error, or
+// a chunk whose checkpoint cannot be encoded, stops it: counts not
+// committed are read again from the files at the next start.
 func (a *Aggregator) Run(ctx context.Context) error {
 	tick := a.cfg.Clock.After(a.cfg.CommitInterval)
 	for {
 		if a.cfg.Buffer.Full() {
-			if err := a.waitForSpace(ctx); err != nil {
+			if err := a.waitForSpace(ctx); err != nil || ctx.Err() != nil {
 				return errors.Join(err, a.commit())
 			}
 		}
@@ -121,7 +123,9 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			if !ok {
 				return a.commit()
 			}
-			a.add(&c)
+			if err := a.add(&c); err != nil {
+				return errors.Join(err, a.commit())
+			}
 			if len(a.counts) >= a.cfg.MaxKeys {
 				if err := a.commit(); err != nil {
 					return err
@@ -148,20 +152,27 @@ func (a *Aggregator) waitForSpace(ctx context.Context) error {
 	return nil
 }
 
-// add parses every line of c and records c's checkpoint.
-func (a *Aggregator) add(c *tailer.Chunk) {
+// add parses every line of c and records c's checkpoint. A checkpoint that
+// cannot be encoded is an error, returned before any line of c is counted:
+// counts committed without their checkpoint would be counted again after a
+// restart.
+func (a *Aggregator) add(c *tailer.Chunk) error {
 	cp := c.Checkpoint
 	if c.Done {
 		a.cps[cp.Key()] = nil
 		delete(a.malformedByFile, cp.File)
-		return
+		return nil
 	}
 	p := a.cfg.Parsers[cp.Source]
 	if p == nil {
 		// A chunk from a source without a parser is a wiring bug; keep
 		// the checkpoint where it was so nothing is lost.
 		a.log.Error("chunk from unknown source dropped", "source", cp.Source, "path", cp.Path)
-		return
+		return nil
+	}
+	b, err := cp.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("aggregator: chunk of %s: %w", cp.Path, err)
 	}
 	var lines, hits, malformed uint64
 	c.Lines(func(line []byte, end int64) {
@@ -190,12 +201,8 @@ func (a *Aggregator) add(c *tailer.Chunk) {
 	if c.Skipped > 0 {
 		a.log.Warn("lines longer than the limit skipped", "path", cp.Path, "count", c.Skipped)
 	}
-	b, err := cp.MarshalBinary()
-	if err != nil {
-		a.log.Error("checkpoint not encodable", "path", cp.Path, "err", err)
-		return
-	}
 	a.cps[cp.Key()] = b
+	return nil
 }
 
 func (a *Aggregator) logMalformed(cp tailer.Checkpoint, end int64, out parser.Outcome, line []byte) {
