@@ -1,0 +1,545 @@
+package aggregator_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/internal/aggregator"
+	"github.com/logtally/logtally/internal/clock"
+	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/tailer"
+)
+
+const interval = time.Second
+
+// t0 is the time of the test lines: 17/May/2015:10:05:03 +0000.
+var t0 = time.Date(2015, 5, 17, 10, 5, 3, 0, time.UTC)
+
+// line returns a combined-format line for page at t0+sec.
+func line(page string, sec int) string {
+	ts := t0.Add(time.Duration(sec) * time.Second).Format("02/Jan/2006:15:04:05 -0700")
+	return fmt.Sprintf(`1.2.3.4 - - [%s] "GET %s HTTP/1.1" 200 100 "-" "Mozilla/5.0"`, ts, page)
+}
+
+// chunk returns a data chunk of source src, file ino, holding lines from
+// offset start.
+func chunk(src string, ino uint64, start int64, lines ...string) tailer.Chunk {
+	data := strings.Join(lines, "\n") + "\n"
+	return tailer.Chunk{
+		Checkpoint: tailer.Checkpoint{
+			Source: src, Path: fmt.Sprintf("/logs/%d.log", ino), File: tailer.FileID{Dev: 1, Ino: ino},
+			Offset: start + int64(len(data)),
+		},
+		Start: start,
+		Data:  []byte(data),
+	}
+}
+
+// hitKey is a decoded buffer key.
+type hitKey struct {
+	site, page string
+	sec        int64
+}
+
+func key(page string, sec int) hitKey {
+	return hitKey{"s", page, t0.Unix() + int64(sec)}
+}
+
+// harness runs an Aggregator over a real buffer with a fake clock.
+type harness struct {
+	t      *testing.T
+	buf    *buffer.Buffer
+	clk    *clock.Fake
+	in     chan tailer.Chunk
+	agg    *aggregator.Aggregator
+	cancel context.CancelFunc
+	done   chan error
+	ended  bool
+}
+
+func start(t *testing.T, opts buffer.Options, maxKeys int) *harness {
+	t.Helper()
+	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { buf.Close() })
+	p, err := parser.New(parser.Config{Format: "combined", Site: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{
+		t: t, buf: buf, clk: clock.NewFake(t0.Add(time.Hour)),
+		in: make(chan tailer.Chunk), done: make(chan error, 1),
+	}
+	h.agg, err = aggregator.New(aggregator.Config{
+		Buffer: buf, Parsers: map[string]*parser.Parser{"src": p},
+		CommitInterval: interval, MaxKeys: maxKeys, Clock: h.clk,
+	}, h.in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go func() { h.done <- h.agg.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if !h.ended {
+			select {
+			case <-h.done:
+			case <-time.After(10 * time.Second):
+				t.Error("Run ignores its cancelled context")
+			}
+		}
+	})
+	h.blockUntil(1) // Run has armed its commit timer
+	return h
+}
+
+// blockUntil waits until n fake-clock timers are pending.
+func (h *harness) blockUntil(n int) {
+	h.t.Helper()
+	ok := make(chan struct{})
+	go func() { h.clk.BlockUntil(n); close(ok) }()
+	select {
+	case <-ok:
+	case <-time.After(10 * time.Second):
+		h.t.Fatalf("timed out waiting for %d timers; %d pending", n, h.clk.Waiters())
+	}
+}
+
+// send hands c to Run, failing if Run does not take it in time.
+func (h *harness) send(c tailer.Chunk) {
+	h.t.Helper()
+	select {
+	case h.in <- c:
+	case err := <-h.done:
+		h.ended = true
+		h.t.Fatalf("Run returned early: %v", err)
+	case <-time.After(10 * time.Second):
+		h.t.Fatal("Run does not read its input")
+	}
+}
+
+// refused asserts that Run is not reading its input now.
+func (h *harness) refused(c tailer.Chunk) {
+	h.t.Helper()
+	select {
+	case h.in <- c:
+		h.t.Fatal("Run read a chunk while the buffer is full")
+	default:
+	}
+}
+
+// close closes the input and waits for Run to return.
+func (h *harness) close() error {
+	h.t.Helper()
+	close(h.in)
+	return h.wait()
+}
+
+func (h *harness) wait() error {
+	h.t.Helper()
+	select {
+	case err := <-h.done:
+		h.ended = true
+		return err
+	case <-time.After(10 * time.Second):
+		h.t.Fatal("Run did not return")
+		return nil
+	}
+}
+
+// eventually waits until cond holds.
+func (h *harness) eventually(what string, cond func(aggregator.Stats) bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond(h.agg.Stats()) {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s; stats %+v", what, h.agg.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// tick advances the fake clock by one commit interval and waits for the
+// commit it triggers.
+func (h *harness) tick() {
+	h.t.Helper()
+	n := h.agg.Stats().Commits
+	h.blockUntil(1)
+	h.clk.Advance(interval)
+	h.eventually("a commit", func(s aggregator.Stats) bool { return s.Commits > n })
+}
+
+// drain seals and acknowledges the pending counts and returns them.
+func drain(t *testing.T, buf *buffer.Buffer) map[hitKey]uint64 {
+	t.Helper()
+	b, err := buf.Seal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[hitKey]uint64{}
+	if b == nil {
+		return out
+	}
+	var sum uint64
+	err = buf.ScanBatch(b.ID, nil, func(k []byte, n uint64) bool {
+		site, page, sec, err := buffer.DecodeKey(k)
+		if err != nil {
+			t.Error(err)
+			return false
+		}
+		out[hitKey{string(site), string(page), sec}] = n
+		sum += n
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum != b.Hits || len(out) != b.Keys {
+		t.Fatalf("batch says %d keys %d hits, scan found %d keys %d hits", b.Keys, b.Hits, len(out), sum)
+	}
+	if err := buf.Ack(b.ID); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// checkpoints returns the stored checkpoints by inode.
+func checkpoints(t *testing.T, buf *buffer.Buffer) map[uint64]tailer.Checkpoint {
+	t.Helper()
+	raw, err := buf.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[uint64]tailer.Checkpoint{}
+	for k, v := range raw {
+		var cp tailer.Checkpoint
+		if err := cp.UnmarshalBinary(v); err != nil {
+			t.Fatalf("checkpoint %q: %v", k, err)
+		}
+		if k != cp.Key() {
+			t.Fatalf("checkpoint stored under %q, its key is %q", k, cp.Key())
+		}
+		out[cp.File.Ino] = cp
+	}
+	return out
+}
+
+func wantCounts(t *testing.T, got, want map[hitKey]uint64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("got %d keys %v, want %d %v", len(got), got, len(want), want)
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("count of %v = %d, want %d", k, got[k], n)
+		}
+	}
+}
+
+func wantOffsets(t *testing.T, got map[uint64]tailer.Checkpoint, want map[uint64]int64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("got checkpoints %+v, want offsets %v", got, want)
+	}
+	for ino, off := range want {
+		cp, ok := got[ino]
+		if !ok {
+			t.Errorf("no checkpoint for inode %d", ino)
+			continue
+		}
+		if cp.Offset != off || cp.Source != "src" {
+			t.Errorf("checkpoint of inode %d: %+v, want source src offset %d", ino, cp, off)
+		}
+	}
+}
+
+func TestCommitsCountsAndLastCheckpointsOnTick(t *testing.T) {
+	h := start(t, buffer.Options{}, 0)
+	a1 := chunk("src", 1, 0, line("/a", 0), line("/b", 0))
+	a2 := chunk("src", 1, a1.Checkpoint.Offset, line("/a", 1))
+	b1 := chunk("src", 2, 500, line("/a", 0))
+	h.send(a1)
+	h.send(b1)
+	h.send(a2)
+	h.eventually("4 lines", func(s aggregator.Stats) bool { return s.Lines == 4 })
+
+	h.clk.Advance(interval - time.Nanosecond)
+	if keys, hits := h.buf.Pending(); keys != 0 || hits != 0 {
+		t.Fatalf("before the interval: %d keys %d hits pending, want none", keys, hits)
+	}
+	if cps := checkpoints(t, h.buf); len(cps) != 0 {
+		t.Fatalf("before the interval: checkpoints %+v stored", cps)
+	}
+	if h.agg.Stats().Commits != 0 {
+		t.Fatal("committed before the interval")
+	}
+
+	h.clk.Advance(time.Nanosecond)
+	h.eventually("a commit", func(s aggregator.Stats) bool { return s.Commits == 1 })
+	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{1: a2.Checkpoint.Offset, 2: b1.Checkpoint.Offset})
+	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 2, key("/b", 0): 1, key("/a", 1): 1})
+	if s := h.agg.Stats(); s.Hits != 4 || s.Malformed != 0 {
+		t.Errorf("stats %+v, want 4 hits", s)
+	}
+
+	// The timer is armed again: the next interval commits the next chunk.
+	a3 := chunk("src", 1, a2.Checkpoint.Offset, line("/c", 2))
+	h.send(a3)
+	h.tick()
+	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{1: a3.Checkpoint.Offset, 2: b1.Checkpoint.Offset})
+	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/c", 2): 1})
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestClosedInputCommitsWhatIsHeld(t *testing.T) {
+	h := start(t, buffer.Options{}, 0)
+	c := chunk("src", 7, 0, line("/a", 0), line("/a", 0))
+	h.send(c)
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := h.agg.Stats(); s.Commits != 1 || s.Hits != 2 {
+		t.Errorf("stats %+v, want 1 commit of 2 hits", s)
+	}
+	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{7: c.Checkpoint.Offset})
+	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 2})
+}
+
+func TestCancelCommitsWhatIsHeld(t *testing.T) {
+	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Close()
+	p, _ := parser.New(parser.Config{Format: "combined", Site: "s"})
+	in := make(chan tailer.Chunk)
+	agg, err := aggregator.New(aggregator.Config{
+		Buffer: buf, Parsers: map[string]*parser.Parser{"src": p}, CommitInterval: interval, Clock: clock.NewFake(t0),
+	}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- agg.Run(ctx) }()
+	c := chunk("src", 7, 0, line("/a", 0))
+	in <- c
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	wantOffsets(t, checkpoints(t, buf), map[uint64]int64{7: c.Checkpoint.Offset})
+	wantCounts(t, drain(t, buf), map[hitKey]uint64{key("/a", 0): 1})
+}
+
+func TestDoneChunkDeletesCheckpoint(t *testing.T) {
+	h := start(t, buffer.Options{}, 0)
+	a := chunk("src", 1, 0, line("/a", 0))
+	b := chunk("src", 2, 0, line("/b", 0))
+	h.send(a)
+	h.send(b)
+	h.tick()
+	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{1: a.Checkpoint.Offset, 2: b.Checkpoint.Offset})
+
+	// File 1 is finished; file 2 gets a last line and is finished in the
+	// same interval: its counts are committed and its checkpoint deleted.
+	done1 := tailer.Chunk{Checkpoint: a.Checkpoint, Start: a.Checkpoint.Offset, Done: true}
+	b2 := chunk("src", 2, b.Checkpoint.Offset, line("/b", 1))
+	done2 := tailer.Chunk{Checkpoint: b2.Checkpoint, Start: b2.Checkpoint.Offset, Done: true}
+	h.send(done1)
+	h.send(b2)
+	h.send(done2)
+	h.eventually("3 lines", func(s aggregator.Stats) bool { return s.Lines == 3 })
+	if n := len(checkpoints(t, h.buf)); n != 2 {
+		t.Fatalf("%d checkpoints before the tick, want 2", n)
+	}
+	h.tick()
+	if cps := checkpoints(t, h.buf); len(cps) != 0 {
+		t.Fatalf("checkpoints %+v left after Done chunks", cps)
+	}
+	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 1, key("/b", 0): 1, key("/b", 1): 1})
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMalformedAndTooLongLinesAreCountedAndPassed(t *testing.T) {
+	h := start(t, buffer.Options{}, 0)
+	c := chunk("src", 1, 0, line("/a", 0), "garbage", "", `1.2.3.4 - - [17/May/2015:10:05:03 +0000] "GET /x HTTP/1.1" 999 1 "-" "-"`, line("/a", 0))
+	skip := tailer.Chunk{
+		Checkpoint: c.Checkpoint, Start: c.Checkpoint.Offset, Skipped: 2,
+	}
+	skip.Checkpoint.Offset += 300000
+	bad := chunk("src", 1, skip.Checkpoint.Offset, "still garbage")
+	h.send(c)
+	h.send(skip)
+	h.send(bad)
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+	want := aggregator.Stats{Lines: 6, Hits: 2, Malformed: 4, TooLong: 2, Commits: 1}
+	if s := h.agg.Stats(); s != want {
+		t.Errorf("stats %+v, want %+v", s, want)
+	}
+	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{1: bad.Checkpoint.Offset})
+	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 2})
+}
+
+func TestSamePageAndSecondSumIntoOneKey(t *testing.T) {
+	h := start(t, buffer.Options{}, 0)
+	h.send(chunk("src", 1, 0, line("/a", 0), line("/a", 0), line("/a", 1), line("/b", 0), line("/a", 0)))
+	h.send(chunk("src", 2, 0, line("/a", 0), line("/a?q=1", 1)))
+	h.tick()
+	// Summed again in the buffer across commits.
+	h.send(chunk("src", 3, 0, line("/a", 0)))
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 5, key("/a", 1): 2, key("/b", 0): 1})
+}
+
+func TestMaxKeysForcesCommit(t *testing.T) {
+	h := start(t, buffer.Options{}, 3)
+	h.send(chunk("src", 1, 0, line("/a", 0), line("/b", 0), line("/a", 0)))
+	h.send(chunk("src", 1, 0, line("/a", 0))) // no new key: still 2
+	h.eventually("4 lines", func(s aggregator.Stats) bool { return s.Lines == 4 })
+	if s := h.agg.Stats(); s.Commits != 0 {
+		t.Fatalf("committed with 2 keys of 3: %+v", s)
+	}
+	c := chunk("src", 2, 0, line("/c", 0))
+	h.send(c)
+	h.eventually("a commit without the clock", func(s aggregator.Stats) bool { return s.Commits == 1 })
+	if keys, hits := h.buf.Pending(); keys != 3 || hits != 5 {
+		t.Errorf("pending %d keys %d hits, want 3 and 5", keys, hits)
+	}
+	if _, ok := checkpoints(t, h.buf)[2]; !ok {
+		t.Error("forced commit without the checkpoint of its chunk")
+	}
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFullBufferStopsReadingUntilSpaceIsFreed(t *testing.T) {
+	h := start(t, buffer.Options{MaxSize: 1}, 0)
+	a := chunk("src", 1, 0, line("/a", 0))
+	b := chunk("src", 1, a.Checkpoint.Offset, line("/b", 0))
+	h.send(a)
+	h.tick() // the buffer is now full
+	if !h.buf.Full() {
+		t.Fatal("buffer not full after a commit")
+	}
+	// Run waits for space on the clock (two timers: the commit tick and
+	// the wait) and reads nothing.
+	h.blockUntil(2)
+	h.refused(b)
+	// An interval with the buffer still full: still waiting.
+	h.clk.Advance(interval)
+	h.blockUntil(1)
+	h.refused(b)
+
+	// The flusher seals and acknowledges: space again, but Run only looks
+	// at its next wake-up.
+	if _, err := h.buf.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	h.refused(b)
+	batch, _ := h.buf.Sealed()
+	var got uint64
+	h.buf.ScanBatch(batch.ID, nil, func(_ []byte, n uint64) bool { got += n; return true })
+	if got != 1 {
+		t.Fatalf("sealed batch holds %d hits, want 1", got)
+	}
+	if err := h.buf.Ack(batch.ID); err != nil {
+		t.Fatal(err)
+	}
+	h.refused(b)
+	h.clk.Advance(interval)
+	h.send(b)
+	// b may be committed by the tick that fired meanwhile, filling the
+	// buffer again; cancelling stops Run whether or not it is waiting.
+	h.cancel()
+	if err := h.wait(); err != nil {
+		t.Fatal(err)
+	}
+	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{1: b.Checkpoint.Offset})
+	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/b", 0): 1})
+}
+
+func TestFullBufferCancelStopsRun(t *testing.T) {
+	h := start(t, buffer.Options{MaxSize: 1}, 0)
+	a := chunk("src", 1, 0, line("/a", 0))
+	h.send(a)
+	h.tick()
+	h.blockUntil(2) // waiting for space
+	h.cancel()
+	if err := h.wait(); err != nil {
+		t.Fatal(err)
+	}
+	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{1: a.Checkpoint.Offset})
+}
+
+// While the buffer is full Run does not see its input closing; it returns
+// once space is freed.
+func TestFullBufferClosedInputReturnsWhenSpaceIsFreed(t *testing.T) {
+	h := start(t, buffer.Options{MaxSize: 1}, 0)
+	h.send(chunk("src", 1, 0, line("/a", 0)))
+	h.tick()
+	h.blockUntil(2)
+	close(h.in)
+	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 1})
+	h.clk.Advance(interval)
+	if err := h.wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUnencodableCheckpointStopsRunWithoutItsCounts(t *testing.T) {
+	h := start(t, buffer.Options{}, 0)
+	good := chunk("src", 1, 0, line("/a", 0))
+	bad := chunk("src", 1, good.Checkpoint.Offset, line("/b", 0))
+	bad.Checkpoint.FPLen = tailer.FingerprintSize + 1
+	h.send(good)
+	h.send(bad)
+	if err := h.wait(); err == nil || !strings.Contains(err.Error(), "/logs/1.log") {
+		t.Fatalf("Run returned %v, want an error naming the file", err)
+	}
+	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{1: good.Checkpoint.Offset})
+	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 1})
+}
+
+func TestUnknownSourceIsNotCheckpointed(t *testing.T) {
+	h := start(t, buffer.Options{}, 0)
+	known := chunk("src", 1, 0, line("/a", 0))
+	h.send(chunk("other", 2, 0, line("/x", 0)))
+	h.send(known)
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{1: known.Checkpoint.Offset})
+	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 1})
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Close()
+	if _, err := aggregator.New(aggregator.Config{CommitInterval: interval}, nil); err == nil {
+		t.Error("New without a buffer succeeded")
+	}
+	if _, err := aggregator.New(aggregator.Config{Buffer: buf}, nil); err == nil {
+		t.Error("New without a commit interval succeeded")
+	}
+}
