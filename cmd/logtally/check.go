@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/logtally/logtally/config"
 )
@@ -21,19 +23,37 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	var problems []error
 	fmt.Fprintf(stdout, "config %s: ok (%d sources)\n", *path, len(cfg.Sources))
-	seen := map[string]string{}
+	seen := map[fileKey]match{}
 	for _, s := range cfg.Sources {
 		fmt.Fprintf(stdout, "source %q (site %s, format %s):\n", s.Name, s.Site, s.Format)
 		n := 0
 		for _, g := range s.Paths {
 			matches, _ := filepath.Glob(g)
 			for _, m := range matches {
+				st, err := os.Stat(m)
+				if err != nil {
+					fmt.Fprintf(stdout, "  %s (%v)\n", m, err)
+					continue
+				}
+				if !st.Mode().IsRegular() {
+					continue // the tailer follows regular files only
+				}
+				k := keyOf(m, st)
+				other, dup := seen[k]
+				if dup && other.source == s.Name {
+					continue // matched by two globs of this source: followed once
+				}
 				n++
 				fmt.Fprintf(stdout, "  %s\n", m)
-				if other, dup := seen[m]; dup && other != s.Name {
-					problems = append(problems, fmt.Errorf("%s is matched by sources %q and %q: it would be counted twice", m, other, s.Name))
+				if dup {
+					also := ""
+					if other.path != m {
+						also = " (also as " + other.path + ")"
+					}
+					problems = append(problems, fmt.Errorf("%s%s is matched by sources %q and %q: it would be counted twice", m, also, other.source, s.Name))
+					continue
 				}
-				seen[m] = s.Name
+				seen[k] = match{source: s.Name, path: m}
 			}
 		}
 		if n == 0 {
@@ -50,3 +70,20 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
+
+// fileKey identifies a file as the tailer does, by device and inode, so a
+// file reached by two paths (a symlink, a hard link, "dir/../dir") is one.
+type fileKey struct {
+	dev, ino uint64
+	path     string // only when the system gives no inode
+}
+
+func keyOf(path string, st os.FileInfo) fileKey {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return fileKey{dev: uint64(sys.Dev), ino: uint64(sys.Ino)}
+	}
+	return fileKey{path: path}
+}
+
+// match is the first source and path a file was matched by.
+type match struct{ source, path string }
