@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/logtally/logtally/internal/mongotest"
+)
+
+// checkSetup makes a logs directory holding the files a.log, b.log and
+// c.txt and a directory old.log (which the tailer ignores).
+func checkSetup(t *testing.T) (dir, logs string) {
+	t.Helper()
+	dir = t.TempDir()
+	logs = filepath.Join(dir, "logs")
+	if err := os.MkdirAll(filepath.Join(logs, "old.log"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.log", "b.log", "c.txt"} {
+		if err := os.WriteFile(filepath.Join(logs, name), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, logs
+}
+
+// writeCheckConfig writes a config with mongo at uri and one [[source]] per
+// glob list, named s0, s1, ...
+func writeCheckConfig(t *testing.T, dir, uri string, sources ...[]string) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "state_dir = %q\n[mongo]\nuri = %q\ndatabase = \"checktest\"\ntimeout = \"1s\"\n", filepath.Join(dir, "state"), uri)
+	for i, paths := range sources {
+		q := make([]string, len(paths))
+		for j, p := range paths {
+			q[j] = fmt.Sprintf("%q", p)
+		}
+		fmt.Fprintf(&b, "[[source]]\nname = \"s%d\"\nsite = \"site%d.test\"\nformat = \"combined\"\npaths = [%s]\n", i, i, strings.Join(q, ", "))
+	}
+	conf := filepath.Join(dir, "logtally.toml")
+	if err := os.WriteFile(conf, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return conf
+}
+
+func TestCheckListsFilesAndPingsMongo(t *testing.T) {
+	srv := mongotest.Start(t)
+	dir, logs := checkSetup(t)
+	conf := writeCheckConfig(t, dir, srv.URI(),
+		[]string{filepath.Join(logs, "*.log")},
+		[]string{filepath.Join(dir, "none", "*.log")})
+	out, stderr, code := runCmd(t, "check", "-config", conf)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	for _, want := range []string{
+		"(2 sources)",
+		"  " + filepath.Join(logs, "a.log") + "\n",
+		"  " + filepath.Join(logs, "b.log") + "\n",
+		"source \"s1\"",
+		"(no file matches now",
+		"reachable",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout does not contain %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "old.log") {
+		t.Errorf("stdout lists a directory the tailer would not follow:\n%s", out)
+	}
+}
+
+func TestCheckMongoDownExits2(t *testing.T) {
+	srv := mongotest.Start(t)
+	srv.Stop()
+	dir, logs := checkSetup(t)
+	conf := writeCheckConfig(t, dir, srv.URI(), []string{filepath.Join(logs, "*.log")})
+	out, stderr, code := runCmd(t, "check", "-config", conf)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	if !strings.Contains(out, filepath.Join(logs, "a.log")) {
+		t.Errorf("files not listed when mongo is down:\n%s", out)
+	}
+	if strings.Contains(out, "reachable") {
+		t.Errorf("stdout says reachable:\n%s", out)
+	}
+	if !strings.Contains(stderr, "check failed") || !strings.Contains(stderr, "mongo "+srv.URI()) {
+		t.Errorf("stderr does not name the mongo problem:\n%s", stderr)
+	}
+}
+
+func TestCheckFileOfTwoSourcesExits2(t *testing.T) {
+	srv := mongotest.Start(t)
+	dir, logs := checkSetup(t)
+	a, b, c := filepath.Join(logs, "a.log"), filepath.Join(logs, "b.log"), filepath.Join(logs, "c.txt")
+	// b.log reached through a symlinked directory, c.txt by a hard link
+	// and a symlink: each is one file to the tailer.
+	if err := os.Symlink(logs, filepath.Join(dir, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(c, filepath.Join(dir, "hard.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(c, filepath.Join(dir, "sym.txt")); err != nil {
+		t.Fatal(err)
+	}
+	conf := writeCheckConfig(t, dir, srv.URI(),
+		[]string{filepath.Join(logs, "*.log"), filepath.Join(logs, "*.txt"), a}, // a twice in one source: fine
+		[]string{a, filepath.Join(dir, "linkdir", "b.log"), filepath.Join(dir, "hard.txt")},
+		[]string{filepath.Join(dir, "sym.txt")},
+	)
+	out, stderr, code := runCmd(t, "check", "-config", conf)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	if n := strings.Count(out, "  "+a+"\n"); n != 2 {
+		t.Errorf("a.log listed %d times, want once per source:\n%s", n, out)
+	}
+	for _, want := range []string{
+		a + ` is matched by sources "s0" and "s1"`,
+		"linkdir/b.log (also as " + b + `) is matched by sources "s0" and "s1"`,
+		"hard.txt (also as " + c + `) is matched by sources "s0" and "s1"`,
+		"sym.txt (also as " + c + `) is matched by sources "s0" and "s2"`,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not contain %q:\n%s", want, stderr)
+		}
+	}
+	if n := strings.Count(stderr, "counted twice"); n != 4 {
+		t.Errorf("%d duplicates reported, want 4:\n%s", n, stderr)
+	}
+}
