@@ -60,6 +60,7 @@ type Tailer struct {
 	log       *slog.Logger
 	clk       clock.Clock
 	rescanNow chan struct{}
+	started   chan struct{} // closed when the start chunks have been sent
 	wg        sync.WaitGroup
 
 	mu      sync.Mutex
@@ -141,6 +142,7 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 		log:       log.With("component", "tailer", "source", cfg.Source),
 		clk:       cfg.Clock,
 		rescanNow: make(chan struct{}, 1),
+		started:   make(chan struct{}),
 		files:     make(map[FileID]*follower),
 		waiting:   make(map[FileID]Checkpoint),
 		errLogged: make(map[string]time.Time),
@@ -181,6 +183,7 @@ func (t *Tailer) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	close(t.started)
 	tick := t.clk.After(t.cfg.RescanInterval)
 	for {
 		select {
@@ -861,6 +864,13 @@ func (t *Tailer) spawn(ctx context.Context, fl *follower) {
 		fl.run(ctx)
 	}()
 }
+
+// Started returns a channel closed once Run has resolved the restored
+// checkpoints and sent every chunk of that start (Done chunks of dropped
+// checkpoints, checkpoints of files recovered by Config.Since). A caller
+// that commits checkpoints should not commit before every tailer has
+// started: see Config.Since.
+func (t *Tailer) Started() <-chan struct{} { return t.started }
 
 // triggerRescan asks Run to re-expand the globs now.
 func (t *Tailer) triggerRescan() {

@@ -795,3 +795,34 @@ func TestCopyFoundWhileBeingWritten(t *testing.T) {
 		sameLines(t, fmt.Sprint("original, run ", i), linesOf(cs, id), append(want("a", 0, 100), want("b", 0, 30)...))
 	}
 }
+
+// Started closes only after the start chunks were handed on: here the Done
+// of a checkpoint whose file is gone.
+func TestStartedAfterStartChunks(t *testing.T) {
+	dir := t.TempDir()
+	gone := Checkpoint{Source: "s", Path: filepath.Join(dir, "access.log"), File: FileID{Dev: 1, Ino: 424242}, Offset: 10}
+	out := make(chan Chunk) // unbuffered: the tailer blocks until we read
+	tl, err := New(Config{Source: "s", Paths: []string{filepath.Join(dir, "access.log")}, Checkpoints: []Checkpoint{gone}}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tl.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-tl.Started():
+		t.Fatal("Started closed before the start chunk was taken")
+	case c := <-out:
+		if !c.Done || c.Checkpoint.Key() != gone.Key() {
+			t.Fatalf("first chunk %+v, want Done of the gone file", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no start chunk")
+	}
+	select {
+	case <-tl.Started():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Started never closed")
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"testing"
 )
 
-
 const replayLines = `10.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET /a?x=1 HTTP/1.1" 200 1 "-" "Mozilla/5.0"
 10.0.0.2 - - [17/May/2015:10:05:03 +0000] "GET /a HTTP/1.1" 200 1 "-" "Mozilla/5.0"
 10.0.0.3 - - [17/May/2015:10:05:04 +0000] "GET /b HTTP/1.1" 404 1 "-" "Googlebot/2.1"

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -130,6 +131,7 @@ func newDaemon(cfg config.Config, log *slog.Logger) (*daemon, error) {
 		bySource[cp.Source] = append(bySource[cp.Source], cp)
 	}
 	parsers := map[string]*parser.Parser{}
+	limiters := map[string]*parser.PageLimiter{}
 	for i, s := range cfg.Sources {
 		p, err := parser.New(s.Parser())
 		if err != nil {
@@ -137,6 +139,7 @@ func newDaemon(cfg config.Config, log *slog.Logger) (*daemon, error) {
 			return nil, usagef("source[%d]: %v", i, err)
 		}
 		parsers[s.Name] = p
+		limiters[s.Name] = parser.NewPageLimiter(s.Page.MaxPagesPerMinute)
 		t, err := tailer.New(tailer.Config{
 			Source: s.Name, Paths: s.Paths, Checkpoints: bySource[s.Name], Since: since, Logger: log,
 		}, d.chunks)
@@ -150,8 +153,16 @@ func newDaemon(cfg config.Config, log *slog.Logger) (*daemon, error) {
 	for name, cps := range bySource {
 		log.Warn("checkpoints of a source no longer configured are kept", "source", name, "files", len(cps))
 	}
+	ready := make(chan struct{})
+	go func() {
+		for _, t := range d.tailers {
+			<-t.Started()
+		}
+		close(ready)
+	}()
 	d.agg, err = aggregator.New(aggregator.Config{
-		Buffer: buf, Parsers: parsers, CommitInterval: cfg.Buffer.CommitInterval.D(), Logger: log,
+		Buffer: buf, Parsers: parsers, Limiters: limiters, Ready: ready,
+		CommitInterval: cfg.Buffer.CommitInterval.D(), Logger: log,
 	}, d.chunks)
 	if err != nil {
 		d.close()
@@ -193,8 +204,10 @@ func (d *daemon) run(stop <-chan struct{}) error {
 	}
 	go func() { tails.Wait(); close(d.chunks) }()
 
+	aggCtx, stopAggregating := context.WithCancel(context.Background())
+	defer stopAggregating()
 	aggDone := make(chan error, 1)
-	go func() { aggDone <- d.agg.Run(context.Background()) }()
+	go func() { aggDone <- d.agg.Run(aggCtx) }()
 
 	flushDone := make(chan error, 1)
 	go func() { flushDone <- d.flush.Run(flushCtx) }()
@@ -227,8 +240,11 @@ loop:
 		}
 	}
 
-	// Stop reading; the aggregator drains the channel and commits.
+	// Stop reading; the aggregator commits what it has parsed and stops
+	// (chunks still in the channel are read again from their checkpoints
+	// at the next start).
 	stopReading()
+	stopAggregating()
 	if !aggFinished {
 		if err := <-aggDone; err != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("final commit: %w", err))
@@ -257,8 +273,24 @@ func (d *daemon) logStats() {
 	a, f := d.agg.Stats(), d.flush.Stats()
 	keys, hits := d.buf.Pending()
 	d.log.Info("stats",
-		"lines", a.Lines, "hits", a.Hits, "malformed", a.Malformed, "too_long", a.TooLong, "commits", a.Commits,
+		"lines", a.Lines, "hits", a.Hits, "malformed", a.Malformed, "filtered", a.Filtered, "other", a.Other,
+		"too_long", a.TooLong, "commits", a.Commits, "by_reason", reasons(a.Outcomes),
 		"pending_keys", keys, "pending_hits", hits, "buffer_bytes", d.buf.Size(),
 		"batches", f.Batches, "hits_written", f.Hits, "bulk_writes", f.BulkWrites, "updates", f.Updates,
 		"finds", f.Finds, "inserts", f.Inserts, "insert_calls", f.InsertCalls, "retries", f.Retries)
+}
+
+// reasons formats the non-zero malformed and filtered counters.
+func reasons(c parser.Counts) string {
+	var b strings.Builder
+	for o, n := range c {
+		if n == 0 || parser.Outcome(o) == parser.OK {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s=%d", parser.Outcome(o), n)
+	}
+	return b.String()
 }

@@ -28,6 +28,15 @@ type Config struct {
 	Buffer *buffer.Buffer
 	// Parsers maps a source name (tailer.Checkpoint.Source) to its parser.
 	Parsers map[string]*parser.Parser
+	// Limiters maps a source name to its max_pages_per_minute limiter;
+	// a missing or nil one means no bound.
+	Limiters map[string]*parser.PageLimiter
+	// Ready, when not nil, holds back every commit until it is closed:
+	// the caller closes it once every tailer has sent its start chunks,
+	// so the buffer's last-commit time (which tells the tailers at the
+	// next start what changed while logtally was down) never moves past a
+	// file that a slower source has yet to claim.
+	Ready <-chan struct{}
 	// CommitInterval is how often counts and checkpoints are committed.
 	CommitInterval time.Duration
 	// MaxKeys forces a commit when this many keys are held. Default
@@ -41,7 +50,12 @@ type Config struct {
 
 // Stats are running totals since New.
 type Stats struct {
-	Lines, Hits, Malformed, TooLong, Commits uint64
+	Lines, Hits, Malformed, Filtered, TooLong, Commits uint64
+	// Other counts hits counted as "(other)" by max_pages_per_minute.
+	Other uint64
+	// Outcomes counts lines per parser outcome (malformed and filtered
+	// reasons).
+	Outcomes parser.Counts
 }
 
 // Aggregator sums parsed hits and commits them with checkpoints.
@@ -58,7 +72,9 @@ type Aggregator struct {
 
 	malformedByFile map[tailer.FileID]int
 
-	lines, hits, malformed, tooLong, commits atomic.Uint64
+	lines, hits, malformed, filtered, tooLong, commits, other atomic.Uint64
+	outcomes                                                  [parser.NumOutcomes]atomic.Uint64
+	ready                                                     bool
 }
 
 // New returns an Aggregator reading in. Run it.
@@ -91,10 +107,14 @@ func New(cfg Config, in <-chan tailer.Chunk) (*Aggregator, error) {
 
 // Stats returns the running totals.
 func (a *Aggregator) Stats() Stats {
-	return Stats{
-		Lines: a.lines.Load(), Hits: a.hits.Load(), Malformed: a.malformed.Load(),
-		TooLong: a.tooLong.Load(), Commits: a.commits.Load(),
+	st := Stats{
+		Lines: a.lines.Load(), Hits: a.hits.Load(), Malformed: a.malformed.Load(), Filtered: a.filtered.Load(),
+		TooLong: a.tooLong.Load(), Commits: a.commits.Load(), Other: a.other.Load(),
 	}
+	for i := range a.outcomes {
+		st.Outcomes[i] = a.outcomes[i].Load()
+	}
+	return st
 }
 
 // Run reads chunks until the input channel is closed or ctx is cancelled,
@@ -174,19 +194,26 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 	if err != nil {
 		return fmt.Errorf("aggregator: chunk of %s: %w", cp.Path, err)
 	}
-	var lines, hits, malformed uint64
+	lim := a.cfg.Limiters[cp.Source]
+	overflowBefore := lim.Overflow()
+	var lines, hits, malformed, filtered uint64
+	var outcomes parser.Counts
 	c.Lines(func(line []byte, end int64) {
 		lines++
 		out := p.Parse(line, &a.hit)
 		if out != parser.OK {
+			outcomes[out]++
 			if out.Malformed() {
 				malformed++
 				a.logMalformed(cp, end, out, line)
+			} else {
+				filtered++
 			}
 			return
 		}
 		hits++
-		a.keyBuf = buffer.AppendKey(a.keyBuf[:0], a.hit.Site, a.hit.Page, a.hit.Time)
+		page := lim.Apply(a.hit.Site, a.hit.Page, a.hit.Time/60)
+		a.keyBuf = buffer.AppendKey(a.keyBuf[:0], a.hit.Site, page, a.hit.Time)
 		if i, ok := a.index[string(a.keyBuf)]; ok {
 			a.counts[i]++
 			return
@@ -197,6 +224,13 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 	a.lines.Add(lines)
 	a.hits.Add(hits)
 	a.malformed.Add(malformed)
+	a.filtered.Add(filtered)
+	a.other.Add(lim.Overflow() - overflowBefore)
+	for i, n := range outcomes {
+		if n > 0 {
+			a.outcomes[i].Add(n)
+		}
+	}
 	a.tooLong.Add(uint64(c.Skipped))
 	if c.Skipped > 0 {
 		a.log.Warn("lines longer than the limit skipped", "path", cp.Path, "count", c.Skipped)
@@ -222,6 +256,16 @@ func (a *Aggregator) logMalformed(cp tailer.Checkpoint, end int64, out parser.Ou
 func (a *Aggregator) commit() error {
 	if len(a.counts) == 0 && len(a.cps) == 0 {
 		return nil
+	}
+	if !a.ready {
+		if a.cfg.Ready != nil {
+			select {
+			case <-a.cfg.Ready:
+			default:
+				return nil // held back until every tailer has started
+			}
+		}
+		a.ready = true
 	}
 	counts := make(map[string]uint64, len(a.counts))
 	for k, i := range a.index {

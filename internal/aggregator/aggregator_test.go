@@ -64,6 +64,12 @@ type harness struct {
 
 func start(t *testing.T, opts buffer.Options, maxKeys int) *harness {
 	t.Helper()
+	return startWith(t, opts, maxKeys, nil)
+}
+
+// startWith is start with a last say on the config.
+func startWith(t *testing.T, opts buffer.Options, maxKeys int, edit func(*aggregator.Config)) *harness {
+	t.Helper()
 	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -77,10 +83,14 @@ func start(t *testing.T, opts buffer.Options, maxKeys int) *harness {
 		t: t, buf: buf, clk: clock.NewFake(t0.Add(time.Hour)),
 		in: make(chan tailer.Chunk), done: make(chan error, 1),
 	}
-	h.agg, err = aggregator.New(aggregator.Config{
+	cfg := aggregator.Config{
 		Buffer: buf, Parsers: map[string]*parser.Parser{"src": p},
 		CommitInterval: interval, MaxKeys: maxKeys, Clock: h.clk,
-	}, h.in)
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	h.agg, err = aggregator.New(cfg, h.in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,6 +398,9 @@ func TestMalformedAndTooLongLinesAreCountedAndPassed(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := aggregator.Stats{Lines: 6, Hits: 2, Malformed: 4, TooLong: 2, Commits: 1}
+	want.Outcomes[parser.MalformedEmpty] = 1  // ""
+	want.Outcomes[parser.MalformedFields] = 2 // "garbage", "still garbage"
+	want.Outcomes[parser.MalformedStatus] = 1 // 999
 	if s := h.agg.Stats(); s != want {
 		t.Errorf("stats %+v, want %+v", s, want)
 	}
@@ -542,4 +555,48 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	if _, err := aggregator.New(aggregator.Config{Buffer: buf}, nil); err == nil {
 		t.Error("New without a commit interval succeeded")
 	}
+}
+
+func TestReadyHoldsBackCommits(t *testing.T) {
+	ready := make(chan struct{})
+	h := startWith(t, buffer.Options{}, 0, func(c *aggregator.Config) { c.Ready = ready })
+	c := chunk("src", 1, 0, line("/a", 0))
+	h.send(c)
+	h.eventually("1 line", func(s aggregator.Stats) bool { return s.Lines == 1 })
+	h.blockUntil(1)
+	h.clk.Advance(interval)
+	h.blockUntil(1) // the timer is armed again: the tick was handled
+	if s := h.agg.Stats(); s.Commits != 0 {
+		t.Fatalf("committed before ready: %+v", s)
+	}
+	if cps := checkpoints(t, h.buf); len(cps) != 0 {
+		t.Fatalf("checkpoints stored before ready: %+v", cps)
+	}
+	close(ready)
+	h.tick()
+	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{1: c.Checkpoint.Offset})
+	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 1})
+}
+
+func TestPageLimitAndFilters(t *testing.T) {
+	p, err := parser.New(parser.Config{Format: "combined", Site: "s", Filter: parser.FilterConfig{Status: []string{"2xx"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startWith(t, buffer.Options{}, 0, func(c *aggregator.Config) {
+		c.Parsers = map[string]*parser.Parser{"src": p}
+		c.Limiters = map[string]*parser.PageLimiter{"src": parser.NewPageLimiter(1)}
+	})
+	notFound := strings.Replace(line("/missing", 0), " 200 ", " 404 ", 1)
+	h.send(chunk("src", 1, 0, line("/a", 0), line("/b", 1), line("/c", 2), line("/a", 3), notFound))
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+	s := h.agg.Stats()
+	if s.Hits != 4 || s.Filtered != 1 || s.Other != 2 || s.Outcomes[parser.FilteredStatus] != 1 {
+		t.Fatalf("stats %+v: want 4 hits, 1 filtered (status), 2 counted as (other)", s)
+	}
+	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{
+		key("/a", 0): 1, key("/a", 3): 1, key("(other)", 1): 1, key("(other)", 2): 1,
+	})
 }
