@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/logtally/logtally/buffer"
+)
+
+// deadMongo returns a mongodb:// URI on which nothing listens.
+func deadMongo(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "mongodb://" + addr + "/"
+}
+
+// startWithDeadMongo runs logtally on a small log with MongoDB unreachable
+// and waits until it has committed the log's hits to its buffer.
+func startWithDeadMongo(t *testing.T, shutdown string) (*exec.Cmd, *syncBuffer, string) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "access.log")
+	var b []byte
+	for i := 0; i < 20; i++ {
+		b = fmt.Appendf(b, "10.0.0.1 - - [01/Feb/2026:10:00:%02d +0000] \"GET /p%d HTTP/1.1\" 200 10 \"-\" \"t\"\n", i, i%3)
+	}
+	os.WriteFile(logPath, b, 0o644)
+	conf := filepath.Join(dir, "logtally.toml")
+	os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
+shutdown_timeout = %q
+[mongo]
+uri = %q
+timeout = "500ms"
+[buffer]
+commit_interval = "50ms"
+[flush]
+interval = "100ms"
+max_backoff = "200ms"
+[[source]]
+site = "s"
+paths = [%q]
+format = "combined"
+`, filepath.Join(dir, "state"), shutdown, deadMongo(t), logPath)), 0o600)
+	out := &syncBuffer{}
+	cmd := command("run", "-config", conf)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// Wait for the flusher's first failed attempt (half a second of
+	// mongo.timeout), by which time the hits are long committed.
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), " failed") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed flush logged:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cmd, out, filepath.Join(dir, "state", "buffer.db")
+}
+
+// syncBuffer is a bytes.Buffer safe to write from exec's copying goroutine
+// while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// SIGTERM with MongoDB down: the final flush gives up after
+// shutdown_timeout, logtally exits 0 and the hits stay in the buffer.
+func TestSigtermWithMongoDownKeepsBuffer(t *testing.T) {
+	cmd, out, bufPath := startWithDeadMongo(t, "1s")
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("exit after SIGTERM: %v (want 0)\n%s", err, out)
+	}
+	if took > 15*time.Second {
+		t.Fatalf("SIGTERM took %v with shutdown_timeout 1s", took)
+	}
+	if !strings.Contains(out.String(), "shutdown flush incomplete") {
+		t.Errorf("no incomplete-flush warning:\n%s", out)
+	}
+	b, err := buffer.Open(bufPath, buffer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_, pending := b.Pending()
+	var sealed uint64
+	if s, _ := b.Sealed(); s != nil {
+		sealed = s.Hits
+	}
+	if pending+sealed != 20 {
+		t.Fatalf("buffer holds %d pending + %d sealed hits, want all 20", pending, sealed)
+	}
+}
+
+// A second signal exits at once, without waiting for the final flush.
+func TestSecondSignalExitsAtOnce(t *testing.T) {
+	cmd, out, _ := startWithDeadMongo(t, "5m")
+	cmd.Process.Signal(syscall.SIGTERM)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "stopping") {
+		if time.Now().After(deadline) {
+			t.Fatalf("first signal not seen:\n%s", out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("after the second signal: %v, want exit 1\n%s", err, out)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("second signal took %v to exit", took)
+	}
+}
