@@ -22,6 +22,10 @@ const DefaultMaxKeys = 200_000
 // their position before the rest are only counted.
 const malformedLogged = 5
 
+// malformedEvery is how often, after the first malformed lines of a file,
+// one more is logged with the number not logged since.
+const malformedEvery = time.Minute
+
 // Config configures an Aggregator.
 type Config struct {
 	// Buffer receives the commits.
@@ -70,7 +74,7 @@ type Aggregator struct {
 	keyBuf []byte
 	hit    parser.Hit
 
-	malformedByFile map[tailer.FileID]int
+	malformedByFile map[tailer.FileID]*malformedLog
 
 	lines, hits, malformed, filtered, tooLong, commits, other atomic.Uint64
 	outcomes                                                  [parser.NumOutcomes]atomic.Uint64
@@ -101,7 +105,7 @@ func New(cfg Config, in <-chan tailer.Chunk) (*Aggregator, error) {
 		log:             log.With("component", "aggregator"),
 		index:           map[string]int32{},
 		cps:             map[string][]byte{},
-		malformedByFile: map[tailer.FileID]int{},
+		malformedByFile: map[tailer.FileID]*malformedLog{},
 	}, nil
 }
 
@@ -239,17 +243,35 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 	return nil
 }
 
+// malformedLog is the logging state of one file's malformed lines.
+type malformedLog struct {
+	logged     int       // lines logged in full
+	suppressed int       // lines not logged since last
+	last       time.Time // when a line was last logged
+}
+
+// logMalformed logs the first malformedLogged malformed lines of each file
+// with their position, then one per malformedEvery with how many were not
+// logged in between. All are counted in Stats.
 func (a *Aggregator) logMalformed(cp tailer.Checkpoint, end int64, out parser.Outcome, line []byte) {
-	n := a.malformedByFile[cp.File]
-	a.malformedByFile[cp.File] = n + 1
-	if n < malformedLogged {
-		if len(line) > 200 {
-			line = line[:200]
-		}
-		a.log.Warn("malformed line skipped", "path", cp.Path, "end_offset", end, "reason", out.String(), "line", string(line))
-	} else if n == malformedLogged {
-		a.log.Warn("more malformed lines in this file: counted, no longer logged", "path", cp.Path)
+	m := a.malformedByFile[cp.File]
+	if m == nil {
+		m = &malformedLog{}
+		a.malformedByFile[cp.File] = m
 	}
+	now := a.cfg.Clock.Now()
+	if m.logged >= malformedLogged && now.Sub(m.last) < malformedEvery {
+		m.suppressed++
+		return
+	}
+	if len(line) > 200 {
+		line = line[:200]
+	}
+	m.logged++
+	m.last = now
+	a.log.Warn("malformed line skipped", "path", cp.Path, "end_offset", end, "reason", out.String(),
+		"line", string(line), "not_logged_since_last", m.suppressed)
+	m.suppressed = 0
 }
 
 // commit writes the sums and checkpoints held, in one transaction.

@@ -3,8 +3,11 @@ package aggregator_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -599,4 +602,49 @@ func TestPageLimitAndFilters(t *testing.T) {
 	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{
 		key("/a", 0): 1, key("/a", 3): 1, key("(other)", 1): 1, key("(other)", 2): 1,
 	})
+}
+
+func TestMalformedLinesAreLoggedThenRateLimited(t *testing.T) {
+	var logs syncLog
+	h := startWith(t, buffer.Options{}, 0, func(c *aggregator.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	bad := make([]string, 12)
+	for i := range bad {
+		bad[i] = "garbage " + strconv.Itoa(i)
+	}
+	c := chunk("src", 1, 0, bad...)
+	h.send(c)
+	h.eventually("12 lines", func(s aggregator.Stats) bool { return s.Lines == 12 })
+	if n := strings.Count(logs.String(), "malformed line skipped"); n != 5 {
+		t.Fatalf("%d malformed lines logged at once, want the first 5:\n%s", n, logs.String())
+	}
+	h.clk.Advance(time.Minute)
+	h.send(chunk("src", 1, c.Checkpoint.Offset, "garbage 12", "garbage 13"))
+	h.eventually("14 lines", func(s aggregator.Stats) bool { return s.Lines == 14 })
+	out := logs.String()
+	if n := strings.Count(out, "malformed line skipped"); n != 6 {
+		t.Fatalf("%d malformed lines logged after a minute, want 6:\n%s", n, out)
+	}
+	if !strings.Contains(out, `line="garbage 12" not_logged_since_last=7`) {
+		t.Fatalf("the line logged after a minute does not say 7 were not logged:\n%s", out)
+	}
+}
+
+// syncLog is a log sink safe to read while Run writes.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncLog) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
