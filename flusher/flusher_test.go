@@ -1,7 +1,6 @@
 package flusher
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,13 +8,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/internal/clock"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/syncbuf"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -532,7 +531,7 @@ func TestRunRetriesWhileDatabaseIsDown(t *testing.T) {
 	// Timeout must exceed what FerretDB takes for a chunk (about 60 ms per
 	// daily update), or no attempt ever succeeds; while the proxy is down,
 	// each attempt after the first waits this long for server selection.
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	e.f = e.newFlusher(t, Config{
 		MaxOps: 4, Interval: 10 * time.Second, MaxBackoff: time.Second,
 		Timeout: 2 * time.Second, Clock: fake, Logger: slog.New(slog.NewTextHandler(logs, nil)),
@@ -585,24 +584,6 @@ func TestRunRetriesWhileDatabaseIsDown(t *testing.T) {
 	if b, _ := e.buf.Sealed(); b != nil {
 		t.Errorf("batch %s still sealed", b.ID)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the Run goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // blockUntil waits, with a generous deadline, until the component waits on

@@ -1,7 +1,6 @@
 package tailer
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -10,9 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/internal/syncbuf"
 )
 
 // realCfg is a config on the real clock with fast polling.
@@ -524,24 +524,6 @@ func TestDeletedWhileFollowed(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A stat error other than not-exist (here a symlink loop, since tests may
 // run as root, who is never denied) is logged once and retried.
 func TestStatErrorLoggedAndRetried(t *testing.T) {
@@ -550,7 +532,7 @@ func TestStatErrorLoggedAndRetried(t *testing.T) {
 	if err := os.Symlink(p, p); err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	cfg := realCfg("web", filepath.Join(dir, "*.log"))
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	h := start(t, cfg)
@@ -680,7 +662,7 @@ func TestUnreadableCheckpointedFileWaits(t *testing.T) {
 	if err := os.Symlink(p, p); err != nil { // stat fails with ELOOP
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	cfg := realCfg("web", p)
 	cfg.Checkpoints = []Checkpoint{cp}
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))

@@ -1,19 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/internal/syncbuf"
 )
 
 // deadMongo returns a mongodb:// URI on which nothing listens.
@@ -29,7 +28,7 @@ func deadMongo(t *testing.T) string {
 
 // startWithDeadMongo runs logtally on a small log with MongoDB unreachable
 // and waits until it has committed the log's hits to its buffer.
-func startWithDeadMongo(t *testing.T, shutdown string) (*exec.Cmd, *syncBuffer, string) {
+func startWithDeadMongo(t *testing.T, shutdown string) (*exec.Cmd, *syncbuf.Buffer, string) {
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "access.log")
 	var b []byte
@@ -53,7 +52,7 @@ site = "s"
 paths = [%q]
 format = "combined"
 `, filepath.Join(dir, "state"), shutdown, deadMongo(t), logPath)), 0o600)
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd := command("run", "-config", conf)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -70,25 +69,6 @@ format = "combined"
 		time.Sleep(20 * time.Millisecond)
 	}
 	return cmd, out, filepath.Join(dir, "state", "buffer.db")
-}
-
-// syncBuffer is a bytes.Buffer safe to write from exec's copying goroutine
-// while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // SIGTERM with MongoDB down: the final flush gives up after

@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/internal/aggregator"
 	"github.com/logtally/logtally/internal/clock"
+	"github.com/logtally/logtally/internal/syncbuf"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/tailer"
 )
@@ -605,7 +605,7 @@ func TestPageLimitAndFilters(t *testing.T) {
 }
 
 func TestMalformedLinesAreLoggedThenRateLimited(t *testing.T) {
-	var logs syncLog
+	var logs syncbuf.Buffer
 	h := startWith(t, buffer.Options{}, 0, func(c *aggregator.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})
@@ -629,22 +629,4 @@ func TestMalformedLinesAreLoggedThenRateLimited(t *testing.T) {
 	if !strings.Contains(out, `line="garbage 12" not_logged_since_last=7`) {
 		t.Fatalf("the line logged after a minute does not say 7 were not logged:\n%s", out)
 	}
-}
-
-// syncLog is a log sink safe to read while Run writes.
-type syncLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncLog) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncLog) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
