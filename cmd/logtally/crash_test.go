@@ -64,14 +64,22 @@ paths = [%q]
 format = "combined"
 `, filepath.Join(dir, "state"), srv.URI(), db.Name(), filepath.Join(logs, "access.log"))), 0o600)
 
-	w := &writer{dir: logs, rng: rand.New(rand.NewPCG(1, 2))}
+	// A new seed each run covers more orders of events over many CI runs;
+	// it is logged so a failure's writer and kill schedule can be rerun
+	// with LOGTALLY_CRASH_SEED (the timing itself is never reproducible).
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("LOGTALLY_CRASH_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("seed %d", seed)
+	w := &writer{dir: logs, rng: rand.New(rand.NewPCG(seed, 2))}
 	w.open(t)
 	ctx, stopWriting := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); w.loop(ctx, t) }()
 
-	rng := rand.New(rand.NewPCG(3, 4))
+	rng := rand.New(rand.NewPCG(seed, 4))
 	const kills = 12
 	for i := 0; i < kills; i++ {
 		if i == 4 {
