@@ -97,7 +97,7 @@ format = "combined"
 	wg.Wait()
 	w.close()
 
-	want := countFiles(t, logs)
+	want := countFiles(t, logs, "crash.test")
 	if want.hits < 1000 {
 		t.Fatalf("writer wrote only %d hits: the test did not exercise much", want.hits)
 	}
@@ -260,9 +260,9 @@ type counts struct {
 
 var lineRe = regexp.MustCompile(`\[([^\]]+)\] "GET ([^ ?]+)`)
 
-// countFiles counts hits per bucket from every file in dir, independently of
-// logtally's parser.
-func countFiles(t *testing.T, dir string) counts {
+// countFiles counts hits per bucket of site from every file in dir,
+// independently of logtally's parser.
+func countFiles(t *testing.T, dir, site string) counts {
 	c := counts{minute: bucketCounts{}, daily: bucketCounts{}, monthly: bucketCounts{}}
 	files, _ := filepath.Glob(filepath.Join(dir, "access.log*"))
 	c.files = len(files)
@@ -282,7 +282,7 @@ func countFiles(t *testing.T, dir string) counts {
 				t.Fatal(err)
 			}
 			ts = ts.UTC()
-			key := "crash.test" + string(m[2])
+			key := site + string(m[2])
 			add(c.minute, ts.Format("200601021504")+"/"+key, "seconds."+strconv.Itoa(ts.Second()), "totalViews")
 			add(c.daily, ts.Format("20060102")+"/"+key, fmt.Sprintf("minute.%d.%d", ts.Hour(), ts.Minute()), "hourly."+strconv.Itoa(ts.Hour()), "daily")
 			add(c.monthly, ts.Format("200601")+"/"+key, "daily."+strconv.Itoa(ts.Day()), "total")

@@ -1,0 +1,378 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/logtally/logtally/internal/mongotest"
+)
+
+// nginxPages are the pages the test requests: few, so the embedded server's
+// collections stay at tens of buckets.
+var nginxPages = []string{"/", "/about.html", "/blog/"}
+
+// TestNginxLogrotate runs the real nginx and the real logrotate: a private
+// nginx serves a few static pages to 4 client goroutines while logtally
+// counts its access log; on the way logrotate rotates it twice, once with
+// create + postrotate (nginx reopens its log on SIGUSR1, as Debian's
+// /etc/logrotate.d/nginx does) and once with copytruncate, and logtally is
+// killed with SIGKILL and restarted. At the end every bucket in MongoDB must
+// equal the counts taken from all access.log* files.
+//
+// With copytruncate, lines nginx writes between logrotate's copy and its
+// truncate are lost from the files themselves; the test compares MongoDB
+// with the files. nginx also writes every line to a second, never rotated
+// log, which must hold every request and bounds what logtally may have read
+// of those lost lines.
+func TestNginxLogrotate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("nginx test skipped in -short mode")
+	}
+	nginxBin, logrotateBin := findBinary("nginx"), findBinary("logrotate")
+	if nginxBin == "" || logrotateBin == "" {
+		t.Skip("nginx or logrotate not installed: apt-get install nginx logrotate; .ci/run installs them")
+	}
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs")
+	unrotated := filepath.Join(dir, "unrotated") // nginx's second access log
+	for _, d := range []string{logs, unrotated, filepath.Join(dir, "html", "blog"), filepath.Join(dir, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, body := range map[string]string{"index.html": "home", "about.html": "about", "blog/index.html": "blog"} {
+		writeFile(t, filepath.Join(dir, "html", name), "<!doctype html><title>"+body+"</title><p>"+body+"\n")
+	}
+	access := filepath.Join(logs, "access.log")
+	base, stopNginx := startNginx(t, nginxBin, dir)
+
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	conf := filepath.Join(dir, "logtally.toml")
+	writeFile(t, conf, fmt.Sprintf(`state_dir = %q
+shutdown_timeout = "60s"
+[mongo]
+uri = %q
+database = %q
+timeout = "5s"
+[buffer]
+commit_interval = "50ms"
+[flush]
+interval = "100ms"
+max_ops = 16
+max_backoff = "200ms"
+[[source]]
+site = "nginx.test"
+paths = [%q]
+format = "combined"
+`, filepath.Join(dir, "state"), srv.URI(), db.Name(), access))
+
+	// Two logrotate configs, each with its own state file, forced with -f.
+	pidFile := filepath.Join(dir, "nginx.pid")
+	createConf := filepath.Join(dir, "logrotate-create.conf")
+	writeFile(t, createConf, fmt.Sprintf(`%s {
+	rotate 10
+	missingok
+	create 0644
+	postrotate
+		kill -USR1 "$(cat '%s')"
+	endscript
+}
+`, access, pidFile))
+	copyConf := filepath.Join(dir, "logrotate-copytruncate.conf")
+	writeFile(t, copyConf, fmt.Sprintf(`%s {
+	rotate 10
+	missingok
+	copytruncate
+}
+`, access))
+	logrotate := func(conf, state string) {
+		t.Helper()
+		out, err := exec.Command(logrotateBin, "-f", "-s", filepath.Join(dir, state), conf).CombinedOutput()
+		if err != nil {
+			t.Fatalf("logrotate %s: %v\n%s", filepath.Base(conf), err, out)
+		}
+	}
+
+	d := startDaemon(t, conf, dir, 0)
+
+	// The clients: 4 goroutines, 3,000 requests in about 10 s.
+	const workers, perWorker = 4, 750
+	var sent, failed atomic.Int64
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
+	defer client.CloseIdleConnections()
+	ctx, stopSending := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait() // before the cleanups stop nginx, also when the test fails early
+	defer stopSending()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < perWorker && ctx.Err() == nil; i++ {
+				url := base + nginxPages[(w+i)%len(nginxPages)]
+				if i%5 == 0 {
+					url += fmt.Sprintf("?w=%d&i=%d", w, i) // the query is not part of the page
+				}
+				if err := get(client, url); err != nil {
+					if failed.Add(1) <= 3 {
+						t.Errorf("GET %s: %v", url, err)
+					}
+				}
+				sent.Add(1)
+				time.Sleep(12 * time.Millisecond) // pace: about 300 requests/s in all
+			}
+		}()
+	}
+	total := int64(workers * perWorker)
+	waitSent := func(n int64) {
+		t.Helper()
+		waitFor(t, 60*time.Second, fmt.Sprintf("%d requests sent", n), func() bool { return sent.Load() >= n })
+	}
+
+	// Rotation 1: rename + create, nginx reopens on SIGUSR1.
+	waitSent(total / 4)
+	logrotate(createConf, "logrotate-create.state")
+	waitFor(t, 10*time.Second, "nginx writing the new access.log after SIGUSR1", func() bool {
+		fi, err := os.Stat(access)
+		return err == nil && fi.Size() > 0
+	})
+
+	// SIGKILL logtally and start it again while requests go on.
+	waitSent(total / 2)
+	d.Process.Signal(syscall.SIGKILL)
+	d.Wait()
+	d = startDaemon(t, conf, dir, 1)
+
+	// Rotation 2: copytruncate.
+	waitSent(3 * total / 4)
+	logrotate(copyConf, "logrotate-copytruncate.state")
+
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		t.Fatalf("%d of %d requests failed", n, total)
+	}
+	// nginx writes a request's log line after the response: stop it so
+	// every line is in the files before they are counted.
+	stopNginx()
+	for _, f := range []string{"access.log.1", "access.log.2"} {
+		if fi, err := os.Stat(filepath.Join(logs, f)); err != nil || fi.Size() == 0 {
+			t.Fatalf("after two rotations %s is missing or empty (%v)", f, err)
+		}
+	}
+
+	requests := total + 1 // and startNginx's readiness probe
+	all := countFiles(t, unrotated, "nginx.test")
+	if all.hits != requests {
+		t.Fatalf("nginx's unrotated log holds %d hits for %d requests", all.hits, requests)
+	}
+	want := countFiles(t, logs, "nginx.test")
+	lostToCopy := all.hits - want.hits
+	if lostToCopy < 0 || lostToCopy > 100 {
+		t.Fatalf("the rotated access logs hold %d hits, nginx's unrotated log %d", want.hits, all.hits)
+	}
+	start := time.Now()
+	var got counts
+	waitFor(t, 60*time.Second, fmt.Sprintf("MongoDB's monthly total to reach the %d hits in the files", want.hits), func() bool {
+		got = readBuckets(t, db)
+		return got.monthTotal >= want.hits
+	})
+	waited := time.Since(start)
+	d.Process.Signal(syscall.SIGTERM)
+	if err := d.Wait(); err != nil {
+		t.Errorf("logtally after SIGTERM: %v (want exit 0)", err)
+	}
+	got = readBuckets(t, db)
+	if keep := os.Getenv("LOGTALLY_NGINX_KEEP"); keep != "" {
+		os.RemoveAll(keep)
+		os.CopyFS(keep, os.DirFS(dir))
+		t.Logf("test directory copied to %s", keep)
+	}
+	if lostToCopy > 0 {
+		// logtally may have read some of the lines lost to copytruncate
+		// before the truncate (rarely: it must poll between logrotate's
+		// copy and truncate). Every counter must lie between the rotated
+		// files' count and the unrotated log's.
+		t.Logf("nginx test: %d requests, %d hits in %d files (%d lost to copytruncate), %d in MongoDB: "+
+			"checking every counter between the files' count and nginx's unrotated log's",
+			requests, want.hits, want.files, lostToCopy, got.monthTotal)
+		within(t, "minute", want.minute, all.minute, got.minute)
+		within(t, "daily", want.daily, all.daily, got.daily)
+		within(t, "monthly", want.monthly, all.monthly, got.monthly)
+		return
+	}
+	lost, dup := compare(t, "minute", want.minute, got.minute)
+	l2, d2 := compare(t, "daily", want.daily, got.daily)
+	l3, d3 := compare(t, "monthly", want.monthly, got.monthly)
+	t.Logf("nginx test: %d requests, %d hits in %d files, %d minute/%d daily/%d monthly buckets, "+
+		"all in MongoDB %v after the last request; lost %d, duplicated %d (minute), %d/%d (daily), %d/%d (monthly)",
+		requests, want.hits, want.files, len(want.minute), len(want.daily), len(want.monthly),
+		waited.Round(time.Millisecond), lost, dup, l2, d2, l3, d3)
+}
+
+// within reports every counter of got that is below lo's or above hi's.
+func within(t *testing.T, kind string, lo, hi, got bucketCounts) {
+	t.Helper()
+	for id, h := range hi {
+		for p := range mergeKeys(h, got[id]) {
+			if g := got[id][p]; g < lo[id][p] || g > h[p] {
+				t.Errorf("%s bucket %s: %s = %d, want %d to %d", kind, id, p, g, lo[id][p], h[p])
+			}
+		}
+	}
+	for id := range got {
+		if hi[id] == nil {
+			t.Errorf("%s bucket %s: not in nginx's log", kind, id)
+		}
+	}
+}
+
+// findBinary looks name up in PATH, then in /usr/sbin and /sbin (not in a
+// non-root user's PATH on Debian).
+func findBinary(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, d := range []string{"/usr/sbin", "/sbin"} {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// startNginx starts a private nginx with its prefix, config, logs, pid file
+// and temp paths in dir, serving dir/html on a free port of 127.0.0.1, waits
+// until it has answered one request (a line in the access log) and returns
+// its base URL and a func that stops it gracefully (also called at cleanup).
+func startNginx(t *testing.T, bin, dir string) (base string, stop func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	// As root without a user directive the workers run as nobody, who
+	// cannot enter the test's 0700 temporary directory.
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;"
+	}
+	tmp := filepath.Join(dir, "tmp")
+	conf := filepath.Join(dir, "nginx.conf")
+	writeFile(t, conf, fmt.Sprintf(`%s
+worker_processes 1;
+pid %s;
+error_log %s notice;
+events { worker_connections 64; }
+http {
+	types { text/html html; }
+	default_type application/octet-stream;
+	access_log %s combined;
+	access_log %s combined;
+	client_body_temp_path %s;
+	proxy_temp_path %s;
+	fastcgi_temp_path %s;
+	uwsgi_temp_path %s;
+	scgi_temp_path %s;
+	server {
+		listen %s;
+		root %s;
+		index index.html;
+	}
+}
+`, user, filepath.Join(dir, "nginx.pid"), filepath.Join(dir, "error.log"), filepath.Join(dir, "logs", "access.log"),
+		filepath.Join(dir, "unrotated", "access.log"), filepath.Join(tmp, "body"), filepath.Join(tmp, "proxy"), filepath.Join(tmp, "fastcgi"),
+		filepath.Join(tmp, "uwsgi"), filepath.Join(tmp, "scgi"), addr, filepath.Join(dir, "html")))
+
+	cmd := exec.Command(bin, "-p", dir, "-c", conf, "-g", "daemon off;")
+	out, err := os.Create(filepath.Join(dir, "nginx.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { out.Close() })
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stop = sync.OnceFunc(func() {
+		cmd.Process.Signal(syscall.SIGQUIT) // graceful: the workers finish and exit with the master
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			t.Errorf("nginx did not stop within 10 s of SIGQUIT")
+		}
+	})
+	t.Cleanup(stop)
+
+	base = "http://" + addr
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			exited <- err // for stop
+			b, _ := os.ReadFile(filepath.Join(dir, "nginx.out"))
+			e, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("nginx exited: %v\n%s%s", err, b, e)
+		default:
+		}
+		err := get(http.DefaultClient, base+"/")
+		if err == nil {
+			return base, stop
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nginx not answering on %s: %v", addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// get requests url and wants 200 OK.
+func get(c *http.Client, url string) error {
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %s", resp.Status)
+	}
+	return nil
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
