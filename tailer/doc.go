@@ -40,9 +40,14 @@
 // Offset bytes and a matching fingerprint is resumed at Offset (read to its
 // end and finished if it no longer matches a glob). Otherwise a copy (other
 // identity, same fingerprint, at least Offset bytes, no checkpoint of its
-// own) is read from Offset: copytruncate while the daemon was down.
-// Otherwise the checkpoint is dropped with a Done chunk, sent before
-// anything else. Glob matches without a checkpoint are read from 0, at
+// own) is read from Offset: copytruncate while the daemon was down. If the
+// checkpoint's own file is still there with other content (truncated and
+// rewritten, or its inode reused), it is read from 0, after the copy's
+// tail, whether a glob still matches it or it was rotated away since (a
+// copytruncate and then a rename rotation while the daemon was down); it is
+// not read when it begins like another restored checkpoint's file (then it
+// is that file's copy). Otherwise the checkpoint is dropped with a Done
+// chunk, sent before anything else. Glob matches without a checkpoint are read from 0, at
 // start and when found by a later rescan.
 //
 // # Files written while the daemon was down

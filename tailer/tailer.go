@@ -286,41 +286,63 @@ func (t *Tailer) start(ctx context.Context) error {
 		plan = append(plan, fl)
 		t.log.Info("resuming file", "path", fi.path, "offset", cp.Offset, "rotated", !fi.matched)
 	}
-	// The others: a copy (copytruncate while down), else dropped.
+	// The others: a copy (copytruncate while down) first, for all of them,
+	// so no copy is mistaken for new content below.
 	var dropped []Checkpoint
+	copies := make(map[FileID]*follower, len(lost)) // by the checkpoint's own file
 	for _, cp := range lost {
-		var cpy *follower
-		if cp.FPLen > 0 {
-			for _, fi := range order {
-				if _, wait := t.waiting[fi.id]; wait || fi.id == cp.File || planned[fi.id] != nil || !fpOK(fi, cp) {
-					continue
+		if cp.FPLen == 0 {
+			continue
+		}
+		for _, fi := range order {
+			if _, wait := t.waiting[fi.id]; wait || fi.id == cp.File || planned[fi.id] != nil || !fpOK(fi, cp) {
+				continue
+			}
+			c := cp
+			c.File, c.Path = fi.id, fi.path
+			fl, err := t.openFollower(fi.path, fi.id, c)
+			if err != nil {
+				continue
+			}
+			planned[fl.id] = fl
+			copies[cp.File] = fl
+			t.log.Info("found copy of a truncated file", "path", fl.path, "offset", cp.Offset, "was", cp.Path)
+			break
+		}
+	}
+	isCopyOfLost := func(fi *fileInfo) bool {
+		for _, cp := range lost {
+			if cp.FPLen > 0 && cp.File != fi.id && fpOK(fi, cp) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, cp := range lost {
+		cpy := copies[cp.File]
+		// The checkpoint's own file, if it is still there, holds new
+		// content (truncated and rewritten, or its inode reused): read it
+		// from 0, whether the glob still matches it or it was rotated away
+		// since (copytruncate, then rename, while logtally was down).
+		own, ok := byID[cp.File]
+		_, wait := t.waiting[cp.File]
+		if ok && !wait && planned[own.id] == nil && own.size > 0 && !isCopyOfLost(own) {
+			fl, err := t.openFollower(own.path, own.id, Checkpoint{Source: t.cfg.Source})
+			if err == nil {
+				// It reads the copy's tail first, then resets its
+				// checkpoint (same key) and reads itself from 0.
+				fl.adopt = cpy
+				planned[own.id] = fl
+				plan = append(plan, fl)
+				if !own.matched {
+					t.log.Info("rotated file changed while down, reading it from 0", "path", own.path, "was", cp.Path)
 				}
-				c := cp
-				c.File, c.Path = fi.id, fi.path
-				fl, err := t.openFollower(fi.path, fi.id, c)
-				if err != nil {
-					continue
-				}
-				cpy = fl
-				break
+				continue
 			}
 		}
 		if cpy == nil {
 			dropped = append(dropped, cp)
 			continue
-		}
-		planned[cpy.id] = cpy
-		t.log.Info("found copy of a truncated file", "path", cpy.path, "offset", cp.Offset, "was", cp.Path)
-		if own, ok := byID[cp.File]; ok && own.matched && planned[own.id] == nil {
-			// The checkpoint's own file is still followed (from 0): it
-			// reads the copy first, then resets its checkpoint.
-			fl, err := t.openFollower(own.path, own.id, Checkpoint{Source: t.cfg.Source})
-			if err == nil {
-				fl.adopt = cpy
-				planned[own.id] = fl
-				plan = append(plan, fl)
-				continue
-			}
 		}
 		retire := cp
 		cpy.retire = &retire
