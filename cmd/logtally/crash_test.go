@@ -92,6 +92,11 @@ format = "combined"
 		time.Sleep(time.Duration(150+rng.IntN(900)) * time.Millisecond) // a random moment to crash at
 		d.Process.Signal(syscall.SIGKILL)
 		d.Wait()
+		if i%3 == 2 {
+			// Stay down for a while: the writer rotates once or twice
+			// (rename and/or copytruncate) while nobody reads.
+			time.Sleep(time.Duration(500+rng.IntN(1500)) * time.Millisecond)
+		}
 	}
 	stopWriting()
 	wg.Wait()
