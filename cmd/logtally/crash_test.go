@@ -45,24 +45,7 @@ func TestCrashAndRotation(t *testing.T) {
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "logs")
 	os.MkdirAll(logs, 0o755)
-	conf := filepath.Join(dir, "logtally.toml")
-	os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
-shutdown_timeout = "60s"
-[mongo]
-uri = %q
-database = %q
-timeout = "5s"
-[buffer]
-commit_interval = "50ms"
-[flush]
-interval = "100ms"
-max_ops = 16
-max_backoff = "200ms"
-[[source]]
-site = "crash.test"
-paths = [%q]
-format = "combined"
-`, filepath.Join(dir, "state"), srv.URI(), db.Name(), filepath.Join(logs, "access.log"))), 0o600)
+	conf := fastConfig(t, dir, srv.URI(), db.Name(), "crash.test", filepath.Join(logs, "access.log"))
 
 	// A new seed each run covers more orders of events over many CI runs;
 	// it is logged so a failure's writer and kill schedule can be rerun
@@ -155,6 +138,35 @@ func startDaemon(t *testing.T, conf, dir string, round int) *exec.Cmd {
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
 	return cmd
+}
+
+// fastConfig writes a logtally config for the end-to-end tests into dir:
+// short commit and flush intervals, small chunks (the embedded server), and
+// one combined-format source. It returns the config's path.
+func fastConfig(t *testing.T, dir, uri, db, site, logPath string) string {
+	t.Helper()
+	conf := filepath.Join(dir, "logtally.toml")
+	err := os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
+shutdown_timeout = "60s"
+[mongo]
+uri = %q
+database = %q
+timeout = "5s"
+[buffer]
+commit_interval = "50ms"
+[flush]
+interval = "100ms"
+max_ops = 16
+max_backoff = "200ms"
+[[source]]
+site = %q
+paths = [%q]
+format = "combined"
+`, filepath.Join(dir, "state"), uri, db, site, logPath)), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conf
 }
 
 // writer appends combined-format lines and rotates the file now and then,

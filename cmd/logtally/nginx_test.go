@@ -59,24 +59,7 @@ func TestNginxLogrotate(t *testing.T) {
 
 	srv := mongotest.Start(t)
 	db := srv.Database(t)
-	conf := filepath.Join(dir, "logtally.toml")
-	writeFile(t, conf, fmt.Sprintf(`state_dir = %q
-shutdown_timeout = "60s"
-[mongo]
-uri = %q
-database = %q
-timeout = "5s"
-[buffer]
-commit_interval = "50ms"
-[flush]
-interval = "100ms"
-max_ops = 16
-max_backoff = "200ms"
-[[source]]
-site = "nginx.test"
-paths = [%q]
-format = "combined"
-`, filepath.Join(dir, "state"), srv.URI(), db.Name(), access))
+	conf := fastConfig(t, dir, srv.URI(), db.Name(), "nginx.test", access)
 
 	// Two logrotate configs, each with its own state file, forced with -f.
 	pidFile := filepath.Join(dir, "nginx.pid")
