@@ -722,7 +722,7 @@ func (t *Tailer) expand() []fileInfo {
 	for _, pat := range t.cfg.Paths {
 		paths, _ := filepath.Glob(pat) // pattern validated in New
 		for _, p := range paths {
-			if seen[p] || compressed(p) {
+			if seen[p] || Compressed(p) {
 				continue
 			}
 			seen[p] = true
@@ -743,7 +743,7 @@ func (t *Tailer) candidates(path string) []fileInfo {
 	for _, pat := range []string{base + ".*", base + "-*"} {
 		paths, _ := filepath.Glob(pat)
 		for _, p := range paths {
-			if compressed(p) {
+			if Compressed(p) {
 				continue
 			}
 			if fi, ok := t.statFile(p); ok {
@@ -776,7 +776,7 @@ func (t *Tailer) statFile(p string) (fileInfo, bool) {
 
 // matches reports whether path is matched by one of the globs.
 func (t *Tailer) matches(path string) bool {
-	if compressed(path) {
+	if Compressed(path) {
 		return false
 	}
 	for _, pat := range t.cfg.Paths {
@@ -963,8 +963,10 @@ func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower,
 
 var compressedExt = []string{".gz", ".zst", ".bz2", ".xz", ".lz4", ".zip"}
 
-// compressed reports whether path names a compressed archive by extension.
-func compressed(path string) bool {
+// Compressed reports whether path names a compressed archive by its
+// extension (.gz, .zst, .bz2, .xz, .lz4, .zip). The tailer never follows
+// those; `logtally replay` reads them.
+func Compressed(path string) bool {
 	lower := strings.ToLower(path)
 	for _, ext := range compressedExt {
 		if strings.HasSuffix(lower, ext) {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/tailer"
 )
 
 func cmdCheck(args []string, stdout, stderr io.Writer) error {
@@ -35,8 +36,8 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 					fmt.Fprintf(stdout, "  %s (%v)\n", m, err)
 					continue
 				}
-				if !st.Mode().IsRegular() {
-					continue // the tailer follows regular files only
+				if !st.Mode().IsRegular() || tailer.Compressed(m) {
+					continue // the tailer follows uncompressed regular files only
 				}
 				k := keyOf(m, st)
 				other, dup := seen[k]

@@ -50,8 +50,11 @@ func writeCheckConfig(t *testing.T, dir, uri string, sources ...[]string) string
 func TestCheckListsFilesAndPingsMongo(t *testing.T) {
 	srv := mongotest.Start(t)
 	dir, logs := checkSetup(t)
+	if err := os.WriteFile(filepath.Join(logs, "a.log.1.gz"), []byte("\x1f\x8b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	conf := writeCheckConfig(t, dir, srv.URI(),
-		[]string{filepath.Join(logs, "*.log")},
+		[]string{filepath.Join(logs, "*.log"), filepath.Join(logs, "*.gz")},
 		[]string{filepath.Join(dir, "none", "*.log")})
 	out, stderr, code := runCmd(t, "check", "-config", conf)
 	if code != 0 {
@@ -68,6 +71,9 @@ func TestCheckListsFilesAndPingsMongo(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout does not contain %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, ".gz") {
+		t.Errorf("stdout lists a compressed file the tailer would not follow:\n%s", out)
 	}
 	if strings.Contains(out, "old.log") {
 		t.Errorf("stdout lists a directory the tailer would not follow:\n%s", out)
