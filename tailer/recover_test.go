@@ -10,20 +10,25 @@ import (
 
 // Rotated files written while the daemon was down (Config.Since).
 
-// oldGeneration writes generation "a" to p, reads 100 lines of it with a
-// tailer and returns the checkpoint that run left (as the buffer returns
-// it), the file's identity and the time of that run's last commit. Then it
-// renames p to p.1 (rename rotation) and writes 10 more lines to the
-// renamed file, as nginx does until it reopens: the generation's rest, read
-// from the checkpoint at the next start.
-func oldGeneration(t *testing.T, p string) (Checkpoint, FileID, time.Time) {
+// firstRun writes 100 lines to p, reads them with a tailer and returns
+// the checkpoint that run left (as the buffer returns it), the file's
+// identity and the time of that run's last commit.
+func firstRun(t *testing.T, p string) (Checkpoint, FileID, time.Time) {
 	t.Helper()
 	appendLines(t, p, "a", 0, 100)
 	id := idOf(t, p)
 	h := start(t, fakeCfg("web", p))
 	h.waitFor("first 100 lines", countLines(100))
-	cp := roundTrip(t, lastCheckpoint(t, h.stop(), id))
-	since := time.Now()
+	return roundTrip(t, lastCheckpoint(t, h.stop(), id)), id, time.Now()
+}
+
+// oldGeneration is firstRun, then it renames p to p.1 (rename rotation)
+// and writes 10 more lines to the renamed file, as nginx does until it
+// reopens: the generation's rest, read from the checkpoint at the next
+// start.
+func oldGeneration(t *testing.T, p string) (Checkpoint, FileID, time.Time) {
+	t.Helper()
+	cp, id, since := firstRun(t, p)
 	if err := os.Rename(p, p+".1"); err != nil {
 		t.Fatal(err)
 	}
@@ -189,12 +194,7 @@ func TestMissedGenerationZeroSince(t *testing.T) {
 func TestCopyOfCheckpointedFileNotReadFromZero(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "access.log")
-	appendLines(t, p, "a", 0, 100)
-	id := idOf(t, p)
-	h := start(t, fakeCfg("web", p))
-	h.waitFor("first 100 lines", countLines(100))
-	cp := roundTrip(t, lastCheckpoint(t, h.stop(), id))
-	since := time.Now()
+	cp, id, since := firstRun(t, p)
 
 	appendLines(t, p, "a", 100, 150)
 	copyFile(t, p, p+".1")
@@ -207,7 +207,7 @@ func TestCopyOfCheckpointedFileNotReadFromZero(t *testing.T) {
 	cfg := fakeCfg("web", p)
 	cfg.Checkpoints = []Checkpoint{cp}
 	cfg.Since = since
-	h = start(t, cfg)
+	h := start(t, cfg)
 	h.waitFor("copy and new lines", countLines(80))
 	h.settle(3)
 	h.clk.Advance(cfg.RotateGrace)
@@ -277,12 +277,7 @@ func TestCopiesOfLiveFilesNotRead(t *testing.T) {
 func TestShortCopyOfGoneFileNotRead(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "access.log")
-	appendLines(t, p, "a", 0, 100)
-	id := idOf(t, p)
-	h := start(t, fakeCfg("web", p))
-	h.waitFor("first 100 lines", countLines(100))
-	cp := roundTrip(t, lastCheckpoint(t, h.stop(), id))
-	since := time.Now()
+	cp, id, since := firstRun(t, p)
 	if cp.FPLen != FingerprintSize {
 		t.Fatalf("checkpoint %+v: want a full fingerprint", cp)
 	}
@@ -303,7 +298,7 @@ func TestShortCopyOfGoneFileNotRead(t *testing.T) {
 	cfg := fakeCfg("web", p)
 	cfg.Checkpoints = []Checkpoint{cp}
 	cfg.Since = since
-	h = start(t, cfg)
+	h := start(t, cfg)
 	h.waitFor("the new lines", countLines(30))
 	h.settle(2)
 	if got := h.tl.Files(); !slices.Equal(got, []string{p}) {
@@ -356,12 +351,7 @@ func TestTwoCopiesOfMissedGeneration(t *testing.T) {
 func TestCopytruncateThenRenameWhileDown(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "access.log")
-	appendLines(t, p, "a", 0, 100)
-	id := idOf(t, p)
-	h := start(t, fakeCfg("web", p))
-	h.waitFor("first 100 lines", countLines(100))
-	cp := roundTrip(t, lastCheckpoint(t, h.stop(), id))
-	since := time.Now()
+	cp, id, since := firstRun(t, p)
 
 	appendLines(t, p, "a", 100, 120) // written after the last read
 	b, err := os.ReadFile(p)
@@ -387,7 +377,7 @@ func TestCopytruncateThenRenameWhileDown(t *testing.T) {
 	cfg := fakeCfg("web", p)
 	cfg.Checkpoints = []Checkpoint{cp}
 	cfg.Since = since
-	h = start(t, cfg)
+	h := start(t, cfg)
 	h.waitFor("every new line", countLines(20+40+10))
 	h.settle(2)
 	cs := h.stop()

@@ -276,11 +276,7 @@ func TestCopyTruncate(t *testing.T) {
 func TestRotationWhileDown(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "access.log")
-	appendLines(t, p, "a", 0, 100)
-	id := idOf(t, p)
-	h := start(t, fakeCfg("web", p))
-	h.waitFor("first 100 lines", countLines(100))
-	cp := roundTrip(t, lastCheckpoint(t, h.stop(), id))
+	cp, id, _ := firstRun(t, p)
 
 	appendLines(t, p, "a", 100, 150)
 	if err := os.Rename(p, p+"-20240101"); err != nil {
@@ -292,7 +288,7 @@ func TestRotationWhileDown(t *testing.T) {
 
 	cfg := fakeCfg("web", p)
 	cfg.Checkpoints = []Checkpoint{cp}
-	h = start(t, cfg)
+	h := start(t, cfg)
 	h.waitFor("the rest of the old file and the new file", countLines(80))
 	h.settle(3)
 	h.clk.Advance(cfg.RotateGrace)
@@ -311,11 +307,7 @@ func TestRotationWhileDown(t *testing.T) {
 func TestCopyTruncateWhileDown(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "access.log")
-	appendLines(t, p, "a", 0, 100)
-	id := idOf(t, p)
-	h := start(t, fakeCfg("web", p))
-	h.waitFor("first 100 lines", countLines(100))
-	cp := roundTrip(t, lastCheckpoint(t, h.stop(), id))
+	cp, id, _ := firstRun(t, p)
 
 	appendLines(t, p, "a", 100, 150)
 	copyFile(t, p, p+".1")
@@ -327,7 +319,7 @@ func TestCopyTruncateWhileDown(t *testing.T) {
 
 	cfg := fakeCfg("web", p)
 	cfg.Checkpoints = []Checkpoint{cp}
-	h = start(t, cfg)
+	h := start(t, cfg)
 	h.waitFor("copy and new lines", countLines(80))
 	h.settle(3)
 	h.clk.Advance(cfg.RotateGrace)
@@ -688,11 +680,7 @@ func TestUnreadableCheckpointedFileWaits(t *testing.T) {
 func TestCopyWhileDownOriginalGone(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "access.log")
-	appendLines(t, p, "a", 0, 100)
-	id := idOf(t, p)
-	h := start(t, fakeCfg("web", p))
-	h.waitFor("first 100 lines", countLines(100))
-	cp := roundTrip(t, lastCheckpoint(t, h.stop(), id))
+	cp, id, _ := firstRun(t, p)
 
 	appendLines(t, p, "a", 100, 150)
 	copyFile(t, p, p+".1")
@@ -702,7 +690,7 @@ func TestCopyWhileDownOriginalGone(t *testing.T) {
 	copyID := idOf(t, p+".1")
 	cfg := fakeCfg("web", p)
 	cfg.Checkpoints = []Checkpoint{cp}
-	h = start(t, cfg)
+	h := start(t, cfg)
 	h.waitFor("the copy and the old checkpoint dropped", func(cs []Chunk) bool { return countLines(50)(cs) && hasDone(id)(cs) })
 	h.settle(2)
 	h.clk.Advance(cfg.RotateGrace)
