@@ -30,14 +30,8 @@ func parseTime(b []byte) (int64, bool) {
 	sec := num2(b[18], b[19])
 	zh := num2(b[22], b[23])
 	zm := num2(b[24], b[25])
-	// num2 returns a negative number for non-digits; year is then < 1970.
-	if month == 0 || year < 1970 || day < 1 || day > daysIn(month, year) ||
-		hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 60 ||
-		zh < 0 || zh > 23 || zm < 0 || zm > 59 {
+	if zh < 0 || zh > 23 || zm < 0 || zm > 59 {
 		return 0, false
-	}
-	if sec == 60 {
-		sec = 59
 	}
 	zone := zh*3600 + zm*60
 	switch b[21] {
@@ -47,8 +41,23 @@ func parseTime(b []byte) (int64, bool) {
 	default:
 		return 0, false
 	}
+	return civil(year, month, day, hour, minute, sec, zone)
+}
+
+// civil converts a date, time of day and zone offset (seconds east of UTC)
+// to Unix seconds, checking every field's range (num2 gives a negative
+// number for non-digits). A leap second (:60) counts as :59, so the hit
+// stays in its minute. Times before 1970 or after maxTime are refused.
+func civil(year, month, day, hour, minute, sec, zone int) (int64, bool) {
+	if year < 1970 || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) ||
+		hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 60 {
+		return 0, false
+	}
+	if sec == 60 {
+		sec = 59
+	}
 	t := daysFromCivil(year, month, day)*86400 + int64(hour*3600+minute*60+sec) - int64(zone)
-	if t < 0 {
+	if t < 0 || t > maxTime {
 		return 0, false
 	}
 	return t, true
@@ -140,13 +149,6 @@ func parseISO(b []byte) (int64, bool) {
 	hour := num2(b[11], b[12])
 	minute := num2(b[14], b[15])
 	sec := num2(b[17], b[18])
-	if year < 1970 || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) ||
-		hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 60 {
-		return 0, false
-	}
-	if sec == 60 {
-		sec = 59
-	}
 	z := b[19:]
 	if z[0] == '.' || z[0] == ',' {
 		i := 1
@@ -174,11 +176,7 @@ func parseISO(b []byte) (int64, bool) {
 	default:
 		return 0, false
 	}
-	t := daysFromCivil(year, month, day)*86400 + int64(hour*3600+minute*60+sec) - int64(zone)
-	if t < 0 || t > maxTime {
-		return 0, false
-	}
-	return t, true
+	return civil(year, month, day, hour, minute, sec, zone)
 }
 
 // parseEpoch converts decimal Unix seconds (or milliseconds if ms), with
