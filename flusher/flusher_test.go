@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/internal/clock"
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/internal/syncbuf"
 	"go.mongodb.org/mongo-driver/v2/bson"

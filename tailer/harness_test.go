@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/logtally/logtally/internal/clock"
+	"github.com/logtally/logtally/clock"
 )
 
 // waitLimit bounds every wait for an event.

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/logtally/logtally/internal/clock"
+	"github.com/logtally/logtally/clock"
 )
 
 // Values of zero Config fields.

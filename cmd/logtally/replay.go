@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/config"
-	"github.com/logtally/logtally/internal/clock"
 	"github.com/logtally/logtally/parser"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/flusher"
-	"github.com/logtally/logtally/internal/aggregator"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -67,7 +67,7 @@ type daemon struct {
 	log     *slog.Logger
 	buf     *buffer.Buffer
 	flush   *flusher.Flusher
-	agg     *aggregator.Aggregator
+	agg     *pipeline.Aggregator
 	tailers []*tailer.Tailer
 	chunks  chan tailer.Chunk
 	closeDB func()
@@ -160,7 +160,7 @@ func newDaemon(cfg config.Config, log *slog.Logger) (*daemon, error) {
 		}
 		close(ready)
 	}()
-	d.agg, err = aggregator.New(aggregator.Config{
+	d.agg, err = pipeline.NewAggregator(pipeline.AggregatorConfig{
 		Buffer: buf, Parsers: parsers, Limiters: limiters, Ready: ready,
 		CommitInterval: cfg.Buffer.CommitInterval.D(), Logger: log,
 	}, d.chunks)

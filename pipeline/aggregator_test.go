@@ -1,4 +1,4 @@
-package aggregator_test
+package pipeline_test
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/internal/aggregator"
-	"github.com/logtally/logtally/internal/clock"
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/syncbuf"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -59,7 +59,7 @@ type harness struct {
 	buf    *buffer.Buffer
 	clk    *clock.Fake
 	in     chan tailer.Chunk
-	agg    *aggregator.Aggregator
+	agg    *pipeline.Aggregator
 	cancel context.CancelFunc
 	done   chan error
 	ended  bool
@@ -71,7 +71,7 @@ func start(t *testing.T, opts buffer.Options, maxKeys int) *harness {
 }
 
 // startWith is start with a last say on the config.
-func startWith(t *testing.T, opts buffer.Options, maxKeys int, edit func(*aggregator.Config)) *harness {
+func startWith(t *testing.T, opts buffer.Options, maxKeys int, edit func(*pipeline.AggregatorConfig)) *harness {
 	t.Helper()
 	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), opts)
 	if err != nil {
@@ -86,14 +86,14 @@ func startWith(t *testing.T, opts buffer.Options, maxKeys int, edit func(*aggreg
 		t: t, buf: buf, clk: clock.NewFake(t0.Add(time.Hour)),
 		in: make(chan tailer.Chunk), done: make(chan error, 1),
 	}
-	cfg := aggregator.Config{
+	cfg := pipeline.AggregatorConfig{
 		Buffer: buf, Parsers: map[string]*parser.Parser{"src": p},
 		CommitInterval: interval, MaxKeys: maxKeys, Clock: h.clk,
 	}
 	if edit != nil {
 		edit(&cfg)
 	}
-	h.agg, err = aggregator.New(cfg, h.in)
+	h.agg, err = pipeline.NewAggregator(cfg, h.in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func (h *harness) wait() error {
 }
 
 // eventually waits until cond holds.
-func (h *harness) eventually(what string, cond func(aggregator.Stats) bool) {
+func (h *harness) eventually(what string, cond func(pipeline.AggregatorStats) bool) {
 	h.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond(h.agg.Stats()) {
@@ -187,7 +187,7 @@ func (h *harness) tick() {
 	n := h.agg.Stats().Commits
 	h.blockUntil(1)
 	h.clk.Advance(interval)
-	h.eventually("a commit", func(s aggregator.Stats) bool { return s.Commits > n })
+	h.eventually("a commit", func(s pipeline.AggregatorStats) bool { return s.Commits > n })
 }
 
 // drain seals and acknowledges the pending counts and returns them.
@@ -282,7 +282,7 @@ func TestCommitsCountsAndLastCheckpointsOnTick(t *testing.T) {
 	h.send(a1)
 	h.send(b1)
 	h.send(a2)
-	h.eventually("4 lines", func(s aggregator.Stats) bool { return s.Lines == 4 })
+	h.eventually("4 lines", func(s pipeline.AggregatorStats) bool { return s.Lines == 4 })
 
 	h.clk.Advance(interval - time.Nanosecond)
 	if keys, hits := h.buf.Pending(); keys != 0 || hits != 0 {
@@ -296,7 +296,7 @@ func TestCommitsCountsAndLastCheckpointsOnTick(t *testing.T) {
 	}
 
 	h.clk.Advance(time.Nanosecond)
-	h.eventually("a commit", func(s aggregator.Stats) bool { return s.Commits == 1 })
+	h.eventually("a commit", func(s pipeline.AggregatorStats) bool { return s.Commits == 1 })
 	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{1: a2.Checkpoint.Offset, 2: b1.Checkpoint.Offset})
 	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 2, key("/b", 0): 1, key("/a", 1): 1})
 	if s := h.agg.Stats(); s.Hits != 4 || s.Malformed != 0 {
@@ -336,7 +336,7 @@ func TestCancelCommitsWhatIsHeld(t *testing.T) {
 	defer buf.Close()
 	p, _ := parser.New(parser.Config{Format: "combined", Site: "s"})
 	in := make(chan tailer.Chunk)
-	agg, err := aggregator.New(aggregator.Config{
+	agg, err := pipeline.NewAggregator(pipeline.AggregatorConfig{
 		Buffer: buf, Parsers: map[string]*parser.Parser{"src": p}, CommitInterval: interval, Clock: clock.NewFake(t0),
 	}, in)
 	if err != nil {
@@ -372,7 +372,7 @@ func TestDoneChunkDeletesCheckpoint(t *testing.T) {
 	h.send(done1)
 	h.send(b2)
 	h.send(done2)
-	h.eventually("3 lines", func(s aggregator.Stats) bool { return s.Lines == 3 })
+	h.eventually("3 lines", func(s pipeline.AggregatorStats) bool { return s.Lines == 3 })
 	if n := len(checkpoints(t, h.buf)); n != 2 {
 		t.Fatalf("%d checkpoints before the tick, want 2", n)
 	}
@@ -400,7 +400,7 @@ func TestMalformedAndTooLongLinesAreCountedAndPassed(t *testing.T) {
 	if err := h.close(); err != nil {
 		t.Fatal(err)
 	}
-	want := aggregator.Stats{Lines: 6, Hits: 2, Malformed: 4, TooLong: 2, Commits: 1}
+	want := pipeline.AggregatorStats{Lines: 6, Hits: 2, Malformed: 4, TooLong: 2, Commits: 1}
 	want.Outcomes[parser.MalformedEmpty] = 1  // ""
 	want.Outcomes[parser.MalformedFields] = 2 // "garbage", "still garbage"
 	want.Outcomes[parser.MalformedStatus] = 1 // 999
@@ -428,13 +428,13 @@ func TestMaxKeysForcesCommit(t *testing.T) {
 	h := start(t, buffer.Options{}, 3)
 	h.send(chunk("src", 1, 0, line("/a", 0), line("/b", 0), line("/a", 0)))
 	h.send(chunk("src", 1, 0, line("/a", 0))) // no new key: still 2
-	h.eventually("4 lines", func(s aggregator.Stats) bool { return s.Lines == 4 })
+	h.eventually("4 lines", func(s pipeline.AggregatorStats) bool { return s.Lines == 4 })
 	if s := h.agg.Stats(); s.Commits != 0 {
 		t.Fatalf("committed with 2 keys of 3: %+v", s)
 	}
 	c := chunk("src", 2, 0, line("/c", 0))
 	h.send(c)
-	h.eventually("a commit without the clock", func(s aggregator.Stats) bool { return s.Commits == 1 })
+	h.eventually("a commit without the clock", func(s pipeline.AggregatorStats) bool { return s.Commits == 1 })
 	if keys, hits := h.buf.Pending(); keys != 3 || hits != 5 {
 		t.Errorf("pending %d keys %d hits, want 3 and 5", keys, hits)
 	}
@@ -552,20 +552,20 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer buf.Close()
-	if _, err := aggregator.New(aggregator.Config{CommitInterval: interval}, nil); err == nil {
+	if _, err := pipeline.NewAggregator(pipeline.AggregatorConfig{CommitInterval: interval}, nil); err == nil {
 		t.Error("New without a buffer succeeded")
 	}
-	if _, err := aggregator.New(aggregator.Config{Buffer: buf}, nil); err == nil {
+	if _, err := pipeline.NewAggregator(pipeline.AggregatorConfig{Buffer: buf}, nil); err == nil {
 		t.Error("New without a commit interval succeeded")
 	}
 }
 
 func TestReadyHoldsBackCommits(t *testing.T) {
 	ready := make(chan struct{})
-	h := startWith(t, buffer.Options{}, 0, func(c *aggregator.Config) { c.Ready = ready })
+	h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) { c.Ready = ready })
 	c := chunk("src", 1, 0, line("/a", 0))
 	h.send(c)
-	h.eventually("1 line", func(s aggregator.Stats) bool { return s.Lines == 1 })
+	h.eventually("1 line", func(s pipeline.AggregatorStats) bool { return s.Lines == 1 })
 	h.blockUntil(1)
 	h.clk.Advance(interval)
 	h.blockUntil(1) // the timer is armed again: the tick was handled
@@ -586,7 +586,7 @@ func TestPageLimitAndFilters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := startWith(t, buffer.Options{}, 0, func(c *aggregator.Config) {
+	h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) {
 		c.Parsers = map[string]*parser.Parser{"src": p}
 		c.Limiters = map[string]*parser.PageLimiter{"src": parser.NewPageLimiter(1)}
 	})
@@ -606,7 +606,7 @@ func TestPageLimitAndFilters(t *testing.T) {
 
 func TestMalformedLinesAreLoggedThenRateLimited(t *testing.T) {
 	var logs syncbuf.Buffer
-	h := startWith(t, buffer.Options{}, 0, func(c *aggregator.Config) {
+	h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})
 	bad := make([]string, 12)
@@ -615,13 +615,13 @@ func TestMalformedLinesAreLoggedThenRateLimited(t *testing.T) {
 	}
 	c := chunk("src", 1, 0, bad...)
 	h.send(c)
-	h.eventually("12 lines", func(s aggregator.Stats) bool { return s.Lines == 12 })
+	h.eventually("12 lines", func(s pipeline.AggregatorStats) bool { return s.Lines == 12 })
 	if n := strings.Count(logs.String(), "malformed line skipped"); n != 5 {
 		t.Fatalf("%d malformed lines logged at once, want the first 5:\n%s", n, logs.String())
 	}
 	h.clk.Advance(time.Minute)
 	h.send(chunk("src", 1, c.Checkpoint.Offset, "garbage 12", "garbage 13"))
-	h.eventually("14 lines", func(s aggregator.Stats) bool { return s.Lines == 14 })
+	h.eventually("14 lines", func(s pipeline.AggregatorStats) bool { return s.Lines == 14 })
 	out := logs.String()
 	if n := strings.Count(out, "malformed line skipped"); n != 6 {
 		t.Fatalf("%d malformed lines logged after a minute, want 6:\n%s", n, out)

@@ -1,4 +1,4 @@
-package aggregator
+package pipeline
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/internal/clock"
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/tailer"
 )
@@ -26,8 +26,8 @@ const malformedLogged = 5
 // one more is logged with the number not logged since.
 const malformedEvery = time.Minute
 
-// Config configures an Aggregator.
-type Config struct {
+// AggregatorConfig configures an Aggregator.
+type AggregatorConfig struct {
 	// Buffer receives the commits.
 	Buffer *buffer.Buffer
 	// Parsers maps a source name (tailer.Checkpoint.Source) to its parser.
@@ -52,8 +52,8 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Stats are running totals since New.
-type Stats struct {
+// AggregatorStats are running totals since New.
+type AggregatorStats struct {
 	Lines, Hits, Malformed, Filtered, TooLong, Commits uint64
 	// Other counts hits counted as "(other)" by max_pages_per_minute.
 	Other uint64
@@ -64,7 +64,7 @@ type Stats struct {
 
 // Aggregator sums parsed hits and commits them with checkpoints.
 type Aggregator struct {
-	cfg Config
+	cfg AggregatorConfig
 	in  <-chan tailer.Chunk
 	log *slog.Logger
 
@@ -81,8 +81,8 @@ type Aggregator struct {
 	ready                                                     bool
 }
 
-// New returns an Aggregator reading in. Run it.
-func New(cfg Config, in <-chan tailer.Chunk) (*Aggregator, error) {
+// NewAggregator returns an Aggregator reading in. Run it.
+func NewAggregator(cfg AggregatorConfig, in <-chan tailer.Chunk) (*Aggregator, error) {
 	if cfg.Buffer == nil {
 		return nil, errors.New("aggregator: no buffer")
 	}
@@ -110,8 +110,8 @@ func New(cfg Config, in <-chan tailer.Chunk) (*Aggregator, error) {
 }
 
 // Stats returns the running totals.
-func (a *Aggregator) Stats() Stats {
-	st := Stats{
+func (a *Aggregator) Stats() AggregatorStats {
+	st := AggregatorStats{
 		Lines: a.lines.Load(), Hits: a.hits.Load(), Malformed: a.malformed.Load(), Filtered: a.filtered.Load(),
 		TooLong: a.tooLong.Load(), Commits: a.commits.Load(), Other: a.other.Load(),
 	}

@@ -1,4 +1,4 @@
-// Package aggregator turns tailer chunks into counts: it parses each line
+// Package pipeline turns tailer chunks into counts: its Aggregator parses each line
 // with its source's parser, sums hits per (site, page, second) in memory,
 // and every commit interval commits the sums to the buffer together with the
 // checkpoints of the chunks they came from, in one transaction.
@@ -18,4 +18,4 @@
 //   - Malformed-line counters are kept in memory, not in the buffer: after a
 //     crash the lines re-read are counted again in the statistics (never in
 //     the page views).
-package aggregator
+package pipeline
