@@ -6,6 +6,10 @@
 // is in the monthly buckets, stops it with SIGTERM and prints wall time,
 // logtally's own CPU seconds and peak RSS (from its rusage), and the
 // database operations it issued per 1,000 hits (from its final stats line).
+// Then it runs `logtally replay -dry-run` on the same log dryRuns times and
+// prints the median of their CPU seconds and the ratio of the catch-up's CPU
+// to it: the cost of following, buffering and committing over parsing and
+// counting alone.
 //
 //	go run ./bench/catchup -lines 1000000
 package main
@@ -21,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,6 +35,16 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
+
+// site and format are the generated log's source settings, for the daemon's
+// config and the dry run alike.
+const (
+	site   = "bench.example.com"
+	format = "combined"
+)
+
+// dryRuns is how many times the dry run is repeated; the median is printed.
+const dryRuns = 5
 
 func main() {
 	lines := flag.Int("lines", 1_000_000, "lines in the generated log")
@@ -94,10 +109,10 @@ timeout = "60s"
 interval = "1s"
 max_ops = %d
 [[source]]
-site = "bench.example.com"
+site = %q
 paths = [%q]
-format = "combined"
-`, filepath.Join(tmp, "state"), uri, db, maxOps, logPath)), 0o600); err != nil {
+format = %q
+`, filepath.Join(tmp, "state"), uri, db, maxOps, site, logPath, format)), 0o600); err != nil {
 		return err
 	}
 	client, err := mongo.Connect(options.Client().ApplyURI(uri))
@@ -131,7 +146,7 @@ format = "combined"
 	}
 	wall := time.Since(start)
 	ru := daemon.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	cpu := cpuTime(daemon.ProcessState)
 	stats := lastStats(stderr.String())
 	ops := stats["bulk_writes"] + stats["finds"] + stats["insert_calls"]
 	fmt.Printf("caught up: all %d hits in MongoDB after %.2fs (wall until exit %.2fs)\n", got, caughtUp.Seconds(), wall.Seconds())
@@ -142,7 +157,37 @@ format = "combined"
 		stats["batches"], stats["bulk_writes"], stats["updates"], stats["finds"], stats["inserts"], stats["insert_calls"])
 	fmt.Printf("per 1,000 hits: %.4f database round trips, %.4f bucket updates\n",
 		1000*float64(ops)/float64(got), 1000*float64(stats["updates"])/float64(got))
+
+	dry, err := dryRun(bin, logPath, dryRuns)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("replay -dry-run CPU: %.2fs (median of %d runs)\n", dry.Seconds(), dryRuns)
+	fmt.Printf("catch-up CPU / dry-run CPU: %.2f\n", cpu.Seconds()/dry.Seconds())
 	return nil
+}
+
+// dryRun runs `logtally replay -dry-run` on the log n times and returns the
+// median of its user+sys CPU time.
+func dryRun(bin, logPath string, n int) (time.Duration, error) {
+	cpus := make([]time.Duration, 0, n)
+	for range n {
+		cmd := exec.Command(bin, "replay", "-dry-run", "-site", site, "-format", format, logPath)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			return 0, fmt.Errorf("logtally replay -dry-run: %v\n%s", err, stderr.String())
+		}
+		cpus = append(cpus, cpuTime(cmd.ProcessState))
+	}
+	slices.Sort(cpus)
+	return cpus[n/2], nil
+}
+
+// cpuTime is a finished process's user+sys CPU time.
+func cpuTime(ps *os.ProcessState) time.Duration {
+	ru := ps.SysUsage().(*syscall.Rusage)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // generate writes lines combined-format lines spread evenly over the given
