@@ -1,0 +1,112 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// FieldError is a bad value: Field is the dotted key (source[2].format).
+type FieldError struct {
+	// Field is the key, with a source's index in brackets.
+	Field string
+	// Problem says what is wrong, quoting the value.
+	Problem string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Problem }
+
+var decodeErrRe = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+
+var indexRe = regexp.MustCompile(`^(\w+)\[(\d+)\]$`)
+
+// key turns "source[2].format" into the TOML key path plus index for lineOf.
+func (e *FieldError) key() toml.Key { return toml.Key(strings.Split(e.Field, ".")) }
+
+// problem formats an error for key k, with the line where k is set when it
+// can be found.
+func problem(name string, data []byte, k toml.Key, msg string) error {
+	if line := lineOf(data, k); line > 0 {
+		return fmt.Errorf("%s:%d: %s: %s", name, line, strings.Join(k, "."), msg)
+	}
+	return fmt.Errorf("%s: %s: %s", name, strings.Join(k, "."), msg)
+}
+
+// lineOf finds the line setting key k: the key inside the table named by
+// the rest of k ("source[1].page" is the [source.page] table of the second
+// [[source]]). A key inside an inline table or array ("rewrite[0].match")
+// is found at the line of its outer key, a dotted key ("page.max_length")
+// in its parent table. It returns 0 when it cannot tell.
+func lineOf(data []byte, k toml.Key) int {
+	lines := strings.Split(string(data), "\n")
+	for n := len(k) - 1; n >= 0; n-- {
+		if line := findKey(lines, k[:n], k[n:]); line > 0 {
+			return line
+		}
+	}
+	return 0
+}
+
+// splitIndex splits "source[2]" into "source" and 2; the index is -1 if
+// there is none.
+func splitIndex(part string) (string, int) {
+	if m := indexRe.FindStringSubmatch(part); m != nil {
+		n, _ := strconv.Atoi(m[2])
+		return m[1], n
+	}
+	return part, -1
+}
+
+// findKey returns the line of key rest (its first part, or all of it
+// dotted) inside the table named by table, or 0.
+func findKey(lines []string, table, rest toml.Key) int {
+	var names []string
+	idx := -1
+	for _, part := range table {
+		name, i := splitIndex(part)
+		names = append(names, name)
+		if i >= 0 {
+			idx = i
+		}
+	}
+	want := strings.Join(names, ".")
+	var leaves []string
+	for _, part := range rest {
+		name, _ := splitIndex(part)
+		leaves = append(leaves, name)
+	}
+	leaf, dotted := leaves[0], strings.Join(leaves, ".")
+	inTable := want == ""
+	arrays := map[string]int{} // [[name]] headers seen
+	for i, raw := range lines {
+		line := strings.TrimSpace(raw)
+		if strings.HasPrefix(line, "[") {
+			name := strings.TrimSpace(strings.Trim(strings.SplitN(line, "#", 2)[0], " []"))
+			if strings.HasPrefix(line, "[[") {
+				arrays[name]++
+			}
+			top := strings.SplitN(name, ".", 2)[0]
+			inTable = name == want && (idx < 0 || arrays[top]-1 == idx)
+			continue
+		}
+		if !inTable {
+			continue
+		}
+		if eq := strings.IndexByte(line, '='); eq > 0 {
+			if key := strings.Trim(strings.TrimSpace(line[:eq]), `"'`); key == leaf || key == dotted {
+				return i + 1
+			}
+		}
+	}
+	return 0
+}

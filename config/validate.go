@@ -1,0 +1,120 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/logtally/logtally/parser"
+)
+
+// Validate checks every field and returns all problems, each a *FieldError,
+// joined.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Problem: fmt.Sprintf(format, args...)})
+	}
+	if c.StateDir == "" {
+		bad("state_dir", "must not be empty")
+	}
+	if c.ShutdownTimeout <= 0 {
+		bad("shutdown_timeout", "%q: must be positive", c.ShutdownTimeout)
+	}
+	if !strings.HasPrefix(c.Mongo.URI, "mongodb://") && !strings.HasPrefix(c.Mongo.URI, "mongodb+srv://") {
+		bad("mongo.uri", "%q: must start with mongodb:// or mongodb+srv://", redact(c.Mongo.URI))
+	}
+	if c.Mongo.Database == "" || strings.ContainsAny(c.Mongo.Database, `/\. "$`) || len(c.Mongo.Database) > 63 {
+		bad("mongo.database", "%q: must be a MongoDB database name (1-63 bytes, none of /\\. \"$)", c.Mongo.Database)
+	}
+	if c.Mongo.WriteConcern != "majority" {
+		if n, err := strconv.Atoi(string(c.Mongo.WriteConcern)); err != nil || n < 1 {
+			bad("mongo.write_concern", "%q: must be \"majority\" or a number of nodes, at least 1 (exactly-once needs acknowledged writes)", c.Mongo.WriteConcern)
+		}
+	}
+	if c.Mongo.Timeout <= 0 {
+		bad("mongo.timeout", "%q: must be positive", c.Mongo.Timeout)
+	}
+	if c.Buffer.CommitInterval <= 0 {
+		bad("buffer.commit_interval", "%q: must be positive", c.Buffer.CommitInterval)
+	}
+	if c.Buffer.MaxSize < 1<<20 {
+		bad("buffer.max_size", "%q: must be at least 1MiB", c.Buffer.MaxSize)
+	}
+	if c.Flush.Interval <= 0 {
+		bad("flush.interval", "%q: must be positive", c.Flush.Interval)
+	}
+	if c.Flush.MaxOps < 1 || c.Flush.MaxOps > 100000 {
+		bad("flush.max_ops", "%d: must be from 1 to 100000", c.Flush.MaxOps)
+	}
+	if c.Flush.MaxBackoff < Duration(10*time.Millisecond) {
+		bad("flush.max_backoff", "%q: must be at least 10ms", c.Flush.MaxBackoff)
+	}
+	names := map[string]string{}
+	for _, b := range []struct{ field, name string }{
+		{"buckets.minute", c.Buckets.Minute}, {"buckets.daily", c.Buckets.Daily}, {"buckets.monthly", c.Buckets.Monthly},
+	} {
+		switch {
+		case b.name == "" || strings.ContainsAny(b.name, "$\x00") || strings.HasPrefix(b.name, "system."):
+			bad(b.field, "%q: must be a collection name", b.name)
+		case names[b.name] != "":
+			bad(b.field, "%q: same collection as %s", b.name, names[b.name])
+		default:
+			names[b.name] = b.field
+		}
+	}
+	if len(c.Sources) == 0 {
+		bad("source", "at least one [[source]] is needed")
+	}
+	for _, k := range sortedKeys(c.SiteAliases) {
+		v := c.SiteAliases[k]
+		if k == "" || k != strings.ToLower(k) || strings.ContainsAny(k, " /:{}") {
+			bad("site_aliases", "%q: must be a lowercase host name without port", k)
+		}
+		if v == "" || strings.ContainsAny(v, "{}/\x00") {
+			bad("site_aliases", "%q = %q: must map to a site name (no '/')", k, v)
+		}
+	}
+	srcNames := map[string]int{}
+	for i := range c.Sources {
+		c.Sources[i].aliases = c.SiteAliases
+		s := c.Sources[i]
+		f := fmt.Sprintf("source[%d].", i)
+		if j, dup := srcNames[s.Name]; dup && s.Name != "" {
+			bad(f+"name", "%q: same name as source[%d]; set a distinct name", s.Name, j)
+		}
+		srcNames[s.Name] = i
+		if len(s.Paths) == 0 {
+			bad(f+"paths", "at least one path or glob is needed")
+		}
+		for _, p := range s.Paths {
+			if _, err := filepath.Match(p, ""); err != nil || p == "" {
+				bad(f+"paths", "%q: not a valid glob", p)
+			}
+		}
+		if _, err := parser.New(s.Parser()); err != nil {
+			for _, e := range unjoin(err) {
+				var ce *parser.ConfigError
+				if errors.As(e, &ce) {
+					bad(f+ce.Field, "%s", ce.Problem)
+				} else {
+					bad(f+"format", "%v", e)
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
