@@ -1,0 +1,199 @@
+package tailer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+)
+
+// Registry: the files claimed by followers, and copies of them.
+
+// heads returns the leading bytes of every followed file but skip's.
+func (t *Tailer) heads(skip FileID) [][]byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var hs [][]byte
+	for id, fl := range t.files {
+		if fl != nil && id != skip && len(fl.pubHead) > 0 {
+			hs = append(hs, fl.pubHead)
+		}
+	}
+	return hs
+}
+
+// planHeads returns the leading bytes of the planned followers.
+func planHeads(plan []*follower) [][]byte {
+	var hs [][]byte
+	for _, fl := range plan {
+		if len(fl.head) > 0 {
+			hs = append(hs, fl.head)
+		}
+	}
+	return hs
+}
+
+// copyState compares the first bytes of a file with heads, the leading
+// bytes of followed files. full: the file begins with one of them, so it is
+// a copy of a followed file and is left alone (if the original is then
+// truncated, its follower adopts the copy at the right offset). partial:
+// the whole file is a prefix of one of them (a copy being written, or a new
+// file too short to tell), so it is not read yet.
+func copyState(r io.ReaderAt, heads [][]byte) (full, partial bool) {
+	if len(heads) == 0 {
+		return false, false
+	}
+	var buf [FingerprintSize]byte
+	n, err := r.ReadAt(buf[:], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, false
+	}
+	b := buf[:n]
+	for _, h := range heads {
+		switch {
+		case len(b) >= len(h) && bytes.Equal(b[:len(h)], h):
+			return true, false
+		case len(b) < len(h) && bytes.Equal(b, h[:len(b)]):
+			partial = true
+		}
+	}
+	return false, partial
+}
+
+// isCopy reports whether the file at path begins with one of heads.
+func (t *Tailer) isCopy(path string, heads [][]byte) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	full, _ := copyState(f, heads)
+	if full {
+		t.logErr("copy "+path, slog.LevelInfo, "not following a copy of a followed file", "path", path)
+	}
+	return full
+}
+
+// findCopy looks among the rotated candidates of path for a copy of the
+// file old describes (another file whose first old.FPLen bytes hash to
+// old.FPSum and that holds at least old.Offset bytes) that nobody reads.
+// The copy is claimed and returned as a follower at old.Offset. A copy that
+// a fresh follower holds but has not started reading (found by a rescan
+// while it was being written) is taken over.
+func (t *Tailer) findCopy(old Checkpoint, path string) *follower {
+	if old.FPLen == 0 {
+		return nil
+	}
+	for _, fi := range t.candidates(path) {
+		if fi.id == old.File || fi.size < old.Offset {
+			continue
+		}
+		if ok, _ := fileFingerprintMatches(fi.path, old.FPLen, old.FPSum); !ok {
+			continue
+		}
+		c := old
+		c.File, c.Path = fi.id, fi.path
+		fl, err := t.openFollower(fi.path, fi.id, c)
+		if err != nil {
+			t.logErr("open "+fi.path, slog.LevelWarn, "cannot open copy of truncated file", "err", err, "path", fi.path)
+			continue
+		}
+		if !t.claimCopy(fl) {
+			fl.close()
+			continue
+		}
+		return fl
+	}
+	return nil
+}
+
+// claimCopy registers fl unless its file is claimed by a follower that has
+// read from it; a fresh follower that has not is told to stop.
+func (t *Tailer) claimCopy(fl *follower) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cur, ok := t.files[fl.id]; ok {
+		if cur == nil || !cur.pubFresh {
+			return false
+		}
+		cur.stolen = true
+	}
+	t.files[fl.id] = fl
+	return true
+}
+
+// claim registers fl unless its file is already claimed.
+func (t *Tailer) claim(fl *follower) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.files[fl.id]; ok {
+		return false
+	}
+	t.files[fl.id] = fl
+	return true
+}
+
+func (t *Tailer) claimed(id FileID) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.files[id]
+	return ok
+}
+
+// release forgets id if it is held by fl (nil for a reservation).
+func (t *Tailer) release(id FileID, fl *follower) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cur, ok := t.files[id]; ok && cur == fl {
+		delete(t.files, id)
+	}
+}
+
+// spawn runs fl in a goroutine Run waits for. Once ctx is cancelled it
+// closes fl instead: files released by exiting followers must not be
+// picked up again and read from 0.
+func (t *Tailer) spawn(ctx context.Context, fl *follower) {
+	if ctx.Err() != nil {
+		fl.exit()
+		return
+	}
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		fl.run(ctx)
+	}()
+}
+
+// openFollower opens path and checks it is still the file id.
+func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	got, _, ok := statID(st)
+	if !ok || got != id {
+		f.Close()
+		return nil, fmt.Errorf("open %s: %w (replaced while opening)", path, os.ErrNotExist)
+	}
+	fpLen, fpSum := cp.FPLen, cp.FPSum
+	if fpLen == 0 {
+		fpSum = fnvOffset64
+	}
+	head := make([]byte, fpLen)
+	n, _ := f.ReadAt(head, 0) // a short read shows as a fingerprint mismatch later
+	head = head[:n]
+	return &follower{
+		t: t, f: f, id: id, path: path,
+		off: cp.Offset, pos: cp.Offset,
+		fpLen: fpLen, fpSum: fpSum, head: head,
+		pubPath: path, pubHead: head,
+	}, nil
+}
