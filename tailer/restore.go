@@ -1,31 +1,71 @@
 package tailer
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Restore: matching the restored checkpoints to files at start.
 
-// start matches the restored checkpoints to files and starts following.
+// start matches the restored checkpoints to files and starts following, in
+// the steps the package doc describes.
 func (t *Tailer) start(ctx context.Context) error {
-	byID := make(map[FileID]*fileInfo)
-	var order []*fileInfo // deterministic: glob matches first, then candidates
+	r := t.survey()
+	r.resumeOwn()
+	r.findCopies()
+	r.settleLost()
+	// Rotated files written while the daemon was down that nothing
+	// accounts for: read from 0.
+	recovered := t.recoverUnread(r.order, r.planned)
+	if err := r.sendStart(ctx, recovered); err != nil {
+		for _, fl := range r.plan {
+			fl.exit()
+		}
+		for _, fl := range recovered {
+			fl.exit()
+		}
+		return err
+	}
+	r.plan = append(r.plan, recovered...)
+	r.addFresh()
+	t.register(r.plan)
+	for _, fl := range r.plan {
+		t.spawn(ctx, fl)
+	}
+	return nil
+}
+
+// restore is the state of start while it matches the restored checkpoints
+// to the files found.
+type restore struct {
+	t     *Tailer
+	byID  map[FileID]*fileInfo
+	order []*fileInfo  // deterministic: glob matches first, then candidates
+	cps   []Checkpoint // the restored checkpoints, by key
+
+	planned map[FileID]*follower // every file claimed so far
+	plan    []*follower          // the followers to run, in order
+	lost    []Checkpoint         // checkpoints whose own file is not resumed
+	copies  map[FileID]*follower // a copy of a lost checkpoint's file, by that file
+	dropped []Checkpoint         // checkpoints that match nothing
+}
+
+// survey finds the glob matches and the rotated candidates of the matches,
+// of the literal globs (even while their file is missing) and of the
+// checkpoints' paths.
+func (t *Tailer) survey() *restore {
+	r := &restore{t: t, byID: make(map[FileID]*fileInfo), planned: make(map[FileID]*follower)}
 	add := func(fi fileInfo) {
-		if _, ok := byID[fi.id]; ok {
+		if _, ok := r.byID[fi.id]; ok {
 			return
 		}
 		p := &fi
-		byID[fi.id] = p
-		order = append(order, p)
+		r.byID[fi.id] = p
+		r.order = append(r.order, p)
 	}
 	matches := t.expand()
 	bases := make([]string, 0, len(matches)+len(t.cfg.Paths)+len(t.cfg.Checkpoints))
@@ -53,32 +93,44 @@ func (t *Tailer) start(ctx context.Context) error {
 			add(c)
 		}
 	}
+	r.cps = slices.Clone(t.cfg.Checkpoints)
+	slices.SortFunc(r.cps, func(a, b Checkpoint) int { return strings.Compare(a.Key(), b.Key()) })
+	r.copies = make(map[FileID]*follower)
+	return r
+}
 
-	cps := slices.Clone(t.cfg.Checkpoints)
-	slices.SortFunc(cps, func(a, b Checkpoint) int { return strings.Compare(a.Key(), b.Key()) })
-	planned := make(map[FileID]*follower)
-	var plan []*follower
-	var lost []Checkpoint
-	fpOK := func(fi *fileInfo, cp Checkpoint) bool {
-		if fi.size < cp.Offset {
-			return false
-		}
-		ok, err := fileFingerprintMatches(fi.path, cp.FPLen, cp.FPSum)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			t.logErr("fingerprint "+fi.path, slog.LevelWarn, "cannot read fingerprint", "path", fi.path, "err", err)
-		}
-		return ok
+// fpOK reports whether fi may be cp's file or a copy of it: at least
+// cp.Offset bytes, beginning with the bytes cp's fingerprint covers.
+func (r *restore) fpOK(fi *fileInfo, cp Checkpoint) bool {
+	if fi.size < cp.Offset {
+		return false
 	}
-	// Checkpoints that resume their own file, or wait until it can be read.
-	for _, cp := range cps {
-		fi, ok := byID[cp.File]
+	ok, err := fileFingerprintMatches(fi.path, cp.FPLen, cp.FPSum)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		r.t.logErr("fingerprint "+fi.path, slog.LevelWarn, "cannot read fingerprint", "path", fi.path, "err", err)
+	}
+	return ok
+}
+
+// waits reports whether id is a checkpointed file that could not be read.
+func (r *restore) waits(id FileID) bool {
+	_, ok := r.t.waiting[id]
+	return ok
+}
+
+// resumeOwn resumes the checkpoints whose own file is there, unchanged, and
+// keeps waiting those whose file cannot be examined. The others are lost.
+func (r *restore) resumeOwn() {
+	t := r.t
+	for _, cp := range r.cps {
+		fi, ok := r.byID[cp.File]
 		if !ok {
 			if _, err := os.Stat(cp.Path); cp.Path != "" && err != nil && !errors.Is(err, os.ErrNotExist) {
 				t.logErr("keep "+cp.Path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", cp.Path, "err", err)
 				t.waiting[cp.File] = cp
 				continue
 			}
-			lost = append(lost, cp)
+			r.lost = append(r.lost, cp)
 			continue
 		}
 		fl, wait := t.resume(cp, fi.path)
@@ -88,61 +140,70 @@ func (t *Tailer) start(ctx context.Context) error {
 			continue
 		}
 		if fl == nil {
-			lost = append(lost, cp)
+			r.lost = append(r.lost, cp)
 			continue
 		}
-		planned[cp.File] = fl
-		plan = append(plan, fl)
+		r.planned[cp.File] = fl
+		r.plan = append(r.plan, fl)
 		t.log.Info("resuming file", "path", fi.path, "offset", cp.Offset, "rotated", !fi.matched)
 	}
-	// The others: a copy (copytruncate while down) first, for all of them,
-	// so no copy is mistaken for new content below.
-	var dropped []Checkpoint
-	copies := make(map[FileID]*follower, len(lost)) // by the checkpoint's own file
-	for _, cp := range lost {
+}
+
+// findCopies looks for a copy (copytruncate while down) of each lost
+// checkpoint's file, for all of them before anything else, so that no copy
+// is mistaken for new content by settleLost.
+func (r *restore) findCopies() {
+	for _, cp := range r.lost {
 		if cp.FPLen == 0 {
 			continue
 		}
-		for _, fi := range order {
-			if _, wait := t.waiting[fi.id]; wait || fi.id == cp.File || planned[fi.id] != nil || !fpOK(fi, cp) {
+		for _, fi := range r.order {
+			if r.waits(fi.id) || fi.id == cp.File || r.planned[fi.id] != nil || !r.fpOK(fi, cp) {
 				continue
 			}
 			c := cp
 			c.File, c.Path = fi.id, fi.path
-			fl, err := t.openFollower(fi.path, fi.id, c)
+			fl, err := r.t.openFollower(fi.path, fi.id, c)
 			if err != nil {
 				continue
 			}
-			planned[fl.id] = fl
-			copies[cp.File] = fl
-			t.log.Info("found copy of a truncated file", "path", fl.path, "offset", cp.Offset, "was", cp.Path)
+			r.planned[fl.id] = fl
+			r.copies[cp.File] = fl
+			r.t.log.Info("found copy of a truncated file", "path", fl.path, "offset", cp.Offset, "was", cp.Path)
 			break
 		}
 	}
-	isCopyOfLost := func(fi *fileInfo) bool {
-		for _, cp := range lost {
-			if cp.FPLen > 0 && cp.File != fi.id && fpOK(fi, cp) {
-				return true
-			}
+}
+
+// isCopyOfLost reports whether fi begins like a lost checkpoint's file.
+func (r *restore) isCopyOfLost(fi *fileInfo) bool {
+	for _, cp := range r.lost {
+		if cp.FPLen > 0 && cp.File != fi.id && r.fpOK(fi, cp) {
+			return true
 		}
-		return false
 	}
-	for _, cp := range lost {
-		cpy := copies[cp.File]
-		// The checkpoint's own file, if it is still there, holds new
-		// content (truncated and rewritten, or its inode reused): read it
-		// from 0, whether the glob still matches it or it was rotated away
-		// since (copytruncate, then rename, while logtally was down).
-		own, ok := byID[cp.File]
-		_, wait := t.waiting[cp.File]
-		if ok && !wait && planned[own.id] == nil && own.size > 0 && !isCopyOfLost(own) {
+	return false
+}
+
+// settleLost decides each lost checkpoint: its own file, if it is still
+// there, holds new content (truncated and rewritten, or its inode reused)
+// and is read from 0 after the copy's tail, whether the glob still matches
+// it or it was rotated away since (copytruncate, then rename, while
+// logtally was down); otherwise the copy is read and the checkpoint retired
+// once it has caught up; with neither, the checkpoint is dropped.
+func (r *restore) settleLost() {
+	t := r.t
+	for _, cp := range r.lost {
+		cpy := r.copies[cp.File]
+		own, ok := r.byID[cp.File]
+		if ok && !r.waits(cp.File) && r.planned[own.id] == nil && own.size > 0 && !r.isCopyOfLost(own) {
 			fl, err := t.openFollower(own.path, own.id, Checkpoint{Source: t.cfg.Source})
 			if err == nil {
 				// It reads the copy's tail first, then resets its
 				// checkpoint (same key) and reads itself from 0.
 				fl.adopt = cpy
-				planned[own.id] = fl
-				plan = append(plan, fl)
+				r.planned[own.id] = fl
+				r.plan = append(r.plan, fl)
 				if !own.matched {
 					t.log.Info("rotated file changed while down, reading it from 0", "path", own.path, "was", cp.Path)
 				}
@@ -150,49 +211,47 @@ func (t *Tailer) start(ctx context.Context) error {
 			}
 		}
 		if cpy == nil {
-			dropped = append(dropped, cp)
+			r.dropped = append(r.dropped, cp)
 			continue
 		}
 		retire := cp
 		cpy.retire = &retire
-		plan = append(plan, cpy)
+		r.plan = append(r.plan, cpy)
 	}
-	// Rotated files written while the daemon was down that nothing
-	// accounts for: read from 0.
-	recovered := t.recoverUnread(order, planned)
-	abort := func(err error) error {
-		for _, fl := range plan {
-			fl.exit()
-		}
-		for _, fl := range recovered {
-			fl.exit()
-		}
-		return err
-	}
-	// Checkpoints matching nothing: the caller deletes them before anything
-	// else is sent, so no later chunk can be deleted by mistake.
-	for _, cp := range dropped {
-		t.log.Info("dropping checkpoint of a file that is gone", "path", cp.Path, "offset", cp.Offset)
-		if err := t.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
-			return abort(err)
+}
+
+// sendStart sends the Done chunks of the dropped checkpoints, then the
+// checkpoints (at 0) of the recovered files.
+func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
+	// Checkpoints matching nothing: the caller deletes them before
+	// anything else is sent, so no later chunk can be deleted by mistake.
+	for _, cp := range r.dropped {
+		r.t.log.Info("dropping checkpoint of a file that is gone", "path", cp.Path, "offset", cp.Offset)
+		if err := r.t.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
+			return err
 		}
 	}
-	// The recovered files' checkpoints (at 0) come next, before any line of
-	// this run: the first commit of this run, which moves the caller's
-	// Since past their modification times, holds them.
+	// The recovered files' checkpoints come next, before any line of this
+	// run: the first commit of this run, which moves the caller's Since
+	// past their modification times, holds them.
 	for _, fl := range recovered {
-		if err := t.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: 0}); err != nil {
-			return abort(err)
+		if err := r.t.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: 0}); err != nil {
+			return err
 		}
 	}
-	plan = append(plan, recovered...)
-	// Glob matches nobody claimed: new files, read from 0.
+	return nil
+}
+
+// addFresh plans the glob matches nobody claimed, new files read from 0,
+// unless they begin like a planned file (a copy of it).
+func (r *restore) addFresh() {
+	t := r.t
 	var fresh []*follower
-	for _, fi := range order {
-		if _, wait := t.waiting[fi.id]; wait || !fi.matched || planned[fi.id] != nil {
+	for _, fi := range r.order {
+		if r.waits(fi.id) || !fi.matched || r.planned[fi.id] != nil {
 			continue
 		}
-		if t.isCopy(fi.path, planHeads(plan)) {
+		if t.isCopy(fi.path, planHeads(r.plan)) {
 			continue
 		}
 		fl, err := t.openFollower(fi.path, fi.id, Checkpoint{Source: t.cfg.Source})
@@ -203,9 +262,14 @@ func (t *Tailer) start(ctx context.Context) error {
 		fl.fresh, fl.pubFresh = true, true
 		fresh = append(fresh, fl)
 	}
-	plan = append(plan, fresh...)
+	r.plan = append(r.plan, fresh...)
+}
 
+// register claims the planned files and reserves the identities of the
+// waiting checkpoints and of the checkpoints to retire.
+func (t *Tailer) register(plan []*follower) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	for id := range t.waiting {
 		t.files[id] = nil
 	}
@@ -220,136 +284,6 @@ func (t *Tailer) start(ctx context.Context) error {
 			}
 		}
 	}
-	t.mu.Unlock()
-	for _, fl := range plan {
-		t.spawn(ctx, fl)
-	}
-	return nil
-}
-
-// recoverUnread returns followers at offset 0 for the rotated files written
-// while the daemon was down that were never read: with a non-zero
-// Config.Since, every rotated candidate (in order, not a glob match) that
-//   - is claimed by no checkpoint: neither its own (by identity, resumed or
-//     waiting) nor as the copy of one (in planned),
-//   - is not empty and was modified after Since minus one second,
-//   - does not begin with the bytes a restored checkpoint's fingerprint
-//     covers (a copy of a file read up to there or further),
-//   - and whose first bytes (up to FingerprintSize) are not the beginning of
-//     another file found (a copy, complete or being written, of a file that
-//     is read or accounted for; of two such candidates the longer is read).
-//
-// The package doc explains why none of them can have been counted.
-func (t *Tailer) recoverUnread(order []*fileInfo, planned map[FileID]*follower) []*follower {
-	since := t.cfg.Since
-	if since.IsZero() {
-		return nil
-	}
-	claimed := func(id FileID) bool {
-		if planned[id] != nil {
-			return true
-		}
-		if _, ok := t.waiting[id]; ok {
-			return true
-		}
-		return slices.ContainsFunc(t.cfg.Checkpoints, func(cp Checkpoint) bool { return cp.File == id })
-	}
-	heads := make(map[FileID][]byte, len(order))
-	headOf := func(fi *fileInfo) ([]byte, error) {
-		if h, ok := heads[fi.id]; ok {
-			return h, nil
-		}
-		h, err := readHead(fi.path)
-		if err != nil {
-			return nil, err
-		}
-		heads[fi.id] = h
-		return h, nil
-	}
-	after := since.Add(-time.Second)
-	var cands []*fileInfo
-	eligible := make(map[FileID]bool)
-	for _, fi := range order {
-		if fi.matched || fi.size == 0 || !fi.mtime.After(after) || claimed(fi.id) {
-			continue
-		}
-		h, err := headOf(fi)
-		if err != nil {
-			t.logErr("recover "+fi.path, slog.LevelWarn, "cannot read rotated file written while down, not reading it", "path", fi.path, "err", err)
-			continue
-		}
-		if len(h) == 0 {
-			continue
-		}
-		if cp, ok := t.coveredBy(h); ok {
-			t.log.Debug("rotated file begins like a checkpointed file, not reading it", "path", fi.path, "checkpoint", cp.Path)
-			continue
-		}
-		cands = append(cands, fi)
-		eligible[fi.id] = true
-	}
-	var out []*follower
-	for i, r := range cands {
-		hr := heads[r.id]
-		isCopy := false
-		for _, f := range order {
-			if f.id == r.id {
-				continue
-			}
-			hf, err := headOf(f)
-			if err != nil || len(hf) < len(hr) || !bytes.Equal(hf[:len(hr)], hr) {
-				continue
-			}
-			// f begins with all of r's first bytes: r is a copy of f (or
-			// f of r). Of two candidates, the longer one is read, or
-			// the first of two of the same size.
-			if eligible[f.id] && (f.size < r.size || f.size == r.size && slices.Index(cands, f) > i) {
-				continue
-			}
-			t.log.Info("rotated file written while down is a copy of another file, not reading it", "path", r.path, "copy_of", f.path)
-			isCopy = true
-			break
-		}
-		if isCopy {
-			continue
-		}
-		fl, err := t.openFollower(r.path, r.id, Checkpoint{Source: t.cfg.Source})
-		if err != nil {
-			t.logErr("recover "+r.path, slog.LevelWarn, "cannot open rotated file written while down, not reading it", "path", r.path, "err", err)
-			continue
-		}
-		t.log.Info("reading rotated file written while logtally was down", "path", r.path, "bytes", r.size, "modified", r.mtime, "since", since)
-		out = append(out, fl)
-	}
-	return out
-}
-
-// coveredBy returns a restored checkpoint whose fingerprint covers the
-// start of head: a file beginning with head holds what that checkpoint's
-// file held when it was read (up to FPLen bytes at least).
-func (t *Tailer) coveredBy(head []byte) (Checkpoint, bool) {
-	for _, cp := range t.cfg.Checkpoints {
-		if cp.FPLen > 0 && cp.FPLen <= len(head) && fnvExtend(fnvOffset64, head[:cp.FPLen]) == cp.FPSum {
-			return cp, true
-		}
-	}
-	return Checkpoint{}, false
-}
-
-// readHead returns the first (up to FingerprintSize) bytes of the file at
-// path.
-func readHead(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	buf := make([]byte, FingerprintSize)
-	n, err := f.ReadAt(buf, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return buf[:n], nil
 }
 
 // resume opens the file at path for checkpoint cp if it is still cp's file

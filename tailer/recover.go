@@ -1,0 +1,139 @@
+package tailer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"time"
+)
+
+// Recovery: rotated files written while the daemon was down (Config.Since).
+
+// recoverUnread returns followers at offset 0 for the rotated files written
+// while the daemon was down that were never read: with a non-zero
+// Config.Since, every rotated candidate (in order, not a glob match) that
+//   - is claimed by no checkpoint: neither its own (by identity, resumed or
+//     waiting) nor as the copy of one (in planned),
+//   - is not empty and was modified after Since minus one second,
+//   - does not begin with the bytes a restored checkpoint's fingerprint
+//     covers (a copy of a file read up to there or further),
+//   - and whose first bytes (up to FingerprintSize) are not the beginning of
+//     another file found (a copy, complete or being written, of a file that
+//     is read or accounted for; of two such candidates the longer is read).
+//
+// The package doc explains why none of them can have been counted.
+func (t *Tailer) recoverUnread(order []*fileInfo, planned map[FileID]*follower) []*follower {
+	since := t.cfg.Since
+	if since.IsZero() {
+		return nil
+	}
+	claimed := func(id FileID) bool {
+		if planned[id] != nil {
+			return true
+		}
+		if _, ok := t.waiting[id]; ok {
+			return true
+		}
+		return slices.ContainsFunc(t.cfg.Checkpoints, func(cp Checkpoint) bool { return cp.File == id })
+	}
+	heads := make(map[FileID][]byte, len(order))
+	headOf := func(fi *fileInfo) ([]byte, error) {
+		if h, ok := heads[fi.id]; ok {
+			return h, nil
+		}
+		h, err := readHead(fi.path)
+		if err != nil {
+			return nil, err
+		}
+		heads[fi.id] = h
+		return h, nil
+	}
+	after := since.Add(-time.Second)
+	var cands []*fileInfo
+	eligible := make(map[FileID]bool)
+	for _, fi := range order {
+		if fi.matched || fi.size == 0 || !fi.mtime.After(after) || claimed(fi.id) {
+			continue
+		}
+		h, err := headOf(fi)
+		if err != nil {
+			t.logErr("recover "+fi.path, slog.LevelWarn, "cannot read rotated file written while down, not reading it", "path", fi.path, "err", err)
+			continue
+		}
+		if len(h) == 0 {
+			continue
+		}
+		if cp, ok := t.coveredBy(h); ok {
+			t.log.Debug("rotated file begins like a checkpointed file, not reading it", "path", fi.path, "checkpoint", cp.Path)
+			continue
+		}
+		cands = append(cands, fi)
+		eligible[fi.id] = true
+	}
+	var out []*follower
+	for i, r := range cands {
+		hr := heads[r.id]
+		isCopy := false
+		for _, f := range order {
+			if f.id == r.id {
+				continue
+			}
+			hf, err := headOf(f)
+			if err != nil || len(hf) < len(hr) || !bytes.Equal(hf[:len(hr)], hr) {
+				continue
+			}
+			// f begins with all of r's first bytes: r is a copy of f (or
+			// f of r). Of two candidates, the longer one is read, or
+			// the first of two of the same size.
+			if eligible[f.id] && (f.size < r.size || f.size == r.size && slices.Index(cands, f) > i) {
+				continue
+			}
+			t.log.Info("rotated file written while down is a copy of another file, not reading it", "path", r.path, "copy_of", f.path)
+			isCopy = true
+			break
+		}
+		if isCopy {
+			continue
+		}
+		fl, err := t.openFollower(r.path, r.id, Checkpoint{Source: t.cfg.Source})
+		if err != nil {
+			t.logErr("recover "+r.path, slog.LevelWarn, "cannot open rotated file written while down, not reading it", "path", r.path, "err", err)
+			continue
+		}
+		t.log.Info("reading rotated file written while logtally was down", "path", r.path, "bytes", r.size, "modified", r.mtime, "since", since)
+		out = append(out, fl)
+	}
+	return out
+}
+
+// coveredBy returns a restored checkpoint whose fingerprint covers the
+// start of head: a file beginning with head holds what that checkpoint's
+// file held when it was read (up to FPLen bytes at least).
+func (t *Tailer) coveredBy(head []byte) (Checkpoint, bool) {
+	for _, cp := range t.cfg.Checkpoints {
+		if cp.FPLen > 0 && cp.FPLen <= len(head) && fnvExtend(fnvOffset64, head[:cp.FPLen]) == cp.FPSum {
+			return cp, true
+		}
+	}
+	return Checkpoint{}, false
+}
+
+// readHead returns the first (up to FingerprintSize) bytes of the file at
+// path.
+func readHead(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, FingerprintSize)
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return buf[:n], nil
+}
