@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -9,17 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"strconv"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-
+	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 )
 
@@ -85,40 +80,37 @@ func TestCrashAndRotation(t *testing.T) {
 	wg.Wait()
 	w.close()
 
-	want := countFiles(t, logs, "crash.test")
-	if want.hits < 1000 {
-		t.Fatalf("writer wrote only %d hits: the test did not exercise much", want.hits)
+	want := bucketcheck.CountFiles(t, filepath.Join(logs, "access.log*"), "crash.test")
+	if want.Hits < 1000 {
+		t.Fatalf("writer wrote only %d hits: the test did not exercise much", want.Hits)
 	}
 	// Final run: wait until every hit is in MongoDB, then SIGTERM must drain
 	// and exit 0.
 	d := startDaemon(t, conf, dir, kills)
 	deadline := time.Now().Add(60 * time.Second)
-	var got counts
+	var got bucketcheck.Counts
 	for {
-		got = readBuckets(t, db)
-		if got.monthTotal >= want.hits || time.Now().After(deadline) {
+		got = bucketcheck.Read(t, db)
+		if got.MonthTotal >= want.Hits || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Logf("final run: %d of %d hits in MongoDB after %v", got.monthTotal, want.hits, time.Since(deadline.Add(-60*time.Second)).Round(time.Millisecond))
+	t.Logf("final run: %d of %d hits in MongoDB after %v", got.MonthTotal, want.Hits, time.Since(deadline.Add(-60*time.Second)).Round(time.Millisecond))
 	d.Process.Signal(syscall.SIGTERM)
 	if err := d.Wait(); err != nil {
 		t.Errorf("logtally after SIGTERM: %v (want exit 0)", err)
 	}
-	got = readBuckets(t, db)
+	got = bucketcheck.Read(t, db)
 	if keep := os.Getenv("LOGTALLY_CRASH_KEEP"); keep != "" {
 		os.RemoveAll(keep)
 		os.CopyFS(keep, os.DirFS(dir))
 		t.Logf("test directory copied to %s", keep)
 	}
 
-	lost, dup := compare(t, "minute", want.minute, got.minute)
-	l2, d2 := compare(t, "daily", want.daily, got.daily)
-	l3, d3 := compare(t, "monthly", want.monthly, got.monthly)
-	t.Logf("crash test: %d kills, %d hits in %d files (%d rename and %d copytruncate rotations, %d malformed lines), "+
-		"lost %d, duplicated %d (minute), %d/%d (daily), %d/%d (monthly)",
-		kills, want.hits, want.files, w.renames, w.copies, w.malformed, lost, dup, l2, d2, l3, d3)
+	res := bucketcheck.CompareAll(t, want, got)
+	t.Logf("crash test: %d kills, %d hits in %d files (%d rename and %d copytruncate rotations, %d malformed lines), %v",
+		kills, want.Hits, want.Files, w.renames, w.copies, w.malformed, res)
 	if w.renames == 0 || w.copies == 0 {
 		t.Errorf("writer did not rotate both ways: %d renames, %d copies", w.renames, w.copies)
 	}
@@ -265,157 +257,4 @@ func (w *writer) loop(ctx context.Context, t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-type bucketCounts map[string]map[string]int64 // bucket id -> counter path -> value
-
-type counts struct {
-	minute, daily, monthly bucketCounts
-	hits, monthTotal       int64
-	files                  int
-}
-
-var lineRe = regexp.MustCompile(`\[([^\]]+)\] "GET ([^ ?]+)`)
-
-// countFiles counts hits per bucket of site from every file in dir,
-// independently of logtally's parser.
-func countFiles(t *testing.T, dir, site string) counts {
-	c := counts{minute: bucketCounts{}, daily: bucketCounts{}, monthly: bucketCounts{}}
-	files, _ := filepath.Glob(filepath.Join(dir, "access.log*"))
-	c.files = len(files)
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(fh)
-		for sc.Scan() {
-			m := lineRe.FindSubmatch(sc.Bytes())
-			if m == nil {
-				continue
-			}
-			ts, err := time.Parse("02/Jan/2006:15:04:05 -0700", string(m[1]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts = ts.UTC()
-			key := site + string(m[2])
-			add(c.minute, ts.Format("200601021504")+"/"+key, "seconds."+strconv.Itoa(ts.Second()), "totalViews")
-			add(c.daily, ts.Format("20060102")+"/"+key, fmt.Sprintf("minute.%d.%d", ts.Hour(), ts.Minute()), "hourly."+strconv.Itoa(ts.Hour()), "daily")
-			add(c.monthly, ts.Format("200601")+"/"+key, "daily."+strconv.Itoa(ts.Day()), "total")
-			c.hits++
-		}
-		fh.Close()
-	}
-	return c
-}
-
-func add(b bucketCounts, id string, paths ...string) {
-	if b[id] == nil {
-		b[id] = map[string]int64{}
-	}
-	for _, p := range paths {
-		b[id][p]++
-	}
-}
-
-// readBuckets reads every counter of every bucket (non-zero ones).
-func readBuckets(t *testing.T, db *mongo.Database) counts {
-	c := counts{minute: bucketCounts{}, daily: bucketCounts{}, monthly: bucketCounts{}}
-	for name, b := range map[string]bucketCounts{"minutes": c.minute, "daily": c.daily, "monthly": c.monthly} {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		cur, err := db.Collection(name).Find(ctx, bson.D{})
-		if err != nil {
-			cancel()
-			t.Fatalf("read %s: %v", name, err)
-		}
-		var docs []bson.M
-		err = cur.All(ctx, &docs)
-		cancel()
-		if err != nil {
-			t.Fatalf("read %s: %v", name, err)
-		}
-		for _, d := range docs {
-			id := d["_id"].(string)
-			b[id] = map[string]int64{}
-			flatten(b[id], "", d)
-			if name == "monthly" {
-				c.monthTotal += b[id]["total"]
-			}
-		}
-	}
-	return c
-}
-
-func flatten(out map[string]int64, prefix string, m bson.M) {
-	for k, v := range m {
-		switch k {
-		case "_id", "applied", "metadata", "site", "page", "timestamp":
-			if prefix == "" {
-				continue
-			}
-		}
-		switch v := v.(type) {
-		case bson.M:
-			flatten(out, prefix+k+".", v)
-		case bson.D:
-			m := bson.M{}
-			for _, e := range v {
-				m[e.Key] = e.Value
-			}
-			flatten(out, prefix+k+".", m)
-		case int64:
-			if v != 0 {
-				out[prefix+k] = v
-			}
-		case int32:
-			if v != 0 {
-				out[prefix+k] = int64(v)
-			}
-		}
-	}
-}
-
-// compare reports every counter that differs and returns the hits lost and
-// duplicated, judged by each bucket's total counter.
-func compare(t *testing.T, kind string, want, got bucketCounts) (lost, dup int64) {
-	t.Helper()
-	total := map[string]string{"minute": "totalViews", "daily": "daily", "monthly": "total"}[kind]
-	ids := map[string]bool{}
-	for id := range want {
-		ids[id] = true
-	}
-	for id := range got {
-		ids[id] = true
-	}
-	var sorted []string
-	for id := range ids {
-		sorted = append(sorted, id)
-	}
-	sort.Strings(sorted)
-	for _, id := range sorted {
-		w, g := want[id], got[id]
-		if d := g[total] - w[total]; d > 0 {
-			dup += d
-		} else {
-			lost -= d
-		}
-		for p := range mergeKeys(w, g) {
-			if w[p] != g[p] {
-				t.Errorf("%s bucket %s: %s = %d, want %d", kind, id, p, g[p], w[p])
-			}
-		}
-	}
-	return lost, dup
-}
-
-func mergeKeys(a, b map[string]int64) map[string]bool {
-	m := map[string]bool{}
-	for k := range a {
-		m[k] = true
-	}
-	for k := range b {
-		m[k] = true
-	}
-	return m
 }

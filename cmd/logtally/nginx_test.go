@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 )
 
@@ -156,27 +158,27 @@ func TestNginxLogrotate(t *testing.T) {
 	}
 
 	requests := total + 1 // and startNginx's readiness probe
-	all := countFiles(t, unrotated, "nginx.test")
-	if all.hits != requests {
-		t.Fatalf("nginx's unrotated log holds %d hits for %d requests", all.hits, requests)
+	all := bucketcheck.CountFiles(t, filepath.Join(unrotated, "access.log*"), "nginx.test")
+	if all.Hits != requests {
+		t.Fatalf("nginx's unrotated log holds %d hits for %d requests", all.Hits, requests)
 	}
-	want := countFiles(t, logs, "nginx.test")
-	lostToCopy := all.hits - want.hits
+	want := bucketcheck.CountFiles(t, filepath.Join(logs, "access.log*"), "nginx.test")
+	lostToCopy := all.Hits - want.Hits
 	if lostToCopy < 0 || lostToCopy > 100 {
-		t.Fatalf("the rotated access logs hold %d hits, nginx's unrotated log %d", want.hits, all.hits)
+		t.Fatalf("the rotated access logs hold %d hits, nginx's unrotated log %d", want.Hits, all.Hits)
 	}
 	start := time.Now()
-	var got counts
-	waitFor(t, 60*time.Second, fmt.Sprintf("MongoDB's monthly total to reach the %d hits in the files", want.hits), func() bool {
-		got = readBuckets(t, db)
-		return got.monthTotal >= want.hits
+	var got bucketcheck.Counts
+	waitFor(t, 60*time.Second, fmt.Sprintf("MongoDB's monthly total to reach the %d hits in the files", want.Hits), func() bool {
+		got = bucketcheck.Read(t, db)
+		return got.MonthTotal >= want.Hits
 	})
 	waited := time.Since(start)
 	d.Process.Signal(syscall.SIGTERM)
 	if err := d.Wait(); err != nil {
 		t.Errorf("logtally after SIGTERM: %v (want exit 0)", err)
 	}
-	got = readBuckets(t, db)
+	got = bucketcheck.Read(t, db)
 	if keep := os.Getenv("LOGTALLY_NGINX_KEEP"); keep != "" {
 		os.RemoveAll(keep)
 		os.CopyFS(keep, os.DirFS(dir))
@@ -189,26 +191,26 @@ func TestNginxLogrotate(t *testing.T) {
 		// files' count and the unrotated log's.
 		t.Logf("nginx test: %d requests, %d hits in %d files (%d lost to copytruncate), %d in MongoDB: "+
 			"checking every counter between the files' count and nginx's unrotated log's",
-			requests, want.hits, want.files, lostToCopy, got.monthTotal)
-		within(t, "minute", want.minute, all.minute, got.minute)
-		within(t, "daily", want.daily, all.daily, got.daily)
-		within(t, "monthly", want.monthly, all.monthly, got.monthly)
+			requests, want.Hits, want.Files, lostToCopy, got.MonthTotal)
+		within(t, "minute", want.Minute, all.Minute, got.Minute)
+		within(t, "daily", want.Daily, all.Daily, got.Daily)
+		within(t, "monthly", want.Monthly, all.Monthly, got.Monthly)
 		return
 	}
-	lost, dup := compare(t, "minute", want.minute, got.minute)
-	l2, d2 := compare(t, "daily", want.daily, got.daily)
-	l3, d3 := compare(t, "monthly", want.monthly, got.monthly)
+	res := bucketcheck.CompareAll(t, want, got)
 	t.Logf("nginx test: %d requests, %d hits in %d files, %d minute/%d daily/%d monthly buckets, "+
-		"all in MongoDB %v after the last request; lost %d, duplicated %d (minute), %d/%d (daily), %d/%d (monthly)",
-		requests, want.hits, want.files, len(want.minute), len(want.daily), len(want.monthly),
-		waited.Round(time.Millisecond), lost, dup, l2, d2, l3, d3)
+		"all in MongoDB %v after the last request; %v",
+		requests, want.Hits, want.Files, len(want.Minute), len(want.Daily), len(want.Monthly),
+		waited.Round(time.Millisecond), res)
 }
 
 // within reports every counter of got that is below lo's or above hi's.
-func within(t *testing.T, kind string, lo, hi, got bucketCounts) {
+func within(t *testing.T, kind string, lo, hi, got bucketcheck.Buckets) {
 	t.Helper()
 	for id, h := range hi {
-		for p := range mergeKeys(h, got[id]) {
+		paths := maps.Clone(h)
+		maps.Copy(paths, got[id])
+		for p := range paths {
 			if g := got[id][p]; g < lo[id][p] || g > h[p] {
 				t.Errorf("%s bucket %s: %s = %d, want %d to %d", kind, id, p, g, lo[id][p], h[p])
 			}
