@@ -1,0 +1,324 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/tailer"
+)
+
+// DefaultStatsInterval is how often a running Pipeline logs its totals.
+const DefaultStatsInterval = time.Minute
+
+// DefaultShutdownTimeout bounds the final flush when Config.ShutdownTimeout
+// is zero.
+const DefaultShutdownTimeout = 30 * time.Second
+
+// chunkQueue is the capacity of the channel between the tailers and the
+// aggregator.
+const chunkQueue = 16
+
+// Source is one log source: the files its globs match, parsed alike.
+type Source struct {
+	// Name identifies the source's checkpoints across restarts.
+	Name string
+	// Paths are the file globs.
+	Paths []string
+	// Parser parses the source's lines.
+	Parser parser.Config
+	// Tailer holds tailer settings (intervals, sizes); its Source, Paths,
+	// Checkpoints, Since, Clock and Logger are set by New.
+	Tailer tailer.Config
+}
+
+// Config configures New.
+type Config struct {
+	// BufferPath is the buffer file, opened (or created) by New and
+	// closed by Close.
+	BufferPath string
+	// Buffer holds the buffer's options; its Logger is set by New.
+	Buffer buffer.Options
+	// Flush configures the flusher. DB is required; Buffer, Clock and
+	// Logger are set by New.
+	Flush flusher.Config
+	// Sources are the sources to follow. At least one.
+	Sources []Source
+	// CommitInterval is how often counts and checkpoints are committed.
+	// Required.
+	CommitInterval time.Duration
+	// ShutdownTimeout bounds the final flush when Run stops. Default
+	// DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// StatsInterval is how often Run logs the running totals. Default
+	// DefaultStatsInterval.
+	StatsInterval time.Duration
+	// Clock defaults to clock.Real.
+	Clock clock.Clock
+	// Logger defaults to discarding.
+	Logger *slog.Logger
+}
+
+// Stats are a Pipeline's running totals and pending counts.
+type Stats struct {
+	Aggregator AggregatorStats
+	Flusher    flusher.Stats
+	// PendingKeys and PendingHits are the counts in the buffer not yet
+	// acknowledged by MongoDB, the sealed batch in flight included.
+	PendingKeys int
+	PendingHits uint64
+	// BufferBytes is the buffer's live data size.
+	BufferBytes int64
+}
+
+// Pipeline is one run of tailers -> aggregator -> buffer <- flusher. New
+// restores the restart state from the buffer; Run runs it once; Close
+// closes the buffer. A Pipeline is not restarted: make a new one.
+type Pipeline struct {
+	cfg     Config
+	log     *slog.Logger
+	buf     *buffer.Buffer
+	flush   *flusher.Flusher
+	agg     *Aggregator
+	tailers []*tailer.Tailer
+	chunks  chan tailer.Chunk
+	ready   chan struct{} // closed once every tailer has started
+}
+
+// New opens the buffer, restores the checkpoints it holds and wires a
+// tailer per source, the aggregator and the flusher. A bad source (parser
+// settings, globs) is an error naming it.
+func New(cfg Config) (p *Pipeline, err error) {
+	if len(cfg.Sources) == 0 {
+		return nil, errors.New("new pipeline: no sources")
+	}
+	cfg.Clock = cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
+	cfg.ShutdownTimeout = cmp.Or(cfg.ShutdownTimeout, DefaultShutdownTimeout)
+	cfg.StatsInterval = cmp.Or(cfg.StatsInterval, DefaultStatsInterval)
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p = &Pipeline{
+		cfg:    cfg,
+		log:    log.With("component", "pipeline"),
+		chunks: make(chan tailer.Chunk, chunkQueue),
+		ready:  make(chan struct{}),
+	}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+
+	bopts := cfg.Buffer
+	bopts.Logger = log
+	if p.buf, err = buffer.Open(cfg.BufferPath, bopts); err != nil {
+		return nil, err
+	}
+	fcfg := cfg.Flush
+	fcfg.Buffer, fcfg.Clock, fcfg.Logger = p.buf, cfg.Clock, log
+	if p.flush, err = flusher.New(fcfg); err != nil {
+		return nil, err
+	}
+
+	names := make([]string, len(cfg.Sources))
+	for i, s := range cfg.Sources {
+		names[i] = s.Name
+	}
+	state, err := loadRestart(p.buf, names, log)
+	if err != nil {
+		return nil, fmt.Errorf("new pipeline: %w", err)
+	}
+	parsers := map[string]*parser.Parser{}
+	limiters := map[string]*parser.PageLimiter{}
+	for _, s := range cfg.Sources {
+		if _, dup := parsers[s.Name]; dup {
+			return nil, fmt.Errorf("source %q: defined twice", s.Name)
+		}
+		pr, err := parser.New(s.Parser)
+		if err != nil {
+			return nil, fmt.Errorf("source %q: %w", s.Name, err)
+		}
+		parsers[s.Name] = pr
+		limiters[s.Name] = parser.NewPageLimiter(s.Parser.Page.MaxPagesPerMinute)
+		tc := s.Tailer
+		tc.Source, tc.Paths, tc.Checkpoints, tc.Since = s.Name, s.Paths, state.bySource[s.Name], state.since
+		tc.Clock, tc.Logger = cfg.Clock, log
+		t, err := tailer.New(tc, p.chunks)
+		if err != nil {
+			return nil, fmt.Errorf("source %q: %w", s.Name, err)
+		}
+		p.tailers = append(p.tailers, t)
+	}
+	p.agg, err = NewAggregator(AggregatorConfig{
+		Buffer: p.buf, Parsers: parsers, Limiters: limiters, Ready: p.ready,
+		CommitInterval: cfg.CommitInterval, Clock: cfg.Clock, Logger: log,
+	}, p.chunks)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Buffer returns the open buffer.
+func (p *Pipeline) Buffer() *buffer.Buffer { return p.buf }
+
+// Flusher returns the flusher, for callers that flush outside Run (tests,
+// tools).
+func (p *Pipeline) Flusher() *flusher.Flusher { return p.flush }
+
+// Close closes the buffer. Call it after Run has returned.
+func (p *Pipeline) Close() error {
+	if p.buf == nil {
+		return nil
+	}
+	err := p.buf.Close()
+	p.buf = nil
+	if err != nil {
+		return fmt.Errorf("close buffer: %w", err)
+	}
+	return nil
+}
+
+// Stats returns the running totals.
+func (p *Pipeline) Stats() Stats {
+	st := Stats{Aggregator: p.agg.Stats(), Flusher: p.flush.Stats(), BufferBytes: p.buf.Size()}
+	st.PendingKeys, st.PendingHits = p.buf.Pending()
+	if b, err := p.buf.Sealed(); err == nil && b != nil {
+		st.PendingKeys += b.Keys
+		st.PendingHits += b.Hits
+	}
+	return st
+}
+
+// Run runs the pipeline until ctx is cancelled or a component fails. Then
+// it stops reading, commits what was parsed (chunks still queued are read
+// again from their checkpoints at the next start), and drains the buffer to
+// MongoDB within Config.ShutdownTimeout; what it cannot write stays in the
+// buffer for the next start. It returns nil after a stop by ctx, else the
+// component's error. Call it once.
+func (p *Pipeline) Run(ctx context.Context) error {
+	readCtx, stopReading := context.WithCancel(context.Background())
+	defer stopReading()
+	aggCtx, stopAggregating := context.WithCancel(context.Background())
+	defer stopAggregating()
+	flushCtx, stopFlushing := context.WithCancel(context.Background())
+	defer stopFlushing()
+
+	fatal := make(chan error, len(p.tailers))
+	var tails sync.WaitGroup
+	for _, t := range p.tailers {
+		tails.Add(1)
+		go func() {
+			defer tails.Done()
+			if err := t.Run(readCtx); err != nil {
+				fatal <- fmt.Errorf("tailer: %w", err)
+			}
+		}()
+	}
+	go func() { tails.Wait(); close(p.chunks) }()
+	go p.gateCommits(readCtx)
+
+	aggDone := make(chan error, 1)
+	go func() { aggDone <- p.agg.Run(aggCtx) }()
+	flushDone := make(chan error, 1)
+	go func() { flushDone <- p.flush.Run(flushCtx) }()
+
+	p.log.Info("pipeline running", "sources", len(p.tailers), "buffer", p.buf.Path())
+	var runErr error
+	aggFinished, flushFinished := false, false
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-fatal:
+			runErr = err
+			break loop
+		case err := <-aggDone:
+			aggFinished = true
+			runErr = fmt.Errorf("aggregator stopped: %w", err)
+			break loop
+		case err := <-flushDone:
+			flushFinished = true
+			runErr = fmt.Errorf("flusher stopped: %w", err)
+			break loop
+		case <-p.cfg.Clock.After(p.cfg.StatsInterval):
+			p.logStats()
+		}
+	}
+
+	stopReading()
+	stopAggregating()
+	if !aggFinished {
+		if err := <-aggDone; err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("final commit: %w", err))
+		}
+	}
+	stopFlushing()
+	if !flushFinished {
+		<-flushDone
+	}
+	tails.Wait()
+	dctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := p.flush.Drain(dctx); err != nil {
+		st := p.Stats()
+		p.log.Warn("shutdown flush incomplete: the rest stays buffered for the next start",
+			"err", err, "pending_keys", st.PendingKeys, "pending_hits", st.PendingHits)
+	}
+	p.logStats()
+	return runErr
+}
+
+// gateCommits closes p.ready once every tailer has sent its start chunks:
+// until then the aggregator commits nothing, so the buffer's last-commit
+// time (the next start's Since) never moves past a file that a slower
+// source has yet to claim.
+func (p *Pipeline) gateCommits(ctx context.Context) {
+	for _, t := range p.tailers {
+		select {
+		case <-t.Started():
+		case <-ctx.Done():
+			return
+		}
+	}
+	close(p.ready)
+}
+
+// logStats logs the running totals.
+func (p *Pipeline) logStats() {
+	st := p.Stats()
+	a, f := st.Aggregator, st.Flusher
+	p.log.Info("stats",
+		"lines", a.Lines, "hits", a.Hits, "malformed", a.Malformed, "filtered", a.Filtered, "other", a.Other,
+		"too_long", a.TooLong, "commits", a.Commits, "by_reason", reasons(a.Outcomes),
+		"pending_keys", st.PendingKeys, "pending_hits", st.PendingHits, "buffer_bytes", st.BufferBytes,
+		"batches", f.Batches, "hits_written", f.Hits, "bulk_writes", f.BulkWrites, "updates", f.Updates,
+		"finds", f.Finds, "inserts", f.Inserts, "insert_calls", f.InsertCalls, "retries", f.Retries)
+}
+
+// reasons formats the non-zero malformed and filtered counters.
+func reasons(c parser.Counts) string {
+	var b strings.Builder
+	for o, n := range c {
+		if n == 0 || parser.Outcome(o) == parser.OK {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s=%d", parser.Outcome(o), n)
+	}
+	return b.String()
+}
