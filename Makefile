@@ -11,6 +11,7 @@ test:
 
 lint:
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))"
+	go mod tidy -diff
 	go vet ./...
 	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
