@@ -60,7 +60,7 @@ func (l *PageLimiter) Apply(site, page []byte, minute int64) []byte {
 		clear(slot.seen)
 		slot.minute = minute
 	}
-	h := fnv(fnvOffset, page)
+	h := fnvExtend(fnvOffset, page)
 	if _, ok := slot.seen[h]; ok {
 		return page
 	}

@@ -2,6 +2,9 @@ package parser
 
 import (
 	"bytes"
+	"encoding"
+	"encoding/binary"
+	"hash/fnv"
 	"unicode/utf8"
 )
 
@@ -146,7 +149,7 @@ func (p *Parser) page(path []byte) []byte {
 			return pg
 		}
 		cut := p.maxPageLen - hashSuffixLen
-		return appendHashSuffix(append(p.scratch[:0], pg[:cut]...), fnv(fnvOffset, pg))
+		return appendHashSuffix(append(p.scratch[:0], pg[:cut]...), fnvExtend(fnvOffset, pg))
 	}
 	end := i
 	for end < len(path) && pathClass[path[end]] != stop {
@@ -160,7 +163,7 @@ func (p *Parser) page(path []byte) []byte {
 // hashed whole but only its first p.maxPageLen bytes are kept, so the
 // scratch space never grows whatever the line.
 func (p *Parser) slowPage(src []byte) []byte {
-	w := pageWriter{buf: p.scratch[:0], h: fnvOffset}
+	w := pageWriter{buf: p.scratch[:0]}
 	p.decode(&w, src, false)
 	return p.bound(&w)
 }
@@ -227,11 +230,12 @@ func (p *Parser) bound(w *pageWriter) []byte {
 	if w.n <= p.maxPageLen {
 		return w.buf[:w.n]
 	}
+	h := w.sum() // before the suffix overwrites the bytes after the cut
 	cut := p.maxPageLen - hashSuffixLen
 	for cut > 0 && w.buf[cut]&0xC0 == 0x80 {
 		cut--
 	}
-	return appendHashSuffix(w.buf[:cut], w.h)
+	return appendHashSuffix(w.buf[:cut], h)
 }
 
 // unescape decodes the byte at src[i], undoing the escapes Apache and nginx
@@ -283,27 +287,64 @@ func unhex(c byte) byte {
 const hexDigits = "0123456789ABCDEF"
 
 // pageWriter collects a page's bytes into buf up to its capacity while
-// counting and hashing all of them.
+// counting all of them, and hashes them only once they overflow buf (a
+// page longer than cap(buf), which is rare).
 type pageWriter struct {
-	buf []byte
-	n   int
-	h   uint64
+	buf  []byte
+	n    int      // bytes written, kept or not
+	h    uint64   // once n > cap(buf): FNV-1a 64 of buf and the overflow before tail
+	tail [64]byte // overflow bytes not yet in h
+	nt   int      // bytes in tail
 }
 
 func (w *pageWriter) byte(c byte) {
 	if len(w.buf) < cap(w.buf) {
 		w.buf = append(w.buf, c)
+		w.n++
+		return
 	}
-	w.n++
-	w.h = (w.h ^ uint64(c)) * fnvPrime
+	w.spillByte(c)
 }
 
 func (w *pageWriter) write(b []byte) {
-	if n := min(len(b), cap(w.buf)-len(w.buf)); n > 0 {
-		w.buf = append(w.buf, b[:n]...)
+	if len(b) > cap(w.buf)-len(w.buf) {
+		w.spill(b)
+		return
 	}
+	w.buf = append(w.buf, b...)
 	w.n += len(b)
-	w.h = fnv(w.h, b)
+}
+
+// spillByte hashes c, a byte past cap(w.buf), through w.tail.
+func (w *pageWriter) spillByte(c byte) {
+	if w.n == cap(w.buf) {
+		w.h = fnvExtend(fnvOffset, w.buf)
+	}
+	w.n++
+	w.tail[w.nt] = c
+	if w.nt++; w.nt == len(w.tail) {
+		w.h, w.nt = fnvExtend(w.h, w.tail[:]), 0
+	}
+}
+
+// spill keeps what fits of b and hashes the rest through w.tail.
+func (w *pageWriter) spill(b []byte) {
+	n := cap(w.buf) - len(w.buf)
+	w.buf = append(w.buf, b[:n]...)
+	w.n += n
+	if w.n == cap(w.buf) {
+		w.h = fnvExtend(fnvOffset, w.buf)
+	}
+	w.n += len(b) - n
+	w.h, w.nt = fnvExtend(fnvExtend(w.h, w.tail[:w.nt]), b[n:]), 0
+}
+
+// sum returns the FNV-1a 64 hash of all the bytes written.
+func (w *pageWriter) sum() uint64 {
+	if w.n <= cap(w.buf) {
+		return fnvExtend(fnvOffset, w.buf)
+	}
+	return fnvExtend(w.h, w.tail[:w.nt])
 }
 
 func (w *pageWriter) percent(c byte) {
@@ -312,17 +353,25 @@ func (w *pageWriter) percent(c byte) {
 	w.byte(hexDigits[c&15])
 }
 
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
+// fnvOffset is the FNV-1a 64 hash of no bytes.
+const fnvOffset = 14695981039346656037
 
-// fnv continues a 64-bit FNV-1a hash h over b.
-func fnv(h uint64, b []byte) uint64 {
-	for _, c := range b {
-		h = (h ^ uint64(c)) * fnvPrime
+// fnvExtend continues the 64-bit FNV-1a hash h (fnvOffset to start one)
+// over b. hash/fnv computes it; a sum is resumed from h through the
+// hash's marshaled state ("fnv\x04" and the sum, big-endian). It does not
+// allocate: the compiler inlines and devirtualizes the calls.
+func fnvExtend(h uint64, b []byte) uint64 {
+	s := fnv.New64a()
+	if h != fnvOffset {
+		var state [12]byte
+		copy(state[:], "fnv\x04")
+		binary.BigEndian.PutUint64(state[4:], h)
+		if err := s.(encoding.BinaryUnmarshaler).UnmarshalBinary(state[:]); err != nil {
+			panic("parser: resume FNV-1a hash: " + err.Error())
+		}
 	}
-	return h
+	s.Write(b)
+	return s.Sum64()
 }
 
 // appendHashSuffix appends "~" and h as 16 lowercase hex digits.

@@ -1,6 +1,7 @@
 package parser
 
 import (
+	stdfnv "hash/fnv"
 	"strings"
 	"testing"
 )
@@ -44,6 +45,43 @@ func TestPageHashPinned(t *testing.T) {
 		}
 		if got, want := string(h.Page), tc.keep+tc.suffix; got != want {
 			t.Errorf("%s: page\n%q\nwant\n%q", tc.name, got, want)
+		}
+		if raceEnabled {
+			continue
+		}
+		line := reqLine(tc.target)
+		if n := testing.AllocsPerRun(20, func() { p.Parse(line, &h) }); n != 0 {
+			t.Errorf("%s: %v allocs per line", tc.name, n)
+		}
+	}
+}
+
+// TestPageWriterSum checks pageWriter's hash against hash/fnv over the
+// whole input, for every mix of byte and write calls around the point
+// where the input overflows buf and around the tail's size.
+func TestPageWriterSum(t *testing.T) {
+	data := []byte(strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyz", 10))
+	for _, capacity := range []int{0, 1, 17, 64, 100, len(data) - 1, len(data), len(data) + 1} {
+		for _, split := range []int{0, 1, 2, 63, 64, 65, 129} {
+			for _, bytewise := range []bool{false, true} {
+				w := pageWriter{buf: make([]byte, 0, capacity)}
+				for i := 0; i < len(data); {
+					end := min(i+max(split, 1), len(data))
+					if bytewise && i%2 == 0 {
+						for _, c := range data[i:end] {
+							w.byte(c)
+						}
+					} else {
+						w.write(data[i:end])
+					}
+					i = end
+				}
+				want := stdfnv.New64a()
+				want.Write(data)
+				if got := w.sum(); got != want.Sum64() || w.n != len(data) || string(w.buf) != string(data[:min(capacity, len(data))]) {
+					t.Errorf("cap %d, split %d, bytewise %v: sum %x, n %d, kept %d; want %x, %d", capacity, split, bytewise, got, w.n, len(w.buf), want.Sum64(), len(data))
+				}
+			}
 		}
 	}
 }

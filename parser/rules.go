@@ -85,7 +85,7 @@ func (p *Parser) rulePage(path []byte) ([]byte, Outcome) {
 	for end < len(path) && pathClass[path[end]] != stop {
 		end++
 	}
-	w := pageWriter{buf: r.work[:0], h: fnvOffset}
+	w := pageWriter{buf: r.work[:0]}
 	p.decode(&w, path[:end], r.lowercase)
 	if w.n > cap(w.buf) {
 		// Too long to rewrite: cut and hashed as it is.
@@ -118,7 +118,7 @@ func (p *Parser) rulePage(path []byte) ([]byte, Outcome) {
 			}
 		}
 	}
-	out := pageWriter{buf: r.final[:0], h: fnvOffset}
+	out := pageWriter{buf: r.final[:0]}
 	out.write(base)
 	if len(r.keepQuery) > 0 && end < len(path) && path[end] == '?' {
 		q := path[end+1:]

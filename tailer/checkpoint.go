@@ -1,9 +1,11 @@
 package tailer
 
 import (
+	"encoding"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"strconv"
@@ -131,20 +133,27 @@ func (d *decoder) str() string {
 	return s
 }
 
-// FNV-1a 64 parameters. The hash is computed inline so a fingerprint can be
-// extended from a stored sum as the file grows.
-const (
-	fnvOffset64 = 14695981039346656037
-	fnvPrime64  = 1099511628211
-)
+// fnvOffset64 is the FNV-1a 64 hash of no bytes: the start of a
+// fingerprint.
+const fnvOffset64 = 14695981039346656037
 
-// fnvExtend continues an FNV-1a 64 hash with p.
+// fnvExtend continues the FNV-1a 64 hash h (fnvOffset64 to start one) with
+// p, so a fingerprint can be extended from a stored sum as the file grows.
+// hash/fnv computes it; a sum is resumed from h through the hash's
+// marshaled state ("fnv\x04" and the sum, big-endian). It does not
+// allocate: the compiler inlines and devirtualizes the calls.
 func fnvExtend(h uint64, p []byte) uint64 {
-	for _, c := range p {
-		h ^= uint64(c)
-		h *= fnvPrime64
+	s := fnv.New64a()
+	if h != fnvOffset64 {
+		var state [12]byte
+		copy(state[:], "fnv\x04")
+		binary.BigEndian.PutUint64(state[4:], h)
+		if err := s.(encoding.BinaryUnmarshaler).UnmarshalBinary(state[:]); err != nil {
+			panic("tailer: resume FNV-1a hash: " + err.Error())
+		}
 	}
-	return h
+	s.Write(p)
+	return s.Sum64()
 }
 
 // fingerprintMatches reports whether the first n bytes of f hash to sum.
