@@ -1,4 +1,4 @@
-# Packages that embed the test MongoDB server (FerretDB) run without the race
+# Packages whose tests lean on the test MongoDB server (FerretDB) run without the race
 # detector, which slows FerretDB several-fold; every other package runs with it.
 DB_PKGS   := ./flusher/... ./internal/mongotest/... ./cmd/...
 PURE_PKGS := $(shell go list ./... | grep -v -e /flusher -e /internal/mongotest -e /cmd/)

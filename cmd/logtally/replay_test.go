@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/logtally/logtally/replay"
 )
 
 const replayLines = `10.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET /a?x=1 HTTP/1.1" 200 1 "-" "Mozilla/5.0"
@@ -106,7 +108,7 @@ func TestReplayLongLines(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "access.log")
 	good := `10.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET /a HTTP/1.1" 200 1`
-	huge := strings.Repeat("x", replayBufSize+10)
+	huge := strings.Repeat("x", replay.MaxLineBytes+10)
 	os.WriteFile(log, []byte(good+"\n"+huge+"\n"+good+"\n"+huge), 0o644)
 	var out, errb bytes.Buffer
 	if err := cmdReplay([]string{"-dry-run", "-site", "s", "-format", "common", log}, &out, &errb); err != nil {

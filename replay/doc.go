@@ -1,0 +1,13 @@
+// Package replay reads archived access logs (plain or gzip, told by their
+// first bytes, not their names) and counts them as the daemon would. Today
+// it holds the dry run: the same parser, page rules, filters and
+// max_pages_per_minute as a source, summing hits in memory and printing a
+// summary, with no buffer or database.
+//
+// Caveats:
+//   - Lines are split with one 4 MiB buffer; a longer line is skipped and
+//     counted as too long (the daemon's tailer skips lines over 1 MiB).
+//   - zstd files are recognised and refused with a hint to decompress them.
+//   - Page ids are 26 bits; past 2^26 distinct pages the ids start again
+//     after a commit, and the distinct-pages figure adds the forgotten ones.
+package replay
