@@ -31,7 +31,7 @@ func BenchmarkCatchUp(b *testing.B) {
 	}
 	f.Close()
 
-	for _, rs := range []int{defaultReadSize, 1 << 20} {
+	for _, rs := range []int{DefaultReadSize, 1 << 20} {
 		b.Run(fmt.Sprintf("read=%dKiB", rs>>10), func(b *testing.B) { benchCatchUp(b, p, size, lines, rs) })
 	}
 	// The floor on this machine: the same preads into fresh buffers, no
@@ -45,7 +45,7 @@ func BenchmarkCatchUp(b *testing.B) {
 			}
 			var off int64
 			for off < size {
-				buf := make([]byte, defaultReadSize)
+				buf := make([]byte, DefaultReadSize)
 				n, _ := f.ReadAt(buf, off)
 				off += int64(n)
 			}

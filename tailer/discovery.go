@@ -65,7 +65,7 @@ func (t *Tailer) statFile(p string) (fileInfo, bool) {
 	st, err := os.Stat(p)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			t.logErr("stat "+p, slog.LevelWarn, "cannot stat file", "err", err, "path", p)
+			t.log.logErr("stat "+p, slog.LevelWarn, "cannot stat file", "err", err, "path", p)
 		}
 		return fileInfo{}, false
 	}

@@ -129,7 +129,7 @@ func (fl *follower) poll(ctx context.Context) (bool, error) {
 	for {
 		st, err := fl.f.Stat()
 		if err != nil {
-			t.logErr("fstat "+fl.path, slog.LevelWarn, "cannot stat open file", "err", err, "path", fl.path)
+			t.log.logErr("fstat "+fl.path, slog.LevelWarn, "cannot stat open file", "err", err, "path", fl.path)
 			return false, nil
 		}
 		_, nlink, _ = statID(st)
@@ -193,7 +193,7 @@ func (fl *follower) stillMatched() bool {
 		if errors.Is(err, os.ErrNotExist) {
 			return false
 		}
-		fl.t.logErr("stat "+fl.path, slog.LevelWarn, "cannot stat followed path", "err", err, "path", fl.path)
+		fl.t.log.logErr("stat "+fl.path, slog.LevelWarn, "cannot stat followed path", "err", err, "path", fl.path)
 		return true
 	}
 	id, _, ok := statID(st)
@@ -217,7 +217,7 @@ func (fl *follower) fingerprintOK() bool {
 	}
 	ok, err := fingerprintMatches(fl.f, fl.fpLen, fl.fpSum)
 	if err != nil {
-		fl.t.logErr("fingerprint "+fl.path, slog.LevelWarn, "cannot read fingerprint", "err", err, "path", fl.path)
+		fl.t.log.logErr("fingerprint "+fl.path, slog.LevelWarn, "cannot read fingerprint", "err", err, "path", fl.path)
 		return true
 	}
 	return ok
@@ -316,7 +316,7 @@ func (fl *follower) readOnce(ctx context.Context) (int, bool, error) {
 	n, err := fl.f.ReadAt(buf[k:], fl.pos)
 	eof := n < len(buf)-k
 	if err != nil && !errors.Is(err, io.EOF) {
-		fl.t.logErr("read "+fl.path, slog.LevelWarn, "cannot read file", "err", err, "path", fl.path)
+		fl.t.log.logErr("read "+fl.path, slog.LevelWarn, "cannot read file", "err", err, "path", fl.path)
 		eof = true
 	}
 	if n == 0 {
@@ -395,7 +395,7 @@ func (fl *follower) emitData(ctx context.Context, lines []byte, handOff bool) er
 // emitSkip sends a skip chunk for one overlong line ending at end.
 func (fl *follower) emitSkip(ctx context.Context, end int64) error {
 	start := fl.off
-	fl.t.logErr("skip "+fl.path, slog.LevelWarn, "skipping overlong lines (logged once a minute per file)", "path", fl.path, "offset", start, "bytes", end-start, "max", fl.t.cfg.MaxLineBytes)
+	fl.t.log.logErr("skip "+fl.path, slog.LevelWarn, "skipping overlong lines (logged once a minute per file)", "path", fl.path, "offset", start, "bytes", end-start, "max", fl.t.cfg.MaxLineBytes)
 	fl.advance(end, nil)
 	return fl.t.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: start, Skipped: 1})
 }

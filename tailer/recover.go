@@ -61,7 +61,7 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[FileID]*follower) 
 		}
 		h, err := headOf(fi)
 		if err != nil {
-			t.logErr("recover "+fi.path, slog.LevelWarn, "cannot read rotated file written while down, not reading it", "path", fi.path, "err", err)
+			t.log.logErr("recover "+fi.path, slog.LevelWarn, "cannot read rotated file written while down, not reading it", "path", fi.path, "err", err)
 			continue
 		}
 		if len(h) == 0 {
@@ -101,7 +101,7 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[FileID]*follower) 
 		}
 		fl, err := t.openFollower(r.path, r.id, Checkpoint{Source: t.cfg.Source})
 		if err != nil {
-			t.logErr("recover "+r.path, slog.LevelWarn, "cannot open rotated file written while down, not reading it", "path", r.path, "err", err)
+			t.log.logErr("recover "+r.path, slog.LevelWarn, "cannot open rotated file written while down, not reading it", "path", r.path, "err", err)
 			continue
 		}
 		t.log.Info("reading rotated file written while logtally was down", "path", r.path, "bytes", r.size, "modified", r.mtime, "since", since)

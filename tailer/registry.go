@@ -72,7 +72,7 @@ func (t *Tailer) isCopy(path string, heads [][]byte) bool {
 	defer f.Close()
 	full, _ := copyState(f, heads)
 	if full {
-		t.logErr("copy "+path, slog.LevelInfo, "not following a copy of a followed file", "path", path)
+		t.log.logErr("copy "+path, slog.LevelInfo, "not following a copy of a followed file", "path", path)
 	}
 	return full
 }
@@ -98,7 +98,7 @@ func (t *Tailer) findCopy(old Checkpoint, path string) *follower {
 		c.File, c.Path = fi.id, fi.path
 		fl, err := t.openFollower(fi.path, fi.id, c)
 		if err != nil {
-			t.logErr("open "+fi.path, slog.LevelWarn, "cannot open copy of truncated file", "err", err, "path", fi.path)
+			t.log.logErr("open "+fi.path, slog.LevelWarn, "cannot open copy of truncated file", "err", err, "path", fi.path)
 			continue
 		}
 		if !t.claimCopy(fl) {

@@ -107,7 +107,7 @@ func (r *restore) fpOK(fi *fileInfo, cp Checkpoint) bool {
 	}
 	ok, err := fileFingerprintMatches(fi.path, cp.FPLen, cp.FPSum)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		r.t.logErr("fingerprint "+fi.path, slog.LevelWarn, "cannot read fingerprint", "path", fi.path, "err", err)
+		r.t.log.logErr("fingerprint "+fi.path, slog.LevelWarn, "cannot read fingerprint", "path", fi.path, "err", err)
 	}
 	return ok
 }
@@ -126,7 +126,7 @@ func (r *restore) resumeOwn() {
 		fi, ok := r.byID[cp.File]
 		if !ok {
 			if _, err := os.Stat(cp.Path); cp.Path != "" && err != nil && !errors.Is(err, os.ErrNotExist) {
-				t.logErr("keep "+cp.Path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", cp.Path, "err", err)
+				t.log.logErr("keep "+cp.Path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", cp.Path, "err", err)
 				t.waiting[cp.File] = cp
 				continue
 			}
@@ -256,7 +256,7 @@ func (r *restore) addFresh() {
 		}
 		fl, err := t.openFollower(fi.path, fi.id, Checkpoint{Source: t.cfg.Source})
 		if err != nil {
-			t.logErr("open "+fi.path, slog.LevelWarn, "cannot open file", "err", err, "path", fi.path)
+			t.log.logErr("open "+fi.path, slog.LevelWarn, "cannot open file", "err", err, "path", fi.path)
 			continue
 		}
 		fl.fresh, fl.pubFresh = true, true
@@ -296,13 +296,13 @@ func (t *Tailer) resume(cp Checkpoint, path string) (fl *follower, wait bool) {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, false
 		}
-		t.logErr("keep "+path, slog.LevelWarn, "cannot open file, keeping its checkpoint", "path", path, "err", err)
+		t.log.logErr("keep "+path, slog.LevelWarn, "cannot open file, keeping its checkpoint", "path", path, "err", err)
 		return nil, true
 	}
 	st, err := fl.f.Stat()
 	if err != nil {
 		fl.close()
-		t.logErr("keep "+path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", path, "err", err)
+		t.log.logErr("keep "+path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", path, "err", err)
 		return nil, true
 	}
 	if st.Size() < cp.Offset {
@@ -312,7 +312,7 @@ func (t *Tailer) resume(cp Checkpoint, path string) (fl *follower, wait bool) {
 	ok, err := fingerprintMatches(fl.f, cp.FPLen, cp.FPSum)
 	if err != nil {
 		fl.close()
-		t.logErr("keep "+path, slog.LevelWarn, "cannot read fingerprint, keeping its checkpoint", "path", path, "err", err)
+		t.log.logErr("keep "+path, slog.LevelWarn, "cannot read fingerprint, keeping its checkpoint", "path", path, "err", err)
 		return nil, true
 	}
 	if !ok {
@@ -331,7 +331,7 @@ func (t *Tailer) retryWaiting(ctx context.Context) error {
 		st, err := os.Stat(cp.Path)
 		switch {
 		case err != nil && !errors.Is(err, os.ErrNotExist):
-			t.logErr("keep "+cp.Path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", cp.Path, "err", err)
+			t.log.logErr("keep "+cp.Path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", cp.Path, "err", err)
 			continue
 		case err == nil:
 			if got, _, ok := statID(st); ok && got == id {

@@ -1,10 +1,12 @@
 package tailer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,31 +16,40 @@ import (
 	"github.com/logtally/logtally/clock"
 )
 
-// Values of zero Config fields.
+// The values New gives zero Config fields.
 const (
-	defaultPollInterval   = 250 * time.Millisecond
-	defaultRescanInterval = 5 * time.Second
-	defaultRotateGrace    = 10 * time.Second
-	defaultMaxLineBytes   = 1 << 20
-	defaultReadSize       = 256 << 10
+	// DefaultPollInterval is how often an idle file is checked for
+	// growth, rotation and truncation.
+	DefaultPollInterval = 250 * time.Millisecond
+	// DefaultRescanInterval is how often the globs are expanded again to
+	// find new files.
+	DefaultRescanInterval = 5 * time.Second
+	// DefaultRotateGrace is how long a rotated-away file is kept open and
+	// read after it stopped growing; keep it above the time the writer
+	// takes to reopen its logs, and above one second (see the package doc).
+	DefaultRotateGrace = 10 * time.Second
+	// DefaultMaxLineBytes is the longest line handed on; longer lines are
+	// skipped whole and counted in skip chunks.
+	DefaultMaxLineBytes = 1 << 20
+	// DefaultReadSize is the size of a read buffer, and so about the most
+	// a Chunk carries.
+	DefaultReadSize = 256 << 10
 )
-
-// errLogEvery is how often the same stat/open error is logged again.
-const errLogEvery = time.Minute
 
 // Config configures a Tailer. Zero durations and sizes take the defaults.
 type Config struct {
 	Source         string        // source name (stable across restarts), goes into checkpoints
 	Paths          []string      // globs (filepath.Glob syntax)
 	Checkpoints    []Checkpoint  // restored state for this source (from the buffer)
-	PollInterval   time.Duration // default 250ms: how often an idle file is checked for growth/rotation/truncation
-	RescanInterval time.Duration // default 5s: how often globs are re-expanded
-	// RotateGrace (default 10s) is how long a rotated-away file (its path now
-	// names another inode, or nothing) is kept open and read after it
-	// stopped growing: nginx keeps writing the renamed file until it reopens.
+	PollInterval   time.Duration // default DefaultPollInterval: how often an idle file is checked for growth/rotation/truncation
+	RescanInterval time.Duration // default DefaultRescanInterval: how often globs are re-expanded
+	// RotateGrace (default DefaultRotateGrace) is how long a rotated-away
+	// file (its path now names another inode, or nothing) is kept open and
+	// read after it stopped growing: nginx keeps writing the renamed file
+	// until it reopens.
 	RotateGrace  time.Duration
-	MaxLineBytes int         // default 1 MiB; longer lines are skipped whole and counted in Chunk.Skipped
-	ReadSize     int         // default 256 KiB: read buffer; a Chunk carries at most about this much
+	MaxLineBytes int         // default DefaultMaxLineBytes; longer lines are skipped whole and counted in Chunk.Skipped
+	ReadSize     int         // default DefaultReadSize: read buffer; a Chunk carries at most this much
 	Clock        clock.Clock // default clock.Real{}
 	Logger       *slog.Logger
 	// Since is the wall-clock time of the last commit of the previous run
@@ -54,7 +65,7 @@ type Config struct {
 type Tailer struct {
 	cfg       Config
 	out       chan<- Chunk
-	log       *slog.Logger
+	log       *logger
 	clk       clock.Clock
 	rescanNow chan struct{}
 	started   chan struct{} // closed when the start chunks have been sent
@@ -70,9 +81,6 @@ type Tailer struct {
 	// (an error other than not-exist), retried at every rescan. Their
 	// identities are reserved in files. Only Run's goroutine uses it.
 	waiting map[FileID]Checkpoint
-
-	errMu     sync.Mutex
-	errLogged map[string]time.Time
 }
 
 // New validates cfg and returns a Tailer that will send to out. A bad glob
@@ -111,21 +119,11 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 		}
 		seen[cp.File] = true
 	}
-	if cfg.PollInterval == 0 {
-		cfg.PollInterval = defaultPollInterval
-	}
-	if cfg.RescanInterval == 0 {
-		cfg.RescanInterval = defaultRescanInterval
-	}
-	if cfg.RotateGrace == 0 {
-		cfg.RotateGrace = defaultRotateGrace
-	}
-	if cfg.MaxLineBytes == 0 {
-		cfg.MaxLineBytes = defaultMaxLineBytes
-	}
-	if cfg.ReadSize == 0 {
-		cfg.ReadSize = defaultReadSize
-	}
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, DefaultPollInterval)
+	cfg.RescanInterval = cmp.Or(cfg.RescanInterval, DefaultRescanInterval)
+	cfg.RotateGrace = cmp.Or(cfg.RotateGrace, DefaultRotateGrace)
+	cfg.MaxLineBytes = cmp.Or(cfg.MaxLineBytes, DefaultMaxLineBytes)
+	cfg.ReadSize = cmp.Or(cfg.ReadSize, DefaultReadSize)
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
@@ -136,13 +134,12 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 	return &Tailer{
 		cfg:       cfg,
 		out:       out,
-		log:       log.With("component", "tailer", "source", cfg.Source),
+		log:       newLogger(log.With("component", "tailer", "source", cfg.Source), cfg.Clock),
 		clk:       cfg.Clock,
 		rescanNow: make(chan struct{}, 1),
 		started:   make(chan struct{}),
 		files:     make(map[FileID]*follower),
 		waiting:   make(map[FileID]Checkpoint),
-		errLogged: make(map[string]time.Time),
 	}, nil
 }
 
@@ -197,6 +194,7 @@ func (t *Tailer) Run(ctx context.Context) error {
 // rescan retries the waiting checkpoints, re-expands the globs and follows
 // new files from 0.
 func (t *Tailer) rescan(ctx context.Context) {
+	t.log.prune()
 	if err := t.retryWaiting(ctx); err != nil {
 		return
 	}
@@ -213,7 +211,7 @@ func (t *Tailer) rescan(ctx context.Context) {
 		fl, err := t.openFollower(fi.path, fi.id, Checkpoint{Source: t.cfg.Source})
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
-				t.logErr("open "+fi.path, slog.LevelWarn, "cannot open file", "err", err, "path", fi.path)
+				t.log.logErr("open "+fi.path, slog.LevelWarn, "cannot open file", "err", err, "path", fi.path)
 			}
 			continue
 		}
@@ -256,16 +254,44 @@ func (t *Tailer) send(ctx context.Context, c Chunk) error {
 	}
 }
 
+// logger is a Tailer's log: a slog.Logger, and logErr for messages that
+// may repeat at every poll (stat, open and read errors), logged at most
+// once per errLogEvery for each key. Its followers share it.
+type logger struct {
+	*slog.Logger
+	clk clock.Clock
+
+	mu     sync.Mutex
+	logged map[string]time.Time // when each key was last logged
+}
+
+// errLogEvery is how often the same stat/open error is logged again.
+const errLogEvery = time.Minute
+
+func newLogger(log *slog.Logger, clk clock.Clock) *logger {
+	return &logger{Logger: log, clk: clk, logged: make(map[string]time.Time)}
+}
+
 // logErr logs at most once per errLogEvery for each key.
-func (t *Tailer) logErr(key string, level slog.Level, msg string, args ...any) {
-	now := t.clk.Now()
-	t.errMu.Lock()
-	last, ok := t.errLogged[key]
+func (l *logger) logErr(key string, level slog.Level, msg string, args ...any) {
+	now := l.clk.Now()
+	l.mu.Lock()
+	last, ok := l.logged[key]
 	if ok && now.Sub(last) < errLogEvery {
-		t.errMu.Unlock()
+		l.mu.Unlock()
 		return
 	}
-	t.errLogged[key] = now
-	t.errMu.Unlock()
-	t.log.Log(context.Background(), level, msg, args...)
+	l.logged[key] = now
+	l.mu.Unlock()
+	l.Log(context.Background(), level, msg, args...)
+}
+
+// prune forgets the keys logged errLogEvery or longer ago, which logErr
+// would log again anyway: keys name paths, and date-named logs would make
+// the map grow without bound.
+func (l *logger) prune() {
+	now := l.clk.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	maps.DeleteFunc(l.logged, func(_ string, last time.Time) bool { return now.Sub(last) >= errLogEvery })
 }
