@@ -4,8 +4,9 @@
 //
 // Caveats:
 //   - Durations are strings with a unit ("10s"); a bare number is an error,
-//     never nanoseconds. Sizes are strings like "512MiB" or a plain number
-//     of bytes.
+//     never nanoseconds. Sizes are strings like "512MiB" or "1.5GiB", or a
+//     plain number of bytes; they are computed exactly (a fraction of a
+//     byte is dropped), and negative sizes or sizes over 8 EiB are errors.
 //   - Unknown keys are errors. The TOML decoder gives line numbers for
 //     syntax and type errors; for unknown keys and bad values the line is
 //     found by looking for the key under its table header, so it is

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"math"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
@@ -46,8 +48,16 @@ var sizeUnits = map[string]int64{
 
 var sizeRe = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$`)
 
-// UnmarshalText parses a size such as "1GiB".
+// maxSize is the largest Size, 8 EiB less one byte.
+var maxSize = new(big.Rat).SetInt64(math.MaxInt64)
+
+// UnmarshalText parses a size such as "1GiB" or "1.5KiB", exactly; a
+// fraction of a byte is dropped. Negative sizes and sizes over 8 EiB are
+// errors.
 func (s *Size) UnmarshalText(b []byte) error {
+	if t := strings.TrimSpace(string(b)); strings.HasPrefix(t, "-") && sizeRe.MatchString(t[1:]) {
+		return fmt.Errorf("%q is negative", b)
+	}
 	m := sizeRe.FindStringSubmatch(string(b))
 	if m == nil {
 		return fmt.Errorf("bad size %q: want a string such as \"512MiB\" or \"1GiB\"", b)
@@ -56,8 +66,15 @@ func (s *Size) UnmarshalText(b []byte) error {
 	if !ok {
 		return fmt.Errorf("bad size %q: unknown unit %q (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)", b, m[2])
 	}
-	n, _ := strconv.ParseFloat(m[1], 64)
-	*s = Size(n * float64(unit))
+	n, ok := new(big.Rat).SetString(m[1]) // digits with an optional fraction: exact
+	if !ok {
+		return fmt.Errorf("bad size %q: want a string such as \"512MiB\" or \"1GiB\"", b)
+	}
+	n.Mul(n, new(big.Rat).SetInt64(unit))
+	if n.Cmp(maxSize) > 0 {
+		return fmt.Errorf("%q is too large (max 8 EiB)", b)
+	}
+	*s = Size(new(big.Int).Quo(n.Num(), n.Denom()).Int64())
 	return nil
 }
 
