@@ -57,6 +57,21 @@ func cmdRun(args []string, stderr io.Writer) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
+	// Reload is not implemented yet: SIGHUP must not kill the daemon (its
+	// default action), so it is caught, logged and ignored.
+	hups := make(chan os.Signal, 1)
+	signal.Notify(hups, syscall.SIGHUP)
+	defer signal.Stop(hups)
+	go func() {
+		for {
+			select {
+			case <-hups:
+				log.Warn("SIGHUP ignored: reload is not implemented yet; restart logtally to apply a new config")
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	go func() {
 		sig := <-sigs
 		log.Info("stopping: reading stopped, flushing what is buffered", "signal", sig.String(), "timeout", cfg.ShutdownTimeout.D())

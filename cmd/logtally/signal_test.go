@@ -88,6 +88,10 @@ func TestSigtermWithMongoDownKeepsBuffer(t *testing.T) {
 	if !strings.Contains(out.String(), "shutdown flush incomplete") {
 		t.Errorf("no incomplete-flush warning:\n%s", out)
 	}
+	// The warning counts the sealed batch in flight too.
+	if !strings.Contains(out.String(), "pending_hits=20") {
+		t.Errorf("the incomplete-flush warning does not count all 20 pending hits:\n%s", out)
+	}
 	b, err := buffer.Open(bufPath, buffer.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -122,5 +126,26 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("second signal took %v to exit", took)
+	}
+}
+
+// SIGHUP is logged and ignored (reload is not implemented yet): the daemon
+// keeps running and a later SIGTERM stops it cleanly.
+func TestSighupIsIgnored(t *testing.T) {
+	cmd, out, _ := startWithDeadMongo(t, "1s")
+	cmd.Process.Signal(syscall.SIGHUP)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "SIGHUP ignored") {
+		if time.Now().After(deadline) {
+			t.Fatalf("SIGHUP not logged:\n%s", out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("logtally died after SIGHUP: %v\n%s", err, out)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGHUP then SIGTERM: %v (want 0)\n%s", err, out)
 	}
 }
