@@ -129,3 +129,29 @@ func escapeGlob(p string) string {
 	}
 	return b.String()
 }
+
+// stillMatched reports whether path still names the file id and is a glob
+// match. A stat error other than not-exist counts as matched (nothing is
+// known) and is logged.
+func (t *Tailer) stillMatched(id FileID, path string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return false
+		}
+		t.log.logErr("stat "+path, slog.LevelWarn, "cannot stat followed path", "err", err, "path", path)
+		return true
+	}
+	got, _, ok := statID(st)
+	return ok && got == id && t.matches(path)
+}
+
+// findRenamed looks for the file id among the rotated candidates of path.
+func (t *Tailer) findRenamed(id FileID, path string) (string, bool) {
+	for _, c := range t.candidates(path) {
+		if c.id == id {
+			return c.path, true
+		}
+	}
+	return "", false
+}

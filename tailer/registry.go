@@ -18,8 +18,11 @@ func (t *Tailer) heads(skip FileID) [][]byte {
 	defer t.mu.Unlock()
 	var hs [][]byte
 	for id, fl := range t.files {
-		if fl != nil && id != skip && len(fl.pubHead) > 0 {
-			hs = append(hs, fl.pubHead)
+		if fl == nil || id == skip {
+			continue
+		}
+		if h := fl.pubHead(); len(h) > 0 {
+			hs = append(hs, h)
 		}
 	}
 	return hs
@@ -116,10 +119,9 @@ func (t *Tailer) claimCopy(fl *follower) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if cur, ok := t.files[fl.id]; ok {
-		if cur == nil || !cur.pubFresh {
+		if cur == nil || !cur.steal() {
 			return false
 		}
-		cur.stolen = true
 	}
 	t.files[fl.id] = fl
 	return true
@@ -191,9 +193,10 @@ func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower,
 	n, _ := f.ReadAt(head, 0) // a short read shows as a fingerprint mismatch later
 	head = head[:n]
 	return &follower{
-		t: t, f: f, id: id, path: path,
+		cfg: &t.fcfg, log: t.log, out: t.out, reg: t,
+		f: f, id: id, path: path,
 		off: cp.Offset, pos: cp.Offset,
 		fpLen: fpLen, fpSum: fpSum, head: head,
-		pubPath: path, pubHead: head,
+		pub: published{path: path, head: head},
 	}, nil
 }

@@ -227,7 +227,7 @@ func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 	// anything else is sent, so no later chunk can be deleted by mistake.
 	for _, cp := range r.dropped {
 		r.t.log.Info("dropping checkpoint of a file that is gone", "path", cp.Path, "offset", cp.Offset)
-		if err := r.t.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
+		if err := r.t.out.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
 			return err
 		}
 	}
@@ -235,7 +235,7 @@ func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 	// run: the first commit of this run, which moves the caller's Since
 	// past their modification times, holds them.
 	for _, fl := range recovered {
-		if err := r.t.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: 0}); err != nil {
+		if err := r.t.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: 0}); err != nil {
 			return err
 		}
 	}
@@ -259,7 +259,7 @@ func (r *restore) addFresh() {
 			t.log.logErr("open "+fi.path, slog.LevelWarn, "cannot open file", "err", err, "path", fi.path)
 			continue
 		}
-		fl.fresh, fl.pubFresh = true, true
+		fl.setFresh()
 		fresh = append(fresh, fl)
 	}
 	r.plan = append(r.plan, fresh...)
@@ -351,7 +351,7 @@ func (t *Tailer) retryWaiting(ctx context.Context) error {
 			continue
 		}
 		t.log.Info("dropping checkpoint of a file that is gone", "path", cp.Path, "offset", cp.Offset)
-		err = t.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true})
+		err = t.out.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true})
 		t.release(id, nil)
 		if err != nil {
 			return err

@@ -64,7 +64,8 @@ type Config struct {
 // as Chunks. Create it with New and start it with Run.
 type Tailer struct {
 	cfg       Config
-	out       chan<- Chunk
+	out       *output
+	fcfg      followerConfig // what its followers need of cfg
 	log       *logger
 	clk       clock.Clock
 	rescanNow chan struct{}
@@ -132,8 +133,16 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Tailer{
-		cfg:       cfg,
-		out:       out,
+		cfg: cfg,
+		out: &output{ch: out},
+		fcfg: followerConfig{
+			source:       cfg.Source,
+			pollInterval: cfg.PollInterval,
+			rotateGrace:  cfg.RotateGrace,
+			maxLineBytes: cfg.MaxLineBytes,
+			readSize:     cfg.ReadSize,
+			clk:          cfg.Clock,
+		},
 		log:       newLogger(log.With("component", "tailer", "source", cfg.Source), cfg.Clock),
 		clk:       cfg.Clock,
 		rescanNow: make(chan struct{}, 1),
@@ -151,7 +160,7 @@ func (t *Tailer) Files() []string {
 	var paths []string
 	for _, fl := range t.files {
 		if fl != nil {
-			paths = append(paths, fl.pubPath)
+			paths = append(paths, fl.pubPath())
 		}
 	}
 	slices.Sort(paths)
@@ -215,7 +224,7 @@ func (t *Tailer) rescan(ctx context.Context) {
 			}
 			continue
 		}
-		fl.fresh, fl.pubFresh = true, true
+		fl.setFresh()
 		if !t.claim(fl) {
 			fl.close()
 			continue
@@ -240,14 +249,19 @@ func (t *Tailer) triggerRescan() {
 	}
 }
 
+// output hands a Tailer's chunks to the consumer. Its followers share it.
+type output struct {
+	ch chan<- Chunk
+}
+
 // send hands c on, waiting for the consumer. Nothing is sent once ctx is
 // cancelled.
-func (t *Tailer) send(ctx context.Context, c Chunk) error {
+func (o *output) send(ctx context.Context, c Chunk) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	select {
-	case t.out <- c:
+	case o.ch <- c:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
