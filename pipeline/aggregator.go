@@ -35,12 +35,14 @@ type AggregatorConfig struct {
 	// Limiters maps a source name to its max_pages_per_minute limiter;
 	// a missing or nil one means no bound.
 	Limiters map[string]*parser.PageLimiter
-	// Ready, when not nil, holds back every commit until it is closed:
-	// the caller closes it once every tailer has sent its start chunks,
-	// so the buffer's last-commit time (which tells the tailers at the
-	// next start what changed while logtally was down) never moves past a
-	// file that a slower source has yet to claim.
-	Ready <-chan struct{}
+	// HoldUntilStart holds back every commit until the aggregator has read
+	// StartMarker() from its input. The Pipeline sends the marker once
+	// every tailer has sent its start chunks, on the same channel, so every
+	// start chunk is added before the first commit: the buffer's
+	// last-commit time (which tells the tailers at the next start what
+	// changed while logtally was down) never moves past a file that a
+	// source has claimed but whose checkpoint is not yet committed.
+	HoldUntilStart bool
 	// CommitInterval is how often counts and checkpoints are committed.
 	CommitInterval time.Duration
 	// MaxKeys forces a commit when this many keys are held. Default
@@ -51,6 +53,11 @@ type AggregatorConfig struct {
 	// Logger defaults to discarding.
 	Logger *slog.Logger
 }
+
+// StartMarker returns the chunk that tells an Aggregator with
+// HoldUntilStart that every start chunk before it has been sent. No tailer
+// sends it: a tailer's chunks always name their source.
+func StartMarker() tailer.Chunk { return tailer.Chunk{} }
 
 // AggregatorStats are running totals since New.
 type AggregatorStats struct {
@@ -78,7 +85,7 @@ type Aggregator struct {
 
 	lines, hits, malformed, filtered, tooLong, commits, other atomic.Uint64
 	outcomes                                                  [parser.NumOutcomes]atomic.Uint64
-	ready                                                     bool
+	started                                                   bool // StartMarker read
 }
 
 // NewAggregator returns an Aggregator reading in. Run it.
@@ -182,6 +189,10 @@ func (a *Aggregator) waitForSpace(ctx context.Context) error {
 // restart.
 func (a *Aggregator) add(c *tailer.Chunk) error {
 	cp := c.Checkpoint
+	if cp.Source == "" { // StartMarker
+		a.started = true
+		return nil
+	}
 	if c.Done {
 		a.cps[cp.Key()] = nil
 		delete(a.malformedByFile, cp.File)
@@ -279,15 +290,8 @@ func (a *Aggregator) commit() error {
 	if len(a.counts) == 0 && len(a.cps) == 0 {
 		return nil
 	}
-	if !a.ready {
-		if a.cfg.Ready != nil {
-			select {
-			case <-a.cfg.Ready:
-			default:
-				return nil // held back until every tailer has started
-			}
-		}
-		a.ready = true
+	if a.cfg.HoldUntilStart && !a.started {
+		return nil // held back until every start chunk is added
 	}
 	counts := make(map[string]uint64, len(a.counts))
 	for k, i := range a.index {

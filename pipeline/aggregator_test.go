@@ -560,9 +560,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 }
 
-func TestReadyHoldsBackCommits(t *testing.T) {
-	ready := make(chan struct{})
-	h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) { c.Ready = ready })
+func TestHoldUntilStartHoldsBackCommits(t *testing.T) {
+	h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) { c.HoldUntilStart = true })
 	c := chunk("src", 1, 0, line("/a", 0))
 	h.send(c)
 	h.eventually("1 line", func(s pipeline.AggregatorStats) bool { return s.Lines == 1 })
@@ -575,7 +574,7 @@ func TestReadyHoldsBackCommits(t *testing.T) {
 	if cps := checkpoints(t, h.buf); len(cps) != 0 {
 		t.Fatalf("checkpoints stored before ready: %+v", cps)
 	}
-	close(ready)
+	h.send(pipeline.StartMarker())
 	h.tick()
 	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{1: c.Checkpoint.Offset})
 	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 1})

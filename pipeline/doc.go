@@ -22,12 +22,14 @@
 //   - When the buffer is full the aggregator commits what it holds and stops
 //     reading chunks until the flusher frees space; the tailers then block,
 //     and the log files hold what is not read yet.
-//   - Nothing is committed until every tailer has sent its start chunks
-//     (Pipeline closes AggregatorConfig.Ready once every tailer's Started
-//     channel is closed), and a stop before that commits nothing (the lines
-//     are read again): the buffer's last-commit time must not move past a
-//     file a slower source has yet to claim, or the next start would take
-//     that file for history.
+//   - Nothing is committed until every tailer's start chunks have been
+//     added: once every tailer's Started channel is closed, the Pipeline
+//     sends StartMarker on the chunk channel, behind every start chunk, and
+//     the aggregator (AggregatorConfig.HoldUntilStart) commits only after
+//     reading it. A stop before that commits nothing (the lines are read
+//     again). The buffer's last-commit time must not move past a file a
+//     source has claimed but not yet checkpointed, or the next start would
+//     take that file for history.
 //   - Checkpoints of a source no longer configured stay in the buffer
 //     untouched and are logged at start: adding the source back resumes
 //     where it stopped. Checkpoints that cannot be decoded are logged and

@@ -91,7 +91,6 @@ type Pipeline struct {
 	agg     *Aggregator
 	tailers []*tailer.Tailer
 	chunks  chan tailer.Chunk
-	ready   chan struct{} // closed once every tailer has started
 }
 
 // New opens the buffer, restores the checkpoints it holds and wires a
@@ -112,7 +111,6 @@ func New(cfg Config) (p *Pipeline, err error) {
 		cfg:    cfg,
 		log:    log.With("component", "pipeline"),
 		chunks: make(chan tailer.Chunk, chunkQueue),
-		ready:  make(chan struct{}),
 	}
 	defer func() {
 		if err != nil {
@@ -161,7 +159,7 @@ func New(cfg Config) (p *Pipeline, err error) {
 		p.tailers = append(p.tailers, t)
 	}
 	p.agg, err = NewAggregator(AggregatorConfig{
-		Buffer: p.buf, Parsers: parsers, Limiters: limiters, Ready: p.ready,
+		Buffer: p.buf, Parsers: parsers, Limiters: limiters, HoldUntilStart: true,
 		CommitInterval: cfg.CommitInterval, Clock: cfg.Clock, Logger: log,
 	}, p.chunks)
 	if err != nil {
@@ -226,8 +224,13 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	tails.Add(1)
+	go func() {
+		defer tails.Done()
+		p.gateCommits(readCtx)
+	}()
+	// The channel is closed once nothing sends on it any more.
 	go func() { tails.Wait(); close(p.chunks) }()
-	go p.gateCommits(readCtx)
 
 	aggDone := make(chan error, 1)
 	go func() { aggDone <- p.agg.Run(aggCtx) }()
@@ -281,10 +284,11 @@ loop:
 	return runErr
 }
 
-// gateCommits closes p.ready once every tailer has sent its start chunks:
-// until then the aggregator commits nothing, so the buffer's last-commit
-// time (the next start's Since) never moves past a file that a slower
-// source has yet to claim.
+// gateCommits sends StartMarker once every tailer has sent its start
+// chunks. The aggregator commits nothing before it reads the marker, and
+// channel order puts every start chunk before it, so the buffer's
+// last-commit time (the next start's Since) never moves past a file whose
+// checkpoint is not committed yet.
 func (p *Pipeline) gateCommits(ctx context.Context) {
 	for _, t := range p.tailers {
 		select {
@@ -293,7 +297,10 @@ func (p *Pipeline) gateCommits(ctx context.Context) {
 			return
 		}
 	}
-	close(p.ready)
+	select {
+	case p.chunks <- StartMarker():
+	case <-ctx.Done():
+	}
 }
 
 // logStats logs the running totals.
