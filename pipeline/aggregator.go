@@ -157,6 +157,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			if err := a.add(&c); err != nil {
 				return errors.Join(err, a.commit())
 			}
+			c.Release() // add keeps nothing of c.Data
 			if len(a.counts) >= a.cfg.MaxKeys {
 				if err := a.commit(); err != nil {
 					return err

@@ -10,7 +10,8 @@ import (
 )
 
 // BenchmarkCatchUp tails a ~50 MB log from 0 to its end: the catch-up of a
-// half-million-line log after a restart. The consumer only takes the chunks.
+// half-million-line log after a restart. The consumer only takes the chunks
+// and releases them.
 func BenchmarkCatchUp(b *testing.B) {
 	p := filepath.Join(b.TempDir(), "access.log")
 	f, err := os.Create(p)
@@ -70,6 +71,7 @@ func benchCatchUp(b *testing.B, p string, size int64, lines, readSize int) {
 		for got < size {
 			c := <-out
 			got += int64(len(c.Data))
+			c.Release()
 		}
 		cancel()
 		if err := <-ran; err != nil {

@@ -19,12 +19,34 @@ import "bytes"
 // After the consumer has processed every line of a chunk, Checkpoint is the
 // state to persist (or to delete, for a Done chunk), in the same transaction
 // as the counts of those lines. Chunks of one file arrive in file order.
+//
+// A large chunk's Data is the Tailer's read buffer itself: the consumer
+// should call Release once it is done with Data, so the buffer is read
+// into again instead of a new one being allocated.
 type Chunk struct {
 	Checkpoint Checkpoint
 	Start      int64
 	Data       []byte
 	Skipped    int
 	Done       bool
+
+	buf  []byte    // the pooled read buffer Data is part of, if any
+	free *freeList // where buf goes back to
+}
+
+// Release hands the read buffer behind c.Data back to the Tailer that sent
+// c, to be read into again. Call it once, after the last use of c.Data (and
+// of the lines Lines passed on); neither may be used after, and c.Data is
+// set to nil. It is safe on every chunk: a no-op for a chunk not backed by
+// a pooled buffer (a small read, which is copied out, a skip or Done chunk,
+// a chunk not made by a Tailer) and for a chunk released already through
+// the same variable. Never calling it is safe too: the garbage collector
+// then takes the buffer.
+func (c *Chunk) Release() {
+	if c.free != nil {
+		c.free.put(c.buf)
+	}
+	c.Data, c.buf, c.free = nil, nil, nil
 }
 
 // Lines calls fn for each line in c.Data (without the trailing '\n') with the

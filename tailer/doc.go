@@ -167,9 +167,12 @@
 //     file system whose device number changes (some network or layered file
 //     systems) makes every checkpoint look gone, and files are read again
 //     from 0.
-//   - Each Chunk owns its Data: a full read block is handed on as is (no
-//     copy), a small read is copied out so the read buffer can be reused.
-//     A partial line up to MaxLineBytes is buffered per file.
+//   - A read block full of lines is handed on as is (no copy): the Chunk's
+//     Data is the read buffer, which comes back to the Tailer to be read
+//     into again when the consumer calls Chunk.Release (a few are kept per
+//     Tailer). A small read is copied out and its buffer reused at once. A
+//     partial line up to MaxLineBytes is kept per file, copied out of the
+//     buffer.
 //   - Lines longer than MaxLineBytes are skipped whole and reported in skip
 //     chunks; the warning is logged at most once a minute per file.
 package tailer

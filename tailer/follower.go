@@ -58,9 +58,9 @@ type follower struct {
 
 	off      int64  // just past the last line handed on (the checkpoint offset)
 	pos      int64  // next byte to read
-	pend     []byte // bytes [off, pos): a partial line, unless skipping
+	pend     []byte // bytes [off, pos): a partial line, unless skipping (a copy, not in buf)
 	skipping bool   // discarding an overlong line that starts at off
-	buf      []byte // read buffer, reused while its bytes were copied out
+	buf      []byte // the read buffer while a read is consumed; nil once a chunk took it
 	fpLen    int
 	fpSum    uint64
 	head     []byte // the first fpLen bytes, to recognise copies of this file

@@ -28,18 +28,62 @@ func (fl *follower) readToEOF(ctx context.Context) (int64, error) {
 	}
 }
 
+// freeBuffers is how many read buffers a Tailer keeps for reuse. While a
+// consumer catches up, the follower waits for it to take each chunk, so a
+// released buffer is taken again at once: a few are enough.
+const freeBuffers = 4
+
+// freeList holds a Tailer's read buffers for reuse. A buffer handed on as
+// a Chunk's Data comes back when the consumer calls Chunk.Release; a small
+// read's lines are copied out and its buffer comes back at once.
+type freeList struct {
+	size int         // the length of every buffer: ReadSize
+	free chan []byte // at most freeBuffers
+}
+
+func newFreeList(size int) *freeList {
+	return &freeList{size: size, free: make(chan []byte, freeBuffers)}
+}
+
+// get returns a buffer of l.size bytes, reused if one is free.
+func (l *freeList) get() []byte {
+	select {
+	case b := <-l.free:
+		return b
+	default:
+		return make([]byte, l.size)
+	}
+}
+
+// put keeps b for reuse, unless enough are kept. The caller must not use
+// b after.
+func (l *freeList) put(b []byte) {
+	if cap(b) != l.size {
+		return
+	}
+	select {
+	case l.free <- b[:l.size]:
+	default:
+	}
+}
+
 // readOnce reads one block and hands on the complete lines in it.
 func (fl *follower) readOnce(ctx context.Context) (int, bool, error) {
-	rs := fl.cfg.readSize
 	keep := fl.pend
 	if fl.skipping {
 		keep = nil
 	}
-	need := len(keep) + rs
-	if cap(fl.buf) < need || (cap(fl.buf) > 2*rs && cap(fl.buf) > 2*need) {
-		fl.buf = make([]byte, need)
+	// A pooled buffer, unless the partial line carried over fills half of
+	// it: then one that holds the line and a whole read.
+	free := fl.out.bufs
+	var buf []byte
+	if len(keep) <= free.size/2 {
+		buf = free.get()
+	} else {
+		buf = make([]byte, len(keep)+fl.cfg.readSize)
 	}
-	buf := fl.buf[:need]
+	fl.buf = buf
+	defer fl.recycle()
 	k := copy(buf, keep)
 	n, err := fl.f.ReadAt(buf[k:], fl.pos)
 	eof := n < len(buf)-k
@@ -55,11 +99,19 @@ func (fl *follower) readOnce(ctx context.Context) (int, bool, error) {
 	return n, eof, fl.consume(ctx, buf[:k+n], start, cap(buf))
 }
 
+// recycle gives the read buffer back unless a chunk took it.
+func (fl *follower) recycle() {
+	if fl.buf != nil {
+		fl.out.bufs.put(fl.buf)
+		fl.buf = nil
+	}
+}
+
 // consume hands on the complete lines of data, which is the file's bytes
 // from start on, and keeps the partial last line.
 func (fl *follower) consume(ctx context.Context, data []byte, start int64, bufCap int) error {
 	maxLine := fl.cfg.maxLineBytes
-	fl.pend = nil
+	fl.pend = fl.pend[:0]
 	if fl.skipping {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -74,15 +126,23 @@ func (fl *follower) consume(ctx context.Context, data []byte, start int64, bufCa
 	}
 	last := bytes.LastIndexByte(data, '\n')
 	complete, rest := data[:last+1], data[last+1:]
+	// The partial line is kept apart: the buffer goes on with the chunk,
+	// or back to the free list.
+	if len(rest) > maxLine {
+		fl.skipping = true
+	} else {
+		fl.keepPartial(rest)
+	}
 	// Hand the buffer itself on when the lines fill much of it; copy them
-	// out of it (and reuse it) when they are few.
+	// out of it when they are few. Only the last chunk made from a buffer
+	// may take it: lines before an overlong line are copied.
 	handOff := 4*len(complete) >= bufCap
 	run := 0
 	if len(complete) > maxLine { // some line may be too long
 		for i := 0; i < len(complete); {
 			j := i + bytes.IndexByte(complete[i:], '\n')
 			if j-i > maxLine {
-				if err := fl.emitData(ctx, complete[run:i], handOff); err != nil {
+				if err := fl.emitData(ctx, complete[run:i], false); err != nil {
 					return err
 				}
 				if err := fl.emitSkip(ctx, fl.off+int64(j+1-i)); err != nil {
@@ -93,31 +153,36 @@ func (fl *follower) consume(ctx context.Context, data []byte, start int64, bufCa
 			i = j + 1
 		}
 	}
-	if err := fl.emitData(ctx, complete[run:], handOff); err != nil {
-		return err
-	}
-	if len(rest) > maxLine {
-		fl.skipping = true
-		return nil
-	}
-	fl.pend = rest
-	return nil
+	return fl.emitData(ctx, complete[run:], handOff)
 }
 
-// emitData sends lines that start at fl.off.
+// keepPartial copies the partial last line of a read into fl.pend.
+func (fl *follower) keepPartial(rest []byte) {
+	if cap(fl.pend) > 64<<10 && cap(fl.pend) > 4*len(rest) {
+		fl.pend = nil // do not keep a long line's room for short ones
+	}
+	fl.pend = append(fl.pend[:0], rest...)
+}
+
+// emitData sends lines that start at fl.off. handOff: the chunk takes the
+// read buffer (lines are in fl.buf), to be released by the consumer.
 func (fl *follower) emitData(ctx context.Context, lines []byte, handOff bool) error {
 	if len(lines) == 0 {
 		return nil
 	}
-	data := lines[:len(lines):len(lines)]
+	c := Chunk{Start: fl.off}
 	if handOff {
+		c.Data = lines[:len(lines):len(lines)]
+		if cap(fl.buf) == fl.out.bufs.size {
+			c.buf, c.free = fl.buf, fl.out.bufs
+		}
 		fl.buf = nil
 	} else {
-		data = bytes.Clone(lines)
+		c.Data = bytes.Clone(lines)
 	}
-	start := fl.off
-	fl.advance(start+int64(len(data)), data)
-	return fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: start, Data: data})
+	fl.advance(c.Start+int64(len(c.Data)), c.Data)
+	c.Checkpoint = fl.checkpoint()
+	return fl.out.send(ctx, c)
 }
 
 // emitSkip sends a skip chunk for one overlong line ending at end.

@@ -134,7 +134,7 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 	}
 	return &Tailer{
 		cfg: cfg,
-		out: &output{ch: out},
+		out: &output{ch: out, bufs: newFreeList(cfg.ReadSize)},
 		fcfg: followerConfig{
 			source:       cfg.Source,
 			pollInterval: cfg.PollInterval,
@@ -249,9 +249,11 @@ func (t *Tailer) triggerRescan() {
 	}
 }
 
-// output hands a Tailer's chunks to the consumer. Its followers share it.
+// output hands a Tailer's chunks to the consumer, and holds the read
+// buffers that come back from it. Its followers share it.
 type output struct {
-	ch chan<- Chunk
+	ch   chan<- Chunk
+	bufs *freeList
 }
 
 // send hands c on, waiting for the consumer. Nothing is sent once ctx is
