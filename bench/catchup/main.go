@@ -150,7 +150,7 @@ format = %q
 	stats := lastStats(stderr.String())
 	ops := stats["bulk_writes"] + stats["finds"] + stats["insert_calls"]
 	fmt.Printf("caught up: all %d hits in MongoDB after %.2fs (wall until exit %.2fs)\n", got, caughtUp.Seconds(), wall.Seconds())
-	fmt.Printf("logtally CPU: %.2fs (user %.2fs, sys %.2fs), %.0f%% of one core over the catch-up\n",
+	fmt.Printf("logtally CPU: %.3fs (user %.3fs, sys %.3fs), %.0f%% of one core over the catch-up\n",
 		cpu.Seconds(), time.Duration(ru.Utime.Nano()).Seconds(), time.Duration(ru.Stime.Nano()).Seconds(), 100*cpu.Seconds()/wall.Seconds())
 	fmt.Printf("logtally peak RSS: %.1f MiB\n", float64(ru.Maxrss)/1024)
 	fmt.Printf("database: %d batches, %d bulk writes, %d updates, %d finds, %d inserted buckets (%d insert calls)\n",
@@ -162,7 +162,7 @@ format = %q
 	if err != nil {
 		return err
 	}
-	fmt.Printf("replay -dry-run CPU: %.2fs (median of %d runs)\n", dry.Seconds(), dryRuns)
+	fmt.Printf("replay -dry-run CPU: %.3fs (median of %d runs)\n", dry.Seconds(), dryRuns)
 	fmt.Printf("catch-up CPU / dry-run CPU: %.2f\n", cpu.Seconds()/dry.Seconds())
 	return nil
 }
