@@ -1,6 +1,7 @@
 package flusher
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,9 +18,35 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// Collections names the three bucket collections.
+// Defaults of Config's fields, used when a field is zero.
+const (
+	// DefaultInterval is how often Run seals pending counts and sends
+	// them.
+	DefaultInterval = 10 * time.Second
+	// DefaultMaxOps is the number of bucket updates per bulk write.
+	DefaultMaxOps = 1000
+	// DefaultMaxBackoff caps the wait between retries.
+	DefaultMaxBackoff = time.Minute
+	// DefaultTimeout bounds each database operation.
+	DefaultTimeout = 10 * time.Second
+	// DefaultMinuteCollection is the collection of the per-minute buckets.
+	DefaultMinuteCollection = "minutes"
+	// DefaultDailyCollection is the collection of the per-day buckets.
+	DefaultDailyCollection = "daily"
+	// DefaultMonthlyCollection is the collection of the per-month buckets.
+	DefaultMonthlyCollection = "monthly"
+)
+
+// Collections names the three bucket collections. An empty name gets its
+// default: DefaultMinuteCollection, DefaultDailyCollection,
+// DefaultMonthlyCollection.
 type Collections struct {
-	Minute, Daily, Monthly string // defaults "minutes", "daily", "monthly"
+	// Minute holds the per-minute buckets.
+	Minute string
+	// Daily holds the per-day buckets.
+	Daily string
+	// Monthly holds the per-month buckets.
+	Monthly string
 }
 
 // Config configures New.
@@ -29,16 +56,18 @@ type Config struct {
 	// DB receives the buckets. Write concern and the like are set by the
 	// caller on the client or database; it must be acknowledged. Required.
 	DB *mongo.Database
-	// Collections names the bucket collections; empty names get defaults.
+	// Collections names the bucket collections; empty names get their
+	// defaults.
 	Collections Collections
 	// Interval is how often Run seals pending counts and sends them.
-	// Default 10s.
+	// Default DefaultInterval.
 	Interval time.Duration
-	// MaxOps is the number of bucket updates per bulk write. Default 1000.
+	// MaxOps is the number of bucket updates per bulk write. Default
+	// DefaultMaxOps.
 	MaxOps int
-	// MaxBackoff caps the wait between retries. Default 1m.
+	// MaxBackoff caps the wait between retries. Default DefaultMaxBackoff.
 	MaxBackoff time.Duration
-	// Timeout bounds each database operation. Default 10s.
+	// Timeout bounds each database operation. Default DefaultTimeout.
 	Timeout time.Duration
 	// Clock drives Run's timing. Default clock.Real{}.
 	Clock clock.Clock
@@ -101,10 +130,6 @@ func New(cfg Config) (*Flusher, error) {
 	if cfg.MaxOps < 0 || cfg.Interval < 0 || cfg.MaxBackoff < 0 || cfg.Timeout < 0 {
 		return nil, errors.New("new flusher: negative MaxOps, Interval, MaxBackoff or Timeout")
 	}
-	names := cfg.Collections
-	names.Minute = or(names.Minute, "minutes")
-	names.Daily = or(names.Daily, "daily")
-	names.Monthly = or(names.Monthly, "monthly")
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -112,31 +137,20 @@ func New(cfg Config) (*Flusher, error) {
 	f := &Flusher{
 		buf: cfg.Buffer,
 		colls: [3]*mongo.Collection{
-			cfg.DB.Collection(names.Minute),
-			cfg.DB.Collection(names.Daily),
-			cfg.DB.Collection(names.Monthly),
+			cfg.DB.Collection(cmp.Or(cfg.Collections.Minute, DefaultMinuteCollection)),
+			cfg.DB.Collection(cmp.Or(cfg.Collections.Daily, DefaultDailyCollection)),
+			cfg.DB.Collection(cmp.Or(cfg.Collections.Monthly, DefaultMonthlyCollection)),
 		},
 		applied:    "applied." + cfg.Buffer.InstanceID(),
-		interval:   or(cfg.Interval, 10*time.Second),
-		maxOps:     or(cfg.MaxOps, 1000),
-		maxBackoff: or(cfg.MaxBackoff, time.Minute),
-		timeout:    or(cfg.Timeout, 10*time.Second),
-		clock:      cfg.Clock,
+		interval:   cmp.Or(cfg.Interval, DefaultInterval),
+		maxOps:     cmp.Or(cfg.MaxOps, DefaultMaxOps),
+		maxBackoff: cmp.Or(cfg.MaxBackoff, DefaultMaxBackoff),
+		timeout:    cmp.Or(cfg.Timeout, DefaultTimeout),
+		clock:      cmp.Or[clock.Clock](cfg.Clock, clock.Real{}),
 		log:        log.With("component", "flusher"),
 	}
 	f.chunkOps = f.maxOps
-	if f.clock == nil {
-		f.clock = clock.Real{}
-	}
 	return f, nil
-}
-
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // Stats returns the counters.
@@ -455,6 +469,8 @@ func (f *Flusher) insertZero(ctx context.Context, p pass, coll *mongo.Collection
 
 // ignoreDuplicates returns nil and the number of duplicate-key errors if
 // err holds nothing else: those buckets exist, created by another host.
+// Each write error is checked on its own: mongo.IsDuplicateKeyError of the
+// whole BulkWriteException is true as soon as one of them is a duplicate.
 func ignoreDuplicates(err error) (dups int, _ error) {
 	if err == nil {
 		return 0, nil
@@ -464,7 +480,7 @@ func ignoreDuplicates(err error) (dups int, _ error) {
 		return 0, err
 	}
 	for _, we := range bwe.WriteErrors {
-		if we.Code != 11000 {
+		if !mongo.IsDuplicateKeyError(we.WriteError) {
 			return 0, err
 		}
 	}

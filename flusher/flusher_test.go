@@ -633,6 +633,78 @@ func TestNewValidates(t *testing.T) {
 	}
 }
 
+// TestNewDefaults checks that zero fields get the Default constants. No
+// server is needed: the client never connects.
+func TestNewDefaults(t *testing.T) {
+	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Close()
+	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://127.0.0.1:1").SetServerSelectionTimeout(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Disconnect(context.Background())
+	f, err := New(Config{Buffer: buf, DB: client.Database("d")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.interval != DefaultInterval || f.maxOps != DefaultMaxOps || f.chunkOps != DefaultMaxOps ||
+		f.maxBackoff != DefaultMaxBackoff || f.timeout != DefaultTimeout || f.clock != (clock.Real{}) {
+		t.Errorf("defaults: interval %v, max ops %d, chunk %d, max backoff %v, timeout %v, clock %T",
+			f.interval, f.maxOps, f.chunkOps, f.maxBackoff, f.timeout, f.clock)
+	}
+	names := []string{f.colls[0].Name(), f.colls[1].Name(), f.colls[2].Name()}
+	if !slices.Equal(names, []string{DefaultMinuteCollection, DefaultDailyCollection, DefaultMonthlyCollection}) {
+		t.Errorf("collections %q", names)
+	}
+	f, err = New(Config{Buffer: buf, DB: client.Database("d"), Collections: Collections{Daily: "days"}, MaxOps: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := f.colls[1].Name(); n != "days" || f.colls[0].Name() != DefaultMinuteCollection || f.maxOps != 7 {
+		t.Errorf("daily collection %q, minute %q, max ops %d", n, f.colls[0].Name(), f.maxOps)
+	}
+}
+
+// TestIgnoreDuplicateCodes checks ignoreDuplicates error by error: every
+// duplicate-key code the driver knows (a sharded router's included) is
+// ignored, and any other write error, alone or beside duplicates, is not.
+func TestIgnoreDuplicateCodes(t *testing.T) {
+	we := func(code int, msg string) mongo.BulkWriteError {
+		return mongo.BulkWriteError{WriteError: mongo.WriteError{Code: code, Message: msg}}
+	}
+	dup := we(11000, "E11000 duplicate key error collection: logtally.minutes index: _id_")
+	for _, tc := range []struct {
+		name string
+		err  error
+		dups int // -1: the error is returned
+	}{
+		{"nil", nil, 0},
+		{"one duplicate", mongo.BulkWriteException{WriteErrors: []mongo.BulkWriteError{dup}}, 1},
+		{"wrapped", fmt.Errorf("insert: %w", mongo.BulkWriteException{WriteErrors: []mongo.BulkWriteError{dup, dup}}), 2},
+		{"every duplicate code", mongo.BulkWriteException{WriteErrors: []mongo.BulkWriteError{
+			dup, we(11001, "E11001 duplicate key on update"), we(12582, "duplicate key insert for unique index of capped collection"),
+			we(16460, "error inserting 1 documents to shard ... :: caused by :: E11000 duplicate key error"),
+		}}, 4},
+		{"duplicate then validation", mongo.BulkWriteException{WriteErrors: []mongo.BulkWriteError{dup, we(121, "Document failed validation")}}, -1},
+		{"validation then duplicate", mongo.BulkWriteException{WriteErrors: []mongo.BulkWriteError{we(121, "Document failed validation"), dup}}, -1},
+		{"router error without E11000", mongo.BulkWriteException{WriteErrors: []mongo.BulkWriteError{we(16460, "shard unreachable")}}, -1},
+		{"write concern error", mongo.BulkWriteException{WriteErrors: []mongo.BulkWriteError{dup}, WriteConcernError: &mongo.WriteConcernError{Code: 64}}, -1},
+		{"no write errors", mongo.BulkWriteException{}, -1},
+		{"not a write error", errors.New("network"), -1},
+	} {
+		dups, err := ignoreDuplicates(tc.err)
+		switch {
+		case tc.dups < 0 && (err == nil || err.Error() != tc.err.Error() || dups != 0):
+			t.Errorf("%s: ignoreDuplicates = %d, %v; want 0 and the error", tc.name, dups, err)
+		case tc.dups >= 0 && (err != nil || dups != tc.dups):
+			t.Errorf("%s: ignoreDuplicates = %d, %v; want %d, nil", tc.name, dups, err, tc.dups)
+		}
+	}
+}
+
 func mustUnix(t *testing.T, s string) int64 {
 	t.Helper()
 	at, err := time.Parse(time.RFC3339, s)
