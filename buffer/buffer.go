@@ -2,6 +2,7 @@ package buffer
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,6 +44,14 @@ var (
 	keyProgress = []byte("progress")
 )
 
+// DefaultLockTimeout is Options.LockTimeout's default: how long Open waits
+// for another process to release the file.
+const DefaultLockTimeout = time.Second
+
+// DefaultMaxSize is Options.MaxSize's default, 1 GiB: the live data at
+// which Full reports true.
+const DefaultMaxSize = 1 << 30
+
 // formatVersion is the on-disk layout version stored in the meta bucket.
 const formatVersion = 1
 
@@ -51,10 +61,12 @@ const perKeyOverhead = 24
 
 // Options configures Open. The zero value is usable.
 type Options struct {
-	// LockTimeout bounds the wait for the file lock. Default 1s.
+	// LockTimeout bounds the wait for the file lock. Zero or negative:
+	// DefaultLockTimeout.
 	LockTimeout time.Duration
 	// MaxSize is the size of live data (pending plus sealed counts, in
-	// bytes) at which Full reports true. Zero means no limit.
+	// bytes) at which Full reports true. Zero: DefaultMaxSize; negative:
+	// no limit.
 	MaxSize int64
 	// Logger receives open and recovery messages; nil discards them.
 	Logger *slog.Logger
@@ -90,7 +102,7 @@ type Buffer struct {
 // Open opens or creates the buffer file at path (and its directory).
 func Open(path string, opts Options) (*Buffer, error) {
 	if opts.LockTimeout <= 0 {
-		opts.LockTimeout = time.Second
+		opts.LockTimeout = DefaultLockTimeout
 	}
 	log := opts.Logger
 	if log == nil {
@@ -110,12 +122,14 @@ func Open(path string, opts Options) (*Buffer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open buffer %s: %w", path, err)
 	}
-	b := &Buffer{db: db, maxSize: opts.MaxSize, log: log.With("component", "buffer")}
+	b := &Buffer{db: db, maxSize: cmp.Or(opts.MaxSize, DefaultMaxSize), log: log.With("component", "buffer")}
 	if err := db.Update(b.init); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open buffer %s: %w", path, err)
 	}
-	b.log.Info("buffer open", "path", path, "instance", b.instance,
+	// buffer_id, not instance: the logger may already carry the host's
+	// instance name.
+	b.log.Info("buffer open", "path", path, "buffer_id", b.instance,
 		"pending_keys", b.pendingKeys, "pending_hits", b.pendingHits, "size", b.Size())
 	return b, nil
 }
@@ -218,11 +232,7 @@ func (b *Buffer) Commit(counts map[string]uint64, checkpoints map[string][]byte)
 	if len(counts) == 0 && len(checkpoints) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(counts))
 	var newKeys int
 	var hits uint64
 	var newBytes int64
@@ -333,9 +343,9 @@ func (b *Buffer) Size() int64 {
 	return b.pendingBytes + b.sealedBytes
 }
 
-// Full reports whether Size has reached Options.MaxSize. Readers should
-// pause until it no longer is; the flusher frees space as batches are
-// acknowledged.
+// Full reports whether Size has reached Options.MaxSize (never, if it is
+// negative). Readers should pause until it no longer is; the flusher frees
+// space as batches are acknowledged.
 func (b *Buffer) Full() bool {
 	return b.maxSize > 0 && b.Size() >= b.maxSize
 }

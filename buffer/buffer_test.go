@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -225,6 +227,45 @@ func TestFullAtMaxSize(t *testing.T) {
 	}
 	if b.Full() || b.Size() != 0 {
 		t.Fatalf("after Ack: full=%v size=%d", b.Full(), b.Size())
+	}
+}
+
+// TestMaxSizeDefaultAndNoLimit checks that a zero MaxSize is
+// DefaultMaxSize and a negative one never fills.
+func TestMaxSizeDefaultAndNoLimit(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		opt, want int64
+	}{{0, DefaultMaxSize}, {4096, 4096}, {-1, -1}} {
+		b, err := Open(filepath.Join(dir, "b.db"), Options{MaxSize: tc.opt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.maxSize != tc.want {
+			t.Errorf("MaxSize %d: limit %d, want %d", tc.opt, b.maxSize, tc.want)
+		}
+		b.pendingBytes = 1 << 62 // as if very full
+		if full := b.Full(); full != (tc.want > 0) {
+			t.Errorf("MaxSize %d: Full() = %v with %d bytes", tc.opt, full, b.Size())
+		}
+		b.Close()
+	}
+}
+
+// TestOpenLogsBufferID checks that the open message names the file's id
+// buffer_id: "instance" is the host's name in logtally's logger.
+func TestOpenLogsBufferID(t *testing.T) {
+	var out bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&out, nil)).With("instance", "web-1")
+	b, err := Open(filepath.Join(t.TempDir(), "b.db"), Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	line := out.String()
+	if !strings.Contains(line, "msg=\"buffer open\"") || !strings.Contains(line, " buffer_id="+b.InstanceID()+" ") ||
+		strings.Count(line, "instance=") != 1 || !strings.Contains(line, "instance=web-1") {
+		t.Errorf("open logged %q", line)
 	}
 }
 
