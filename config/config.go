@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
 )
 
@@ -166,30 +169,58 @@ type Filter struct {
 // Formats lists the accepted values of a source's format.
 var Formats = parser.Formats
 
+// Defaults of the keys that only the configuration knows. The other keys'
+// defaults are those of the packages that use them: flusher.DefaultInterval,
+// flusher.DefaultMaxOps, flusher.DefaultMaxBackoff, flusher.DefaultTimeout
+// (mongo.timeout), the flusher's collection names and buffer.DefaultMaxSize.
+const (
+	// DefaultStateDir is state_dir, the directory of buffer.db.
+	DefaultStateDir = "/var/lib/logtally"
+	// DefaultShutdownTimeout is shutdown_timeout, the bound on the final
+	// flush on SIGTERM.
+	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultCommitInterval is buffer.commit_interval, how often counts and
+	// checkpoints are committed.
+	DefaultCommitInterval = time.Second
+	// DefaultMongoURI is mongo.uri.
+	DefaultMongoURI = "mongodb://localhost:27017"
+	// DefaultDatabase is mongo.database.
+	DefaultDatabase = "logtally"
+	// DefaultWriteConcern is mongo.write_concern.
+	DefaultWriteConcern = "majority"
+	// DefaultJournal is mongo.journal.
+	DefaultJournal = true
+)
+
 // Default returns the configuration with every default set and no sources.
+// Instance is the host name.
 func Default() Config {
 	host, _ := os.Hostname()
 	return Config{
 		Instance:        host,
-		StateDir:        "/var/lib/logtally",
-		ShutdownTimeout: Duration(30 * time.Second),
+		StateDir:        DefaultStateDir,
+		ShutdownTimeout: Duration(DefaultShutdownTimeout),
 		Mongo: Mongo{
-			URI:          "mongodb://localhost:27017",
-			Database:     "logtally",
-			WriteConcern: "majority",
-			Journal:      true,
-			Timeout:      Duration(10 * time.Second),
+			URI:          DefaultMongoURI,
+			Database:     DefaultDatabase,
+			WriteConcern: DefaultWriteConcern,
+			Journal:      DefaultJournal,
+			Timeout:      Duration(flusher.DefaultTimeout),
 		},
 		Buffer: Buffer{
-			CommitInterval: Duration(time.Second),
-			MaxSize:        Size(1 << 30),
+			CommitInterval: Duration(DefaultCommitInterval),
+			MaxSize:        Size(buffer.DefaultMaxSize),
 		},
 		Flush: Flush{
-			Interval:   Duration(10 * time.Second),
-			MaxOps:     1000,
-			MaxBackoff: Duration(time.Minute),
+			Interval:   Duration(flusher.DefaultInterval),
+			MaxOps:     flusher.DefaultMaxOps,
+			MaxBackoff: Duration(flusher.DefaultMaxBackoff),
 		},
-		Buckets: Buckets{Minute: "minutes", Daily: "daily", Monthly: "monthly"},
+		Buckets: Buckets{
+			Minute:  flusher.DefaultMinuteCollection,
+			Daily:   flusher.DefaultDailyCollection,
+			Monthly: flusher.DefaultMonthlyCollection,
+		},
 	}
 }
 
@@ -230,9 +261,7 @@ func Parse(name string, data []byte) (Config, error) {
 		return Config{}, errors.Join(errs...)
 	}
 	for i := range cfg.Sources {
-		if cfg.Sources[i].Name == "" {
-			cfg.Sources[i].Name = cfg.Sources[i].Site
-		}
+		cfg.Sources[i].Name = cmp.Or(cfg.Sources[i].Name, cfg.Sources[i].Site)
 		cfg.Sources[i].aliases = cfg.SiteAliases
 	}
 	if cfg.Mongo.URIFile != "" {

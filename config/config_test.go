@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
 )
 
@@ -192,6 +194,42 @@ func TestSizeErrorsNameKeyAndLine(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("max_size = %s: %v\nwant %s", value, err, want)
 		}
+	}
+}
+
+// TestDefaultsLiveInTheirPackages checks that Default takes each default
+// from the package that uses it, and the config-only ones from the
+// constants here.
+func TestDefaultsLiveInTheirPackages(t *testing.T) {
+	c := Default()
+	for _, tc := range []struct {
+		key       string
+		got, want any
+	}{
+		{"flush.interval", c.Flush.Interval.D(), flusher.DefaultInterval},
+		{"flush.max_ops", c.Flush.MaxOps, flusher.DefaultMaxOps},
+		{"flush.max_backoff", c.Flush.MaxBackoff.D(), flusher.DefaultMaxBackoff},
+		{"mongo.timeout", c.Mongo.Timeout.D(), flusher.DefaultTimeout},
+		{"buckets.minute", c.Buckets.Minute, flusher.DefaultMinuteCollection},
+		{"buckets.daily", c.Buckets.Daily, flusher.DefaultDailyCollection},
+		{"buckets.monthly", c.Buckets.Monthly, flusher.DefaultMonthlyCollection},
+		{"buffer.max_size", int64(c.Buffer.MaxSize), int64(buffer.DefaultMaxSize)},
+		{"buffer.commit_interval", c.Buffer.CommitInterval.D(), DefaultCommitInterval},
+		{"state_dir", c.StateDir, DefaultStateDir},
+		{"shutdown_timeout", c.ShutdownTimeout.D(), DefaultShutdownTimeout},
+		{"mongo.uri", c.Mongo.URI, DefaultMongoURI},
+		{"mongo.database", c.Mongo.Database, DefaultDatabase},
+		{"mongo.write_concern", string(c.Mongo.WriteConcern), DefaultWriteConcern},
+		{"mongo.journal", c.Mongo.Journal, DefaultJournal},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("Default() %s = %v, want %v", tc.key, tc.got, tc.want)
+		}
+	}
+	// The defaults are valid, a source apart.
+	c.Sources = []Source{{Name: "s", Site: "s", Paths: []string{"/x"}, Format: "common"}}
+	if err := c.Validate(); err != nil {
+		t.Errorf("Default() with a source: %v", err)
 	}
 }
 

@@ -3,8 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,7 +71,7 @@ func (c *Config) Validate() error {
 	if len(c.Sources) == 0 {
 		bad("source", "at least one [[source]] is needed")
 	}
-	for _, k := range sortedKeys(c.SiteAliases) {
+	for _, k := range slices.Sorted(maps.Keys(c.SiteAliases)) {
 		v := c.SiteAliases[k]
 		if k == "" || k != strings.ToLower(k) || strings.ContainsAny(k, " /:{}") {
 			bad("site_aliases", "%q: must be a lowercase host name without port", k)
@@ -108,13 +109,4 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
