@@ -48,9 +48,10 @@ func benchmarkLines(b *testing.B, p *Parser, lines [][]byte) {
 	}
 	b.SetBytes(avgLen(lines))
 	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	i := 0
+	for b.Loop() {
 		p.Parse(lines[i&4095], &h)
+		i++
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lines/s")
 }
@@ -69,9 +70,8 @@ func BenchmarkBaselineScanLines(b *testing.B) {
 	data := append(bytes.Join(lines, []byte("\n")), '\n')
 	b.SetBytes(avgLen(lines))
 	b.ReportAllocs()
-	b.ResetTimer()
 	off, n := 0, 0
-	for i := 0; i < b.N; i++ {
+	for b.Loop() {
 		j := bytes.IndexByte(data[off:], '\n')
 		n += j
 		off += j + 1

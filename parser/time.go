@@ -2,6 +2,7 @@ package parser
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -226,9 +227,7 @@ const (
 // parseTimeLayout compiles a time_layout setting; def is used when name is
 // empty.
 func parseTimeLayout(name, def string) (timeLayout, error) {
-	if name == "" {
-		name = def
-	}
+	name = cmp.Or(name, def)
 	switch strings.ToLower(name) {
 	case "clf", "02/jan/2006:15:04:05 -0700":
 		return timeLayout{kind: layoutCLF}, nil
