@@ -118,12 +118,20 @@ type Source struct {
 // the nginx variable name (time, request_uri, request, request_method,
 // status, host, http_user_agent).
 type JSONFields struct {
-	Time      string `toml:"time"`
-	URI       string `toml:"uri"`
-	Request   string `toml:"request"`
-	Method    string `toml:"method"`
-	Status    string `toml:"status"`
-	Host      string `toml:"host"`
+	// Time is the request time's field (default "time").
+	Time string `toml:"time"`
+	// URI is the request target's field (default "request_uri").
+	URI string `toml:"uri"`
+	// Request is the request line's field, used when the URI field is
+	// absent (default "request").
+	Request string `toml:"request"`
+	// Method is the request method's field (default "request_method").
+	Method string `toml:"method"`
+	// Status is the response status's field (default "status").
+	Status string `toml:"status"`
+	// Host is the host's field, for site = "{host}" (default "host").
+	Host string `toml:"host"`
+	// UserAgent is the user agent's field (default "http_user_agent").
 	UserAgent string `toml:"user_agent"`
 }
 
@@ -148,7 +156,9 @@ type Page struct {
 
 // Rewrite is one { match = '...', replace = '...' } rule.
 type Rewrite struct {
-	Match   string `toml:"match"`
+	// Match is a Go regular expression (RE2 syntax).
+	Match string `toml:"match"`
+	// Replace is the replacement; $1 or ${name} stand for groups.
 	Replace string `toml:"replace"`
 }
 
@@ -255,7 +265,7 @@ func Parse(name string, data []byte) (Config, error) {
 	}
 	var errs []error
 	for _, k := range md.Undecoded() {
-		errs = append(errs, problem(name, data, k, "unknown key"))
+		errs = append(errs, problem(name, data, k, &FieldError{Field: strings.Join(k, "."), Problem: "unknown key"}))
 	}
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
@@ -267,7 +277,8 @@ func Parse(name string, data []byte) (Config, error) {
 	if cfg.Mongo.URIFile != "" {
 		b, err := os.ReadFile(cfg.Mongo.URIFile)
 		if err != nil {
-			return Config{}, problem(name, data, toml.Key{"mongo", "uri_file"}, fmt.Sprintf("%q: %v", cfg.Mongo.URIFile, err))
+			return Config{}, problem(name, data, toml.Key{"mongo", "uri_file"},
+				&FieldError{Field: "mongo.uri_file", Problem: fmt.Sprintf("%q: %v", cfg.Mongo.URIFile, err), Err: err})
 		}
 		cfg.Mongo.URI = strings.TrimSpace(string(b))
 	}
@@ -276,7 +287,7 @@ func Parse(name string, data []byte) (Config, error) {
 		var out []error
 		for _, e := range unjoin(err) {
 			if errors.As(e, &fe) {
-				out = append(out, problem(name, data, fe.key(), fe.Problem))
+				out = append(out, problem(name, data, fe.key(), fe))
 			} else {
 				out = append(out, fmt.Errorf("%s: %w", name, e))
 			}

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -127,6 +129,38 @@ colour = "red"
 	}
 }
 
+// TestParseErrorsWrapFieldErrors checks that each problem Parse reports,
+// unknown keys included, wraps its *FieldError.
+func TestParseErrorsWrapFieldErrors(t *testing.T) {
+	_, err := Parse("t.toml", []byte("colour = 1\n[flush]\nmax_ops = 0\n[[source]]\nsite = \"s\"\npaths = [\"/x\"]\nformat = \"common\"\n"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	var fields []string
+	for _, e := range unjoin(err) {
+		var fe *FieldError
+		if !errors.As(e, &fe) {
+			t.Errorf("%q does not wrap a *FieldError", e)
+			continue
+		}
+		fields = append(fields, fe.Field)
+	}
+	if strings.Join(fields, " ") != "colour" {
+		t.Errorf("fields %q (unknown keys stop Parse before Validate)", fields)
+	}
+	_, err = Parse("t.toml", []byte("[flush]\nmax_ops = 0\ninterval = \"-1s\"\n[[source]]\nsite = \"s\"\npaths = [\"/x\"]\nformat = \"common\"\n"))
+	fields = nil
+	for _, e := range unjoin(err) {
+		var fe *FieldError
+		if errors.As(e, &fe) {
+			fields = append(fields, fe.Field)
+		}
+	}
+	if strings.Join(fields, " ") != "flush.interval flush.max_ops" {
+		t.Errorf("fields %q in %v", fields, err)
+	}
+}
+
 func TestURIFile(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "uri")
@@ -144,6 +178,10 @@ func TestURIFile(t *testing.T) {
 	_, err = Parse("t.toml", []byte(strings.Replace(src, f, f+".missing", 1)))
 	if err == nil || !strings.Contains(err.Error(), "t.toml:2: mongo.uri_file:") {
 		t.Fatalf("missing uri_file: %v", err)
+	}
+	var fe *FieldError
+	if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &fe) || fe.Field != "mongo.uri_file" {
+		t.Errorf("missing uri_file: %v does not wrap fs.ErrNotExist and its *FieldError", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
+// unjoin returns the errors joined in err (by errors.Join), or err alone.
 func unjoin(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		return j.Unwrap()
@@ -22,9 +23,15 @@ type FieldError struct {
 	Field string
 	// Problem says what is wrong, quoting the value.
 	Problem string
+	// Err is the cause, if there is one (reading mongo.uri_file).
+	Err error
 }
 
+// Error returns "field: problem".
 func (e *FieldError) Error() string { return e.Field + ": " + e.Problem }
+
+// Unwrap returns the cause, or nil.
+func (e *FieldError) Unwrap() error { return e.Err }
 
 var decodeErrRe = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
 
@@ -33,13 +40,13 @@ var indexRe = regexp.MustCompile(`^(\w+)\[(\d+)\]$`)
 // key turns "source[2].format" into the TOML key path plus index for lineOf.
 func (e *FieldError) key() toml.Key { return toml.Key(strings.Split(e.Field, ".")) }
 
-// problem formats an error for key k, with the line where k is set when it
-// can be found.
-func problem(name string, data []byte, k toml.Key, msg string) error {
+// problem returns fe, the problem of key k, prefixed with name and the
+// line where k is set when it can be found. It wraps fe.
+func problem(name string, data []byte, k toml.Key, fe *FieldError) error {
 	if line := lineOf(data, k); line > 0 {
-		return fmt.Errorf("%s:%d: %s: %s", name, line, strings.Join(k, "."), msg)
+		return fmt.Errorf("%s:%d: %w", name, line, fe)
 	}
-	return fmt.Errorf("%s: %s: %s", name, strings.Join(k, "."), msg)
+	return fmt.Errorf("%s: %w", name, fe)
 }
 
 // lineOf finds the line setting key k: the key inside the table named by
