@@ -166,6 +166,7 @@ type ConfigError struct {
 	Problem string
 }
 
+// Error returns "parser: field: problem".
 func (e *ConfigError) Error() string { return "parser: " + e.Field + ": " + e.Problem }
 
 type formatKind uint8
