@@ -2,6 +2,8 @@ package tailer
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -20,18 +22,75 @@ type fileInfo struct {
 	matched bool // path is a glob match
 }
 
+// File is a file a Tailer follows: the path it is found at and its
+// identity.
+type File struct {
+	Path string
+	ID   FileID
+}
+
+// Discover returns the files a Tailer with these globs (Config.Paths)
+// follows when it starts without restored checkpoints: the regular,
+// uncompressed files the globs match, each once (by identity, under the
+// first path that reaches it), in the order of the globs and of their
+// matches. It uses the Tailer's own discovery, and does not read the files:
+// of two matches that begin with the same bytes the Tailer follows only
+// the first one it reads, and takes the other for a copy (see the package
+// doc); both are listed.
+//
+// A bad pattern is an error, as for New. A match that cannot be examined
+// (an error other than not-exist, which the Tailer logs and tries again at
+// every rescan) is not listed; its *fs.PathError is returned, joined with
+// the others, along with the files.
+func Discover(globs []string) ([]File, error) {
+	if err := checkGlobs(globs); err != nil {
+		return nil, err
+	}
+	var errs []error
+	var out []File
+	seen := make(map[FileID]bool)
+	for _, fi := range globFiles(globs, func(err error) { errs = append(errs, err) }) {
+		if !seen[fi.id] {
+			seen[fi.id] = true
+			out = append(out, File{Path: fi.path, ID: fi.id})
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// checkGlobs reports the first bad pattern.
+func checkGlobs(globs []string) error {
+	for _, p := range globs {
+		if _, err := filepath.Match(p, ""); err != nil {
+			return fmt.Errorf("glob %q: %w", p, err)
+		}
+	}
+	return nil
+}
+
 // expand returns the regular, uncompressed files the globs match.
 func (t *Tailer) expand() []fileInfo {
+	return globFiles(t.cfg.Paths, t.logStatErr)
+}
+
+// globFiles returns the regular, uncompressed files the globs (valid
+// patterns) match, each path once. It calls statErr with the error of each
+// match that cannot be examined (other than not-exist).
+func globFiles(globs []string, statErr func(error)) []fileInfo {
 	var out []fileInfo
 	seen := make(map[string]bool)
-	for _, pat := range t.cfg.Paths {
-		paths, _ := filepath.Glob(pat) // pattern validated in New
+	for _, pat := range globs {
+		paths, _ := filepath.Glob(pat) // a valid pattern: no error
 		for _, p := range paths {
 			if seen[p] || Compressed(p) {
 				continue
 			}
 			seen[p] = true
-			if fi, ok := t.statFile(p); ok {
+			fi, ok, err := statRegular(p)
+			if err != nil {
+				statErr(err)
+			}
+			if ok {
 				fi.matched = true
 				out = append(out, fi)
 			}
@@ -62,21 +121,41 @@ func (t *Tailer) candidates(path string) []fileInfo {
 
 // statFile stats a regular file; errors other than not-exist are logged.
 func (t *Tailer) statFile(p string) (fileInfo, bool) {
+	fi, ok, err := statRegular(p)
+	if err != nil {
+		t.logStatErr(err)
+	}
+	return fi, ok
+}
+
+// logStatErr logs a stat error of statRegular.
+func (t *Tailer) logStatErr(err error) {
+	var pe *fs.PathError
+	p := ""
+	if errors.As(err, &pe) {
+		p = pe.Path
+	}
+	t.log.logErr("stat "+p, slog.LevelWarn, "cannot stat file", "err", err, "path", p)
+}
+
+// statRegular stats a regular file that statID can identify: ok reports
+// one. err is a stat error other than not-exist.
+func statRegular(p string) (fi fileInfo, ok bool, err error) {
 	st, err := os.Stat(p)
 	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			t.log.logErr("stat "+p, slog.LevelWarn, "cannot stat file", "err", err, "path", p)
+		if errors.Is(err, os.ErrNotExist) {
+			err = nil
 		}
-		return fileInfo{}, false
+		return fileInfo{}, false, err
 	}
 	if !st.Mode().IsRegular() {
-		return fileInfo{}, false
+		return fileInfo{}, false, nil
 	}
 	id, _, ok := statID(st)
 	if !ok {
-		return fileInfo{}, false
+		return fileInfo{}, false, nil
 	}
-	return fileInfo{path: p, id: id, size: st.Size(), mtime: st.ModTime()}, true
+	return fileInfo{path: p, id: id, size: st.Size(), mtime: st.ModTime()}, true, nil
 }
 
 // matches reports whether path is matched by one of the globs.

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -97,10 +96,8 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 	if len(cfg.Paths) == 0 {
 		return nil, fmt.Errorf("new tailer %q: no paths", cfg.Source)
 	}
-	for _, p := range cfg.Paths {
-		if _, err := filepath.Match(p, ""); err != nil {
-			return nil, fmt.Errorf("new tailer %q: glob %q: %w", cfg.Source, p, err)
-		}
+	if err := checkGlobs(cfg.Paths); err != nil {
+		return nil, fmt.Errorf("new tailer %q: %w", cfg.Source, err)
 	}
 	if cfg.PollInterval < 0 || cfg.RescanInterval < 0 || cfg.RotateGrace < 0 || cfg.MaxLineBytes < 0 || cfg.ReadSize < 0 {
 		return nil, fmt.Errorf("new tailer %q: negative interval or size", cfg.Source)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"syscall"
 
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/tailer"
@@ -24,40 +22,34 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	var problems []error
 	fmt.Fprintf(stdout, "config %s: ok (%d sources)\n", *path, len(cfg.Sources))
-	seen := map[fileKey]match{}
+	seen := map[tailer.FileID]match{}
 	for _, s := range cfg.Sources {
 		fmt.Fprintf(stdout, "source %q (site %s, format %s):\n", s.Name, s.Site, s.Format)
-		n := 0
-		for _, g := range s.Paths {
-			matches, _ := filepath.Glob(g)
-			for _, m := range matches {
-				st, err := os.Stat(m)
-				if err != nil {
-					fmt.Fprintf(stdout, "  %s (%v)\n", m, err)
-					continue
+		// The files the source's tailer would follow: regular and
+		// uncompressed, each once even when two globs or paths reach it.
+		files, err := tailer.Discover(s.Paths)
+		for _, f := range files {
+			fmt.Fprintf(stdout, "  %s\n", f.Path)
+			other, dup := seen[f.ID]
+			if dup {
+				also := ""
+				if other.path != f.Path {
+					also = " (also as " + other.path + ")"
 				}
-				if !st.Mode().IsRegular() || tailer.Compressed(m) {
-					continue // the tailer follows uncompressed regular files only
-				}
-				k := keyOf(m, st)
-				other, dup := seen[k]
-				if dup && other.source == s.Name {
-					continue // matched by two globs of this source: followed once
-				}
-				n++
-				fmt.Fprintf(stdout, "  %s\n", m)
-				if dup {
-					also := ""
-					if other.path != m {
-						also = " (also as " + other.path + ")"
-					}
-					problems = append(problems, fmt.Errorf("%s%s is matched by sources %q and %q: it would be counted twice", m, also, other.source, s.Name))
-					continue
-				}
-				seen[k] = match{source: s.Name, path: m}
+				problems = append(problems, fmt.Errorf("%s%s is matched by sources %q and %q: it would be counted twice", f.Path, also, other.source, s.Name))
+				continue
 			}
+			seen[f.ID] = match{source: s.Name, path: f.Path}
 		}
-		if n == 0 {
+		for _, err := range unjoin(err) {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				fmt.Fprintf(stdout, "  %s (%v)\n", pe.Path, err) // followed once it can be read
+				continue
+			}
+			problems = append(problems, fmt.Errorf("source %q: %w", s.Name, err))
+		}
+		if len(files) == 0 {
 			fmt.Fprintf(stdout, "  (no file matches now; followed when one appears)\n")
 		}
 	}
@@ -72,18 +64,15 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// fileKey identifies a file as the tailer does, by device and inode, so a
-// file reached by two paths (a symlink, a hard link, "dir/../dir") is one.
-type fileKey struct {
-	dev, ino uint64
-	path     string // only when the system gives no inode
-}
-
-func keyOf(path string, st os.FileInfo) fileKey {
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		return fileKey{dev: uint64(sys.Dev), ino: uint64(sys.Ino)}
+// unjoin returns the errors joined in err (by errors.Join), or err alone.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
 	}
-	return fileKey{path: path}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // match is the first source and path a file was matched by.

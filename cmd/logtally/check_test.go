@@ -141,3 +141,28 @@ func TestCheckFileOfTwoSourcesExits2(t *testing.T) {
 		t.Errorf("%d duplicates reported, want 4:\n%s", n, stderr)
 	}
 }
+
+// TestCheckShowsUnreadableMatch: a match the tailer cannot examine (a
+// symlink loop) is shown with its error, and is not a problem: the tailer
+// follows it once it can be read.
+func TestCheckShowsUnreadableMatch(t *testing.T) {
+	srv := mongotest.Start(t)
+	dir, logs := checkSetup(t)
+	loop := filepath.Join(logs, "loop.log")
+	if err := os.Symlink(loop, loop); err != nil {
+		t.Fatal(err)
+	}
+	conf := writeCheckConfig(t, dir, srv.URI(), []string{filepath.Join(logs, "*.log")})
+	out, stderr, code := runCmd(t, "check", "-config", conf)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	for _, want := range []string{
+		"  " + filepath.Join(logs, "a.log") + "\n",
+		"  " + loop + " (stat " + loop + ": ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout does not contain %q:\n%s", want, out)
+		}
+	}
+}
