@@ -2,9 +2,11 @@ package tailer
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -39,24 +41,23 @@ func TestLoggerPrune(t *testing.T) {
 	}
 }
 
-// TestRescanPrunesErrLog: a rescan prunes the logger of a running Tailer.
+// TestRescanPrunesErrLog: a rescan prunes the logger of a running Tailer
+// (in a synctest bubble: a minute passes at once).
 func TestRescanPrunesErrLog(t *testing.T) {
-	clk := fakeClock()
-	dir := t.TempDir()
-	h := start(t, Config{Source: "s", Paths: []string{dir + "/*.log"}, Clock: clk})
-	h.settle(1) // the rescan timer
-	for i := range 100 {
-		h.tl.log.logErr("stat "+dir+"/"+string(rune('a'+i%26))+strings.Repeat("x", i)+".log", slog.LevelWarn, "cannot stat file")
-	}
-	h.clk.Advance(errLogEvery) // fires the rescan timer
-	n := 0
-	for deadline := time.Now().Add(waitLimit); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		h.tl.log.mu.Lock()
-		n = len(h.tl.log.logged)
-		h.tl.log.mu.Unlock()
-		if n == 0 {
-			return
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		b := startBubble(t, Config{Source: "s", Paths: []string{dir + "/*.log"}})
+		for i := range 100 {
+			b.tl.log.logErr(fmt.Sprintf("stat %s/%d.log", dir, i), slog.LevelWarn, "cannot stat file")
 		}
-	}
-	t.Errorf("%d keys kept after a rescan %v later, want 0", n, errLogEvery)
+		b.after(errLogEvery - DefaultRescanInterval)
+		if n := b.loggedKeys(); n != 100 {
+			t.Fatalf("%d keys kept before they are %v old, want 100", n, errLogEvery)
+		}
+		b.after(DefaultRescanInterval)
+		if n := b.loggedKeys(); n != 0 {
+			t.Errorf("%d keys kept after a rescan %v later, want 0", n, errLogEvery)
+		}
+		b.stop()
+	})
 }
