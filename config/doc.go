@@ -2,6 +2,16 @@
 // (Default), then the file decoded over them (Load), then Validate, which
 // names every bad field with its value.
 //
+// Files: config.go (the types, Default, Load, Parse), validate.go
+// (Validate), lines.go (FieldError and finding a key's line), values.go
+// (Duration, Size, WriteConcern).
+//
+// Each default is defined once: keys that only the configuration knows
+// have constants here (DefaultStateDir, DefaultShutdownTimeout, ...); the
+// others are the constants of the package that uses them
+// (flusher.DefaultInterval, flusher.DefaultMinuteCollection,
+// buffer.DefaultMaxSize, ...), so importing config imports those packages.
+//
 // Caveats:
 //   - Durations are strings with a unit ("10s"); a bare number is an error,
 //     never nanoseconds. Sizes are strings like "512MiB" or "1.5GiB", or a
@@ -10,7 +20,9 @@
 //   - Unknown keys are errors. The TOML decoder gives line numbers for
 //     syntax and type errors; for unknown keys and bad values the line is
 //     found by looking for the key under its table header, so it is
-//     reported only where it can be found.
+//     reported only where it can be found. Problems found after decoding
+//     (unknown keys, Validate's, mongo.uri_file) wrap a *FieldError;
+//     decoding errors (syntax, types, bad durations and sizes) do not.
 //   - A source's checkpoints are filed under its name (default: its site).
 //     Renaming a source makes logtally read its files again from the start.
 //   - A source's parser settings (format, log_format, regex, time_layout,
