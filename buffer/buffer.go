@@ -111,6 +111,9 @@ func Open(path string, opts Options) (*Buffer, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("create buffer directory: %w", err)
 	}
+	if err := verifyLocked(path, opts.LockTimeout); err != nil {
+		return nil, fmt.Errorf("open buffer %s: %w", path, err)
+	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
 		Timeout:        opts.LockTimeout,
 		NoFreelistSync: true,
