@@ -115,6 +115,7 @@ type Flusher struct {
 
 	// Test hooks, nil in production.
 	afterChunk   func(p pass, chunk int) error // after a chunk's progress is saved
+	afterUpdate  func(p pass, ids []string)    // after step 1, when some bucket did not match
 	beforeInsert func(p pass, ids []string)    // between steps 1 and 2
 	beforeBulk   func(updates int) error       // before each bulk write; an error stands for the server's
 }
@@ -376,13 +377,20 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, bucket
 	for i := range buckets {
 		ids[i] = buckets[i].id
 	}
-	existing, err := f.existing(ctx, coll, ids)
+	if f.afterUpdate != nil {
+		f.afterUpdate(p, ids)
+	}
+	// The buckets that did not match lack this batch: they were missing,
+	// or (after a retry) took it in an earlier attempt. Ask which carry
+	// it, not which exist: a bucket another writer created since step 1
+	// exists but has not taken this batch.
+	done, err := f.withBatch(ctx, coll, ids, batchID)
 	if err != nil {
 		return err
 	}
 	var missing []bucket
 	for i := range buckets {
-		if _, ok := existing[buckets[i].id]; !ok {
+		if _, ok := done[buckets[i].id]; !ok {
 			missing = append(missing, buckets[i])
 		}
 	}
@@ -425,12 +433,13 @@ func (f *Flusher) bulkWrite(ctx context.Context, coll *mongo.Collection, models 
 	return int(res.MatchedCount), nil
 }
 
-// existing returns which of ids are in coll.
-func (f *Flusher) existing(ctx context.Context, coll *mongo.Collection, ids []string) (map[string]struct{}, error) {
+// withBatch returns which of ids are in coll and carry batchID in this
+// instance's applied entry.
+func (f *Flusher) withBatch(ctx context.Context, coll *mongo.Collection, ids []string, batchID string) (map[string]struct{}, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	f.finds.Add(1)
-	cur, err := coll.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+	cur, err := coll.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: f.applied, Value: batchID}},
 		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("find %d buckets: %w", len(ids), err)

@@ -721,3 +721,43 @@ func toMap(d bson.D) map[string]any {
 	}
 	return m
 }
+
+// A bucket that another writer creates (and counts into) after this
+// flusher's step 1 found it missing must still take this batch: the find
+// asks which buckets carry the batch, not which exist.
+func TestBucketCreatedAfterStep1StillCounts(t *testing.T) {
+	e := newEnv(t, 8)
+	ctx := context.Background()
+	var raced string
+	e.f.afterUpdate = func(p pass, ids []string) {
+		if p != minutePass || raced != "" {
+			return
+		}
+		// Another host creates the minute bucket of /x and counts 4 hits.
+		var other chunker
+		other.reset(minutePass, 8)
+		other.add(buffer.AppendKey(nil, []byte("a.example"), []byte("/x"), mustUnix(t, "2024-03-05T10:20:30Z")), 4)
+		b := &other.buckets[0]
+		if !slices.Contains(ids, b.id) {
+			t.Errorf("minute chunk %v lacks %s", ids, b.id)
+		}
+		doc := zeroDoc(minutePass, b)
+		doc[len(doc)-1].Value = bson.D{{Key: "otherhost", Value: "b0"}}
+		if _, err := e.db.Collection("minutes").InsertOne(ctx, doc); err != nil {
+			t.Errorf("racing insert: %v", err)
+		}
+		if _, err := e.db.Collection("minutes").UpdateOne(ctx, bson.D{{Key: "_id", Value: b.id}},
+			bson.D{{Key: "$inc", Value: bson.D{{Key: "seconds.30", Value: int64(4)}, {Key: "totalViews", Value: int64(4)}}}}); err != nil {
+			t.Errorf("racing update: %v", err)
+		}
+		raced = b.id
+	}
+	e.commit(t, hit{"a.example", "/x", "2024-03-05T10:20:31Z", 2})
+	e.flush(t)
+	if raced == "" {
+		t.Fatal("the racing insert did not happen")
+	}
+	e.want["minutes"][raced]["seconds.30"] += 4
+	e.want["minutes"][raced]["totalViews"] += 4
+	e.check(t)
+}
