@@ -15,6 +15,8 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/pipeline"
+	"github.com/logtally/logtally/tailer"
 )
 
 // Config is the whole configuration file.
@@ -25,6 +27,10 @@ type Config struct {
 	StateDir string `toml:"state_dir"`
 	// ShutdownTimeout bounds the final flush on SIGTERM.
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+	// MaxLineBytes is the longest line counted, '\n' not included, by the
+	// daemon, replay and the dry run alike; longer lines are skipped and
+	// counted as too long.
+	MaxLineBytes Size `toml:"max_line_bytes"`
 	// Mongo is the database connection.
 	Mongo Mongo `toml:"mongo"`
 	// Buffer configures the on-disk buffer.
@@ -182,13 +188,11 @@ var Formats = parser.Formats
 // Defaults of the keys that only the configuration knows. The other keys'
 // defaults are those of the packages that use them: flusher.DefaultInterval,
 // flusher.DefaultMaxOps, flusher.DefaultMaxBackoff, flusher.DefaultTimeout
-// (mongo.timeout), the flusher's collection names and buffer.DefaultMaxSize.
+// (mongo.timeout), the flusher's collection names, buffer.DefaultMaxSize,
+// pipeline.DefaultShutdownTimeout and tailer.DefaultMaxLineBytes.
 const (
 	// DefaultStateDir is state_dir, the directory of buffer.db.
 	DefaultStateDir = "/var/lib/logtally"
-	// DefaultShutdownTimeout is shutdown_timeout, the bound on the final
-	// flush on SIGTERM.
-	DefaultShutdownTimeout = 30 * time.Second
 	// DefaultCommitInterval is buffer.commit_interval, how often counts and
 	// checkpoints are committed.
 	DefaultCommitInterval = time.Second
@@ -209,7 +213,8 @@ func Default() Config {
 	return Config{
 		Instance:        host,
 		StateDir:        DefaultStateDir,
-		ShutdownTimeout: Duration(DefaultShutdownTimeout),
+		ShutdownTimeout: Duration(pipeline.DefaultShutdownTimeout),
+		MaxLineBytes:    Size(tailer.DefaultMaxLineBytes),
 		Mongo: Mongo{
 			URI:          DefaultMongoURI,
 			Database:     DefaultDatabase,

@@ -12,6 +12,8 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/pipeline"
+	"github.com/logtally/logtally/tailer"
 )
 
 const good = `
@@ -112,6 +114,8 @@ colour = "red"
 		{"no source", `state_dir = "/x"`, []string{"source: at least one [[source]] is needed"}},
 		{"bad size", "[buffer]\nmax_size = \"1 furlong\"\n", []string{"t.toml:2:", "buffer.max_size", "unknown unit"}},
 		{"write concern", "[mongo]\nwrite_concern = \"most\"\n", []string{`t.toml:2: mongo.write_concern: "most"`}},
+		{"line limit zero", "state_dir = \"/x\"\nmax_line_bytes = \"0\"\n", []string{`t.toml:2: max_line_bytes: "0B": must be between 1 and 64MiB`}},
+		{"line limit huge", "max_line_bytes = \"1GiB\"\n", []string{`t.toml:1: max_line_bytes: "1GiB": must be between 1 and 64MiB`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,7 +207,8 @@ func TestDefaultsLiveInTheirPackages(t *testing.T) {
 		{"buffer.max_size", int64(c.Buffer.MaxSize), int64(buffer.DefaultMaxSize)},
 		{"buffer.commit_interval", c.Buffer.CommitInterval.D(), DefaultCommitInterval},
 		{"state_dir", c.StateDir, DefaultStateDir},
-		{"shutdown_timeout", c.ShutdownTimeout.D(), DefaultShutdownTimeout},
+		{"shutdown_timeout", c.ShutdownTimeout.D(), pipeline.DefaultShutdownTimeout},
+		{"max_line_bytes", int(c.MaxLineBytes), tailer.DefaultMaxLineBytes},
 		{"mongo.uri", c.Mongo.URI, DefaultMongoURI},
 		{"mongo.database", c.Mongo.Database, DefaultDatabase},
 		{"mongo.write_concern", string(c.Mongo.WriteConcern), DefaultWriteConcern},

@@ -13,6 +13,10 @@ import (
 	"github.com/logtally/logtally/parser"
 )
 
+// MaxLineBytesLimit bounds max_line_bytes: a line is held in memory whole
+// (the tailer and the dry run each keep one such buffer per file read).
+const MaxLineBytesLimit Size = 64 << 20
+
 // Validate checks every field and returns all problems, each a *FieldError,
 // joined.
 func (c *Config) Validate() error {
@@ -25,6 +29,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		bad("shutdown_timeout", "%q: must be positive", c.ShutdownTimeout)
+	}
+	if c.MaxLineBytes <= 0 || c.MaxLineBytes > MaxLineBytesLimit {
+		bad("max_line_bytes", "%q: must be between 1 and %s", c.MaxLineBytes, MaxLineBytesLimit)
 	}
 	if !strings.HasPrefix(c.Mongo.URI, "mongodb://") && !strings.HasPrefix(c.Mongo.URI, "mongodb+srv://") {
 		bad("mongo.uri", "%q: must start with mongodb:// or mongodb+srv://", redact(c.Mongo.URI))

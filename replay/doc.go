@@ -5,8 +5,8 @@
 // summary, with no buffer or database.
 //
 // Caveats:
-//   - Lines are split with one 4 MiB buffer; a longer line is skipped and
-//     counted as too long (the daemon's tailer skips lines over 1 MiB).
+//   - A line longer than max_line_bytes (default 1 MiB, '\n' not included)
+//     is skipped and counted as too long, as the daemon's tailer does.
 //   - zstd files are recognised and refused with a hint to decompress them.
 //   - Page ids are 26 bits; past 2^26 distinct pages the ids start again
 //     after a commit, and the distinct-pages figure adds the forgotten ones.

@@ -14,9 +14,6 @@ import (
 	"github.com/logtally/logtally/parser"
 )
 
-// MaxLineBytes is the read buffer; a line longer than it is skipped and
-// counted as too long.
-const MaxLineBytes = 4 << 20
 
 // maxKeys is how many (site, page, second) keys the dry run holds
 // before it commits them (counts them and starts again), as the daemon's
@@ -53,13 +50,15 @@ type DryRun struct {
 }
 
 // NewDryRun returns a DryRun parsing with p, applying lim
-// (max_pages_per_minute; nil: no bound), and printing malformed lines to log.
-func NewDryRun(p *parser.Parser, lim *parser.PageLimiter, log io.Writer) *DryRun {
+// (max_pages_per_minute; nil: no bound), skipping lines longer than maxLine
+// bytes ('\n' not included; max_line_bytes) and printing malformed lines to
+// log.
+func NewDryRun(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Writer) *DryRun {
 	return &DryRun{
 		p: p, lim: lim, log: log,
 		siteIDs: map[string]uint32{}, pageIDs: map[string]uint32{},
 		keys: make(map[uint64]uint32, maxKeys), seconds: map[uint64]struct{}{}, lastSec: ^uint64(0),
-		buf: make([]byte, MaxLineBytes),
+		buf: make([]byte, maxLine+1), // the line and its '\n'
 	}
 }
 
@@ -132,7 +131,7 @@ func (d *DryRun) read(name string, r io.Reader) error {
 			if !skipping {
 				d.tooLong++
 				d.lines++
-				fmt.Fprintf(d.log, "%s:%d: line longer than %d bytes skipped\n", name, lineNo+1, len(buf))
+				fmt.Fprintf(d.log, "%s:%d: line longer than %d bytes skipped\n", name, lineNo+1, len(buf)-1)
 			}
 			skipping, n = true, 0
 		}

@@ -43,6 +43,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 		return usagef("replay: no log FILE given")
 	}
 	var pc parser.Config
+	maxLine := int(config.Default().MaxLineBytes)
 	if *cfgPath != "" {
 		cfg, err := config.Load(*cfgPath)
 		if err != nil {
@@ -53,6 +54,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 			return usageError{err}
 		}
 		pc = src.Parser()
+		maxLine = int(cfg.MaxLineBytes)
 	} else if *srcName != "" {
 		return usagef("replay: -source needs -config")
 	}
@@ -69,7 +71,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("replay: %w", err)
 	}
-	d := replay.NewDryRun(p, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute), stderr)
+	d := replay.NewDryRun(p, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute), maxLine, stderr)
 	clk := clock.Real{}
 	start := clk.Now()
 	for _, name := range fs.Args() {

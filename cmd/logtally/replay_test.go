@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/logtally/logtally/replay"
+	"github.com/logtally/logtally/tailer"
 )
 
 const replayLines = `10.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET /a?x=1 HTTP/1.1" 200 1 "-" "Mozilla/5.0"
@@ -108,14 +108,15 @@ func TestReplayLongLines(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "access.log")
 	good := `10.0.0.1 - - [17/May/2015:10:05:03 +0000] "GET /a HTTP/1.1" 200 1`
-	huge := strings.Repeat("x", replay.MaxLineBytes+10)
-	os.WriteFile(log, []byte(good+"\n"+huge+"\n"+good+"\n"+huge), 0o644)
+	huge := strings.Repeat("x", tailer.DefaultMaxLineBytes+1) // one byte over max_line_bytes
+	atMax := strings.Repeat("y", tailer.DefaultMaxLineBytes)  // kept (and malformed), as the tailer keeps it
+	os.WriteFile(log, []byte(good+"\n"+huge+"\n"+good+"\n"+atMax+"\n"+huge), 0o644)
 	var out, errb bytes.Buffer
 	if err := cmdReplay([]string{"-dry-run", "-site", "s", "-format", "common", log}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()
-	for name, want := range map[string]string{"lines": "4", "hits": "2", "too long": "2"} {
+	for name, want := range map[string]string{"lines": "5", "hits": "2", "too long": "2", "malformed": "1"} {
 		if got := summaryValue(t, s, name); got != want {
 			t.Errorf("%s = %s, want %s\n%s", name, got, want, s)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/pipeline"
+	"github.com/logtally/logtally/tailer"
 )
 
 func cmdRun(args []string, stderr io.Writer) error {
@@ -108,7 +109,10 @@ func pipelineConfig(cfg config.Config, log *slog.Logger, db *mongo.Database) pip
 		Logger:          log,
 	}
 	for _, s := range cfg.Sources {
-		pc.Sources = append(pc.Sources, pipeline.Source{Name: s.Name, Paths: s.Paths, Parser: s.Parser()})
+		pc.Sources = append(pc.Sources, pipeline.Source{
+			Name: s.Name, Paths: s.Paths, Parser: s.Parser(),
+			Tailer: tailer.Config{MaxLineBytes: int(cfg.MaxLineBytes)},
+		})
 	}
 	return pc
 }
