@@ -48,7 +48,7 @@ type Config struct {
 	// until it reopens.
 	RotateGrace  time.Duration
 	MaxLineBytes int         // default DefaultMaxLineBytes; longer lines are skipped whole and counted in Chunk.Skipped
-	ReadSize     int         // default DefaultReadSize: read buffer; a Chunk carries at most this much
+	ReadSize     int         // default DefaultReadSize: read buffer; a Chunk carries at most about this much
 	Clock        clock.Clock // default clock.Real{}
 	Logger       *slog.Logger
 	// Since is the wall-clock time of the last commit of the previous run
