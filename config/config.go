@@ -319,8 +319,11 @@ func redact(uri string) string {
 // Redacted returns the URI with any password replaced, for logs.
 func (m Mongo) Redacted() string { return redact(m.URI) }
 
+// BufferFile is the buffer file's name inside state_dir.
+const BufferFile = "buffer.db"
+
 // BufferPath is the buffer file inside StateDir.
-func (c *Config) BufferPath() string { return filepath.Join(c.StateDir, "buffer.db") }
+func (c *Config) BufferPath() string { return filepath.Join(c.StateDir, BufferFile) }
 
 // Parser returns the parser configuration of the source, with the site
 // aliases of the Config it was loaded or validated in.

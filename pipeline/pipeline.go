@@ -96,7 +96,7 @@ type Pipeline struct {
 // New opens the buffer, restores the checkpoints it holds and wires a
 // tailer per source, the aggregator and the flusher. A bad source (parser
 // settings, globs) is an error naming it.
-func New(cfg Config) (p *Pipeline, err error) {
+func New(cfg Config) (_ *Pipeline, err error) {
 	if len(cfg.Sources) == 0 {
 		return nil, errors.New("new pipeline: no sources")
 	}
@@ -107,7 +107,7 @@ func New(cfg Config) (p *Pipeline, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p = &Pipeline{
+	p := &Pipeline{
 		cfg:    cfg,
 		log:    log.With("component", "pipeline"),
 		chunks: make(chan tailer.Chunk, chunkQueue),
@@ -121,6 +121,12 @@ func New(cfg Config) (p *Pipeline, err error) {
 	bopts := cfg.Buffer
 	bopts.Logger = log
 	if p.buf, err = buffer.Open(cfg.BufferPath, bopts); err != nil {
+		if errors.Is(err, buffer.ErrCorrupt) {
+			// Until the state can be recovered from MongoDB's record, a
+			// fresh buffer would count every file again: stop and say so.
+			return nil, fmt.Errorf("%w; the file is left in place. Starting afresh means moving it aside: "+
+				"every file the globs match is then read again from its start and its lines counted again", err)
+		}
 		return nil, err
 	}
 	fcfg := cfg.Flush

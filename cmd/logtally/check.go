@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/tailer"
 )
@@ -52,6 +53,13 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		if len(files) == 0 {
 			fmt.Fprintf(stdout, "  (no file matches now; followed when one appears)\n")
 		}
+	}
+	if locked, err := buffer.CheckDir(cfg.StateDir, config.BufferFile); err != nil {
+		problems = append(problems, fmt.Errorf("state_dir: %w", err))
+	} else if locked {
+		fmt.Fprintf(stdout, "state_dir %s: ok; its buffer is in use by a running logtally\n", cfg.StateDir)
+	} else {
+		fmt.Fprintf(stdout, "state_dir %s: ok\n", cfg.StateDir)
 	}
 	if err := ping(context.Background(), cfg.Mongo); err != nil {
 		problems = append(problems, err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/internal/mongotest"
 )
 
@@ -164,5 +166,34 @@ func TestCheckShowsUnreadableMatch(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout does not contain %q:\n%s", want, out)
 		}
+	}
+}
+
+// A state_dir that is a regular file is a problem of check and of run,
+// named by its key; a buffer held by a running logtally is information.
+func TestStateDirChecked(t *testing.T) {
+	srv := mongotest.Start(t)
+	dir, logs := checkSetup(t)
+	conf := writeCheckConfig(t, dir, srv.URI(), []string{filepath.Join(logs, "*.log")})
+	state := filepath.Join(dir, "state")
+	if err := os.WriteFile(state, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"check", "run"} {
+		out, stderr, code := runCmd(t, cmd, "-config", conf)
+		if code != 2 || !strings.Contains(stderr, "state_dir: \""+state+"\" is not a directory") {
+			t.Errorf("%s with state_dir a file: exit %d, want 2 naming state_dir\nstdout:\n%s\nstderr:\n%s", cmd, code, out, stderr)
+		}
+	}
+
+	os.Remove(state)
+	b, err := buffer.Open(filepath.Join(state, config.BufferFile), buffer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	out, stderr, code := runCmd(t, "check", "-config", conf)
+	if code != 0 || !strings.Contains(out, "in use by a running logtally") {
+		t.Errorf("check with the buffer locked: exit %d, want 0 and a note\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
 }

@@ -34,6 +34,9 @@ func cmdRun(args []string, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})).With("instance", cfg.Instance)
 
+	if _, err := buffer.CheckDir(cfg.StateDir, config.BufferFile); err != nil {
+		return usagef("state_dir: %w", err)
+	}
 	client, db, err := connect(cfg.Mongo, "logtally")
 	if err != nil {
 		return err
