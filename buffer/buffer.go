@@ -91,6 +91,7 @@ type Buffer struct {
 	instance string
 	maxSize  int64
 	log      *slog.Logger
+	file     fileID // the identity of the file bbolt opened (watch.go)
 
 	mu           sync.Mutex
 	pendingKeys  int
@@ -134,6 +135,7 @@ func Open(path string, opts Options) (*Buffer, error) {
 	// instance name.
 	b.log.Info("buffer open", "path", path, "buffer_id", b.instance,
 		"pending_keys", b.pendingKeys, "pending_hits", b.pendingHits, "size", b.Size())
+	b.file = statFile(path)
 	return b, nil
 }
 

@@ -1,0 +1,173 @@
+package buffer
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// fileID is a file's identity: device and inode.
+type fileID struct {
+	dev, ino uint64
+	err      error // why the identity is unknown, if it is
+}
+
+// statFile returns the identity of the file at path. Open records it right
+// after bbolt opened the file, so that Replaced can tell whether the path
+// still names the file the Buffer writes to.
+func statFile(path string) fileID {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fileID{err: err}
+	}
+	return idOf(st)
+}
+
+func idOf(st fs.FileInfo) fileID {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{err: errors.New("no device and inode in the file's status")}
+	}
+	return fileID{dev: uint64(sys.Dev), ino: sys.Ino} // Dev is not a uint64 on every platform
+}
+
+// Replaced reports whether the buffer's path no longer names the file the
+// Buffer has open: the file was deleted (a cleanup script, a wrong
+// logrotate glob) or another file was put in its place. The Buffer goes on
+// working on the unlinked file, but nothing it writes survives a restart,
+// which would start from what the path then holds: the counts pending in
+// the open file would be lost and, with no checkpoints, every log file read
+// and counted again. Stop the process and call Restore.
+//
+// An error means the path could not be checked (not that it is missing);
+// the answer is then false.
+func (b *Buffer) Replaced() (bool, error) {
+	if b.file.err != nil {
+		// The identity was not taken at Open: only a missing path can
+		// still be told.
+		if _, err := os.Lstat(b.Path()); errors.Is(err, fs.ErrNotExist) {
+			return true, nil
+		}
+		return false, fmt.Errorf("buffer %s: identity of the open file unknown: %w", b.Path(), b.file.err)
+	}
+	st, err := os.Stat(b.Path())
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("check buffer %s: %w", b.Path(), err)
+	}
+	id := idOf(st)
+	return id.err != nil || id != b.file, nil
+}
+
+// Restore writes a consistent copy of the open database to the buffer's
+// path, in the state of the last committed transaction: to a temporary
+// file in the same directory (recreated if it was removed too), synced,
+// then renamed over the path, and the directory synced. If another file
+// sits at the path, it is first kept under the name
+// "<path>.replaced-<UTC time>", which Restore returns; the path is never
+// left empty. If the path still names the open file, Restore does nothing.
+//
+// Call it when Replaced reports true, after the last Commit, Seal,
+// SaveProgress or Ack: what is written to the Buffer after the copy is
+// lost. The copy is a new file, so Replaced still reports true afterwards,
+// and the Buffer keeps writing to the unlinked one: the caller must stop
+// using it, Close it, and Open the path again (in practice: exit, and let
+// the restart open the restored file).
+func (b *Buffer) Restore() (movedAside string, err error) {
+	path := b.Path()
+	replaced, err := b.Replaced()
+	if err != nil {
+		return "", fmt.Errorf("restore buffer: %w", err)
+	}
+	if !replaced {
+		return "", nil
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", fmt.Errorf("restore buffer %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".restore-*")
+	if err != nil {
+		return "", fmt.Errorf("restore buffer %s: %w", path, err)
+	}
+	tmpPath := tmp.Name()
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmpPath)
+		}
+	}()
+	// WriteTo reads through bbolt's own handle, the open (unlinked)
+	// file, never through the path.
+	if err = b.db.View(func(tx *bolt.Tx) error {
+		_, err := tx.WriteTo(tmp)
+		return err
+	}); err != nil {
+		return "", fmt.Errorf("restore buffer %s: copy: %w", path, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return "", fmt.Errorf("restore buffer %s: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return "", fmt.Errorf("restore buffer %s: %w", path, err)
+	}
+	if _, serr := os.Lstat(path); serr == nil {
+		if movedAside, err = keepAside(path); err != nil {
+			return "", fmt.Errorf("restore buffer %s: keep the file found there: %w", path, err)
+		}
+	}
+	if err = os.Rename(tmpPath, path); err != nil {
+		return movedAside, fmt.Errorf("restore buffer %s: %w", path, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return movedAside, fmt.Errorf("restore buffer %s: %w", path, err)
+	}
+	return movedAside, nil
+}
+
+// keepAside gives the file at path a second name, path.replaced-<UTC
+// time>, and returns it. A regular file is hard-linked, so the path names
+// it until the restored copy is renamed over it; anything else is renamed.
+func keepAside(path string) (string, error) {
+	base := path + ".replaced-" + time.Now().UTC().Format("20060102T150405Z")
+	for i := 0; ; i++ {
+		aside := base
+		if i > 0 {
+			aside = fmt.Sprintf("%s.%d", base, i)
+		}
+		if _, err := os.Lstat(aside); err == nil {
+			continue
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		err := os.Link(path, aside)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			err = os.Rename(path, aside)
+		}
+		if err != nil {
+			return "", err
+		}
+		return aside, nil
+	}
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
