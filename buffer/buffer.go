@@ -70,6 +70,11 @@ type Options struct {
 	MaxSize int64
 	// Logger receives open and recovery messages; nil discards them.
 	Logger *slog.Logger
+	// InstanceID, when not empty, is the id a file created by Open takes
+	// instead of a random one: a buffer rebuilt from the database's
+	// progress record adopts the lost buffer's id, under which its batches
+	// are marked in the buckets. An existing file keeps its id.
+	InstanceID string
 }
 
 // Batch describes the sealed batch in flight.
@@ -89,6 +94,7 @@ type Batch struct {
 type Buffer struct {
 	db       *bolt.DB
 	instance string
+	adopt    string // Options.InstanceID
 	maxSize  int64
 	log      *slog.Logger
 	file     fileID // the identity of the file bbolt opened (watch.go)
@@ -126,7 +132,7 @@ func Open(path string, opts Options) (*Buffer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open buffer %s: %w", path, err)
 	}
-	b := &Buffer{db: db, maxSize: cmp.Or(opts.MaxSize, DefaultMaxSize), log: log.With("component", "buffer")}
+	b := &Buffer{db: db, maxSize: cmp.Or(opts.MaxSize, DefaultMaxSize), log: log.With("component", "buffer"), adopt: opts.InstanceID}
 	if err := db.Update(b.init); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open buffer %s: %w", path, err)
@@ -150,7 +156,7 @@ func (b *Buffer) init(tx *bolt.Tx) error {
 	if id := meta.Get(keyInstance); id != nil {
 		b.instance = string(id)
 	} else {
-		b.instance = randomID(8)
+		b.instance = cmp.Or(b.adopt, randomID(8))
 		if err := meta.Put(keyInstance, []byte(b.instance)); err != nil {
 			return err
 		}
@@ -383,7 +389,10 @@ func readBatch(sealed *bolt.Bucket) *Batch {
 // Seal returns the batch in flight if there is one. Otherwise it moves all
 // pending counts into a new batch with a fresh random id, in one
 // transaction, and returns it. It returns nil when nothing is pending.
-func (b *Buffer) Seal() (*Batch, error) {
+func (b *Buffer) Seal() (*Batch, error) { return b.seal("") }
+
+// seal is Seal with the new batch's id given (empty: random).
+func (b *Buffer) seal(id string) (*Batch, error) {
 	var batch *Batch
 	var sealedNow bool
 	err := b.db.Update(func(tx *bolt.Tx) error {
@@ -403,7 +412,10 @@ func (b *Buffer) Seal() (*Batch, error) {
 		if _, err := pending.CreateBucket(subCounts); err != nil {
 			return err
 		}
-		batch = &Batch{ID: randomID(12), Keys: int(keys), Hits: hits}
+		batch = &Batch{ID: cmp.Or(id, randomID(12)), Keys: int(keys), Hits: hits}
+		if err := snapshotCheckpoints(tx, sealed); err != nil {
+			return err
+		}
 		for k, v := range map[string][]byte{
 			string(keyID): []byte(batch.ID), string(keyKeys): u64(keys), string(keyHits): u64(hits),
 		} {
@@ -486,6 +498,9 @@ func (b *Buffer) Ack(id string) error {
 			return fmt.Errorf("%w: %s", ErrNoBatch, id)
 		}
 		if err := sealed.DeleteBucket(subCounts); err != nil {
+			return err
+		}
+		if err := ackSnapshot(tx, sealed); err != nil {
 			return err
 		}
 		for _, k := range [][]byte{keyID, keyKeys, keyHits, keyProgress} {

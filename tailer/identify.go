@@ -1,0 +1,77 @@
+package tailer
+
+import (
+	"path/filepath"
+)
+
+// Located is where Locate found a checkpoint's file.
+type Located struct {
+	// Path is the file's path now.
+	Path string
+	// ID is the file's identity now: another than the checkpoint's when
+	// the file was copied or restored (a rebuilt host).
+	ID FileID
+	// Size is the file's size now.
+	Size int64
+}
+
+// Locate looks for the file a checkpoint (possibly written on another host,
+// or before the files were restored from a backup) describes: a regular,
+// uncompressed file at least cp.Offset bytes long whose first cp.FPLen
+// bytes have the checkpoint's fingerprint. It tries cp.Path first, then
+// the files the globs match and their rotated names (P.*, P-*), preferring
+// the checkpoint's own identity. A checkpoint with an empty fingerprint
+// (FPLen 0) matches only by identity. ok is false when no file fits.
+func Locate(globs []string, cp Checkpoint) (loc Located, ok bool) {
+	var found []fileInfo
+	seen := map[string]bool{}
+	try := func(p string) {
+		if seen[p] || Compressed(p) {
+			return
+		}
+		seen[p] = true
+		fi, isFile, err := statRegular(p)
+		if err != nil || !isFile || fi.size < cp.Offset {
+			return
+		}
+		if fi.id != cp.File {
+			if cp.FPLen == 0 {
+				return
+			}
+			if match, err := fileFingerprintMatches(p, cp.FPLen, cp.FPSum); err != nil || !match {
+				return
+			}
+		} else if cp.FPLen > 0 {
+			if match, err := fileFingerprintMatches(p, cp.FPLen, cp.FPSum); err != nil || !match {
+				return // a reused inode
+			}
+		}
+		found = append(found, fi)
+	}
+	if cp.Path != "" {
+		try(cp.Path)
+	}
+	for _, pat := range globs {
+		paths, _ := filepath.Glob(pat)
+		for _, p := range paths {
+			try(p)
+			base := escapeGlob(p)
+			for _, rp := range []string{base + ".*", base + "-*"} {
+				rotated, _ := filepath.Glob(rp)
+				for _, r := range rotated {
+					try(r)
+				}
+			}
+		}
+	}
+	for _, fi := range found {
+		if fi.id == cp.File {
+			return Located{Path: fi.path, ID: fi.id, Size: fi.size}, true
+		}
+	}
+	if len(found) > 0 {
+		fi := found[0]
+		return Located{Path: fi.path, ID: fi.id, Size: fi.size}, true
+	}
+	return Located{}, false
+}

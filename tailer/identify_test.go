@@ -1,0 +1,49 @@
+package tailer
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLocate(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "access.log")
+	content := strings.Repeat("line of the log\n", 100)
+	os.WriteFile(log, []byte(content), 0o644)
+	st, _ := os.Stat(log)
+	id, _, _ := statID(st)
+	h := fnvExtend(fnvOffset64, []byte(content[:FingerprintSize]))
+	cp := Checkpoint{Source: "s", Path: log, File: id, Offset: 800, FPLen: FingerprintSize, FPSum: h}
+	globs := []string{filepath.Join(dir, "*.log")}
+
+	if loc, ok := Locate(globs, cp); !ok || loc.Path != log || loc.ID != id {
+		t.Fatalf("Locate at its path: %+v %v", loc, ok)
+	}
+	// Rotated away: found under its rotated name by identity.
+	os.Rename(log, log+".1")
+	os.WriteFile(log, []byte("new file\n"), 0o644)
+	if loc, ok := Locate(globs, cp); !ok || loc.Path != log+".1" || loc.ID != id {
+		t.Fatalf("Locate after a rotation: %+v %v", loc, ok)
+	}
+	// Restored from a backup (a copy: another inode): found by fingerprint.
+	data, _ := os.ReadFile(log + ".1")
+	os.WriteFile(log+"-20261123", data, 0o644) // before the removal: a new inode
+	os.Remove(log + ".1")
+	loc, ok := Locate(globs, cp)
+	if !ok || loc.Path != log+"-20261123" || loc.ID == id {
+		t.Fatalf("Locate of a restored copy: %+v %v", loc, ok)
+	}
+	// Shorter than the checkpoint's offset, or other first bytes: not it.
+	short := cp
+	short.Offset = int64(len(data)) + 1
+	if loc, ok := Locate(globs, short); ok {
+		t.Fatalf("Locate found a file shorter than the offset: %+v", loc)
+	}
+	other := cp
+	other.FPSum++
+	if loc, ok := Locate(globs, other); ok {
+		t.Fatalf("Locate found a file with other first bytes: %+v", loc)
+	}
+}
