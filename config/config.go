@@ -16,12 +16,15 @@ import (
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
+	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/tailer"
 )
 
 // Config is the whole configuration file.
 type Config struct {
-	// Instance is a display name for this host; default: the host name.
+	// Instance names this host in logs and in its progress record in
+	// MongoDB; it must be unique among the hosts writing to one database.
+	// Default: the host name.
 	Instance string `toml:"instance"`
 	// StateDir holds buffer.db.
 	StateDir string `toml:"state_dir"`
@@ -31,6 +34,10 @@ type Config struct {
 	// daemon, replay and the dry run alike; longer lines are skipped and
 	// counted as too long.
 	MaxLineBytes Size `toml:"max_line_bytes"`
+	// LeaseTTL is how long this instance's lease on its progress record
+	// lasts without renewal: a restart with a lost state dir waits up to
+	// this long after a crash before it rebuilds the state.
+	LeaseTTL Duration `toml:"lease_ttl"`
 	// Mongo is the database connection.
 	Mongo Mongo `toml:"mongo"`
 	// Buffer configures the on-disk buffer.
@@ -189,7 +196,8 @@ var Formats = parser.Formats
 // defaults are those of the packages that use them: flusher.DefaultInterval,
 // flusher.DefaultMaxOps, flusher.DefaultMaxBackoff, flusher.DefaultTimeout
 // (mongo.timeout), the flusher's collection names, buffer.DefaultMaxSize,
-// pipeline.DefaultShutdownTimeout and tailer.DefaultMaxLineBytes.
+// pipeline.DefaultShutdownTimeout, tailer.DefaultMaxLineBytes and
+// progress.DefaultLeaseTTL.
 const (
 	// DefaultStateDir is state_dir, the directory of buffer.db.
 	DefaultStateDir = "/var/lib/logtally"
@@ -215,6 +223,7 @@ func Default() Config {
 		StateDir:        DefaultStateDir,
 		ShutdownTimeout: Duration(pipeline.DefaultShutdownTimeout),
 		MaxLineBytes:    Size(tailer.DefaultMaxLineBytes),
+		LeaseTTL:        Duration(progress.DefaultLeaseTTL),
 		Mongo: Mongo{
 			URI:          DefaultMongoURI,
 			Database:     DefaultDatabase,

@@ -13,6 +13,7 @@ import (
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
+	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -209,6 +210,7 @@ func TestDefaultsLiveInTheirPackages(t *testing.T) {
 		{"state_dir", c.StateDir, DefaultStateDir},
 		{"shutdown_timeout", c.ShutdownTimeout.D(), pipeline.DefaultShutdownTimeout},
 		{"max_line_bytes", int(c.MaxLineBytes), tailer.DefaultMaxLineBytes},
+		{"lease_ttl", c.LeaseTTL.D(), progress.DefaultLeaseTTL},
 		{"mongo.uri", c.Mongo.URI, DefaultMongoURI},
 		{"mongo.database", c.Mongo.Database, DefaultDatabase},
 		{"mongo.write_concern", string(c.Mongo.WriteConcern), DefaultWriteConcern},

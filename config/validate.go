@@ -24,11 +24,17 @@ func (c *Config) Validate() error {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, &FieldError{Field: field, Problem: fmt.Sprintf(format, args...)})
 	}
+	if c.Instance == "" {
+		bad("instance", "must not be empty (it names this host's progress record in MongoDB; default: the host name)")
+	}
 	if c.StateDir == "" {
 		bad("state_dir", "must not be empty")
 	}
 	if c.ShutdownTimeout <= 0 {
 		bad("shutdown_timeout", "%q: must be positive", c.ShutdownTimeout)
+	}
+	if c.LeaseTTL.D() < 3*time.Second {
+		bad("lease_ttl", "%q: must be at least 3s", c.LeaseTTL)
 	}
 	if c.MaxLineBytes <= 0 || c.MaxLineBytes > MaxLineBytesLimit {
 		bad("max_line_bytes", "%q: must be between 1 and %s", c.MaxLineBytes, MaxLineBytesLimit)

@@ -49,6 +49,17 @@ type Collections struct {
 	Monthly string
 }
 
+// Recorder keeps the database's own record of the batch in flight, from
+// which a lost buffer is rebuilt (package progress, wired by pipeline).
+type Recorder interface {
+	// Begin records that the bucket updates of the sealed batch may
+	// begin: its counts are the lines between acked (the last
+	// acknowledged batch's position) and sealed. It is called before a
+	// batch's first bucket update, and again when a batch is resumed; the
+	// batch is not written until it succeeds.
+	Begin(ctx context.Context, sealed, acked buffer.Snapshot) error
+}
+
 // Config configures New.
 type Config struct {
 	// Buffer holds the counts to write. Required.
@@ -56,6 +67,9 @@ type Config struct {
 	// DB receives the buckets. Write concern and the like are set by the
 	// caller on the client or database; it must be acknowledged. Required.
 	DB *mongo.Database
+	// Recorder, when not nil, records each batch before its bucket
+	// updates begin.
+	Recorder Recorder
 	// Collections names the bucket collections; empty names get their
 	// defaults.
 	Collections Collections
@@ -97,6 +111,7 @@ const baseBackoff = 500 * time.Millisecond
 // Flusher writes the buffer's sealed batches to MongoDB exactly once.
 type Flusher struct {
 	buf        *buffer.Buffer
+	recorder   Recorder
 	colls      [3]*mongo.Collection // by pass
 	applied    string               // "applied.<instance>"
 	interval   time.Duration
@@ -142,6 +157,7 @@ func New(cfg Config) (*Flusher, error) {
 			cfg.DB.Collection(cmp.Or(cfg.Collections.Daily, DefaultDailyCollection)),
 			cfg.DB.Collection(cmp.Or(cfg.Collections.Monthly, DefaultMonthlyCollection)),
 		},
+		recorder:   cfg.Recorder,
 		applied:    "applied." + cfg.Buffer.InstanceID(),
 		interval:   cmp.Or(cfg.Interval, DefaultInterval),
 		maxOps:     cmp.Or(cfg.MaxOps, DefaultMaxOps),
@@ -287,6 +303,11 @@ func (f *Flusher) Flush(ctx context.Context) (sent bool, err error) {
 		return false, nil
 	}
 	start := f.clock.Now()
+	if f.recorder != nil {
+		if err := f.record(ctx); err != nil {
+			return true, fmt.Errorf("flush batch %s: %w", batch.ID, err)
+		}
+	}
 	if err := f.writeBatch(ctx, batch); err != nil {
 		return true, fmt.Errorf("flush batch %s: %w", batch.ID, err)
 	}
@@ -298,6 +319,23 @@ func (f *Flusher) Flush(ctx context.Context) (sent bool, err error) {
 	f.log.Debug("batch written", "batch", batch.ID, "keys", batch.Keys, "hits", batch.Hits,
 		"took", f.clock.Now().Sub(start))
 	return true, nil
+}
+
+// record hands the recorder the snapshots of the batch in flight and of
+// the last acknowledged one.
+func (f *Flusher) record(ctx context.Context) error {
+	sealed, err := f.buf.SealedSnapshot()
+	if err != nil {
+		return err
+	}
+	acked, err := f.buf.AckedSnapshot()
+	if err != nil {
+		return err
+	}
+	if err := f.recorder.Begin(ctx, sealed, acked); err != nil {
+		return fmt.Errorf("record batch: %w", err)
+	}
+	return nil
 }
 
 // progress is where a batch's write resumes: a pass and the key starting

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -62,6 +64,16 @@ type Config struct {
 	// StatsInterval is how often Run logs the running totals. Default
 	// DefaultStatsInterval.
 	StatsInterval time.Duration
+	// Instance names this logtally in its progress record in MongoDB
+	// (package progress). Empty: no record is kept, and a lost buffer
+	// cannot be rebuilt (tests, tools).
+	Instance string
+	// ProgressCollection holds the records. Default
+	// progress.DefaultCollection.
+	ProgressCollection string
+	// LeaseTTL is the progress record's lease time. Default
+	// progress.DefaultLeaseTTL.
+	LeaseTTL time.Duration
 	// Clock defaults to clock.Real.
 	Clock clock.Clock
 	// Logger defaults to discarding.
@@ -91,12 +103,19 @@ type Pipeline struct {
 	agg     *Aggregator
 	tailers []*tailer.Tailer
 	chunks  chan tailer.Chunk
+	rec     *recorder // nil without Config.Instance
+	rebuilt *rebuildStats
 }
 
 // New opens the buffer, restores the checkpoints it holds and wires a
 // tailer per source, the aggregator and the flusher. A bad source (parser
 // settings, globs) is an error naming it.
-func New(cfg Config) (_ *Pipeline, err error) {
+//
+// With Config.Instance set and no buffer file, New first asks MongoDB for
+// the instance's progress record, waiting (until ctx ends) while MongoDB
+// cannot be reached, and rebuilds the buffer from it: see package
+// progress. No record means a genuine first start.
+func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 	if len(cfg.Sources) == 0 {
 		return nil, errors.New("new pipeline: no sources")
 	}
@@ -118,6 +137,25 @@ func New(cfg Config) (_ *Pipeline, err error) {
 		}
 	}()
 
+	var store *progress.Store
+	if cfg.Instance != "" && cfg.Flush.DB != nil {
+		store, err = progress.NewStore(progress.Config{
+			DB: cfg.Flush.DB, Collection: cfg.ProgressCollection, Instance: cfg.Instance,
+			Holder: progress.NewHolder(), Timeout: cfg.Flush.Timeout, LeaseTTL: cfg.LeaseTTL, Clock: cfg.Clock, Logger: log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		if _, statErr := os.Stat(cfg.BufferPath); errors.Is(statErr, os.ErrNotExist) {
+			ok, st, err := rebuild(ctx, cfg, store, log)
+			if err != nil {
+				return nil, fmt.Errorf("rebuild the buffer from MongoDB's record: %w", err)
+			}
+			if ok {
+				p.rebuilt = &st
+			}
+		}
+	}
 	bopts := cfg.Buffer
 	bopts.Logger = log
 	if p.buf, err = buffer.Open(cfg.BufferPath, bopts); err != nil {
@@ -131,6 +169,10 @@ func New(cfg Config) (_ *Pipeline, err error) {
 	}
 	fcfg := cfg.Flush
 	fcfg.Buffer, fcfg.Clock, fcfg.Logger = p.buf, cfg.Clock, log
+	if store != nil {
+		p.rec = newRecorder(store, p.buf, cfg.Clock, log)
+		fcfg.Recorder = p.rec
+	}
 	if p.flush, err = flusher.New(fcfg); err != nil {
 		return nil, err
 	}
@@ -219,7 +261,21 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	flushCtx, stopFlushing := context.WithCancel(context.Background())
 	defer stopFlushing()
 
-	fatal := make(chan error, len(p.tailers))
+	fatal := make(chan error, len(p.tailers)+1)
+	recCtx, stopRecording := context.WithCancel(context.Background())
+	defer stopRecording()
+	recDone := make(chan struct{})
+	if p.rec != nil {
+		go func() {
+			defer close(recDone)
+			if err := p.rec.keep(recCtx); err != nil {
+				p.log.Error("stopping: this instance's progress record belongs to another logtally", "err", err)
+				fatal <- fmt.Errorf("progress record: %w", err)
+			}
+		}()
+	} else {
+		close(recDone)
+	}
 	var tails sync.WaitGroup
 	for _, t := range p.tailers {
 		tails.Add(1)
@@ -286,6 +342,8 @@ loop:
 		p.log.Warn("shutdown flush incomplete: the rest stays buffered for the next start",
 			"err", err, "pending_keys", st.PendingKeys, "pending_hits", st.PendingHits)
 	}
+	stopRecording() // marks the last batch acknowledged and releases the lease
+	<-recDone
 	p.logStats()
 	return runErr
 }

@@ -63,7 +63,7 @@ func config(dir string, db *mongo.Database, sites ...site) pipeline.Config {
 // stops it and checks Run returns nil.
 func runUntil(t *testing.T, cfg pipeline.Config, db *mongo.Database, total int64) {
 	t.Helper()
-	p, err := pipeline.New(cfg)
+	p, err := pipeline.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestStatsCountSealedBatch(t *testing.T) {
 	db := srv.Database(t)
 	a := site{"a.test", filepath.Join(dir, "a.log")}
 	a.appendLines(t, 0, 10)
-	p, err := pipeline.New(config(dir, db, a))
+	p, err := pipeline.New(context.Background(), config(dir, db, a))
 	if err != nil {
 		t.Fatal(err)
 	}

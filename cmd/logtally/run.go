@@ -46,16 +46,6 @@ func cmdRun(args []string, stderr io.Writer) error {
 		defer cancel()
 		client.Disconnect(ctx)
 	}()
-	p, err := pipeline.New(pipelineConfig(cfg, log, db))
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := p.Close(); err != nil {
-			log.Error("close", "err", err)
-		}
-	}()
-
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	sigs := make(chan os.Signal, 2)
@@ -84,6 +74,22 @@ func cmdRun(args []string, stderr io.Writer) error {
 		log.Warn("second signal: exiting at once; the buffer keeps what was not written", "signal", sig.String())
 		os.Exit(1)
 	}()
+
+	// New may wait for MongoDB (a missing buffer is rebuilt from the
+	// instance's progress record); a signal ends the wait.
+	p, err := pipeline.New(ctx, pipelineConfig(cfg, log, db))
+	if err != nil {
+		if ctx.Err() != nil {
+			log.Info("stopped before starting")
+			return nil
+		}
+		return err
+	}
+	defer func() {
+		if err := p.Close(); err != nil {
+			log.Error("close", "err", err)
+		}
+	}()
 	log.Info("logtally running", "sources", len(cfg.Sources), "mongo", cfg.Mongo.Redacted(), "database", cfg.Mongo.Database)
 	if err := p.Run(ctx); err != nil {
 		return err
@@ -108,6 +114,8 @@ func pipelineConfig(cfg config.Config, log *slog.Logger, db *mongo.Database) pip
 			Timeout:    cfg.Mongo.Timeout.D(),
 		},
 		CommitInterval:  cfg.Buffer.CommitInterval.D(),
+		Instance:        cfg.Instance,
+		LeaseTTL:        cfg.LeaseTTL.D(),
 		ShutdownTimeout: cfg.ShutdownTimeout.D(),
 		Logger:          log,
 	}

@@ -52,6 +52,13 @@ site = "s"
 paths = [%q]
 format = "combined"
 `, filepath.Join(dir, "state"), shutdown, deadMongo(t), logPath)), 0o600)
+	// A buffer from an earlier run: a start without one would wait for
+	// MongoDB to read this instance's progress record.
+	earlier, err := buffer.Open(filepath.Join(dir, "state", "buffer.db"), buffer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier.Close()
 	out := &syncbuf.Buffer{}
 	cmd := command("run", "-config", conf)
 	cmd.Stdout, cmd.Stderr = out, out

@@ -75,6 +75,11 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
+// Direct returns the database named name through a connection that does
+// not pass the proxy: a test reads through it while Stop cuts the others
+// off.
+func (s *Server) Direct(name string) *mongo.Database { return s.direct.Database(name) }
+
 // URI returns the mongodb:// URI of the proxy.
 func (s *Server) URI() string { return s.uri }
 

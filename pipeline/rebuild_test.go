@@ -1,0 +1,192 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/logtally/logtally/internal/bucketcheck"
+	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/pipeline"
+	"github.com/logtally/logtally/progress"
+)
+
+// recorded is config with a progress record for instance "web-1".
+func recorded(dir string, db *mongo.Database, sites ...site) pipeline.Config {
+	cfg := config(dir, db, sites...)
+	cfg.Instance = "web-1"
+	cfg.LeaseTTL = 900 * time.Millisecond
+	cfg.ShutdownTimeout = 2 * time.Second
+	return cfg
+}
+
+// running is a Pipeline running in the background.
+type running struct {
+	p      *pipeline.Pipeline
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startRun(t *testing.T, cfg pipeline.Config) *running {
+	t.Helper()
+	p, err := pipeline.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{p: p, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- p.Run(ctx) }()
+	t.Cleanup(func() { r.stop() })
+	return r
+}
+
+// stop cancels Run, waits for it and closes the pipeline (once).
+func (r *running) stop() error {
+	if r.p == nil {
+		return nil
+	}
+	r.cancel()
+	err := <-r.done
+	r.p.Close()
+	r.p = nil
+	return err
+}
+
+func readRecord(t *testing.T, db *mongo.Database) progress.Record {
+	t.Helper()
+	var rec progress.Record
+	if err := db.Collection(progress.DefaultCollection).FindOne(context.Background(), bson.D{{Key: "_id", Value: "web-1"}}).Decode(&rec); err != nil {
+		t.Fatalf("read the progress record: %v", err)
+	}
+	return rec
+}
+
+// TestStateDirLostRebuildsFromRecord: a pipeline that dies without a clean
+// stop (MongoDB cut off, so its lease is neither released nor its last
+// batch marked) loses its state dir while lines keep coming; the next one
+// waits for the lease to lapse, rebuilds the buffer from the record and
+// counts every line once.
+func TestStateDirLostRebuildsFromRecord(t *testing.T) {
+	dir := t.TempDir()
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	a := site{"a.test", filepath.Join(dir, "a.log")}
+	b := site{"b.test", filepath.Join(dir, "b.log")}
+	a.appendLines(t, 0, 80)
+	b.appendLines(t, 0, 40)
+	r := startRun(t, recorded(dir, db, a, b))
+	waitFor(t, "120 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal == 120 })
+	a.appendLines(t, 80, 30) // read and committed, maybe not flushed: in the buffer only
+	time.Sleep(200 * time.Millisecond)
+	srv.Stop()
+	r.stop()
+	srv.Resume()
+
+	b.appendLines(t, 40, 25) // written while logtally was down
+	if err := os.RemoveAll(filepath.Join(dir, "state")); err != nil {
+		t.Fatal(err)
+	}
+	rec := readRecord(t, srv.Direct(db.Name()))
+	t.Logf("record before the restart: batch %s acked %v, lease until %v", rec.Batch, rec.Acked, rec.Lease.Until)
+
+	r = startRun(t, recorded(dir, db, a, b))
+	waitFor(t, "175 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal >= 175 })
+	time.Sleep(300 * time.Millisecond) // a double count would show now
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	want, got := countAll(t, a, b), bucketcheck.Read(t, db)
+	if res := bucketcheck.CompareAll(t, want, got); !res.Exact() || got.MonthTotal != 175 {
+		t.Errorf("after the rebuild: %d hits in MongoDB, files %d; %v", got.MonthTotal, want.Hits, res)
+	}
+	if rec := readRecord(t, srv.Direct(db.Name())); !rec.Acked || !rec.Lease.Until.IsZero() {
+		t.Errorf("after a clean stop the record is %+v, want its last batch acknowledged and the lease released", rec)
+	}
+}
+
+// TestStateDirLostWhileBatchInFlight: MongoDB is cut off in the middle of a
+// batch's bucket updates, the pipeline stops, and its state dir is removed.
+// The next start re-reads the batch's lines, seals them under the batch's
+// id and writes them again: the buckets that took the batch skip it.
+func TestStateDirLostWhileBatchInFlight(t *testing.T) {
+	dir := t.TempDir()
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	direct := srv.Direct(db.Name())
+	a := site{"a.test", filepath.Join(dir, "a.log")}
+	a.appendLines(t, 0, 30)
+	cfg := recorded(dir, db, a)
+	cfg.Flush.MaxOps = 1 // one bucket per bulk write: a slow batch, to be cut
+	r := startRun(t, cfg)
+	waitFor(t, "30 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal == 30 })
+	first := readRecord(t, direct).Batch
+
+	// 600 more lines over 3 pages and 150 seconds: about 9 minute buckets.
+	a.appendLines(t, 30, 600)
+	var batch string
+	var applied int64
+	waitFor(t, "the next batch to be partly applied", func() bool {
+		rec := readRecord(t, direct)
+		if rec.Batch == first || rec.Acked {
+			return false
+		}
+		n, err := direct.Collection("minutes").CountDocuments(context.Background(),
+			bson.D{{Key: "applied." + rec.BufferID, Value: rec.Batch}})
+		if err != nil || n == 0 {
+			return false
+		}
+		srv.Stop()
+		batch, applied = rec.Batch, n
+		return true
+	})
+	r.stop()
+	total, _ := direct.Collection("minutes").CountDocuments(context.Background(), bson.D{})
+	rec := readRecord(t, direct)
+	t.Logf("cut off in batch %s: %d of %d minute buckets had it; record batch %s acked %v", batch, applied, total, rec.Batch, rec.Acked)
+	if rec.Batch != batch || rec.Acked {
+		t.Fatalf("record %+v, want batch %s in flight", rec, batch)
+	}
+	srv.Resume()
+	if err := os.RemoveAll(filepath.Join(dir, "state")); err != nil {
+		t.Fatal(err)
+	}
+	a.appendLines(t, 630, 20)
+
+	r = startRun(t, cfg)
+	waitFor(t, "650 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal >= 650 })
+	time.Sleep(300 * time.Millisecond)
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	want, got := countAll(t, a), bucketcheck.Read(t, db)
+	if res := bucketcheck.CompareAll(t, want, got); !res.Exact() || got.MonthTotal != 650 {
+		t.Errorf("after the rebuild: %d hits in MongoDB; %v", got.MonthTotal, res)
+	}
+}
+
+// TestSecondDaemonWithSameInstanceRefused: a pipeline with the same
+// instance name and its own state dir, started while another runs, waits
+// for the lease, sees it renewed and refuses.
+func TestSecondDaemonWithSameInstanceRefused(t *testing.T) {
+	dir := t.TempDir()
+	db := mongotest.Start(t).Database(t)
+	a := site{"a.test", filepath.Join(dir, "a.log")}
+	a.appendLines(t, 0, 10)
+	startRun(t, recorded(dir, db, a))
+	waitFor(t, "10 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal == 10 })
+
+	other := recorded(filepath.Join(dir, "other"), db, a)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := pipeline.New(ctx, other)
+	if err == nil || !errors.Is(err, progress.ErrInstanceInUse) {
+		t.Fatalf("second pipeline with the same instance: %v, want ErrInstanceInUse", err)
+	}
+	t.Logf("refused: %v", err)
+}

@@ -1,0 +1,119 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/progress"
+)
+
+// acquirePoll is how often a start waiting for another run's lease looks
+// at the record again.
+const acquirePoll = 2 * time.Second
+
+// recorder keeps this instance's progress record in MongoDB: it holds the
+// lease while the pipeline runs, and records each batch before its bucket
+// updates begin (flusher.Recorder).
+type recorder struct {
+	store    *progress.Store
+	buf      *buffer.Buffer
+	clock    clock.Clock
+	log      *slog.Logger
+	acquired chan struct{} // closed once the lease is held
+}
+
+func newRecorder(store *progress.Store, buf *buffer.Buffer, clk clock.Clock, log *slog.Logger) *recorder {
+	return &recorder{store: store, buf: buf, clock: clk, log: log, acquired: make(chan struct{})}
+}
+
+// Begin records the batch in flight, once the lease is held.
+func (r *recorder) Begin(ctx context.Context, sealed, acked buffer.Snapshot) error {
+	select {
+	case <-r.acquired:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return r.store.Begin(ctx, r.buf.InstanceID(), sealed.Batch, sealed.SealedAt, toRecord(sealed.Checkpoints),
+		acked.Batch, acked.SealedAt, toRecord(acked.Checkpoints))
+}
+
+// keep takes the lease (a restart of the same buffer takes it at once;
+// another buffer's live lease is waited for), renews it every
+// r.store.RenewEvery(), marking the last acknowledged batch, and when ctx
+// ends renews it once more and releases it. Losing the lease, or finding
+// it kept alive by another daemon, is returned: the pipeline must stop.
+// Other errors (MongoDB unreachable) are logged and retried.
+func (r *recorder) keep(ctx context.Context) error {
+	backoff := time.Second
+	for {
+		_, err := r.store.Acquire(ctx, r.buf.InstanceID(), true, acquirePoll)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, progress.ErrInstanceInUse) {
+			return err
+		}
+		r.log.Warn("cannot take the instance's lease in MongoDB: retrying", "err", err, "retry_in", backoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.clock.After(backoff):
+		}
+		backoff = min(2*backoff, r.store.RenewEvery())
+	}
+	close(r.acquired)
+	for {
+		select {
+		case <-ctx.Done():
+			r.release()
+			return nil
+		case <-r.clock.After(r.store.RenewEvery()):
+		}
+		if err := r.renew(ctx); err != nil {
+			if errors.Is(err, progress.ErrLeaseLost) {
+				return err
+			}
+			r.log.Warn("cannot renew the instance's lease in MongoDB", "err", err)
+		}
+	}
+}
+
+func (r *recorder) renew(ctx context.Context) error {
+	acked, err := r.buf.AckedSnapshot()
+	if err != nil {
+		return err
+	}
+	return r.store.Renew(ctx, acked.Batch)
+}
+
+// release marks the last batch acknowledged and ends the lease, so that a
+// successor (a rebuilt state dir) need not wait for it to expire.
+func (r *recorder) release() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.renew(ctx); err != nil {
+		r.log.Warn("cannot record the last batch as acknowledged", "err", err)
+		return
+	}
+	if err := r.store.Release(ctx); err != nil {
+		r.log.Warn("cannot release the instance's lease: a rebuilt state dir waits for it to expire", "err", err)
+	}
+}
+
+// toRecord turns buffer checkpoints into the record's form, sorted.
+func toRecord(cps map[string][]byte) []progress.Checkpoint {
+	out := make([]progress.Checkpoint, 0, len(cps))
+	for _, k := range slices.Sorted(maps.Keys(cps)) {
+		out = append(out, progress.Checkpoint{Key: k, Value: cps[k]})
+	}
+	return out
+}
