@@ -266,16 +266,24 @@ func (f *Flusher) Drain(ctx context.Context) error {
 // retry calls fn until it succeeds (true) or ctx is done (false), waiting
 // a full-jitter exponential backoff between attempts.
 func (f *Flusher) retry(ctx context.Context, what string, fn func(context.Context) error) bool {
+	// MongoDB refusing the credentials is logged at ERROR, rate-limited
+	// (autherr.go); other failures at WARN.
+	var refused authReport
 	for attempt := 1; ; attempt++ {
 		err := fn(ctx)
 		if err == nil {
+			refused.succeeded(f.log, what)
 			return true
 		}
 		if ctx.Err() != nil {
 			return false
 		}
 		f.retries.Add(1)
-		f.log.Warn(what+" failed", "attempt", attempt, "err", err)
+		if authFailure(err) {
+			refused.failed(f.log, f.clock.Now(), what, attempt, err)
+		} else {
+			f.log.Warn(what+" failed", "attempt", attempt, "err", err)
+		}
 		ceiling := f.maxBackoff
 		if attempt < 32 && baseBackoff<<(attempt-1) < ceiling {
 			ceiling = baseBackoff << (attempt - 1)
