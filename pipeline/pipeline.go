@@ -261,7 +261,16 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	flushCtx, stopFlushing := context.WithCancel(context.Background())
 	defer stopFlushing()
 
-	fatal := make(chan error, len(p.tailers)+1)
+	fatal := make(chan error, len(p.tailers)+2)
+	watchCtx, stopWatching := context.WithCancel(context.Background())
+	defer stopWatching()
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		if err := p.watchBuffer(watchCtx, p.cfg.CommitInterval); err != nil {
+			fatal <- err
+		}
+	}()
 	recCtx, stopRecording := context.WithCancel(context.Background())
 	defer stopRecording()
 	recDone := make(chan struct{})
@@ -341,6 +350,19 @@ loop:
 		st := p.Stats()
 		p.log.Warn("shutdown flush incomplete: the rest stays buffered for the next start",
 			"err", err, "pending_keys", st.PendingKeys, "pending_hits", st.PendingHits)
+	}
+	stopWatching()
+	<-watchDone
+	if errors.Is(runErr, ErrBufferReplaced) {
+		// After the final commit and drain: the copy holds everything.
+		aside, err := p.buf.Restore()
+		if err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("restore the buffer file: %w", err))
+			p.log.Error("cannot restore the buffer file: the next start rebuilds it from MongoDB's record", "err", err)
+		} else {
+			p.log.Error("buffer file restored from the open file: restart logtally to resume exactly",
+				"path", p.buf.Path(), "moved_aside", aside)
+		}
 	}
 	stopRecording() // marks the last batch acknowledged and releases the lease
 	<-recDone
