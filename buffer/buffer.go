@@ -389,10 +389,11 @@ func readBatch(sealed *bolt.Bucket) *Batch {
 // Seal returns the batch in flight if there is one. Otherwise it moves all
 // pending counts into a new batch with a fresh random id, in one
 // transaction, and returns it. It returns nil when nothing is pending.
-func (b *Buffer) Seal() (*Batch, error) { return b.seal("") }
+func (b *Buffer) Seal() (*Batch, error) { return b.seal("", time.Now()) }
 
-// seal is Seal with the new batch's id given (empty: random).
-func (b *Buffer) seal(id string) (*Batch, error) {
+// seal is Seal with the new batch's id (empty: random) and seal time
+// given.
+func (b *Buffer) seal(id string, at time.Time) (*Batch, error) {
 	var batch *Batch
 	var sealedNow bool
 	err := b.db.Update(func(tx *bolt.Tx) error {
@@ -413,7 +414,7 @@ func (b *Buffer) seal(id string) (*Batch, error) {
 			return err
 		}
 		batch = &Batch{ID: cmp.Or(id, randomID(12)), Keys: int(keys), Hits: hits}
-		if err := snapshotCheckpoints(tx, sealed); err != nil {
+		if err := snapshotCheckpoints(tx, sealed, at); err != nil {
 			return err
 		}
 		for k, v := range map[string][]byte{

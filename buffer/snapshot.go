@@ -33,7 +33,7 @@ type Snapshot struct {
 }
 
 // snapshotCheckpoints copies the checkpoints into the batch being sealed.
-func snapshotCheckpoints(tx *bolt.Tx, sealed *bolt.Bucket) error {
+func snapshotCheckpoints(tx *bolt.Tx, sealed *bolt.Bucket, at time.Time) error {
 	if sealed.Bucket(subSnapshot) != nil {
 		if err := sealed.DeleteBucket(subSnapshot); err != nil {
 			return err
@@ -46,7 +46,7 @@ func snapshotCheckpoints(tx *bolt.Tx, sealed *bolt.Bucket) error {
 	if err := tx.Bucket(bktCheckpoints).ForEach(func(k, v []byte) error { return snap.Put(k, v) }); err != nil {
 		return err
 	}
-	return sealed.Put(keySealedAt, u64(uint64(time.Now().UnixNano())))
+	return sealed.Put(keySealedAt, u64(uint64(at.UnixNano())))
 }
 
 // ackSnapshot keeps the acknowledged batch's snapshot in meta.
@@ -134,7 +134,8 @@ func (b *Buffer) AckedSnapshot() (Snapshot, error) {
 // the last-commit time becomes since (the time the rebuilt position was
 // reached, so the tailers read rotated files written after it). When
 // counts is not nil, it is sealed at once as a batch with id inflight (the
-// batch the lost buffer had in flight, rebuilt), whose snapshot is cps.
+// batch the lost buffer had in flight, rebuilt), whose snapshot is cps,
+// sealed at since (the lost batch's own seal time).
 func (b *Buffer) Rebuild(acked Snapshot, cps map[string][]byte, counts map[string]uint64, inflight string, since time.Time) error {
 	if counts != nil && inflight == "" {
 		return fmt.Errorf("rebuild: counts without a batch id")
@@ -143,7 +144,7 @@ func (b *Buffer) Rebuild(acked Snapshot, cps map[string][]byte, counts map[strin
 		return fmt.Errorf("rebuild: %w", err)
 	}
 	if counts != nil {
-		batch, err := b.seal(inflight)
+		batch, err := b.seal(inflight, since)
 		if err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}

@@ -252,8 +252,12 @@ func reread(cfg Config, to, from map[string]tailer.Checkpoint, located map[strin
 	}
 	for k, tcp := range to {
 		start := int64(0)
-		if fcp, ok := from[k]; ok && fcp.Offset <= tcp.Offset && (fcp.FPLen != tcp.FPLen || fcp.FPSum == tcp.FPSum) {
-			start = fcp.Offset // else truncated in between: the batch holds its new lines from 0
+		if fcp, ok := from[k]; ok {
+			if !truncated(fcp, tcp) {
+				start = fcp.Offset // else truncated in between: the batch holds its new lines from 0
+			}
+		} else if loc, ok := located[k]; ok {
+			start = copiedFrom(loc.Path, tcp, to, from)
 		}
 		if err := readRange(tcp, k, start, tcp.Offset); err != nil {
 			return nil, err
@@ -275,6 +279,36 @@ func reread(cfg Config, to, from map[string]tailer.Checkpoint, located map[strin
 		st.Hits += agg.counts[i]
 	}
 	return counts, nil
+}
+
+// truncated reports whether a file's checkpoint went from fcp to tcp
+// through a truncation (copytruncate): its offset went back, or its first
+// bytes changed.
+func truncated(fcp, tcp tailer.Checkpoint) bool {
+	return tcp.Offset < fcp.Offset || (fcp.FPLen == tcp.FPLen && fcp.FPSum != tcp.FPSum)
+}
+
+// copiedFrom returns where the batch's lines of a file new in to (tcp, at
+// path) begin. A file new in the batch is usually read from 0, but a copy
+// made by copytruncate continues the file it was copied from: the tailer
+// read it from the offset the original had reached, and the lines before
+// that were counted under the original's checkpoint. So when a file of
+// from was truncated (or is gone) and its first bytes are this file's,
+// the batch's lines of this file begin at that file's offset.
+func copiedFrom(path string, tcp tailer.Checkpoint, to, from map[string]tailer.Checkpoint) int64 {
+	start := int64(0)
+	for fk, fcp := range from {
+		if fcp.Source != tcp.Source || fcp.File == tcp.File || fcp.FPLen == 0 || fcp.Offset > tcp.Offset || fcp.Offset <= start {
+			continue
+		}
+		if now, ok := to[fk]; ok && !truncated(fcp, now) {
+			continue // the original goes on: this is no copy of it
+		}
+		if match, err := tailer.HasFingerprint(path, fcp.FPLen, fcp.FPSum); err == nil && match {
+			start = fcp.Offset
+		}
+	}
+	return start
 }
 
 // feedRange hands the lines in [start, end) of path to agg as chunks,

@@ -75,3 +75,9 @@ func Locate(globs []string, cp Checkpoint) (loc Located, ok bool) {
 	}
 	return Located{}, false
 }
+
+// HasFingerprint reports whether the first n bytes of the file at path
+// hash to sum, as a Checkpoint's FPLen and FPSum do.
+func HasFingerprint(path string, n int, sum uint64) (bool, error) {
+	return fileFingerprintMatches(path, n, sum)
+}

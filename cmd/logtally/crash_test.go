@@ -29,8 +29,10 @@ const crashSpan = 150 // seconds of log time the lines are spread over
 
 // TestCrashAndRotation runs logtally as a subprocess while a writer appends
 // and rotates (rename, and copytruncate), kills it with SIGKILL at random
-// moments, cuts MongoDB off for a while, restarts it each time, and at the
-// end compares every bucket with the counts taken from the log files.
+// moments, cuts MongoDB off for a while, removes the state dir twice after
+// a kill (the next start rebuilds it from MongoDB's progress record),
+// restarts it each time, and at the end compares every bucket with the
+// counts taken from the log files.
 func TestCrashAndRotation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
@@ -59,6 +61,7 @@ func TestCrashAndRotation(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(seed, 4))
 	const kills = 12
+	removed := 0
 	for i := 0; i < kills; i++ {
 		if i == 4 {
 			srv.Stop() // MongoDB unreachable for rounds 4..6: logtally buffers on disk
@@ -67,9 +70,24 @@ func TestCrashAndRotation(t *testing.T) {
 			srv.Resume()
 		}
 		d := startDaemon(t, conf, dir, i)
-		time.Sleep(time.Duration(150+rng.IntN(900)) * time.Millisecond) // a random moment to crash at
+		life := time.Duration(150+rng.IntN(900)) * time.Millisecond // a random moment to crash at
+		if i == 9 || i == 11 {
+			// The state dir was removed: the lease of the killed run
+			// lapses (lease_ttl 3s), then the state is rebuilt from
+			// MongoDB's record. Crash after that, at a random moment.
+			life += 3 * time.Second
+		}
+		time.Sleep(life)
 		d.Process.Signal(syscall.SIGKILL)
 		d.Wait()
+		if i == 8 || i == 10 {
+			// The state dir is lost (an operator's rm -rf, a rebuilt
+			// host): the next start rebuilds it from MongoDB's record.
+			if err := os.RemoveAll(filepath.Join(dir, "state")); err != nil {
+				t.Fatal(err)
+			}
+			removed++
+		}
 		if i%3 == 2 {
 			// Stay down for a while: the writer rotates once or twice
 			// (rename and/or copytruncate) while nobody reads.
@@ -109,8 +127,8 @@ func TestCrashAndRotation(t *testing.T) {
 	}
 
 	res := bucketcheck.CompareAll(t, want, got)
-	t.Logf("crash test: %d kills, %d hits in %d files (%d rename and %d copytruncate rotations, %d malformed lines), %v",
-		kills, want.Hits, want.Files, w.renames, w.copies, w.malformed, res)
+	t.Logf("crash test: %d kills, state dir removed %d times, %d hits in %d files (%d rename and %d copytruncate rotations, %d malformed lines), %v",
+		kills, removed, want.Hits, want.Files, w.renames, w.copies, w.malformed, res)
 	if w.renames == 0 || w.copies == 0 {
 		t.Errorf("writer did not rotate both ways: %d renames, %d copies", w.renames, w.copies)
 	}
@@ -140,6 +158,7 @@ func fastConfig(t *testing.T, dir, uri, db, site, logPath string) string {
 	conf := filepath.Join(dir, "logtally.toml")
 	err := os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
 shutdown_timeout = "60s"
+lease_ttl = "3s"
 [mongo]
 uri = %q
 database = %q
