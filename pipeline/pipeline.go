@@ -146,25 +146,8 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, statErr := os.Stat(cfg.BufferPath); errors.Is(statErr, os.ErrNotExist) {
-			ok, st, err := rebuild(ctx, cfg, store, log)
-			if err != nil {
-				return nil, fmt.Errorf("rebuild the buffer from MongoDB's record: %w", err)
-			}
-			if ok {
-				p.rebuilt = &st
-			}
-		}
 	}
-	bopts := cfg.Buffer
-	bopts.Logger = log
-	if p.buf, err = buffer.Open(cfg.BufferPath, bopts); err != nil {
-		if errors.Is(err, buffer.ErrCorrupt) {
-			// Until the state can be recovered from MongoDB's record, a
-			// fresh buffer would count every file again: stop and say so.
-			return nil, fmt.Errorf("%w; the file is left in place. Starting afresh means moving it aside: "+
-				"every file the globs match is then read again from its start and its lines counted again", err)
-		}
+	if err := p.openBuffer(ctx, store); err != nil {
 		return nil, err
 	}
 	fcfg := cfg.Flush
@@ -214,6 +197,58 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// openBuffer opens the buffer file. With a progress store, a missing file
+// is rebuilt from the instance's record first, and a corrupt one is moved
+// aside (buffer.db.corrupt-<UTC time>) and rebuilt; without one, a corrupt
+// file is an error.
+func (p *Pipeline) openBuffer(ctx context.Context, store *progress.Store) error {
+	cfg, log := p.cfg, p.cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	rebuildNow := func() error {
+		ok, st, err := rebuild(ctx, cfg, store, log)
+		if err != nil {
+			return fmt.Errorf("rebuild the buffer from MongoDB's record: %w", err)
+		}
+		if ok {
+			p.rebuilt = &st
+		}
+		return nil
+	}
+	if store != nil {
+		if _, err := os.Stat(cfg.BufferPath); errors.Is(err, os.ErrNotExist) {
+			if err := rebuildNow(); err != nil {
+				return err
+			}
+		}
+	}
+	bopts := cfg.Buffer
+	bopts.Logger = log
+	buf, err := buffer.Open(cfg.BufferPath, bopts)
+	if errors.Is(err, buffer.ErrCorrupt) {
+		if store == nil {
+			return fmt.Errorf("%w; the file is left in place. Starting afresh means moving it aside: "+
+				"every file the globs match is then read again from its start and its lines counted again", err)
+		}
+		aside := cfg.BufferPath + ".corrupt-" + cfg.Clock.Now().UTC().Format("20060102T150405Z")
+		if rerr := os.Rename(cfg.BufferPath, aside); rerr != nil {
+			return fmt.Errorf("%w; moving it aside failed: %w", err, rerr)
+		}
+		log.Error("buffer file is corrupt: moved aside; the state is rebuilt from this instance's progress record in MongoDB",
+			"path", cfg.BufferPath, "moved_to", aside, "err", err)
+		if err := rebuildNow(); err != nil {
+			return err
+		}
+		buf, err = buffer.Open(cfg.BufferPath, bopts)
+	}
+	if err != nil {
+		return err
+	}
+	p.buf = buf
+	return nil
 }
 
 // Buffer returns the open buffer.

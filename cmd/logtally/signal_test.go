@@ -156,36 +156,3 @@ func TestSighupIsIgnored(t *testing.T) {
 		t.Fatalf("exit after SIGHUP then SIGTERM: %v (want 0)\n%s", err, out)
 	}
 }
-
-// A truncated buffer stops logtally with one error line naming the file and
-// the problem, never a Go stack trace, and leaves the file in place.
-func TestCorruptBufferIsAnErrorNotACrash(t *testing.T) {
-	cmd, out, bufPath := startWithDeadMongo(t, "1s")
-	cmd.Process.Signal(syscall.SIGTERM)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("exit after SIGTERM: %v\n%s", err, out)
-	}
-	st, err := os.Stat(bufPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(bufPath, st.Size()/2); err != nil {
-		t.Fatal(err)
-	}
-	conf := filepath.Join(filepath.Dir(filepath.Dir(bufPath)), "logtally.toml")
-	res := command("run", "-config", conf)
-	b, err := res.CombinedOutput()
-	text := string(b)
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Fatalf("run on a truncated buffer: %v, want exit 1\n%s", err, text)
-	}
-	if strings.Contains(text, "goroutine ") || strings.Contains(text, "SIGBUS") || strings.Contains(text, "panic") {
-		t.Fatalf("a Go crash reached the operator:\n%s", text)
-	}
-	if !strings.Contains(text, "buffer file is corrupt: "+bufPath) || !strings.Contains(text, "truncated") {
-		t.Errorf("the error does not name the file and the problem:\n%s", text)
-	}
-	if st2, err := os.Stat(bufPath); err != nil || st2.Size() != st.Size()/2 {
-		t.Errorf("the corrupt buffer was not left in place: %v", err)
-	}
-}
