@@ -1,0 +1,170 @@
+package buffer
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Sealed returns the batch in flight, or nil.
+func (b *Buffer) Sealed() (*Batch, error) {
+	var batch *Batch
+	err := b.db.View(func(tx *bolt.Tx) error {
+		batch = readBatch(tx.Bucket(bktSealed))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read sealed batch: %w", err)
+	}
+	return batch, nil
+}
+
+func readBatch(sealed *bolt.Bucket) *Batch {
+	if sealed.Bucket(subCounts) == nil {
+		return nil
+	}
+	return &Batch{
+		ID:       string(sealed.Get(keyID)),
+		Keys:     int(getU64(sealed.Get(keyKeys))),
+		Hits:     getU64(sealed.Get(keyHits)),
+		Progress: bytes.Clone(sealed.Get(keyProgress)),
+	}
+}
+
+// Seal returns the batch in flight if there is one. Otherwise it moves all
+// pending counts into a new batch with a fresh random id, in one
+// transaction, and returns it. It returns nil when nothing is pending.
+func (b *Buffer) Seal() (*Batch, error) { return b.seal("", time.Now()) }
+
+// seal is Seal with the new batch's id (empty: random) and seal time
+// given.
+func (b *Buffer) seal(id string, at time.Time) (*Batch, error) {
+	var batch *Batch
+	var sealedNow bool
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		sealedNow = false
+		sealed := tx.Bucket(bktSealed)
+		if batch = readBatch(sealed); batch != nil {
+			return nil
+		}
+		pending := tx.Bucket(bktPending)
+		keys, hits := getU64(pending.Get(keyKeys)), getU64(pending.Get(keyHits))
+		if keys == 0 {
+			return nil
+		}
+		if err := pending.MoveBucket(subCounts, sealed); err != nil {
+			return fmt.Errorf("move pending counts: %w", err)
+		}
+		if _, err := pending.CreateBucket(subCounts); err != nil {
+			return err
+		}
+		batch = &Batch{ID: cmp.Or(id, randomID(12)), Keys: int(keys), Hits: hits}
+		if err := snapshotCheckpoints(tx, sealed, at); err != nil {
+			return err
+		}
+		for k, v := range map[string][]byte{
+			string(keyID): []byte(batch.ID), string(keyKeys): u64(keys), string(keyHits): u64(hits),
+		} {
+			if err := sealed.Put([]byte(k), v); err != nil {
+				return err
+			}
+		}
+		if err := sealed.Delete(keyProgress); err != nil {
+			return err
+		}
+		if err := pending.Put(keyKeys, u64(0)); err != nil {
+			return err
+		}
+		sealedNow = true
+		return pending.Put(keyHits, u64(0))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("seal batch: %w", err)
+	}
+	if sealedNow {
+		b.mu.Lock()
+		b.sealedBytes, b.pendingBytes = b.pendingBytes, 0
+		b.pendingKeys, b.pendingHits = 0, 0
+		b.mu.Unlock()
+	}
+	return batch, nil
+}
+
+// ScanBatch calls fn for the counts of batch id in key order, starting at
+// the first key >= from (nil: the first key), until fn returns false. It
+// runs in one read transaction: key is valid only inside fn, and fn should
+// not do network I/O.
+func (b *Buffer) ScanBatch(id string, from []byte, fn func(key []byte, n uint64) bool) error {
+	err := b.db.View(func(tx *bolt.Tx) error {
+		sealed := tx.Bucket(bktSealed)
+		sc := sealed.Bucket(subCounts)
+		if sc == nil || string(sealed.Get(keyID)) != id {
+			return fmt.Errorf("%w: %s", ErrNoBatch, id)
+		}
+		c := sc.Cursor()
+		var k, v []byte
+		if from == nil {
+			k, v = c.First()
+		} else {
+			k, v = c.Seek(from)
+		}
+		for ; k != nil; k, v = c.Next() {
+			if !fn(k, binary.BigEndian.Uint64(v)) {
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("scan batch: %w", err)
+	}
+	return nil
+}
+
+// SaveProgress stores the flusher's resume point for batch id.
+func (b *Buffer) SaveProgress(id string, progress []byte) error {
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		sealed := tx.Bucket(bktSealed)
+		if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {
+			return fmt.Errorf("%w: %s", ErrNoBatch, id)
+		}
+		return sealed.Put(keyProgress, bytes.Clone(progress))
+	})
+	if err != nil {
+		return fmt.Errorf("save batch progress: %w", err)
+	}
+	return nil
+}
+
+// Ack deletes batch id after MongoDB acknowledged all of it.
+func (b *Buffer) Ack(id string) error {
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		sealed := tx.Bucket(bktSealed)
+		if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {
+			return fmt.Errorf("%w: %s", ErrNoBatch, id)
+		}
+		if err := sealed.DeleteBucket(subCounts); err != nil {
+			return err
+		}
+		if err := ackSnapshot(tx, sealed); err != nil {
+			return err
+		}
+		for _, k := range [][]byte{keyID, keyKeys, keyHits, keyProgress} {
+			if err := sealed.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("ack batch: %w", err)
+	}
+	b.mu.Lock()
+	b.sealedBytes = 0
+	b.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,209 @@
+package flusher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/logtally/logtally/buffer"
+)
+
+// progress is where a batch's write resumes: a pass and the key starting
+// the next chunk of it (nil: the pass's first key).
+func decodeProgress(b []byte) (pass, []byte) {
+	if len(b) == 0 || pass(b[0]) > donePass {
+		return minutePass, nil
+	}
+	if len(b) == 1 {
+		return pass(b[0]), nil
+	}
+	return pass(b[0]), b[1:]
+}
+
+func encodeProgress(p pass, next []byte) []byte {
+	return append([]byte{byte(p)}, next...)
+}
+
+// writeBatch writes every chunk of every pass of batch from its saved
+// progress on.
+func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
+	p, from := decodeProgress(batch.Progress)
+	for chunk := 1; p < donePass; chunk++ {
+		f.ch.reset(p, f.chunkOps)
+		if err := f.buf.ScanBatch(batch.ID, from, f.ch.add); err != nil {
+			return err
+		}
+		if f.ch.err != nil {
+			return fmt.Errorf("%s pass: %w", p, f.ch.err)
+		}
+		if len(f.ch.buckets) > 0 {
+			if err := f.writeChunk(ctx, p, batch.ID, f.ch.buckets); err != nil {
+				if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && f.chunkOps > 1 {
+					// The server is slower than Timeout for this many
+					// updates: try smaller chunks, so a slow server still
+					// makes progress instead of timing out forever.
+					f.chunkOps /= 2
+					f.chunksOK = 0
+					f.log.Warn("chunk timed out: smaller chunks from now on", "updates_per_chunk", f.chunkOps)
+				}
+				return fmt.Errorf("%s chunk %d: %w", f.colls[p].Name(), chunk, err)
+			}
+			if f.chunksOK++; f.chunksOK >= regrowAfter && f.chunkOps < f.maxOps {
+				f.chunkOps, f.chunksOK = min(f.chunkOps*2, f.maxOps), 0
+			}
+		}
+		from = f.ch.next
+		if from == nil {
+			p++
+		}
+		if err := f.buf.SaveProgress(batch.ID, encodeProgress(p, from)); err != nil {
+			return err
+		}
+		if f.afterChunk != nil {
+			if err := f.afterChunk(p, chunk); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeChunk applies buckets' counts to pass p's collection, each exactly
+// once for batchID: update the existing ones, create the missing ones
+// zero-filled, update those.
+func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, buckets []bucket) error {
+	coll := f.colls[p]
+	matched, err := f.bulkWrite(ctx, coll, updates(p, buckets, f.applied, batchID))
+	if err != nil {
+		return err
+	}
+	if matched == len(buckets) {
+		return nil
+	}
+
+	ids := make([]string, len(buckets))
+	for i := range buckets {
+		ids[i] = buckets[i].id
+	}
+	if f.afterUpdate != nil {
+		f.afterUpdate(p, ids)
+	}
+	// The buckets that did not match lack this batch: they were missing,
+	// or (after a retry) took it in an earlier attempt. Ask which carry
+	// it, not which exist: a bucket another writer created since step 1
+	// exists but has not taken this batch.
+	done, err := f.withBatch(ctx, coll, ids, batchID)
+	if err != nil {
+		return err
+	}
+	var missing []bucket
+	for i := range buckets {
+		if _, ok := done[buckets[i].id]; !ok {
+			missing = append(missing, buckets[i])
+		}
+	}
+	if len(missing) == 0 {
+		return nil // the unmatched ones already took this batch
+	}
+	if f.beforeInsert != nil {
+		f.beforeInsert(p, ids)
+	}
+	if err := f.insertZero(ctx, p, coll, missing); err != nil {
+		return err
+	}
+	matched, err = f.bulkWrite(ctx, coll, updates(p, missing, f.applied, batchID))
+	if err != nil {
+		return err
+	}
+	if matched != len(missing) {
+		return fmt.Errorf("%d of %d new buckets did not take the update", len(missing)-matched, len(missing))
+	}
+	return nil
+}
+
+func (f *Flusher) bulkWrite(ctx context.Context, coll *mongo.Collection, models []mongo.WriteModel) (matched int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	f.bulkWrites.Add(1)
+	f.updates.Add(uint64(len(models)))
+	if f.beforeBulk != nil {
+		if err := f.beforeBulk(len(models)); err != nil {
+			return 0, fmt.Errorf("bulk write %d updates: %w", len(models), err)
+		}
+	}
+	res, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	if err != nil {
+		return 0, fmt.Errorf("bulk write %d updates: %w", len(models), err)
+	}
+	if !res.Acknowledged {
+		return 0, errors.New("bulk write not acknowledged: an acknowledged write concern is required")
+	}
+	return int(res.MatchedCount), nil
+}
+
+// withBatch returns which of ids are in coll and carry batchID in this
+// instance's applied entry.
+func (f *Flusher) withBatch(ctx context.Context, coll *mongo.Collection, ids []string, batchID string) (map[string]struct{}, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	f.finds.Add(1)
+	cur, err := coll.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: f.applied, Value: batchID}},
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("find %d buckets: %w", len(ids), err)
+	}
+	var docs []struct {
+		ID string `bson:"_id"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("find %d buckets: %w", len(ids), err)
+	}
+	set := make(map[string]struct{}, len(docs))
+	for _, d := range docs {
+		set[d.ID] = struct{}{}
+	}
+	return set, nil
+}
+
+// insertZero creates buckets zero-filled. A bucket another host created
+// first is left as it is.
+func (f *Flusher) insertZero(ctx context.Context, p pass, coll *mongo.Collection, buckets []bucket) error {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	docs := make([]bson.D, len(buckets))
+	for i := range buckets {
+		docs[i] = zeroDoc(p, &buckets[i])
+	}
+	f.insertCalls.Add(1)
+	_, err := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	dups, err := ignoreDuplicates(err)
+	if err != nil {
+		return fmt.Errorf("insert %d buckets: %w", len(buckets), err)
+	}
+	f.inserts.Add(uint64(len(buckets) - dups))
+	return nil
+}
+
+// ignoreDuplicates returns nil and the number of duplicate-key errors if
+// err holds nothing else: those buckets exist, created by another host.
+// Each write error is checked on its own: mongo.IsDuplicateKeyError of the
+// whole BulkWriteException is true as soon as one of them is a duplicate.
+func ignoreDuplicates(err error) (dups int, _ error) {
+	if err == nil {
+		return 0, nil
+	}
+	var bwe mongo.BulkWriteException
+	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
+		return 0, err
+	}
+	for _, we := range bwe.WriteErrors {
+		if !mongo.IsDuplicateKeyError(we.WriteError) {
+			return 0, err
+		}
+	}
+	return len(bwe.WriteErrors), nil
+}

@@ -1,0 +1,202 @@
+package parser
+
+import "bytes"
+
+// readCLF reads the common log format, with the vhost prefix for
+// vhost_combined, and the user agent of combined when a filter needs it.
+func (p *Parser) readCLF(line []byte, f *fields) Outcome {
+	if p.kind == kindVhost {
+		sp := bytes.IndexByte(line, ' ')
+		if sp <= 0 {
+			return MalformedFields
+		}
+		f.host = line[:sp]
+		line = line[sp+1:]
+	}
+
+	// %h: the client address, up to the first space.
+	sp := bytes.IndexByte(line, ' ')
+	if sp <= 0 {
+		return MalformedFields
+	}
+	// %l %u: two fields before " [". The user may hold spaces and '['
+	// (not every server escapes it), so the time is the first " [" whose
+	// ']' is where a timestamp's would be.
+	rest := line[sp+1:]
+	open, bracket := -1, false
+	for off := 0; open < 0; {
+		i := bytes.IndexByte(rest[off:], '[')
+		if i < 0 {
+			if bracket {
+				return MalformedTime
+			}
+			return MalformedFields
+		}
+		i += off
+		if i > 0 && rest[i-1] == ' ' {
+			bracket = true
+			if i+1+timeLen < len(rest) && rest[i+1+timeLen] == ']' {
+				open = i
+			}
+		}
+		off = i + 1
+	}
+	if k := bytes.IndexByte(rest[:open-1], ' '); k <= 0 {
+		return MalformedFields
+	}
+
+	// %t
+	rest = rest[open+1:]
+	t, ok := parseTime(rest[:timeLen])
+	if !ok {
+		return MalformedTime
+	}
+	rest = rest[timeLen+1:]
+
+	// "%r"
+	if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
+		return MalformedFields
+	}
+	rest = rest[2:]
+	q := closingQuote(rest)
+	if q < 0 {
+		return MalformedFields
+	}
+	method, path, ok := splitRequest(rest[:q])
+	if !ok {
+		return MalformedRequest
+	}
+	rest = rest[q+1:]
+
+	// %>s
+	if len(rest) == 0 || rest[0] != ' ' {
+		return MalformedFields
+	}
+	rest = rest[1:]
+	end := bytes.IndexByte(rest, ' ')
+	if end < 0 {
+		end = len(rest)
+	}
+	status, ok := parseStatus(rest[:end])
+	if !ok {
+		return MalformedStatus
+	}
+	if end == len(rest) {
+		return MalformedFields // no %b
+	}
+
+	// %b
+	rest = rest[end+1:]
+	end = bytes.IndexByte(rest, ' ')
+	if end < 0 {
+		end = len(rest)
+	}
+	if !isSize(rest[:end]) {
+		return MalformedFields
+	}
+	// What follows %b (combined's referer and user agent, extra fields)
+	// is read only for user-agent filters; a broken referer or user agent
+	// does not make the line malformed: see doc.go.
+	if len(p.filter.agents) > 0 {
+		f.ua = combinedUA(rest[end:])
+	}
+	f.time = t
+	f.status = status
+	f.method = method
+	f.path = path
+	return OK
+}
+
+// combinedUA returns the user agent of ` "referer" "user agent"`, or as
+// much of it as is there; nil if there is none.
+func combinedUA(rest []byte) []byte {
+	if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
+		return nil
+	}
+	rest = rest[2:]
+	q := closingQuote(rest)
+	if q < 0 {
+		return nil
+	}
+	rest = rest[q+1:]
+	if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
+		return nil
+	}
+	rest = rest[2:]
+	if q := closingQuote(rest); q >= 0 {
+		return rest[:q]
+	}
+	return rest
+}
+
+// isBlank reports whether line holds only spaces and tabs.
+func isBlank(line []byte) bool {
+	for _, c := range line {
+		if c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// closingQuote returns the index of the first '"' in s that is not escaped
+// by a backslash (Apache writes \" and \\ inside quoted fields), or -1.
+func closingQuote(s []byte) int {
+	for off := 0; ; {
+		i := bytes.IndexByte(s[off:], '"')
+		if i < 0 {
+			return -1
+		}
+		i += off
+		n := 0
+		for j := i - 1; j >= off && s[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 0 {
+			return i
+		}
+		off = i + 1
+	}
+}
+
+// parseStatus parses a three-digit status in 100..599.
+func parseStatus(b []byte) (int, bool) {
+	if len(b) != 3 {
+		return 0, false
+	}
+	d0, d1, d2 := b[0]-'0', b[1]-'0', b[2]-'0'
+	if d0 < 1 || d0 > 5 || d1 > 9 || d2 > 9 {
+		return 0, false
+	}
+	return int(d0)*100 + int(d1)*10 + int(d2), true
+}
+
+// isSize reports whether b is a response size: digits, or "-" for none.
+func isSize(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	if len(b) == 1 && b[0] == '-' {
+		return true
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isToken reports whether b is an HTTP method token of at most
+// maxMethodLen bytes.
+func isToken(b []byte) bool {
+	if len(b) == 0 || len(b) > maxMethodLen {
+		return false
+	}
+	for _, c := range b {
+		if !isTchar[c] {
+			return false
+		}
+	}
+	return true
+}
