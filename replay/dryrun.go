@@ -14,7 +14,6 @@ import (
 	"github.com/logtally/logtally/parser"
 )
 
-
 // maxKeys is how many (site, page, second) keys the dry run holds
 // before it commits them (counts them and starts again), as the daemon's
 // aggregator commits to the buffer: the keys stay in the CPU caches.
