@@ -126,6 +126,7 @@ type Flusher struct {
 	ch chunker
 
 	batches, hits, bulkWrites, updates, finds, inserts, insertCalls, retries atomic.Uint64
+	beat                                                                     atomic.Int64 // Unix nanoseconds, see LastBeat
 
 	// Test hooks, nil in production.
 	afterChunk   func(p pass, chunk int) error // after a chunk's progress is saved
@@ -169,6 +170,20 @@ func New(cfg Config) (*Flusher, error) {
 	return f, nil
 }
 
+// heartbeat records that Run is making its rounds.
+func (f *Flusher) heartbeat() { f.beat.Store(f.clock.Now().UnixNano()) }
+
+// LastBeat returns when the flusher last showed it is not stuck: Run
+// woke for a round, an attempt began, or a chunk was written. While
+// MongoDB is down it still beats once per attempt (at most MaxBackoff
+// apart). It is zero before Run.
+func (f *Flusher) LastBeat() time.Time {
+	if n := f.beat.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
 // Stats returns the counters.
 func (f *Flusher) Stats() Stats {
 	return Stats{
@@ -210,6 +225,7 @@ func (f *Flusher) EnsureIndexes(ctx context.Context) error {
 // that moment are sent. Run returns nil when ctx is cancelled; whatever is
 // not yet written stays in the buffer.
 func (f *Flusher) Run(ctx context.Context) error {
+	f.heartbeat()
 	if !f.retry(ctx, "ensure indexes", f.EnsureIndexes) {
 		return nil
 	}
@@ -219,6 +235,7 @@ func (f *Flusher) Run(ctx context.Context) error {
 			return nil
 		case <-f.clock.After(f.interval):
 		}
+		f.heartbeat()
 		if !f.retry(ctx, "flush", f.tick) {
 			return nil
 		}
@@ -269,6 +286,7 @@ func (f *Flusher) retry(ctx context.Context, what string, fn func(context.Contex
 	// (autherr.go); other failures at WARN.
 	var refused authReport
 	for attempt := 1; ; attempt++ {
+		f.heartbeat()
 		err := fn(ctx)
 		if err == nil {
 			refused.succeeded(f.log, what)

@@ -63,6 +63,7 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 		if err := f.buf.SaveProgress(batch.ID, encodeProgress(p, from)); err != nil {
 			return err
 		}
+		f.heartbeat()
 		if f.afterChunk != nil {
 			if err := f.afterChunk(p, chunk); err != nil {
 				return err

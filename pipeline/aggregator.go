@@ -85,7 +85,8 @@ type Aggregator struct {
 
 	lines, hits, malformed, filtered, tooLong, commits, other atomic.Uint64
 	outcomes                                                  [parser.NumOutcomes]atomic.Uint64
-	started                                                   bool // StartMarker read
+	started                                                   bool         // StartMarker read
+	beat                                                      atomic.Int64 // Clock.Now() of the last loop turn, Unix nanoseconds
 }
 
 // NewAggregator returns an Aggregator reading in. Run it.
@@ -116,6 +117,16 @@ func NewAggregator(cfg AggregatorConfig, in <-chan tailer.Chunk) (*Aggregator, e
 	}, nil
 }
 
+// LastBeat returns when Run's loop last turned (a commit tick, or a check
+// of a full buffer): once every CommitInterval while it is not stuck. It
+// is zero before Run.
+func (a *Aggregator) LastBeat() time.Time {
+	if n := a.beat.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
 // Stats returns the running totals.
 func (a *Aggregator) Stats() AggregatorStats {
 	st := AggregatorStats{
@@ -135,6 +146,7 @@ func (a *Aggregator) Stats() AggregatorStats {
 // a chunk whose checkpoint cannot be encoded, stops it: counts not
 // committed are read again from the files at the next start.
 func (a *Aggregator) Run(ctx context.Context) error {
+	a.beat.Store(a.cfg.Clock.Now().UnixNano())
 	tick := a.cfg.Clock.After(a.cfg.CommitInterval)
 	for {
 		if a.cfg.Buffer.Full() {
@@ -146,6 +158,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return a.commit()
 		case <-tick:
+			a.beat.Store(a.cfg.Clock.Now().UnixNano())
 			if err := a.commit(); err != nil {
 				return err
 			}
@@ -179,6 +192,7 @@ func (a *Aggregator) waitForSpace(ctx context.Context) error {
 			return nil
 		case <-a.cfg.Clock.After(a.cfg.CommitInterval):
 		}
+		a.beat.Store(a.cfg.Clock.Now().UnixNano())
 	}
 	a.log.Info("buffer has room again: reading resumed", "size", a.cfg.Buffer.Size())
 	return nil

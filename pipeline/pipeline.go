@@ -271,6 +271,25 @@ func (p *Pipeline) Close() error {
 	return nil
 }
 
+// Alive reports whether the aggregator and the flusher are making their
+// rounds (nil), or which one has not for too long: the aggregator turns
+// every CommitInterval, the flusher at least once per flush interval plus
+// its retry backoff and operation timeout. It is meant for a watchdog: a
+// stuck pipeline (a disk or a database call that hangs, a deadlock) stops
+// proving it is alive, while one that merely waits for MongoDB does not.
+func (p *Pipeline) Alive(now time.Time) error {
+	if b := p.agg.LastBeat(); b.IsZero() || now.Sub(b) > 3*p.cfg.CommitInterval+time.Second {
+		return fmt.Errorf("aggregator: no progress since %s", b.UTC().Format(time.RFC3339))
+	}
+	f := p.cfg.Flush
+	limit := 2*(cmp.Or(f.Interval, flusher.DefaultInterval)+cmp.Or(f.MaxBackoff, flusher.DefaultMaxBackoff)+
+		cmp.Or(f.Timeout, flusher.DefaultTimeout)) + time.Second
+	if b := p.flush.LastBeat(); b.IsZero() || now.Sub(b) > limit {
+		return fmt.Errorf("flusher: no progress since %s", b.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
 // Stats returns the running totals.
 func (p *Pipeline) Stats() Stats {
 	st := Stats{Aggregator: p.agg.Stats(), Flusher: p.flush.Stats(), BufferBytes: p.buf.Size()}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -191,5 +192,29 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out after 60s waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Alive is nil while the pipeline makes its rounds and names the stage
+// that has not made one for too long.
+func TestAlive(t *testing.T) {
+	dir := t.TempDir()
+	db := mongotest.Start(t).Database(t)
+	a := site{"a.test", filepath.Join(dir, "a.log")}
+	a.appendLines(t, 0, 5)
+	p, err := pipeline.New(context.Background(), config(dir, db, a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Alive(time.Now()); err == nil {
+		t.Error("Alive before Run: nil, want an error")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	defer func() { cancel(); <-done; p.Close() }()
+	waitFor(t, "the pipeline to be alive", func() bool { return p.Alive(time.Now()) == nil })
+	if err := p.Alive(time.Now().Add(10 * time.Minute)); err == nil || !strings.Contains(err.Error(), "aggregator") {
+		t.Errorf("Alive ten minutes on: %v, want the aggregator named", err)
 	}
 }
