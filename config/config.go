@@ -46,6 +46,10 @@ type Config struct {
 	Flush Flush `toml:"flush"`
 	// Buckets names the collections.
 	Buckets Buckets `toml:"buckets"`
+	// HTTP configures the metrics, health and status endpoints.
+	HTTP HTTP `toml:"http"`
+	// Log configures the daemon's log.
+	Log Log `toml:"log"`
 	// Sources are the log files to follow, one [[source]] table each.
 	Sources []Source `toml:"source"`
 	// SiteAliases maps a host found in the lines (lowercase, without port)
@@ -96,6 +100,23 @@ type Buckets struct {
 	Daily string `toml:"daily"`
 	// Monthly is the per-month bucket collection.
 	Monthly string `toml:"monthly"`
+}
+
+// HTTP is the [http] table.
+type HTTP struct {
+	// Listen is the host:port of the HTTP endpoints (/metrics, /healthz,
+	// /status); empty disables them. Default DefaultHTTPListen.
+	Listen string `toml:"listen"`
+}
+
+// Log is the [log] table.
+type Log struct {
+	// Format is "text" (logfmt-style key=value) or "json". Default
+	// DefaultLogFormat.
+	Format string `toml:"format"`
+	// Level is the least level logged: "debug", "info", "warn" or
+	// "error". Default DefaultLogLevel.
+	Level string `toml:"level"`
 }
 
 // Source is one [[source]] table.
@@ -212,6 +233,13 @@ const (
 	DefaultWriteConcern = "majority"
 	// DefaultJournal is mongo.journal.
 	DefaultJournal = true
+	// DefaultHTTPListen is http.listen: loopback only, so that the
+	// endpoints are not reachable from other hosts unless configured.
+	DefaultHTTPListen = "127.0.0.1:9464"
+	// DefaultLogFormat is log.format.
+	DefaultLogFormat = "text"
+	// DefaultLogLevel is log.level.
+	DefaultLogLevel = "info"
 )
 
 // Default returns the configuration with every default set and no sources.
@@ -245,6 +273,8 @@ func Default() Config {
 			Daily:   flusher.DefaultDailyCollection,
 			Monthly: flusher.DefaultMonthlyCollection,
 		},
+		HTTP: HTTP{Listen: DefaultHTTPListen},
+		Log:  Log{Format: DefaultLogFormat, Level: DefaultLogLevel},
 	}
 }
 

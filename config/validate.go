@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +17,30 @@ import (
 // MaxLineBytesLimit bounds max_line_bytes: a line is held in memory whole
 // (the tailer and the dry run each keep one such buffer per file read).
 const MaxLineBytesLimit Size = 64 << 20
+
+// LogFormats lists the accepted values of log.format.
+var LogFormats = []string{"text", "json"}
+
+// LogLevels lists the accepted values of log.level, least severe first;
+// each is also a valid slog.Level text.
+var LogLevels = []string{"debug", "info", "warn", "error"}
+
+// checkListen checks a host:port to listen on: the host may be empty (all
+// interfaces), a name or an IP address; the port is a number from 1 to
+// 65535.
+func checkListen(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("must be host:port, e.g. 127.0.0.1:9464 or :9464")
+	}
+	if strings.ContainsAny(host, " /") {
+		return errors.New("host must be a name or an IP address")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q must be a number from 1 to 65535", port)
+	}
+	return nil
+}
 
 // Validate checks every field and returns all problems, each a *FieldError,
 // joined.
@@ -80,6 +105,17 @@ func (c *Config) Validate() error {
 		default:
 			names[b.name] = b.field
 		}
+	}
+	if c.HTTP.Listen != "" {
+		if err := checkListen(c.HTTP.Listen); err != nil {
+			bad("http.listen", "%q: %v (empty disables the endpoints)", c.HTTP.Listen, err)
+		}
+	}
+	if !slices.Contains(LogFormats, c.Log.Format) {
+		bad("log.format", "%q: must be one of %s", c.Log.Format, strings.Join(LogFormats, ", "))
+	}
+	if !slices.Contains(LogLevels, c.Log.Level) {
+		bad("log.level", "%q: must be one of %s", c.Log.Level, strings.Join(LogLevels, ", "))
 	}
 	if len(c.Sources) == 0 {
 		bad("source", "at least one [[source]] is needed")
