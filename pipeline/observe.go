@@ -1,0 +1,234 @@
+package pipeline
+
+import (
+	"cmp"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/tailer"
+)
+
+// Read-only facts for the status endpoint and `logtally state`. Nothing
+// here changes the buffer or the run.
+
+// Status is what the buffer and the tailers hold now, for people (GET
+// /status, `logtally state`). Offsets are those of the committed
+// checkpoints: a tailer may have read up to a commit interval further.
+type Status struct {
+	// Instance is Config.Instance (empty for ReadStatus).
+	Instance string `json:"instance,omitempty"`
+	// BufferID is the buffer's id, under which its batches are marked in
+	// the buckets.
+	BufferID string `json:"buffer_id"`
+	// BufferPath is the buffer file.
+	BufferPath string `json:"buffer_path"`
+	// BufferBytes is the live data in the buffer (Stats.BufferBytes).
+	BufferBytes int64 `json:"buffer_bytes"`
+	// LastCommit is when counts and checkpoints were last committed; zero
+	// if never.
+	LastCommit time.Time `json:"last_commit,omitzero"`
+	// PendingKeys and PendingHits are the counts not yet acknowledged by
+	// MongoDB, the batch in flight included (as in Stats).
+	PendingKeys int    `json:"pending_keys"`
+	PendingHits uint64 `json:"pending_hits"`
+	// InFlight is the sealed batch being written, or nil.
+	InFlight *BatchStatus `json:"in_flight"`
+	// LastAcked is the last batch MongoDB acknowledged, or nil.
+	LastAcked *AckedStatus `json:"last_acked"`
+	// Sources lists each source's files, by source name.
+	Sources []SourceStatus `json:"sources"`
+}
+
+// BatchStatus is the sealed batch in flight.
+type BatchStatus struct {
+	ID   string `json:"id"`
+	Keys int    `json:"keys"`
+	Hits uint64 `json:"hits"`
+	// SealedAt is zero for a batch sealed by a logtally without snapshots.
+	SealedAt time.Time `json:"sealed_at,omitzero"`
+	// Resume says where writing the batch resumes: "start" before its
+	// first acknowledged chunk, else the pass and the first key not yet
+	// written.
+	Resume string `json:"resume"`
+}
+
+// AckedStatus is the last acknowledged batch.
+type AckedStatus struct {
+	ID       string    `json:"id"`
+	SealedAt time.Time `json:"sealed_at,omitzero"`
+}
+
+// SourceStatus is one source's files.
+type SourceStatus struct {
+	Name string `json:"name"`
+	// LagBytes is the sum of the files' Lag, where it is known.
+	LagBytes int64        `json:"lag_bytes"`
+	Files    []FileStatus `json:"files"`
+}
+
+// FileStatus is one file of a source: a committed checkpoint, a file a
+// tailer follows, or both.
+type FileStatus struct {
+	// Path is where the file is now, or where it was last seen.
+	Path string `json:"path"`
+	// File is its identity, "dev:ino".
+	File string `json:"file"`
+	// Offset is the committed checkpoint's offset (0 without one).
+	Offset int64 `json:"offset"`
+	// Size is the file's size now, and Lag the bytes after Offset
+	// (never below 0); both -1 when the file was not found.
+	Size int64 `json:"size"`
+	Lag  int64 `json:"lag"`
+	// Checkpoint reports a committed checkpoint for the file.
+	Checkpoint bool `json:"checkpoint"`
+	// Followed reports that a tailer follows the file now (Pipeline.Status
+	// only).
+	Followed bool `json:"followed"`
+}
+
+// ReadStatus reads the state held in buf: its id, pending counts, the
+// batch in flight, the last acknowledged batch, the last commit, and every
+// checkpoint grouped by source, with each file's current size. Instance is
+// left empty. Checkpoints that cannot be decoded are skipped.
+func ReadStatus(buf *buffer.Buffer) (Status, error) {
+	st := Status{BufferID: buf.InstanceID(), BufferPath: buf.Path(), BufferBytes: buf.Size()}
+	var err error
+	if st.LastCommit, err = buf.LastCommit(); err != nil {
+		return Status{}, err
+	}
+	st.PendingKeys, st.PendingHits = buf.Pending()
+	sealed, err := buf.Sealed()
+	if err != nil {
+		return Status{}, err
+	}
+	if sealed != nil {
+		st.PendingKeys += sealed.Keys
+		st.PendingHits += sealed.Hits
+		snap, err := buf.SealedSnapshot()
+		if err != nil {
+			return Status{}, err
+		}
+		st.InFlight = &BatchStatus{ID: sealed.ID, Keys: sealed.Keys, Hits: sealed.Hits, SealedAt: snap.SealedAt, Resume: describeResume(sealed.Progress)}
+	}
+	acked, err := buf.AckedSnapshot()
+	if err != nil {
+		return Status{}, err
+	}
+	if acked.Batch != "" {
+		st.LastAcked = &AckedStatus{ID: acked.Batch, SealedAt: acked.SealedAt}
+	}
+	raw, err := buf.Checkpoints()
+	if err != nil {
+		return Status{}, err
+	}
+	bySource := map[string][]FileStatus{}
+	for _, v := range raw {
+		var cp tailer.Checkpoint
+		if cp.UnmarshalBinary(v) != nil {
+			continue
+		}
+		bySource[cp.Source] = append(bySource[cp.Source], FileStatus{
+			Path: cp.Path, File: fileID(cp.File), Offset: cp.Offset, Checkpoint: true,
+		})
+	}
+	for _, name := range slices.Sorted(maps.Keys(bySource)) {
+		st.Sources = append(st.Sources, SourceStatus{Name: name, Files: bySource[name]})
+	}
+	sizeFiles(st.Sources, nil)
+	return st, nil
+}
+
+// Status returns the buffer's state (ReadStatus) with Config.Instance, for
+// the configured sources only, each with the files its tailer follows now
+// added (offset 0 until their first checkpoint is committed). It is safe
+// to call while Run runs, but not after Close.
+func (p *Pipeline) Status() (Status, error) {
+	st, err := ReadStatus(p.buf)
+	if err != nil {
+		return Status{}, err
+	}
+	st.Instance = p.cfg.Instance
+	stored := map[string]SourceStatus{}
+	for _, s := range st.Sources {
+		stored[s.Name] = s
+	}
+	st.Sources = st.Sources[:0]
+	ids := map[string]tailer.FileID{}
+	for i, t := range p.tailers {
+		s := stored[p.cfg.Sources[i].Name]
+		s.Name = p.cfg.Sources[i].Name
+		for _, f := range t.Followed() {
+			key := fileID(f.ID)
+			ids[key] = f.ID
+			j := slices.IndexFunc(s.Files, func(fs FileStatus) bool { return fs.File == key })
+			if j < 0 {
+				s.Files = append(s.Files, FileStatus{Path: f.Path, File: key})
+				j = len(s.Files) - 1
+			}
+			s.Files[j].Path, s.Files[j].Followed = f.Path, true
+		}
+		st.Sources = append(st.Sources, s)
+	}
+	sizeFiles(st.Sources, ids)
+	return st, nil
+}
+
+// sizeFiles sets each file's size and lag, sorts the files by path and
+// sums each source's lag. ids maps "dev:ino" back to the identity (files
+// from checkpoints are parsed from the string).
+func sizeFiles(sources []SourceStatus, ids map[string]tailer.FileID) {
+	for i := range sources {
+		s := &sources[i]
+		s.LagBytes = 0
+		for j := range s.Files {
+			f := &s.Files[j]
+			id, ok := ids[f.File]
+			if !ok {
+				fmt.Sscanf(f.File, "%d:%d", &id.Dev, &id.Ino)
+			}
+			f.Size, f.Lag = -1, -1
+			if at, size, found := tailer.Stat(f.Path, id); found {
+				f.Path, f.Size, f.Lag = at, size, max(0, size-f.Offset)
+				s.LagBytes += f.Lag
+			}
+		}
+		slices.SortFunc(s.Files, func(a, b FileStatus) int { return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.File, b.File)) })
+		if s.Files == nil {
+			s.Files = []FileStatus{}
+		}
+	}
+}
+
+// fileID formats an identity as "dev:ino".
+func fileID(id tailer.FileID) string { return fmt.Sprintf("%d:%d", id.Dev, id.Ino) }
+
+// describeResume reads the flusher's resume point of a sealed batch
+// (buffer.Batch.Progress). The encoding is the flusher's (flusher/write.go,
+// encodeProgress: one byte for the pass, minute 0, daily 1, monthly 2, done
+// 3, then the buffer key the next chunk starts at); it is read here only
+// to show it, and shown in hex should it ever not parse.
+func describeResume(b []byte) string {
+	if len(b) == 0 {
+		return "start"
+	}
+	passes := []string{"minute", "daily", "monthly"}
+	if int(b[0]) == len(passes) && len(b) == 1 {
+		return "every pass written, acknowledgement pending"
+	}
+	if int(b[0]) >= len(passes) {
+		return "0x" + hex.EncodeToString(b)
+	}
+	pass := passes[b[0]]
+	if len(b) == 1 {
+		return pass + " pass, from its first bucket"
+	}
+	site, page, sec, err := buffer.DecodeKey(b[1:])
+	if err != nil {
+		return "0x" + hex.EncodeToString(b)
+	}
+	return fmt.Sprintf("%s pass, from site %q page %q at %s", pass, site, page, time.Unix(sec, 0).UTC().Format(time.RFC3339))
+}

@@ -1,0 +1,51 @@
+package tailer
+
+import (
+	"cmp"
+	"path/filepath"
+	"slices"
+)
+
+// Status: read-only facts for the status endpoint and `logtally state`.
+
+// Followed returns the files the Tailer follows now, each under the path
+// it was last seen at, sorted by path. It is safe to call while Run runs.
+// An identity reserved for a retired checkpoint is not listed.
+func (t *Tailer) Followed() []File {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]File, 0, len(t.files))
+	for id, fl := range t.files {
+		if fl != nil {
+			out = append(out, File{Path: fl.pubPath(), ID: id})
+		}
+	}
+	slices.SortFunc(out, func(a, b File) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.ID.Dev, b.ID.Dev), cmp.Compare(a.ID.Ino, b.ID.Ino))
+	})
+	return out
+}
+
+// Stat finds the file id, last seen at path, and returns where it is now
+// and its size: at path itself, or else among path's rotated candidates
+// (path.* and path-*, uncompressed), where a rotated file still being read
+// is. found is false when neither is the file (deleted, or rotated
+// somewhere else). It reads no file and never blocks on one.
+func Stat(path string, id FileID) (at string, size int64, found bool) {
+	if fi, ok, _ := statRegular(path); ok && fi.id == id {
+		return path, fi.size, true
+	}
+	base := escapeGlob(path)
+	for _, pat := range []string{base + ".*", base + "-*"} {
+		paths, _ := filepath.Glob(pat)
+		for _, p := range paths {
+			if Compressed(p) {
+				continue
+			}
+			if fi, ok, _ := statRegular(p); ok && fi.id == id {
+				return p, fi.size, true
+			}
+		}
+	}
+	return "", 0, false
+}
