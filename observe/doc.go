@@ -1,0 +1,73 @@
+// Package observe serves logtally's HTTP endpoints for operators, on the
+// address of [http] listen (default 127.0.0.1:9464; empty disables them):
+//
+//   - GET /metrics: Prometheus text format, from a registry of its own
+//     (never the global one). The counters are read from the pipeline at
+//     scrape time (Source.Stats and Source.Status); nothing is counted
+//     twice and nothing is kept here. Besides logtally_* it has the Go
+//     runtime's go_* and the process's process_* metrics.
+//   - GET /healthz: 200 "ok" while Source.Alive is nil, else 503 and the
+//     reason. It is the liveness probe: a pipeline that waits for MongoDB
+//     is alive; one whose aggregator or flusher has stopped turning is not.
+//   - GET /status: JSON for people and for `logtally state` while the
+//     daemon runs: instance, buffer id, files per source (path, dev:ino,
+//     committed offset, size, lag), pending counts, the batch in flight,
+//     the last acknowledged batch, health, and the last warning or error
+//     of each component when a Tap is wired.
+//
+// Server is the whole of it: New, then Run until the context ends (Listen
+// first, to fail at start on an address in use). Source is what it reads
+// of the pipeline; *pipeline.Pipeline implements it.
+//
+// Metrics (all totals since the daemon started, except the gauges):
+//
+//	logtally_build_info{version}                      1
+//	logtally_alive                                    1 while /healthz is ok, else 0
+//	logtally_lines_total                              lines parsed (every outcome)
+//	logtally_too_long_lines_total                     lines over max_line_bytes, skipped (not in lines_total)
+//	logtally_hits_total                               lines counted as hits
+//	logtally_other_hits_total                         hits counted as "(other)" by max_pages_per_minute
+//	logtally_malformed_lines_total{reason}            empty_line, fields, time, request, status, host
+//	logtally_filtered_lines_total{reason}             method, status, user_agent, extension, path
+//	logtally_commits_total                            buffer commits of counts and checkpoints
+//	logtally_last_commit_timestamp_seconds            wall-clock time of the last commit (0: none yet)
+//	logtally_buffer_pending_buckets                   (site, page, second) keys not yet acknowledged, batch in flight included
+//	logtally_buffer_pending_hits                      hits not yet acknowledged, batch in flight included
+//	logtally_buffer_size_bytes                        live data in buffer.db (pending and sealed counts)
+//	logtally_flush_batches_total                      batches MongoDB acknowledged
+//	logtally_flushed_hits_total                       hits in those batches
+//	logtally_flush_retries_total                      failed attempts retried
+//	logtally_last_acked_batch_sealed_timestamp_seconds seal time of the last acknowledged batch (absent: none yet)
+//	logtally_mongo_operations_total{op}               bulk_write (calls), update (bucket updates sent in them),
+//	                                                  find (calls), insert (InsertMany calls)
+//	logtally_mongo_buckets_created_total              zero-filled buckets this daemon inserted
+//	logtally_files_followed{source}                   files a source's tailer follows now
+//	logtally_file_lag_bytes{source}                   sum over the source's files of size - committed offset
+//
+// Caveats:
+//   - Labels are bounded: source names (from the config), fixed reason and
+//     op names, the version. Never a file path, site or page.
+//   - The counters restart at 0 with the daemon (Prometheus handles that);
+//     after a crash the lines read again are counted again here, never in
+//     the page views.
+//   - Lag is measured against the committed checkpoint, so it includes up
+//     to one commit interval of lines already read. A file that is found
+//     neither at its path nor among its rotated candidates (path.*,
+//     path-*) has no size and adds no lag. A file not yet matched by a
+//     glob is not known and adds none either.
+//   - logtally_last_acked_batch_sealed_timestamp_seconds stands in for a
+//     last-flush time, which the flusher does not record: a batch is
+//     sealed when its write begins, so this is when the last successful
+//     flush began. With nothing pending it stays put: alert on it only
+//     together with logtally_buffer_pending_hits > 0.
+//   - Totals only: there are no per-source line counts, no per-site hit
+//     counts and no flush duration histogram yet (the aggregator and the
+//     flusher count totals only).
+//   - The MongoDB URI appears only redacted, and its password is cut out
+//     of every /status and /healthz response whatever field it got into.
+//   - /status reads the buffer in a few read transactions: a batch sealed
+//     between two of them can show in both pending and in flight for that
+//     one response.
+//   - The Source must stay usable until Run has returned: stop the server
+//     before closing the pipeline.
+package observe

@@ -1,0 +1,148 @@
+package observe
+
+import (
+	"log/slog"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/parser"
+)
+
+// collector turns the pipeline's counters into metrics at scrape time.
+type collector struct {
+	src     Source
+	version string
+	clock   clock.Clock
+	log     *slog.Logger
+
+	buildInfo, alive                                          *prometheus.Desc
+	lines, tooLong, hits, other, malformed, filtered, commits *prometheus.Desc
+	lastCommit, pendingKeys, pendingHits, bufferBytes         *prometheus.Desc
+	batches, flushedHits, retries, lastAcked, mongoOps        *prometheus.Desc
+	created, followed, lag                                    *prometheus.Desc
+}
+
+func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger) *collector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("logtally_"+name, help, labels, nil)
+	}
+	return &collector{
+		src: src, version: version, clock: clk, log: log,
+		buildInfo:   d("build_info", "Always 1; the version label is logtally's version.", "version"),
+		alive:       d("alive", "1 while the aggregator and the flusher make their rounds (GET /healthz is ok), else 0."),
+		lines:       d("lines_total", "Lines parsed, whatever their outcome (too long lines are not in it)."),
+		tooLong:     d("too_long_lines_total", "Lines longer than max_line_bytes, skipped."),
+		hits:        d("hits_total", "Lines counted as page views."),
+		other:       d("other_hits_total", "Hits counted as page \"(other)\" by max_pages_per_minute."),
+		malformed:   d("malformed_lines_total", "Lines that could not be read, by reason.", "reason"),
+		filtered:    d("filtered_lines_total", "Lines read but excluded by a filter, by reason.", "reason"),
+		commits:     d("commits_total", "Commits of counts and checkpoints to the buffer."),
+		lastCommit:  d("last_commit_timestamp_seconds", "Wall-clock time of the last commit to the buffer; 0 before the first."),
+		pendingKeys: d("buffer_pending_buckets", "(site, page, second) counts in the buffer not yet acknowledged by MongoDB, the batch in flight included."),
+		pendingHits: d("buffer_pending_hits", "Hits in the buffer not yet acknowledged by MongoDB, the batch in flight included."),
+		bufferBytes: d("buffer_size_bytes", "Live data in the buffer file (pending and sealed counts)."),
+		batches:     d("flush_batches_total", "Batches written to MongoDB and acknowledged."),
+		flushedHits: d("flushed_hits_total", "Hits in the acknowledged batches."),
+		retries:     d("flush_retries_total", "Failed flush attempts, retried."),
+		lastAcked: d("last_acked_batch_sealed_timestamp_seconds",
+			"When the last batch MongoDB acknowledged was sealed, i.e. when the last successful flush began. Absent before the first."),
+		mongoOps: d("mongo_operations_total",
+			"MongoDB operations sent: bulk_write and find and insert count calls, update counts the bucket updates inside the bulk writes.", "op"),
+		created:  d("mongo_buckets_created_total", "Zero-filled buckets this daemon inserted."),
+		followed: d("files_followed", "Files the source's tailer follows now.", "source"),
+		lag:      d("file_lag_bytes", "Sum over the source's files of size minus committed offset.", "source"),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		c.buildInfo, c.alive, c.lines, c.tooLong, c.hits, c.other, c.malformed, c.filtered, c.commits,
+		c.lastCommit, c.pendingKeys, c.pendingHits, c.bufferBytes, c.batches, c.flushedHits, c.retries,
+		c.lastAcked, c.mongoOps, c.created, c.followed, c.lag,
+	} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	gauge(c.buildInfo, 1, c.version)
+	alive := 1.0
+	if c.src.Alive(c.clock.Now()) != nil {
+		alive = 0
+	}
+	gauge(c.alive, alive)
+
+	st := c.src.Stats()
+	a, f := st.Aggregator, st.Flusher
+	counter(c.lines, a.Lines)
+	counter(c.tooLong, a.TooLong)
+	counter(c.hits, a.Hits)
+	counter(c.other, a.Other)
+	counter(c.commits, a.Commits)
+	for o := range parser.NumOutcomes {
+		switch {
+		case o.Malformed():
+			counter(c.malformed, a.Outcomes[o], reason(o))
+		case o.Filtered():
+			counter(c.filtered, a.Outcomes[o], reason(o))
+		}
+	}
+	gauge(c.pendingKeys, float64(st.PendingKeys))
+	gauge(c.pendingHits, float64(st.PendingHits))
+	gauge(c.bufferBytes, float64(st.BufferBytes))
+	counter(c.batches, f.Batches)
+	counter(c.flushedHits, f.Hits)
+	counter(c.retries, f.Retries)
+	counter(c.mongoOps, f.BulkWrites, "bulk_write")
+	counter(c.mongoOps, f.Updates, "update")
+	counter(c.mongoOps, f.Finds, "find")
+	counter(c.mongoOps, f.InsertCalls, "insert")
+	counter(c.created, f.Inserts)
+
+	status, err := c.src.Status()
+	if err != nil {
+		c.log.Warn("metrics: cannot read the status; file and time metrics left out", "err", err)
+		return
+	}
+	var last float64
+	if !status.LastCommit.IsZero() {
+		last = seconds(status.LastCommit.UnixNano())
+	}
+	gauge(c.lastCommit, last)
+	if status.LastAcked != nil && !status.LastAcked.SealedAt.IsZero() {
+		gauge(c.lastAcked, seconds(status.LastAcked.SealedAt.UnixNano()))
+	}
+	for _, s := range status.Sources {
+		var n int
+		for _, file := range s.Files {
+			if file.Followed {
+				n++
+			}
+		}
+		gauge(c.followed, float64(n), s.Name)
+		gauge(c.lag, float64(s.LagBytes), s.Name)
+	}
+}
+
+func seconds(nanos int64) float64 { return float64(nanos) / 1e9 }
+
+// reason turns an outcome's description ("malformed: bad time",
+// "filtered: user agent") into a label value ("time", "user_agent").
+func reason(o parser.Outcome) string {
+	s := o.String()
+	if _, after, ok := strings.Cut(s, ": "); ok {
+		s = after
+	}
+	s = strings.TrimPrefix(s, "bad ")
+	return strings.ReplaceAll(s, " ", "_")
+}

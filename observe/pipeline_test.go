@@ -1,0 +1,161 @@
+package observe
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/pipeline"
+	"github.com/logtally/logtally/tailer"
+)
+
+// The real pipeline is a Source.
+var _ Source = (*pipeline.Pipeline)(nil)
+
+// A real pipeline against the test server, through the Server: the
+// counters, the file lag, the acknowledged batch and the health are the
+// pipeline's own.
+func TestRealPipeline(t *testing.T) {
+	dir := t.TempDir()
+	db := mongotest.Start(t).Database(t)
+	logPath := filepath.Join(dir, "access.log")
+	var b []byte
+	for i := range 30 {
+		b = fmt.Appendf(b, "10.0.0.1 - - [01/Feb/2026:10:00:%02d +0000] \"GET /p%d HTTP/1.1\" 200 10 \"-\" \"t\"\n", i, i%3)
+	}
+	b = append(b, "garbage\n"...)
+	if err := os.WriteFile(logPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tap := NewTap(slog.DiscardHandler)
+	p, err := pipeline.New(context.Background(), pipeline.Config{
+		BufferPath:      filepath.Join(dir, "state", "buffer.db"),
+		Buffer:          buffer.Options{LockTimeout: time.Second},
+		Flush:           flusher.Config{DB: db, Interval: 30 * time.Millisecond, MaxOps: 32, Timeout: 5 * time.Second, MaxBackoff: 100 * time.Millisecond},
+		CommitInterval:  10 * time.Millisecond,
+		ShutdownTimeout: 10 * time.Second,
+		Instance:        "web-1",
+		Sources: []pipeline.Source{{
+			Name: "web", Paths: []string{logPath},
+			Parser: parser.Config{Format: "combined", Site: "example.com"},
+			Tailer: tailer.Config{PollInterval: 10 * time.Millisecond, RescanInterval: 50 * time.Millisecond},
+		}},
+		Logger: slog.New(tap),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+		p.Close()
+	}()
+
+	s, err := New(Config{Listen: "127.0.0.1:0", Source: p, Version: "test", MongoURI: "mongodb://u:s3cret@db/", Tap: tap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st := p.Stats()
+		if st.Flusher.Hits == 30 && st.PendingHits == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for the 30 hits to be flushed: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	if code, body, _ := get(t, h, "/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("GET /healthz: %d %q", code, body)
+	}
+	_, metrics, _ := get(t, h, "/metrics")
+	for _, want := range []string{
+		"logtally_lines_total 31\n",
+		"logtally_hits_total 30\n",
+		`logtally_malformed_lines_total{reason="fields"} 1` + "\n",
+		"logtally_flushed_hits_total 30\n",
+		"logtally_buffer_pending_hits 0\n",
+		`logtally_file_lag_bytes{source="web"} 0` + "\n",
+		`logtally_files_followed{source="web"} 1` + "\n",
+		"logtally_last_acked_batch_sealed_timestamp_seconds ",
+		`logtally_mongo_operations_total{op="bulk_write"} `,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("no %q in /metrics", want)
+		}
+	}
+	if strings.Contains(metrics, `logtally_mongo_operations_total{op="bulk_write"} 0`) {
+		t.Error("no bulk write counted")
+	}
+
+	code, body, _ := get(t, h, "/status")
+	if code != 200 {
+		t.Fatalf("GET /status: %d %s", code, body)
+	}
+	var rep StatusReport
+	if err := json.Unmarshal([]byte(body), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Instance != "web-1" || rep.BufferID == "" || rep.Health != "ok" || rep.LastAcked == nil || rep.InFlight != nil ||
+		rep.LastCommit.IsZero() || rep.Mongo != "mongodb://u:xxxxx@db/" {
+		t.Errorf("status:\n%s", body)
+	}
+	if len(rep.Sources) != 1 || len(rep.Sources[0].Files) != 1 {
+		t.Fatalf("sources:\n%s", body)
+	}
+	f := rep.Sources[0].Files[0]
+	if f.Path != logPath || f.Offset != int64(len(b)) || f.Size != int64(len(b)) || f.Lag != 0 || !f.Checkpoint || !f.Followed {
+		t.Errorf("file: %+v (size %d)", f, len(b))
+	}
+	if !slices.ContainsFunc(rep.Problems, func(p Problem) bool {
+		return p.Component == "aggregator" && p.Message == "malformed line skipped" && p.Attrs["reason"] == "malformed: bad fields"
+	}) {
+		t.Errorf("problems: %+v", rep.Problems)
+	}
+
+	// Lines written and not yet read show as lag; a file renamed away is
+	// still found (among path.*), and a new file is followed from 0.
+	if err := os.Rename(logPath, logPath+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(logPath, []byte("10.0.0.1 - - [01/Feb/2026:10:01:00 +0000] \"GET /new HTTP/1.1\" 200 10 \"-\" \"t\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		st, err := p.Status()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Stats().Flusher.Hits == 31 && len(st.Sources[0].Files) == 2 && st.Sources[0].Files[1].Checkpoint {
+			if f := st.Sources[0].Files[1]; f.Path != logPath+".1" || f.Offset != int64(len(b)) || f.Lag != 0 {
+				t.Errorf("rotated file: %+v", f)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for the rotation: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if testing.Verbose() {
+		_, body, _ := get(t, h, "/status")
+		t.Logf("GET /status:\n%s", body)
+	}
+}
