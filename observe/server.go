@@ -271,4 +271,6 @@ func redactURI(uri string) (redacted string, secrets []string) {
 // slogPrinter is promhttp's error log.
 type slogPrinter struct{ log *slog.Logger }
 
-func (p slogPrinter) Println(v ...any) { p.log.Warn("metrics: " + strings.TrimSuffix(fmt.Sprintln(v...), "\n")) }
+func (p slogPrinter) Println(v ...any) {
+	p.log.Warn("metrics: " + strings.TrimSuffix(fmt.Sprintln(v...), "\n"))
+}
