@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/notify"
 	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/tailer"
 )
@@ -69,6 +71,7 @@ func cmdRun(args []string, stderr io.Writer) error {
 	go func() {
 		sig := <-sigs
 		log.Info("stopping: reading stopped, flushing what is buffered", "signal", sig.String(), "timeout", cfg.ShutdownTimeout.D())
+		sdNotify(log, "STOPPING=1", notify.Stopping())
 		stop()
 		sig = <-sigs
 		log.Warn("second signal: exiting at once; the buffer keeps what was not written", "signal", sig.String())
@@ -77,6 +80,7 @@ func cmdRun(args []string, stderr io.Writer) error {
 
 	// New may wait for MongoDB (a missing buffer is rebuilt from the
 	// instance's progress record); a signal ends the wait.
+	sdNotify(log, "STATUS=", notify.Status("starting: opening the buffer (a missing buffer.db waits for MongoDB)"))
 	p, err := pipeline.New(ctx, pipelineConfig(cfg, log, db))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -91,11 +95,41 @@ func cmdRun(args []string, stderr io.Writer) error {
 		}
 	}()
 	log.Info("logtally running", "sources", len(cfg.Sources), "mongo", cfg.Mongo.Redacted(), "database", cfg.Mongo.Database)
-	if err := p.Run(ctx); err != nil {
+	// Sources are open and MongoDB has been tried: ready. The watchdog
+	// pings systemd while the pipeline makes progress, until the stop
+	// signal (STOPPING=1 ends systemd's watchdog; the drain that follows
+	// has no aggregator to prove progress) or the end of Run.
+	watchCtx, stopWatchdog := context.WithCancel(ctx)
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		notify.New(notify.Config{Alive: p.Alive, Status: statusLine(p, len(cfg.Sources)), Logger: log}).Run(watchCtx)
+	}()
+	sdNotify(log, "READY=1", notify.Ready())
+	err = p.Run(ctx)
+	stopWatchdog()
+	<-watchDone
+	if err != nil {
 		return err
 	}
 	log.Info("logtally stopped")
 	return nil
+}
+
+// sdNotify logs a failed notification to systemd; it is not fatal.
+func sdNotify(log *slog.Logger, msg string, err error) {
+	if err != nil {
+		log.Warn("sd_notify failed", "msg", msg, "err", err)
+	}
+}
+
+// statusLine returns the status line systemd shows for the daemon.
+func statusLine(p *pipeline.Pipeline, sources int) func() string {
+	return func() string {
+		st := p.Stats()
+		return fmt.Sprintf("reading %d sources; %d hits counted; pending %d keys / %d hits; batches %d written, %d retries",
+			sources, st.Aggregator.Hits, st.PendingKeys, st.PendingHits, st.Flusher.Batches, st.Flusher.Retries)
+	}
 }
 
 // pipelineConfig maps the config file onto the pipeline's settings.
