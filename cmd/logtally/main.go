@@ -23,6 +23,7 @@ const usage = `usage: logtally <command> [flags]
 commands:
   run -config FILE      run the daemon until SIGTERM or SIGINT
   check -config FILE    validate the config, list matched files, ping MongoDB
+  state -config FILE    print the state dir's checkpoints, pending counts and batches
   replay -dry-run -site S -format F FILE...
                         parse archived logs (plain or .gz) and print a summary
   version               print the version
@@ -58,6 +59,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdRun(args[1:], stderr)
 	case "check":
 		return cmdCheck(args[1:], stdout, stderr)
+	case "state":
+		return cmdState(args[1:], stdout, stderr)
 	case "replay":
 		return cmdReplay(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
