@@ -159,3 +159,48 @@ func TestRealPipeline(t *testing.T) {
 		t.Logf("GET /status:\n%s", body)
 	}
 }
+
+// ReadStatus shows where a batch in flight resumes, read from the
+// flusher's resume point (a pass byte, then the next key).
+func TestReadStatusResume(t *testing.T) {
+	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Close()
+	sec := time.Date(2026, 2, 1, 10, 0, 5, 0, time.UTC).Unix()
+	key := buffer.AppendKey(nil, []byte("example.com"), []byte("/p"), sec)
+	if err := buf.Commit(map[string]uint64{string(key): 3}, nil); err != nil {
+		t.Fatal(err)
+	}
+	batch, err := buf.Seal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		progress []byte
+		want     string
+	}{
+		{nil, "start"},
+		{[]byte{0}, "minute pass, from its first bucket"},
+		{append([]byte{1}, key...), `daily pass, from site "example.com" page "/p" at 2026-02-01T10:00:05Z`},
+		{[]byte{3}, "every pass written, acknowledgement pending"},
+		{[]byte{9, 1}, "0x0901"},
+	} {
+		if tc.progress != nil {
+			if err := buf.SaveProgress(batch.ID, tc.progress); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, err := pipeline.ReadStatus(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.InFlight == nil || st.InFlight.ID != batch.ID || st.InFlight.Hits != 3 || st.InFlight.Resume != tc.want {
+			t.Errorf("progress %x: in flight %+v, want resume %q", tc.progress, st.InFlight, tc.want)
+		}
+		if st.PendingHits != 3 || st.PendingKeys != 1 || st.LastAcked != nil || st.Sources == nil || len(st.Sources) != 0 {
+			t.Errorf("status %+v", st)
+		}
+	}
+}

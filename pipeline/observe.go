@@ -95,7 +95,7 @@ type FileStatus struct {
 // checkpoint grouped by source, with each file's current size. Instance is
 // left empty. Checkpoints that cannot be decoded are skipped.
 func ReadStatus(buf *buffer.Buffer) (Status, error) {
-	st := Status{BufferID: buf.InstanceID(), BufferPath: buf.Path(), BufferBytes: buf.Size()}
+	st := Status{BufferID: buf.InstanceID(), BufferPath: buf.Path(), BufferBytes: buf.Size(), Sources: []SourceStatus{}}
 	var err error
 	if st.LastCommit, err = buf.LastCommit(); err != nil {
 		return Status{}, err
