@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/internal/syncbuf"
 )
 
@@ -84,6 +85,21 @@ func (s *notifySocket) waitFor(t *testing.T, what string, out *syncbuf.Buffer, c
 // MongoDB.
 func startNotified(t *testing.T, withBuffer bool) (*notifySocket, func() error, *syncbuf.Buffer) {
 	t.Helper()
+	conf := notifyConfig(t, deadMongo(t), "logtally", "1s")
+	if withBuffer {
+		earlier, err := buffer.Open(filepath.Join(filepath.Dir(conf), "state", "buffer.db"), buffer.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		earlier.Close()
+	}
+	return runNotified(t, conf)
+}
+
+// notifyConfig writes a log of 20 hits and a config for it with fast
+// timings, and returns the config's path.
+func notifyConfig(t *testing.T, uri, database, shutdown string) string {
+	t.Helper()
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "access.log")
 	var b []byte
@@ -93,9 +109,10 @@ func startNotified(t *testing.T, withBuffer bool) (*notifySocket, func() error, 
 	os.WriteFile(logPath, b, 0o644)
 	conf := filepath.Join(dir, "logtally.toml")
 	os.WriteFile(conf, fmt.Appendf(nil, `state_dir = %q
-shutdown_timeout = "1s"
+shutdown_timeout = %q
 [mongo]
 uri = %q
+database = %q
 timeout = "500ms"
 [buffer]
 commit_interval = "50ms"
@@ -106,14 +123,15 @@ max_backoff = "200ms"
 site = "s"
 paths = [%q]
 format = "combined"
-`, filepath.Join(dir, "state"), deadMongo(t), logPath), 0o600)
-	if withBuffer {
-		earlier, err := buffer.Open(filepath.Join(dir, "state", "buffer.db"), buffer.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		earlier.Close()
-	}
+`, filepath.Join(dir, "state"), shutdown, uri, database, logPath), 0o600)
+	return conf
+}
+
+// runNotified starts logtally run with conf under a fake systemd and
+// returns the socket, a function that stops it with SIGTERM and waits,
+// and its output.
+func runNotified(t *testing.T, conf string) (*notifySocket, func() error, *syncbuf.Buffer) {
+	t.Helper()
 	sock := listenNotify(t)
 	out := &syncbuf.Buffer{}
 	cmd := command("run", "-config", conf)
@@ -197,4 +215,33 @@ func TestNotifyNoReadyWhileWaitingForMongo(t *testing.T) {
 	if !slices.Contains(msgs, "STOPPING=1") {
 		t.Errorf("no STOPPING=1 after SIGTERM: %q", msgs)
 	}
+}
+
+// With MongoDB up, the status line says how far the counts in MongoDB
+// reach: a second run's first line shows the first run's last batch.
+func TestNotifyStatusShowsWrittenBatches(t *testing.T) {
+	srv := mongotest.Start(t)
+	conf := notifyConfig(t, srv.URI(), srv.Database(t).Name(), "10s")
+	sock, stop, out := runNotified(t, conf)
+	sock.waitFor(t, "READY=1", out, func(m []string) bool { return slices.Contains(m, "READY=1") })
+	if err := stop(); err != nil {
+		t.Fatalf("first run: exit after SIGTERM: %v\n%s", err, out)
+	}
+	sock, stop, out = runNotified(t, conf)
+	status := func(m []string) string {
+		i := slices.IndexFunc(m, func(m string) bool { return strings.HasPrefix(m, "STATUS=reading") })
+		if i < 0 {
+			return ""
+		}
+		return m[i]
+	}
+	sock.waitFor(t, "status line", out, func(m []string) bool { return status(m) != "" })
+	line := status(sock.messages())
+	if !strings.Contains(line, "; pending 0 keys / 0 hits;") || !strings.Contains(line, "; in MongoDB up to 20") {
+		t.Errorf("second run's status line %q: want nothing pending and the first run's last batch", line)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("second run: exit after SIGTERM: %v\n%s", err, out)
+	}
+	t.Log(line)
 }

@@ -123,12 +123,17 @@ func sdNotify(log *slog.Logger, msg string, err error) {
 	}
 }
 
-// statusLine returns the status line systemd shows for the daemon.
+// statusLine returns the status line systemd shows for the daemon; "in
+// MongoDB up to" is when the last acknowledged batch was sealed.
 func statusLine(p *pipeline.Pipeline, sources int) func() string {
 	return func() string {
 		st := p.Stats()
-		return fmt.Sprintf("reading %d sources; %d hits counted; pending %d keys / %d hits; batches %d written, %d retries",
+		line := fmt.Sprintf("reading %d sources; %d hits counted; pending %d keys / %d hits; batches %d written, %d retries",
 			sources, st.Aggregator.Hits, st.PendingKeys, st.PendingHits, st.Flusher.Batches, st.Flusher.Retries)
+		if s, err := p.Status(); err == nil && s.LastAcked != nil && !s.LastAcked.SealedAt.IsZero() {
+			line += "; in MongoDB up to " + s.LastAcked.SealedAt.UTC().Format(time.RFC3339)
+		}
+		return line
 	}
 }
 
