@@ -22,19 +22,18 @@ import (
 
 func cmdRun(args []string, stderr io.Writer) error {
 	fs, path := parseFlags("run", stderr)
-	level := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
+	level := fs.String("log-level", "", "log `level`: debug, info, warn or error (default: [log] level)")
 	if err := requireConfig(fs, args, path); err != nil {
 		return err
-	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		return usagef("run: -log-level %q: %v", *level, err)
 	}
 	cfg, err := config.Load(*path)
 	if err != nil {
 		return usageError{err}
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})).With("instance", cfg.Instance)
+	log, tap, err := newLogger(cfg, *level, stderr)
+	if err != nil {
+		return err
+	}
 
 	if _, err := buffer.CheckDir(cfg.StateDir, config.BufferFile); err != nil {
 		return usagef("state_dir: %w", err)
@@ -94,6 +93,11 @@ func cmdRun(args []string, stderr io.Writer) error {
 			log.Error("close", "err", err)
 		}
 	}()
+	stopHTTP, err := serveHTTP(cfg, p, tap, log)
+	if err != nil {
+		return err
+	}
+	defer stopHTTP() // before p.Close: /status answers through the drain
 	log.Info("logtally running", "sources", len(cfg.Sources), "mongo", cfg.Mongo.Redacted(), "database", cfg.Mongo.Database)
 	// Sources are open and MongoDB has been tried: ready. The watchdog
 	// pings systemd while the pipeline makes progress, until the stop
@@ -110,6 +114,7 @@ func cmdRun(args []string, stderr io.Writer) error {
 	stopWatchdog()
 	<-watchDone
 	if err != nil {
+		log.Error("logtally stopped on an error", "err", err)
 		return err
 	}
 	log.Info("logtally stopped")

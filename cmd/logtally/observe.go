@@ -1,0 +1,52 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"io"
+	"log/slog"
+
+	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/observe"
+	"github.com/logtally/logtally/pipeline"
+)
+
+// newLogger builds the daemon's logger from [log] (format, level) and the
+// -log-level flag, which wins when set. The Tap keeps each component's
+// last warning or error for /status.
+func newLogger(cfg config.Config, flagLevel string, w io.Writer) (*slog.Logger, *observe.Tap, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(cmp.Or(flagLevel, cfg.Log.Level))); err != nil {
+		return nil, nil, usagef("run: -log-level %q: %v", flagLevel, err)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
+	if cfg.Log.Format == "json" {
+		h = slog.NewJSONHandler(w, opts)
+	}
+	tap := observe.NewTap(h)
+	return slog.New(tap).With("instance", cfg.Instance), tap, nil
+}
+
+// serveHTTP serves /metrics, /healthz and /status on [http] listen (empty:
+// nothing) until the returned stop is called; call it before closing p. A
+// listen address in use is logged and counting goes on.
+func serveHTTP(cfg config.Config, p *pipeline.Pipeline, tap *observe.Tap, log *slog.Logger) (stop func(), err error) {
+	if cfg.HTTP.Listen == "" {
+		return func() {}, nil
+	}
+	srv, err := observe.New(observe.Config{Listen: cfg.HTTP.Listen, Source: p, Version: version,
+		Instance: cfg.Instance, MongoURI: cfg.Mongo.URI, Tap: tap, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Run(ctx); err != nil {
+			log.Error("http endpoints not served; counting goes on", "listen", cfg.HTTP.Listen, "err", err)
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}
