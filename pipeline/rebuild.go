@@ -104,8 +104,14 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 			if _, done := located[k]; done {
 				continue
 			}
-			if loc, ok := tailer.Locate(globs[cp.Source], cp); ok {
-				located[k] = loc
+			// A logrotate run renaming files while we look can hide one:
+			// look again a few times before giving it up.
+			for try := 0; try < 5; try++ {
+				if loc, ok := tailer.Locate(globs[cp.Source], cp); ok {
+					located[k] = loc
+					break
+				}
+				<-cfg.Clock.After(20 * time.Millisecond)
 			}
 		}
 	}
@@ -238,7 +244,8 @@ func reread(cfg Config, to, from map[string]tailer.Checkpoint, located map[strin
 		if !ok || loc.Size < end {
 			st.LostBytes += end - start
 			log.Error("file of the batch in flight not found: its lines are not counted", "path", cp.Path,
-				"from", start, "to", end)
+				"file", fmt.Sprintf("%d:%d", cp.File.Dev, cp.File.Ino), "from", start, "to", end,
+				"found_at", loc.Path, "found_size", loc.Size)
 			return nil
 		}
 		if _, known := parsers[cp.Source]; !known {

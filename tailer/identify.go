@@ -19,8 +19,10 @@ type Located struct {
 // or before the files were restored from a backup) describes: a regular,
 // uncompressed file at least cp.Offset bytes long whose first cp.FPLen
 // bytes have the checkpoint's fingerprint. It tries cp.Path first, then
-// the files the globs match and their rotated names (P.*, P-*), preferring
-// the checkpoint's own identity. A checkpoint with an empty fingerprint
+// its rotated names (P.*, P-*), then the files the globs match, also with
+// a rotation suffix, preferring the checkpoint's own identity. Files
+// being renamed while it looks can be missed: a caller that finds nothing
+// may look again. A checkpoint with an empty fingerprint
 // (FPLen 0) matches only by identity. ok is false when no file fits.
 func Locate(globs []string, cp Checkpoint) (loc Located, ok bool) {
 	var found []fileInfo
@@ -51,17 +53,20 @@ func Locate(globs []string, cp Checkpoint) (loc Located, ok bool) {
 	if cp.Path != "" {
 		try(cp.Path)
 	}
+	// The rotated names of the checkpoint's path, and every match of each
+	// glob and of the glob with a rotation suffix: the base file itself
+	// may be missing for a moment (renamed, not yet created again).
+	var pats []string
+	if cp.Path != "" {
+		pats = append(pats, escapeGlob(cp.Path)+".*", escapeGlob(cp.Path)+"-*")
+	}
 	for _, pat := range globs {
+		pats = append(pats, pat, pat+".*", pat+"-*")
+	}
+	for _, pat := range pats {
 		paths, _ := filepath.Glob(pat)
 		for _, p := range paths {
 			try(p)
-			base := escapeGlob(p)
-			for _, rp := range []string{base + ".*", base + "-*"} {
-				rotated, _ := filepath.Glob(rp)
-				for _, r := range rotated {
-					try(r)
-				}
-			}
 		}
 	}
 	for _, fi := range found {

@@ -27,6 +27,20 @@ func TestLocate(t *testing.T) {
 	if loc, ok := Locate(globs, cp); !ok || loc.Path != log+".1" || loc.ID != id {
 		t.Fatalf("Locate after a rotation: %+v %v", loc, ok)
 	}
+	// Rotated again while the base file is missing for a moment (renamed,
+	// not yet created), and the checkpoint's path is stale.
+	os.Rename(log+".1", log+".2")
+	os.Remove(log)
+	stale := cp
+	stale.Path = log + ".1"
+	if loc, ok := Locate(globs[:0:0], stale); ok {
+		t.Fatalf("Locate without globs found %+v", loc)
+	}
+	if loc, ok := Locate([]string{log}, stale); !ok || loc.Path != log+".2" || loc.ID != id {
+		t.Fatalf("Locate with the base file missing: %+v %v", loc, ok)
+	}
+	os.Rename(log+".2", log+".1")
+	os.WriteFile(log, []byte("new file\n"), 0o644)
 	// Restored from a backup (a copy: another inode): found by fingerprint.
 	data, _ := os.ReadFile(log + ".1")
 	os.WriteFile(log+"-20261123", data, 0o644) // before the removal: a new inode
