@@ -127,12 +127,14 @@ type Flusher struct {
 
 	batches, hits, bulkWrites, updates, finds, inserts, insertCalls, retries atomic.Uint64
 	beat                                                                     atomic.Int64 // Unix nanoseconds, see LastBeat
+	indexesReady                                                             atomic.Bool
 
 	// Test hooks, nil in production.
 	afterChunk   func(p pass, chunk int) error // after a chunk's progress is saved
 	afterUpdate  func(p pass, ids []string)    // after step 1, when some bucket did not match
 	beforeInsert func(p pass, ids []string)    // between steps 1 and 2
 	beforeBulk   func(updates int) error       // before each bulk write; an error stands for the server's
+	indexHook    func() error                  // at the start of EnsureIndexes; an error stands for the server's
 }
 
 // New returns a Flusher for cfg.
@@ -170,6 +172,9 @@ func New(cfg Config) (*Flusher, error) {
 	return f, nil
 }
 
+// IndexesReady reports whether Run has created the bucket indexes.
+func (f *Flusher) IndexesReady() bool { return f.indexesReady.Load() }
+
 // heartbeat records that Run is making its rounds.
 func (f *Flusher) heartbeat() { f.beat.Store(f.clock.Now().UnixNano()) }
 
@@ -201,6 +206,11 @@ func (f *Flusher) Stats() Stats {
 // EnsureIndexes creates the query indexes of the three collections. It is
 // idempotent.
 func (f *Flusher) EnsureIndexes(ctx context.Context) error {
+	if f.indexHook != nil {
+		if err := f.indexHook(); err != nil {
+			return err
+		}
+	}
 	meta := bson.D{{Key: "metadata.site", Value: 1}, {Key: "metadata.page", Value: 1}, {Key: "metadata.date", Value: 1}}
 	keys := [3]bson.D{
 		{{Key: "site", Value: 1}, {Key: "page", Value: 1}, {Key: "timestamp", Value: 1}},
@@ -226,9 +236,17 @@ func (f *Flusher) EnsureIndexes(ctx context.Context) error {
 // not yet written stays in the buffer.
 func (f *Flusher) Run(ctx context.Context) error {
 	f.heartbeat()
-	if !f.retry(ctx, "ensure indexes", f.EnsureIndexes) {
-		return nil
-	}
+	// Indexes help readers, not the exactly-once writes (updates find
+	// buckets by _id): a missing privilege or a conflicting index must
+	// not hold back the counts. They are retried beside the flushes.
+	idxDone := make(chan struct{})
+	go func() {
+		defer close(idxDone)
+		if f.retry(ctx, "ensure indexes (counts are written meanwhile)", f.EnsureIndexes) {
+			f.indexesReady.Store(true)
+		}
+	}()
+	defer func() { <-idxDone }()
 	for {
 		select {
 		case <-ctx.Done():

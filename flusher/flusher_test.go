@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -546,7 +547,12 @@ func TestRunRetriesWhileDatabaseIsDown(t *testing.T) {
 		}
 	}()
 
-	blockUntil(t, fake) // indexes ensured, waiting for the interval
+	for deadline := time.Now().Add(30 * time.Second); !e.f.IndexesReady(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("indexes not ensured in 30s")
+		}
+	}
+	blockUntil(t, fake) // waiting for the interval
 	e.srv.Stop()
 	e.commit(t, small()...)
 	fake.Advance(10 * time.Second)
@@ -760,4 +766,50 @@ func TestBucketCreatedAfterStep1StillCounts(t *testing.T) {
 	e.want["minutes"][raced]["seconds.30"] += 4
 	e.want["minutes"][raced]["totalViews"] += 4
 	e.check(t)
+}
+
+// Indexes that cannot be created (no createIndex privilege, a conflicting
+// index) do not hold back the counts: they are retried beside the flushes.
+func TestFailingIndexesDoNotHoldBackCounts(t *testing.T) {
+	e := newEnv(t, 4)
+	fake := clock.NewFake(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	logs := &syncbuf.Buffer{}
+	e.f = e.newFlusher(t, Config{MaxOps: 4, Interval: 10 * time.Second, MaxBackoff: time.Second,
+		Timeout: 2 * time.Second, Clock: fake, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	var refuse atomic.Bool
+	refuse.Store(true)
+	e.f.indexHook = func() error {
+		if refuse.Load() {
+			return errors.New("(Unauthorized) not authorized to execute createIndexes")
+		}
+		return nil
+	}
+	e.commit(t, small()...)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.f.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(30 * time.Second)
+	for e.f.Stats().Batches == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no batch written while indexes fail:\n%s", logs)
+		}
+		blockUntil(t, fake)
+		fake.Advance(time.Second)
+	}
+	e.check(t)
+	if e.f.IndexesReady() {
+		t.Fatal("IndexesReady while creating them fails")
+	}
+	if !strings.Contains(logs.String(), "ensure indexes (counts are written meanwhile) failed") {
+		t.Errorf("the failing indexes are not logged:\n%s", logs)
+	}
+	refuse.Store(false)
+	for !e.f.IndexesReady() {
+		if time.Now().After(deadline) {
+			t.Fatal("indexes not created once allowed")
+		}
+		blockUntil(t, fake)
+		fake.Advance(time.Second)
+	}
 }
