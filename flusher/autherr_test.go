@@ -224,11 +224,12 @@ func TestAuthFailureAgainstRealServer(t *testing.T) {
 	go func() { done <- f.Run(ctx) }()
 	// Attempt k of Run's "ensure indexes" comes k-1 minutes in (the
 	// backoff is at most MaxBackoff).
+	// Two waiters: the index retry's backoff and the flush interval.
 	for range 11 {
-		clk.BlockUntil(1)
+		clk.BlockUntil(2)
 		clk.Advance(time.Minute)
 	}
-	clk.BlockUntil(1) // attempt 12 failed
+	clk.BlockUntil(2) // attempt 12 failed
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -241,7 +242,7 @@ func TestAuthFailureAgainstRealServer(t *testing.T) {
 	if n := len(lines(out, "WARN")); n != 0 || len(errs) != 2 {
 		t.Fatalf("%d ERROR and %d WARN lines for 12 attempts over 11 minutes, want 2 ERROR, 0 WARN:\n%s", len(errs), n, out)
 	}
-	if !strings.Contains(errs[0], "ensure indexes failed: MongoDB refused the credentials") ||
+	if !strings.Contains(errs[0], "ensure indexes (counts are written meanwhile) failed: MongoDB refused the credentials") ||
 		!strings.Contains(errs[0], "check the credentials of mongo.uri / mongo.uri_file") || !strings.Contains(errs[0], "attempt=1 ") {
 		t.Errorf("first ERROR line: %s", errs[0])
 	}
