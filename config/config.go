@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -357,6 +358,16 @@ func redact(uri string) string {
 
 // Redacted returns the URI with any password replaced, for logs.
 func (m Mongo) Redacted() string { return redact(m.URI) }
+
+// User returns the URI's user name, "" when it has none (never the
+// password).
+func (m Mongo) User() string {
+	u, err := url.Parse(m.URI)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	return u.User.Username()
+}
 
 // BufferFile is the buffer file's name inside state_dir.
 const BufferFile = "buffer.db"

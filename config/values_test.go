@@ -55,3 +55,15 @@ func TestSizeErrorsNameKeyAndLine(t *testing.T) {
 		}
 	}
 }
+
+func TestMongoUser(t *testing.T) {
+	for uri, want := range map[string]string{
+		"mongodb://alice:s3cret@db.example:27017/": "alice",
+		"mongodb://db.example/":                    "",
+		"mongodb+srv://bob@cluster.example/":       "bob",
+	} {
+		if got := (Mongo{URI: uri}).User(); got != want {
+			t.Errorf("User of %s = %q, want %q", redact(uri), got, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package flusher
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -163,7 +164,9 @@ type authReport struct {
 
 // failed records an authentication failure of what's attempt at now and
 // logs it unless one was logged less than authLogEvery ago.
-func (r *authReport) failed(log *slog.Logger, now time.Time, what string, attempt int, err error) {
+// user is the connection string's user, named when the server's error
+// does not name one.
+func (r *authReport) failed(log *slog.Logger, now time.Time, what string, attempt int, err error, user string) {
 	r.failures++
 	if r.failures > 1 && now.Sub(r.lastLogged) < authLogEvery {
 		r.notLogged++
@@ -171,7 +174,7 @@ func (r *authReport) failed(log *slog.Logger, now time.Time, what string, attemp
 	}
 	msg := what + " failed: MongoDB refused the credentials (authentication or authorization failure)"
 	attrs := []any{"attempt", attempt}
-	if u := authUser(err); u != "" {
+	if u := cmp.Or(authUser(err), user); u != "" {
 		msg += ": check the password and roles of this user in mongo.uri / mongo.uri_file"
 		attrs = append(attrs, "user", u)
 	} else {

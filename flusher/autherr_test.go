@@ -206,7 +206,7 @@ func TestAuthFailureAgainstRealServer(t *testing.T) {
 	logs := &syncbuf.Buffer{}
 	clk := clock.NewFake(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
 	f, err := New(Config{Buffer: buf, DB: client.Database("logtally"), Clock: clk, Timeout: 10 * time.Second,
-		MaxBackoff: time.Minute, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		MaxBackoff: time.Minute, User: "alice", Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,10 +243,11 @@ func TestAuthFailureAgainstRealServer(t *testing.T) {
 		t.Fatalf("%d ERROR and %d WARN lines for 12 attempts over 11 minutes, want 2 ERROR, 0 WARN:\n%s", len(errs), n, out)
 	}
 	if !strings.Contains(errs[0], "ensure indexes (counts are written meanwhile) failed: MongoDB refused the credentials") ||
-		!strings.Contains(errs[0], "check the credentials of mongo.uri / mongo.uri_file") || !strings.Contains(errs[0], "attempt=1 ") {
+		!strings.Contains(errs[0], "check the password and roles of this user") || !strings.Contains(errs[0], "user=alice ") ||
+		!strings.Contains(errs[0], "attempt=1 ") {
 		t.Errorf("first ERROR line: %s", errs[0])
 	}
-	if !regexp.MustCompile(`attempt=11 repeats_not_logged=9 `).MatchString(errs[1]) {
+	if !regexp.MustCompile(`attempt=11 user=alice repeats_not_logged=9 `).MatchString(errs[1]) {
 		t.Errorf("second ERROR line, ten minutes later, does not count 9 repeats: %s", errs[1])
 	}
 	if st := f.Stats(); st.Retries != 12 {

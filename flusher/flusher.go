@@ -69,6 +69,9 @@ type Config struct {
 	// Recorder, when not nil, records each batch before its bucket
 	// updates begin.
 	Recorder Recorder
+	// User is the connection string's user (never its password), named
+	// in the log when MongoDB refuses the credentials.
+	User string
 	// Collections names the bucket collections; empty names get their
 	// defaults.
 	Collections Collections
@@ -111,6 +114,7 @@ const baseBackoff = 500 * time.Millisecond
 type Flusher struct {
 	buf        *buffer.Buffer
 	recorder   Recorder
+	user       string
 	colls      [3]*mongo.Collection // by pass
 	applied    string               // "applied.<instance>"
 	interval   time.Duration
@@ -160,6 +164,7 @@ func New(cfg Config) (*Flusher, error) {
 			cfg.DB.Collection(cmp.Or(cfg.Collections.Monthly, DefaultMonthlyCollection)),
 		},
 		recorder:   cfg.Recorder,
+		user:       cfg.User,
 		applied:    "applied." + cfg.Buffer.InstanceID(),
 		interval:   cmp.Or(cfg.Interval, DefaultInterval),
 		maxOps:     cmp.Or(cfg.MaxOps, DefaultMaxOps),
@@ -315,7 +320,7 @@ func (f *Flusher) retry(ctx context.Context, what string, fn func(context.Contex
 		}
 		f.retries.Add(1)
 		if authFailure(err) {
-			refused.failed(f.log, f.clock.Now(), what, attempt, err)
+			refused.failed(f.log, f.clock.Now(), what, attempt, err, f.user)
 		} else {
 			f.log.Warn(what+" failed", "attempt", attempt, "err", err)
 		}

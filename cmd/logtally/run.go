@@ -156,6 +156,7 @@ func pipelineConfig(cfg config.Config, log *slog.Logger, db *mongo.Database) pip
 			MaxOps:     cfg.Flush.MaxOps,
 			MaxBackoff: cfg.Flush.MaxBackoff.D(),
 			Timeout:    cfg.Mongo.Timeout.D(),
+			User:       cfg.Mongo.User(),
 		},
 		CommitInterval:  cfg.Buffer.CommitInterval.D(),
 		Instance:        cfg.Instance,
