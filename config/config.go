@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +24,13 @@ import (
 
 // Config is the whole configuration file.
 type Config struct {
+	// Include lists the globs of the included files, each holding
+	// [[source]] tables only; relative globs are resolved against the main
+	// file's directory. Default DefaultInclude. Read by Load, not Parse.
+	Include []string `toml:"include"`
+	// Files are the files read, the main file first, then the included
+	// ones in the order their sources were appended. Set by Load and Parse.
+	Files []string `toml:"-"`
 	// Instance names this host in logs and in its progress record in
 	// MongoDB; it must be unique among the hosts writing to one database.
 	// Default: the host name.
@@ -146,6 +154,7 @@ type Source struct {
 	Filter Filter `toml:"filter"`
 
 	aliases map[string]string // Config.SiteAliases, set by Parse and Validate
+	from    *origin           // the file that defines it, set by Load and Parse
 }
 
 // JSONFields is a source's [source.json] table: the field names of a JSON
@@ -243,11 +252,16 @@ const (
 	DefaultLogLevel = "info"
 )
 
+// DefaultInclude is include: one file per site in sites.d beside the main
+// file. A missing directory or no match means no included file.
+var DefaultInclude = []string{"sites.d/*.toml"}
+
 // Default returns the configuration with every default set and no sources.
 // Instance is the host name.
 func Default() Config {
 	host, _ := os.Hostname()
 	return Config{
+		Include:         slices.Clone(DefaultInclude),
 		Instance:        host,
 		StateDir:        DefaultStateDir,
 		ShutdownTimeout: Duration(pipeline.DefaultShutdownTimeout),
@@ -279,34 +293,58 @@ func Default() Config {
 	}
 }
 
-// Load reads the file at path over the defaults, reads mongo.uri_file if
-// set, and validates the result. Every problem found is in the error, one
-// per line, each naming the key.
+// Load reads the file at path over the defaults, then the files its
+// include globs match (see include.go), reads mongo.uri_file if set, and
+// validates the result. Every problem found is in the error, one per line,
+// each naming the file, the line where it can be found, and the key.
 func Load(path string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("read config: %w", err)
 	}
-	return Parse(path, data)
+	cfg, err := decode(path, data)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := cfg.readIncludes(path); err != nil {
+		return Config{}, err
+	}
+	return cfg.finish(path, data)
 }
 
-// Parse is Load for a file already read; name is used in messages.
+// Parse is Load for a file already read, without its included files; name
+// is used in messages.
 func Parse(name string, data []byte) (Config, error) {
+	cfg, err := decode(name, data)
+	if err != nil {
+		return Config{}, err
+	}
+	return cfg.finish(name, data)
+}
+
+// decodeError formats a TOML decoding error of the file name with its line.
+func decodeError(name string, err error) error {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		msg := pe.Message
+		if pe.LastKey != "" {
+			msg = pe.LastKey + ": " + msg
+		}
+		return fmt.Errorf("%s:%d: %s", name, pe.Position.Line, msg)
+	}
+	if m := decodeErrRe.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Errorf("%s:%s: %s: %s", name, m[1], m[2], m[3])
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// decode decodes the main file over the defaults; its sources are marked
+// as defined in it.
+func decode(name string, data []byte) (Config, error) {
 	cfg := Default()
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
 	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			msg := pe.Message
-			if pe.LastKey != "" {
-				msg = pe.LastKey + ": " + msg
-			}
-			return Config{}, fmt.Errorf("%s:%d: %s", name, pe.Position.Line, msg)
-		}
-		if m := decodeErrRe.FindStringSubmatch(err.Error()); m != nil {
-			return Config{}, fmt.Errorf("%s:%s: %s: %s", name, m[1], m[2], m[3])
-		}
-		return Config{}, fmt.Errorf("%s: %w", name, err)
+		return Config{}, decodeError(name, err)
 	}
 	var errs []error
 	for _, k := range md.Undecoded() {
@@ -315,6 +353,17 @@ func Parse(name string, data []byte) (Config, error) {
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
 	}
+	cfg.Files = []string{name}
+	for i := range cfg.Sources {
+		cfg.Sources[i].from = &origin{name: name, data: data, index: i}
+	}
+	return cfg, nil
+}
+
+// finish completes a decoded configuration whose main file is name: source
+// names, site aliases, mongo.uri_file, and Validate, whose problems are
+// reported in the file and at the line that defines them.
+func (cfg Config) finish(name string, data []byte) (Config, error) {
 	for i := range cfg.Sources {
 		cfg.Sources[i].Name = cmp.Or(cfg.Sources[i].Name, cfg.Sources[i].Site)
 		cfg.Sources[i].aliases = cfg.SiteAliases
@@ -332,7 +381,7 @@ func Parse(name string, data []byte) (Config, error) {
 		var out []error
 		for _, e := range unjoin(err) {
 			if errors.As(e, &fe) {
-				out = append(out, problem(name, data, fe.key(), fe))
+				out = append(out, cfg.locate(name, data, fe))
 			} else {
 				out = append(out, fmt.Errorf("%s: %w", name, e))
 			}

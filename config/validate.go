@@ -117,6 +117,11 @@ func (c *Config) Validate() error {
 	if !slices.Contains(LogLevels, c.Log.Level) {
 		bad("log.level", "%q: must be one of %s", c.Log.Level, strings.Join(LogLevels, ", "))
 	}
+	for _, g := range c.Include {
+		if _, err := filepath.Match(g, ""); err != nil || g == "" {
+			bad("include", "%q: not a valid glob", g)
+		}
+	}
 	if len(c.Sources) == 0 {
 		bad("source", "at least one [[source]] is needed")
 	}
@@ -129,15 +134,23 @@ func (c *Config) Validate() error {
 			bad("site_aliases", "%q = %q: must map to a site name (no '/')", k, v)
 		}
 	}
-	srcNames := map[string]int{}
+	srcNames, srcSites := map[string]int{}, map[string]int{}
 	for i := range c.Sources {
 		c.Sources[i].aliases = c.SiteAliases
 		s := c.Sources[i]
 		f := fmt.Sprintf("source[%d].", i)
-		if j, dup := srcNames[s.Name]; dup && s.Name != "" {
-			bad(f+"name", "%q: same name as source[%d]; set a distinct name", s.Name, j)
+		j, dup := srcNames[s.Name]
+		if dup && s.Name != "" {
+			bad(f+"name", "%q: same name as %s; set a distinct name", s.Name, c.sourceRef(j, s.from, "name"))
 		}
 		srcNames[s.Name] = i
+		// One file per site: a site's sources in two files (a copied
+		// file whose site was not changed) is an error.
+		if k, seen := srcSites[s.Site]; !seen {
+			srcSites[s.Site] = i
+		} else if o := c.Sources[k].from; !dup && s.Site != "" && s.Site != parser.SiteFromLine && o != nil && s.from != nil && o.name != s.from.name {
+			bad(f+"site", "%q: also the site of %s; keep a site's sources in one file", s.Site, c.sourceRef(k, s.from, "site"))
+		}
 		if len(s.Paths) == 0 {
 			bad(f+"paths", "at least one path or glob is needed")
 		}
