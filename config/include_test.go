@@ -170,7 +170,7 @@ func TestIncludeErrorsNameFileAndLine(t *testing.T) {
 		want  []string
 	}{
 		{"same source name in two files", map[string]string{
-			"logtally.toml": mainWithSource,
+			"logtally.toml":  mainWithSource,
 			"sites.d/a.toml": siteA,
 			"sites.d/c.toml": "\n" + strings.Replace(siteB, `name = "b"`, `name = "a.example.com"`, 1),
 		}, []string{sd("c.toml") + `:3: source[0].name: "a.example.com": same name as source[0] in ` + sd("a.toml") + `:3; set a distinct name`}},
