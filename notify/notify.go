@@ -10,6 +10,10 @@ import (
 // Ready tells systemd that the daemon has started (READY=1).
 func Ready() error { return send(daemon.SdNotifyReady) }
 
+// Reloading tells systemd that the daemon is reloading its configuration
+// (RELOADING=1); Ready ends the reload.
+func Reloading() error { return send(daemon.SdNotifyReloading) }
+
 // Stopping tells systemd that the daemon is shutting down (STOPPING=1).
 // systemd stops watching for pings once it has it.
 func Stopping() error { return send(daemon.SdNotifyStopping) }

@@ -80,6 +80,12 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// ErrReload, as the cause of the context given to Run
+// (context.WithCancelCause), stops a run for a reload: Run then skips the
+// final drain to MongoDB, since the next Pipeline on the same buffer goes on
+// writing it.
+var ErrReload = errors.New("reload")
+
 // Stats are a Pipeline's running totals and pending counts.
 type Stats struct {
 	Aggregator AggregatorStats
@@ -398,12 +404,17 @@ loop:
 		<-flushDone
 	}
 	tails.Wait()
-	dctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout)
-	defer cancel()
-	if err := p.flush.Drain(dctx); err != nil {
-		st := p.Stats()
-		p.log.Warn("shutdown flush incomplete: the rest stays buffered for the next start",
-			"err", err, "pending_keys", st.PendingKeys, "pending_hits", st.PendingHits)
+	if errors.Is(context.Cause(ctx), ErrReload) {
+		// The next Pipeline on this buffer flushes what is pending.
+		p.log.Info("stopped for a reload: what is buffered is written by the reloaded pipeline")
+	} else {
+		dctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout)
+		defer cancel()
+		if err := p.flush.Drain(dctx); err != nil {
+			st := p.Stats()
+			p.log.Warn("shutdown flush incomplete: the rest stays buffered for the next start",
+				"err", err, "pending_keys", st.PendingKeys, "pending_hits", st.PendingHits)
+		}
 	}
 	stopWatching()
 	<-watchDone

@@ -16,6 +16,7 @@ import (
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/notify"
+	"github.com/logtally/logtally/observe"
 	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/tailer"
 )
@@ -35,38 +36,14 @@ func cmdRun(args []string, stderr io.Writer) error {
 		return err
 	}
 
-	if _, err := buffer.CheckDir(cfg.StateDir, config.BufferFile); err != nil {
-		return usagef("state_dir: %w", err)
-	}
-	client, db, err := connect(cfg.Mongo, "logtally")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		client.Disconnect(ctx)
-	}()
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
-	// Reload is not implemented yet: SIGHUP must not kill the daemon (its
-	// default action), so it is caught, logged and ignored.
 	hups := make(chan os.Signal, 1)
 	signal.Notify(hups, syscall.SIGHUP)
 	defer signal.Stop(hups)
-	go func() {
-		for {
-			select {
-			case <-hups:
-				log.Warn("SIGHUP ignored: reload is not implemented yet; restart logtally to apply a new config")
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
 	go func() {
 		sig := <-sigs
 		log.Info("stopping: reading stopped, flushing what is buffered", "signal", sig.String(), "timeout", cfg.ShutdownTimeout.D())
@@ -77,6 +54,41 @@ func cmdRun(args []string, stderr io.Writer) error {
 		os.Exit(1)
 	}()
 
+	// Each turn runs one pipeline; SIGHUP with a valid config ends it
+	// (committed, not drained) and the next turn starts with the new one.
+	for {
+		next, err := runOnce(ctx, cfg, *path, log, tap, hups)
+		if err != nil {
+			log.Error("logtally stopped on an error", "err", err)
+			return err
+		}
+		if next == nil {
+			log.Info("logtally stopped")
+			return nil
+		}
+		log.Info("reloaded", "sources", len(next.Sources))
+		cfg = *next
+	}
+}
+
+// runOnce runs one pipeline for cfg until ctx ends (nil, nil), a component
+// fails (the error), or SIGHUP brings a valid new config, which it
+// returns. An invalid new config is logged, naming the key, and the
+// running one is kept. The logger ([log]) is kept across reloads.
+func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logger, tap *observe.Tap, hups <-chan os.Signal) (*config.Config, error) {
+	if _, err := buffer.CheckDir(cfg.StateDir, config.BufferFile); err != nil {
+		return nil, usagef("state_dir: %w", err)
+	}
+	client, db, err := connect(cfg.Mongo, "logtally")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		client.Disconnect(ctx)
+	}()
+
 	// New may wait for MongoDB (a missing buffer is rebuilt from the
 	// instance's progress record); a signal ends the wait.
 	sdNotify(log, "STATUS=", notify.Status("starting: opening the buffer (a missing buffer.db waits for MongoDB)"))
@@ -84,9 +96,9 @@ func cmdRun(args []string, stderr io.Writer) error {
 	if err != nil {
 		if ctx.Err() != nil {
 			log.Info("stopped before starting")
-			return nil
+			return nil, nil
 		}
-		return err
+		return nil, err
 	}
 	defer func() {
 		if err := p.Close(); err != nil {
@@ -95,30 +107,59 @@ func cmdRun(args []string, stderr io.Writer) error {
 	}()
 	stopHTTP, err := serveHTTP(cfg, p, tap, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer stopHTTP() // before p.Close: /status answers through the drain
 	log.Info("logtally running", "sources", len(cfg.Sources), "mongo", cfg.Mongo.Redacted(), "database", cfg.Mongo.Database)
+
+	runCtx, cancelRun := context.WithCancelCause(ctx)
+	defer cancelRun(nil)
+	reloaded := make(chan config.Config, 1)
+	go func() {
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-hups:
+			}
+			log.Info("SIGHUP: reloading the config", "path", path)
+			next, err := config.Load(path)
+			if err != nil {
+				log.Error("reload refused: the new config is invalid; the running one is kept", "err", err)
+				continue
+			}
+			sdNotify(log, "RELOADING=1", notify.Reloading())
+			reloaded <- next
+			cancelRun(pipeline.ErrReload)
+			return
+		}
+	}()
+
 	// Sources are open and MongoDB has been tried: ready. The watchdog
 	// pings systemd while the pipeline makes progress, until the stop
 	// signal (STOPPING=1 ends systemd's watchdog; the drain that follows
 	// has no aggregator to prove progress) or the end of Run.
-	watchCtx, stopWatchdog := context.WithCancel(ctx)
+	watchCtx, stopWatchdog := context.WithCancel(runCtx)
 	watchDone := make(chan struct{})
 	go func() {
 		defer close(watchDone)
 		notify.New(notify.Config{Alive: p.Alive, Status: statusLine(p, len(cfg.Sources)), Logger: log}).Run(watchCtx)
 	}()
 	sdNotify(log, "READY=1", notify.Ready())
-	err = p.Run(ctx)
+	err = p.Run(runCtx)
 	stopWatchdog()
 	<-watchDone
 	if err != nil {
-		log.Error("logtally stopped on an error", "err", err)
-		return err
+		return nil, err
 	}
-	log.Info("logtally stopped")
-	return nil
+	select {
+	case next := <-reloaded:
+		if ctx.Err() == nil {
+			return &next, nil
+		}
+	default:
+	}
+	return nil, nil
 }
 
 // sdNotify logs a failed notification to systemd; it is not fatal.
