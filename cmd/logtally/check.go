@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/config"
@@ -23,6 +24,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	var problems []error
 	fmt.Fprintf(stdout, "config %s: ok (%d sources)\n", *path, len(cfg.Sources))
+	fmt.Fprintf(stdout, "config files: %s\n", strings.Join(cfg.Files, ", "))
 	seen := map[tailer.FileID]match{}
 	for _, s := range cfg.Sources {
 		fmt.Fprintf(stdout, "source %q (site %s, format %s):\n", s.Name, s.Site, s.Format)

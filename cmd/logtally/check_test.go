@@ -197,3 +197,35 @@ func TestStateDirChecked(t *testing.T) {
 		t.Errorf("check with the buffer locked: exit %d, want 0 and a note\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
 }
+
+// check lists the config files it read, the main file first, and the
+// sources of the included ones.
+func TestCheckListsConfigFiles(t *testing.T) {
+	srv := mongotest.Start(t)
+	dir, logs := checkSetup(t)
+	conf := writeCheckConfig(t, dir, srv.URI(), []string{filepath.Join(logs, "a.log")})
+	sites := filepath.Join(dir, "sites.d")
+	if err := os.Mkdir(sites, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"b.toml", "a.toml"} {
+		src := fmt.Sprintf("[[source]]\nsite = %q\nformat = \"combined\"\npaths = [%q]\n", name, filepath.Join(logs, strings.Replace(name, ".toml", ".log", 1)))
+		if err := os.WriteFile(filepath.Join(sites, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, stderr, code := runCmd(t, "check", "-config", conf)
+	if code != 2 || !strings.Contains(stderr, `is matched by sources "s0" and "a.toml"`) {
+		t.Fatalf("exit %d, want 2 naming a.log matched twice\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	for _, want := range []string{
+		"(3 sources)",
+		"config files: " + conf + ", " + filepath.Join(sites, "a.toml") + ", " + filepath.Join(sites, "b.toml") + "\n",
+		"source \"b.toml\"",
+		"  " + filepath.Join(logs, "b.log") + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout does not contain %q:\n%s", want, out)
+		}
+	}
+}
