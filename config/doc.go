@@ -2,7 +2,8 @@
 // (Default), then the file decoded over them (Load), then Validate, which
 // names every bad field with its value.
 //
-// Files: config.go (the types, Default, Load, Parse), validate.go
+// Files: config.go (the types, Default, Load, Parse), include.go (the
+// included files, include = ["sites.d/*.toml"]), validate.go
 // (Validate), lines.go (FieldError and finding a key's line), values.go
 // (Duration, Size, WriteConcern).
 //
@@ -30,6 +31,14 @@
 //     building its parser.Parser; each problem names its key, e.g.
 //     source[1].page.rewrite[0].match. Keys inside inline tables are
 //     reported at the line of the array that holds them.
+//   - Load reads the main file, then the files its include globs match
+//     (relative to its directory; default sites.d/*.toml, none matching
+//     is fine), each glob's in sorted order, and appends their sources;
+//     Parse reads one file only. An included file holds [[source]] tables
+//     and nothing else. A problem of an included source names that file,
+//     its line and the source's index in that file (source[0].format);
+//     a source name, or a site other than "{host}", defined in two files
+//     names both. Config.Files lists the files read, the main one first.
 //   - [site_aliases] applies to every source whose site is "{host}".
 //     Source.Parser carries the aliases only for sources of a Config
 //     that went through Parse or Validate.
