@@ -3,7 +3,7 @@
 DB_PKGS   := ./flusher/... ./internal/mongotest/... ./cmd/...
 PURE_PKGS := $(shell go list ./... | grep -v -e /flusher -e /internal/mongotest -e /cmd/)
 
-.PHONY: test lint build demo
+.PHONY: test lint build demo deb
 test:
 	go vet ./...
 	go test -race -count=1 $(PURE_PKGS)
@@ -20,3 +20,8 @@ build:
 
 demo:
 	go run ./internal/cmd/demo
+
+# dist/logtally_<version>_<arch>.deb, with nfpm (packaging/nfpm.yaml); checked
+# by packaging/test-deb.sh.
+deb:
+	bash packaging/build-deb.sh
