@@ -32,9 +32,9 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 		src: src, version: version, clock: clk, log: log,
 		buildInfo:   d("build_info", "Always 1; the version label is logtally's version.", "version"),
 		alive:       d("alive", "1 while the aggregator and the flusher make their rounds (GET /healthz is ok), else 0."),
-		lines:       d("lines_total", "Lines parsed, whatever their outcome (too long lines are not in it)."),
+		lines:       d("lines_total", "Lines parsed, whatever their outcome (too long lines are not in it), by source.", "source"),
 		tooLong:     d("too_long_lines_total", "Lines longer than max_line_bytes, skipped."),
-		hits:        d("hits_total", "Lines counted as page views."),
+		hits:        d("hits_total", "Lines counted as page views, by site (at most 200 sites; the rest as \"(other sites)\").", "site"),
 		other:       d("other_hits_total", "Hits counted as page \"(other)\" by max_pages_per_minute."),
 		malformed:   d("malformed_lines_total", "Lines that could not be read, by reason.", "reason"),
 		filtered:    d("filtered_lines_total", "Lines read but excluded by a filter, by reason.", "reason"),
@@ -84,9 +84,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 
 	st := c.src.Stats()
 	a, f := st.Aggregator, st.Flusher
-	counter(c.lines, a.Lines)
+	for src, n := range a.BySource {
+		counter(c.lines, n.Lines, src)
+	}
 	counter(c.tooLong, a.TooLong)
-	counter(c.hits, a.Hits)
+	for site, n := range a.HitsBySite {
+		counter(c.hits, n, site)
+	}
 	counter(c.other, a.Other)
 	counter(c.commits, a.Commits)
 	for o := range parser.NumOutcomes {

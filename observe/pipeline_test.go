@@ -87,8 +87,8 @@ func TestRealPipeline(t *testing.T) {
 	}
 	_, metrics, _ := get(t, h, "/metrics")
 	for _, want := range []string{
-		"logtally_lines_total 31\n",
-		"logtally_hits_total 30\n",
+		`logtally_lines_total{source="web"} 31` + "\n",
+		`logtally_hits_total{site="example.com"} 30` + "\n",
 		`logtally_malformed_lines_total{reason="fields"} 1` + "\n",
 		"logtally_flushed_hits_total 30\n",
 		"logtally_buffer_pending_hits 0\n",

@@ -55,6 +55,8 @@ func sampleFake() *fake {
 	f := &fake{}
 	a := &f.stats.Aggregator
 	a.Lines, a.Hits, a.Malformed, a.Filtered, a.TooLong, a.Other, a.Commits = 120, 100, 5, 15, 2, 7, 9
+	a.BySource = map[string]pipeline.SourceStats{"web": {Lines: 120, Hits: 100}}
+	a.HitsBySite = map[string]uint64{"example.com": 70, "www.example.com": 30}
 	a.Outcomes[parser.OK] = 100
 	a.Outcomes[parser.MalformedTime] = 3
 	a.Outcomes[parser.MalformedEmpty] = 2
@@ -107,9 +109,10 @@ func TestMetrics(t *testing.T) {
 	for _, want := range []string{
 		`logtally_build_info{version="v1.2.3"} 1`,
 		`logtally_alive 1`,
-		`logtally_lines_total 120`,
+		`logtally_lines_total{source="web"} 120`,
 		`logtally_too_long_lines_total 2`,
-		`logtally_hits_total 100`,
+		`logtally_hits_total{site="example.com"} 70`,
+		`logtally_hits_total{site="www.example.com"} 30`,
 		`logtally_other_hits_total 7`,
 		`logtally_commits_total 9`,
 		`logtally_malformed_lines_total{reason="time"} 3`,
@@ -167,7 +170,7 @@ func TestMetricsWithoutStatus(t *testing.T) {
 	f.statusErr = errors.New("buffer closed")
 	f.alive = errors.New("flusher: no progress since 2026-02-01T09:00:00Z")
 	_, body, _ := get(t, newServer(t, f, Config{}).Handler(), "/metrics")
-	if !strings.Contains(body, "logtally_lines_total 120") || !strings.Contains(body, "logtally_alive 0") {
+	if !strings.Contains(body, `logtally_lines_total{source="web"} 120`) || !strings.Contains(body, "logtally_alive 0") {
 		t.Errorf("totals missing:\n%s", body)
 	}
 	if strings.Contains(body, "logtally_file_lag_bytes") {

@@ -1,10 +1,12 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -54,6 +56,57 @@ type AggregatorConfig struct {
 	Logger *slog.Logger
 }
 
+// MaxSitesCounted bounds the sites Stats counts hits for: sites taken
+// from the lines (site = "{host}") could otherwise grow without bound.
+// Hits of further sites are counted under OtherSites.
+const MaxSitesCounted = 200
+
+// OtherSites is the site the hits of sites past MaxSitesCounted are
+// counted under in AggregatorStats.HitsBySite.
+const OtherSites = "(other sites)"
+
+// SourceStats are one source's running totals.
+type SourceStats struct {
+	Lines, Hits uint64
+}
+
+type sourceCounters struct{ lines, hits atomic.Uint64 }
+
+func (a *Aggregator) sourceCounter(name string) *sourceCounters {
+	a.byMu.Lock()
+	defer a.byMu.Unlock()
+	if a.bySource == nil {
+		a.bySource = map[string]*sourceCounters{}
+	}
+	c := a.bySource[name]
+	if c == nil {
+		c = &sourceCounters{}
+		a.bySource[name] = c
+	}
+	return c
+}
+
+func (a *Aggregator) siteCounter(site []byte) *atomic.Uint64 {
+	a.byMu.Lock()
+	defer a.byMu.Unlock()
+	if a.bySite == nil {
+		a.bySite = map[string]*atomic.Uint64{}
+	}
+	if c := a.bySite[string(site)]; c != nil {
+		return c
+	}
+	name := string(site)
+	if len(a.bySite) >= MaxSitesCounted {
+		name = OtherSites
+		if c := a.bySite[name]; c != nil {
+			return c
+		}
+	}
+	c := &atomic.Uint64{}
+	a.bySite[name] = c
+	return c
+}
+
 // StartMarker returns the chunk that tells an Aggregator with
 // HoldUntilStart that every start chunk before it has been sent. No tailer
 // sends it: a tailer's chunks always name their source.
@@ -67,6 +120,11 @@ type AggregatorStats struct {
 	// Outcomes counts lines per parser outcome (malformed and filtered
 	// reasons).
 	Outcomes parser.Counts
+	// BySource holds lines and hits per source name.
+	BySource map[string]SourceStats
+	// HitsBySite holds hits per site, at most MaxSitesCounted of them
+	// and OtherSites.
+	HitsBySite map[string]uint64
 }
 
 // Aggregator sums parsed hits and commits them with checkpoints.
@@ -87,6 +145,11 @@ type Aggregator struct {
 	outcomes                                                  [parser.NumOutcomes]atomic.Uint64
 	started                                                   bool         // StartMarker read
 	beat                                                      atomic.Int64 // Clock.Now() of the last loop turn, Unix nanoseconds
+	lastSite                                                  []byte
+
+	byMu     sync.Mutex // guards the maps; the counters are atomic
+	bySource map[string]*sourceCounters
+	bySite   map[string]*atomic.Uint64
 }
 
 // NewAggregator returns an Aggregator reading in. Run it.
@@ -136,6 +199,16 @@ func (a *Aggregator) Stats() AggregatorStats {
 	for i := range a.outcomes {
 		st.Outcomes[i] = a.outcomes[i].Load()
 	}
+	a.byMu.Lock()
+	st.BySource = make(map[string]SourceStats, len(a.bySource))
+	for k, c := range a.bySource {
+		st.BySource[k] = SourceStats{Lines: c.lines.Load(), Hits: c.hits.Load()}
+	}
+	st.HitsBySite = make(map[string]uint64, len(a.bySite))
+	for k, c := range a.bySite {
+		st.HitsBySite[k] = c.Load()
+	}
+	a.byMu.Unlock()
 	return st
 }
 
@@ -228,6 +301,7 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 	overflowBefore := lim.Overflow()
 	var lines, hits, malformed, filtered uint64
 	var outcomes parser.Counts
+	var siteHits *atomic.Uint64
 	c.Lines(func(line []byte, end int64) {
 		lines++
 		out := p.Parse(line, &a.hit)
@@ -242,6 +316,11 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 			return
 		}
 		hits++
+		if !bytes.Equal(a.hit.Site, a.lastSite) || siteHits == nil {
+			a.lastSite = append(a.lastSite[:0], a.hit.Site...)
+			siteHits = a.siteCounter(a.hit.Site)
+		}
+		siteHits.Add(1)
 		page := lim.Apply(a.hit.Site, a.hit.Page, a.hit.Time/60)
 		a.keyBuf = buffer.AppendKey(a.keyBuf[:0], a.hit.Site, page, a.hit.Time)
 		if i, ok := a.index[string(a.keyBuf)]; ok {
@@ -253,6 +332,9 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 	})
 	a.lines.Add(lines)
 	a.hits.Add(hits)
+	src := a.sourceCounter(cp.Source)
+	src.lines.Add(lines)
+	src.hits.Add(hits)
 	a.malformed.Add(malformed)
 	a.filtered.Add(filtered)
 	a.other.Add(lim.Overflow() - overflowBefore)

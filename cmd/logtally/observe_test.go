@@ -74,7 +74,7 @@ format = "combined"
 	var metrics string
 	for {
 		code, body := get("/metrics")
-		if code == 200 && strings.Contains(body, "logtally_hits_total 12") && strings.Contains(body, "logtally_flush_retries_total") {
+		if code == 200 && strings.Contains(body, `logtally_hits_total{site="s"} 12`) && strings.Contains(body, "logtally_flush_retries_total") {
 			metrics = body
 			break
 		}
