@@ -101,6 +101,17 @@ type Stats struct {
 	Inserts     uint64 // zero-filled buckets this flusher created
 	InsertCalls uint64 // InsertMany calls sent
 	Retries     uint64 // failed attempts retried by Run or Drain
+	// FlushDurations counts the batches written per FlushBuckets bound
+	// (not cumulative), the last entry past the last bound.
+	FlushDurations []uint64
+	// FlushCount and FlushSeconds are the batches written and the time
+	// they took in all.
+	FlushCount   uint64
+	FlushSeconds float64
+	// FailedFlushes counts attempts to write a batch that failed.
+	FailedFlushes uint64
+	// LastAck is when a batch was last acknowledged; zero before.
+	LastAck time.Time
 }
 
 // regrowAfter is how many chunks must be written in a row after a timeout
@@ -132,6 +143,7 @@ type Flusher struct {
 	batches, hits, bulkWrites, updates, finds, inserts, insertCalls, retries atomic.Uint64
 	beat                                                                     atomic.Int64 // Unix nanoseconds, see LastBeat
 	indexesReady                                                             atomic.Bool
+	timing                                                                   timing
 
 	// Test hooks, nil in production.
 	afterChunk   func(p pass, chunk int) error // after a chunk's progress is saved
@@ -196,7 +208,7 @@ func (f *Flusher) LastBeat() time.Time {
 
 // Stats returns the counters.
 func (f *Flusher) Stats() Stats {
-	return Stats{
+	st := Stats{
 		Batches:     f.batches.Load(),
 		Hits:        f.hits.Load(),
 		BulkWrites:  f.bulkWrites.Load(),
@@ -206,6 +218,8 @@ func (f *Flusher) Stats() Stats {
 		InsertCalls: f.insertCalls.Load(),
 		Retries:     f.retries.Load(),
 	}
+	f.timing.fill(&st)
+	return st
 }
 
 // EnsureIndexes creates the query indexes of the three collections. It is
@@ -351,6 +365,11 @@ func (f *Flusher) Flush(ctx context.Context) (sent bool, err error) {
 		return false, nil
 	}
 	start := f.clock.Now()
+	defer func() {
+		if err != nil {
+			f.timing.failed.Add(1)
+		}
+	}()
 	if f.recorder != nil {
 		if err := f.record(ctx); err != nil {
 			return true, fmt.Errorf("flush batch %s: %w", batch.ID, err)
@@ -364,6 +383,8 @@ func (f *Flusher) Flush(ctx context.Context) (sent bool, err error) {
 	}
 	f.batches.Add(1)
 	f.hits.Add(batch.Hits)
+	now := f.clock.Now()
+	f.timing.done(now.Sub(start), now)
 	f.log.Debug("batch written", "batch", batch.ID, "keys", batch.Keys, "hits", batch.Hits,
 		"took", f.clock.Now().Sub(start))
 	return true, nil

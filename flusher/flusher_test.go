@@ -813,3 +813,29 @@ func TestFailingIndexesDoNotHoldBackCounts(t *testing.T) {
 		fake.Advance(time.Second)
 	}
 }
+
+// Stats time the written batches and count the failed attempts.
+func TestFlushTiming(t *testing.T) {
+	e := newEnv(t, 8)
+	fail := true
+	e.f.beforeBulk = func(int) error {
+		if fail {
+			return errors.New("refused")
+		}
+		return nil
+	}
+	e.commit(t, small()...)
+	if _, err := e.f.Flush(context.Background()); err == nil {
+		t.Fatal("Flush with the bulk write refused succeeded")
+	}
+	fail = false
+	e.flush(t)
+	st := e.f.Stats()
+	var inBuckets uint64
+	for _, n := range st.FlushDurations {
+		inBuckets += n
+	}
+	if st.FailedFlushes != 1 || st.FlushCount != 1 || inBuckets != 1 || st.LastAck.IsZero() || st.FlushSeconds <= 0 {
+		t.Errorf("stats %+v: want 1 failed and 1 timed flush with a last ack time", st)
+	}
+}

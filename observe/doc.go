@@ -34,7 +34,9 @@
 //	logtally_buffer_pending_buckets                   (site, page, second) keys not yet acknowledged, batch in flight included
 //	logtally_buffer_pending_hits                      hits not yet acknowledged, batch in flight included
 //	logtally_buffer_size_bytes                        live data in buffer.db (pending and sealed counts)
-//	logtally_flush_batches_total                      batches MongoDB acknowledged
+//	logtally_flush_batches_total{result}              batch writes: ok (acknowledged) or failed
+//	logtally_flush_duration_seconds                   histogram of the time to write one batch
+//	logtally_last_flush_timestamp_seconds             when MongoDB last acknowledged a batch
 //	logtally_flushed_hits_total                       hits in those batches
 //	logtally_flush_retries_total                      failed attempts retried
 //	logtally_last_acked_batch_sealed_timestamp_seconds seal time of the last acknowledged batch (absent: none yet)

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
 )
 
@@ -22,6 +23,7 @@ type collector struct {
 	lastCommit, pendingKeys, pendingHits, bufferBytes         *prometheus.Desc
 	batches, flushedHits, retries, lastAcked, mongoOps        *prometheus.Desc
 	created, followed, lag                                    *prometheus.Desc
+	flushDuration, lastFlush                                  *prometheus.Desc
 }
 
 func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger) *collector {
@@ -43,16 +45,18 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 		pendingKeys: d("buffer_pending_buckets", "(site, page, second) counts in the buffer not yet acknowledged by MongoDB, the batch in flight included."),
 		pendingHits: d("buffer_pending_hits", "Hits in the buffer not yet acknowledged by MongoDB, the batch in flight included."),
 		bufferBytes: d("buffer_size_bytes", "Live data in the buffer file (pending and sealed counts)."),
-		batches:     d("flush_batches_total", "Batches written to MongoDB and acknowledged."),
+		batches:     d("flush_batches_total", "Attempts to write a batch to MongoDB: result ok (acknowledged) or failed (retried).", "result"),
 		flushedHits: d("flushed_hits_total", "Hits in the acknowledged batches."),
 		retries:     d("flush_retries_total", "Failed flush attempts, retried."),
 		lastAcked: d("last_acked_batch_sealed_timestamp_seconds",
 			"When the last batch MongoDB acknowledged was sealed, i.e. when the last successful flush began. Absent before the first."),
 		mongoOps: d("mongo_operations_total",
 			"MongoDB operations sent: bulk_write and find and insert count calls, update counts the bucket updates inside the bulk writes.", "op"),
-		created:  d("mongo_buckets_created_total", "Zero-filled buckets this daemon inserted."),
-		followed: d("files_followed", "Files the source's tailer follows now.", "source"),
-		lag:      d("file_lag_bytes", "Sum over the source's files of size minus committed offset.", "source"),
+		created:       d("mongo_buckets_created_total", "Zero-filled buckets this daemon inserted."),
+		flushDuration: d("flush_duration_seconds", "Time to write one batch to MongoDB, from its record to its acknowledgement."),
+		lastFlush:     d("last_flush_timestamp_seconds", "When MongoDB last acknowledged a batch. Absent before the first."),
+		followed:      d("files_followed", "Files the source's tailer follows now.", "source"),
+		lag:           d("file_lag_bytes", "Sum over the source's files of size minus committed offset.", "source"),
 	}
 }
 
@@ -61,7 +65,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.buildInfo, c.alive, c.lines, c.tooLong, c.hits, c.other, c.malformed, c.filtered, c.commits,
 		c.lastCommit, c.pendingKeys, c.pendingHits, c.bufferBytes, c.batches, c.flushedHits, c.retries,
-		c.lastAcked, c.mongoOps, c.created, c.followed, c.lag,
+		c.lastAcked, c.mongoOps, c.created, c.followed, c.lag, c.flushDuration, c.lastFlush,
 	} {
 		ch <- d
 	}
@@ -104,7 +108,20 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.pendingKeys, float64(st.PendingKeys))
 	gauge(c.pendingHits, float64(st.PendingHits))
 	gauge(c.bufferBytes, float64(st.BufferBytes))
-	counter(c.batches, f.Batches)
+	counter(c.batches, f.Batches, "ok")
+	counter(c.batches, f.FailedFlushes, "failed")
+	buckets := make(map[float64]uint64, len(flusher.FlushBuckets))
+	var cum uint64
+	for i, b := range flusher.FlushBuckets {
+		if i < len(f.FlushDurations) {
+			cum += f.FlushDurations[i]
+		}
+		buckets[b] = cum
+	}
+	ch <- prometheus.MustNewConstHistogram(c.flushDuration, f.FlushCount, f.FlushSeconds, buckets)
+	if !f.LastAck.IsZero() {
+		gauge(c.lastFlush, seconds(f.LastAck.UnixNano()))
+	}
 	counter(c.flushedHits, f.Hits)
 	counter(c.retries, f.Retries)
 	counter(c.mongoOps, f.BulkWrites, "bulk_write")

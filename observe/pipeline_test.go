@@ -96,6 +96,8 @@ func TestRealPipeline(t *testing.T) {
 		`logtally_files_followed{source="web"} 1` + "\n",
 		"logtally_last_acked_batch_sealed_timestamp_seconds ",
 		`logtally_mongo_operations_total{op="bulk_write"} `,
+		"logtally_last_flush_timestamp_seconds ",
+		`logtally_flush_duration_seconds_bucket{le="+Inf"} `,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("no %q in /metrics", want)
