@@ -16,8 +16,9 @@ import (
 	"github.com/logtally/logtally/internal/syncbuf"
 )
 
-// SIGHUP while lines flow: a source is added, another removed and added
-// back, and an invalid config is refused (the running one kept). Every
+// SIGHUP while lines flow: a site is added as a file in sites.d/, another
+// removed and added back, and an invalid file is refused (the running
+// config kept). Every
 // bucket must equal the files: a removed source's checkpoints are kept, so
 // adding it back resumes where it stopped.
 func TestReloadWhileLinesFlow(t *testing.T) {
@@ -26,19 +27,24 @@ func TestReloadWhileLinesFlow(t *testing.T) {
 	dir := t.TempDir()
 	logA, logB := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
 	conf := filepath.Join(dir, "logtally.toml")
-	writeConf := func(extra string, sites ...string) {
-		var b strings.Builder
-		fmt.Fprintf(&b, "state_dir = %q\nlease_ttl = \"3s\"\n[mongo]\nuri = %q\ndatabase = %q\ntimeout = \"5s\"\n"+
-			"[buffer]\ncommit_interval = \"50ms\"\n[flush]\ninterval = \"100ms\"\nmax_ops = 16\nmax_backoff = \"200ms\"\n[http]\nlisten = \"\"\n%s",
-			filepath.Join(dir, "state"), srv.URI(), db.Name(), extra)
-		for _, s := range sites {
-			fmt.Fprintf(&b, "[[source]]\nsite = %q\npaths = [%q]\nformat = \"combined\"\n", s+".test", filepath.Join(dir, s+".log"))
-		}
-		if err := os.WriteFile(conf, []byte(b.String()), 0o600); err != nil {
+	sitesD := filepath.Join(dir, "sites.d")
+	os.MkdirAll(sitesD, 0o755)
+	// The main file has no source: each site is a file in sites.d/, the
+	// default include.
+	err := os.WriteFile(conf, []byte(fmt.Sprintf("state_dir = %q\nlease_ttl = \"3s\"\n[mongo]\nuri = %q\ndatabase = %q\ntimeout = \"5s\"\n"+
+		"[buffer]\ncommit_interval = \"50ms\"\n[flush]\ninterval = \"100ms\"\nmax_ops = 16\nmax_backoff = \"200ms\"\n[http]\nlisten = \"\"\n",
+		filepath.Join(dir, "state"), srv.URI(), db.Name())), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addSite := func(s, extra string) {
+		body := fmt.Sprintf("[[source]]\nsite = %q\npaths = [%q]\nformat = \"combined\"\n%s", s+".test", filepath.Join(dir, s+".log"), extra)
+		if err := os.WriteFile(filepath.Join(sitesD, s+".toml"), []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	writeConf("", "a")
+	removeSite := func(s string) { os.Remove(filepath.Join(sitesD, s+".toml")) }
+	addSite("a", "")
 	appendCombined(t, logA, 0, 20)
 	appendCombined(t, logB, 0, 20)
 
@@ -83,13 +89,13 @@ func TestReloadWhileLinesFlow(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	writeConf("", "a", "b") // b added
+	addSite("b", "") // a site added as a file in sites.d/
 	hup(true)
-	writeConf("", "b") // a removed: its file grows unread
+	removeSite("a") // a removed: its file grows unread
 	hup(true)
-	writeConf("flush_interval_typo = 1\n", "a", "b") // invalid: kept as is
+	addSite("a", "flush_interval_typo = 1\n") // invalid: the running config is kept
 	hup(false)
-	writeConf("", "a", "b") // a back: resumes where it stopped
+	addSite("a", "") // a back: resumes where it stopped
 	hup(true)
 	time.Sleep(700 * time.Millisecond)
 	stopWriting()

@@ -66,7 +66,7 @@ func cmdRun(args []string, stderr io.Writer) error {
 			log.Info("logtally stopped")
 			return nil
 		}
-		log.Info("reloaded", "sources", len(next.Sources))
+		log.Info("reloaded", "sources", len(next.Sources), "files", next.Files)
 		cfg = *next
 	}
 }
