@@ -41,6 +41,10 @@ type Status struct {
 	LastAcked *AckedStatus `json:"last_acked"`
 	// Sources lists each source's files, by source name.
 	Sources []SourceStatus `json:"sources"`
+	// IndexesReady reports whether the bucket indexes exist (they are
+	// retried in the background; counts are written meanwhile). Absent
+	// for ReadStatus.
+	IndexesReady *bool `json:"indexes_ready,omitempty"`
 }
 
 // BatchStatus is the sealed batch in flight.
@@ -152,6 +156,8 @@ func (p *Pipeline) Status() (Status, error) {
 		return Status{}, err
 	}
 	st.Instance = p.cfg.Instance
+	ready := p.flush.IndexesReady()
+	st.IndexesReady = &ready
 	stored := map[string]SourceStatus{}
 	for _, s := range st.Sources {
 		stored[s.Name] = s

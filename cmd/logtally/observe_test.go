@@ -90,7 +90,7 @@ format = "combined"
 	var status string
 	for {
 		_, status = get("/status")
-		if strings.Contains(status, `"pending_hits": 12`) {
+		if strings.Contains(status, `"pending_hits": 12`) && strings.Contains(status, `"indexes_ready": false`) {
 			break
 		}
 		if time.Now().After(deadline) {
