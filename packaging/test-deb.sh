@@ -47,7 +47,10 @@ for f in systemd/sites.d/*.toml; do
 done
 
 extract() { dpkg-deb --fsys-tarfile "$deb" | tar -xO "./${1#/}"; }
-extract /usr/lib/systemd/system/logtally.service | grep -q '^ExecStart=/usr/bin/logtally run ' ||
+# Read whole before grep: grep -q stops early, and with pipefail the
+# writer's SIGPIPE would fail the check.
+unit=$(extract /usr/lib/systemd/system/logtally.service)
+grep -q '^ExecStart=/usr/bin/logtally run ' <<<"$unit" ||
 	fail "the unit's ExecStart does not run /usr/bin/logtally"
 ok "the unit's ExecStart is /usr/bin/logtally"
 cmp -s <(extract /usr/lib/sysusers.d/logtally.conf) systemd/logtally.sysusers ||
