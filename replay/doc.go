@@ -1,4 +1,4 @@
-// Package replay reads archived access logs (plain or gzip, told by their
+// Package replay reads archived access logs (plain, gzip, zstd or bzip2, told by their
 // first bytes, not their names) and counts them as the daemon would. Today
 // it holds the dry run: the same parser, page rules, filters and
 // max_pages_per_minute as a source, summing hits in memory and printing a
@@ -7,7 +7,6 @@
 // Caveats:
 //   - A line longer than max_line_bytes (default 1 MiB, '\n' not included)
 //     is skipped and counted as too long, as the daemon's tailer does.
-//   - zstd files are recognised and refused with a hint to decompress them.
 //   - Page ids are 26 bits; past 2^26 distinct pages the ids start again
 //     after a commit, and the distinct-pages figure adds the forgotten ones.
 package replay

@@ -1,12 +1,9 @@
 package replay
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"time"
@@ -61,30 +58,17 @@ func NewDryRun(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Wr
 	}
 }
 
-// ReadFile reads one plain or gzip file (told by its first bytes).
+// ReadFile reads one plain, gzip, zstd or bzip2 file (told by its first
+// bytes, see Open).
 func (d *DryRun) ReadFile(name string) error {
-	f, err := os.Open(name)
+	r, kind, err := Open(name)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	var r io.Reader = br
-	magic, _ := br.Peek(4)
-	switch {
-	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		defer zr.Close()
-		r = zr
-	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		return fmt.Errorf("%s: zstd files are not supported yet; decompress it first (zstd -dc %s > FILE)", name, name)
-	}
+	defer r.Close()
 	d.files++
 	if err := d.read(name, r); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s (%s): %w", name, kind, err)
 	}
 	return nil
 }

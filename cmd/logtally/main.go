@@ -25,7 +25,7 @@ commands:
   check -config FILE    validate the config, list matched files, ping MongoDB
   state -config FILE    print the state dir's checkpoints, pending counts and batches
   replay -dry-run -site S -format F FILE...
-                        parse archived logs (plain or .gz) and print a summary
+                        parse archived logs (plain, gzip, zstd, bzip2) and print a summary
   version               print the version
 `
 

@@ -14,7 +14,7 @@ import (
 
 const replayUsage = `usage: logtally replay -dry-run [-config FILE [-source NAME]] [-site S] [-format F] [-log-format L] FILE...
 
-Reads access logs (plain or gzip), parses them as a source would and
+Reads access logs (plain, gzip, zstd or bzip2, told by their first bytes), parses them as a source would and
 prints a summary. -config takes a [[source]]'s settings (-source NAME when
 there are several); -site, -format and -log-format override them. Without
 -dry-run, replay would write to MongoDB: not implemented yet.

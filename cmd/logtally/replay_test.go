@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -147,7 +149,7 @@ func TestReplayErrors(t *testing.T) {
 		{[]string{"-dry-run", "-config", two, "-source", "c", log}, true, `no source named "c"`},
 		{[]string{"-dry-run", "-bogus"}, true, "flag provided but not defined"},
 		{[]string{"-dry-run", "-site", "s", "-format", "common", filepath.Join(dir, "missing.log")}, false, "no such file"},
-		{[]string{"-dry-run", "-site", "s", "-format", "common", zst}, false, "zstd files are not supported yet"},
+		{[]string{"-dry-run", "-site", "s", "-format", "common", zst}, false, "a.log.zst (zstd): unexpected EOF"},
 	} {
 		var out, errb bytes.Buffer
 		err := cmdReplay(tc.args, &out, &errb)
@@ -163,5 +165,44 @@ func TestReplayErrors(t *testing.T) {
 	var out, errb bytes.Buffer
 	if err := cmdReplay([]string{"-dry-run", "-config", two, "-source", "b", log}, &out, &errb); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Archives are read by their magic bytes: the bzip2 fixture of the sample
+// log's first 200 lines, and the same lines as zstd under a plain name.
+func TestReplayCompressed(t *testing.T) {
+	dir := t.TempDir()
+	bz := "../../testdata/compressed/access.log.bz2"
+	plain := filepath.Join(dir, "access.log")
+	data, err := os.ReadFile("../../testdata/sample/access.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	os.WriteFile(plain, bytes.Join(lines[:200], nil), 0o644)
+	var zs bytes.Buffer
+	zw, _ := zstd.NewWriter(&zs)
+	zw.Write(bytes.Join(lines[:200], nil))
+	zw.Close()
+	zst := filepath.Join(dir, "access.log.1") // no extension: told by its bytes
+	os.WriteFile(zst, zs.Bytes(), 0o644)
+	summary := func(file string) string {
+		var out, errb bytes.Buffer
+		if err := cmdReplay([]string{"-dry-run", "-site", "s", "-format", "combined", file}, &out, &errb); err != nil {
+			t.Fatalf("%s: %v\n%s", file, err, errb.String())
+		}
+		return out.String()
+	}
+	want := summary(plain)
+	for _, f := range []string{bz, zst} {
+		got := summary(f)
+		for _, name := range []string{"lines", "hits", "malformed", "distinct pages"} {
+			if g, w := summaryValue(t, got, name), summaryValue(t, want, name); g != w {
+				t.Errorf("%s: %s = %s, want %s as for the plain file", f, name, g, w)
+			}
+		}
+	}
+	if summaryValue(t, want, "lines") != "200" {
+		t.Fatalf("plain file: lines %s, want 200", summaryValue(t, want, "lines"))
 	}
 }

@@ -1,0 +1,83 @@
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"compress/bzip2"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Compression names what Open found a file to be.
+type Compression string
+
+// The compressions Open recognises by their magic bytes.
+const (
+	Plain Compression = "plain"
+	Gzip  Compression = "gzip"
+	Zstd  Compression = "zstd"
+	Bzip2 Compression = "bzip2"
+)
+
+var (
+	gzipMagic  = []byte{0x1f, 0x8b}
+	zstdMagic  = []byte{0x28, 0xb5, 0x2f, 0xfd}
+	bzip2Magic = []byte("BZh")
+)
+
+// file is an open, possibly decompressing, log file.
+type file struct {
+	io.Reader
+	closers []func() error
+}
+
+// Close closes the decompressor and the file.
+func (f *file) Close() error {
+	var first error
+	for _, c := range f.closers {
+		if err := c(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Open opens a log file for reading its lines, decompressing it when its
+// first bytes are those of gzip (also concatenated members), zstd or bzip2,
+// whatever its name: a ".log" that is gzip and a ".gz" that is plain both
+// read right.
+func Open(name string) (io.ReadCloser, Compression, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, "", err
+	}
+	br := bufio.NewReaderSize(f, 256<<10)
+	out := &file{Reader: br, closers: []func() error{f.Close}}
+	magic, _ := br.Peek(4)
+	kind := Plain
+	switch {
+	case bytes.HasPrefix(magic, gzipMagic):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			f.Close()
+			return nil, "", fmt.Errorf("%s: gzip: %w", name, err)
+		}
+		out.Reader, kind = zr, Gzip
+		out.closers = append([]func() error{zr.Close}, out.closers...)
+	case bytes.HasPrefix(magic, zstdMagic):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			f.Close()
+			return nil, "", fmt.Errorf("%s: zstd: %w", name, err)
+		}
+		out.Reader, kind = zr, Zstd
+		out.closers = append([]func() error{func() error { zr.Close(); return nil }}, out.closers...)
+	case bytes.HasPrefix(magic, bzip2Magic):
+		out.Reader, kind = bzip2.NewReader(br), Bzip2
+	}
+	return out, kind, nil
+}
