@@ -301,7 +301,8 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 	overflowBefore := lim.Overflow()
 	var lines, hits, malformed, filtered uint64
 	var outcomes parser.Counts
-	var siteHits *atomic.Uint64
+	var siteHits *atomic.Uint64 // the counter of a.lastSite
+	var siteRun uint64          // hits of a.lastSite not yet added to it
 	c.Lines(func(line []byte, end int64) {
 		lines++
 		out := p.Parse(line, &a.hit)
@@ -317,10 +318,13 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 		}
 		hits++
 		if !bytes.Equal(a.hit.Site, a.lastSite) || siteHits == nil {
+			if siteHits != nil {
+				siteHits.Add(siteRun)
+			}
 			a.lastSite = append(a.lastSite[:0], a.hit.Site...)
-			siteHits = a.siteCounter(a.hit.Site)
+			siteHits, siteRun = a.siteCounter(a.hit.Site), 0
 		}
-		siteHits.Add(1)
+		siteRun++
 		page := lim.Apply(a.hit.Site, a.hit.Page, a.hit.Time/60)
 		a.keyBuf = buffer.AppendKey(a.keyBuf[:0], a.hit.Site, page, a.hit.Time)
 		if i, ok := a.index[string(a.keyBuf)]; ok {
@@ -330,6 +334,9 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 		a.index[string(a.keyBuf)] = int32(len(a.counts))
 		a.counts = append(a.counts, 1)
 	})
+	if siteHits != nil {
+		siteHits.Add(siteRun)
+	}
 	a.lines.Add(lines)
 	a.hits.Add(hits)
 	src := a.sourceCounter(cp.Source)
