@@ -257,8 +257,6 @@ func reread(cfg Config, to, from map[string]tailer.Checkpoint, located map[strin
 		st.ReadBytes += n
 		return err
 	}
-	continued := map[string]bool{} // from keys whose copy in to goes on from their offset
-	toIDs := map[tailer.FileID]bool{}
 	for k, tcp := range to {
 		start := int64(0)
 		if fcp, ok := from[k]; ok {
@@ -266,40 +264,20 @@ func reread(cfg Config, to, from map[string]tailer.Checkpoint, located map[strin
 				start = fcp.Offset // else truncated in between: the batch holds its new lines from 0
 			}
 		} else if loc, ok := located[k]; ok {
-			var orig string
-			start, orig = copiedFrom(loc.Path, tcp, to, from)
-			if orig != "" {
-				continued[orig] = true
-			}
-		}
-		if loc, ok := located[k]; ok {
-			toIDs[loc.ID] = true
+			start = copiedFrom(loc.Path, tcp, to, from)
 		}
 		if err := readRange(tcp, k, start, tcp.Offset); err != nil {
 			return nil, err
 		}
 	}
-	// A file of from that the batch finished (not in to), or truncated
-	// (copytruncate) with its copy finished within the batch: the rest of
-	// it, or of its copy, from its offset to the end. Not when a file of
-	// to goes on from there (read above).
 	for k, fcp := range from {
-		tcp, inTo := to[k]
-		if (inTo && !truncated(fcp, tcp)) || continued[k] {
+		if _, ok := to[k]; ok {
 			continue
 		}
-		loc, ok := located[k]
-		if inTo { // located[k] is its new content: look for the copy
-			var cp tailer.Located
-			cp, ok = locateCopy(cfg, fcp, loc.ID)
-			loc = cp
-		}
-		if !ok || toIDs[loc.ID] {
-			continue
-		}
-		located[k] = loc
-		if err := readRange(fcp, k, fcp.Offset, loc.Size); err != nil {
-			return nil, err
+		if loc, ok := located[k]; ok {
+			if err := readRange(fcp, k, fcp.Offset, loc.Size); err != nil {
+				return nil, err
+			}
 		}
 	}
 	counts := make(map[string]uint64, len(agg.index))
@@ -323,9 +301,9 @@ func truncated(fcp, tcp tailer.Checkpoint) bool {
 // read it from the offset the original had reached, and the lines before
 // that were counted under the original's checkpoint. So when a file of
 // from was truncated (or is gone) and its first bytes are this file's,
-// the batch's lines of this file begin at that file's offset. orig is the
-// key of that file in from ("" when none).
-func copiedFrom(path string, tcp tailer.Checkpoint, to, from map[string]tailer.Checkpoint) (start int64, orig string) {
+// the batch's lines of this file begin at that file's offset.
+func copiedFrom(path string, tcp tailer.Checkpoint, to, from map[string]tailer.Checkpoint) int64 {
+	start := int64(0)
 	for fk, fcp := range from {
 		if fcp.Source != tcp.Source || fcp.File == tcp.File || fcp.FPLen == 0 || fcp.Offset > tcp.Offset || fcp.Offset <= start {
 			continue
@@ -334,30 +312,10 @@ func copiedFrom(path string, tcp tailer.Checkpoint, to, from map[string]tailer.C
 			continue // the original goes on: this is no copy of it
 		}
 		if match, err := tailer.HasFingerprint(path, fcp.FPLen, fcp.FPSum); err == nil && match {
-			start, orig = fcp.Offset, fk
+			start = fcp.Offset
 		}
 	}
-	return start, orig
-}
-
-// locateCopy finds a copy of the file fcp describes other than the file
-// not (its truncated self), looking again a few times as rebuild does.
-func locateCopy(cfg Config, fcp tailer.Checkpoint, not tailer.FileID) (tailer.Located, bool) {
-	var globs []string
-	for _, s := range cfg.Sources {
-		if s.Name == fcp.Source {
-			globs = s.Paths
-		}
-	}
-	cp := fcp
-	cp.File = tailer.FileID{} // match by fingerprint only
-	for try := 0; try < 5; try++ {
-		if loc, ok := tailer.Locate(globs, cp); ok && loc.ID != not {
-			return loc, true
-		}
-		<-cfg.Clock.After(20 * time.Millisecond)
-	}
-	return tailer.Located{}, false
+	return start
 }
 
 // feedRange hands the lines in [start, end) of path to agg as chunks,
