@@ -47,6 +47,8 @@ commit_interval = "50ms"
 [flush]
 interval = "100ms"
 max_backoff = "200ms"
+[http]
+listen = ""
 [[source]]
 site = "s"
 paths = [%q]
