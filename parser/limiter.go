@@ -1,5 +1,7 @@
 package parser
 
+import "github.com/logtally/logtally/fnv1a"
+
 // Other is the page that PageLimiter counts pages under once a site has
 // had its maximum of distinct pages in a minute. It does not start with
 // '/', so it never merges with a real page.
@@ -60,7 +62,7 @@ func (l *PageLimiter) Apply(site, page []byte, minute int64) []byte {
 		clear(slot.seen)
 		slot.minute = minute
 	}
-	h := fnvExtend(fnvOffset, page)
+	h := fnv1a.Extend(fnv1a.Offset, page)
 	if _, ok := slot.seen[h]; ok {
 		return page
 	}

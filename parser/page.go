@@ -2,10 +2,9 @@ package parser
 
 import (
 	"bytes"
-	"encoding"
-	"encoding/binary"
-	"hash/fnv"
 	"unicode/utf8"
+
+	"github.com/logtally/logtally/fnv1a"
 )
 
 // maxMethodLen bounds the method token; longer ones are not HTTP methods
@@ -149,7 +148,7 @@ func (p *Parser) page(path []byte) []byte {
 			return pg
 		}
 		cut := p.maxPageLen - hashSuffixLen
-		return appendHashSuffix(append(p.scratch[:0], pg[:cut]...), fnvExtend(fnvOffset, pg))
+		return appendHashSuffix(append(p.scratch[:0], pg[:cut]...), fnv1a.Extend(fnv1a.Offset, pg))
 	}
 	end := i
 	for end < len(path) && pathClass[path[end]] != stop {
@@ -318,12 +317,12 @@ func (w *pageWriter) write(b []byte) {
 // spillByte hashes c, a byte past cap(w.buf), through w.tail.
 func (w *pageWriter) spillByte(c byte) {
 	if w.n == cap(w.buf) {
-		w.h = fnvExtend(fnvOffset, w.buf)
+		w.h = fnv1a.Extend(fnv1a.Offset, w.buf)
 	}
 	w.n++
 	w.tail[w.nt] = c
 	if w.nt++; w.nt == len(w.tail) {
-		w.h, w.nt = fnvExtend(w.h, w.tail[:]), 0
+		w.h, w.nt = fnv1a.Extend(w.h, w.tail[:]), 0
 	}
 }
 
@@ -333,45 +332,24 @@ func (w *pageWriter) spill(b []byte) {
 	w.buf = append(w.buf, b[:n]...)
 	w.n += n
 	if w.n == cap(w.buf) {
-		w.h = fnvExtend(fnvOffset, w.buf)
+		w.h = fnv1a.Extend(fnv1a.Offset, w.buf)
 	}
 	w.n += len(b) - n
-	w.h, w.nt = fnvExtend(fnvExtend(w.h, w.tail[:w.nt]), b[n:]), 0
+	w.h, w.nt = fnv1a.Extend(fnv1a.Extend(w.h, w.tail[:w.nt]), b[n:]), 0
 }
 
 // sum returns the FNV-1a 64 hash of all the bytes written.
 func (w *pageWriter) sum() uint64 {
 	if w.n <= cap(w.buf) {
-		return fnvExtend(fnvOffset, w.buf)
+		return fnv1a.Extend(fnv1a.Offset, w.buf)
 	}
-	return fnvExtend(w.h, w.tail[:w.nt])
+	return fnv1a.Extend(w.h, w.tail[:w.nt])
 }
 
 func (w *pageWriter) percent(c byte) {
 	w.byte('%')
 	w.byte(hexDigits[c>>4])
 	w.byte(hexDigits[c&15])
-}
-
-// fnvOffset is the FNV-1a 64 hash of no bytes.
-const fnvOffset = 14695981039346656037
-
-// fnvExtend continues the 64-bit FNV-1a hash h (fnvOffset to start one)
-// over b. hash/fnv computes it; a sum is resumed from h through the
-// hash's marshaled state ("fnv\x04" and the sum, big-endian). It does not
-// allocate: the compiler inlines and devirtualizes the calls.
-func fnvExtend(h uint64, b []byte) uint64 {
-	s := fnv.New64a()
-	if h != fnvOffset {
-		var state [12]byte
-		copy(state[:], "fnv\x04")
-		binary.BigEndian.PutUint64(state[4:], h)
-		if err := s.(encoding.BinaryUnmarshaler).UnmarshalBinary(state[:]); err != nil {
-			panic("parser: resume FNV-1a hash: " + err.Error())
-		}
-	}
-	s.Write(b)
-	return s.Sum64()
 }
 
 // appendHashSuffix appends "~" and h as 16 lowercase hex digits.

@@ -1,14 +1,14 @@
 package tailer
 
 import (
-	"encoding"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"strconv"
+
+	"github.com/logtally/logtally/fnv1a"
 )
 
 // FingerprintSize is the number of leading bytes of a file the fingerprint
@@ -133,29 +133,6 @@ func (d *decoder) str() string {
 	return s
 }
 
-// fnvOffset64 is the FNV-1a 64 hash of no bytes: the start of a
-// fingerprint.
-const fnvOffset64 = 14695981039346656037
-
-// fnvExtend continues the FNV-1a 64 hash h (fnvOffset64 to start one) with
-// p, so a fingerprint can be extended from a stored sum as the file grows.
-// hash/fnv computes it; a sum is resumed from h through the hash's
-// marshaled state ("fnv\x04" and the sum, big-endian). It does not
-// allocate: the compiler inlines and devirtualizes the calls.
-func fnvExtend(h uint64, p []byte) uint64 {
-	s := fnv.New64a()
-	if h != fnvOffset64 {
-		var state [12]byte
-		copy(state[:], "fnv\x04")
-		binary.BigEndian.PutUint64(state[4:], h)
-		if err := s.(encoding.BinaryUnmarshaler).UnmarshalBinary(state[:]); err != nil {
-			panic("tailer: resume FNV-1a hash: " + err.Error())
-		}
-	}
-	s.Write(p)
-	return s.Sum64()
-}
-
 // fingerprintMatches reports whether the first n bytes of f hash to sum.
 // A file shorter than n does not match; an empty fingerprint matches all.
 func fingerprintMatches(f io.ReaderAt, n int, sum uint64) (bool, error) {
@@ -170,7 +147,7 @@ func fingerprintMatches(f io.ReaderAt, n int, sum uint64) (bool, error) {
 		}
 		return false, fmt.Errorf("read fingerprint: %w", err)
 	}
-	return fnvExtend(fnvOffset64, buf[:n]) == sum, nil
+	return fnv1a.Extend(fnv1a.Offset, buf[:n]) == sum, nil
 }
 
 // fileFingerprintMatches opens path and checks its fingerprint.

@@ -4,6 +4,8 @@ import (
 	"hash/fnv"
 	"slices"
 	"testing"
+
+	"github.com/logtally/logtally/fnv1a"
 )
 
 func TestCheckpointRoundTrip(t *testing.T) {
@@ -63,7 +65,7 @@ func TestFNVMatchesStdlib(t *testing.T) {
 	data := []byte("10.0.0.1 - - [01/Jan/2024:00:00:00 +0000] \"GET / HTTP/1.1\" 200 5\n")
 	h := fnv.New64a()
 	h.Write(data)
-	if got := fnvExtend(fnvExtend(fnvOffset64, data[:10]), data[10:]); got != h.Sum64() {
+	if got := fnv1a.Extend(fnv1a.Extend(fnv1a.Offset, data[:10]), data[10:]); got != h.Sum64() {
 		t.Fatalf("fnvExtend = %x, want %x", got, h.Sum64())
 	}
 }

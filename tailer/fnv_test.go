@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/logtally/logtally/fnv1a"
 )
 
 // fnvHead is a checkpoint fingerprint's input: the first FingerprintSize
@@ -30,12 +32,12 @@ func TestFNVPinned(t *testing.T) {
 		{"foobar", 0x85944171f73967e8},
 		{string(fnvHead), fnvHeadSum},
 	} {
-		if got := fnvExtend(fnvOffset64, []byte(tc.in)); got != tc.want {
-			t.Errorf("fnvExtend(offset, %.20q) = %#x, want %#x", tc.in, got, tc.want)
+		if got := fnv1a.Extend(fnv1a.Offset, []byte(tc.in)); got != tc.want {
+			t.Errorf("fnv1a.Extend(offset, %.20q) = %#x, want %#x", tc.in, got, tc.want)
 		}
 	}
-	if fnvOffset64 != 0xcbf29ce484222325 {
-		t.Errorf("fnvOffset64 = %#x", uint64(fnvOffset64))
+	if fnv1a.Offset != 0xcbf29ce484222325 {
+		t.Errorf("fnv1a.Offset = %#x", uint64(fnv1a.Offset))
 	}
 }
 
@@ -44,18 +46,18 @@ func TestFNVPinned(t *testing.T) {
 // whole.
 func TestFNVExtend(t *testing.T) {
 	for _, cut := range []int{0, 1, 79, 80, 512, FingerprintSize - 1, FingerprintSize} {
-		if got := fnvExtend(fnvExtend(fnvOffset64, fnvHead[:cut]), fnvHead[cut:]); got != fnvHeadSum {
+		if got := fnv1a.Extend(fnv1a.Extend(fnv1a.Offset, fnvHead[:cut]), fnvHead[cut:]); got != fnvHeadSum {
 			t.Errorf("split at %d: %#x, want %#x", cut, got, uint64(fnvHeadSum))
 		}
 	}
-	h := uint64(fnvOffset64)
+	h := uint64(fnv1a.Offset)
 	for i := range fnvHead {
-		h = fnvExtend(h, fnvHead[i:i+1])
+		h = fnv1a.Extend(h, fnvHead[i:i+1])
 	}
 	if h != fnvHeadSum {
 		t.Errorf("byte by byte: %#x, want %#x", h, uint64(fnvHeadSum))
 	}
-	if n := testing.AllocsPerRun(100, func() { h = fnvExtend(h, fnvHead) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { h = fnv1a.Extend(h, fnvHead) }); n != 0 {
 		t.Errorf("fnvExtend: %v allocs", n)
 	}
 }
@@ -72,7 +74,7 @@ func TestFingerprintMatchesPinned(t *testing.T) {
 		{file, FingerprintSize, fnvHeadSum, true},
 		{file, FingerprintSize, fnvHeadSum ^ 1, false},
 		{file[:FingerprintSize-1], FingerprintSize, fnvHeadSum, false}, // shorter than the fingerprint
-		{file, 80, fnvExtend(fnvOffset64, file[:80]), true},
+		{file, 80, fnv1a.Extend(fnv1a.Offset, file[:80]), true},
 		{file, 0, 12345, true},
 	} {
 		got, err := fingerprintMatches(bytes.NewReader(tc.data), tc.n, tc.sum)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/fnv1a"
 )
 
 // registry is what a follower asks of the Tailer that runs it: the files
@@ -292,7 +293,7 @@ func (fl *follower) truncated(ctx context.Context) error {
 		fl.log.Info("reading copy of truncated file", "path", c.path, "offset", old.Offset)
 	}
 	fl.off, fl.pos, fl.pend, fl.skipping = 0, 0, nil, false
-	fl.fpLen, fl.fpSum, fl.head = 0, fnvOffset64, nil
+	fl.fpLen, fl.fpSum, fl.head = 0, fnv1a.Offset, nil
 	fl.publish()
 	return fl.adoptCopy(ctx, c)
 }

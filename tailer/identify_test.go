@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/logtally/logtally/fnv1a"
 )
 
 func TestLocate(t *testing.T) {
@@ -14,7 +16,7 @@ func TestLocate(t *testing.T) {
 	os.WriteFile(log, []byte(content), 0o644)
 	st, _ := os.Stat(log)
 	id, _, _ := statID(st)
-	h := fnvExtend(fnvOffset64, []byte(content[:FingerprintSize]))
+	h := fnv1a.Extend(fnv1a.Offset, []byte(content[:FingerprintSize]))
 	cp := Checkpoint{Source: "s", Path: log, File: id, Offset: 800, FPLen: FingerprintSize, FPSum: h}
 	globs := []string{filepath.Join(dir, "*.log")}
 

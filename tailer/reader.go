@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+
+	"github.com/logtally/logtally/fnv1a"
 )
 
 // Reading: blocks of a file into chunks of whole lines.
@@ -212,7 +214,7 @@ func (fl *follower) advance(end int64, data []byte) {
 		n, _ := fl.f.ReadAt(b[:want-fl.fpLen], from)
 		more = b[:n]
 	}
-	fl.fpSum = fnvExtend(fl.fpSum, more)
+	fl.fpSum = fnv1a.Extend(fl.fpSum, more)
 	fl.fpLen += len(more)
 	fl.head = append(slices.Clip(fl.head), more...) // a new array: the old one is published
 	fl.publish()

@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"time"
+
+	"github.com/logtally/logtally/fnv1a"
 )
 
 // Recovery: rotated files written while the daemon was down (Config.Since).
@@ -115,7 +117,7 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[FileID]*follower) 
 // file held when it was read (up to FPLen bytes at least).
 func (t *Tailer) coveredBy(head []byte) (Checkpoint, bool) {
 	for _, cp := range t.cfg.Checkpoints {
-		if cp.FPLen > 0 && cp.FPLen <= len(head) && fnvExtend(fnvOffset64, head[:cp.FPLen]) == cp.FPSum {
+		if cp.FPLen > 0 && cp.FPLen <= len(head) && fnv1a.Extend(fnv1a.Offset, head[:cp.FPLen]) == cp.FPSum {
 			return cp, true
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+
+	"github.com/logtally/logtally/fnv1a"
 )
 
 // Registry: the files claimed by followers, and copies of them.
@@ -187,7 +189,7 @@ func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower,
 	}
 	fpLen, fpSum := cp.FPLen, cp.FPSum
 	if fpLen == 0 {
-		fpSum = fnvOffset64
+		fpSum = fnv1a.Offset
 	}
 	head := make([]byte, fpLen)
 	n, _ := f.ReadAt(head, 0) // a short read shows as a fingerprint mismatch later
