@@ -103,16 +103,25 @@ func globFiles(globs []string, statErr func(error)) []fileInfo {
 // files named path.* or path-*.
 func (t *Tailer) candidates(path string) []fileInfo {
 	var out []fileInfo
+	for _, p := range rotatedNames(path) {
+		if fi, ok := t.statFile(p); ok {
+			fi.matched = t.matches(p)
+			out = append(out, fi)
+		}
+	}
+	return out
+}
+
+// rotatedNames returns the names path's rotated files may have: path.*
+// and path-*, compressed ones left out.
+func rotatedNames(path string) []string {
+	var out []string
 	base := escapeGlob(path)
 	for _, pat := range []string{base + ".*", base + "-*"} {
 		paths, _ := filepath.Glob(pat)
 		for _, p := range paths {
-			if Compressed(p) {
-				continue
-			}
-			if fi, ok := t.statFile(p); ok {
-				fi.matched = t.matches(p)
-				out = append(out, fi)
+			if !Compressed(p) {
+				out = append(out, p)
 			}
 		}
 	}

@@ -56,10 +56,12 @@ func Locate(globs []string, cp Checkpoint) (loc Located, ok bool) {
 	// The rotated names of the checkpoint's path, and every match of each
 	// glob and of the glob with a rotation suffix: the base file itself
 	// may be missing for a moment (renamed, not yet created again).
-	var pats []string
 	if cp.Path != "" {
-		pats = append(pats, escapeGlob(cp.Path)+".*", escapeGlob(cp.Path)+"-*")
+		for _, p := range rotatedNames(cp.Path) {
+			try(p)
+		}
 	}
+	var pats []string
 	for _, pat := range globs {
 		pats = append(pats, pat, pat+".*", pat+"-*")
 	}

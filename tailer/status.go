@@ -2,7 +2,6 @@ package tailer
 
 import (
 	"cmp"
-	"path/filepath"
 	"slices"
 )
 
@@ -35,16 +34,9 @@ func Stat(path string, id FileID) (at string, size int64, found bool) {
 	if fi, ok, _ := statRegular(path); ok && fi.id == id {
 		return path, fi.size, true
 	}
-	base := escapeGlob(path)
-	for _, pat := range []string{base + ".*", base + "-*"} {
-		paths, _ := filepath.Glob(pat)
-		for _, p := range paths {
-			if Compressed(p) {
-				continue
-			}
-			if fi, ok, _ := statRegular(p); ok && fi.id == id {
-				return p, fi.size, true
-			}
+	for _, p := range rotatedNames(path) {
+		if fi, ok, _ := statRegular(p); ok && fi.id == id {
+			return p, fi.size, true
 		}
 	}
 	return "", 0, false
