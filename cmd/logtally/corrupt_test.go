@@ -11,7 +11,6 @@ import (
 
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
-	"github.com/logtally/logtally/internal/syncbuf"
 )
 
 // appendCombined appends n combined lines (3 pages, one per second from
@@ -67,13 +66,7 @@ func TestCorruptBufferRebuilt(t *testing.T) {
 			appendCombined(t, logPath, 0, 90)
 
 			run := func(want int64) string {
-				out := &syncbuf.Buffer{}
-				d := command("run", "-config", conf)
-				d.Stdout, d.Stderr = out, out
-				if err := d.Start(); err != nil {
-					t.Fatal(err)
-				}
-				defer d.Process.Kill()
+				d, out := daemon(t, conf)
 				deadline := time.Now().Add(60 * time.Second)
 				for bucketcheck.Read(t, db).MonthTotal < want {
 					if time.Now().After(deadline) {

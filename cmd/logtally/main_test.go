@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/internal/syncbuf"
 )
 
 // TestMain lets the tests run the real command as a subprocess: with
@@ -94,4 +97,29 @@ func TestBinaryDoesNotLinkFerretDB(t *testing.T) {
 	if strings.Contains(string(out), "github.com/FerretDB/") {
 		t.Fatalf("logtally links FerretDB:\n%s", out)
 	}
+}
+
+// daemon runs logtally run with conf, its output in a syncbuf.
+func daemon(t *testing.T, conf string) (*exec.Cmd, *syncbuf.Buffer) {
+	t.Helper()
+	out := &syncbuf.Buffer{}
+	cmd := command("run", "-config", conf)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, out
+}
+
+// earlierBuffer leaves an empty buffer.db in stateDir, as an earlier run
+// would: a start without one waits for MongoDB to read this instance's
+// progress record.
+func earlierBuffer(t *testing.T, stateDir string) {
+	t.Helper()
+	b, err := buffer.Open(filepath.Join(stateDir, "buffer.db"), buffer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
 }

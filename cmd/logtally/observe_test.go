@@ -11,9 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/internal/syncbuf"
 )
 
 // The running daemon serves /metrics, /healthz and /status on [http]
@@ -48,18 +45,8 @@ site = "s"
 paths = [%q]
 format = "combined"
 `, filepath.Join(dir, "state"), dead, addr, logPath)), 0o600)
-	earlier, err := buffer.Open(filepath.Join(dir, "state", "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	earlier.Close()
-	out := &syncbuf.Buffer{}
-	d := command("run", "-config", conf)
-	d.Stdout, d.Stderr = out, out
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Process.Kill(); d.Wait() })
+	earlierBuffer(t, filepath.Join(dir, "state"))
+	d, out := daemon(t, conf)
 
 	get := func(path string) (int, string) {
 		resp, err := http.Get("http://" + addr + path)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
-	"github.com/logtally/logtally/internal/syncbuf"
 )
 
 // SIGHUP while lines flow: a site is added as a file in sites.d/, another
@@ -60,13 +59,7 @@ func TestReloadWhileLinesFlow(t *testing.T) {
 		}
 	}()
 
-	out := &syncbuf.Buffer{}
-	d := command("run", "-config", conf)
-	d.Stdout, d.Stderr = out, out
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer d.Process.Kill()
+	d, out := daemon(t, conf)
 	reloads := 0
 	hup := func(wantReloaded bool) {
 		t.Helper()

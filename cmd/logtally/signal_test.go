@@ -54,20 +54,8 @@ site = "s"
 paths = [%q]
 format = "combined"
 `, filepath.Join(dir, "state"), shutdown, deadMongo(t), logPath)), 0o600)
-	// A buffer from an earlier run: a start without one would wait for
-	// MongoDB to read this instance's progress record.
-	earlier, err := buffer.Open(filepath.Join(dir, "state", "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	earlier.Close()
-	out := &syncbuf.Buffer{}
-	cmd := command("run", "-config", conf)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	earlierBuffer(t, filepath.Join(dir, "state"))
+	cmd, out := daemon(t, conf)
 	// Wait for the flusher's first failed attempt (half a second of
 	// mongo.timeout), by which time the hits are long committed.
 	deadline := time.Now().Add(20 * time.Second)

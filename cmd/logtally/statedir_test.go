@@ -39,19 +39,6 @@ func appendLines(t *testing.T, path string, next *int, n int) {
 	}
 }
 
-// daemon runs logtally run with conf, its output in a syncbuf.
-func daemon(t *testing.T, conf string) (*exec.Cmd, *syncbuf.Buffer) {
-	t.Helper()
-	out := &syncbuf.Buffer{}
-	cmd := command("run", "-config", conf)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, out
-}
-
 // waitLog waits until out contains s.
 func waitLog(t *testing.T, out *syncbuf.Buffer, s string, within time.Duration) {
 	t.Helper()
