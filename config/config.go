@@ -109,6 +109,20 @@ type Buckets struct {
 	Daily string `toml:"daily"`
 	// Monthly is the per-month bucket collection.
 	Monthly string `toml:"monthly"`
+	// Preallocate creates, ahead of time, the next period's buckets of
+	// the pages active in the current one. Default true.
+	Preallocate bool `toml:"preallocate"`
+	// PreallocateRate bounds preallocation, in buckets per second.
+	PreallocateRate float64 `toml:"preallocate_rate"`
+	// PreallocateMinHits is the hits a page needs in a period for its next
+	// period's buckets to be preallocated.
+	PreallocateMinHits int `toml:"preallocate_min_hits"`
+	// MinuteRetention is how long minute buckets are kept; 0 keeps them.
+	MinuteRetention Duration `toml:"minute_retention"`
+	// DailyRetention is how long daily buckets are kept; 0 keeps them.
+	DailyRetention Duration `toml:"daily_retention"`
+	// MonthlyRetention is how long monthly buckets are kept; 0 keeps them.
+	MonthlyRetention Duration `toml:"monthly_retention"`
 }
 
 // HTTP is the [http] table.
@@ -287,6 +301,12 @@ func Default() Config {
 			Minute:  flusher.DefaultMinuteCollection,
 			Daily:   flusher.DefaultDailyCollection,
 			Monthly: flusher.DefaultMonthlyCollection,
+			// Preallocation and retention defaults: see [buckets] in
+			// docs/buckets.md.
+			Preallocate:        true,
+			PreallocateRate:    50,
+			PreallocateMinHits: 2,
+			MinuteRetention:    Duration(48 * time.Hour),
 		},
 		HTTP: HTTP{Listen: DefaultHTTPListen},
 		Log:  Log{Format: DefaultLogFormat, Level: DefaultLogLevel},

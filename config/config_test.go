@@ -70,7 +70,9 @@ func TestParseGood(t *testing.T) {
 		t.Fatalf("flush: %+v", c.Flush)
 	}
 	// Unset keys keep their defaults.
-	if c.Buckets != (Buckets{Minute: "m", Daily: "daily", Monthly: "monthly"}) {
+	want := Default().Buckets
+	want.Minute = "m"
+	if c.Buckets != want {
 		t.Fatalf("buckets: %+v", c.Buckets)
 	}
 	if len(c.Sources) != 2 || c.Sources[0].Name != "www.example.com" || c.Sources[1].Name != "api" || c.Sources[1].Format != "common" {
