@@ -44,6 +44,9 @@ const (
 	FilteredExtension
 	// FilteredPath is a hit whose page matches filter.exclude_paths.
 	FilteredPath
+	// FilteredWindow is a hit outside Config.Since/Until (a replay's
+	// -since and -until).
+	FilteredWindow
 
 	// NumOutcomes is the number of outcomes, for arrays of per-outcome
 	// counters indexed by Outcome.
@@ -52,7 +55,7 @@ const (
 	firstMalformed = MalformedEmpty
 	lastMalformed  = MalformedHost
 	firstFiltered  = FilteredMethod
-	lastFiltered   = FilteredPath
+	lastFiltered   = FilteredWindow
 )
 
 var outcomeNames = [NumOutcomes]string{
@@ -68,6 +71,7 @@ var outcomeNames = [NumOutcomes]string{
 	FilteredUserAgent: "filtered: user agent",
 	FilteredExtension: "filtered: extension",
 	FilteredPath:      "filtered: path",
+	FilteredWindow:    "filtered: window",
 }
 
 // String returns a short lowercase description, e.g. "ok",

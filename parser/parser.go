@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -79,6 +81,10 @@ type Config struct {
 	Page PageConfig
 	// Filter holds the filters.
 	Filter FilterConfig
+	// Since and Until, when not zero, keep only hits at or after Since and
+	// before Until; the others are FilteredWindow (replay's -since and
+	// -until).
+	Since, Until time.Time
 }
 
 // JSONFields names the fields of a JSON log line. Nested fields are named
@@ -198,8 +204,10 @@ type Parser struct {
 
 	rules  *pageRules
 	filter filters
-	f      fields
-	counts Counts
+	// since and until bound the hits' times (Config.Since, Until).
+	since, until int64
+	f            fields
+	counts       Counts
 }
 
 // fields are what a format reader takes from a line.
@@ -309,6 +317,13 @@ func New(cfg Config) (*Parser, error) {
 	f, ferrs := newFilters(cfg.Filter, hasUA, hasMethod)
 	errs = append(errs, ferrs...)
 	p.filter = f
+	p.since, p.until = math.MinInt64, math.MaxInt64
+	if !cfg.Since.IsZero() {
+		p.since = cfg.Since.Unix()
+	}
+	if !cfg.Until.IsZero() {
+		p.until = cfg.Until.Unix()
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -388,6 +403,9 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 	}
 	if o := p.filter.early(f); o != OK {
 		return o
+	}
+	if f.time < p.since || f.time >= p.until {
+		return FilteredWindow
 	}
 	if len(p.filter.exts) > 0 && p.filter.excludedExt(f.path) {
 		return FilteredExtension

@@ -2,8 +2,10 @@ package parser
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -95,7 +97,7 @@ func TestOutcome(t *testing.T) {
 	if OK.String() != "ok" || MalformedTime.String() != "malformed: bad time" {
 		t.Errorf("names: %q, %q", OK, MalformedTime)
 	}
-	if s := NumOutcomes.String(); s != "outcome(12)" {
+	if s := NumOutcomes.String(); s != "outcome("+strconv.Itoa(int(NumOutcomes))+")" {
 		t.Errorf("NumOutcomes.String() = %q", s)
 	}
 	if NumOutcomes.Malformed() || NumOutcomes.Filtered() {
@@ -367,6 +369,29 @@ func TestParseDoesNotModifyLine(t *testing.T) {
 		p.Parse(line, &h)
 		if string(line) != tc.line {
 			t.Errorf("%s: line changed to %q", tc.name, line)
+		}
+	}
+}
+
+func TestWindow(t *testing.T) {
+	since := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	p, err := New(Config{Format: "combined", Site: "s", Since: since, Until: since.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h Hit
+	for _, c := range []struct {
+		at   string
+		want Outcome
+	}{
+		{"01/Nov/2026:09:59:59 +0000", FilteredWindow},
+		{"01/Nov/2026:10:00:00 +0000", OK},
+		{"01/Nov/2026:12:59:59 +0200", OK}, // 10:59:59 UTC
+		{"01/Nov/2026:11:00:00 +0000", FilteredWindow},
+	} {
+		line := `1.2.3.4 - - [` + c.at + `] "GET /a HTTP/1.1" 200 5 "-" "ua"`
+		if got := p.Parse([]byte(line), &h); got != c.want {
+			t.Errorf("%s: %v, want %v", c.at, got, c.want)
 		}
 	}
 }
