@@ -53,7 +53,7 @@ func (b *Buffer) seal(id string, at time.Time) (*Batch, error) {
 		}
 		pending := tx.Bucket(bktPending)
 		keys, hits := getU64(pending.Get(keyKeys)), getU64(pending.Get(keyHits))
-		if keys == 0 {
+		if keys == 0 && pending.Bucket(subMarks).Stats().KeyN == 0 {
 			return nil
 		}
 		if err := pending.MoveBucket(subCounts, sealed); err != nil {
@@ -61,6 +61,27 @@ func (b *Buffer) seal(id string, at time.Time) (*Batch, error) {
 		}
 		if _, err := pending.CreateBucket(subCounts); err != nil {
 			return err
+		}
+		if sealed.Bucket(subMarks) != nil { // left by a failed ack
+			if err := sealed.DeleteBucket(subMarks); err != nil {
+				return err
+			}
+		}
+		if err := pending.MoveBucket(subMarks, sealed); err != nil {
+			return fmt.Errorf("move pending marks: %w", err)
+		}
+		if _, err := pending.CreateBucket(subMarks); err != nil {
+			return err
+		}
+		if at.Sub(b.pruned) >= ledgerPruneEvery {
+			n, err := pruneLedger(tx, at.Add(-b.keep))
+			if err != nil {
+				return fmt.Errorf("prune ledger: %w", err)
+			}
+			if n > 0 {
+				b.log.Info("ledger entries expired", "count", n, "retention", b.keep)
+			}
+			b.pruned = at
 		}
 		batch = &Batch{ID: cmp.Or(id, randomID(12)), Keys: int(keys), Hits: hits}
 		if err := snapshotCheckpoints(tx, sealed, at); err != nil {
@@ -151,6 +172,9 @@ func (b *Buffer) Ack(id string) error {
 			return err
 		}
 		if err := ackSnapshot(tx, sealed); err != nil {
+			return err
+		}
+		if err := ackMarks(tx, sealed); err != nil {
 			return err
 		}
 		for _, k := range [][]byte{keyID, keyKeys, keyHits, keyProgress} {

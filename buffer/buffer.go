@@ -70,6 +70,10 @@ type Options struct {
 	MaxSize int64
 	// Logger receives open and recovery messages; nil discards them.
 	Logger *slog.Logger
+	// LedgerRetention is how long a ledger entry (how far a file or
+	// archive is counted) is kept after it last moved. Zero:
+	// DefaultLedgerRetention.
+	LedgerRetention time.Duration
 	// InstanceID, when not empty, is the id a file created by Open takes
 	// instead of a random one: a buffer rebuilt from the database's
 	// progress record adopts the lost buffer's id, under which its batches
@@ -97,7 +101,10 @@ type Buffer struct {
 	adopt    string // Options.InstanceID
 	maxSize  int64
 	log      *slog.Logger
-	file     fileID // the identity of the file bbolt opened (watch.go)
+	file     fileID        // the identity of the file bbolt opened (watch.go)
+	keep     time.Duration // Options.LedgerRetention
+
+	pruned time.Time // when Seal last pruned the ledger (under the write lock)
 
 	mu           sync.Mutex
 	pendingKeys  int
@@ -132,7 +139,8 @@ func Open(path string, opts Options) (*Buffer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open buffer %s: %w", path, err)
 	}
-	b := &Buffer{db: db, maxSize: cmp.Or(opts.MaxSize, DefaultMaxSize), log: log.With("component", "buffer"), adopt: opts.InstanceID}
+	b := &Buffer{db: db, maxSize: cmp.Or(opts.MaxSize, DefaultMaxSize), log: log.With("component", "buffer"), adopt: opts.InstanceID,
+		keep: cmp.Or(opts.LedgerRetention, DefaultLedgerRetention)}
 	if err := db.Update(b.init); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open buffer %s: %w", path, err)
@@ -180,6 +188,12 @@ func (b *Buffer) init(tx *bolt.Tx) error {
 		return err
 	}
 	if _, err := tx.CreateBucketIfNotExists(bktCheckpoints); err != nil {
+		return err
+	}
+	if _, err := tx.CreateBucketIfNotExists(bktLedger); err != nil {
+		return err
+	}
+	if _, err := pending.CreateBucketIfNotExists(subMarks); err != nil {
 		return err
 	}
 	b.pendingKeys = int(getU64(pending.Get(keyKeys)))
@@ -240,7 +254,28 @@ func DecodeKey(k []byte) (site, page []byte, sec int64, err error) {
 // checkpoints (a nil value deletes one) in one transaction: after it returns
 // both are on disk, and after a crash either both or neither are.
 func (b *Buffer) Commit(counts map[string]uint64, checkpoints map[string][]byte) error {
-	if len(counts) == 0 && len(checkpoints) == 0 {
+	return b.CommitWith(Commit{Counts: counts, Checkpoints: checkpoints})
+}
+
+// Commit is what CommitWith writes in one transaction.
+type Commit struct {
+	// Counts are added to the pending counts (keys from AppendKey).
+	Counts map[string]uint64
+	// Checkpoints are written; a nil value deletes one.
+	Checkpoints map[string][]byte
+	// Marks move the ledger: each key keeps its greatest offset.
+	Marks []Mark
+	// KeepLastCommit leaves LastCommit where it is: a replay that reads
+	// no live file must not move the time the next start compares files'
+	// modification times with.
+	KeepLastCommit bool
+}
+
+// CommitWith writes c in one transaction: after it returns all of it is on
+// disk, and after a crash either all or none of it is.
+func (b *Buffer) CommitWith(c Commit) error {
+	counts, checkpoints := c.Counts, c.Checkpoints
+	if len(counts) == 0 && len(checkpoints) == 0 && len(c.Marks) == 0 {
 		return nil
 	}
 	keys := slices.Sorted(maps.Keys(counts))
@@ -279,7 +314,13 @@ func (b *Buffer) Commit(counts map[string]uint64, checkpoints map[string][]byte)
 				return err
 			}
 		}
-		if err := tx.Bucket(bktMeta).Put(keyLast, u64(uint64(time.Now().UnixNano()))); err != nil {
+		now := time.Now()
+		if !c.KeepLastCommit {
+			if err := tx.Bucket(bktMeta).Put(keyLast, u64(uint64(now.UnixNano()))); err != nil {
+				return err
+			}
+		}
+		if err := putMarks(tx, c.Marks, now); err != nil {
 			return err
 		}
 		cb := tx.Bucket(bktCheckpoints)

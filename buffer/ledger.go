@@ -1,0 +1,288 @@
+package buffer
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/logtally/logtally/fnv1a"
+)
+
+// The ledger: how far every file or archive, known by the fingerprint of
+// its first bytes, is counted. Live files and replayed archives share it,
+// so an archive of a file the daemon counted (or the file of an archive a
+// replay counted) resumes where the other stopped. Marks are committed
+// with the counts they cover; the marks committed since the last seal
+// travel with the next batch (pending/marks, then sealed/marks), so the
+// flusher can copy them to the database's ledger before the batch is
+// acknowledged, and Ack records them as acknowledged.
+var (
+	bktLedger = []byte("ledger")
+	subMarks  = []byte("marks") // in pending and sealed: key -> offset
+)
+
+// DefaultLedgerRetention is Options.LedgerRetention's default: ledger
+// entries not updated for this long are forgotten.
+const DefaultLedgerRetention = 400 * 24 * time.Hour
+
+// ledgerPruneEvery is how often Seal prunes expired ledger entries.
+const ledgerPruneEvery = time.Hour
+
+// Mark says that the stream whose first FPLen bytes hash (FNV-1a 64) to
+// FPSum is counted up to byte Offset. Marks are keyed like checkpoints'
+// fingerprints: FPLen = min(Offset, the fingerprint size).
+type Mark struct {
+	FPLen  int
+	FPSum  uint64
+	Offset int64
+	// Source and Path are informational: who counted it, and where the
+	// file was.
+	Source, Path string
+}
+
+// Key returns the mark's ledger key.
+func (m Mark) Key() string { return LedgerKey(m.FPLen, m.FPSum) }
+
+// LedgerKey returns the ledger key of a fingerprint: its length (2 bytes)
+// then its sum (8 bytes), big-endian.
+func LedgerKey(fpLen int, fpSum uint64) string {
+	var k [10]byte
+	binary.BigEndian.PutUint16(k[:2], uint16(fpLen))
+	binary.BigEndian.PutUint64(k[2:], fpSum)
+	return string(k[:])
+}
+
+// ParseLedgerKey splits a ledger key into fingerprint length and sum.
+func ParseLedgerKey(k string) (fpLen int, fpSum uint64, ok bool) {
+	if len(k) != 10 {
+		return 0, 0, false
+	}
+	return int(binary.BigEndian.Uint16([]byte(k[:2]))), binary.BigEndian.Uint64([]byte(k[2:])), true
+}
+
+// LedgerCandidates returns the ledger keys under which a stream beginning
+// with head (its first min(length, fpSize) bytes) may have been marked:
+// one per line end inside head, and head's whole length. A mark's key
+// covers min(offset, fpSize) bytes and offsets are line ends (or a
+// finished stream's end), so these are all the keys a mark on this stream
+// can have.
+func LedgerCandidates(head []byte, fpSize int) []string {
+	if len(head) > fpSize {
+		head = head[:fpSize]
+	}
+	var keys []string
+	h, last := fnv1a.Offset, 0
+	for i, c := range head {
+		if c == '\n' {
+			h = fnv1a.Extend(h, head[last:i+1])
+			last = i + 1
+			keys = append(keys, LedgerKey(i+1, h))
+		}
+	}
+	if last < len(head) {
+		keys = append(keys, LedgerKey(len(head), fnv1a.Extend(h, head[last:])))
+	}
+	return keys
+}
+
+// LedgerEntry is a ledger mark as stored.
+type LedgerEntry struct {
+	Mark
+	// Acked is the offset up to which the counts are acknowledged by
+	// MongoDB (Offset: committed to the buffer).
+	Acked int64
+	// Updated is when the entry last moved.
+	Updated time.Time
+}
+
+const ledgerVersion = 1
+
+func encodeEntry(e LedgerEntry) []byte {
+	b := make([]byte, 0, 1+4*binary.MaxVarintLen64+len(e.Source)+len(e.Path))
+	b = append(b, ledgerVersion)
+	b = binary.AppendUvarint(b, uint64(e.Offset))
+	b = binary.AppendUvarint(b, uint64(e.Acked))
+	b = binary.AppendUvarint(b, uint64(e.Updated.UnixNano()))
+	b = binary.AppendUvarint(b, uint64(len(e.Source)))
+	b = append(b, e.Source...)
+	b = binary.AppendUvarint(b, uint64(len(e.Path)))
+	return append(b, e.Path...)
+}
+
+func decodeEntry(k, v []byte) (LedgerEntry, error) {
+	var e LedgerEntry
+	var ok bool
+	e.FPLen, e.FPSum, ok = ParseLedgerKey(string(k))
+	if !ok || len(v) == 0 || v[0] != ledgerVersion {
+		return e, fmt.Errorf("bad ledger entry %x", k)
+	}
+	v = v[1:]
+	next := func() uint64 {
+		n, w := binary.Uvarint(v)
+		if w <= 0 {
+			ok = false
+			return 0
+		}
+		v = v[w:]
+		return n
+	}
+	str := func() string {
+		n := next()
+		if !ok || n > uint64(len(v)) {
+			ok = false
+			return ""
+		}
+		s := string(v[:n])
+		v = v[n:]
+		return s
+	}
+	e.Offset = int64(next())
+	e.Acked = int64(next())
+	e.Updated = time.Unix(0, int64(next()))
+	e.Source = str()
+	e.Path = str()
+	if !ok {
+		return e, fmt.Errorf("bad ledger entry %x", k)
+	}
+	return e, nil
+}
+
+// putMarks records marks in the ledger and in the pending marks, keeping
+// each key's greatest offset.
+func putMarks(tx *bolt.Tx, marks []Mark, now time.Time) error {
+	if len(marks) == 0 {
+		return nil
+	}
+	led := tx.Bucket(bktLedger)
+	pm := tx.Bucket(bktPending).Bucket(subMarks)
+	for _, m := range marks {
+		if m.FPLen <= 0 {
+			continue
+		}
+		k := []byte(m.Key())
+		e := LedgerEntry{Mark: m, Updated: now}
+		if v := led.Get(k); v != nil {
+			if old, err := decodeEntry(k, v); err == nil {
+				e.Acked = old.Acked
+				e.Offset = max(e.Offset, old.Offset)
+			}
+		}
+		if err := led.Put(k, encodeEntry(e)); err != nil {
+			return fmt.Errorf("put ledger mark: %w", err)
+		}
+		if err := pm.Put(k, encodeEntry(e)); err != nil {
+			return fmt.Errorf("put ledger mark: %w", err)
+		}
+	}
+	return nil
+}
+
+// ackMarks records the sealed batch's marks as acknowledged and drops them.
+func ackMarks(tx *bolt.Tx, sealed *bolt.Bucket) error {
+	sm := sealed.Bucket(subMarks)
+	if sm == nil {
+		return nil
+	}
+	led := tx.Bucket(bktLedger)
+	err := sm.ForEach(func(k, v []byte) error {
+		m, err := decodeEntry(k, v)
+		if err != nil {
+			return nil // nothing to acknowledge
+		}
+		cur := led.Get(k)
+		if cur == nil {
+			return nil // pruned meanwhile
+		}
+		e, err := decodeEntry(k, cur)
+		if err != nil {
+			return nil
+		}
+		e.Acked = max(e.Acked, m.Offset)
+		return led.Put(k, encodeEntry(e))
+	})
+	if err != nil {
+		return err
+	}
+	return sealed.DeleteBucket(subMarks)
+}
+
+// BatchMarks returns the marks that travel with batch id: the marks
+// committed before it was sealed and after the previous batch was sealed.
+func (b *Buffer) BatchMarks(id string) ([]LedgerEntry, error) {
+	var out []LedgerEntry
+	err := b.db.View(func(tx *bolt.Tx) error {
+		sealed := tx.Bucket(bktSealed)
+		if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {
+			return fmt.Errorf("%w: %s", ErrNoBatch, id)
+		}
+		sm := sealed.Bucket(subMarks)
+		if sm == nil {
+			return nil
+		}
+		return sm.ForEach(func(k, v []byte) error {
+			if e, err := decodeEntry(k, v); err == nil {
+				out = append(out, e)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("batch marks: %w", err)
+	}
+	return out, nil
+}
+
+// Ledger returns the stored entries among keys.
+func (b *Buffer) Ledger(keys []string) (map[string]LedgerEntry, error) {
+	out := map[string]LedgerEntry{}
+	err := b.db.View(func(tx *bolt.Tx) error {
+		led := tx.Bucket(bktLedger)
+		for _, k := range keys {
+			if v := led.Get([]byte(k)); v != nil {
+				e, err := decodeEntry([]byte(k), v)
+				if err != nil {
+					return err
+				}
+				out[k] = e
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
+	}
+	return out, nil
+}
+
+// LedgerLen returns the number of ledger entries.
+func (b *Buffer) LedgerLen() int {
+	n := 0
+	b.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bktLedger).Stats().KeyN
+		return nil
+	})
+	return n
+}
+
+// pruneLedger deletes entries not updated since before cutoff.
+func pruneLedger(tx *bolt.Tx, cutoff time.Time) (int, error) {
+	led := tx.Bucket(bktLedger)
+	var old [][]byte
+	err := led.ForEach(func(k, v []byte) error {
+		if e, err := decodeEntry(k, v); err != nil || e.Updated.Before(cutoff) {
+			old = append(old, append([]byte(nil), k...))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range old {
+		if err := led.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return len(old), nil
+}

@@ -1,0 +1,115 @@
+package buffer
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/logtally/logtally/fnv1a"
+)
+
+func TestLedgerCandidates(t *testing.T) {
+	head := []byte("a\nbb\nccc")
+	keys := LedgerCandidates(head, 1024)
+	want := []string{
+		LedgerKey(2, fnv1a.Extend(fnv1a.Offset, head[:2])),
+		LedgerKey(5, fnv1a.Extend(fnv1a.Offset, head[:5])),
+		LedgerKey(8, fnv1a.Extend(fnv1a.Offset, head)),
+	}
+	if len(keys) != len(want) {
+		t.Fatalf("%d keys, want %d", len(keys), len(want))
+	}
+	for i := range want {
+		if keys[i] != want[i] {
+			t.Errorf("key %d differs", i)
+		}
+	}
+	// A head longer than the fingerprint is cut to it.
+	if k := LedgerCandidates([]byte("abcdef\n"), 4); len(k) != 1 || k[0] != LedgerKey(4, fnv1a.Extend(fnv1a.Offset, []byte("abcd"))) {
+		t.Errorf("cut head: %q", k)
+	}
+}
+
+func TestLedgerMarksTravelWithBatches(t *testing.T) {
+	b, err := Open(filepath.Join(t.TempDir(), "b.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	head := []byte("line one\nline two\n")
+	sum := fnv1a.Extend(fnv1a.Offset, head)
+	m := Mark{FPLen: len(head), FPSum: sum, Offset: int64(len(head)), Source: "s", Path: "/a.gz"}
+	key := AppendKey(nil, []byte("site"), []byte("/"), 60)
+	if err := b.CommitWith(Commit{Counts: map[string]uint64{string(key): 2}, Marks: []Mark{m}, KeepLastCommit: true}); err != nil {
+		t.Fatal(err)
+	}
+	if last, _ := b.LastCommit(); !last.IsZero() {
+		t.Errorf("KeepLastCommit moved the last commit to %v", last)
+	}
+	// A smaller offset under the same key never moves it back.
+	small := m
+	small.Offset = 3
+	if err := b.CommitWith(Commit{Marks: []Mark{small}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Ledger(LedgerCandidates(head, 1024))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := got[m.Key()]
+	if !ok || e.Offset != m.Offset || e.Acked != 0 || e.Path != "/a.gz" {
+		t.Fatalf("entry %+v (found %v)", e, ok)
+	}
+	batch, err := b.Seal()
+	if err != nil || batch == nil {
+		t.Fatal(batch, err)
+	}
+	marks, err := b.BatchMarks(batch.ID)
+	if err != nil || len(marks) != 1 || marks[0].Offset != m.Offset {
+		t.Fatalf("batch marks %+v, %v", marks, err)
+	}
+	if err := b.Ack(batch.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = b.Ledger([]string{m.Key()})
+	if got[m.Key()].Acked != m.Offset {
+		t.Fatalf("acked %d, want %d", got[m.Key()].Acked, m.Offset)
+	}
+	// Marks alone make a batch (nothing else would carry them to MongoDB).
+	m2 := Mark{FPLen: 4, FPSum: 7, Offset: 4}
+	if err := b.CommitWith(Commit{Marks: []Mark{m2}}); err != nil {
+		t.Fatal(err)
+	}
+	batch, err = b.Seal()
+	if err != nil || batch == nil || batch.Keys != 0 {
+		t.Fatalf("marks-only batch %+v, %v", batch, err)
+	}
+	if marks, _ := b.BatchMarks(batch.ID); len(marks) != 1 || marks[0].Key() != m2.Key() {
+		t.Fatalf("marks-only batch marks %+v", marks)
+	}
+	if err := b.Ack(batch.ID); err != nil {
+		t.Fatal(err)
+	}
+	if batch, _ := b.Seal(); batch != nil {
+		t.Fatalf("empty seal gave %+v", batch)
+	}
+}
+
+func TestLedgerPrune(t *testing.T) {
+	b, err := Open(filepath.Join(t.TempDir(), "b.db"), Options{LedgerRetention: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	m := Mark{FPLen: 4, FPSum: 1, Offset: 4}
+	if err := b.CommitWith(Commit{Marks: []Mark{m}}); err != nil {
+		t.Fatal(err)
+	}
+	// Sealed two hours later: the entry, one hour old at most, expires.
+	if _, err := b.seal("", time.Now().Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.LedgerLen(); n != 0 {
+		t.Fatalf("%d entries after their retention", n)
+	}
+}
