@@ -378,6 +378,9 @@ func (f *Flusher) Flush(ctx context.Context) (sent bool, err error) {
 	if err := f.writeBatch(ctx, batch); err != nil {
 		return true, fmt.Errorf("flush batch %s: %w", batch.ID, err)
 	}
+	if err := f.writeMarks(ctx, batch); err != nil {
+		return true, fmt.Errorf("flush batch %s: %w", batch.ID, err)
+	}
 	if err := f.buf.Ack(batch.ID); err != nil {
 		return true, fmt.Errorf("flush batch %s: %w", batch.ID, err)
 	}
