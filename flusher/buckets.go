@@ -234,9 +234,35 @@ func mustMarshal(d bson.D) bson.Raw {
 	return b
 }
 
+// Shard-key fields of each pass, as they appear in a filter: a cluster
+// shards minutes on {site, page, timestamp} and daily and monthly on
+// {metadata.site, metadata.page, metadata.date} (docs/scaling.md).
+var shardKeyFields = [3][3]string{
+	minutePass:  {"site", "page", "timestamp"},
+	dailyPass:   {"metadata.site", "metadata.page", "metadata.date"},
+	monthlyPass: {"metadata.site", "metadata.page", "metadata.date"},
+}
+
+// appendShardKey appends b's _id and its shard-key fields, the values its
+// zero-filled document (zeroDoc) holds, to the filter f. With the whole
+// shard key in it, a router sends the operation to the one shard holding
+// b instead of broadcasting it; on an unsharded collection the _id alone
+// decides, the other fields only repeat what the _id says.
+func appendShardKey(f bson.D, p pass, b *bucket) bson.D {
+	keys := &shardKeyFields[p]
+	return append(f,
+		bson.E{Key: "_id", Value: b.id},
+		bson.E{Key: keys[0], Value: b.site},
+		bson.E{Key: keys[1], Value: b.page},
+		bson.E{Key: keys[2], Value: bson.NewDateTimeFromTime(time.Unix(b.start, 0).UTC())},
+	)
+}
+
 // updates returns one guarded UpdateOne per bucket: it applies the bucket's
 // counts unless the document already took batch batchID from this instance.
-// applied is "applied.<instance>".
+// applied is "applied.<instance>". The filter carries the bucket's shard key
+// next to its _id (appendShardKey); the guard is the same as without it,
+// since those fields never change once the bucket is inserted.
 func updates(p pass, buckets []bucket, applied, batchID string) []mongo.WriteModel {
 	guard := bson.D{{Key: "$ne", Value: batchID}}
 	set := bson.D{{Key: applied, Value: batchID}}
@@ -264,8 +290,10 @@ func updates(p pass, buckets []bucket, applied, batchID string) []mongo.WriteMod
 			}
 			inc = append(inc, bson.E{Key: "total", Value: b.total})
 		}
+		filter := appendShardKey(make(bson.D, 0, 5), p, b)
+		filter = append(filter, bson.E{Key: applied, Value: guard})
 		models[i] = mongo.NewUpdateOneModel().
-			SetFilter(bson.D{{Key: "_id", Value: b.id}, {Key: applied, Value: guard}}).
+			SetFilter(filter).
 			SetUpdate(bson.D{{Key: "$inc", Value: inc}, {Key: "$set", Value: set}})
 	}
 	return models

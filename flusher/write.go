@@ -97,7 +97,7 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, bucket
 	// or (after a retry) took it in an earlier attempt. Ask which carry
 	// it, not which exist: a bucket another writer created since step 1
 	// exists but has not taken this batch.
-	done, err := f.withBatch(ctx, coll, ids, batchID)
+	done, err := f.withBatch(ctx, p, coll, buckets, batchID)
 	if err != nil {
 		return err
 	}
@@ -146,28 +146,40 @@ func (f *Flusher) bulkWrite(ctx context.Context, coll *mongo.Collection, models 
 	return int(res.MatchedCount), nil
 }
 
-// withBatch returns which of ids are in coll and carry batchID in this
-// instance's applied entry.
-func (f *Flusher) withBatch(ctx context.Context, coll *mongo.Collection, ids []string, batchID string) (map[string]struct{}, error) {
+// withBatch returns which of buckets are in coll and carry batchID in this
+// instance's applied entry. The filter names each bucket by its _id and
+// shard key ({$or: [{_id, <shard key>}, ...]}), so that a router asks only
+// the shards holding them.
+func (f *Flusher) withBatch(ctx context.Context, p pass, coll *mongo.Collection, buckets []bucket, batchID string) (map[string]struct{}, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	f.finds.Add(1)
-	cur, err := coll.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: f.applied, Value: batchID}},
+	cur, err := coll.Find(ctx, findFilter(p, buckets, f.applied, batchID),
 		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
-		return nil, fmt.Errorf("find %d buckets: %w", len(ids), err)
+		return nil, fmt.Errorf("find %d buckets: %w", len(buckets), err)
 	}
 	var docs []struct {
 		ID string `bson:"_id"`
 	}
 	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("find %d buckets: %w", len(ids), err)
+		return nil, fmt.Errorf("find %d buckets: %w", len(buckets), err)
 	}
 	set := make(map[string]struct{}, len(docs))
 	for _, d := range docs {
 		set[d.ID] = struct{}{}
 	}
 	return set, nil
+}
+
+// findFilter selects those of buckets that carry batchID in applied
+// ("applied.<instance>").
+func findFilter(p pass, buckets []bucket, applied, batchID string) bson.D {
+	or := make(bson.A, len(buckets))
+	for i := range buckets {
+		or[i] = appendShardKey(make(bson.D, 0, 4), p, &buckets[i])
+	}
+	return bson.D{{Key: "$or", Value: or}, {Key: applied, Value: batchID}}
 }
 
 // insertZero creates buckets zero-filled. A bucket another host created
