@@ -29,6 +29,10 @@ type Chunk struct {
 	Data       []byte
 	Skipped    int
 	Done       bool
+	// Archive marks a chunk of a replayed file, not a followed one: its
+	// Checkpoint (File zero) moves only the ledger, never the stored
+	// checkpoints. A Tailer never sets it.
+	Archive bool
 
 	buf  []byte    // the pooled read buffer Data is part of, if any
 	free *freeList // where buf goes back to

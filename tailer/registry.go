@@ -187,6 +187,9 @@ func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower,
 		f.Close()
 		return nil, fmt.Errorf("open %s: %w (replaced while opening)", path, os.ErrNotExist)
 	}
+	if cp.Offset == 0 && cp.FPLen == 0 && t.cfg.Counted != nil {
+		cp = t.counted(f, path, st.Size(), cp)
+	}
 	fpLen, fpSum := cp.FPLen, cp.FPSum
 	if fpLen == 0 {
 		fpSum = fnv1a.Offset
@@ -201,4 +204,30 @@ func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower,
 		fpLen: fpLen, fpSum: fpSum, head: head,
 		pub: published{path: path, head: head},
 	}, nil
+}
+
+// counted returns the checkpoint a file found without one starts from: at
+// 0, or where Config.Counted says its lines are already counted (by a
+// replay of a copy of it, or an earlier run that forgot it), but never past
+// its end.
+func (t *Tailer) counted(f *os.File, path string, size int64, cp Checkpoint) Checkpoint {
+	var buf [FingerprintSize]byte
+	n, err := f.ReadAt(buf[:min(int64(FingerprintSize), size)], 0)
+	if n == 0 || err != nil && !errors.Is(err, io.EOF) {
+		return cp
+	}
+	off := t.cfg.Counted(buf[:n])
+	if off <= 0 {
+		return cp
+	}
+	if off > size {
+		t.log.Warn("the ledger says this file is counted further than it is long: starting at its end",
+			"path", path, "counted", off, "size", size)
+		off = size
+	}
+	t.log.Info("file already counted in part: starting where the ledger says", "path", path, "offset", off, "size", size)
+	cp.Offset = off
+	cp.FPLen = int(min(off, FingerprintSize))
+	cp.FPSum = fnv1a.Extend(fnv1a.Offset, buf[:cp.FPLen])
+	return cp
 }

@@ -57,6 +57,12 @@ type Config struct {
 	// checkpoint accounts for are read from 0 at start; see the package
 	// doc. Zero: rotated files without a checkpoint are history, not read.
 	Since time.Time
+	// Counted, when not nil, is asked about every file that is to be read
+	// from 0 for want of a checkpoint, with the file's first bytes (up to
+	// FingerprintSize): it returns how far the file is already counted
+	// (the ledger, fed by replays and earlier runs), and reading starts
+	// there. It must be cheap: it runs in the tailer's goroutines.
+	Counted func(head []byte) int64
 }
 
 // Tailer follows the files one source's globs match and sends their lines

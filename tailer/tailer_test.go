@@ -1,6 +1,7 @@
 package tailer
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -794,5 +796,49 @@ func TestStartedAfterStartChunks(t *testing.T) {
 	case <-tl.Started():
 	case <-time.After(10 * time.Second):
 		t.Fatal("Started never closed")
+	}
+}
+
+// A file found without a checkpoint starts where Config.Counted says it is
+// counted (a replay counted a copy of it), and never past its end.
+func TestNewFileStartsWhereCounted(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.log")
+	b := filepath.Join(dir, "b.log")
+	appendLines(t, a, "a", 0, 20)
+	appendLines(t, b, "b", 0, 5)
+	data, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutA := int64(len(strings.Join(want("a", 0, 12), "\n")) + 1) // past line 12
+	cfg := realCfg("web", filepath.Join(dir, "*.log"))
+	var asked []string
+	var mu sync.Mutex
+	cfg.Counted = func(head []byte) int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, string(head[:1]))
+		switch {
+		case bytes.HasPrefix(data, head):
+			return cutA
+		case head[0] == 'b':
+			return 1 << 40 // more than b.log holds
+		}
+		return 0
+	}
+	h := start(t, cfg)
+	h.waitFor("a.log from line 12", countLines(8))
+	appendLines(t, b, "b", 5, 8)
+	h.waitFor("b.log's new lines", countLines(8+3))
+	cs := h.stop()
+	checkChunks(t, cs)
+	sameLines(t, "a.log", linesOf(cs, idOf(t, a)), want("a", 12, 20))
+	sameLines(t, "b.log", linesOf(cs, idOf(t, b)), want("b", 5, 8))
+	if cp := lastCheckpoint(t, cs, idOf(t, a)); cp.FPLen != int(min(int64(len(data)), FingerprintSize)) || cp.Offset != int64(len(data)) {
+		t.Errorf("a.log checkpoint %+v", cp)
+	}
+	if len(asked) != 2 {
+		t.Errorf("Counted asked %d times, want once per file", len(asked))
 	}
 }
