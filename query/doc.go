@@ -1,0 +1,46 @@
+// Package query reads logtally's page-view buckets back: the views of one
+// site (one page, every page, or the Top most viewed) over a range, one
+// count per step, and writes them as a table, CSV, JSON or a terminal
+// chart. It is what `logtally query` runs.
+//
+// A Reader reads the cheapest level that answers the step:
+//
+//   - minute step: the minute buckets' totalViews, one document per page
+//     and minute;
+//   - hour and day steps: the daily buckets' hourly counters or daily total,
+//     one document per page and day (only those fields are fetched);
+//   - month step: the monthly buckets' total, one document per page and
+//     month.
+//
+// Every find filters on the site, the page when one is asked, and the
+// bucket's time field: the fields of the collections' indexes and of the
+// suggested shard keys, so a sharded cluster can route it. Steps without a
+// bucket are filled with 0. Pages are ranked by their total over the range,
+// the most viewed first.
+//
+// Caveats:
+//   - Steps are aligned to UTC, as the buckets are: From is rounded down to
+//     its step's start and To up to the end of its step. A time zone
+//     (Options.Location) changes the labels only. Day and month steps stay
+//     UTC days and months; seen from another zone they start at that zone's
+//     offset ("2026-11-01 01:00" in Europe/Paris), and an hour step in a
+//     zone with a half-hour offset starts at :30.
+//   - Retention is checked against the configured retention and Reader.Now,
+//     not against what the database still holds: a range reaching back
+//     before now minus the retention of its level (rounded up to the
+//     level's bucket) is refused with a *RetentionError naming the part
+//     that cannot be answered, instead of answering zeros. A bucket that
+//     expiry has not removed yet is not read either.
+//   - A request reads every matching document of the range: without a page
+//     and at a minute step, that is one document per page and minute of the
+//     site. Top ranks after reading them all. A result holds at most
+//     MaxSteps steps.
+//   - Pages without views in the range are left out of a result for every
+//     page (zero-filled, preallocated buckets do not make a page appear).
+//     Unknown sites and pages are told apart from quiet ones by one more
+//     find per collection, made only when the range has no bucket of them.
+//   - The chart repeats each step's count across the columns of a short
+//     series (a staircase of exact values) and draws at most ChartSeries
+//     pages; it has no horizontal scroll, so a long range at a fine step is
+//     a wide chart.
+package query

@@ -1,0 +1,230 @@
+package query
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/guptarohit/asciigraph"
+)
+
+// Formats are the names Write takes.
+var Formats = []string{"table", "csv", "json", "chart"}
+
+// ChartSeries is how many pages a chart draws at most: the first ones of
+// the result, which are the most viewed.
+const ChartSeries = 5
+
+// Options are Write's settings.
+type Options struct {
+	// Location is the zone the times are shown in; nil means UTC.
+	Location *time.Location
+	// Color draws each chart series in its own color (ANSI escapes).
+	// Without it, each series after the first is drawn with its own
+	// character, named in the legend.
+	Color bool
+	// Height is a chart's height in lines; 0 means 15.
+	Height int
+}
+
+// Write writes res to w in format: "table" (aligned columns: time, page,
+// count, then each page's total), "csv" (header time,page,count; one line
+// per step and page), "json" (an array of {time, page, count}) or "chart"
+// (an asciigraph line chart of at most ChartSeries pages, with a legend).
+// CSV and JSON times are RFC 3339 in the zone; table and chart labels are
+// shorter.
+func Write(w io.Writer, res *Result, format string, opts Options) error {
+	if opts.Location == nil {
+		opts.Location = time.UTC
+	}
+	var err error
+	switch format {
+	case "table":
+		err = writeTable(w, res, opts)
+	case "csv":
+		err = writeCSV(w, res, opts)
+	case "json":
+		err = writeJSON(w, res, opts)
+	case "chart":
+		err = writeChart(w, res, opts)
+	default:
+		return fmt.Errorf("%w: format %q: must be one of %s", ErrBadRequest, format, strings.Join(Formats, ", "))
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", format, err)
+	}
+	return nil
+}
+
+// Label formats t, a step start, for a table or chart in loc: the minute
+// ("2026-11-23 10:05"), or for day and month steps that start at midnight
+// in loc the date ("2026-11-23") or the month ("2026-11").
+func Label(t time.Time, step Step, loc *time.Location) string {
+	t = t.In(loc)
+	midnight := t.Hour() == 0 && t.Minute() == 0
+	switch {
+	case step == Month && midnight && t.Day() == 1:
+		return t.Format("2006-01")
+	case step >= Day && midnight:
+		return t.Format("2006-01-02")
+	}
+	return t.Format("2006-01-02 15:04")
+}
+
+func zoneName(loc *time.Location) string {
+	if loc == nil || loc == time.UTC {
+		return "UTC"
+	}
+	return loc.String()
+}
+
+func writeTable(w io.Writer, res *Result, opts Options) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	// AlignRight right-aligns every column; pad the text ones by hand.
+	timeW, pageW := len("time (")+len(zoneName(opts.Location))+1, len("page")
+	labels := make([]string, len(res.Times))
+	for i, t := range res.Times {
+		labels[i] = Label(t, res.Request.Step, opts.Location)
+		timeW = max(timeW, len(labels[i]))
+	}
+	for _, s := range res.Series {
+		pageW = max(pageW, len(s.Page))
+	}
+	row := func(t, page, count string) {
+		fmt.Fprintf(tw, "%-*s\t%-*s\t%s\t\n", timeW, t, pageW, page, count)
+	}
+	row("time ("+zoneName(opts.Location)+")", "page", "count")
+	for i := range res.Times {
+		for _, s := range res.Series {
+			row(labels[i], s.Page, strconv.FormatInt(s.Counts[i], 10))
+		}
+	}
+	for _, s := range res.Series {
+		row("total", s.Page, strconv.FormatInt(s.Total, 10))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(res.Series) == 0 {
+		_, err := fmt.Fprintf(w, "no views of site %s in this range\n", res.Request.Site)
+		return err
+	}
+	if res.Pages > len(res.Series) {
+		_, err := fmt.Fprintf(w, "(top %d of %d pages)\n", len(res.Series), res.Pages)
+		return err
+	}
+	return nil
+}
+
+func writeCSV(w io.Writer, res *Result, opts Options) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"time", "page", "count"})
+	for _, p := range res.Points() {
+		cw.Write([]string{p.Time.In(opts.Location).Format(time.RFC3339), p.Page, strconv.FormatInt(p.Count, 10)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func writeJSON(w io.Writer, res *Result, opts Options) error {
+	pts := res.Points()
+	for i := range pts {
+		pts[i].Time = pts[i].Time.In(opts.Location)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(pts)
+}
+
+// chartChars are the characters of the series after the first when the
+// chart has no colors; the first is drawn with asciigraph's lines.
+var chartChars = []string{"•", "+", "x", "o"}
+
+// chartWidth is the width a short chart is widened to.
+const chartWidth = 60
+
+var chartColors = []asciigraph.AnsiColor{asciigraph.Blue, asciigraph.Red, asciigraph.Green, asciigraph.Goldenrod, asciigraph.Magenta}
+
+func writeChart(w io.Writer, res *Result, opts Options) error {
+	series := res.Series
+	if len(series) > ChartSeries {
+		series = series[:ChartSeries]
+	}
+	req := res.Request
+	caption := fmt.Sprintf("views of %s per %s, %s to %s (%s)", req.Site, req.Step,
+		Label(req.From, req.Step, opts.Location), Label(req.Step.Truncate(req.To.Add(-time.Nanosecond)), req.Step, opts.Location), zoneName(opts.Location))
+	if res.Pages > len(series) {
+		caption += fmt.Sprintf(", top %d of %d pages", len(series), res.Pages)
+	}
+	if len(series) == 0 {
+		_, err := fmt.Fprintf(w, "%s: no views\n", caption)
+		return err
+	}
+	// Short series are widened by repeating each step's count, so that
+	// the chart is a staircase of exact values, not an interpolation.
+	n := len(res.Times)
+	repeat := max(1, chartWidth/max(n, 1))
+	data := make([][]float64, len(series))
+	legends := make([]string, len(series))
+	var chars []asciigraph.CharSet
+	var top int64
+	for i, s := range series {
+		data[i] = make([]float64, 0, n*repeat)
+		for _, c := range s.Counts {
+			for range repeat {
+				data[i] = append(data[i], float64(c))
+			}
+			top = max(top, c)
+		}
+		legends[i] = fmt.Sprintf("%s (%d)", s.Page, s.Total)
+		if !opts.Color && len(series) > 1 {
+			if i == 0 {
+				chars = append(chars, asciigraph.DefaultCharSet)
+				legends[i] = "─ " + legends[i]
+			} else {
+				c := chartChars[(i-1)%len(chartChars)]
+				chars = append(chars, asciigraph.CreateCharSet(c))
+				legends[i] = c + " " + legends[i]
+			}
+		}
+	}
+	height := opts.Height
+	if height <= 0 {
+		height = 15
+	}
+	// No more lines than views: the y labels are whole numbers.
+	height = int(min(int64(height), max(top, 1)))
+	aopts := []asciigraph.Option{
+		asciigraph.Height(height),
+		asciigraph.LowerBound(0),
+		asciigraph.Precision(0),
+		asciigraph.Caption(caption),
+	}
+	if cols := n * repeat; cols > 1 {
+		aopts = append(aopts,
+			asciigraph.XAxisRange(0, float64(cols-1)),
+			asciigraph.XAxisTickCount(min(n, 4)),
+			asciigraph.XAxisValueFormatter(func(v float64) string {
+				i := min(max(int(v+0.5)/repeat, 0), n-1)
+				return Label(res.Times[i], req.Step, opts.Location)
+			}))
+	}
+	if opts.Color {
+		// asciigraph's legend: a box in each series' color.
+		aopts = append(aopts, asciigraph.SeriesColors(chartColors[:len(series)]...), asciigraph.SeriesLegends(legends...))
+	} else if chars != nil {
+		aopts = append(aopts, asciigraph.SeriesChars(chars...))
+	}
+	chart := asciigraph.PlotMany(data, aopts...)
+	if !opts.Color {
+		// asciigraph's legend writes color escapes even without colors.
+		chart += "\n\n    " + strings.Join(legends, "   ")
+	}
+	_, err := fmt.Fprintln(w, chart)
+	return err
+}

@@ -1,0 +1,445 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// Errors of a request that cannot be answered as asked. A caller tells
+// them apart with errors.Is; each is wrapped with the details.
+var (
+	// ErrBadRequest is a bad range, step, time or option.
+	ErrBadRequest = errors.New("bad request")
+	// ErrUnknownSite is a site that has no bucket at all.
+	ErrUnknownSite = errors.New("unknown site")
+	// ErrUnknownPage is a page of the site that has no bucket at all.
+	ErrUnknownPage = errors.New("no buckets for page")
+	// ErrRetention is a range reaching back before the buckets of its step
+	// are kept; the error is a *RetentionError.
+	ErrRetention = errors.New("beyond retention")
+)
+
+// MaxSteps bounds the steps of one result.
+const MaxSteps = 100000
+
+// Collections names the bucket collections ([buckets] minute, daily,
+// monthly in the config).
+type Collections struct {
+	Minute, Daily, Monthly string
+}
+
+// Retention is how long each level's buckets are kept ([buckets]
+// minute_retention, daily_retention, monthly_retention); 0 keeps them.
+type Retention struct {
+	Minute, Daily, Monthly time.Duration
+}
+
+// Reader answers requests from the buckets in DB.
+type Reader struct {
+	// DB holds the bucket collections.
+	DB *mongo.Database
+	// Collections are their names.
+	Collections Collections
+	// Retention is how long each level is kept.
+	Retention Retention
+	// Now returns the current time; nil means time.Now. The retention
+	// check uses it.
+	Now func() time.Time
+}
+
+// Request is one query: the page views of one site, one page or all of its
+// pages, in [From, To) at one step.
+type Request struct {
+	// Site is the site, as configured.
+	Site string
+	// Page is the page, as counted ("/a/b"); empty for every page.
+	Page string
+	// From and To bound the range. From is rounded down to its step's
+	// start and To up to a step's end: steps are whole, in UTC.
+	From, To time.Time
+	// Step is the width of a point.
+	Step Step
+	// Top, when positive, keeps the Top pages with the most views over
+	// the range. Not with Page.
+	Top int
+}
+
+// Series is one page's counts, one per step of its Result.
+type Series struct {
+	// Page is the page.
+	Page string
+	// Total is the sum of Counts.
+	Total int64
+	// Counts holds one count per step, 0 where no bucket has views.
+	Counts []int64
+}
+
+// Result is the answer to a Request.
+type Result struct {
+	// Request is the request answered, with From and To aligned to its
+	// step (UTC).
+	Request Request
+	// Times are the steps' starts (UTC), from Request.From to before
+	// Request.To.
+	Times []time.Time
+	// Series are the pages' counts, the most viewed first (equal totals
+	// by page). Without Request.Page, pages with no views in the range
+	// are left out; with it, Series is that page alone.
+	Series []Series
+	// Pages is the number of pages with views in the range, before Top
+	// kept the first ones.
+	Pages int
+}
+
+// Point is one count of a Result: the views of Page in the step starting at
+// Time.
+type Point struct {
+	Time  time.Time `json:"time"`
+	Page  string    `json:"page"`
+	Count int64     `json:"count"`
+}
+
+// Points returns every count of r, step by step, and within a step in the
+// order of r.Series.
+func (r *Result) Points() []Point {
+	pts := make([]Point, 0, len(r.Times)*len(r.Series))
+	for i, t := range r.Times {
+		for _, s := range r.Series {
+			pts = append(pts, Point{Time: t, Page: s.Page, Count: s.Counts[i]})
+		}
+	}
+	return pts
+}
+
+// RetentionError is a request reaching back before the buckets of its step
+// are kept. It names the part that cannot be answered.
+type RetentionError struct {
+	// Step is the request's step, Level the collection it reads
+	// ("minute", "daily", "monthly") and Key the config key of its
+	// retention.
+	Step         Step
+	Level, Key   string
+	Retention    time.Duration
+	From, Cutoff time.Time // the part [From, min(To, Cutoff)) is gone
+	To           time.Time
+}
+
+func (e *RetentionError) Error() string {
+	end := e.Cutoff
+	if e.To.Before(end) {
+		end = e.To
+	}
+	msg := fmt.Sprintf("%s buckets are kept for %s (buckets.%s): %s to %s cannot be answered at -step %s",
+		e.Level, e.Retention, e.Key, e.From.Format(time.RFC3339), end.Format(time.RFC3339), e.Step)
+	var hints []string
+	if e.Step < Month {
+		coarser := map[Step]string{Minute: "hour", Hour: "month", Day: "month"}[e.Step]
+		hints = append(hints, "use -step "+coarser)
+	}
+	if e.Cutoff.Before(e.To) {
+		hints = append(hints, "-from "+e.Cutoff.Format(time.RFC3339)+" or later")
+	}
+	for i, h := range hints {
+		if i == 0 {
+			msg += "; " + h
+		} else {
+			msg += ", or " + h
+		}
+	}
+	return msg
+}
+
+// Unwrap returns ErrRetention.
+func (e *RetentionError) Unwrap() error { return ErrRetention }
+
+func (r *Reader) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// Check validates req without reading anything and returns it with From
+// and To aligned to its step: a bad request wraps ErrBadRequest, a range
+// reaching back before its level's retention is a *RetentionError.
+func (r *Reader) Check(req Request) (Request, error) {
+	switch {
+	case req.Site == "":
+		return req, fmt.Errorf("%w: a site is required", ErrBadRequest)
+	case req.Step < Minute || req.Step > Month:
+		return req, fmt.Errorf("%w: no step", ErrBadRequest)
+	case req.Top < 0:
+		return req, fmt.Errorf("%w: top %d: must be positive", ErrBadRequest, req.Top)
+	case req.Top > 0 && req.Page != "":
+		return req, fmt.Errorf("%w: top ranks the pages of a site; it cannot be used with a page", ErrBadRequest)
+	case req.From.IsZero() || req.To.IsZero():
+		return req, fmt.Errorf("%w: from and to are required", ErrBadRequest)
+	case !req.From.Before(req.To):
+		return req, fmt.Errorf("%w: from %s is not before to %s", ErrBadRequest,
+			req.From.UTC().Format(time.RFC3339), req.To.UTC().Format(time.RFC3339))
+	}
+	req.From, req.To = req.Step.Truncate(req.From), req.Step.Ceil(req.To)
+	if n := req.Step.index(req.From, req.To); n > MaxSteps {
+		return req, fmt.Errorf("%w: %d steps of a %s: at most %d; use a longer step or a shorter range", ErrBadRequest, n, req.Step, MaxSteps)
+	}
+	if err := r.checkRetention(req); err != nil {
+		return req, err
+	}
+	return req, nil
+}
+
+// checkRetention returns a *RetentionError when req reaches back before
+// the first bucket its level still keeps: the bucket starting at or after
+// now minus the retention.
+func (r *Reader) checkRetention(req Request) error {
+	level, key, keep, unit := "minute", "minute_retention", r.Retention.Minute, Minute
+	switch req.Step {
+	case Hour, Day:
+		level, key, keep, unit = "daily", "daily_retention", r.Retention.Daily, Day
+	case Month:
+		level, key, keep, unit = "monthly", "monthly_retention", r.Retention.Monthly, Month
+	}
+	if keep <= 0 {
+		return nil
+	}
+	cutoff := unit.Ceil(r.now().Add(-keep))
+	if !req.From.Before(cutoff) {
+		return nil
+	}
+	return &RetentionError{Step: req.Step, Level: level, Key: key, Retention: keep, From: req.From, To: req.To, Cutoff: cutoff}
+}
+
+// Query answers req: it checks it (see Check), reads the cheapest level
+// that answers its step (minute buckets for minutes, daily buckets for
+// hours and days, monthly buckets for months), fills the steps without
+// views with 0, and ranks the pages. A site without any bucket is
+// ErrUnknownSite, a page without any bucket ErrUnknownPage.
+func (r *Reader) Query(ctx context.Context, req Request) (*Result, error) {
+	req, err := r.Check(req)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Request: req}
+	for t := req.From; t.Before(req.To); t = req.Step.Next(t) {
+		res.Times = append(res.Times, t)
+	}
+	acc := accumulator{res: res, pages: map[string]*Series{}}
+	switch req.Step {
+	case Minute:
+		err = r.readMinutes(ctx, req, &acc)
+	case Hour, Day:
+		err = r.readDaily(ctx, req, &acc)
+	default:
+		err = r.readMonthly(ctx, req, &acc)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if req.Page != "" && acc.pages[req.Page] == nil {
+		if err := r.exists(ctx, req.Site, req.Page); err != nil {
+			return nil, err
+		}
+		acc.series(req.Page)
+	}
+	if len(acc.pages) == 0 {
+		if err := r.exists(ctx, req.Site, ""); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range acc.pages {
+		if s.Total > 0 || req.Page != "" {
+			res.Series = append(res.Series, *s)
+		}
+	}
+	slices.SortFunc(res.Series, func(a, b Series) int {
+		if c := cmp.Compare(b.Total, a.Total); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Page, b.Page)
+	})
+	res.Pages = len(res.Series)
+	if req.Top > 0 && len(res.Series) > req.Top {
+		res.Series = res.Series[:req.Top]
+	}
+	return res, nil
+}
+
+// accumulator adds bucket counts to a result's series.
+type accumulator struct {
+	res   *Result
+	pages map[string]*Series
+}
+
+func (a *accumulator) series(page string) *Series {
+	s := a.pages[page]
+	if s == nil {
+		s = &Series{Page: page, Counts: make([]int64, len(a.res.Times))}
+		a.pages[page] = s
+	}
+	return s
+}
+
+// add counts n views of page in the step holding t; t outside the range is
+// ignored.
+func (a *accumulator) add(page string, t time.Time, n int64) {
+	req := a.res.Request
+	t = t.UTC()
+	if t.Before(req.From) || !t.Before(req.To) {
+		return
+	}
+	s := a.series(page)
+	s.Counts[req.Step.index(req.From, req.Step.Truncate(t))] += n
+	s.Total += n
+}
+
+// filter returns the find filter of site, page (if any) and a time range on
+// the field prefix+date ("timestamp" for minutes). The fields are the
+// shard key's, so a sharded cluster can target the find.
+func filter(siteField, pageField, timeField, site, page string, from, to time.Time) bson.D {
+	f := bson.D{{Key: siteField, Value: site}}
+	if page != "" {
+		f = append(f, bson.E{Key: pageField, Value: page})
+	}
+	return append(f, bson.E{Key: timeField, Value: bson.D{
+		{Key: "$gte", Value: bson.NewDateTimeFromTime(from)},
+		{Key: "$lt", Value: bson.NewDateTimeFromTime(to)},
+	}})
+}
+
+// each runs fn on every document of coll matching f, with projection proj.
+func each[T any](ctx context.Context, coll *mongo.Collection, f, proj bson.D, fn func(*T)) error {
+	cur, err := coll.Find(ctx, f, options.Find().SetProjection(proj))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", coll.Name(), err)
+	}
+	defer cur.Close(ctx)
+	for cur.Next(ctx) {
+		var d T
+		if err := cur.Decode(&d); err != nil {
+			return fmt.Errorf("read %s: %w", coll.Name(), err)
+		}
+		fn(&d)
+	}
+	if err := cur.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", coll.Name(), err)
+	}
+	return nil
+}
+
+type minuteDoc struct {
+	Page      string    `bson:"page"`
+	Timestamp time.Time `bson:"timestamp"`
+	Total     int64     `bson:"totalViews"`
+}
+
+type metadata struct {
+	Date time.Time `bson:"date"`
+	Page string    `bson:"page"`
+}
+
+type dailyDoc struct {
+	Metadata metadata         `bson:"metadata"`
+	Daily    int64            `bson:"daily"`
+	Hourly   map[string]int64 `bson:"hourly"`
+}
+
+type monthlyDoc struct {
+	Metadata metadata `bson:"metadata"`
+	Total    int64    `bson:"total"`
+}
+
+// readMinutes reads the minute buckets of the range: their totals.
+func (r *Reader) readMinutes(ctx context.Context, req Request, acc *accumulator) error {
+	f := filter("site", "page", "timestamp", req.Site, req.Page, req.From, req.To)
+	proj := bson.D{{Key: "_id", Value: 0}, {Key: "page", Value: 1}, {Key: "timestamp", Value: 1}, {Key: "totalViews", Value: 1}}
+	return each(ctx, r.DB.Collection(r.Collections.Minute), f, proj, func(d *minuteDoc) {
+		acc.add(d.Page, d.Timestamp, d.Total)
+	})
+}
+
+// readDaily reads the daily buckets of the days the range touches: their
+// hourly counters for an hour step, their totals for a day step. One
+// page's day is one document.
+func (r *Reader) readDaily(ctx context.Context, req Request, acc *accumulator) error {
+	f := filter("metadata.site", "metadata.page", "metadata.date", req.Site, req.Page, Day.Truncate(req.From), req.To)
+	proj := bson.D{{Key: "_id", Value: 0}, {Key: "metadata.page", Value: 1}, {Key: "metadata.date", Value: 1}}
+	if req.Step == Hour {
+		proj = append(proj, bson.E{Key: "hourly", Value: 1})
+	} else {
+		proj = append(proj, bson.E{Key: "daily", Value: 1})
+	}
+	return each(ctx, r.DB.Collection(r.Collections.Daily), f, proj, func(d *dailyDoc) {
+		day := d.Metadata.Date.UTC()
+		if req.Step == Day {
+			acc.add(d.Metadata.Page, day, d.Daily)
+			return
+		}
+		for h, n := range d.Hourly {
+			hour, err := strconv.Atoi(h)
+			if err != nil || hour < 0 || hour > 23 || n == 0 {
+				continue
+			}
+			acc.add(d.Metadata.Page, day.Add(time.Duration(hour)*time.Hour), n)
+		}
+	})
+}
+
+// readMonthly reads the monthly buckets of the range: their totals.
+func (r *Reader) readMonthly(ctx context.Context, req Request, acc *accumulator) error {
+	f := filter("metadata.site", "metadata.page", "metadata.date", req.Site, req.Page, req.From, req.To)
+	proj := bson.D{{Key: "_id", Value: 0}, {Key: "metadata.page", Value: 1}, {Key: "metadata.date", Value: 1}, {Key: "total", Value: 1}}
+	return each(ctx, r.DB.Collection(r.Collections.Monthly), f, proj, func(d *monthlyDoc) {
+		acc.add(d.Metadata.Page, d.Metadata.Date, d.Total)
+	})
+}
+
+// exists returns nil if site (and page, if not empty) has a bucket in any
+// collection, else ErrUnknownSite or ErrUnknownPage. The monthly
+// collection, kept longest and smallest, is asked first.
+func (r *Reader) exists(ctx context.Context, site, page string) error {
+	found := func(site, page string) (bool, error) {
+		for _, c := range []struct{ name, prefix string }{
+			{r.Collections.Monthly, "metadata."}, {r.Collections.Daily, "metadata."}, {r.Collections.Minute, ""},
+		} {
+			f := bson.D{{Key: c.prefix + "site", Value: site}}
+			if page != "" {
+				f = append(f, bson.E{Key: c.prefix + "page", Value: page})
+			}
+			err := r.DB.Collection(c.name).FindOne(ctx, f, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+			if err == nil {
+				return true, nil
+			}
+			if !errors.Is(err, mongo.ErrNoDocuments) {
+				return false, fmt.Errorf("read %s: %w", c.name, err)
+			}
+		}
+		return false, nil
+	}
+	if page != "" {
+		ok, err := found(site, page)
+		if err != nil || ok {
+			return err
+		}
+	}
+	ok, err := found(site, "")
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("%w %q: no bucket in %s, %s or %s", ErrUnknownSite, site,
+			r.Collections.Minute, r.Collections.Daily, r.Collections.Monthly)
+	case page != "":
+		return fmt.Errorf("%w %q of site %q: the site has buckets, this page none (pages are paths without the query string, after the source's page rules)",
+			ErrUnknownPage, page, site)
+	}
+	return nil
+}
