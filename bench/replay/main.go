@@ -1,0 +1,684 @@
+// Command replay measures `logtally replay` writing archived logs into a
+// MongoDB-wire server running in another process (the embedded FerretDB of
+// internal/cmd/demo, or the MongoDB in MONGODB_URI), against the baselines
+// it must be compared with, all measured in the same run:
+//
+//   - one log (1,000,000 lines, 10 pages over 10 minutes by default, so the
+//     embedded server's work stays small) as plain, gzip and zstd files.
+//     For each: the replay's wall time, its own CPU seconds (user+sys, from
+//     the child's rusage) and peak RSS; `replay -dry-run` on the same file
+//     (CPU); `zcat` / `zstd -dc` alone on the compressed ones (wall and CPU);
+//     the database operations the replay issued (from its summary line
+//     "database: ops=N updates=U inserts=I finds=F buckets=B") next to one
+//     upsert per hit (a daily and a monthly one: 2 per hit); and the hits
+//     found in the monthly buckets afterwards.
+//   - eight gzip files (different days, same size) replayed together
+//     (-jobs left at its default, the number of cores) against zcat over
+//     them one after another.
+//
+// Then it prints each ratio against issue 9's targets and whether it is
+// met: CPU within 1.5x of the dry run; a compressed replay's wall time
+// within 1.1x of its decompressor's; the eight files in at most 0.6x of
+// the sequential decompressor's wall time; at least 1,000x fewer database
+// operations than one upsert per hit.
+//
+// Every replay runs with a fresh state dir and a fresh database, so that
+// no replay finds the file already counted by an earlier one (the plain,
+// gzip and zstd files hold the same lines). Each measurement is taken
+// -runs times and the medians are printed (peak RSS: the largest).
+//
+//	go run ./bench/replay                 # from the repository root
+//	go run ./bench/replay -runs 1 -lines 200000
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// site and format are the generated logs' source settings, passed to every
+// replay as -site and -format.
+const (
+	site   = "bench.example.com"
+	format = "combined"
+)
+
+// Issue 9's targets.
+const (
+	targetCPUVsDryRun    = 1.5  // replay CPU / dry-run CPU, at most
+	targetWallVsDecomp   = 1.1  // compressed replay wall / decompressor wall, at most
+	targetParallelVsSeq  = 0.6  // eight files' replay wall / sequential decompressor wall, at most
+	targetFewerOps       = 1000 // upsert-per-hit ops / replay ops, at least
+	opsPerHitOneByOne    = 2    // a daily and a monthly upsert per hit
+	monthlyCollection    = "monthly"
+	defaultReplayTimeout = 30 * time.Minute
+)
+
+type settings struct {
+	lines, pages, minutes, files, multiLines, runs, maxOps, jobs int
+	timeout                                                      time.Duration
+	keep, verbose                                                bool
+}
+
+func main() {
+	var o settings
+	flag.IntVar(&o.lines, "lines", 1_000_000, "lines in the log replayed as plain, gz and zst")
+	flag.IntVar(&o.pages, "pages", 10, "distinct pages")
+	flag.IntVar(&o.minutes, "minutes", 10, "minutes of log time each log spans")
+	flag.IntVar(&o.files, "files", 8, "compressed (gz) files replayed together")
+	flag.IntVar(&o.multiLines, "files-lines", 0, "lines in each of those files (default: -lines)")
+	flag.IntVar(&o.runs, "runs", 3, "runs of each measurement; the medians are printed")
+	flag.IntVar(&o.maxOps, "max-ops", 32, "flush.max_ops (keep at 32 or less against FerretDB)")
+	flag.IntVar(&o.jobs, "jobs", 0, "replay -jobs for the files replayed together (0: replay's default)")
+	flag.DurationVar(&o.timeout, "timeout", defaultReplayTimeout, "kill a replay running longer than this")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, configs, binary)")
+	flag.BoolVar(&o.verbose, "v", false, "print each replay's summary (the last run's)")
+	flag.Parse()
+	if o.multiLines == 0 {
+		o.multiLines = o.lines
+	}
+	if o.runs < 1 {
+		o.runs = 1
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintf(os.Stderr, "replay bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// bench holds one run's binary, server and counters.
+type bench struct {
+	o      settings
+	tmp    string
+	bin    string
+	uri    string
+	client *mongo.Client
+	devnul *os.File
+	n      int // replays run, for unique state dirs and databases
+}
+
+func run(o settings) error {
+	tmp, err := os.MkdirTemp("", "logtally-replay-bench-")
+	if err != nil {
+		return err
+	}
+	if o.keep {
+		fmt.Printf("temporary directory (kept): %s\n", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	b := &bench{o: o, tmp: tmp, bin: filepath.Join(tmp, "logtally")}
+	if b.devnul, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0); err != nil {
+		return err
+	}
+	defer b.devnul.Close()
+
+	// The logs.
+	logs := filepath.Join(tmp, "logs")
+	if err := os.Mkdir(logs, 0o755); err != nil {
+		return err
+	}
+	single := filepath.Join(logs, "access.log")
+	if err := writeLogs(single, o.lines, o.pages, o.minutes, 1, 0, true); err != nil {
+		return err
+	}
+	multi := make([]string, o.files)
+	var wg sync.WaitGroup
+	errs := make([]error, o.files)
+	sem := make(chan struct{}, runtime.NumCPU())
+	for i := range multi {
+		multi[i] = filepath.Join(logs, fmt.Sprintf("access-day%d.log.gz", i+1))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = writeLogs(strings.TrimSuffix(multi[i], ".gz"), o.multiLines, o.pages, o.minutes, uint64(100+i), i+1, false)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	sizes := map[string]int64{}
+	var multiSize int64
+	for _, f := range append([]string{single, single + ".gz", single + ".zst"}, multi...) {
+		fi, err := os.Stat(f)
+		if err != nil {
+			return err
+		}
+		sizes[f] = fi.Size()
+		if strings.HasPrefix(filepath.Base(f), "access-day") {
+			multiSize += fi.Size()
+		}
+	}
+	fmt.Printf("log: %s lines, %d pages over %d minutes: plain %s, gz %s, zst %s\n", group(int64(o.lines)), o.pages, o.minutes,
+		mb(sizes[single]), mb(sizes[single+".gz"]), mb(sizes[single+".zst"]))
+	fmt.Printf("eight-file set: %d gz files of %s lines each (one day each), %s in all\n", o.files, group(int64(o.multiLines)), mb(multiSize))
+
+	if out, err := exec.Command("go", "build", "-o", b.bin, "./cmd/logtally").CombinedOutput(); err != nil {
+		return fmt.Errorf("build logtally (run from the repository root): %v\n%s", err, out)
+	}
+	b.uri = os.Getenv("MONGODB_URI")
+	server := "MONGODB_URI"
+	if b.uri == "" {
+		stop, uri, err := startServer(tmp)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		b.uri = uri
+		server = "embedded FerretDB v1.24.0 (SQLite) in another process"
+	}
+	if b.client, err = mongo.Connect(options.Client().ApplyURI(b.uri)); err != nil {
+		return err
+	}
+	defer b.client.Disconnect(context.Background())
+	fmt.Printf("server: %s\n", server)
+	fmt.Printf("machine: %s, %d cores, %s/%s; figures are medians of %d runs (peak RSS: the largest)\n",
+		runtime.Version(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, o.runs)
+
+	// Warm the page cache.
+	for f := range sizes {
+		if err := b.measure(b.devnul, "cat", f).err; err != nil {
+			return fmt.Errorf("cat %s: %v", f, err)
+		}
+	}
+
+	var checks []check
+	replayFailed := false
+	decomps := map[string][]string{"gz": {"zcat"}, "zst": {"zstd", "-dc"}}
+	for _, kind := range []string{"plain", "gz", "zst"} {
+		file := single
+		if kind != "plain" {
+			file += "." + kind
+		}
+		fmt.Printf("\n== %s: %s, %s\n", kind, filepath.Base(file), mb(sizes[file]))
+		dry := b.repeat(func() sample {
+			return b.measure(nil, b.bin, "replay", "-dry-run", "-site", site, "-format", format, file)
+		})
+		var dec *stats
+		if cmd := decomps[kind]; cmd != nil {
+			if _, err := exec.LookPath(cmd[0]); err != nil {
+				fmt.Printf("%-28s not installed\n", cmd[0]+":")
+			} else {
+				d := b.repeat(func() sample { return b.measure(b.devnul, cmd[0], append(cmd[1:], file)...) })
+				dec = &d
+			}
+		}
+		var rep *stats
+		var db dbFigures
+		if !replayFailed {
+			r, f, err := b.replayRuns([]string{file})
+			if err != nil {
+				fmt.Printf("%-28s FAILED: %v\n", "replay into MongoDB:", err)
+				replayFailed = true
+			} else {
+				rep, db = &r, f
+			}
+		} else {
+			fmt.Printf("%-28s skipped (failed above)\n", "replay into MongoDB:")
+		}
+		if rep != nil {
+			fmt.Printf("%-28s wall %s  CPU %s (user %s, sys %s)  peak RSS %.1f MiB\n", "replay into MongoDB:",
+				secs(rep.wall), secs(rep.cpu), secs(rep.user), secs(rep.sys), float64(rep.maxRSS)/1024)
+			b.summary(rep.last)
+		}
+		if dry.err != nil {
+			fmt.Printf("%-28s FAILED: %v\n", "replay -dry-run:", dry.err)
+		} else {
+			fmt.Printf("%-28s wall %s  CPU %s\n", "replay -dry-run:", secs(dry.wall), secs(dry.cpu))
+		}
+		if dec != nil {
+			name := strings.Join(decomps[kind], " ") + " alone:"
+			if dec.err != nil {
+				fmt.Printf("%-28s FAILED: %v\n", name, dec.err)
+			} else {
+				fmt.Printf("%-28s wall %s  CPU %s\n", name, secs(dec.wall), secs(dec.cpu))
+			}
+		}
+		if rep != nil && dry.err == nil {
+			checks = append(checks, b.ratio(kind+": replay CPU / dry-run CPU", rep.cpu.Seconds()/dry.cpu.Seconds(), targetCPUVsDryRun, false))
+		}
+		if rep != nil && dec != nil && dec.err == nil {
+			checks = append(checks, b.ratio(kind+": replay wall / "+decomps[kind][0]+" wall", rep.wall.Seconds()/dec.wall.Seconds(), targetWallVsDecomp, false))
+		}
+		if rep != nil {
+			hits := db.hits
+			perHit := opsPerHitOneByOne * hits
+			fmt.Printf("%-28s ops=%d updates=%d inserts=%d finds=%d buckets=%d; one upsert per hit: %s ops\n", "database:",
+				db.ops, db.updates, db.inserts, db.finds, db.buckets, group(perHit))
+			fmt.Printf("%-28s %s in the monthly buckets, %s hits in the summary\n", "check:", group(db.inDB), group(hits))
+			if db.ops > 0 {
+				checks = append(checks, b.ratio(kind+": upsert-per-hit ops / replay ops", float64(perHit)/float64(db.ops), targetFewerOps, true))
+			}
+		}
+	}
+
+	// Eight files together.
+	fmt.Printf("\n== %d gz files together (-jobs %s) vs zcat over them one after another\n", o.files, jobsName(o.jobs))
+	var seq *stats
+	if _, err := exec.LookPath("zcat"); err != nil {
+		fmt.Printf("%-28s not installed\n", "zcat:")
+	} else {
+		s := b.repeat(func() sample { return b.measure(b.devnul, "zcat", multi...) })
+		seq = &s
+		if s.err != nil {
+			fmt.Printf("%-28s FAILED: %v\n", "zcat, one after another:", s.err)
+		} else {
+			fmt.Printf("%-28s wall %s  CPU %s\n", "zcat, one after another:", secs(s.wall), secs(s.cpu))
+		}
+	}
+	dry := b.repeat(func() sample {
+		return b.measure(nil, b.bin, append([]string{"replay", "-dry-run", "-site", site, "-format", format}, multi...)...)
+	})
+	if dry.err != nil {
+		fmt.Printf("%-28s FAILED: %v\n", "replay -dry-run:", dry.err)
+	} else {
+		fmt.Printf("%-28s wall %s  CPU %s\n", "replay -dry-run:", secs(dry.wall), secs(dry.cpu))
+	}
+	if replayFailed {
+		fmt.Printf("%-28s skipped (failed above)\n", "replay into MongoDB:")
+	} else if rep, db, err := b.replayRuns(multi); err != nil {
+		fmt.Printf("%-28s FAILED: %v\n", "replay into MongoDB:", err)
+		replayFailed = true
+	} else {
+		fmt.Printf("%-28s wall %s  CPU %s (user %s, sys %s)  peak RSS %.1f MiB\n", "replay into MongoDB:",
+			secs(rep.wall), secs(rep.cpu), secs(rep.user), secs(rep.sys), float64(rep.maxRSS)/1024)
+		b.summary(rep.last)
+		fmt.Printf("%-28s ops=%d updates=%d inserts=%d finds=%d buckets=%d; one upsert per hit: %s ops\n", "database:",
+			db.ops, db.updates, db.inserts, db.finds, db.buckets, group(opsPerHitOneByOne*db.hits))
+		fmt.Printf("%-28s %s in the monthly buckets, %s hits in the summary\n", "check:", group(db.inDB), group(db.hits))
+		if seq != nil && seq.err == nil {
+			checks = append(checks, b.ratio(fmt.Sprintf("%d gz files: replay wall / sequential zcat wall", o.files),
+				rep.wall.Seconds()/seq.wall.Seconds(), targetParallelVsSeq, false))
+		}
+		if dry.err == nil {
+			checks = append(checks, b.ratio(fmt.Sprintf("%d gz files: replay CPU / dry-run CPU", o.files), rep.cpu.Seconds()/dry.cpu.Seconds(), targetCPUVsDryRun, false))
+		}
+	}
+
+	fmt.Printf("\n== targets (issue 9)\n")
+	met := true
+	for _, c := range checks {
+		fmt.Println(c.line)
+		met = met && c.met
+	}
+	switch {
+	case replayFailed:
+		fmt.Println("replay into MongoDB failed: its figures and targets are missing")
+		return errors.New("replay into MongoDB failed")
+	case !met:
+		fmt.Println("some targets are not met")
+	default:
+		fmt.Println("all targets met")
+	}
+	return nil
+}
+
+// summary prints a replay's output, indented, with -v.
+func (b *bench) summary(s sample) {
+	if !b.o.verbose {
+		return
+	}
+	for _, l := range strings.Split(strings.TrimRight(s.stderr+s.stdout, "\n"), "\n") {
+		fmt.Printf("    | %s\n", l)
+	}
+}
+
+// check is one ratio against its target.
+type check struct {
+	line string
+	met  bool
+}
+
+// ratio formats a ratio against its target: at most target, or at least
+// target when atLeast.
+func (b *bench) ratio(name string, v, target float64, atLeast bool) check {
+	met, cmp := v <= target, "<="
+	if atLeast {
+		met, cmp = v >= target, ">="
+	}
+	verdict := "met"
+	if !met {
+		verdict = "NOT met"
+	}
+	val := fmt.Sprintf("%.2f", v)
+	if atLeast {
+		val = fmt.Sprintf("%.0fx", v)
+	}
+	return check{line: fmt.Sprintf("  %-52s %10s  (target %s %g: %s)", name, val, cmp, target, verdict), met: met}
+}
+
+// sample is one child process's figures.
+type sample struct {
+	wall, user, sys time.Duration
+	maxRSS          int64 // KiB
+	stdout, stderr  string
+	err             error
+}
+
+// stats are the medians of samples (maxRSS: the largest), and the first
+// error.
+type stats struct {
+	wall, cpu, user, sys time.Duration
+	maxRSS               int64
+	last                 sample
+	err                  error
+}
+
+// measure runs name with args, its stdout to out (captured when nil), and
+// returns its wall time and rusage.
+func (b *bench) measure(out io.Writer, name string, args ...string) sample {
+	ctx, cancel := context.WithTimeout(context.Background(), b.o.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = out, &stderr
+	if out == nil {
+		cmd.Stdout = &stdout
+	}
+	start := time.Now()
+	err := cmd.Run()
+	s := sample{wall: time.Since(start), stdout: stdout.String(), stderr: stderr.String()}
+	if cmd.ProcessState != nil {
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		s.user, s.sys, s.maxRSS = time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), ru.Maxrss
+	}
+	if ctx.Err() != nil {
+		err = fmt.Errorf("killed after %v", b.o.timeout)
+	}
+	if err != nil {
+		s.err = fmt.Errorf("%s: %v\n%s", filepath.Base(name), err, tail(s.stderr, 10))
+	}
+	return s
+}
+
+// repeat takes -runs samples of f and returns their medians, stopping at
+// the first error.
+func (b *bench) repeat(f func() sample) stats {
+	var ss []sample
+	for range b.o.runs {
+		s := f()
+		if s.err != nil {
+			return stats{err: s.err, last: s}
+		}
+		ss = append(ss, s)
+	}
+	med := func(get func(sample) time.Duration) time.Duration {
+		ds := make([]time.Duration, len(ss))
+		for i, s := range ss {
+			ds[i] = get(s)
+		}
+		slices.Sort(ds)
+		return ds[len(ds)/2]
+	}
+	st := stats{
+		wall: med(func(s sample) time.Duration { return s.wall }),
+		cpu:  med(func(s sample) time.Duration { return s.user + s.sys }),
+		user: med(func(s sample) time.Duration { return s.user }),
+		sys:  med(func(s sample) time.Duration { return s.sys }),
+		last: ss[len(ss)-1],
+	}
+	for _, s := range ss {
+		st.maxRSS = max(st.maxRSS, s.maxRSS)
+	}
+	return st
+}
+
+// dbFigures are a replay's database figures: its summary's database line
+// and hits, and the hits found in the monthly buckets.
+type dbFigures struct {
+	ops, updates, inserts, finds, buckets int64
+	hits, inDB                            int64
+}
+
+var (
+	dbLineRe = regexp.MustCompile(`(?m)database: ops=(\d+) updates=(\d+) inserts=(\d+) finds=(\d+) buckets=(\d+)`)
+	hitsRe   = regexp.MustCompile(`(?m)^\s*hits\s+([\d,]+)\s*$`)
+)
+
+// replayRuns replays files into MongoDB -runs times, each with a fresh
+// state dir and database, and returns the medians and the last run's
+// database figures (every run must agree with the summary's hits).
+func (b *bench) replayRuns(files []string) (stats, dbFigures, error) {
+	var figs dbFigures
+	var ferr error
+	st := b.repeat(func() sample {
+		s, f, err := b.replayOnce(files)
+		if err != nil && s.err == nil {
+			s.err = err
+		}
+		figs, ferr = f, err
+		return s
+	})
+	if st.err != nil {
+		return st, figs, st.err
+	}
+	return st, figs, ferr
+}
+
+// replayOnce runs one `logtally replay` of files into a new database with
+// a new state dir, reads its figures and the monthly buckets' total, and
+// drops the database.
+func (b *bench) replayOnce(files []string) (sample, dbFigures, error) {
+	b.n++
+	dir := filepath.Join(b.tmp, fmt.Sprintf("replay-%d", b.n))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return sample{}, dbFigures{}, err
+	}
+	defer os.RemoveAll(dir)
+	dbName := fmt.Sprintf("replaybench_%d_%d", time.Now().UnixNano(), b.n)
+	conf := filepath.Join(dir, "logtally.toml")
+	// The source's paths match none of the replayed files: they are
+	// replayed with -site and -format.
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
+instance = "bench"
+shutdown_timeout = "5m"
+[mongo]
+uri = %q
+database = %q
+timeout = "60s"
+[flush]
+interval = "1s"
+max_ops = %d
+[http]
+listen = ""
+[[source]]
+site = %q
+paths = [%q]
+format = %q
+`, filepath.Join(dir, "state"), b.uri, dbName, b.o.maxOps, site, filepath.Join(dir, "live", "access.log"), format)), 0o600); err != nil {
+		return sample{}, dbFigures{}, err
+	}
+	defer b.client.Database(dbName).Drop(context.Background())
+	args := []string{"replay", "-config", conf, "-site", site, "-format", format}
+	if b.o.jobs > 0 && len(files) > 1 {
+		args = append(args, "-jobs", strconv.Itoa(b.o.jobs))
+	}
+	s := b.measure(nil, b.bin, append(args, files...)...)
+	if s.err != nil {
+		return s, dbFigures{}, s.err
+	}
+	var f dbFigures
+	m := dbLineRe.FindStringSubmatch(s.stdout)
+	if m == nil {
+		return s, f, fmt.Errorf("no line \"database: ops=N updates=U inserts=I finds=F buckets=B\" in the summary:\n%s", s.stdout)
+	}
+	for i, p := range []*int64{&f.ops, &f.updates, &f.inserts, &f.finds, &f.buckets} {
+		*p, _ = strconv.ParseInt(m[i+1], 10, 64)
+	}
+	if h := hitsRe.FindStringSubmatch(s.stdout); h != nil {
+		f.hits, _ = strconv.ParseInt(strings.ReplaceAll(h[1], ",", ""), 10, 64)
+	} else {
+		return s, f, fmt.Errorf("no hits row in the summary:\n%s", s.stdout)
+	}
+	var err error
+	if f.inDB, err = total(b.client.Database(dbName).Collection(monthlyCollection)); err != nil {
+		return s, f, fmt.Errorf("reading the monthly buckets: %v", err)
+	}
+	if f.inDB != f.hits {
+		return s, f, fmt.Errorf("%d hits in the monthly buckets, the summary says %d", f.inDB, f.hits)
+	}
+	return s, f, nil
+}
+
+// startServer builds internal/cmd/demo and runs it with -serve in another
+// process; it returns a stop func and the URI it prints.
+func startServer(tmp string) (stop func(), uri string, err error) {
+	demo := filepath.Join(tmp, "demo")
+	if out, err := exec.Command("go", "build", "-o", demo, "./internal/cmd/demo").CombinedOutput(); err != nil {
+		return nil, "", fmt.Errorf("build server: %v\n%s", err, out)
+	}
+	srv := exec.Command(demo, "-serve")
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	srv.Stderr = os.Stderr
+	if err := srv.Start(); err != nil {
+		return nil, "", err
+	}
+	stop = func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		stop()
+		return nil, "", fmt.Errorf("server did not print its URI: %w", err)
+	}
+	return stop, strings.TrimSpace(line), nil
+}
+
+// writeLogs writes a combined log of lines lines, spread evenly over the
+// given minutes of day 1 + dayOffset of November 2026 over pages pages,
+// from seed: to path+".gz", and, when all, also to path (plain) and
+// path+".zst" with the same lines.
+func writeLogs(path string, lines, pages, minutes int, seed uint64, dayOffset int, all bool) error {
+	var files []*os.File
+	var closers []io.Closer
+	var ws []io.Writer
+	open := func(name string) (*os.File, error) {
+		f, err := os.Create(name)
+		if err == nil {
+			files = append(files, f)
+		}
+		return f, err
+	}
+	gzf, err := open(path + ".gz")
+	if err != nil {
+		return err
+	}
+	gz := gzip.NewWriter(gzf)
+	closers = append(closers, gz)
+	ws = append(ws, gz)
+	if all {
+		plain, err := open(path)
+		if err != nil {
+			return err
+		}
+		zf, err := open(path + ".zst")
+		if err != nil {
+			return err
+		}
+		zw, err := zstd.NewWriter(zf)
+		if err != nil {
+			return err
+		}
+		closers = append(closers, zw)
+		ws = append(ws, plain, zw)
+	}
+	w := bufio.NewWriterSize(io.MultiWriter(ws...), 1<<20)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	base := time.Date(2026, 11, 1+dayOffset, 12, 0, 0, 0, time.UTC)
+	span := minutes * 60
+	var b []byte
+	for i := range lines {
+		ts := base.Add(time.Duration(i*span/lines) * time.Second)
+		b = b[:0]
+		b = fmt.Appendf(b, "2001:db8:%x::%x - - [%s] \"GET /page/%d?ref=%d HTTP/1.1\" 200 %d \"https://example.com/\" \"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36\"\n",
+			rng.IntN(65536), rng.IntN(65536), ts.Format("02/Jan/2006:15:04:05 -0700"), rng.IntN(pages), rng.IntN(1000), 200+rng.IntN(50000))
+		w.Write(b)
+	}
+	errs := []error{w.Flush()}
+	for _, c := range closers {
+		errs = append(errs, c.Close())
+	}
+	for _, f := range files {
+		errs = append(errs, f.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// total sums the monthly buckets' totals.
+func total(c *mongo.Collection) (int64, error) {
+	cur, err := c.Find(context.Background(), bson.D{}, options.Find().SetProjection(bson.D{{Key: "total", Value: 1}}))
+	if err != nil {
+		return 0, err
+	}
+	var docs []struct {
+		Total int64 `bson:"total"`
+	}
+	if err := cur.All(context.Background(), &docs); err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, d := range docs {
+		n += d.Total
+	}
+	return n, nil
+}
+
+// tail is s's last n lines.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
+
+func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+func jobsName(j int) string {
+	if j == 0 {
+		return "default"
+	}
+	return strconv.Itoa(j)
+}
+
+// group formats n with thousands separators.
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var b []byte
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b = append(b, ',')
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
