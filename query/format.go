@@ -1,14 +1,15 @@
 package query
 
 import (
+	"bufio"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/guptarohit/asciigraph"
 )
@@ -53,7 +54,7 @@ func Write(w io.Writer, res *Result, format string, opts Options) error {
 	case "chart":
 		err = writeChart(w, res, opts)
 	default:
-		return fmt.Errorf("%w: format %q: must be one of %s", ErrBadRequest, format, strings.Join(Formats, ", "))
+		return badRequest("format %q: must be one of %s", format, strings.Join(Formats, ", "))
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", format, err)
@@ -84,21 +85,23 @@ func zoneName(loc *time.Location) string {
 }
 
 func writeTable(w io.Writer, res *Result, opts Options) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	// AlignRight right-aligns every column; pad the text ones by hand.
-	timeW, pageW := len("time (")+len(zoneName(opts.Location))+1, len("page")
+	head := "time (" + zoneName(opts.Location) + ")"
+	timeW, pageW, countW := len(head), len("page"), len("count")
 	labels := make([]string, len(res.Times))
 	for i, t := range res.Times {
 		labels[i] = Label(t, res.Request.Step, opts.Location)
 		timeW = max(timeW, len(labels[i]))
 	}
 	for _, s := range res.Series {
-		pageW = max(pageW, len(s.Page))
+		pageW = max(pageW, utf8.RuneCountInString(s.Page))
+		countW = max(countW, len(strconv.FormatInt(s.Total, 10)))
 	}
+	bw := bufio.NewWriter(w)
 	row := func(t, page, count string) {
-		fmt.Fprintf(tw, "%-*s\t%-*s\t%s\t\n", timeW, t, pageW, page, count)
+		pad := pageW - utf8.RuneCountInString(page)
+		fmt.Fprintf(bw, "%-*s  %s%s  %*s\n", timeW, t, page, strings.Repeat(" ", pad), countW, count)
 	}
-	row("time ("+zoneName(opts.Location)+")", "page", "count")
+	row(head, "page", "count")
 	for i := range res.Times {
 		for _, s := range res.Series {
 			row(labels[i], s.Page, strconv.FormatInt(s.Counts[i], 10))
@@ -107,18 +110,13 @@ func writeTable(w io.Writer, res *Result, opts Options) error {
 	for _, s := range res.Series {
 		row("total", s.Page, strconv.FormatInt(s.Total, 10))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	switch {
+	case len(res.Series) == 0:
+		fmt.Fprintf(bw, "no views of site %s in this range\n", res.Request.Site)
+	case res.Pages > len(res.Series):
+		fmt.Fprintf(bw, "(top %d of %d pages)\n", len(res.Series), res.Pages)
 	}
-	if len(res.Series) == 0 {
-		_, err := fmt.Fprintf(w, "no views of site %s in this range\n", res.Request.Site)
-		return err
-	}
-	if res.Pages > len(res.Series) {
-		_, err := fmt.Fprintf(w, "(top %d of %d pages)\n", len(res.Series), res.Pages)
-		return err
-	}
-	return nil
+	return bw.Flush()
 }
 
 func writeCSV(w io.Writer, res *Result, opts Options) error {

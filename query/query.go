@@ -28,6 +28,17 @@ var (
 	ErrRetention = errors.New("beyond retention")
 )
 
+// requestError is a bad request: its message alone, and ErrBadRequest
+// for errors.Is.
+type requestError struct{ msg string }
+
+func (e *requestError) Error() string { return e.msg }
+func (e *requestError) Unwrap() error { return ErrBadRequest }
+
+func badRequest(format string, args ...any) error {
+	return &requestError{fmt.Sprintf(format, args...)}
+}
+
 // MaxSteps bounds the steps of one result.
 const MaxSteps = 100000
 
@@ -174,22 +185,22 @@ func (r *Reader) now() time.Time {
 func (r *Reader) Check(req Request) (Request, error) {
 	switch {
 	case req.Site == "":
-		return req, fmt.Errorf("%w: a site is required", ErrBadRequest)
+		return req, badRequest("a site is required")
 	case req.Step < Minute || req.Step > Month:
-		return req, fmt.Errorf("%w: no step", ErrBadRequest)
+		return req, badRequest("no step")
 	case req.Top < 0:
-		return req, fmt.Errorf("%w: top %d: must be positive", ErrBadRequest, req.Top)
+		return req, badRequest("top %d: must be positive", req.Top)
 	case req.Top > 0 && req.Page != "":
-		return req, fmt.Errorf("%w: top ranks the pages of a site; it cannot be used with a page", ErrBadRequest)
+		return req, badRequest("top ranks the pages of a site; it cannot be used with a page")
 	case req.From.IsZero() || req.To.IsZero():
-		return req, fmt.Errorf("%w: from and to are required", ErrBadRequest)
+		return req, badRequest("from and to are required")
 	case !req.From.Before(req.To):
-		return req, fmt.Errorf("%w: from %s is not before to %s", ErrBadRequest,
+		return req, badRequest("from %s is not before to %s",
 			req.From.UTC().Format(time.RFC3339), req.To.UTC().Format(time.RFC3339))
 	}
 	req.From, req.To = req.Step.Truncate(req.From), req.Step.Ceil(req.To)
 	if n := req.Step.index(req.From, req.To); n > MaxSteps {
-		return req, fmt.Errorf("%w: %d steps of a %s: at most %d; use a longer step or a shorter range", ErrBadRequest, n, req.Step, MaxSteps)
+		return req, badRequest("%d steps of a %s: at most %d; use a longer step or a shorter range", n, req.Step, MaxSteps)
 	}
 	if err := r.checkRetention(req); err != nil {
 		return req, err

@@ -1,7 +1,6 @@
 package query
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,7 +31,7 @@ func ParseStep(s string) (Step, error) {
 	case "month":
 		return Month, nil
 	}
-	return 0, fmt.Errorf("%w: step %q: must be minute, hour, day or month", ErrBadRequest, s)
+	return 0, badRequest("step %q: must be minute, hour, day or month", s)
 }
 
 // String returns the step's name as ParseStep takes it.
@@ -130,7 +129,7 @@ func ParseTime(s string, now time.Time, loc *time.Location) (time.Time, error) {
 		} else if d, err := time.ParseDuration(s[1:]); err == nil && d >= 0 {
 			return now.Add(-d), nil
 		}
-		return time.Time{}, fmt.Errorf("%w: time %q: a relative time is - and a duration, such as -2h, -90m or -7d", ErrBadRequest, s)
+		return time.Time{}, badRequest("time %q: a relative time is - and a duration, such as -2h, -90m or -7d", s)
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil
@@ -140,5 +139,5 @@ func ParseTime(s string, now time.Time, loc *time.Location) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("%w: time %q: want RFC 3339 (2026-11-23T10:00:00Z), a date (2026-11-23), now, or -2h", ErrBadRequest, s)
+	return time.Time{}, badRequest("time %q: want RFC 3339 (2026-11-23T10:00:00Z), a date (2026-11-23), now, or -2h", s)
 }

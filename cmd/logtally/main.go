@@ -26,6 +26,9 @@ commands:
   state -config FILE    print the state dir's checkpoints, pending counts and batches
   replay -dry-run -site S -format F FILE...
                         parse archived logs (plain, gzip, zstd, bzip2) and print a summary
+  query -config FILE -site S -from T [-to T] [-page P] [-step minute|hour|day|month]
+        [-top N] [-format table|csv|json|chart] [-tz ZONE]
+                        print a site's page views from the buckets
   version               print the version
 `
 
@@ -63,6 +66,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdState(args[1:], stdout, stderr)
 	case "replay":
 		return cmdReplay(args[1:], stdout, stderr)
+	case "query":
+		return cmdQuery(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		return cmdVersion(stdout)
 	case "help", "-h", "-help", "--help":

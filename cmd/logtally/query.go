@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/query"
+)
+
+// queryNow is the query command's clock; tests set it.
+var queryNow = time.Now
+
+// queryTimeout bounds a whole query, reads included.
+const queryTimeout = 2 * time.Minute
+
+// cmdQuery prints the page views of a site from the buckets.
+func cmdQuery(args []string, stdout, stderr io.Writer) error {
+	fs, path := parseFlags("query", stderr)
+	site := fs.String("site", "", "the `site` (required)")
+	page := fs.String("page", "", "one `page` (path); default every page of the site")
+	from := fs.String("from", "", "start `time`: RFC 3339, a date (2026-11-23), now or -2h (required)")
+	to := fs.String("to", "now", "end `time` (excluded)")
+	stepName := fs.String("step", "hour", "`step`: minute, hour, day or month")
+	top := fs.Int("top", 0, "only the `N` pages with the most views over the range")
+	format := fs.String("format", "table", "output `format`: "+strings.Join(query.Formats, ", "))
+	tz := fs.String("tz", "UTC", "time `zone` of the output, such as Europe/Paris or Local (steps stay UTC-aligned)")
+	if err := requireConfig(fs, args, path); err != nil {
+		return err
+	}
+	switch {
+	case *site == "":
+		return usagef("query: -site is required")
+	case *from == "":
+		return usagef("query: -from is required")
+	case !slices.Contains(query.Formats, *format):
+		return usagef("query: -format %q: must be one of %s", *format, strings.Join(query.Formats, ", "))
+	case *top > 0 && *page != "":
+		return usagef("query: -top ranks the pages of a site; it cannot be used with -page")
+	case *top < 0:
+		return usagef("query: -top %d: must be positive", *top)
+	}
+	loc, err := time.LoadLocation(*tz)
+	if err != nil {
+		return usagef("query: -tz %q: %w", *tz, err)
+	}
+	step, err := query.ParseStep(*stepName)
+	if err != nil {
+		return usagef("query: %w", err)
+	}
+	now := queryNow()
+	req := query.Request{Site: *site, Page: *page, Step: step, Top: *top}
+	if req.From, err = query.ParseTime(*from, now, loc); err != nil {
+		return usagef("query: -from: %w", err)
+	}
+	if req.To, err = query.ParseTime(*to, now, loc); err != nil {
+		return usagef("query: -to: %w", err)
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		return usageError{err}
+	}
+	r := &query.Reader{
+		Collections: query.Collections{Minute: cfg.Buckets.Minute, Daily: cfg.Buckets.Daily, Monthly: cfg.Buckets.Monthly},
+		Retention: query.Retention{
+			Minute:  cfg.Buckets.MinuteRetention.D(),
+			Daily:   cfg.Buckets.DailyRetention.D(),
+			Monthly: cfg.Buckets.MonthlyRetention.D(),
+		},
+		Now: func() time.Time { return now },
+	}
+	// The request is checked before connecting: its mistakes need no
+	// database.
+	if _, err := r.Check(req); err != nil {
+		return queryError(err)
+	}
+	client, db, err := connect(cfg.Mongo, "logtally-query")
+	if err != nil {
+		return err
+	}
+	defer client.Disconnect(context.Background())
+	r.DB = db
+	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
+	defer cancel()
+	res, err := r.Query(ctx, req)
+	if err != nil {
+		return queryError(err)
+	}
+	return query.Write(stdout, res, *format, query.Options{Location: loc, Color: *format == "chart" && colorTerminal(stdout)})
+}
+
+// queryError makes the errors of the request itself usage errors (exit 2);
+// database errors stay errors (exit 1).
+func queryError(err error) error {
+	for _, e := range []error{query.ErrBadRequest, query.ErrRetention, query.ErrUnknownSite, query.ErrUnknownPage} {
+		if errors.Is(err, e) {
+			return usagef("query: %w", err)
+		}
+	}
+	return fmt.Errorf("query: %w", err)
+}
+
+// colorTerminal reports whether w is a terminal that may get colors
+// (NO_COLOR unset).
+func colorTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
