@@ -1,0 +1,326 @@
+// Command fleet estimates what a fleet of logtally hosts asks of a
+// (sharded) MongoDB, without a database. Each sampled host draws Zipf
+// traffic over -pages pages at -rate hits/s (plus, with -tail, a share of
+// hits on pages seen once), writes it as combined log lines through the
+// real aggregator (pipeline.NewAggregator, with the parser and the
+// max_pages_per_minute limiter) into a real buffer, seals a batch every
+// -interval and turns it into exactly the bucket updates the flusher
+// would send (flusher.PlanBatch: the flusher's own chunker and builders).
+//
+// Simulating every host is too much CPU, so -sample hosts are simulated
+// for -period of log time, each with its own random seed and flush phase,
+// and the per-host figures are scaled to -hosts: hosts are assumed
+// independent and alike (same traffic distribution, one site behind a load
+// balancer). Figures that depend on the union of hosts (buckets created,
+// the busiest document, bytes stored) use each page's per-host hit rate
+// measured in the sample, with Poisson arrivals: a bucket spanning S
+// seconds of a page with per-host rate r exists with probability
+// 1-exp(-hosts*r*S) and holds hosts*(1-exp(-r*S)) applied entries.
+//
+//	go run ./bench/fleet -hosts 1000 -pages 10000 -rate 1000 -interval 10s
+//	go run ./bench/fleet -interval 60s -tail 0.3
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+func main() {
+	var p params
+	flag.IntVar(&p.hosts, "hosts", 1000, "hosts in the fleet")
+	flag.IntVar(&p.pages, "pages", 10_000, "distinct pages of Zipf popularity")
+	flag.IntVar(&p.rate, "rate", 1000, "hits per second per host")
+	flag.IntVar(&p.sample, "sample", 4, "hosts simulated through the real code (at most 64)")
+	flag.DurationVar(&p.interval, "interval", 10*time.Second, "flush.interval")
+	flag.DurationVar(&p.coarse, "coarse", 5*time.Minute, "interval of the daily and monthly passes in the proposed knob (a multiple of -interval)")
+	flag.DurationVar(&p.period, "period", 10*time.Minute, "log time simulated per sampled host")
+	flag.Float64Var(&p.zipf, "zipf", 1.0, "Zipf exponent of page popularity")
+	flag.Float64Var(&p.tail, "tail", 0, "share of hits on pages seen once (0.3: 30%)")
+	flag.IntVar(&p.maxPages, "max-pages", 0, "max_pages_per_minute (0: no bound)")
+	flag.IntVar(&p.maxOps, "max-ops", 1000, "flush.max_ops")
+	flag.Uint64Var(&p.seed, "seed", 1, "random seed")
+	minHits := flag.String("min-hits", "1,2,3,10,100", "preallocate_min_hits values to compare")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to `file`")
+	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fleet:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	ks, err := parseInts(*minHits)
+	if err == nil {
+		err = check(p)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fleet:", err)
+		os.Exit(2)
+	}
+	t, took, err := simulate(p)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fleet:", err)
+		os.Exit(1) //nolint: the profile is of no use then
+	}
+	report(os.Stdout, t, ks, took)
+}
+
+func parseInts(s string) ([]int, error) {
+	var ks []int
+	for f := range strings.SplitSeq(s, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < 1 {
+			return nil, fmt.Errorf("-min-hits: %q is not a positive integer", f)
+		}
+		ks = append(ks, k)
+	}
+	return ks, nil
+}
+
+func check(p params) error {
+	switch {
+	case p.hosts < 1 || p.pages < 1 || p.rate < 1:
+		return fmt.Errorf("-hosts, -pages and -rate must be positive")
+	case p.sample < 1 || p.sample > 64 || p.sample > p.hosts:
+		return fmt.Errorf("-sample must be 1 to 64 and at most -hosts")
+	case p.interval < time.Second || p.interval%time.Second != 0:
+		return fmt.Errorf("-interval must be whole seconds")
+	case p.coarse < p.interval || p.coarse%p.interval != 0:
+		return fmt.Errorf("-coarse must be a multiple of -interval")
+	case p.period < 2*p.coarse || p.period%p.coarse != 0 || p.period < p.interval+2*time.Minute:
+		return fmt.Errorf("-period must be a multiple of -coarse, at least twice it, and hold two whole minutes after one interval")
+	case p.tail < 0 || p.tail >= 1:
+		return fmt.Errorf("-tail must be in [0, 1)")
+	case p.zipf <= 0:
+		return fmt.Errorf("-zipf must be positive")
+	}
+	return nil
+}
+
+// simulate runs the sampled hosts in parallel and merges their results.
+func simulate(p params) (*totals, time.Duration, error) {
+	dir, err := os.MkdirTemp("", "logtally-fleet-")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer os.RemoveAll(dir)
+	cdf := zipfCDF(p.pages, p.zipf)
+	// 10:00 UTC: the run stays within one day and one month.
+	base := time.Date(2026, 3, 10, 10, 0, 0, 0, time.UTC)
+	began := time.Now()
+	results := make([]*hostResult, p.sample)
+	errs := make([]error, p.sample)
+	var wg sync.WaitGroup
+	for h := range p.sample {
+		wg.Go(func() {
+			results[h], errs[h] = simulateHost(context.Background(), p, h, dir, cdf, base)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	return merge(p, results), time.Since(began), nil
+}
+
+var passNames = [3]string{"minute", "daily", "monthly"}
+
+// report prints the tables (GitHub markdown).
+func report(w io.Writer, t *totals, ks []int, took time.Duration) {
+	p := t.p
+	fmt.Fprintf(w, "## %d hosts × %d pages (Zipf %.2g) × %d hits/s per host, flush every %s", p.hosts, p.pages, p.zipf, p.rate, p.interval)
+	if p.tail > 0 {
+		fmt.Fprintf(w, ", %.0f%% of hits on pages seen once", 100*p.tail)
+	}
+	if p.maxPages > 0 {
+		fmt.Fprintf(w, ", max_pages_per_minute %d", p.maxPages)
+	}
+	fmt.Fprintf(w, "\n\nMethod: %d hosts simulated for %s of log time each (%d batches, %.1f M lines) through the real parser, aggregator, buffer and flusher.PlanBatch (%.0f s); per-host figures × %d hosts (hosts independent, same distribution, one site). Buckets created, applied entries and the busiest document use each page's per-host rate measured in the sample (Poisson).\n\n",
+		p.sample, p.period, t.flushes, float64(t.genHits[0]+t.genHits[1])/1e6, took.Seconds(), p.hosts)
+
+	// Per host.
+	fmt.Fprintf(w, "Per host and batch (measured): %s hits", si(float64(t.genHits[0]+t.genHits[1])/float64(t.flushes)))
+	for pi := range 3 {
+		st := &t.passes[pi]
+		u := float64(st.updates[0]+st.updates[1]) / float64(t.flushes)
+		fmt.Fprintf(w, "; %s %s updates in %.1f bulk writes", passNames[pi], si(u), float64(st.chunks)/float64(t.flushes))
+	}
+	fmt.Fprintf(w, ". Mean update (filter + update BSON): minute %.0f B, daily %.0f B, monthly %.0f B. Zero-filled document: minute %.0f B, daily %.0f B, monthly %.0f B; applied entry %d B per host.\n\n",
+		t.avgUpdate(0, head), t.avgUpdate(1, head), t.avgUpdate(2, head), t.avgZero(0, head), t.avgZero(1, head), t.avgZero(2, head), t.appliedEntry)
+
+	// Write rates.
+	pre := make([]prealloc, 3)
+	for pi, l := range levels {
+		pre[pi] = t.preallocate(l, 2)
+	}
+	classes := []int{head}
+	if p.tail > 0 || t.tailPages > 0 {
+		classes = []int{head, tail}
+	}
+	fmt.Fprintf(w, "Cluster-wide writes, daily and monthly passes in every batch (as today):\n\n")
+	fmt.Fprintf(w, "| pass | pages | updates/s | bytes sent/s | inserts/s, no preallocation | finds/s | inserts/s on the flush path, preallocation (min hits 2) | preallocation inserts/s sent (distinct) | busiest document, updates/s |\n")
+	fmt.Fprintf(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	var sum [2]struct{ upd, bytes, ins, finds, flushIns, preSent, preMade float64 }
+	for pi, l := range levels {
+		hc, tc := t.creations(l)
+		cr := [2]float64{hc, tc}
+		for _, c := range classes {
+			st := &t.passes[pi]
+			upd := t.scale(float64(st.updates[c]))
+			bytes := t.scale(float64(st.filterBytes[c] + st.updateBytes[c]))
+			ins := cr[c]
+			// The three-step path: find (naming the whole chunk), insert
+			// the new ones, update them again.
+			var finds, findBytes float64
+			if c == tail {
+				finds, findBytes = t.scale(float64(st.tailChunks)), t.scale(float64(st.tailFindBytes))
+			} else if headChunks := st.chunks - st.tailChunks; headChunks > 0 {
+				finds = min(ins, t.scale(float64(headChunks)))
+				findBytes = finds * float64(st.headFindBytes) / float64(headChunks)
+			}
+			bytes += findBytes + ins*(t.avgZero(pi, c)+t.avgUpdate(pi, c))
+			upd += ins
+			flushIns, preSent, preMade := pre[pi].flushPath-float64(p.hosts)*t.tailRate(), pre[pi].attempts, pre[pi].created
+			if c == tail {
+				flushIns, preSent, preMade = float64(p.hosts)*t.tailRate(), 0, 0
+			}
+			busy := "–"
+			if c == head {
+				_, b := t.busiest(pi, false)
+				busy = si(b)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %sB | %s | %s | %s | %s (%s) | %s |\n", passNames[pi], className(c),
+				si(upd), si(bytes), si(ins), si(finds), si(flushIns), si(preSent), si(preMade), busy)
+			s := &sum[c]
+			s.upd += upd
+			s.bytes += bytes
+			s.ins += ins
+			s.finds += finds
+			s.flushIns += flushIns
+			s.preSent += preSent
+			s.preMade += preMade
+		}
+	}
+	for _, c := range classes {
+		s := sum[c]
+		fmt.Fprintf(w, "| **all** | %s | **%s** | **%sB** | %s | %s | %s | %s (%s) | |\n", className(c),
+			si(s.upd), si(s.bytes), si(s.ins), si(s.finds), si(s.flushIns), si(s.preSent), si(s.preMade))
+	}
+	fmt.Fprintf(w, "\nupdates/s counts the guarded updates of step 1 and, for new buckets, step 3; bytes sent/s adds the finds and inserted documents (BSON of the commands' documents, not wire framing). Preallocation columns: the issue's rule (a page's next hour of minute buckets, next day's and next month's bucket, after at least 2 hits on the host in the current one); every host sends its own insertMany, duplicates included.\n\n")
+
+	// The knob: daily and monthly passes every coarse interval.
+	fmt.Fprintf(w, "Daily and monthly passes written every %s instead (minute pass unchanged, every %s):\n\n", p.coarse, p.interval)
+	fmt.Fprintf(w, "| pass | updates/s | bytes sent/s | busiest document, updates/s | vs every batch |\n| --- | ---: | ---: | ---: | ---: |\n")
+	for pi := 1; pi < 3; pi++ {
+		st := &t.coarse[pi]
+		upd := t.coarseScale(float64(st.updates[0] + st.updates[1]))
+		bytes := t.coarseScale(float64(st.filterBytes[0] + st.filterBytes[1] + st.updateBytes[0] + st.updateBytes[1]))
+		_, b := t.busiest(pi, true)
+		_, b0 := t.busiest(pi, false)
+		u0 := t.scale(float64(t.passes[pi].updates[0] + t.passes[pi].updates[1]))
+		fmt.Fprintf(w, "| %s | %s | %sB | %s | updates ÷%.1f, busiest ÷%.1f |\n", passNames[pi], si(upd), si(bytes), si(b), u0/upd, b0/b)
+	}
+
+	base := sum[head].upd + sum[tail].upd
+	knob := t.scale(float64(t.passes[0].updates[0]+t.passes[0].updates[1])) + t.coarseScale(float64(
+		t.coarse[1].updates[0]+t.coarse[1].updates[1]+t.coarse[2].updates[0]+t.coarse[2].updates[1]))
+	fmt.Fprintf(w, "\nStep-1 updates/s, all passes: %s as today, %s with daily and monthly every %s (÷%.1f).\n", si(base), si(knob), p.coarse, base/knob)
+
+	// Storage.
+	fmt.Fprintf(w, "\nBytes stored per day (BSON data size, before compression and indexes; a document is its zero-filled size plus one %d-byte applied entry per host that wrote it; monthly documents spread over 30 days):\n\n", t.appliedEntry)
+	fmt.Fprintf(w, "| level | pages | documents/day | mean document | bytes/day |\n| --- | --- | ---: | ---: | ---: |\n")
+	var total [2]float64
+	for pi, l := range levels {
+		docs, bytes := t.stored(l)
+		for _, c := range classes {
+			mean := 0.0
+			if docs[c] > 0 {
+				mean = bytes[c] / docs[c]
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %sB | %sB |\n", passNames[pi], className(c), si(docs[c]), si(mean), si(bytes[c]))
+			total[c] += bytes[c]
+		}
+	}
+	for _, c := range classes {
+		fmt.Fprintf(w, "| **all** | %s | | | **%sB** |\n", className(c), si(total[c]))
+	}
+
+	// Preallocation thresholds.
+	fmt.Fprintf(w, "\npreallocate_min_hits (hits a page needs on a host in the current hour, day, month):\n\n")
+	fmt.Fprintf(w, "| min hits | level | buckets sent/s (per host) | distinct created/s | of them hit | zero buckets wasted/day | inserts/s left on the flush path |\n| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, k := range ks {
+		for pi, l := range levels {
+			r := t.preallocate(l, k)
+			hitPct := 0.0
+			if r.created > 0 {
+				hitPct = 100 * r.used / r.created
+			}
+			waste := (r.created - r.used) * daySecs * t.avgZero(pi, head)
+			fmt.Fprintf(w, "| %d | %s | %s (%s) | %s | %.1f%% | %sB | %s |\n", k, passNames[pi], si(r.attempts), si(r.perHost),
+				si(r.created), hitPct, si(waste), si(r.flushPath))
+		}
+	}
+
+	// Pages and the limiter.
+	ppm := append([]int(nil), t.pagesPerMinute...)
+	sort.Ints(ppm)
+	other := t.pageHits["(other)"]
+	var headCounted int64
+	for pg, n := range t.pageHits {
+		if pg != "(other)" {
+			headCounted += n
+		}
+	}
+	fmt.Fprintf(w, "\nDistinct pages per host and minute (before the limiter): median %d, max %d. Hits counted as (other): %.2f%% of all; head-page hits lost to (other): %.2f%%; tail hits lost to (other): %.1f%%.\n",
+		ppm[len(ppm)/2], ppm[len(ppm)-1], pct(other, t.genHits[0]+t.genHits[1]),
+		pct(t.genHits[head]-headCounted, t.genHits[head]), pct(t.genHits[tail]-t.tailPages, t.genHits[tail]))
+}
+
+func className(c int) string {
+	if c == tail {
+		return "tail"
+	}
+	return "head"
+}
+
+func pct(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+// si formats v with a k, M, G, T suffix and three significant digits.
+func si(v float64) string {
+	units := []string{"", "k", "M", "G", "T", "P"}
+	i := 0
+	for v >= 999.5 && i < len(units)-1 {
+		v /= 1000
+		i++
+	}
+	switch {
+	case v == 0:
+		return "0"
+	case v >= 99.5:
+		return fmt.Sprintf("%.0f%s", v, units[i])
+	case v >= 9.95:
+		return fmt.Sprintf("%.1f%s", v, units[i])
+	}
+	return fmt.Sprintf("%.2f%s", v, units[i])
+}

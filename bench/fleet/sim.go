@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/pipeline"
+	"github.com/logtally/logtally/tailer"
+)
+
+// site is the one site every host serves: a fleet behind a load
+// balancer, the worst case for documents written by many hosts.
+const site = "www.example.com"
+
+// Page name prefixes: head pages come from the Zipf universe, tail pages
+// are seen once (a per-host counter makes each unique in the fleet).
+const (
+	headPrefix = "/p/"
+	tailPrefix = "/t/"
+)
+
+// params are one simulation's settings.
+type params struct {
+	hosts, pages, rate, sample int
+	interval, coarse, period   time.Duration
+	zipf, tail                 float64
+	maxPages, maxOps           int
+	seed                       uint64
+}
+
+// class tells head pages (and "(other)") from tail pages.
+func class(page string) int {
+	if strings.HasPrefix(page, tailPrefix) {
+		return tail
+	}
+	return head
+}
+
+const (
+	head = iota
+	tail
+)
+
+// passStats sums one pass's plans over a host's flushes, per class.
+type passStats struct {
+	updates, filterBytes, updateBytes, zeroBytes [2]int64
+	// chunks and findBytes: every chunk, and chunks holding a tail bucket
+	// (which is new by construction, so that chunk takes the three-step
+	// path) with the size of its find.
+	chunks, tailChunks, tailFindBytes int64
+	// findTermBytes: the find bytes per bucket, summed over head buckets.
+	headFindBytes int64
+}
+
+// hostResult is what one sampled host measured through the real code.
+type hostResult struct {
+	flushes, coarseFlushes int
+	genHits                [2]int64 // hits generated, by class
+	passes                 [3]passStats
+	coarsePasses           [3]passStats // daily and monthly written every coarse interval
+	// pageHits: hits per head page (from the minute pass).
+	pageHits map[string]int64
+	// pageBatches[p]: per head page, the batches of pass p naming it
+	// (daily, monthly: over the run; minute: per minute doc, in
+	// minuteDocs).
+	pageBatches, coarsePageBatches [3]map[string]int64
+	// minuteDocs: batches naming each minute doc fully inside the window.
+	minuteDocs map[string]int64
+	// tailPages is the distinct tail pages seen (each is one bucket per
+	// pass).
+	tailPages int64
+	// pagesPerMinute: distinct pages per minute (limiter's view).
+	pagesPerMinute map[int64]int
+	appliedEntry   int
+}
+
+// zipfCDF returns the cumulative probabilities of ranks 1..n under
+// Zipf(s).
+func zipfCDF(n int, s float64) []float64 {
+	cdf := make([]float64, n)
+	var sum float64
+	for r := 1; r <= n; r++ {
+		sum += 1 / math.Pow(float64(r), s)
+		cdf[r-1] = sum
+	}
+	for i := range cdf {
+		cdf[i] /= sum
+	}
+	return cdf
+}
+
+// simulateHost runs host h for p.period of log time, from base minus a
+// random phase, through a real aggregator and buffer, and plans every
+// sealed batch with flusher.PlanBatch.
+func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float64, base time.Time) (*hostResult, error) {
+	rng := rand.New(rand.NewPCG(p.seed, uint64(h)+1))
+	phase := time.Duration(rng.Int64N(int64(p.interval)))
+	start := base.Add(-phase)
+	buf, err := buffer.Open(filepath.Join(dir, fmt.Sprintf("host%d.db", h)), buffer.Options{MaxSize: -1})
+	if err != nil {
+		return nil, err
+	}
+	defer buf.Close()
+	coarseBuf, err := buffer.Open(filepath.Join(dir, fmt.Sprintf("host%d-coarse.db", h)), buffer.Options{MaxSize: -1})
+	if err != nil {
+		return nil, err
+	}
+	defer coarseBuf.Close()
+	prs, err := parser.New(parser.Config{Format: "combined", Site: site})
+	if err != nil {
+		return nil, err
+	}
+	limiters := map[string]*parser.PageLimiter{"src": parser.NewPageLimiter(p.maxPages)}
+	res := &hostResult{
+		pageHits: map[string]int64{}, minuteDocs: map[string]int64{}, pagesPerMinute: map[int64]int{},
+	}
+	for i := range res.pageBatches {
+		res.pageBatches[i] = map[string]int64{}
+		res.coarsePageBatches[i] = map[string]int64{}
+	}
+	// Minute docs counted for the busiest document: those whose minute is
+	// inside every host's run, [base, base+period-interval).
+	winFrom, winTo := base.Unix(), base.Add(p.period-p.interval).Unix()
+	perFlush := int(p.interval / time.Second)
+	coarseEvery := int(p.coarse / p.interval)
+	nflush := int(p.period / p.interval)
+	var offset int64
+	var tailN int
+	var line []byte
+	seenMinute := map[string]struct{}{}
+	curMinute := int64(-1)
+	for f := range nflush {
+		// One flush interval of log lines through a fresh aggregator:
+		// closing its input commits everything, as the flusher's seal
+		// would find it committed.
+		in := make(chan tailer.Chunk, 4)
+		agg, err := pipeline.NewAggregator(pipeline.AggregatorConfig{
+			Buffer: buf, Parsers: map[string]*parser.Parser{"src": prs}, Limiters: limiters,
+			CommitInterval: time.Hour, Clock: clock.NewFake(start),
+		}, in)
+		if err != nil {
+			return nil, err
+		}
+		done := make(chan error, 1)
+		go func() { done <- agg.Run(ctx) }()
+		var data []byte
+		send := func() {
+			if len(data) == 0 {
+				return
+			}
+			in <- tailer.Chunk{
+				Checkpoint: tailer.Checkpoint{Source: "src", Path: "/var/log/access.log",
+					File: tailer.FileID{Dev: 1, Ino: uint64(h) + 1}, Offset: offset + int64(len(data))},
+				Start: offset, Data: data,
+			}
+			offset += int64(len(data))
+			data = nil
+		}
+		for s := range perFlush {
+			t := start.Add(time.Duration(f*perFlush+s) * time.Second)
+			if m := t.Unix() / 60; m != curMinute {
+				if curMinute >= 0 {
+					res.pagesPerMinute[curMinute] = len(seenMinute)
+				}
+				clear(seenMinute)
+				curMinute = m
+			}
+			ts := t.Format("02/Jan/2006:15:04:05 -0700")
+			for range p.rate {
+				line = append(line[:0], "10.0.0.1 - - ["...)
+				line = append(line, ts...)
+				line = append(line, `] "GET `...)
+				pageStart := len(line)
+				if p.tail > 0 && rng.Float64() < p.tail {
+					res.genHits[tail]++
+					tailN++
+					line = append(line, tailPrefix...)
+					line = strconv.AppendInt(line, int64(h), 10)
+					line = append(line, '/')
+					line = strconv.AppendInt(line, int64(tailN), 10)
+				} else {
+					res.genHits[head]++
+					r := sort.SearchFloat64s(cdf, rng.Float64()) + 1
+					line = append(line, headPrefix...)
+					line = strconv.AppendInt(line, int64(r), 10)
+				}
+				seenMinute[string(line[pageStart:])] = struct{}{}
+				line = append(line, ` HTTP/1.1" 200 512 "-" "Mozilla/5.0"`+"\n"...)
+				data = append(data, line...)
+				if len(data) >= 256<<10 {
+					send()
+				}
+			}
+		}
+		send()
+		close(in)
+		if err := <-done; err != nil {
+			return nil, err
+		}
+		batch, err := buf.Seal()
+		if err != nil || batch == nil {
+			return nil, fmt.Errorf("seal flush %d: %v", f, err)
+		}
+		plan, err := flusher.PlanBatch(buf, batch.ID, p.maxOps)
+		if err != nil {
+			return nil, err
+		}
+		res.appliedEntry = plan.AppliedEntryBytes()
+		res.flushes++
+		res.add(plan, &res.passes, res.pageBatches, true, winFrom, winTo)
+		// The coarse stream: the same counts, kept for the daily and
+		// monthly passes of every coarse interval.
+		counts := map[string]uint64{}
+		if err := buf.ScanBatch(batch.ID, nil, func(k []byte, n uint64) bool {
+			counts[string(k)] += n
+			return true
+		}); err != nil {
+			return nil, err
+		}
+		if err := buf.Ack(batch.ID); err != nil {
+			return nil, err
+		}
+		if err := coarseBuf.Commit(counts, nil); err != nil {
+			return nil, err
+		}
+		if (f+1)%coarseEvery == 0 {
+			cb, err := coarseBuf.Seal()
+			if err != nil || cb == nil {
+				return nil, fmt.Errorf("seal coarse batch: %v", err)
+			}
+			cplan, err := flusher.PlanBatch(coarseBuf, cb.ID, p.maxOps, flusher.PassDaily, flusher.PassMonthly)
+			if err != nil {
+				return nil, err
+			}
+			res.coarseFlushes++
+			res.add(cplan, &res.coarsePasses, res.coarsePageBatches, false, 0, 0)
+			if err := coarseBuf.Ack(cb.ID); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return res, nil
+}
+
+// add sums plan into ps and the per-page maps; full marks the flusher's
+// own batches (every pass), whose minute pass also gives the page hits
+// and the minute docs inside [winFrom, winTo).
+func (r *hostResult) add(plan *flusher.Plan, ps *[3]passStats, pageBatches [3]map[string]int64, full bool, winFrom, winTo int64) {
+	for pi := range plan.Passes {
+		pp := &plan.Passes[pi]
+		st := &ps[pi]
+		st.chunks += int64(pp.Chunks)
+		tailChunk := map[int]bool{}
+		for _, d := range pp.Docs {
+			c := class(d.Page)
+			st.updates[c]++
+			st.filterBytes[c] += int64(d.FilterBytes)
+			st.updateBytes[c] += int64(d.UpdateBytes)
+			st.zeroBytes[c] += int64(d.ZeroBytes)
+			if c == tail {
+				tailChunk[d.Chunk] = true
+				if full && pi == int(flusher.PassMinute) {
+					r.tailPages++
+				}
+				continue
+			}
+			pageBatches[pi][d.Page]++
+			if full && pi == int(flusher.PassMinute) {
+				r.pageHits[d.Page] += d.Hits
+				if s := d.Start.Unix(); s >= winFrom && s+60 <= winTo {
+					r.minuteDocs[d.ID]++
+				}
+			}
+		}
+		for ci := range tailChunk {
+			st.tailChunks++
+			st.tailFindBytes += int64(pp.FindBytes[ci])
+		}
+		// A head bucket's share of its chunk's find.
+		for ci, n := range pp.FindBytes {
+			if !tailChunk[ci] {
+				st.headFindBytes += int64(n)
+			}
+		}
+	}
+}

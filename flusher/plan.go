@@ -1,0 +1,175 @@
+package flusher
+
+import (
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/logtally/logtally/buffer"
+)
+
+// Pass names one of the three bucket granularities a batch is written in.
+type Pass int
+
+// The passes, in the order the flusher writes them.
+const (
+	PassMinute  = Pass(minutePass)
+	PassDaily   = Pass(dailyPass)
+	PassMonthly = Pass(monthlyPass)
+)
+
+// String returns "minute", "daily" or "monthly".
+func (p Pass) String() string { return pass(p).String() }
+
+// Plan is what the flusher would send for one sealed batch, built by the
+// flusher's own chunker, update and zero-document builders, without a
+// database. It is for capacity planning (bench/fleet): the figures are the
+// flusher's, not a model of them.
+type Plan struct {
+	// BatchID is the batch planned.
+	BatchID string
+	// Instance is the buffer's instance id, the key of its applied entry.
+	Instance string
+	// Passes holds each pass's plan, indexed by Pass. A pass not asked
+	// for is empty.
+	Passes [3]PassPlan
+}
+
+// PassPlan is one pass of a Plan.
+type PassPlan struct {
+	// Updates is the number of update models (guarded UpdateOne) sent
+	// in step 1.
+	Updates int
+	// Buckets is the number of distinct bucket ids among them. It equals
+	// Updates: the guard needs one update per bucket per batch.
+	Buckets int
+	// Chunks is the number of bulk writes of at most maxOps updates.
+	Chunks int
+	// FindBytes holds, per chunk, the BSON size of the find filter that
+	// step 2 of the three-step insert sends when any bucket of that chunk
+	// is missing (it names every bucket of the chunk).
+	FindBytes []int
+	// FilterBytes and UpdateBytes are the BSON sizes of the updates'
+	// filter and update documents, summed.
+	FilterBytes, UpdateBytes int64
+	// Hits is the sum of the counts in this pass (the batch's hits).
+	Hits int64
+	// Docs describes each bucket's update, in the order sent.
+	Docs []PlannedBucket
+}
+
+// PlannedBucket is one bucket's share of a pass.
+type PlannedBucket struct {
+	// ID is the bucket's _id.
+	ID string
+	// Site and Page are the bucket's site and page.
+	Site, Page string
+	// Start is the start of the bucket's minute, day or month (UTC).
+	Start time.Time
+	// Hits is the bucket's hits in this batch.
+	Hits int64
+	// FilterBytes and UpdateBytes are the BSON sizes of its update's
+	// filter and update documents.
+	FilterBytes, UpdateBytes int
+	// Chunk is the index of the chunk (bulk write) holding the update.
+	Chunk int
+	// ZeroBytes is the BSON size of the zero-filled document the
+	// three-step insert (or preallocation) creates, with an empty
+	// applied map.
+	ZeroBytes int
+}
+
+// AppliedEntryBytes returns the BSON bytes one instance's applied entry
+// ("<instance>": "<batch id>") adds to a bucket it writes for the first
+// time: type byte, key and its NUL, string length, string and its NUL.
+func (p *Plan) AppliedEntryBytes() int {
+	return 1 + len(p.Instance) + 1 + 4 + len(p.BatchID) + 1
+}
+
+// PlanBatch plans batch batchID of buf as the flusher would write it from
+// its first key, in chunks of at most maxOps buckets (DefaultMaxOps if
+// not positive): the given passes, or all three if none is given. It
+// reads the batch and sends nothing; buf still holds the batch afterwards.
+func PlanBatch(buf *buffer.Buffer, batchID string, maxOps int, passes ...Pass) (*Plan, error) {
+	if maxOps <= 0 {
+		maxOps = DefaultMaxOps
+	}
+	if len(passes) == 0 {
+		passes = []Pass{PassMinute, PassDaily, PassMonthly}
+	}
+	plan := &Plan{BatchID: batchID, Instance: buf.InstanceID()}
+	applied := "applied." + plan.Instance
+	var ch chunker
+	for _, pp := range passes {
+		p := pass(pp)
+		if p >= donePass {
+			return nil, fmt.Errorf("plan batch: no pass %d", pp)
+		}
+		out := &plan.Passes[p]
+		seen := map[string]struct{}{}
+		var from []byte
+		for {
+			ch.reset(p, maxOps)
+			if err := buf.ScanBatch(batchID, from, ch.add); err != nil {
+				return nil, fmt.Errorf("plan batch: %w", err)
+			}
+			if ch.err != nil {
+				return nil, fmt.Errorf("plan batch: %s pass: %w", p, ch.err)
+			}
+			if len(ch.buckets) > 0 {
+				find, err := bson.Marshal(findFilter(p, ch.buckets, applied, batchID))
+				if err != nil {
+					return nil, fmt.Errorf("plan batch: %s pass: find filter: %w", p, err)
+				}
+				out.FindBytes = append(out.FindBytes, len(find))
+				models := updates(p, ch.buckets, applied, batchID)
+				for i, m := range models {
+					d, err := planBucket(p, &ch.buckets[i], m)
+					if err != nil {
+						return nil, fmt.Errorf("plan batch: %s pass: %w", p, err)
+					}
+					d.Chunk = out.Chunks
+					out.Updates++
+					out.FilterBytes += int64(d.FilterBytes)
+					out.UpdateBytes += int64(d.UpdateBytes)
+					out.Hits += d.Hits
+					seen[d.ID] = struct{}{}
+					out.Docs = append(out.Docs, d)
+				}
+				out.Chunks++
+			}
+			if ch.next == nil {
+				break
+			}
+			from = append(from[:0], ch.next...)
+		}
+		out.Buckets = len(seen)
+	}
+	return plan, nil
+}
+
+// planBucket measures b's update model m and its zero-filled document.
+func planBucket(p pass, b *bucket, m mongo.WriteModel) (PlannedBucket, error) {
+	u, ok := m.(*mongo.UpdateOneModel)
+	if !ok {
+		return PlannedBucket{}, fmt.Errorf("bucket %s: update model is a %T", b.id, m)
+	}
+	filter, err := bson.Marshal(u.Filter)
+	if err != nil {
+		return PlannedBucket{}, fmt.Errorf("bucket %s: filter: %w", b.id, err)
+	}
+	update, err := bson.Marshal(u.Update)
+	if err != nil {
+		return PlannedBucket{}, fmt.Errorf("bucket %s: update: %w", b.id, err)
+	}
+	zero, err := bson.Marshal(zeroDoc(p, b))
+	if err != nil {
+		return PlannedBucket{}, fmt.Errorf("bucket %s: zero document: %w", b.id, err)
+	}
+	return PlannedBucket{
+		ID: b.id, Site: b.site, Page: b.page, Start: time.Unix(b.start, 0).UTC(), Hits: b.total,
+		FilterBytes: len(filter), UpdateBytes: len(update), ZeroBytes: len(zero),
+	}, nil
+}
