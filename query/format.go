@@ -203,9 +203,9 @@ func writeChart(w io.Writer, res *Result, opts Options) error {
 		asciigraph.Precision(0),
 		asciigraph.Caption(caption),
 	}
-	if cols := n * repeat; cols > 1 {
+	if n > 1 { // one step: its time is in the caption
 		aopts = append(aopts,
-			asciigraph.XAxisRange(0, float64(cols-1)),
+			asciigraph.XAxisRange(0, float64(n*repeat-1)),
 			asciigraph.XAxisTickCount(min(n, 4)),
 			asciigraph.XAxisValueFormatter(func(v float64) string {
 				i := min(max(int(v+0.5)/repeat, 0), n-1)

@@ -225,6 +225,25 @@ func TestWriteFormats(t *testing.T) {
 	}
 	t.Logf("chart:\n%s", chart)
 
+	// One step, one page: no x axis (the caption has the time), no markers.
+	one := &Result{Request: Request{Site: "s.test", From: utc("2026-11-01T00:00:00Z"), To: utc("2026-11-02T00:00:00Z"), Step: Day},
+		Times: []time.Time{utc("2026-11-01T00:00:00Z")}, Series: []Series{{Page: "/", Total: 3, Counts: []int64{3}}}, Pages: 1}
+	b.Reset()
+	if err := Write(&b, one, "chart", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.Contains(s, "per day, 2026-11-01 to 2026-11-01 (UTC)") || !strings.Contains(s, "    / (3)") || strings.Contains(s, "┬") {
+		t.Errorf("one-step chart:\n%s", s)
+	}
+
+	b.Reset()
+	if err := Write(&b, res, "chart", Options{Color: true}); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.Contains(s, "\x1b[") || !strings.Contains(s, " /a (7)") || strings.Contains(s, "• /b") {
+		t.Errorf("colored chart:\n%q", s)
+	}
+
 	if err := Write(&b, res, "xml", Options{}); !errors.Is(err, ErrBadRequest) {
 		t.Errorf("format xml: %v", err)
 	}

@@ -464,6 +464,15 @@ func TestQuery(t *testing.T) {
 		}
 	})
 
+	// A known site without views in the range: no series, exit 0.
+	for format, want := range map[string]string{"csv": "time,page,count\n", "json": "[]\n", "table": "time (UTC)  page  count\nno views of site query.test in this range\n"} {
+		stdout, stderr, code := queryRun("query", "-config", conf, "-site", querySite, "-step", "day", "-format", format,
+			"-from", "2025-01-01", "-to", "2025-02-01")
+		if code != 0 || stdout != want {
+			t.Errorf("%s, a range without views: exit %d, %s\n%q, want %q", format, code, stderr, stdout, want)
+		}
+	}
+
 	// The same range as the refused one, at an hour step, is answered.
 	stdout, stderr, code := queryRun("query", "-config", conf, "-site", querySite, "-step", "hour", "-format", "csv",
 		"-from", "2026-10-30T00:00:00Z", "-to", "2026-10-31T23:59:00Z", "-page", "/")
