@@ -74,7 +74,7 @@ func main() {
 	t, took, err := simulate(p)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fleet:", err)
-		os.Exit(1) //nolint: the profile is of no use then
+		os.Exit(1)
 	}
 	report(os.Stdout, t, ks, took)
 }
@@ -237,7 +237,10 @@ func report(w io.Writer, t *totals, ks []int, took time.Duration) {
 		fmt.Fprintf(w, "| %s | %s | %sB | %s | updates ÷%.1f, busiest ÷%.1f |\n", passNames[pi], si(upd), si(bytes), si(b), u0/upd, b0/b)
 	}
 
-	base := sum[head].upd + sum[tail].upd
+	var base float64
+	for pi := range 3 {
+		base += t.scale(float64(t.passes[pi].updates[0] + t.passes[pi].updates[1]))
+	}
 	knob := t.scale(float64(t.passes[0].updates[0]+t.passes[0].updates[1])) + t.coarseScale(float64(
 		t.coarse[1].updates[0]+t.coarse[1].updates[1]+t.coarse[2].updates[0]+t.coarse[2].updates[1]))
 	fmt.Fprintf(w, "\nStep-1 updates/s, all passes: %s as today, %s with daily and monthly every %s (÷%.1f).\n", si(base), si(knob), p.coarse, base/knob)
