@@ -85,6 +85,13 @@ type Config struct {
 	MaxBackoff time.Duration
 	// Timeout bounds each database operation. Default DefaultTimeout.
 	Timeout time.Duration
+	// Retention is how long each level's buckets are kept after their
+	// period ends; 0 keeps them. Run expires them by a TTL index, or by a
+	// periodic deleteMany where the server refuses TTL indexes (expire.go).
+	Retention Retention
+	// ExpireEvery is how often the deleteMany fallback runs. Default
+	// DefaultExpireEvery.
+	ExpireEvery time.Duration
 	// Clock drives Run's timing. Default clock.Real{}.
 	Clock clock.Clock
 	// Logger receives the flusher's messages; nil discards them.
@@ -112,6 +119,12 @@ type Stats struct {
 	FailedFlushes uint64
 	// LastAck is when a batch was last acknowledged; zero before.
 	LastAck time.Time
+	// Expiry is each collection's expiry: minute, daily, monthly.
+	Expiry []ExpiryStats
+	// LateBuckets counts buckets this flusher created for counts whose
+	// period had already expired (a batch written later than the
+	// retention): the counts land, and the next expiry deletes them.
+	LateBuckets uint64
 }
 
 // regrowAfter is how many chunks must be written in a row after a timeout
@@ -145,12 +158,20 @@ type Flusher struct {
 	indexesReady                                                             atomic.Bool
 	timing                                                                   timing
 
+	expiry      [3]expiry // by pass
+	expireEvery time.Duration
+	expiryReady chan struct{} // closed once every collection's expiry is set up
+	readyOnce   sync.Once
+	late        atomic.Uint64
+	lateLogged  atomic.Int64 // Unix nanoseconds of the last late-bucket warning
+
 	// Test hooks, nil in production.
 	afterChunk   func(p pass, chunk int) error // after a chunk's progress is saved
 	afterUpdate  func(p pass, ids []string)    // after step 1, when some bucket did not match
 	beforeInsert func(p pass, ids []string)    // between steps 1 and 2
 	beforeBulk   func(updates int) error       // before each bulk write; an error stands for the server's
 	indexHook    func() error                  // at the start of EnsureIndexes; an error stands for the server's
+	expiryHook   func(p pass) error            // at the start of ensureExpiry; an error stands for a network failure
 }
 
 // New returns a Flusher for cfg.
@@ -163,6 +184,9 @@ func New(cfg Config) (*Flusher, error) {
 	}
 	if cfg.MaxOps < 0 || cfg.Interval < 0 || cfg.MaxBackoff < 0 || cfg.Timeout < 0 {
 		return nil, errors.New("new flusher: negative MaxOps, Interval, MaxBackoff or Timeout")
+	}
+	if cfg.Retention.Minute < 0 || cfg.Retention.Daily < 0 || cfg.Retention.Monthly < 0 || cfg.ExpireEvery < 0 {
+		return nil, errors.New("new flusher: negative Retention or ExpireEvery")
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -186,6 +210,15 @@ func New(cfg Config) (*Flusher, error) {
 		log:        log.With("component", "flusher"),
 	}
 	f.chunkOps = f.maxOps
+	f.expireEvery = cmp.Or(cfg.ExpireEvery, DefaultExpireEvery)
+	f.expiryReady = make(chan struct{})
+	for p, r := range [3]time.Duration{cfg.Retention.Minute, cfg.Retention.Daily, cfg.Retention.Monthly} {
+		f.expiry[p].retention = r
+		f.expiry[p].setMode(ExpiryOff)
+		if r > 0 {
+			f.expiry[p].setMode(ExpiryPending)
+		}
+	}
 	return f, nil
 }
 
@@ -217,13 +250,20 @@ func (f *Flusher) Stats() Stats {
 		Inserts:     f.inserts.Load(),
 		InsertCalls: f.insertCalls.Load(),
 		Retries:     f.retries.Load(),
+		Expiry:      f.expiryStats(),
+		LateBuckets: f.late.Load(),
 	}
 	f.timing.fill(&st)
 	return st
 }
 
-// EnsureIndexes creates the query indexes of the three collections. It is
-// idempotent.
+// EnsureIndexes creates the query indexes of the three collections and
+// sets up their expiry (expire.go): the TTL index ExpiryIndexName where
+// a retention is set and the server takes it, else the deleteMany mode;
+// without a retention, the TTL index an earlier run created is dropped.
+// It is idempotent. A query index the server refuses (a conflicting one)
+// does not stop the expiry from being set up; the error is returned all
+// the same.
 func (f *Flusher) EnsureIndexes(ctx context.Context) error {
 	if f.indexHook != nil {
 		if err := f.indexHook(); err != nil {
@@ -236,15 +276,23 @@ func (f *Flusher) EnsureIndexes(ctx context.Context) error {
 		meta,
 		meta,
 	}
+	var refusedErr error
 	for p, coll := range f.colls {
 		ctx, cancel := context.WithTimeout(ctx, f.timeout)
 		_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: keys[p]})
 		cancel()
 		if err != nil {
-			return fmt.Errorf("create index on %s: %w", coll.Name(), err)
+			err = fmt.Errorf("create index on %s: %w", coll.Name(), err)
+			if !refused(err) || authFailure(err) {
+				return err
+			}
+			refusedErr = cmp.Or(refusedErr, err)
 		}
 	}
-	return nil
+	if err := f.ensureAllExpiry(ctx); err != nil {
+		return err
+	}
+	return refusedErr
 }
 
 // Run ensures the indexes (retrying), then every Interval seals the pending
@@ -266,6 +314,16 @@ func (f *Flusher) Run(ctx context.Context) error {
 		}
 	}()
 	defer func() { <-idxDone }()
+	// Expiry runs beside the flushes too: its deleteMany never holds up
+	// a batch, and a batch that meets a bucket it deleted re-creates it.
+	if f.expiry[minutePass].retention > 0 || f.expiry[dailyPass].retention > 0 || f.expiry[monthlyPass].retention > 0 {
+		expDone := make(chan struct{})
+		go func() {
+			defer close(expDone)
+			f.runExpiry(ctx)
+		}()
+		defer func() { <-expDone }()
+	}
 	for {
 		select {
 		case <-ctx.Done():

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -192,13 +193,49 @@ func (f *Flusher) insertZero(ctx context.Context, p pass, coll *mongo.Collection
 		docs[i] = zeroDoc(p, &buckets[i])
 	}
 	f.insertCalls.Add(1)
-	_, err := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
-	dups, err := ignoreDuplicates(err)
+	_, insErr := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	dups, err := ignoreDuplicates(insErr)
 	if err != nil {
 		return fmt.Errorf("insert %d buckets: %w", len(buckets), err)
 	}
 	f.inserts.Add(uint64(len(buckets) - dups))
+	f.countLate(p, buckets, insErr)
 	return nil
+}
+
+// countLate counts the buckets just created (those whose insert did not
+// meet a duplicate, insErr) whose period had already expired: late counts
+// re-create a bucket that expiry deleted, they are written, and the next
+// expiry round deletes the bucket again. A warning says so at most every
+// 10 minutes.
+func (f *Flusher) countLate(p pass, buckets []bucket, insErr error) {
+	r := f.expiry[p].retention
+	if r == 0 {
+		return
+	}
+	dup := map[int]bool{}
+	var bwe mongo.BulkWriteException
+	if errors.As(insErr, &bwe) {
+		for _, we := range bwe.WriteErrors {
+			dup[we.Index] = true
+		}
+	}
+	now := f.clock.Now()
+	var n uint64
+	for i := range buckets {
+		if !dup[i] && expired(now, r, buckets[i].end) {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	total := f.late.Add(n)
+	if last := f.lateLogged.Load(); last == 0 || now.Sub(time.Unix(0, last)) >= 10*time.Minute {
+		f.lateLogged.Store(now.UnixNano())
+		f.log.Warn("late counts for expired buckets: the buckets were created again and their counts written; the next expiry deletes them",
+			"collection", f.colls[p].Name(), "retention", r, "buckets", n, "late_buckets_total", total)
+	}
 }
 
 // ignoreDuplicates returns nil and the number of duplicate-key errors if

@@ -1,0 +1,255 @@
+package flusher
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/internal/syncbuf"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at
+}
+
+// A bucket expires when its period's end is the retention ago, whatever
+// the period's length; the deleteMany's cutoff agrees.
+func TestExpiryCountsFromThePeriodsEnd(t *testing.T) {
+	for _, tc := range []struct {
+		p           pass
+		r           time.Duration
+		now, cutoff string
+	}{
+		{minutePass, time.Hour, "2024-03-05T12:00:30Z", "2024-03-05T11:00:00Z"},
+		{minutePass, 48 * time.Hour, "2024-03-05T12:00:00Z", "2024-03-03T12:00:00Z"},
+		{dailyPass, 24 * time.Hour, "2024-03-03T00:00:00Z", "2024-03-02T00:00:00Z"},
+		{dailyPass, 24 * time.Hour, "2024-03-02T23:59:59Z", "2024-03-01T00:00:00Z"},
+		// February's bucket ends on March 1st: kept until March 2nd.
+		{monthlyPass, 24 * time.Hour, "2024-03-01T23:59:59Z", "2024-02-01T00:00:00Z"},
+		{monthlyPass, 24 * time.Hour, "2024-03-02T00:00:00Z", "2024-03-01T00:00:00Z"},
+	} {
+		if got := expiryCutoff(tc.p, mustTime(t, tc.now), tc.r); !got.Equal(mustTime(t, tc.cutoff)) {
+			t.Errorf("%s retention %v at %s: cutoff %s, want %s", tc.p, tc.r, tc.now, got.Format(time.RFC3339), tc.cutoff)
+		}
+	}
+	// The cutoff and expired agree, and the TTL index never deletes a
+	// bucket before expired says so.
+	rng := rand.New(rand.NewPCG(1, 2))
+	base := mustTime(t, "2024-01-01T00:00:00Z").Unix()
+	for range 20000 {
+		p := pass(rng.IntN(3))
+		r := time.Duration(rng.Int64N(90*86400)+1) * time.Second
+		start, end := p.bounds(base + rng.Int64N(400*86400))
+		now := time.Unix(start, 0).Add(r + time.Duration(rng.Int64N(70*86400))*time.Second)
+		byCutoff := start < expiryCutoff(p, now, r).Unix()
+		if byCutoff != expired(now, r, end) {
+			t.Fatalf("%s [%d, %d) retention %v at %v: cutoff says %v, expired %v", p, start, end, r, now, byCutoff, !byCutoff)
+		}
+		if ttlDue := now.Unix() > start+int64(ttlSeconds(p, r)); ttlDue && !expired(now, r, end) {
+			t.Fatalf("%s [%d, %d) retention %v at %v: TTL index deletes it before it expires", p, start, end, r, now)
+		}
+	}
+}
+
+// The embedded server refuses TTL indexes: Run falls back to a periodic
+// deleteMany, logs it, shows it in Stats, and deletes only expired
+// buckets. A retention of 0 drops the index an earlier run created. A
+// failure to set up expiry is retried.
+func TestExpiryModes(t *testing.T) {
+	e := newEnv(t, 8)
+	ctx := context.Background()
+	fake := clock.NewFake(mustTime(t, "2024-03-05T10:21:10Z"))
+	logs := &syncbuf.Buffer{}
+	e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, MaxBackoff: time.Second, ExpireEvery: 5 * time.Minute,
+		Retention: Retention{Minute: time.Hour, Daily: 48 * time.Hour},
+		Logger:    slog.New(slog.NewTextHandler(logs, nil))})
+	// An earlier run kept the monthly buckets for a while.
+	if _, err := e.db.Collection("monthly").Indexes().CreateOne(ctx, mongo.IndexModel{
+		Keys: bson.D{{Key: "metadata.date", Value: 1}}, Options: options.Index().SetName(ExpiryIndexName)}); err != nil {
+		t.Fatal(err)
+	}
+	fails := 1
+	e.f.expiryHook = func(p pass) error {
+		if p == minutePass && fails > 0 {
+			fails--
+			return errors.New("connection reset")
+		}
+		return nil
+	}
+	if st := e.f.Stats().Expiry; st[0].Mode != ExpiryPending || st[1].Mode != ExpiryPending || st[2].Mode != ExpiryOff {
+		t.Fatalf("modes before Run: %+v", st)
+	}
+	e.commit(t, small()...)
+	e.flush(t)
+
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.f.Run(runCtx) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(30 * time.Second)
+	for e.f.Stats().Expiry[0].Mode == ExpiryPending {
+		if time.Now().After(deadline) {
+			t.Fatalf("expiry never set up:\n%s", logs)
+		}
+		blockUntil(t, fake)
+		fake.Advance(500 * time.Millisecond)
+	}
+	st := e.f.Stats().Expiry
+	for st[0].Mode == ExpiryDeleteMany && st[0].Runs == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no first deleteMany round")
+		}
+		time.Sleep(time.Millisecond) // waits for the round, not for time to pass
+		st = e.f.Stats().Expiry
+	}
+	if st[0].Mode == ExpiryTTL {
+		t.Skip("the server takes TTL indexes (MONGODB_URI): the deleteMany fallback is not used")
+	}
+	for p, want := range []string{ExpiryDeleteMany, ExpiryDeleteMany, ExpiryOff} {
+		if st[p].Mode != want || st[p].Collection != e.f.colls[p].Name() {
+			t.Errorf("%s: %+v, want mode %s", pass(p), st[p], want)
+		}
+	}
+	if !strings.Contains(logs.String(), "the server refuses the TTL index") || !strings.Contains(logs.String(), "ensure indexes (counts are written meanwhile) failed") {
+		t.Errorf("modes and the retry not logged:\n%s", logs)
+	}
+	if !strings.Contains(logs.String(), "retention is 0: dropped the TTL index") {
+		t.Errorf("the monthly index is not dropped:\n%s", logs)
+	}
+	specs, err := e.db.Collection("monthly").Indexes().ListSpecifications(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range specs {
+		if s.Name == ExpiryIndexName {
+			t.Errorf("monthly still has %s", ExpiryIndexName)
+		}
+	}
+
+	// 11:21:00, the next round: the 10:20 buckets' minute ended an hour
+	// ago, 10:21's not.
+	if st[0].Runs != 1 || st[0].Deleted != 0 {
+		t.Errorf("first round %+v: want one run, nothing deleted", st[0])
+	}
+	waiters(t, fake, 2) // the flush loop and the expiry loop
+	fake.Advance(mustTime(t, "2024-03-05T11:21:00Z").Sub(fake.Now()))
+	for e.f.Stats().Expiry[0].Runs < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("no second deleteMany round")
+		}
+		time.Sleep(time.Millisecond) // waits for the round, not for time to pass
+	}
+	for id := range e.want["minutes"] {
+		if strings.HasPrefix(id, "202403051020/") {
+			delete(e.want["minutes"], id)
+		}
+	}
+	e.check(t)
+	if st := e.f.Stats().Expiry; st[0].Deleted != 2 || st[1].Deleted != 0 || st[0].Failures != 0 {
+		t.Errorf("expiry stats %+v: want 2 minute buckets deleted", st)
+	}
+}
+
+// A batch held across the expiry of its buckets: the deleteMany runs
+// before the batch's first update, between its update and its find (after
+// some buckets took the batch), or between its insert and its second
+// update. Each time, the late counts land: the three-step path creates
+// the buckets again (and counts them as LateBuckets).
+func TestBatchHeldAcrossExpiry(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		late uint64
+		hook func(f *Flusher, expire func())
+	}{
+		{"before step 1", 3, func(f *Flusher, expire func()) {
+			f.beforeBulk = func(int) error {
+				expire()
+				return nil
+			}
+		}},
+		{"between step 1 and find", 3, func(f *Flusher, expire func()) {
+			f.afterUpdate = func(p pass, _ []string) {
+				if p == minutePass {
+					expire()
+				}
+			}
+		}},
+		{"between insert and step 3", 4, func(f *Flusher, expire func()) {
+			bulks := 0
+			f.beforeBulk = func(int) error {
+				if bulks++; bulks == 2 { // the minute pass's step 3
+					expire()
+				}
+				return nil
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, 8)
+			fake := clock.NewFake(mustTime(t, "2024-03-05T10:21:10Z"))
+			e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Retention: Retention{Minute: time.Hour}})
+			e.f.expiry[minutePass].setMode(ExpiryDeleteMany) // whatever the server
+			e.commit(t, hit{"a.example", "/", "2024-03-05T10:20:59Z", 3}, hit{"a.example", "/b", "2024-03-05T10:20:01Z", 2})
+			e.flush(t)
+			// Batch 1's minute counts expire with their buckets.
+			e.want["minutes"] = map[string]map[string]int64{}
+
+			e.commit(t, hit{"a.example", "/", "2024-03-05T10:20:30Z", 1}, hit{"a.example", "/b", "2024-03-05T10:20:40Z", 4},
+				hit{"a.example", "/c", "2024-03-05T10:20:50Z", 5})
+			if _, err := e.buf.Seal(); err != nil {
+				t.Fatal(err)
+			}
+			fake.Advance(100 * time.Minute) // 12:01:10: the 10:20 minute buckets have expired
+			ran := false
+			tc.hook(e.f, func() {
+				if !ran {
+					ran = true
+					e.f.expireOnce(context.Background())
+				}
+			})
+			if _, err := e.f.Flush(context.Background()); err != nil {
+				// The deleteMany took the buckets between insert and
+				// update: the batch is retried, as Run would.
+				t.Logf("first attempt: %v", err)
+				e.flush(t)
+			}
+			if !ran {
+				t.Fatal("the deleteMany did not run")
+			}
+			st := e.f.Stats()
+			if st.Expiry[minutePass].Deleted == 0 {
+				t.Errorf("the deleteMany deleted nothing: %+v", st.Expiry)
+			}
+			if st.LateBuckets != tc.late {
+				t.Errorf("LateBuckets %d, want %d", st.LateBuckets, tc.late)
+			}
+			e.check(t)
+		})
+	}
+}
+
+// waiters waits, with a generous deadline, until n goroutines wait on the
+// fake clock.
+func waiters(t *testing.T, fake *clock.Fake, n int) {
+	t.Helper()
+	ok := make(chan struct{})
+	go func() { fake.BlockUntil(n); close(ok) }()
+	select {
+	case <-ok:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("fewer than %d goroutines ever waited on the clock", n)
+	}
+}
