@@ -45,6 +45,10 @@ type AggregatorConfig struct {
 	// changed while logtally was down) never moves past a file that a
 	// source has claimed but whose checkpoint is not yet committed.
 	HoldUntilStart bool
+	// KeepLastCommit commits without moving the buffer's last-commit
+	// time: set when no tailer runs (a replay on its own), whose commits
+	// say nothing about the live files.
+	KeepLastCommit bool
 	// CommitInterval is how often counts and checkpoints are committed.
 	CommitInterval time.Duration
 	// MaxKeys forces a commit when this many keys are held. Default
@@ -136,6 +140,7 @@ type Aggregator struct {
 	index  map[string]int32 // buffer key -> position in counts
 	counts []uint64
 	cps    map[string][]byte
+	marks  map[string]buffer.Mark // ledger key -> mark, since the last commit
 	keyBuf []byte
 	hit    parser.Hit
 
@@ -146,6 +151,9 @@ type Aggregator struct {
 	started                                                   bool         // StartMarker read
 	beat                                                      atomic.Int64 // Clock.Now() of the last loop turn, Unix nanoseconds
 	lastSite                                                  []byte
+
+	extraMu sync.RWMutex // guards extra
+	extra   map[string]extraSource
 
 	byMu     sync.Mutex // guards the maps; the counters are atomic
 	bySource map[string]*sourceCounters
@@ -176,8 +184,53 @@ func NewAggregator(cfg AggregatorConfig, in <-chan tailer.Chunk) (*Aggregator, e
 		log:             log.With("component", "aggregator"),
 		index:           map[string]int32{},
 		cps:             map[string][]byte{},
+		marks:           map[string]buffer.Mark{},
+		extra:           map[string]extraSource{},
 		malformedByFile: map[tailer.FileID]*malformedLog{},
 	}, nil
+}
+
+// extraSource is a source added while running (a replay's).
+type extraSource struct {
+	p   *parser.Parser
+	lim *parser.PageLimiter
+}
+
+// AddSource makes chunks of source name parse with p and lim (nil: no
+// bound) from now on: a replay's files, whose source is not one the
+// aggregator was made with. p is used only by the aggregator's goroutine
+// until RemoveSource. A name the aggregator was made with is an error.
+func (a *Aggregator) AddSource(name string, p *parser.Parser, lim *parser.PageLimiter) error {
+	if _, ok := a.cfg.Parsers[name]; ok {
+		return fmt.Errorf("aggregator: source %q exists", name)
+	}
+	a.extraMu.Lock()
+	defer a.extraMu.Unlock()
+	if _, ok := a.extra[name]; ok {
+		return fmt.Errorf("aggregator: source %q exists", name)
+	}
+	a.extra[name] = extraSource{p: p, lim: lim}
+	return nil
+}
+
+// RemoveSource forgets a source added by AddSource. Chunks of it still
+// queued are dropped with an error logged, so remove it only after its
+// last chunk was read (see Committed).
+func (a *Aggregator) RemoveSource(name string) {
+	a.extraMu.Lock()
+	delete(a.extra, name)
+	a.extraMu.Unlock()
+}
+
+// parserFor returns the parser and limiter of a source.
+func (a *Aggregator) parserFor(name string) (*parser.Parser, *parser.PageLimiter) {
+	if p := a.cfg.Parsers[name]; p != nil {
+		return p, a.cfg.Limiters[name]
+	}
+	a.extraMu.RLock()
+	defer a.extraMu.RUnlock()
+	e := a.extra[name]
+	return e.p, e.lim
 }
 
 // LastBeat returns when Run's loop last turned (a commit tick, or a check
@@ -286,18 +339,20 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 		delete(a.malformedByFile, cp.File)
 		return nil
 	}
-	p := a.cfg.Parsers[cp.Source]
+	p, lim := a.parserFor(cp.Source)
 	if p == nil {
 		// A chunk from a source without a parser is a wiring bug; keep
 		// the checkpoint where it was so nothing is lost.
 		a.log.Error("chunk from unknown source dropped", "source", cp.Source, "path", cp.Path)
 		return nil
 	}
-	b, err := cp.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("aggregator: chunk of %s: %w", cp.Path, err)
+	var b []byte
+	if !c.Archive {
+		var err error
+		if b, err = cp.MarshalBinary(); err != nil {
+			return fmt.Errorf("aggregator: chunk of %s: %w", cp.Path, err)
+		}
 	}
-	lim := a.cfg.Limiters[cp.Source]
 	overflowBefore := lim.Overflow()
 	var lines, hits, malformed, filtered uint64
 	var outcomes parser.Counts
@@ -354,7 +409,14 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 	if c.Skipped > 0 {
 		a.log.Warn("lines longer than the limit skipped", "path", cp.Path, "count", c.Skipped)
 	}
-	a.cps[cp.Key()] = b
+	if !c.Archive {
+		a.cps[cp.Key()] = b
+	}
+	if cp.FPLen > 0 {
+		a.marks[buffer.LedgerKey(cp.FPLen, cp.FPSum)] = buffer.Mark{
+			FPLen: cp.FPLen, FPSum: cp.FPSum, Offset: cp.Offset, Source: cp.Source, Path: cp.Path,
+		}
+	}
 	return nil
 }
 
@@ -391,7 +453,7 @@ func (a *Aggregator) logMalformed(cp tailer.Checkpoint, end int64, out parser.Ou
 
 // commit writes the sums and checkpoints held, in one transaction.
 func (a *Aggregator) commit() error {
-	if len(a.counts) == 0 && len(a.cps) == 0 {
+	if len(a.counts) == 0 && len(a.cps) == 0 && len(a.marks) == 0 {
 		return nil
 	}
 	if a.cfg.HoldUntilStart && !a.started {
@@ -401,12 +463,20 @@ func (a *Aggregator) commit() error {
 	for k, i := range a.index {
 		counts[k] = a.counts[i]
 	}
-	if err := a.cfg.Buffer.Commit(counts, a.cps); err != nil {
+	marks := make([]buffer.Mark, 0, len(a.marks))
+	for _, m := range a.marks {
+		marks = append(marks, m)
+	}
+	err := a.cfg.Buffer.CommitWith(buffer.Commit{
+		Counts: counts, Checkpoints: a.cps, Marks: marks, KeepLastCommit: a.cfg.KeepLastCommit,
+	})
+	if err != nil {
 		return fmt.Errorf("aggregator: %w", err)
 	}
 	a.commits.Add(1)
 	clear(a.index)
 	a.counts = a.counts[:0]
 	a.cps = map[string][]byte{}
+	clear(a.marks)
 	return nil
 }

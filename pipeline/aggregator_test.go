@@ -632,3 +632,61 @@ func TestMalformedLinesAreLoggedThenRateLimited(t *testing.T) {
 		t.Fatalf("the line logged after a minute does not say 7 were not logged:\n%s", out)
 	}
 }
+
+// An archive's chunks (a replay's) parse with a source added while running,
+// move the ledger and never the stored checkpoints; a followed file's
+// chunks move both. With KeepLastCommit the last-commit time stays.
+func TestArchiveChunksMoveOnlyTheLedger(t *testing.T) {
+	h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) { c.KeepLastCommit = true })
+	p, err := parser.New(parser.Config{Format: "combined", Site: "s", Since: t0.Add(2 * time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.agg.AddSource("src", p, nil); err == nil {
+		t.Error("AddSource took the name of a configured source")
+	}
+	if err := h.agg.AddSource("replay", p, nil); err != nil {
+		t.Fatal(err)
+	}
+	arc := chunk("replay", 0, 0, line("/a", 1), line("/a", 2), line("/b", 3))
+	arc.Archive = true
+	arc.Checkpoint.File = tailer.FileID{}
+	arc.Checkpoint.FPLen, arc.Checkpoint.FPSum = 10, 99
+	h.send(arc)
+	live := chunk("src", 7, 0, line("/c", 1))
+	live.Checkpoint.FPLen, live.Checkpoint.FPSum = 20, 42
+	h.send(live)
+	h.tick()
+	h.agg.RemoveSource("replay")
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+	cps, err := h.buf.Checkpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cps) != 1 {
+		t.Errorf("%d stored checkpoints, want the followed file's only", len(cps))
+	}
+	led, err := h.buf.Ledger([]string{buffer.LedgerKey(10, 99), buffer.LedgerKey(20, 42)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := led[buffer.LedgerKey(10, 99)]; e.Offset != arc.Checkpoint.Offset || e.Source != "replay" {
+		t.Errorf("archive's ledger entry %+v", e)
+	}
+	if e := led[buffer.LedgerKey(20, 42)]; e.Offset != live.Checkpoint.Offset {
+		t.Errorf("followed file's ledger entry %+v", e)
+	}
+	if last, _ := h.buf.LastCommit(); !last.IsZero() {
+		t.Errorf("last commit moved to %v", last)
+	}
+	got := drain(t, h.buf)
+	want := map[hitKey]uint64{key("/a", 2): 1, key("/b", 3): 1, key("/c", 1): 1} // /a at 1 is before Since
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("counts %v, want %v", got, want)
+	}
+	if n := h.agg.Stats().Outcomes[parser.FilteredWindow]; n != 1 {
+		t.Errorf("%d lines filtered by the window, want 1", n)
+	}
+}

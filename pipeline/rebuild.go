@@ -234,7 +234,7 @@ func reread(cfg Config, to, from map[string]tailer.Checkpoint, located map[strin
 	// An aggregator only for its sums (add): it is never run or committed.
 	agg := &Aggregator{
 		cfg: AggregatorConfig{Parsers: parsers, Limiters: limiters, Clock: cfg.Clock}, log: log,
-		index: map[string]int32{}, cps: map[string][]byte{}, malformedByFile: map[tailer.FileID]*malformedLog{},
+		index: map[string]int32{}, cps: map[string][]byte{}, marks: map[string]buffer.Mark{}, malformedByFile: map[tailer.FileID]*malformedLog{},
 	}
 	readRange := func(cp tailer.Checkpoint, key string, start, end int64) error {
 		if end <= start {
