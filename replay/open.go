@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -51,11 +52,33 @@ func (f *file) Close() error {
 // whatever its name: a ".log" that is gzip and a ".gz" that is plain both
 // read right.
 func Open(name string) (io.ReadCloser, Compression, error) {
+	return open(name, nil)
+}
+
+// counting counts the bytes read from the file on disk.
+type counting struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c counting) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// open is Open that adds the bytes read from the file on disk (compressed
+// bytes for a compressed file) to read, when not nil.
+func open(name string, read *atomic.Int64) (io.ReadCloser, Compression, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, "", err
 	}
-	br := bufio.NewReaderSize(f, 256<<10)
+	var src io.Reader = f
+	if read != nil {
+		src = counting{f, read}
+	}
+	br := bufio.NewReaderSize(src, 256<<10)
 	out := &file{Reader: br, closers: []func() error{f.Close}}
 	magic, _ := br.Peek(4)
 	kind := Plain

@@ -1,0 +1,188 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/tailer"
+)
+
+// DefaultChunkSize is about how many bytes of lines a Stream chunk holds.
+const DefaultChunkSize = 256 << 10
+
+// Head returns the first bytes of name's decompressed stream, up to
+// tailer.FingerprintSize: what identifies it in the ledger, whatever its
+// compression. A stream shorter than that is returned whole.
+func Head(name string) ([]byte, Compression, error) {
+	r, kind, err := Open(name)
+	if err != nil {
+		return nil, "", err
+	}
+	defer r.Close()
+	head := make([]byte, tailer.FingerprintSize)
+	n, err := io.ReadFull(r, head)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, kind, fmt.Errorf("%s (%s): %w", name, kind, err)
+	}
+	return head[:n], kind, nil
+}
+
+// Counters are a Stream's running totals, read while it runs.
+type Counters struct {
+	// Read is the bytes read from the file on disk (compressed bytes for
+	// a compressed file).
+	Read atomic.Int64
+	// Lines is the lines sent.
+	Lines atomic.Int64
+}
+
+// Stream reads name's decompressed stream from byte from (a line end: where
+// it is counted up to) to its end and sends its lines on out as Archive
+// chunks of source, each with the checkpoint (offset and fingerprint, from
+// head, as Head returned it) that is true once its lines are counted.
+// Lines longer than maxLine bytes are sent as skip chunks. A last line
+// without '\n' is a line: the file is finished. It returns the stream's
+// end offset (from when the stream is shorter than from: nothing was
+// sent). It stops early, with ctx's error, when ctx ends.
+func Stream(ctx context.Context, name, source string, head []byte, from int64, maxLine int, out chan<- tailer.Chunk, c *Counters) (int64, error) {
+	var read atomic.Int64
+	r, kind, err := open(name, &read)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	var counted int64 // of read, already added to c.Read
+	flushRead := func() {
+		n := read.Load()
+		c.Read.Add(n - counted)
+		counted = n
+	}
+	defer flushRead()
+	if from > 0 {
+		n, err := io.CopyN(io.Discard, r, from)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, fmt.Errorf("%s (%s): skip %d counted bytes: %w", name, kind, from, err)
+		}
+		if n < from {
+			return from, nil // the ledger knows a longer version of it
+		}
+	}
+	cp := func(off int64) tailer.Checkpoint {
+		n := int(min(off, int64(len(head))))
+		return tailer.Checkpoint{Source: source, Path: name, Offset: off, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, head[:n])}
+	}
+	send := func(ch tailer.Chunk) error {
+		select {
+		case out <- ch:
+			flushRead()
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	size := max(DefaultChunkSize, 2*(maxLine+1))
+	buf := make([]byte, size)
+	pos := from // stream offset of buf[0]
+	n := 0
+	skipping := false // inside a line longer than maxLine
+	var skipFrom int64 // where that line began
+	for {
+		if ctx.Err() != nil {
+			return pos, ctx.Err()
+		}
+		m, rerr := io.ReadFull(r, buf[n:])
+		n += m
+		eof := errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF)
+		if rerr != nil && !eof {
+			return pos, fmt.Errorf("%s (%s): %w", name, kind, rerr)
+		}
+		// Send whole lines, cutting out long ones.
+		data := buf[:n]
+		start := 0
+		if skipping {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 && !eof {
+				pos += int64(n)
+				n = 0
+				continue
+			}
+			end := n
+			if i >= 0 {
+				end = i + 1
+			}
+			if err := send(tailer.Chunk{Checkpoint: cp(pos + int64(end)), Start: skipFrom, Skipped: 1, Archive: true}); err != nil {
+				return pos, err
+			}
+			skipping, start = false, end
+		}
+		last := bytes.LastIndexByte(data[start:], '\n')
+		cut := start
+		if last >= 0 {
+			cut = start + last + 1
+		}
+		if eof {
+			cut = n // a last line without '\n' counts: the file is finished
+		}
+		if err := sendLines(data[start:cut], pos+int64(start), maxLine, cp, send, c); err != nil {
+			return pos, err
+		}
+		if eof {
+			return pos + int64(n), nil
+		}
+		rest := n - cut
+		if rest > maxLine { // the line begun at cut is too long
+			skipping, skipFrom = true, pos+int64(cut)
+			pos += int64(n)
+			n = 0
+			continue
+		}
+		copy(buf, buf[cut:n])
+		pos += int64(cut)
+		n = rest
+	}
+}
+
+// sendLines sends data (whole lines beginning at stream offset at) as one
+// data chunk, with each line longer than maxLine sent as a skip chunk
+// instead.
+func sendLines(data []byte, at int64, maxLine int, cp func(int64) tailer.Checkpoint, send func(tailer.Chunk) error, c *Counters) error {
+	var lines int64
+	begin := 0 // start of the data not sent yet
+	for i := 0; i < len(data); {
+		j := bytes.IndexByte(data[i:], '\n')
+		end := len(data)
+		if j >= 0 {
+			end = i + j + 1
+		}
+		l := end - i
+		if j >= 0 {
+			l--
+		}
+		if l > maxLine {
+			if begin < i {
+				if err := send(tailer.Chunk{Checkpoint: cp(at + int64(i)), Start: at + int64(begin), Data: bytes.Clone(data[begin:i]), Archive: true}); err != nil {
+					return err
+				}
+			}
+			if err := send(tailer.Chunk{Checkpoint: cp(at + int64(end)), Start: at + int64(i), Skipped: 1, Archive: true}); err != nil {
+				return err
+			}
+			begin = end
+		} else {
+			lines++
+		}
+		i = end
+	}
+	if begin < len(data) {
+		if err := send(tailer.Chunk{Checkpoint: cp(at + int64(len(data))), Start: at + int64(begin), Data: bytes.Clone(data[begin:]), Archive: true}); err != nil {
+			return err
+		}
+	}
+	c.Lines.Add(lines)
+	return nil
+}
