@@ -51,7 +51,6 @@ func (f *Flusher) writeMarks(ctx context.Context, batch *buffer.Batch) error {
 		_, err := coll.BulkWrite(octx, models, options.BulkWrite().SetOrdered(false))
 		cancel()
 		f.bulkWrites.Add(1)
-		f.updates.Add(uint64(len(models)))
 		if err != nil {
 			return fmt.Errorf("ledger: %w", err)
 		}

@@ -89,7 +89,7 @@ func Stream(ctx context.Context, name, source string, head []byte, from int64, m
 	buf := make([]byte, size)
 	pos := from // stream offset of buf[0]
 	n := 0
-	skipping := false // inside a line longer than maxLine
+	skipping := false  // inside a line longer than maxLine
 	var skipFrom int64 // where that line began
 	for {
 		if ctx.Err() != nil {
