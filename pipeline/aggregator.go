@@ -206,9 +206,6 @@ func (a *Aggregator) AddSource(name string, p *parser.Parser, lim *parser.PageLi
 	}
 	a.extraMu.Lock()
 	defer a.extraMu.Unlock()
-	if _, ok := a.extra[name]; ok {
-		return fmt.Errorf("aggregator: source %q exists", name)
-	}
 	a.extra[name] = extraSource{p: p, lim: lim}
 	return nil
 }

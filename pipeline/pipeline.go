@@ -74,6 +74,13 @@ type Config struct {
 	// LeaseTTL is the progress record's lease time. Default
 	// progress.DefaultLeaseTTL.
 	LeaseTTL time.Duration
+	// NoTail makes no tailer: the pipeline counts only what Replay hands
+	// it (`logtally replay` with no daemon running), and its commits
+	// leave the buffer's last-commit time alone.
+	NoTail bool
+	// ControlSocket, when not empty, is the Unix socket Run listens on
+	// for `logtally replay` while it runs (see ServeControl).
+	ControlSocket string
 	// Clock defaults to clock.Real.
 	Clock clock.Clock
 	// Logger defaults to discarding.
@@ -111,6 +118,13 @@ type Pipeline struct {
 	chunks  chan tailer.Chunk
 	rec     *recorder // nil without Config.Instance
 	rebuilt *rebuildStats
+
+	// readCtx ends when Run stops reading: tailers and replays stop
+	// sending chunks.
+	readCtx     context.Context
+	stopReading context.CancelFunc
+	replaying   sync.Mutex // held by a Replay
+	replayMu    sync.Mutex // guards the replayed files' outcomes
 }
 
 // New opens the buffer, restores the checkpoints it holds and wires a
@@ -137,6 +151,7 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 		log:    log.With("component", "pipeline"),
 		chunks: make(chan tailer.Chunk, chunkQueue),
 	}
+	p.readCtx, p.stopReading = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
 			p.Close()
@@ -186,6 +201,9 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 		}
 		parsers[s.Name] = pr
 		limiters[s.Name] = parser.NewPageLimiter(s.Parser.Page.MaxPagesPerMinute)
+		if cfg.NoTail {
+			continue
+		}
 		tc := s.Tailer
 		tc.Source, tc.Paths, tc.Checkpoints, tc.Since = s.Name, s.Paths, state.bySource[s.Name], state.since
 		tc.Clock, tc.Logger = cfg.Clock, log
@@ -196,7 +214,7 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 		p.tailers = append(p.tailers, t)
 	}
 	p.agg, err = NewAggregator(AggregatorConfig{
-		Buffer: p.buf, Parsers: parsers, Limiters: limiters, HoldUntilStart: true,
+		Buffer: p.buf, Parsers: parsers, Limiters: limiters, HoldUntilStart: !cfg.NoTail, KeepLastCommit: cfg.NoTail,
 		CommitInterval: cfg.CommitInterval, Clock: cfg.Clock, Logger: log,
 	}, p.chunks)
 	if err != nil {
@@ -314,8 +332,18 @@ func (p *Pipeline) Stats() Stats {
 // buffer for the next start. It returns nil after a stop by ctx, else the
 // component's error. Call it once.
 func (p *Pipeline) Run(ctx context.Context) error {
-	readCtx, stopReading := context.WithCancel(context.Background())
+	readCtx, stopReading := p.readCtx, p.stopReading
 	defer stopReading()
+	ctlDone := make(chan struct{})
+	if p.cfg.ControlSocket != "" {
+		ln, err := listenControl(p.cfg.ControlSocket)
+		if err != nil {
+			return err
+		}
+		go func() { defer close(ctlDone); p.serveControl(readCtx, ln) }()
+	} else {
+		close(ctlDone)
+	}
 	aggCtx, stopAggregating := context.WithCancel(context.Background())
 	defer stopAggregating()
 	flushCtx, stopFlushing := context.WithCancel(context.Background())
@@ -360,8 +388,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		defer tails.Done()
 		p.gateCommits(readCtx)
 	}()
-	// The channel is closed once nothing sends on it any more.
-	go func() { tails.Wait(); close(p.chunks) }()
+	// The channel is never closed: replays send on it too. The
+	// aggregator stops by its context, after reading has stopped.
 
 	aggDone := make(chan error, 1)
 	go func() { aggDone <- p.agg.Run(aggCtx) }()
@@ -404,6 +432,7 @@ loop:
 		<-flushDone
 	}
 	tails.Wait()
+	<-ctlDone
 	if errors.Is(context.Cause(ctx), ErrReload) {
 		// The next Pipeline on this buffer flushes what is pending.
 		p.log.Info("stopped for a reload: what is buffered is written by the reloaded pipeline")

@@ -16,3 +16,10 @@ func statID(fi os.FileInfo) (FileID, uint64, bool) {
 	}
 	return FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}, uint64(st.Nlink), true
 }
+
+// IDOf returns the identity of the file fi describes (from os.Stat or
+// File.Stat); ok is false where the system gives none.
+func IDOf(fi os.FileInfo) (id FileID, ok bool) {
+	id, _, ok = statID(fi)
+	return id, ok
+}
