@@ -139,6 +139,29 @@ func writeJSON(w io.Writer, res *Result, opts Options) error {
 	return enc.Encode(pts)
 }
 
+// axisLayout returns the layout of a chart's x labels for steps from
+// first to last: what changes between them and no more (the caption has the
+// full range).
+func axisLayout(first, last time.Time, step Step, loc *time.Location) string {
+	first, last = first.In(loc), last.In(loc)
+	sameDay := first.YearDay() == last.YearDay() && first.Year() == last.Year()
+	sameYear := first.Year() == last.Year()
+	midnight := first.Hour() == 0 && first.Minute() == 0
+	switch {
+	case step == Month && midnight && first.Day() == 1:
+		return "2006-01"
+	case step >= Day && midnight && sameYear:
+		return "01-02"
+	case step >= Day && midnight:
+		return "2006-01-02"
+	case sameDay:
+		return "15:04"
+	case sameYear:
+		return "01-02 15:04"
+	}
+	return "2006-01-02 15:04"
+}
+
 // chartChars are the characters of the series after the first when the
 // chart has no colors; the first is drawn with asciigraph's lines.
 var chartChars = []string{"•", "+", "x", "o"}
@@ -204,12 +227,13 @@ func writeChart(w io.Writer, res *Result, opts Options) error {
 		asciigraph.Caption(caption),
 	}
 	if n > 1 { // one step: its time is in the caption
+		axisLayout := axisLayout(res.Times[0], res.Times[n-1], req.Step, opts.Location)
 		aopts = append(aopts,
 			asciigraph.XAxisRange(0, float64(n*repeat-1)),
-			asciigraph.XAxisTickCount(min(n, 4)),
+			asciigraph.XAxisTickCount(max(2, min(n, 8, n*repeat/(len(axisLayout)+4)))),
 			asciigraph.XAxisValueFormatter(func(v float64) string {
 				i := min(max(int(v+0.5)/repeat, 0), n-1)
-				return Label(res.Times[i], req.Step, opts.Location)
+				return res.Times[i].In(opts.Location).Format(axisLayout)
 			}))
 	}
 	if opts.Color {
