@@ -81,6 +81,7 @@ type settings struct {
 	lines, pages, minutes, files, multiLines, runs, maxOps, jobs int
 	timeout                                                      time.Duration
 	keep, verbose                                                bool
+	bin                                                          string
 }
 
 func main() {
@@ -96,6 +97,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", defaultReplayTimeout, "kill a replay running longer than this")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, configs, binary)")
 	flag.BoolVar(&o.verbose, "v", false, "print each replay's summary (the last run's)")
+	flag.StringVar(&o.bin, "bin", "", "the logtally `binary` to measure (default: build ./cmd/logtally)")
 	flag.Parse()
 	if o.multiLines == 0 {
 		o.multiLines = o.lines
@@ -179,7 +181,9 @@ func run(o settings) error {
 		mb(sizes[single]), mb(sizes[single+".gz"]), mb(sizes[single+".zst"]))
 	fmt.Printf("eight-file set: %d gz files of %s lines each (one day each), %s in all\n", o.files, group(int64(o.multiLines)), mb(multiSize))
 
-	if out, err := exec.Command("go", "build", "-o", b.bin, "./cmd/logtally").CombinedOutput(); err != nil {
+	if o.bin != "" {
+		b.bin = o.bin
+	} else if out, err := exec.Command("go", "build", "-o", b.bin, "./cmd/logtally").CombinedOutput(); err != nil {
 		return fmt.Errorf("build logtally (run from the repository root): %v\n%s", err, out)
 	}
 	b.uri = os.Getenv("MONGODB_URI")
@@ -222,7 +226,7 @@ func run(o settings) error {
 		var db dbFigures
 		tasks := []task{
 			{name: "replay into MongoDB", run: func() sample {
-				s, f := b.replayOnce([]string{file})
+				s, f := b.replayOnce([]string{file}, int64(o.lines))
 				db = f
 				return s
 			}, skip: replayFailed},
@@ -259,7 +263,7 @@ func run(o settings) error {
 	var db dbFigures
 	st := b.interleave([]task{
 		{name: "replay into MongoDB", run: func() sample {
-			s, f := b.replayOnce(multi)
+			s, f := b.replayOnce(multi, int64(o.files*o.multiLines))
 			db = f
 			return s
 		}, skip: replayFailed},
@@ -351,7 +355,7 @@ func ratio(name string, v, target float64, atLeast bool) check {
 	}
 	val := fmt.Sprintf("%.2f", v)
 	if atLeast {
-		val = fmt.Sprintf("%.0fx", v)
+		val = group(int64(v)) + "x"
 	}
 	return check{line: fmt.Sprintf("  %-52s %10s  (target %s %g: %s)", name, val, cmp, target, verdict), met: met}
 }
@@ -536,9 +540,10 @@ var (
 // replayOnce runs one `logtally replay` of files into a new database with
 // a new state dir, reads its figures and the monthly buckets' total, and
 // drops the database. A replay whose summary lacks the figures, or whose
-// buckets do not hold its hits, fails (the sample's err).
-func (b *bench) replayOnce(files []string) (sample, dbFigures) {
-	s, f, err := b.replayFigures(files)
+// summary or buckets do not hold the want hits the files have (every line
+// is a hit), fails (the sample's err).
+func (b *bench) replayOnce(files []string, want int64) (sample, dbFigures) {
+	s, f, err := b.replayFigures(files, want)
 	if err != nil && s.err == nil {
 		s.err = err
 	}
@@ -546,7 +551,7 @@ func (b *bench) replayOnce(files []string) (sample, dbFigures) {
 }
 
 // replayFigures is replayOnce returning its error apart.
-func (b *bench) replayFigures(files []string) (sample, dbFigures, error) {
+func (b *bench) replayFigures(files []string, want int64) (sample, dbFigures, error) {
 	b.n++
 	dir := filepath.Join(b.tmp, fmt.Sprintf("replay-%d", b.n))
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -602,8 +607,8 @@ format = %q
 	if f.inDB, err = total(b.client.Database(dbName).Collection(monthlyCollection)); err != nil {
 		return s, f, fmt.Errorf("reading the monthly buckets: %v", err)
 	}
-	if f.inDB != f.hits {
-		return s, f, fmt.Errorf("%d hits in the monthly buckets, the summary says %d", f.inDB, f.hits)
+	if f.inDB != want || f.hits != want {
+		return s, f, fmt.Errorf("%d hits in the monthly buckets, the summary says %d, the files have %d", f.inDB, f.hits, want)
 	}
 	return s, f, nil
 }
