@@ -199,7 +199,6 @@ func (r *replayProgress) ensureBar(total int64) {
 			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionSetElapsedTime(true),
 			progressbar.OptionShowElapsedTimeOnFinish(),
-			progressbar.OptionSpinnerType(14),
 			// Redrawn at every Update (about 5 a second): no throttle, so
 			// the description and the bytes drawn together are current.
 			progressbar.OptionThrottle(0),
