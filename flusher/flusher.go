@@ -92,6 +92,21 @@ type Config struct {
 	// ExpireEvery is how often the deleteMany fallback runs. Default
 	// DefaultExpireEvery.
 	ExpireEvery time.Duration
+	// Preallocate makes Run create, ahead of time, the next period's
+	// buckets of the pages active in the current one (prealloc.go), so
+	// that their first write is one update instead of three steps.
+	Preallocate bool
+	// PreallocateRate bounds preallocation, in buckets per second.
+	// Default DefaultPreallocateRate.
+	PreallocateRate float64
+	// PreallocateMinHits is the hits a page needs in an hour (day, month)
+	// for its next hour's minute buckets (next day's, next month's
+	// bucket) to be preallocated. Default DefaultPreallocateMinHits.
+	PreallocateMinHits int
+	// PreallocateMaxPages bounds the pages tracked per level and period;
+	// pages past it are not preallocated. Default
+	// DefaultPreallocateMaxPages.
+	PreallocateMaxPages int
 	// Clock drives Run's timing. Default clock.Real{}.
 	Clock clock.Clock
 	// Logger receives the flusher's messages; nil discards them.
@@ -119,6 +134,9 @@ type Stats struct {
 	FailedFlushes uint64
 	// LastAck is when a batch was last acknowledged; zero before.
 	LastAck time.Time
+	// Prealloc counts preallocation's work (zero when it is off). Its
+	// inserts are not in Inserts or InsertCalls.
+	Prealloc PreallocStats
 	// Expiry is each collection's expiry: minute, daily, monthly.
 	Expiry []ExpiryStats
 	// LateBuckets counts buckets this flusher created for counts whose
@@ -158,7 +176,8 @@ type Flusher struct {
 	indexesReady                                                             atomic.Bool
 	timing                                                                   timing
 
-	expiry      [3]expiry // by pass
+	prealloc    *preallocator // nil when off
+	expiry      [3]expiry     // by pass
 	expireEvery time.Duration
 	expiryReady chan struct{} // closed once every collection's expiry is set up
 	readyOnce   sync.Once
@@ -172,6 +191,7 @@ type Flusher struct {
 	beforeBulk   func(updates int) error       // before each bulk write; an error stands for the server's
 	indexHook    func() error                  // at the start of EnsureIndexes; an error stands for the server's
 	expiryHook   func(p pass) error            // at the start of ensureExpiry; an error stands for a network failure
+	preallocHook func(p pass, n int) error     // before a preallocation insertMany; an error stands for the server's
 }
 
 // New returns a Flusher for cfg.
@@ -210,6 +230,10 @@ func New(cfg Config) (*Flusher, error) {
 		log:        log.With("component", "flusher"),
 	}
 	f.chunkOps = f.maxOps
+	var err error
+	if f.prealloc, err = newPreallocator(cfg); err != nil {
+		return nil, fmt.Errorf("new flusher: %w", err)
+	}
 	f.expireEvery = cmp.Or(cfg.ExpireEvery, DefaultExpireEvery)
 	f.expiryReady = make(chan struct{})
 	for p, r := range [3]time.Duration{cfg.Retention.Minute, cfg.Retention.Daily, cfg.Retention.Monthly} {
@@ -250,6 +274,7 @@ func (f *Flusher) Stats() Stats {
 		Inserts:     f.inserts.Load(),
 		InsertCalls: f.insertCalls.Load(),
 		Retries:     f.retries.Load(),
+		Prealloc:    f.prealloc.stats(),
 		Expiry:      f.expiryStats(),
 		LateBuckets: f.late.Load(),
 	}
@@ -314,6 +339,16 @@ func (f *Flusher) Run(ctx context.Context) error {
 		}
 	}()
 	defer func() { <-idxDone }()
+	// So does preallocation, on its own rate and timeouts: it never
+	// holds a lock during a database call that Flush would wait for.
+	if f.prealloc != nil {
+		preDone := make(chan struct{})
+		go func() {
+			defer close(preDone)
+			f.runPrealloc(ctx)
+		}()
+		defer func() { <-preDone }()
+	}
 	// Expiry runs beside the flushes too: its deleteMany never holds up
 	// a batch, and a batch that meets a bucket it deleted re-creates it.
 	if f.expiry[minutePass].retention > 0 || f.expiry[dailyPass].retention > 0 || f.expiry[monthlyPass].retention > 0 {

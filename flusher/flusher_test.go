@@ -223,7 +223,9 @@ func (e *env) check(t *testing.T) {
 				}
 			}
 			applied, _ := m["applied"].(bson.D)
-			if toMap(applied)[e.buf.InstanceID()] == nil {
+			// An empty expectation is a bucket created ahead of time
+			// (preallocated) and not written yet.
+			if len(wantCounters) > 0 && toMap(applied)[e.buf.InstanceID()] == nil {
 				t.Errorf("%s %s: applied %v has no entry for this instance", coll, id, applied)
 			}
 		}

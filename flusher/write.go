@@ -53,6 +53,9 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 				}
 				return fmt.Errorf("%s chunk %d: %w", f.colls[p].Name(), chunk, err)
 			}
+			if p == minutePass && f.prealloc != nil {
+				f.prealloc.record(f.ch.buckets, f.clock.Now())
+			}
 			if f.chunksOK++; f.chunksOK >= regrowAfter && f.chunkOps < f.maxOps {
 				f.chunkOps, f.chunksOK = min(f.chunkOps*2, f.maxOps), 0
 			}

@@ -1,0 +1,229 @@
+package flusher
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/internal/syncbuf"
+)
+
+// preallocate runs preallocation steps, without waiting between them,
+// until a step has nothing to insert.
+func (e *env) preallocate(t *testing.T) {
+	t.Helper()
+	for i := 0; ; i++ {
+		before := e.f.prealloc.calls.Load()
+		e.f.preallocStep(context.Background())
+		if e.f.prealloc.calls.Load() == before {
+			return
+		}
+		if i > 100 {
+			t.Fatal("preallocation never ends")
+		}
+	}
+}
+
+// statsDelta is what a flush cost.
+type statsDelta struct{ BulkWrites, Updates, Finds, Inserts, InsertCalls uint64 }
+
+func delta(a, b Stats) statsDelta {
+	return statsDelta{b.BulkWrites - a.BulkWrites, b.Updates - a.Updates, b.Finds - a.Finds, b.Inserts - a.Inserts, b.InsertCalls - a.InsertCalls}
+}
+
+// Pages active before an hour boundary have their next hour's minute
+// buckets created before it; the flushes after it issue no insert and no
+// find, and exactly one update per touched bucket. A page with fewer than
+// PreallocateMinHits hits takes the three-step path.
+func TestPreallocatedBucketsTakeOneUpdate(t *testing.T) {
+	e := newEnv(t, 8)
+	fake := clock.NewFake(mustTime(t, "2024-03-05T10:50:00Z"))
+	e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Preallocate: true, PreallocateRate: 30, PreallocateMinHits: 2})
+
+	// Before the boundary: /, /b active (3 and 2 hits), /c once.
+	e.commit(t,
+		hit{"a.example", "/", "2024-03-05T10:49:10Z", 3},
+		hit{"a.example", "/b", "2024-03-05T10:49:20Z", 1},
+		hit{"a.example", "/b", "2024-03-05T10:49:50Z", 1},
+		hit{"a.example", "/c", "2024-03-05T10:49:30Z", 1},
+	)
+	s0 := e.f.Stats()
+	e.flush(t)
+	s1 := e.f.Stats()
+	before := delta(s0, s1)
+	t.Logf("flush before the boundary (3 pages, 9 new buckets): %+v", before)
+	if before.Inserts != 9 {
+		t.Errorf("before the boundary: %+v, want 9 inserts", before)
+	}
+
+	// 10:50: outside the last 15 minutes, nothing yet.
+	e.preallocate(t)
+	if st := e.f.Stats().Prealloc; st.Created != 0 || st.InsertCalls != 0 {
+		t.Fatalf("preallocated at 10:50: %+v", st)
+	}
+	// 10:59:59: past any moment drawn; 2 pages x 60 minute buckets.
+	fake.Advance(9*time.Minute + 59*time.Second)
+	e.preallocate(t)
+	pst := e.f.Stats().Prealloc
+	t.Logf("preallocation before the boundary: %+v", pst)
+	if pst.Created != 120 || pst.Failures != 0 || pst.Dropped != 0 || pst.InsertCalls != 4 {
+		t.Errorf("preallocation %+v: want 120 buckets created in 4 calls of at most 30", pst)
+	}
+	for _, page := range []string{"/", "/b"} {
+		for m := range 60 {
+			id := "2024030511" + twoDigits(m) + "/a.example" + page
+			e.want["minutes"][id] = map[string]int64{}
+		}
+	}
+	e.check(t)
+
+	// After the boundary: / in minutes 11:00 and 11:01, /b in 11:00.
+	fake.Advance(90 * time.Second)
+	e.commit(t,
+		hit{"a.example", "/", "2024-03-05T11:00:05Z", 2},
+		hit{"a.example", "/", "2024-03-05T11:01:10Z", 1},
+		hit{"a.example", "/b", "2024-03-05T11:00:40Z", 4},
+	)
+	e.flush(t)
+	s2 := e.f.Stats()
+	after := delta(s1, s2)
+	t.Logf("flush after the boundary (7 touched buckets: 3 minute, 2 daily, 2 monthly): %+v", after)
+	if want := (statsDelta{BulkWrites: 3, Updates: 7}); after != want {
+		t.Errorf("after the boundary: %+v, want %+v", after, want)
+	}
+	e.commit(t, hit{"a.example", "/b", "2024-03-05T11:02:00Z", 1})
+	e.flush(t)
+	if d := delta(s2, e.f.Stats()); d.Inserts != 0 || d.Updates != 3 {
+		t.Errorf("second flush after the boundary: %+v, want 3 updates", d)
+	}
+
+	// /c had one hit: not preallocated, its minute bucket takes the
+	// three-step path (daily and monthly exist).
+	s3 := e.f.Stats()
+	e.commit(t, hit{"a.example", "/c", "2024-03-05T11:03:00Z", 1})
+	e.flush(t)
+	if d := delta(s3, e.f.Stats()); d.Inserts != 1 || d.Finds != 1 || d.Updates != 4 {
+		t.Errorf("/c after the boundary: %+v, want 1 find, 1 insert, 4 updates", d)
+	}
+	e.check(t)
+}
+
+func twoDigits(n int) string { return string([]byte{byte('0' + n/10), byte('0' + n%10)}) }
+
+// The daily and monthly buckets of the pages active today (this month)
+// are created before midnight (the month's end).
+func TestPreallocatesTomorrowAndNextMonth(t *testing.T) {
+	e := newEnv(t, 8)
+	fake := clock.NewFake(mustTime(t, "2024-02-29T23:00:30Z"))
+	e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Preallocate: true, PreallocateRate: 30, PreallocateMinHits: 1})
+	e.commit(t, hit{"a.example", "/", "2024-02-29T23:00:10Z", 1})
+	e.flush(t)
+	// 23:59:59 on the month's last day: every level's window.
+	fake.Advance(59*time.Minute + 29*time.Second)
+	e.preallocate(t)
+	if st := e.f.Stats().Prealloc; st.Created != 62 {
+		t.Errorf("preallocation %+v: want 60 minute + 1 daily + 1 monthly", st)
+	}
+	for m := range 60 {
+		e.want["minutes"]["2024030100"+twoDigits(m)+"/a.example/"] = map[string]int64{}
+	}
+	e.want["daily"]["20240301/a.example/"] = map[string]int64{}
+	e.want["monthly"]["202403/a.example/"] = map[string]int64{}
+	e.check(t)
+	// Preallocating again (another host) is harmless.
+	e.f.prealloc.levels = [3]activity{}
+	e.f.prealloc.record([]bucket{{site: "a.example", page: "/", start: mustUnix(t, "2024-02-29T23:59:00Z"), total: 1}}, fake.Now())
+	e.f.prealloc.tracked.Store(0)
+	e.preallocate(t)
+	if st := e.f.Stats().Prealloc; st.Created != 62 || st.Existing != 62 || st.Failures != 0 {
+		t.Errorf("second preallocation %+v: want 62 existing", st)
+	}
+}
+
+// Preallocation that fails, or hangs, does not stop or delay the flush of
+// counts; failures are logged and counted, the buckets retried until
+// their period begins and then dropped.
+func TestPreallocationFailuresDoNotStopFlushing(t *testing.T) {
+	e := newEnv(t, 8)
+	fake := clock.NewFake(mustTime(t, "2024-03-05T10:59:00Z"))
+	logs := &syncbuf.Buffer{}
+	e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Preallocate: true, PreallocateRate: 30, Interval: 10 * time.Second,
+		MaxBackoff: time.Second, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	hang := true
+	e.f.preallocHook = func(pass, int) error {
+		if hang {
+			hang = false
+			entered <- struct{}{}
+			<-release // the server hangs
+		}
+		return errors.New("(NotWritablePrimary) not primary")
+	}
+	e.commit(t, hit{"a.example", "/", "2024-03-05T10:58:10Z", 2})
+	e.flush(t)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.f.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-entered
+	// While preallocation hangs, counts are flushed.
+	e.commit(t, hit{"a.example", "/", "2024-03-05T10:59:01Z", 1})
+	e.flush(t)
+	close(release)
+	deadline := time.Now().Add(30 * time.Second)
+	for e.f.Stats().Prealloc.Failures < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("preallocation not retried:\n%s", logs)
+		}
+		waiters(t, fake, 2)
+		fake.Advance(time.Second)
+	}
+	// The hour begins: what was not created is dropped.
+	fake.Advance(time.Hour)
+	for e.f.Stats().Prealloc.Dropped == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing dropped: %+v", e.f.Stats().Prealloc)
+		}
+		waiters(t, fake, 2)
+		fake.Advance(time.Second)
+	}
+	e.commit(t, hit{"a.example", "/", "2024-03-05T11:00:01Z", 1})
+	e.flush(t)
+	st := e.f.Stats()
+	if st.Prealloc.Created != 0 || st.Batches != 3 {
+		t.Errorf("stats %+v", st)
+	}
+	if !strings.Contains(logs.String(), "preallocation failed (counts are written meanwhile)") {
+		t.Errorf("failures not logged:\n%s", logs)
+	}
+	e.check(t)
+}
+
+// The set of tracked pages is bounded per level and period.
+func TestPreallocTrackingIsBounded(t *testing.T) {
+	pa, err := newPreallocator(Config{Preallocate: true, PreallocateMaxPages: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := mustTime(t, "2024-03-05T10:30:00Z")
+	var bs []bucket
+	for _, page := range []string{"/a", "/b", "/c"} {
+		bs = append(bs, bucket{site: "s", page: page, start: now.Unix() - 60, total: 5})
+	}
+	// An old bucket (last hour) counts for the day and month only.
+	bs = append(bs, bucket{site: "s", page: "/a", start: now.Unix() - 3600, total: 5})
+	pa.record(bs, now)
+	if st := pa.stats(); st.Tracked != 6 || st.Untracked != 3 {
+		t.Errorf("%+v: want 2 pages tracked per level, 1 untracked per level", st)
+	}
+	// The next hour starts afresh.
+	pa.record([]bucket{{site: "s", page: "/d", start: now.Unix() + 3600 - 60, total: 1}}, now.Add(time.Hour))
+	if st := pa.stats(); st.Tracked != 5 || st.Untracked != 5 {
+		t.Errorf("%+v: want the last hour's pages dropped, /d tracked for the hour only", st)
+	}
+}
