@@ -304,8 +304,8 @@ func Default() Config {
 			// Preallocation and retention defaults: see [buckets] in
 			// docs/buckets.md.
 			Preallocate:        true,
-			PreallocateRate:    50,
-			PreallocateMinHits: 2,
+			PreallocateRate:    flusher.DefaultPreallocateRate,
+			PreallocateMinHits: flusher.DefaultPreallocateMinHits,
 			MinuteRetention:    Duration(48 * time.Hour),
 		},
 		HTTP: HTTP{Listen: DefaultHTTPListen},

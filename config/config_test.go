@@ -373,3 +373,44 @@ func TestSiteAndWriteConcernGuards(t *testing.T) {
 		t.Fatalf("write_concern 0: %v", err)
 	}
 }
+
+func TestBucketLifecycleKeys(t *testing.T) {
+	src := "[buckets]\npreallocate = false\npreallocate_rate = 10.5\npreallocate_min_hits = 5\nminute_retention = \"72h\"\ndaily_retention = \"8760h\"\nmonthly_retention = \"0s\"\n" +
+		"[[source]]\nsite = \"a\"\npaths = [\"/a\"]\nformat = \"common\"\n"
+	c, err := Parse("t.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := c.Buckets
+	if b.Preallocate || b.PreallocateRate != 10.5 || b.PreallocateMinHits != 5 || b.MinuteRetention.D() != 72*time.Hour ||
+		b.DailyRetention.D() != 8760*time.Hour || b.MonthlyRetention != 0 {
+		t.Fatalf("buckets: %+v", b)
+	}
+	d := Default().Buckets
+	if !d.Preallocate || d.PreallocateRate != flusher.DefaultPreallocateRate || d.PreallocateMinHits != flusher.DefaultPreallocateMinHits ||
+		d.MinuteRetention.D() != 48*time.Hour || d.DailyRetention != 0 || d.MonthlyRetention != 0 {
+		t.Fatalf("defaults: %+v", d)
+	}
+}
+
+func TestBucketLifecycleErrors(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"preallocate_rate = 0.0", `t.toml:2: buckets.preallocate_rate: 0: must be more than 0`},
+		{"preallocate_rate = -5.0", `t.toml:2: buckets.preallocate_rate: -5: must be more than 0`},
+		{"preallocate_min_hits = 0", `t.toml:2: buckets.preallocate_min_hits: 0: must be at least 1`},
+		{`minute_retention = "-1h"`, `t.toml:2: buckets.minute_retention: "-1h0m0s": must be "0" (keep) or at least 1h`},
+		{`daily_retention = "30m"`, `t.toml:2: buckets.daily_retention: "30m0s": must be "0" (keep) or at least 1h`},
+		{`monthly_retention = "-720h"`, `t.toml:2: buckets.monthly_retention: "-720h0m0s"`},
+		{`minute_retention = 48`, `buckets.minute_retention`},
+		{`daily_retention = "1"`, `no unit`},
+	} {
+		_, err := Parse("t.toml", []byte("[buckets]\n"+tc.src+"\n[[source]]\nsite = \"a\"\npaths = [\"/a\"]\nformat = \"common\"\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.src, err, tc.want)
+		}
+	}
+	// Preallocation off: its rate is not checked.
+	if _, err := Parse("t.toml", []byte("[buckets]\npreallocate = false\npreallocate_rate = 0.0\n[[source]]\nsite = \"a\"\npaths = [\"/a\"]\nformat = \"common\"\n")); err != nil {
+		t.Errorf("preallocate off, rate 0: %v", err)
+	}
+}

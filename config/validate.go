@@ -106,6 +106,25 @@ func (c *Config) Validate() error {
 			names[b.name] = b.field
 		}
 	}
+	b := c.Buckets
+	if b.Preallocate {
+		if !(b.PreallocateRate > 0 && b.PreallocateRate <= 100000) {
+			bad("buckets.preallocate_rate", "%v: must be more than 0 and at most 100000 buckets per second when preallocate is on", b.PreallocateRate)
+		}
+		if b.PreallocateMinHits < 1 {
+			bad("buckets.preallocate_min_hits", "%d: must be at least 1 when preallocate is on", b.PreallocateMinHits)
+		}
+	}
+	for _, r := range []struct {
+		field string
+		d     Duration
+	}{{"buckets.minute_retention", b.MinuteRetention}, {"buckets.daily_retention", b.DailyRetention}, {"buckets.monthly_retention", b.MonthlyRetention}} {
+		// Shorter than an hour, buckets would expire while ordinary
+		// batches still write to them.
+		if r.d < 0 || (r.d > 0 && r.d < Duration(time.Hour)) {
+			bad(r.field, "%q: must be \"0\" (keep) or at least 1h", r.d)
+		}
+	}
 	if c.HTTP.Listen != "" {
 		if err := checkListen(c.HTTP.Listen); err != nil {
 			bad("http.listen", "%q: %v (empty disables the endpoints)", c.HTTP.Listen, err)

@@ -13,9 +13,14 @@ import (
 // Duration is a time.Duration written as a string with a unit ("10s").
 type Duration time.Duration
 
-// UnmarshalText parses "10s"; a bare number is refused.
+// UnmarshalText parses "10s"; a bare number is refused, but for "0",
+// which needs no unit.
 func (d *Duration) UnmarshalText(b []byte) error {
 	s := string(b)
+	if s == "0" {
+		*d = 0
+		return nil
+	}
 	if _, err := strconv.ParseFloat(s, 64); err == nil {
 		return fmt.Errorf("duration %s has no unit: write it as a string such as \"%ss\"", s, s)
 	}
