@@ -38,18 +38,20 @@ const preallocRecheck = time.Minute
 type PreallocStats struct {
 	// Created counts the buckets preallocation inserted; Existing those
 	// it found already there (another host, or a flush, made them).
-	Created, Existing uint64
+	Created  uint64 `json:"created"`
+	Existing uint64 `json:"existing"`
 	// InsertCalls counts its insertMany calls, Failures the failed ones.
-	InsertCalls, Failures uint64
+	InsertCalls uint64 `json:"insert_calls"`
+	Failures    uint64 `json:"failures"`
 	// Dropped counts buckets not created before their period began (the
 	// rate was too low for the pages, or inserts failed): those take the
 	// three-step path when first written.
-	Dropped uint64
+	Dropped uint64 `json:"dropped"`
 	// Untracked counts pages not tracked in a period because
 	// PreallocateMaxPages pages were tracked already.
-	Untracked uint64
+	Untracked uint64 `json:"untracked"`
 	// Tracked is the pages tracked now, all levels together.
-	Tracked int
+	Tracked int `json:"tracked"`
 }
 
 // pageKey is a site and a page.

@@ -12,8 +12,9 @@
 //   - GET /status: JSON for people and for `logtally state` while the
 //     daemon runs: instance, buffer id, files per source (path, dev:ino,
 //     committed offset, size, lag), pending counts, the batch in flight,
-//     the last acknowledged batch, health, and the last warning or error
-//     of each component when a Tap is wired.
+//     the last acknowledged batch, the bucket lifecycle ("buckets": each
+//     level's retention and expiry mode, preallocation's counters), health,
+//     and the last warning or error of each component when a Tap is wired.
 //
 // Server is the whole of it: New, then Run until the context ends (Listen
 // first, to fail at start on an address in use). Source is what it reads
@@ -43,6 +44,12 @@
 //	logtally_mongo_operations_total{op}               bulk_write (calls), update (bucket updates sent in them),
 //	                                                  find (calls), insert (InsertMany calls)
 //	logtally_mongo_buckets_created_total              zero-filled buckets this daemon inserted
+//	logtally_bucket_expiry_mode{level,mode}           1 per level: off, pending, ttl or deletemany
+//	logtally_expired_buckets_deleted_total{level}     buckets the deleteMany fallback deleted
+//	logtally_late_buckets_created_total               buckets created again for counts later than the retention
+//	logtally_preallocated_buckets_total{result}       created, existing or dropped by preallocation
+//	logtally_preallocation_failures_total             failed preallocation inserts (counts are written regardless)
+//	logtally_preallocation_tracked_pages              pages tracked for preallocation now
 //	logtally_files_followed{source}                   files a source's tailer follows now
 //	logtally_file_lag_bytes{source}                   sum over the source's files of size - committed offset
 //

@@ -24,6 +24,8 @@ type collector struct {
 	batches, flushedHits, retries, lastAcked, mongoOps        *prometheus.Desc
 	created, followed, lag                                    *prometheus.Desc
 	flushDuration, lastFlush                                  *prometheus.Desc
+	expiryMode, expired, late                                 *prometheus.Desc
+	prealloc, preallocFailures, preallocTracked               *prometheus.Desc
 }
 
 func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger) *collector {
@@ -55,8 +57,15 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 		created:       d("mongo_buckets_created_total", "Zero-filled buckets this daemon inserted."),
 		flushDuration: d("flush_duration_seconds", "Time to write one batch to MongoDB, from its record to its acknowledgement."),
 		lastFlush:     d("last_flush_timestamp_seconds", "When MongoDB last acknowledged a batch. Absent before the first."),
-		followed:      d("files_followed", "Files the source's tailer follows now.", "source"),
-		lag:           d("file_lag_bytes", "Sum over the source's files of size minus committed offset.", "source"),
+		expiryMode:    d("bucket_expiry_mode", "1 for each bucket level's expiry mode: off (kept), pending, ttl (a TTL index) or deletemany (the periodic fallback).", "level", "mode"),
+		expired:       d("expired_buckets_deleted_total", "Buckets the deleteMany fallback deleted, by level (a TTL index's deletions are not seen here).", "level"),
+		late:          d("late_buckets_created_total", "Buckets created again for counts written after their period had expired."),
+		prealloc: d("preallocated_buckets_total",
+			"Buckets preallocation handled: created, existing (already there) or dropped (not done before their period began).", "result"),
+		preallocFailures: d("preallocation_failures_total", "Preallocation insertMany calls that failed (counts are written regardless)."),
+		preallocTracked:  d("preallocation_tracked_pages", "Pages tracked for preallocation now, all levels together."),
+		followed:         d("files_followed", "Files the source's tailer follows now.", "source"),
+		lag:              d("file_lag_bytes", "Sum over the source's files of size minus committed offset.", "source"),
 	}
 }
 
@@ -66,6 +75,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		c.buildInfo, c.alive, c.lines, c.tooLong, c.hits, c.other, c.malformed, c.filtered, c.commits,
 		c.lastCommit, c.pendingKeys, c.pendingHits, c.bufferBytes, c.batches, c.flushedHits, c.retries,
 		c.lastAcked, c.mongoOps, c.created, c.followed, c.lag, c.flushDuration, c.lastFlush,
+		c.expiryMode, c.expired, c.late, c.prealloc, c.preallocFailures, c.preallocTracked,
 	} {
 		ch <- d
 	}
@@ -129,6 +139,16 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.mongoOps, f.Finds, "find")
 	counter(c.mongoOps, f.InsertCalls, "insert")
 	counter(c.created, f.Inserts)
+	for _, e := range f.Expiry {
+		gauge(c.expiryMode, 1, e.Level, e.Mode)
+		counter(c.expired, e.Deleted, e.Level)
+	}
+	counter(c.late, f.LateBuckets)
+	counter(c.prealloc, f.Prealloc.Created, "created")
+	counter(c.prealloc, f.Prealloc.Existing, "existing")
+	counter(c.prealloc, f.Prealloc.Dropped, "dropped")
+	counter(c.preallocFailures, f.Prealloc.Failures)
+	gauge(c.preallocTracked, float64(f.Prealloc.Tracked))
 
 	status, err := c.src.Status()
 	if err != nil {

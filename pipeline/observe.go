@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -45,6 +46,35 @@ type Status struct {
 	// retried in the background; counts are written meanwhile). Absent
 	// for ReadStatus.
 	IndexesReady *bool `json:"indexes_ready,omitempty"`
+	// Buckets is the bucket lifecycle: expiry per collection and
+	// preallocation. Absent for ReadStatus.
+	Buckets *BucketsStatus `json:"buckets,omitempty"`
+}
+
+// BucketsStatus is the bucket lifecycle of a running flusher
+// (flusher.Stats: Expiry, Prealloc, LateBuckets).
+type BucketsStatus struct {
+	// Expiry is each collection's retention and expiry mode ("off",
+	// "pending", "ttl" or "deletemany"), minute, daily, monthly.
+	Expiry []ExpiryStatus `json:"expiry"`
+	// LateBuckets counts buckets created again for counts written after
+	// their period had expired.
+	LateBuckets uint64 `json:"late_buckets"`
+	// Preallocate reports whether preallocation is on; Preallocation its
+	// counters.
+	Preallocate   bool                  `json:"preallocate"`
+	Preallocation flusher.PreallocStats `json:"preallocation"`
+}
+
+// ExpiryStatus is one bucket collection's expiry.
+type ExpiryStatus struct {
+	Level      string `json:"level"`
+	Collection string `json:"collection"`
+	// Retention is the retention as a duration string; "0s" keeps.
+	Retention string `json:"retention"`
+	Mode      string `json:"mode"`
+	// Deleted counts buckets deleted by the deleteMany fallback.
+	Deleted uint64 `json:"deleted"`
 }
 
 // BatchStatus is the sealed batch in flight.
@@ -158,6 +188,12 @@ func (p *Pipeline) Status() (Status, error) {
 	st.Instance = p.cfg.Instance
 	ready := p.flush.IndexesReady()
 	st.IndexesReady = &ready
+	fs := p.flush.Stats()
+	bs := &BucketsStatus{LateBuckets: fs.LateBuckets, Preallocate: p.cfg.Flush.Preallocate, Preallocation: fs.Prealloc}
+	for _, e := range fs.Expiry {
+		bs.Expiry = append(bs.Expiry, ExpiryStatus{Level: e.Level, Collection: e.Collection, Retention: e.Retention.String(), Mode: e.Mode, Deleted: e.Deleted})
+	}
+	st.Buckets = bs
 	stored := map[string]SourceStatus{}
 	for _, s := range st.Sources {
 		stored[s.Name] = s
