@@ -6,7 +6,7 @@
 // streams the batch's keys in order, groups them into buckets and sends,
 // per chunk of at most MaxOps buckets, one guarded update per bucket:
 //
-//	filter: {_id: <bucket id>, "applied.<instance>": {$ne: <batch id>}}
+//	filter: {_id: <bucket id>, <shard key>, "applied.<instance>": {$ne: <batch id>}}
 //	update: {$inc: {...}, $set: {"applied.<instance>": <batch id>}}
 //
 // Buckets that did not match and do not exist are created zero-filled
@@ -16,7 +16,28 @@
 // chunk the resume point is saved in the buffer, and the batch is
 // acknowledged (deleted) only when all three passes are written.
 //
+// The shard key is {site, page, timestamp} for minutes and
+// {metadata.site, metadata.page, metadata.date} for daily and monthly
+// buckets; finds carry it too, so a router targets one shard per bucket.
+//
+// Beside the flushes, Run keeps the bucket lifecycle (docs/buckets.md):
+// preallocation (prealloc.go) creates the next hour's, day's and month's
+// buckets of active pages ahead of time, rate-limited, in a goroutine of
+// its own; expiry (expire.go) deletes buckets past their retention by a
+// TTL index, or by a periodic deleteMany where the server refuses one.
+//
 // Caveats:
+//   - Late counts (a batch written after its buckets expired) re-create
+//     the buckets and land, counted in Stats.LateBuckets; being past the
+//     retention, they are deleted again by the next expiry.
+//   - Preallocation tracks at most PreallocateMaxPages pages per level
+//     and period, learned from this host's batches only, and ignores hits
+//     of past periods; pages it misses take the three-step path. With
+//     more pages than the window allows at PreallocateRate, the rest is
+//     dropped at the boundary (Stats.Prealloc.Dropped).
+//   - A TTL index counts from the period's start, so its
+//     expireAfterSeconds adds the longest period: a short month's bucket
+//     lives up to 3 days longer than the retention.
 //   - Exactly once relies on every bucket getting at most one update per
 //     batch, so bucket ids must not collide: a page starts with "/" and a
 //     site contains none (the id is "<time>/<site><page>"), and both must
