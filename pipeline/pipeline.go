@@ -207,6 +207,7 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 		tc := s.Tailer
 		tc.Source, tc.Paths, tc.Checkpoints, tc.Since = s.Name, s.Paths, state.bySource[s.Name], state.since
 		tc.Clock, tc.Logger = cfg.Clock, log
+		tc.Counted = p.countedLocally
 		t, err := tailer.New(tc, p.chunks)
 		if err != nil {
 			return nil, fmt.Errorf("source %q: %w", s.Name, err)
@@ -336,11 +337,12 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	defer stopReading()
 	ctlDone := make(chan struct{})
 	if p.cfg.ControlSocket != "" {
-		ln, err := listenControl(p.cfg.ControlSocket)
-		if err != nil {
-			return err
+		if ln, err := listenControl(p.cfg.ControlSocket); err != nil {
+			p.log.Error("no control socket: `logtally replay` cannot run beside this logtally", "err", err)
+			close(ctlDone)
+		} else {
+			go func() { defer close(ctlDone); p.serveControl(readCtx, ln) }()
 		}
-		go func() { defer close(ctlDone); p.serveControl(readCtx, ln) }()
 	} else {
 		close(ctlDone)
 	}

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/tailer"
@@ -232,7 +231,7 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 // is read. It returns the files and the aggregator source names added.
 func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, error) {
 	if len(req.Files) == 0 {
-		return nil, nil, errors.New("replay: no files")
+		return nil, nil, errors.New("no files to replay")
 	}
 	followed := map[tailer.FileID]string{}
 	for _, t := range p.tailers {
@@ -244,10 +243,11 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 	if err != nil {
 		return nil, nil, err
 	}
+	held := map[tailer.FileID]tailer.Checkpoint{} // by the stored checkpoints
 	for _, v := range stored {
 		var cp tailer.Checkpoint
 		if cp.UnmarshalBinary(v) == nil {
-			followed[cp.File] = cp.Path
+			held[cp.File] = cp
 		}
 	}
 	var errs []error
@@ -268,9 +268,19 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 			errs = append(errs, fmt.Errorf("%s: not a regular file", path))
 			continue
 		}
-		if id, ok := tailer.IDOf(fi); ok && followed[id] != "" {
-			errs = append(errs, fmt.Errorf("%s: this logtally follows it (as %s): it is counted as it is written, not replayed", path, followed[id]))
-			continue
+		if id, ok := tailer.IDOf(fi); ok {
+			at := followed[id]
+			if cp, ok := held[id]; ok && at == "" {
+				// A stored checkpoint names it unless the inode was
+				// reused: then the first bytes differ.
+				if same, _ := tailer.HasFingerprint(path, cp.FPLen, cp.FPSum); same {
+					at = cp.Path
+				}
+			}
+			if at != "" {
+				errs = append(errs, fmt.Errorf("%s: this logtally follows it (as %s): it is counted as it is written, not replayed", path, at))
+				continue
+			}
 		}
 		name, pc, err := p.replayConfig(req, path)
 		if err != nil {
@@ -292,13 +302,13 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 		files = append(files, f)
 	}
 	if len(errs) > 0 {
-		return nil, nil, fmt.Errorf("replay: nothing was read: %w", errors.Join(errs...))
+		return nil, nil, fmt.Errorf("nothing was read: %w", errors.Join(errs...))
 	}
 	var names []string
 	for name, pc := range configs {
 		pr, err := parser.New(pc)
 		if err != nil {
-			return nil, nil, fmt.Errorf("replay: %s: %w", strings.TrimPrefix(name, "replay:"), err)
+			return nil, nil, fmt.Errorf("%s: %w", strings.TrimPrefix(name, "replay:"), err)
 		}
 		if err := p.agg.AddSource(name, pr, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute)); err != nil {
 			return nil, nil, err
@@ -327,10 +337,13 @@ func (p *Pipeline) replayConfig(req ReplayRequest, path string) (string, parser.
 			}
 		}
 		if src == nil {
-			return "", parser.Config{}, fmt.Errorf("replay: no source named %q in the config", req.Source)
+			return "", parser.Config{}, fmt.Errorf("no source named %q in the config", req.Source)
 		}
 	} else {
-		src = p.sourceOf(path)
+		var err error
+		if src, err = p.sourceOf(path); err != nil {
+			return "", parser.Config{}, err
+		}
 	}
 	var pc parser.Config
 	name := "replay:"
@@ -353,18 +366,36 @@ func (p *Pipeline) replayConfig(req ReplayRequest, path string) (string, parser.
 }
 
 // sourceOf returns the source whose globs match path, or the rotated names
-// of their matches (path.* and path-*, compressed ones too), or nil.
-func (p *Pipeline) sourceOf(path string) *Source {
+// of their matches (path.* and path-*, compressed ones too); else the one
+// source whose globs match it by base name alone (archives kept in another
+// directory). Several sources matching by base name is an error.
+func (p *Pipeline) sourceOf(path string) (*Source, error) {
+	var byName []*Source
 	for i, s := range p.cfg.Sources {
 		for _, g := range s.Paths {
-			for _, pat := range []string{g, g + ".*", g + "-*"} {
-				if ok, _ := filepath.Match(pat, path); ok {
-					return &p.cfg.Sources[i]
+			for _, suffix := range []string{"", ".*", "-*"} {
+				if ok, _ := filepath.Match(g+suffix, path); ok {
+					return &p.cfg.Sources[i], nil
+				}
+				if ok, _ := filepath.Match(filepath.Base(g)+suffix, filepath.Base(path)); ok {
+					if !slices.Contains(byName, &p.cfg.Sources[i]) {
+						byName = append(byName, &p.cfg.Sources[i])
+					}
 				}
 			}
 		}
 	}
-	return nil
+	switch len(byName) {
+	case 0:
+		return nil, nil
+	case 1:
+		return byName[0], nil
+	}
+	names := make([]string, len(byName))
+	for i, s := range byName {
+		names[i] = s.Name
+	}
+	return nil, fmt.Errorf("%s: its name matches the globs of sources %s: choose one with -source NAME", path, strings.Join(names, ", "))
 }
 
 // firstHit returns the time of the first line in head that parses, or
@@ -477,6 +508,23 @@ func (p *Pipeline) maxLine() int {
 	return tailer.DefaultMaxLineBytes
 }
 
+// countedLocally returns how far this buffer's ledger says a stream
+// beginning with head is counted: the tailers ask it about a file they
+// find without a checkpoint. A ledger that cannot be read says 0 (and the
+// file is read from its start), logged.
+func (p *Pipeline) countedLocally(head []byte) int64 {
+	got, err := p.buf.Ledger(buffer.LedgerCandidates(head, tailer.FingerprintSize))
+	if err != nil {
+		p.log.Error("cannot read the ledger: a file found without a checkpoint is read from its start", "err", err)
+		return 0
+	}
+	var best int64
+	for _, e := range got {
+		best = max(best, e.Offset)
+	}
+	return best
+}
+
 // countedUpTo returns how far a stream beginning with head is counted:
 // the most of what this buffer's ledger holds (committed, maybe not yet
 // acknowledged) and what the database's holds (acknowledged, by any host
@@ -510,29 +558,32 @@ func (p *Pipeline) countedUpTo(ctx context.Context, head []byte) (int64, error) 
 	}
 }
 
-// waitAcked waits until the ledger says every file read is counted and
-// acknowledged up to where it was read.
+// waitAcked waits until the ledger says every file is counted as far as
+// this replay read it, and everything this buffer's ledger holds of it
+// (what an earlier run, stopped or killed, committed too) is acknowledged
+// by MongoDB.
 func (p *Pipeline) waitAcked(ctx context.Context, files []*replayFile) error {
-	want := map[string]int64{}
-	for _, f := range files {
-		if f.End > f.From {
-			n := int(min(f.End, int64(len(f.head))))
-			k := buffer.LedgerKey(n, fnv1a.Extend(fnv1a.Offset, f.head[:n]))
-			want[k] = max(want[k], f.End)
-		}
-	}
-	keys := make([]string, 0, len(want))
-	for k := range want {
-		keys = append(keys, k)
-	}
 	for {
-		got, err := p.buf.Ledger(keys)
-		if err != nil {
-			return err
-		}
 		done := true
-		for k, end := range want {
-			if got[k].Acked < end {
+		for _, f := range files {
+			if len(f.head) == 0 {
+				continue
+			}
+			got, err := p.buf.Ledger(buffer.LedgerCandidates(f.head, tailer.FingerprintSize))
+			if err != nil {
+				return err
+			}
+			var best buffer.LedgerEntry
+			for _, e := range got {
+				if e.Offset > best.Offset {
+					best = e
+				}
+			}
+			read := int64(0)
+			if f.End > f.From {
+				read = f.End
+			}
+			if best.Offset < read || best.Acked < best.Offset {
 				done = false
 				break
 			}

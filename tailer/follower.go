@@ -311,7 +311,7 @@ func (fl *follower) adoptCopy(ctx context.Context, c *follower) error {
 			return err
 		}
 	}
-	if err := fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: 0}); err != nil {
+	if err := fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
 		if c != nil {
 			c.exit()
 		}

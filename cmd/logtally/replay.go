@@ -1,23 +1,41 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
 
+	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/replay"
 )
 
-const replayUsage = `usage: logtally replay -dry-run [-config FILE [-source NAME]] [-site S] [-format F] [-log-format L] FILE...
+const replayUsage = `usage: logtally replay -config FILE [-source NAME] [-site S] [-format F] [-log-format L]
+                       [-since T] [-until T] [-jobs N] [-dry-run] FILE|GLOB...
 
-Reads access logs (plain, gzip, zstd or bzip2, told by their first bytes), parses them as a source would and
-prints a summary. -config takes a [[source]]'s settings (-source NAME when
-there are several); -site, -format and -log-format override them. Without
--dry-run, replay would write to MongoDB: not implemented yet.
+Counts archived access logs (plain, gzip, zstd or bzip2, told by their first
+bytes) into MongoDB's buckets, each line once: a file, or a copy of it, that
+was counted before (by replay or by the daemon, on this host or another) is
+counted only past where it was counted. With the daemon running on the same
+state_dir, the files are handed to it; otherwise replay opens the state dir
+itself. Ctrl-C stops reading and flushes what was counted: the same command
+resumes. A file no source's globs (or their rotated names) match needs -site
+and -format. -dry-run parses and prints a summary, with no database or state.
 `
 
 func cmdReplay(args []string, stdout, stderr io.Writer) error {
@@ -25,48 +43,241 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, replayUsage); fs.PrintDefaults() }
 	dry := fs.Bool("dry-run", false, "parse and aggregate in memory, print a summary; no database")
-	cfgPath := fs.String("config", "", "take the source settings from this config `file`")
-	srcName := fs.String("source", "", "the `name` of the [[source]] in -config (default: the only one)")
+	cfgPath := fs.String("config", "", "the config `file`")
+	srcName := fs.String("source", "", "parse every file as the [[source]] `name` (default: the source whose globs match each file)")
 	site := fs.String("site", "", "the `site` of every hit, or {host} to take it from the line")
 	format := fs.String("format", "", "log `format`: "+fmt.Sprint(parser.Formats))
 	logFormat := fs.String("log-format", "", "nginx log_format `string`, for -format nginx")
+	since := fs.String("since", "", "count only hits at or after `T` (RFC 3339 or 2006-01-02, UTC)")
+	until := fs.String("until", "", "count only hits before `T` (RFC 3339 or 2006-01-02, UTC)")
+	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "files read and decompressed at once")
+	logLevel := fs.String("log-level", "warn", "log `level` on stderr: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
 		return usageError{err}
 	}
-	if !*dry {
-		return usagef("replay: writing to MongoDB is not implemented yet; use -dry-run")
-	}
 	if fs.NArg() == 0 {
 		return usagef("replay: no log FILE given")
 	}
+	files, err := expandFiles(fs.Args())
+	if err != nil {
+		return usageError{err}
+	}
+	req := pipeline.ReplayRequest{Files: files, Source: *srcName, Site: *site, Format: *format, LogFormat: *logFormat, Jobs: *jobs}
+	if req.Since, err = parseWhen("since", *since); err != nil {
+		return usageError{err}
+	}
+	if req.Until, err = parseWhen("until", *until); err != nil {
+		return usageError{err}
+	}
+	if !req.Since.IsZero() && !req.Until.IsZero() && !req.Since.Before(req.Until) {
+		return usagef("replay: -since %s is not before -until %s", *since, *until)
+	}
+	if *jobs < 1 {
+		return usagef("replay: -jobs %d: must be at least 1", *jobs)
+	}
+	if *dry {
+		return dryRun(req, *cfgPath, *logFormat, stdout, stderr)
+	}
+	if *cfgPath == "" {
+		return usagef("replay: -config is required (only -dry-run works without one)")
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return usageError{err}
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+		return usagef("replay: -log-level %q: %w", *logLevel, err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+
+	// The first signal stops reading (what is counted is flushed); a
+	// second exits at once: what is committed is in the buffer, what is
+	// not was never counted.
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		fmt.Fprintln(stderr, "\nreplay: stopping: reading stopped, flushing what was counted (Ctrl-C again exits at once; nothing is lost either way)")
+		stop()
+		if _, ok := <-sigs; ok {
+			fmt.Fprintln(stderr, "replay: exiting at once; run the same command again to resume")
+			os.Exit(130)
+		}
+	}()
+
+	show := newReplayProgress(stderr, isTerminal(os.Stderr), clock.Real{})
+	var last replay.Progress
+	report := func(p replay.Progress) { last = p; show.Update(p) }
+	start := time.Now()
+	sum, where, err := runReplay(ctx, cfg, req, report, log)
+	if sum != nil || last.TotalBytes > 0 {
+		show.Finish(last)
+	}
+	if sum != nil {
+		printReplaySummary(stdout, sum, where, time.Since(start))
+	}
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	if sum.Stopped {
+		return fmt.Errorf("replay: stopped before the end: what was counted is kept; run the same command again to resume")
+	}
+	return nil
+}
+
+// runReplay hands req to the daemon running on cfg's state dir, or runs it
+// in a pipeline of its own when none is.
+func runReplay(ctx context.Context, cfg config.Config, req pipeline.ReplayRequest, report func(replay.Progress), log *slog.Logger) (*pipeline.ReplaySummary, string, error) {
+	sum, err := pipeline.RequestReplay(ctx, controlSocket(cfg), req, report)
+	if !errors.Is(err, pipeline.ErrNoDaemon) {
+		return sum, "in the running daemon", err
+	}
+	if _, err := buffer.CheckDir(cfg.StateDir, config.BufferFile); err != nil {
+		return nil, "", usagef("state_dir: %w", err)
+	}
+	client, db, err := connect(cfg.Mongo, "logtally-replay")
+	if err != nil {
+		return nil, "", err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		client.Disconnect(ctx)
+	}()
+	pc := pipelineConfig(cfg, log, db)
+	pc.NoTail = true
+	p, err := pipeline.New(ctx, pc)
+	if err != nil {
+		if errors.Is(err, buffer.ErrLocked) {
+			return nil, "", fmt.Errorf("%w: a logtally holds the state dir but does not answer on %s", err, controlSocket(cfg))
+		}
+		return nil, "", err
+	}
+	defer p.Close()
+	runCtx, stopRun := context.WithCancel(context.Background())
+	runDone := make(chan error, 1)
+	go func() { runDone <- p.Run(runCtx) }()
+	sum, err = p.Replay(ctx, req, report)
+	stopRun() // commits and drains what is left (a stopped replay's counts)
+	if rerr := <-runDone; rerr != nil {
+		err = errors.Join(err, rerr)
+	}
+	return sum, "in this process (no daemon runs on " + cfg.StateDir + ")", err
+}
+
+// controlSocket is the daemon's control socket in cfg's state dir.
+func controlSocket(cfg config.Config) string {
+	return filepath.Join(cfg.StateDir, "control.sock")
+}
+
+// expandFiles expands globs and makes every path absolute; a pattern that
+// matches nothing is an error.
+func expandFiles(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		matches := []string{a}
+		if strings.ContainsAny(a, "*?[") {
+			m, err := filepath.Glob(a)
+			if err != nil {
+				return nil, fmt.Errorf("replay: %q: %w", a, err)
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("replay: %q matches no file", a)
+			}
+			matches = m
+		}
+		for _, m := range matches {
+			abs, err := filepath.Abs(m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, abs)
+		}
+	}
+	return out, nil
+}
+
+// parseWhen parses -since/-until: RFC 3339 or a date (UTC midnight).
+func parseWhen(flag, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("replay: -%s %q: want RFC 3339 (2026-11-23T10:00:00Z) or a date (2026-11-23)", flag, s)
+}
+
+// printReplaySummary prints what a replay did.
+func printReplaySummary(w io.Writer, s *pipeline.ReplaySummary, where string, elapsed time.Duration) {
+	fmt.Fprintf(w, "replayed %s\n", where)
+	for _, f := range s.Files {
+		first := "-"
+		if !f.First.IsZero() {
+			first = f.First.Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "  %-20s  %-15s  %-6s  %12d lines  bytes %d-%d  %s\n", first, f.Status, f.Compression, f.Lines, f.From, f.End, f.Path)
+	}
+	fmt.Fprintf(w, "lines: %d, hits: %d, in %s (%.0f lines/s)\n", s.Lines, s.Hits, elapsed.Round(time.Millisecond), float64(s.Lines)/max(elapsed.Seconds(), 1e-9))
+	if len(s.Outcomes) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(s.Outcomes)) {
+			parts = append(parts, fmt.Sprintf("%s: %d", k, s.Outcomes[k]))
+		}
+		fmt.Fprintf(w, "not counted: %s\n", strings.Join(parts, ", "))
+	}
+	buckets := s.Updates - min(s.Updates, s.Inserts) // a missing bucket takes two updates and an insert
+	fmt.Fprintf(w, "database: ops=%d updates=%d inserts=%d finds=%d buckets=%d\n",
+		s.Updates+s.Inserts+s.Finds, s.Updates, s.Inserts, s.Finds, buckets)
+	if s.Hits > 0 {
+		fmt.Fprintf(w, "one upsert per hit (a daily and a monthly) would be %d operations: %.0fx more\n",
+			2*s.Hits, float64(2*s.Hits)/float64(max(1, s.Updates+s.Inserts+s.Finds)))
+	}
+	if s.Stopped {
+		fmt.Fprintln(w, "stopped before the end: what was counted is kept; run the same command again to resume")
+	}
+}
+
+// dryRun parses the files in memory and prints a summary.
+func dryRun(req pipeline.ReplayRequest, cfgPath, logFormat string, stdout, stderr io.Writer) error {
 	var pc parser.Config
 	maxLine := int(config.Default().MaxLineBytes)
-	if *cfgPath != "" {
-		cfg, err := config.Load(*cfgPath)
+	if cfgPath != "" {
+		cfg, err := config.Load(cfgPath)
 		if err != nil {
 			return usageError{err}
 		}
-		src, err := pickSource(cfg.Sources, *srcName)
+		src, err := pickSource(cfg.Sources, req.Source)
 		if err != nil {
 			return usageError{err}
 		}
 		pc = src.Parser()
 		maxLine = int(cfg.MaxLineBytes)
-	} else if *srcName != "" {
+	} else if req.Source != "" {
 		return usagef("replay: -source needs -config")
 	}
-	if *site != "" {
-		pc.Site = *site
+	if req.Site != "" {
+		pc.Site = req.Site
 	}
-	if *format != "" {
-		pc.Format = *format
+	if req.Format != "" {
+		pc.Format = req.Format
 	}
-	if *logFormat != "" {
-		pc.LogFormat = *logFormat
+	if logFormat != "" {
+		pc.LogFormat = logFormat
 	}
+	pc.Since, pc.Until = req.Since, req.Until
 	p, err := parser.New(pc)
 	if err != nil {
 		return usagef("replay: %w", err)
@@ -74,7 +285,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	d := replay.NewDryRun(p, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute), maxLine, stderr)
 	clk := clock.Real{}
 	start := clk.Now()
-	for _, name := range fs.Args() {
+	for _, name := range req.Files {
 		if err := d.ReadFile(name); err != nil {
 			return fmt.Errorf("replay: %w", err)
 		}

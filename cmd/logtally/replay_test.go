@@ -141,7 +141,7 @@ func TestReplayErrors(t *testing.T) {
 		usage bool
 		want  string
 	}{
-		{[]string{"-site", "s", "-format", "combined", log}, true, "not implemented yet; use -dry-run"},
+		{[]string{"-site", "s", "-format", "combined", log}, true, "-config is required"},
 		{[]string{"-dry-run", "-site", "s", "-format", "combined"}, true, "no log FILE"},
 		{[]string{"-dry-run", "-site", "s", "-format", "nginx", log}, true, "log_format: must not be empty"},
 		{[]string{"-dry-run", "-format", "combined", log}, true, "site: must not be empty"},

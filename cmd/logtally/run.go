@@ -92,7 +92,9 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	// New may wait for MongoDB (a missing buffer is rebuilt from the
 	// instance's progress record); a signal ends the wait.
 	sdNotify(log, "STATUS=", notify.Status("starting: opening the buffer (a missing buffer.db waits for MongoDB)"))
-	p, err := pipeline.New(ctx, pipelineConfig(cfg, log, db))
+	pc := pipelineConfig(cfg, log, db)
+	pc.ControlSocket = controlSocket(cfg)
+	p, err := pipeline.New(ctx, pc)
 	if err != nil {
 		if ctx.Err() != nil {
 			log.Info("stopped before starting")
