@@ -108,6 +108,8 @@ timeout = "60s"
 [flush]
 interval = "1s"
 max_ops = %d
+[buckets]
+minute_retention = "0" # the test lines are older than the default 48h
 [[source]]
 site = %q
 paths = [%q]

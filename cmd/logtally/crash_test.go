@@ -171,6 +171,8 @@ commit_interval = "50ms"
 interval = "100ms"
 max_ops = 16
 max_backoff = "200ms"
+[buckets]
+minute_retention = "0" # the test lines are older than the default 48h
 [[source]]
 site = %q
 paths = [%q]

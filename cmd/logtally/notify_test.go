@@ -119,6 +119,8 @@ commit_interval = "50ms"
 [flush]
 interval = "100ms"
 max_backoff = "200ms"
+[buckets]
+minute_retention = "0" # the test lines are older than the default 48h
 [[source]]
 site = "s"
 paths = [%q]

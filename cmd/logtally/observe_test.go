@@ -40,6 +40,8 @@ interval = "100ms"
 max_backoff = "200ms"
 [http]
 listen = %q
+[buckets]
+minute_retention = "0" # the test lines are older than the default 48h
 [[source]]
 site = "s"
 paths = [%q]

@@ -31,7 +31,7 @@ func TestReloadWhileLinesFlow(t *testing.T) {
 	// The main file has no source: each site is a file in sites.d/, the
 	// default include.
 	err := os.WriteFile(conf, []byte(fmt.Sprintf("state_dir = %q\nlease_ttl = \"3s\"\n[mongo]\nuri = %q\ndatabase = %q\ntimeout = \"5s\"\n"+
-		"[buffer]\ncommit_interval = \"50ms\"\n[flush]\ninterval = \"100ms\"\nmax_ops = 16\nmax_backoff = \"200ms\"\n[http]\nlisten = \"\"\n",
+		"[buffer]\ncommit_interval = \"50ms\"\n[flush]\ninterval = \"100ms\"\nmax_ops = 16\nmax_backoff = \"200ms\"\n[buckets]\nminute_retention = \"0\"\n[http]\nlisten = \"\"\n",
 		filepath.Join(dir, "state"), srv.URI(), db.Name())), 0o600)
 	if err != nil {
 		t.Fatal(err)

@@ -155,6 +155,12 @@ func runReplay(ctx context.Context, cfg config.Config, req pipeline.ReplayReques
 	}()
 	pc := pipelineConfig(cfg, log, db)
 	pc.NoTail = true
+	// A year of archives must not take a year of memory: reading pauses
+	// while this much is buffered and not acknowledged (bbolt's pages are
+	// mapped, and count in the resident set as they are touched).
+	if pc.Buffer.MaxSize <= 0 || pc.Buffer.MaxSize > replayMaxBuffer {
+		pc.Buffer.MaxSize = replayMaxBuffer
+	}
 	p, err := pipeline.New(ctx, pc)
 	if err != nil {
 		if errors.Is(err, buffer.ErrLocked) {
@@ -173,6 +179,10 @@ func runReplay(ctx context.Context, cfg config.Config, req pipeline.ReplayReques
 	}
 	return sum, "in this process (no daemon runs on " + cfg.StateDir + ")", err
 }
+
+// replayMaxBuffer bounds buffer.max_size for a replay that runs on its
+// own.
+const replayMaxBuffer = 64 << 20
 
 // controlSocket is the daemon's control socket in cfg's state dir.
 func controlSocket(cfg config.Config) string {

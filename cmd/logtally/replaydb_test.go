@@ -75,6 +75,7 @@ max_ops = 16
 max_backoff = "200ms"
 [buckets]
 preallocate = false
+minute_retention = "0" # the test lines are older than the default 48h
 [[source]]
 site = %q
 paths = [%q]
