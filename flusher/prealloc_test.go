@@ -41,15 +41,15 @@ func delta(a, b Stats) statsDelta {
 // PreallocateMinHits hits takes the three-step path.
 func TestPreallocatedBucketsTakeOneUpdate(t *testing.T) {
 	e := newEnv(t, 8)
-	fake := clock.NewFake(mustTime(t, "2024-03-05T10:50:00Z"))
+	fake := clock.NewFake(mustTime(t, "2024-03-05T10:40:00Z"))
 	e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Preallocate: true, PreallocateRate: 30, PreallocateMinHits: 2})
 
 	// Before the boundary: /, /b active (3 and 2 hits), /c once.
 	e.commit(t,
-		hit{"a.example", "/", "2024-03-05T10:49:10Z", 3},
-		hit{"a.example", "/b", "2024-03-05T10:49:20Z", 1},
-		hit{"a.example", "/b", "2024-03-05T10:49:50Z", 1},
-		hit{"a.example", "/c", "2024-03-05T10:49:30Z", 1},
+		hit{"a.example", "/", "2024-03-05T10:39:10Z", 3},
+		hit{"a.example", "/b", "2024-03-05T10:39:20Z", 1},
+		hit{"a.example", "/b", "2024-03-05T10:39:50Z", 1},
+		hit{"a.example", "/c", "2024-03-05T10:39:30Z", 1},
 	)
 	s0 := e.f.Stats()
 	e.flush(t)
@@ -60,13 +60,13 @@ func TestPreallocatedBucketsTakeOneUpdate(t *testing.T) {
 		t.Errorf("before the boundary: %+v, want 9 inserts", before)
 	}
 
-	// 10:50: outside the last 15 minutes, nothing yet.
+	// 10:40: before the last 15 minutes, nothing yet.
 	e.preallocate(t)
 	if st := e.f.Stats().Prealloc; st.Created != 0 || st.InsertCalls != 0 {
-		t.Fatalf("preallocated at 10:50: %+v", st)
+		t.Fatalf("preallocated at 10:40: %+v", st)
 	}
 	// 10:59:59: past any moment drawn; 2 pages x 60 minute buckets.
-	fake.Advance(9*time.Minute + 59*time.Second)
+	fake.Advance(19*time.Minute + 59*time.Second)
 	e.preallocate(t)
 	pst := e.f.Stats().Prealloc
 	t.Logf("preallocation before the boundary: %+v", pst)
