@@ -34,6 +34,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -78,10 +79,10 @@ const (
 )
 
 type settings struct {
-	lines, pages, minutes, files, multiLines, runs, maxOps, jobs int
-	timeout                                                      time.Duration
-	keep, verbose                                                bool
-	bin                                                          string
+	lines, pages, minutes, files, multiLines, runs, replayRuns, maxOps, jobs int
+	timeout                                                                  time.Duration
+	keep, verbose                                                            bool
+	bin                                                                      string
 }
 
 func main() {
@@ -92,6 +93,7 @@ func main() {
 	flag.IntVar(&o.files, "files", 8, "compressed (gz) files replayed together")
 	flag.IntVar(&o.multiLines, "files-lines", 0, "lines in each of those files (default: -lines)")
 	flag.IntVar(&o.runs, "runs", 3, "runs of each measurement; the medians are printed")
+	flag.IntVar(&o.replayRuns, "replay-runs", 1, "runs of each replay into MongoDB (slow: the embedded server takes most of their time)")
 	flag.IntVar(&o.maxOps, "max-ops", 32, "flush.max_ops (keep at 32 or less against FerretDB)")
 	flag.IntVar(&o.jobs, "jobs", 0, "replay -jobs for the files replayed together (0: replay's default)")
 	flag.DurationVar(&o.timeout, "timeout", defaultReplayTimeout, "kill a replay running longer than this")
@@ -102,9 +104,7 @@ func main() {
 	if o.multiLines == 0 {
 		o.multiLines = o.lines
 	}
-	if o.runs < 1 {
-		o.runs = 1
-	}
+	o.runs, o.replayRuns = max(o.runs, 1), max(o.replayRuns, 1)
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "replay bench: %v\n", err)
 		os.Exit(1)
@@ -202,8 +202,8 @@ func run(o settings) error {
 	}
 	defer b.client.Disconnect(context.Background())
 	fmt.Printf("server: %s\n", server)
-	fmt.Printf("machine: %s, %d cores, %s/%s; %d runs of each: best wall time, median CPU, largest peak RSS (VmHWM)\n",
-		runtime.Version(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, o.runs)
+	fmt.Printf("machine: %s, %d cores, %s/%s; %d runs of each (replays: %d): best wall time, median CPU, largest peak RSS (VmHWM)\n",
+		runtime.Version(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, o.runs, o.replayRuns)
 
 	// Warm the page cache.
 	for f := range sizes {
@@ -229,7 +229,7 @@ func run(o settings) error {
 				s, f := b.replayOnce([]string{file}, int64(o.lines))
 				db = f
 				return s
-			}, skip: replayFailed},
+			}, skip: replayFailed, runs: o.replayRuns, watched: true},
 			{name: "replay -dry-run", run: func() sample {
 				return b.measure(nil, b.bin, "replay", "-dry-run", "-site", site, "-format", format, file)
 			}},
@@ -248,7 +248,10 @@ func run(o settings) error {
 			checks = append(checks, ratio(kind+": replay CPU / dry-run CPU", rep.cpu.Seconds()/dry.cpu.Seconds(), targetCPUVsDryRun, false))
 		}
 		if decomp != nil && rep.ok() && st[2].ok() {
-			checks = append(checks, ratio(kind+": replay wall / "+decomp[0]+" wall", rep.wall.Seconds()/st[2].wall.Seconds(), targetWallVsDecomp, false))
+			checks = append(checks, ratio(kind+": replay wall, until acknowledged / "+decomp[0]+" wall", rep.wall.Seconds()/st[2].wall.Seconds(), targetWallVsDecomp, false))
+			if rep.read > 0 {
+				checks = append(checks, ratio(kind+": replay wall, reading / "+decomp[0]+" wall", rep.read.Seconds()/st[2].wall.Seconds(), targetWallVsDecomp, false))
+			}
 		}
 		if rep.ok() {
 			printDB(db)
@@ -266,7 +269,7 @@ func run(o settings) error {
 			s, f := b.replayOnce(multi, int64(o.files*o.multiLines))
 			db = f
 			return s
-		}, skip: replayFailed},
+		}, skip: replayFailed, runs: o.replayRuns, watched: true},
 		{name: "replay -dry-run", run: func() sample {
 			return b.measure(nil, b.bin, append([]string{"replay", "-dry-run", "-site", site, "-format", format}, multi...)...)
 		}},
@@ -278,8 +281,12 @@ func run(o settings) error {
 		b.summary(rep.last)
 		printDB(db)
 		if seq.ok() {
-			checks = append(checks, ratio(fmt.Sprintf("%d gz files: replay wall / sequential zcat wall", o.files),
+			checks = append(checks, ratio(fmt.Sprintf("%d gz files: replay wall, until acknowledged / zcat", o.files),
 				rep.wall.Seconds()/seq.wall.Seconds(), targetParallelVsSeq, false))
+			if rep.read > 0 {
+				checks = append(checks, ratio(fmt.Sprintf("%d gz files: replay wall, reading / zcat", o.files),
+					rep.read.Seconds()/seq.wall.Seconds(), targetParallelVsSeq, false))
+			}
 		}
 		if dry.ok() {
 			checks = append(checks, ratio(fmt.Sprintf("%d gz files: replay CPU / dry-run CPU", o.files), rep.cpu.Seconds()/dry.cpu.Seconds(), targetCPUVsDryRun, false))
@@ -357,23 +364,26 @@ func ratio(name string, v, target float64, atLeast bool) check {
 	if atLeast {
 		val = group(int64(v)) + "x"
 	}
-	return check{line: fmt.Sprintf("  %-52s %10s  (target %s %g: %s)", name, val, cmp, target, verdict), met: met}
+	return check{line: fmt.Sprintf("  %-56s %8s  (target %s %g: %s)", name, val, cmp, target, verdict), met: met}
 }
 
 // sample is one child process's figures.
 type sample struct {
 	wall, user, sys time.Duration
-	maxRSS          int64 // KiB
+	read            time.Duration // reading the watched files, 0 if not watched
+	maxRSS          int64         // KiB
 	stdout, stderr  string
 	err             error
 }
 
 // task is one measurement, taken -runs times.
 type task struct {
-	name string
-	run  func() sample
-	skip bool   // not run (an earlier replay failed)
-	why  string // printed instead of figures when skipped
+	name    string
+	run     func() sample
+	runs    int    // times to run (0: -runs)
+	watched bool   // a replay: its reading time is known
+	skip    bool   // not run (an earlier replay failed)
+	why     string // printed instead of figures when skipped
 }
 
 // tool is a task running cmd (its stdout to /dev/null) on files, or one
@@ -390,6 +400,7 @@ func (b *bench) tool(name string, cmd []string, files ...string) task {
 // CPU times; the largest peak RSS. err is the first error.
 type stats struct {
 	wall, cpu, user, sys time.Duration
+	read                 time.Duration // best reading wall time (replays), 0 if unknown
 	maxRSS               int64
 	last                 sample
 	err                  error
@@ -405,9 +416,9 @@ func (s stats) ok() bool { return !s.skipped && s.err == nil }
 func (b *bench) interleave(tasks []task) []stats {
 	samples := make([][]sample, len(tasks))
 	out := make([]stats, len(tasks))
-	for range b.o.runs {
+	for r := range max(b.o.runs, b.o.replayRuns) {
 		for i, t := range tasks {
-			if t.skip || out[i].err != nil {
+			if t.skip || out[i].err != nil || r >= cmp.Or(t.runs, b.o.runs) {
 				continue
 			}
 			s := t.run()
@@ -445,14 +456,26 @@ func (b *bench) interleave(tasks []task) []stats {
 		st.cpu = med(func(s sample) time.Duration { return s.user + s.sys })
 		st.user = med(func(s sample) time.Duration { return s.user })
 		st.sys = med(func(s sample) time.Duration { return s.sys })
-		st.wall = ss[0].wall
+		st.wall, st.read = ss[0].wall, ss[0].read
 		for _, s := range ss {
 			st.wall = min(st.wall, s.wall)
 			st.maxRSS = max(st.maxRSS, s.maxRSS)
+			if s.read == 0 || st.read == 0 {
+				st.read = 0 // unknown in one run
+			} else {
+				st.read = min(st.read, s.read)
+			}
 		}
 		st.last = ss[len(ss)-1]
 		fmt.Printf("%-28s wall %s  CPU %s (user %s, sys %s)  peak RSS %.1f MiB\n", t.name+":",
 			secs(st.wall), secs(st.cpu), secs(st.user), secs(st.sys), float64(st.maxRSS)/1024)
+		if t.watched {
+			read := "unknown (the files were never seen open)"
+			if st.read > 0 {
+				read = secs(st.read) + ", then waiting for MongoDB's acknowledgement " + secs(st.wall-st.read)
+			}
+			fmt.Printf("%-28s %s\n", "  of which reading:", read)
+		}
 	}
 	return out
 }
@@ -460,6 +483,12 @@ func (b *bench) interleave(tasks []task) []stats {
 // measure runs name with args, its stdout to out (captured when nil), and
 // returns its wall time and rusage.
 func (b *bench) measure(out io.Writer, name string, args ...string) sample {
+	return b.measureWatching(nil, out, name, args...)
+}
+
+// measureWatching is measure that also times the reading of files: from
+// the start until the child last had one of them open (see watch).
+func (b *bench) measureWatching(files []string, out io.Writer, name string, args ...string) sample {
 	ctx, cancel := context.WithTimeout(context.Background(), b.o.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
@@ -470,16 +499,20 @@ func (b *bench) measure(out io.Writer, name string, args ...string) sample {
 	}
 	start := time.Now()
 	err := cmd.Start()
-	var hwm int64
+	var w watched
 	if err == nil {
 		done := make(chan struct{})
-		polled := make(chan int64)
-		go func() { polled <- pollHWM(cmd.Process.Pid, done) }()
+		polled := make(chan watched)
+		go func() { polled <- watch(cmd.Process.Pid, files, done) }()
 		err = cmd.Wait()
 		close(done)
-		hwm = <-polled
+		w = <-polled
 	}
+	hwm := w.hwm
 	s := sample{wall: time.Since(start), stdout: stdout.String(), stderr: stderr.String()}
+	if !w.closed.IsZero() {
+		s.read = w.closed.Sub(start)
+	}
 	if cmd.ProcessState != nil {
 		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		s.user, s.sys, s.maxRSS = time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), ru.Maxrss
@@ -496,30 +529,68 @@ func (b *bench) measure(out io.Writer, name string, args ...string) sample {
 	return s
 }
 
-// pollHWM reads the process's peak RSS (VmHWM, KiB) from /proc every
-// 10 ms until done is closed, and returns the last value read (0 if
-// none). The rusage's Maxrss is no use here: Linux starts a child's with
-// the peak RSS of the memory it ran in before exec, which for Go's vfork
-// is this (larger) bench process's; VmHWM is the child's own memory's. It
-// misses at most the last 10 ms of growth.
-func pollHWM(pid int, done <-chan struct{}) int64 {
-	path := fmt.Sprintf("/proc/%d/status", pid)
-	var hwm int64
+// watched is what watch saw of a child process.
+type watched struct {
+	hwm     int64     // VmHWM, KiB
+	sawOpen bool      // one of the files was seen open
+	closed  time.Time // when the files were first seen all closed after the last time one was open
+}
+
+// watch polls a child every 10 ms until done is closed: its peak RSS
+// (VmHWM) from /proc/PID/status, and, when files are given, whether it
+// has one of them open (/proc/PID/fd).
+//
+// The rusage's Maxrss is no use for the peak RSS: Linux starts a child's
+// with the peak RSS of the memory it ran in before exec, which after Go's
+// vfork is this (larger) bench process's; VmHWM is the child's own
+// memory's. It misses at most the last 10 ms of growth.
+//
+// The time the files were last seen open is when the replay finished
+// reading them (each is closed once read), to within 10 ms: the wall time
+// of the reading, apart from the wait for MongoDB's acknowledgement.
+func watch(pid int, files []string, done <-chan struct{}) watched {
+	status := fmt.Sprintf("/proc/%d/status", pid)
+	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
+	want := map[string]bool{}
+	for _, f := range files {
+		if abs, err := filepath.Abs(f); err == nil {
+			want[abs] = true
+		}
+	}
+	var w watched
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if b, err := os.ReadFile(path); err == nil {
+		if b, err := os.ReadFile(status); err == nil {
 			for l := range strings.SplitSeq(string(b), "\n") {
 				if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
 					if n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64); err == nil {
-						hwm = max(hwm, n)
+						w.hwm = max(w.hwm, n)
 					}
+				}
+			}
+		}
+		if len(want) > 0 {
+			now := time.Now()
+			if fds, err := os.ReadDir(fdDir); err == nil {
+				open := false
+				for _, fd := range fds {
+					if target, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && want[target] {
+						open = true
+						break
+					}
+				}
+				switch {
+				case open:
+					w.sawOpen, w.closed = true, time.Time{}
+				case w.sawOpen && w.closed.IsZero():
+					w.closed = now
 				}
 			}
 		}
 		select {
 		case <-done:
-			return hwm
+			return w
 		case <-t.C:
 		}
 	}
@@ -534,7 +605,9 @@ type dbFigures struct {
 
 var (
 	dbLineRe = regexp.MustCompile(`(?m)database: ops=(\d+) updates=(\d+) inserts=(\d+) finds=(\d+) buckets=(\d+)`)
-	hitsRe   = regexp.MustCompile(`(?m)^\s*hits\s+([\d,]+)\s*$`)
+	// hits: "lines: N, hits: H, in ..." (the replay's summary) or a
+	// "hits  1,234" row (the dry run's).
+	hitsRe = regexp.MustCompile(`(?m)(?:\bhits: |^\s*hits\s+)([\d,]+)`)
 )
 
 // replayOnce runs one `logtally replay` of files into a new database with
@@ -572,6 +645,8 @@ timeout = "60s"
 [flush]
 interval = "1s"
 max_ops = %d
+[buckets]
+minute_retention = "0" # the generated lines are older than the default 48h
 [http]
 listen = ""
 [[source]]
@@ -586,7 +661,7 @@ format = %q
 	if b.o.jobs > 0 && len(files) > 1 {
 		args = append(args, "-jobs", strconv.Itoa(b.o.jobs))
 	}
-	s := b.measure(nil, b.bin, append(args, files...)...)
+	s := b.measureWatching(files, nil, b.bin, append(args, files...)...)
 	if s.err != nil {
 		return s, dbFigures{}, s.err
 	}
