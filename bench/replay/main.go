@@ -179,7 +179,7 @@ func run(o settings) error {
 	}
 	fmt.Printf("log: %s lines, %d pages over %d minutes: plain %s, gz %s, zst %s\n", group(int64(o.lines)), o.pages, o.minutes,
 		mb(sizes[single]), mb(sizes[single+".gz"]), mb(sizes[single+".zst"]))
-	fmt.Printf("eight-file set: %d gz files of %s lines each (one day each), %s in all\n", o.files, group(int64(o.multiLines)), mb(multiSize))
+	fmt.Printf("replayed together: %d gz files of %s lines each (one day each), %s in all\n", o.files, group(int64(o.multiLines)), mb(multiSize))
 
 	if o.bin != "" {
 		b.bin = o.bin
