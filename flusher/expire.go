@@ -127,7 +127,7 @@ func (f *Flusher) runExpiry(ctx context.Context) {
 		return
 	case <-f.expiryReady:
 	}
-	deleting := false
+	deleting := f.ledgerExp.getMode() == ExpiryDeleteMany
 	for p := range f.expiry {
 		deleting = deleting || f.expiry[p].getMode() == ExpiryDeleteMany
 	}
@@ -155,6 +155,12 @@ func (f *Flusher) ensureAllExpiry(ctx context.Context) error {
 			return err
 		}
 		f.expiry[p].ready.Store(true)
+	}
+	if !f.ledgerExp.ready.Load() {
+		if err := f.ensureLedgerExpiry(ctx); err != nil {
+			return err
+		}
+		f.ledgerExp.ready.Store(true)
 	}
 	f.readyOnce.Do(func() { close(f.expiryReady) })
 	return nil
@@ -266,6 +272,9 @@ func refused(err error) bool {
 // logged and counted; the next round tries again.
 func (f *Flusher) expireOnce(ctx context.Context) {
 	now := f.clock.Now()
+	if f.ledgerExp.getMode() == ExpiryDeleteMany {
+		f.expireLedger(ctx, now)
+	}
 	for p := range f.expiry {
 		e := &f.expiry[p]
 		if e.getMode() != ExpiryDeleteMany {

@@ -178,6 +178,7 @@ type Flusher struct {
 
 	prealloc    *preallocator // nil when off
 	expiry      [3]expiry     // by pass
+	ledgerExp   expiry        // the ledger collection's (ledger.go)
 	expireEvery time.Duration
 	expiryReady chan struct{} // closed once every collection's expiry is set up
 	readyOnce   sync.Once
