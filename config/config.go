@@ -208,8 +208,23 @@ type Page struct {
 	// MaxLength bounds pages in bytes; default parser.DefaultMaxPageLen.
 	MaxLength int `toml:"max_length"`
 	// MaxPagesPerMinute bounds the distinct pages per site and minute;
-	// the rest count as "(other)". 0: no bound.
-	MaxPagesPerMinute int `toml:"max_pages_per_minute"`
+	// the rest count as "(other)". Not set: DefaultMaxPagesPerMinute; 0:
+	// no bound.
+	MaxPagesPerMinute *int `toml:"max_pages_per_minute"`
+}
+
+// DefaultMaxPagesPerMinute is [source.page] max_pages_per_minute when it
+// is not set: a typical host sees a few hundred distinct pages a minute,
+// and one crawler walking ids would otherwise create a bucket per id (see
+// docs/scaling.md, "The long tail").
+const DefaultMaxPagesPerMinute = 2000
+
+// maxPagesPerMinute is MaxPagesPerMinute with its default.
+func (p Page) maxPagesPerMinute() int {
+	if p.MaxPagesPerMinute == nil {
+		return DefaultMaxPagesPerMinute
+	}
+	return *p.MaxPagesPerMinute
 }
 
 // Rewrite is one { match = '...', replace = '...' } rule.
@@ -464,7 +479,7 @@ func (s Source) Parser() parser.Config {
 			Lowercase:          s.Page.Lowercase,
 			StripTrailingSlash: s.Page.StripTrailingSlash,
 			IndexFiles:         s.Page.IndexFiles,
-			MaxPagesPerMinute:  s.Page.MaxPagesPerMinute,
+			MaxPagesPerMinute:  s.Page.maxPagesPerMinute(),
 		},
 		Filter: parser.FilterConfig{
 			Methods:           s.Filter.Methods,

@@ -18,8 +18,10 @@ const (
 	// DefaultPreallocateRate bounds preallocation, in buckets per second.
 	DefaultPreallocateRate = 50
 	// DefaultPreallocateMinHits is the hits a page needs in a period for
-	// its next period's buckets to be preallocated.
-	DefaultPreallocateMinHits = 2
+	// its next period's buckets to be preallocated: about one a minute
+	// over an hour, the pages whose next hour's minute buckets are mostly
+	// used (docs/scaling.md).
+	DefaultPreallocateMinHits = 60
 	// DefaultPreallocateMaxPages bounds the pages tracked per level and
 	// period (hour, day, month).
 	DefaultPreallocateMaxPages = 10000

@@ -151,7 +151,7 @@ func TestPreallocationFailuresDoNotStopFlushing(t *testing.T) {
 	e := newEnv(t, 8)
 	fake := clock.NewFake(mustTime(t, "2024-03-05T10:59:00Z"))
 	logs := &syncbuf.Buffer{}
-	e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Preallocate: true, PreallocateRate: 30, Interval: 10 * time.Second,
+	e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Preallocate: true, PreallocateRate: 30, PreallocateMinHits: 1, Interval: 10 * time.Second,
 		MaxBackoff: time.Second, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	entered, release := make(chan struct{}, 1), make(chan struct{})
 	hang := true
