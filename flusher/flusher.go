@@ -179,6 +179,7 @@ type Flusher struct {
 	prealloc    *preallocator // nil when off
 	expiry      [3]expiry     // by pass
 	ledgerExp   expiry        // the ledger collection's (ledger.go)
+	kick        chan struct{} // Kick: flush now
 	expireEvery time.Duration
 	expiryReady chan struct{} // closed once every collection's expiry is set up
 	readyOnce   sync.Once
@@ -237,6 +238,7 @@ func New(cfg Config) (*Flusher, error) {
 	}
 	f.expireEvery = cmp.Or(cfg.ExpireEvery, DefaultExpireEvery)
 	f.expiryReady = make(chan struct{})
+	f.kick = make(chan struct{}, 1)
 	for p, r := range [3]time.Duration{cfg.Retention.Minute, cfg.Retention.Daily, cfg.Retention.Monthly} {
 		f.expiry[p].retention = r
 		f.expiry[p].setMode(ExpiryOff)
@@ -352,19 +354,19 @@ func (f *Flusher) Run(ctx context.Context) error {
 	}
 	// Expiry runs beside the flushes too: its deleteMany never holds up
 	// a batch, and a batch that meets a bucket it deleted re-creates it.
-	if f.expiry[minutePass].retention > 0 || f.expiry[dailyPass].retention > 0 || f.expiry[monthlyPass].retention > 0 {
-		expDone := make(chan struct{})
-		go func() {
-			defer close(expDone)
-			f.runExpiry(ctx)
-		}()
-		defer func() { <-expDone }()
-	}
+	// (The ledger's expiry runs whatever the buckets' retention.)
+	expDone := make(chan struct{})
+	go func() {
+		defer close(expDone)
+		f.runExpiry(ctx)
+	}()
+	defer func() { <-expDone }()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-f.clock.After(f.interval):
+		case <-f.kick:
 		}
 		f.heartbeat()
 		if !f.retry(ctx, "flush", f.tick) {
@@ -441,6 +443,16 @@ func (f *Flusher) retry(ctx context.Context, what string, fn func(context.Contex
 			return false
 		case <-f.clock.After(rand.N(ceiling + 1)):
 		}
+	}
+}
+
+// Kick makes Run flush now rather than at the end of its interval (a
+// replay that has read everything and waits for its acknowledgement). It
+// never blocks; kicks while a flush runs make one more.
+func (f *Flusher) Kick() {
+	select {
+	case f.kick <- struct{}{}:
+	default:
 	}
 }
 

@@ -591,6 +591,7 @@ func (p *Pipeline) waitAcked(ctx context.Context, files []*replayFile) error {
 		if done {
 			return nil
 		}
+		p.flush.Kick() // what is left is ours: no need to wait for the interval
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -85,8 +85,30 @@ func Stream(ctx context.Context, name, source string, head []byte, from int64, m
 			return ctx.Err()
 		}
 	}
-	size := max(DefaultChunkSize, 2*(maxLine+1))
-	buf := make([]byte, size)
+	// Each read adds at most DefaultChunkSize bytes to the part of a line
+	// carried over (at most maxLine bytes, else it is skipped), into a
+	// buffer that goes back to a small free list when the aggregator
+	// releases the chunk holding it.
+	free := make(chan []byte, 4)
+	get := func(size int) []byte {
+		select {
+		case b := <-free:
+			if len(b) >= size {
+				return b
+			}
+		default:
+		}
+		return make([]byte, max(size, 2*DefaultChunkSize))
+	}
+	put := func(b []byte) func() {
+		return func() {
+			select {
+			case free <- b:
+			default:
+			}
+		}
+	}
+	buf := get(DefaultChunkSize)
 	pos := from // stream offset of buf[0]
 	n := 0
 	skipping := false  // inside a line longer than maxLine
@@ -95,7 +117,12 @@ func Stream(ctx context.Context, name, source string, head []byte, from int64, m
 		if ctx.Err() != nil {
 			return pos, ctx.Err()
 		}
-		m, rerr := io.ReadFull(r, buf[n:])
+		if len(buf)-n < DefaultChunkSize { // a long line carried over
+			bigger := get(n + DefaultChunkSize)
+			copy(bigger, buf[:n])
+			buf = bigger
+		}
+		m, rerr := io.ReadFull(r, buf[n:n+DefaultChunkSize])
 		n += m
 		eof := errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF)
 		if rerr != nil && !eof {
@@ -128,24 +155,47 @@ func Stream(ctx context.Context, name, source string, head []byte, from int64, m
 		if eof {
 			cut = n // a last line without '\n' counts: the file is finished
 		}
-		if err := sendLines(data[start:cut], pos+int64(start), maxLine, cp, send, c); err != nil {
-			return pos, err
+		rest := n - cut
+		if cut > start {
+			lines, held := data[start:cut], buf
+			if !eof {
+				buf = get(rest + DefaultChunkSize)
+				copy(buf, data[cut:n])
+			}
+			var err error
+			if len(lines) <= maxLine {
+				// No line in it can be too long: one chunk, no copy, no
+				// second pass over it.
+				c.Lines.Add(int64(bytes.Count(lines, nl)))
+				if lines[len(lines)-1] != '\n' {
+					c.Lines.Add(1) // the unterminated last line
+				}
+				err = send(tailer.Chunk{Checkpoint: cp(pos + int64(cut)), Start: pos + int64(start), Data: lines, Archive: true}.WithRelease(put(held)))
+			} else {
+				err = sendLines(lines, pos+int64(start), maxLine, cp, send, c)
+				put(held)()
+			}
+			if err != nil {
+				return pos, err
+			}
+		} else if start > 0 {
+			copy(buf, data[start:n])
 		}
 		if eof {
 			return pos + int64(n), nil
 		}
-		rest := n - cut
 		if rest > maxLine { // the line begun at cut is too long
 			skipping, skipFrom = true, pos+int64(cut)
 			pos += int64(n)
 			n = 0
 			continue
 		}
-		copy(buf, buf[cut:n])
 		pos += int64(cut)
 		n = rest
 	}
 }
+
+var nl = []byte{'\n'}
 
 // sendLines sends data (whole lines beginning at stream offset at) as one
 // data chunk, with each line longer than maxLine sent as a skip chunk

@@ -52,26 +52,45 @@ func TestStreamChunksAndCheckpoints(t *testing.T) {
 		if err != nil || !bytes.Equal(head, plain[:tailer.FingerprintSize]) {
 			t.Fatalf("%s: head %d bytes, %v", name, len(head), err)
 		}
-		for _, start := range []int64{0, from, int64(len(plain)) + 10} {
-			out := make(chan tailer.Chunk, 1<<16)
+		for _, tc := range []struct {
+			start   int64
+			maxLine int
+		}{
+			{0, 200}, {from, 200}, {int64(len(plain)) + 10, 200}, {0, 1 << 20}, {from, 1 << 20},
+		} {
+			start, maxLine := tc.start, tc.maxLine
+			// Chunks are taken one at a time and released, as the
+			// aggregator does: the buffers are read into again.
+			out := make(chan tailer.Chunk)
 			var c Counters
-			end, err := Stream(context.Background(), path, "src", head, start, 200, out, &c)
-			close(out)
+			var end int64
+			var err error
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				end, err = Stream(context.Background(), path, "src", head, start, maxLine, out, &c)
+				close(out)
+			}()
+			var chunks []tailer.Chunk
+			for ch := range out {
+				kept := ch
+				kept.Data = bytes.Clone(ch.Data)
+				ch.Release()
+				chunks = append(chunks, kept)
+			}
+			<-done
 			if err != nil {
 				t.Fatalf("%s from %d: %v", name, start, err)
 			}
 			if start > int64(len(plain)) {
-				if end != start || len(out) != 0 {
-					t.Errorf("%s from past its end: end %d, %d chunks", name, end, len(out))
+				if end != start || len(chunks) != 0 {
+					t.Errorf("%s from past its end: end %d, %d chunks", name, end, len(chunks))
 				}
 				continue
 			}
-			if end != int64(len(plain)) {
-				t.Errorf("%s: end %d, want %d", name, end, len(plain))
-			}
 			var got bytes.Buffer
 			pos, skipped := start, 0
-			for ch := range out {
+			for _, ch := range chunks {
 				if !ch.Archive || ch.Start != pos || ch.Checkpoint.Offset != ch.Start+int64(len(ch.Data)) && ch.Skipped == 0 {
 					t.Fatalf("%s: chunk at %d (want %d), %d bytes, checkpoint %d", name, ch.Start, pos, len(ch.Data), ch.Checkpoint.Offset)
 				}
@@ -87,11 +106,14 @@ func TestStreamChunksAndCheckpoints(t *testing.T) {
 			var want bytes.Buffer
 			wantSkipped := 0
 			for _, l := range bytes.SplitAfter(plain[start:], []byte("\n")) {
-				if len(bytes.TrimSuffix(l, []byte("\n"))) > 200 {
+				if len(bytes.TrimSuffix(l, []byte("\n"))) > maxLine {
 					wantSkipped++
 					continue
 				}
 				want.Write(l)
+			}
+			if n := int64(bytes.Count(want.Bytes(), []byte("\n"))) + 1; c.Lines.Load() != n {
+				t.Errorf("%s from %d: %d lines counted, want %d", name, start, c.Lines.Load(), n)
 			}
 			if !bytes.Equal(got.Bytes(), want.Bytes()) || skipped != wantSkipped {
 				t.Errorf("%s from %d: %d bytes, %d skipped; want %d bytes, %d skipped", name, start, got.Len(), skipped, want.Len(), wantSkipped)

@@ -36,6 +36,15 @@ type Chunk struct {
 
 	buf  []byte    // the pooled read buffer Data is part of, if any
 	free *freeList // where buf goes back to
+
+	release func() // WithRelease's
+}
+
+// WithRelease returns c whose Release also calls release: a chunk made
+// outside a Tailer (a replay's) whose Data is a buffer its maker reuses.
+func (c Chunk) WithRelease(release func()) Chunk {
+	c.release = release
+	return c
 }
 
 // Release hands the read buffer behind c.Data back to the Tailer that sent
@@ -50,7 +59,10 @@ func (c *Chunk) Release() {
 	if c.free != nil {
 		c.free.put(c.buf)
 	}
-	c.Data, c.buf, c.free = nil, nil, nil
+	if c.release != nil {
+		c.release()
+	}
+	c.Data, c.buf, c.free, c.release = nil, nil, nil, nil
 }
 
 // Lines calls fn for each line in c.Data (without the trailing '\n') with the

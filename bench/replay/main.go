@@ -653,7 +653,7 @@ listen = ""
 site = %q
 paths = [%q]
 format = %q
-`, filepath.Join(dir, "state"), b.uri, dbName, b.o.maxOps, site, filepath.Join(dir, "live", "access.log"), format)), 0o600); err != nil {
+`, filepath.Join(dir, "state"), b.uri, dbName, b.o.maxOps, site, filepath.Join(dir, "live", "live.log"), format)), 0o600); err != nil {
 		return sample{}, dbFigures{}, err
 	}
 	defer b.client.Database(dbName).Drop(context.Background())
