@@ -28,21 +28,28 @@ func readBatch(sealed *bolt.Bucket) *Batch {
 		return nil
 	}
 	return &Batch{
-		ID:       string(sealed.Get(keyID)),
-		Keys:     int(getU64(sealed.Get(keyKeys))),
-		Hits:     getU64(sealed.Get(keyHits)),
-		Progress: bytes.Clone(sealed.Get(keyProgress)),
+		ID:         string(sealed.Get(keyID)),
+		Keys:       int(getU64(sealed.Get(keyKeys))),
+		Hits:       getU64(sealed.Get(keyHits)),
+		Progress:   bytes.Clone(sealed.Get(keyProgress)),
+		MinuteOnly: sealed.Get(keyMinuteOnly) != nil,
 	}
 }
 
 // Seal returns the batch in flight if there is one. Otherwise it moves all
 // pending counts into a new batch with a fresh random id, in one
 // transaction, and returns it. It returns nil when nothing is pending.
-func (b *Buffer) Seal() (*Batch, error) { return b.seal("", time.Now()) }
+func (b *Buffer) Seal() (*Batch, error) { return b.seal("", time.Now(), false) }
 
-// seal is Seal with the new batch's id (empty: random) and seal time
-// given.
-func (b *Buffer) seal(id string, at time.Time) (*Batch, error) {
+// SealMinuteOnly is Seal for a batch written to the minute buckets only:
+// its counts, once acknowledged, are added to the coarse counts, which the
+// next batch sealed by Seal carries to the daily and monthly buckets
+// (ScanCoarse). A batch already in flight is returned as it was sealed.
+func (b *Buffer) SealMinuteOnly() (*Batch, error) { return b.seal("", time.Now(), true) }
+
+// seal is Seal with the new batch's id (empty: random), seal time and
+// kind given.
+func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) {
 	var batch *Batch
 	var sealedNow bool
 	err := b.db.Update(func(tx *bolt.Tx) error {
@@ -53,7 +60,8 @@ func (b *Buffer) seal(id string, at time.Time) (*Batch, error) {
 		}
 		pending := tx.Bucket(bktPending)
 		keys, hits := getU64(pending.Get(keyKeys)), getU64(pending.Get(keyHits))
-		if keys == 0 && pending.Bucket(subMarks).Stats().KeyN == 0 {
+		coarse := pending.Bucket(subCoarse).Stats().KeyN > 0
+		if keys == 0 && pending.Bucket(subMarks).Stats().KeyN == 0 && (minuteOnly || !coarse) {
 			return nil
 		}
 		if err := pending.MoveBucket(subCounts, sealed); err != nil {
@@ -73,6 +81,9 @@ func (b *Buffer) seal(id string, at time.Time) (*Batch, error) {
 		if _, err := pending.CreateBucket(subMarks); err != nil {
 			return err
 		}
+		if err := sealCoarse(sealed, pending, minuteOnly, coarse); err != nil {
+			return err
+		}
 		if at.Sub(b.pruned) >= ledgerPruneEvery {
 			n, err := pruneLedger(tx, at.Add(-b.keep))
 			if err != nil {
@@ -83,7 +94,7 @@ func (b *Buffer) seal(id string, at time.Time) (*Batch, error) {
 			}
 			b.pruned = at
 		}
-		batch = &Batch{ID: cmp.Or(id, randomID(12)), Keys: int(keys), Hits: hits}
+		batch = &Batch{ID: cmp.Or(id, randomID(12)), Keys: int(keys), Hits: hits, MinuteOnly: minuteOnly}
 		if err := snapshotCheckpoints(tx, sealed, at); err != nil {
 			return err
 		}
@@ -111,6 +122,7 @@ func (b *Buffer) seal(id string, at time.Time) (*Batch, error) {
 		b.sealedBytes, b.pendingBytes = b.pendingBytes, 0
 		b.pendingKeys, b.pendingHits = 0, 0
 		b.mu.Unlock()
+		b.countCoarse()
 	}
 	return batch, nil
 }
@@ -120,11 +132,24 @@ func (b *Buffer) seal(id string, at time.Time) (*Batch, error) {
 // runs in one read transaction: key is valid only inside fn, and fn should
 // not do network I/O.
 func (b *Buffer) ScanBatch(id string, from []byte, fn func(key []byte, n uint64) bool) error {
+	return b.scan(id, false, from, fn)
+}
+
+// scan is ScanBatch (coarse false) and ScanCoarse.
+func (b *Buffer) scan(id string, coarse bool, from []byte, fn func(key []byte, n uint64) bool) error {
 	err := b.db.View(func(tx *bolt.Tx) error {
 		sealed := tx.Bucket(bktSealed)
 		sc := sealed.Bucket(subCounts)
 		if sc == nil || string(sealed.Get(keyID)) != id {
 			return fmt.Errorf("%w: %s", ErrNoBatch, id)
+		}
+		if coarse {
+			if sealed.Get(keyMinuteOnly) != nil {
+				return fmt.Errorf("batch %s is for the minute buckets only", id)
+			}
+			if co := sealed.Bucket(subCoarse); co != nil {
+				sc = co
+			}
 		}
 		c := sc.Cursor()
 		var k, v []byte
@@ -168,13 +193,18 @@ func (b *Buffer) Ack(id string) error {
 		if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {
 			return fmt.Errorf("%w: %s", ErrNoBatch, id)
 		}
-		if err := sealed.DeleteBucket(subCounts); err != nil {
-			return err
+		if sealed.Get(keyMinuteOnly) == nil { // else ackCoarse keeps them
+			if err := sealed.DeleteBucket(subCounts); err != nil {
+				return err
+			}
 		}
 		if err := ackSnapshot(tx, sealed); err != nil {
 			return err
 		}
 		if err := ackMarks(tx, sealed); err != nil {
+			return err
+		}
+		if err := ackCoarse(tx, sealed); err != nil {
 			return err
 		}
 		for _, k := range [][]byte{keyID, keyKeys, keyHits, keyProgress} {
@@ -190,5 +220,6 @@ func (b *Buffer) Ack(id string) error {
 	b.mu.Lock()
 	b.sealedBytes = 0
 	b.mu.Unlock()
+	b.countCoarse()
 	return nil
 }

@@ -92,6 +92,10 @@ type Batch struct {
 	Hits uint64
 	// Progress is the flusher's resume point, opaque to the buffer.
 	Progress []byte
+	// MinuteOnly is a batch whose counts go to the minute buckets only:
+	// once it is acknowledged they wait in the coarse counts for the next
+	// full batch (SealMinuteOnly).
+	MinuteOnly bool
 }
 
 // Buffer is an open buffer file. Its methods are safe for concurrent use.
@@ -111,6 +115,7 @@ type Buffer struct {
 	pendingHits  uint64
 	pendingBytes int64
 	sealedBytes  int64
+	coarseBytes  int64 // pending/coarse, sealed/coarse
 }
 
 // Open opens or creates the buffer file at path (and its directory).
@@ -199,6 +204,14 @@ func (b *Buffer) init(tx *bolt.Tx) error {
 	b.pendingKeys = int(getU64(pending.Get(keyKeys)))
 	b.pendingHits = getU64(pending.Get(keyHits))
 	b.pendingBytes = dataBytes(pc)
+	pco, err := pending.CreateBucketIfNotExists(subCoarse)
+	if err != nil {
+		return err
+	}
+	b.coarseBytes = dataBytes(pco)
+	if sco := sealed.Bucket(subCoarse); sco != nil {
+		b.coarseBytes += dataBytes(sco)
+	}
 	if sc := sealed.Bucket(subCounts); sc != nil {
 		b.sealedBytes = dataBytes(sc)
 	}
@@ -392,7 +405,7 @@ func (b *Buffer) Pending() (keys int, hits uint64) {
 func (b *Buffer) Size() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.pendingBytes + b.sealedBytes
+	return b.pendingBytes + b.sealedBytes + b.coarseBytes
 }
 
 // Full reports whether Size has reached Options.MaxSize (never, if it is

@@ -106,7 +106,7 @@ func TestLedgerPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Sealed two hours later: the entry, one hour old at most, expires.
-	if _, err := b.seal("", time.Now().Add(2*time.Hour)); err != nil {
+	if _, err := b.seal("", time.Now().Add(2*time.Hour), false); err != nil {
 		t.Fatal(err)
 	}
 	if n := b.LedgerLen(); n != 0 {

@@ -144,7 +144,7 @@ func (b *Buffer) Rebuild(acked Snapshot, cps map[string][]byte, counts map[strin
 		return fmt.Errorf("rebuild: %w", err)
 	}
 	if counts != nil {
-		batch, err := b.seal(inflight, since)
+		batch, err := b.seal(inflight, since, false)
 		if err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}

@@ -99,6 +99,10 @@ type Flush struct {
 	MaxOps int `toml:"max_ops"`
 	// MaxBackoff caps the retry delay while MongoDB is unreachable.
 	MaxBackoff Duration `toml:"max_backoff"`
+	// CoarseInterval, when not 0, writes the daily and monthly buckets
+	// only this often; the batches in between go to the minute buckets
+	// (see flusher.Config.CoarseInterval).
+	CoarseInterval Duration `toml:"coarse_interval"`
 }
 
 // Buckets is the [buckets] table: collection names.

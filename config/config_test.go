@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -412,5 +413,20 @@ func TestBucketLifecycleErrors(t *testing.T) {
 	// Preallocation off: its rate is not checked.
 	if _, err := Parse("t.toml", []byte("[buckets]\npreallocate = false\npreallocate_rate = 0.0\n[[source]]\nsite = \"a\"\npaths = [\"/a\"]\nformat = \"common\"\n")); err != nil {
 		t.Errorf("preallocate off, rate 0: %v", err)
+	}
+}
+
+func TestCoarseInterval(t *testing.T) {
+	src := "[flush]\ninterval = \"10s\"\ncoarse_interval = %q\n[[source]]\nsite = \"s\"\npaths = [\"/x\"]\nformat = \"common\"\n"
+	c, err := Parse("t.toml", fmt.Appendf(nil, src, "5m"))
+	if err != nil || c.Flush.CoarseInterval.D() != 5*time.Minute {
+		t.Fatalf("5m: %v, %v", c.Flush.CoarseInterval, err)
+	}
+	if c, err := Parse("t.toml", fmt.Appendf(nil, src, "0")); err != nil || c.Flush.CoarseInterval != 0 {
+		t.Fatalf("0: %v, %v", c.Flush.CoarseInterval, err)
+	}
+	_, err = Parse("t.toml", fmt.Appendf(nil, src, "5s"))
+	if err == nil || !strings.Contains(err.Error(), `t.toml:3: flush.coarse_interval: "5s": must be "0" (off) or at least flush.interval (10s)`) {
+		t.Fatalf("5s: %v", err)
 	}
 }

@@ -93,6 +93,9 @@ func (c *Config) Validate() error {
 	if c.Flush.MaxBackoff < Duration(10*time.Millisecond) {
 		bad("flush.max_backoff", "%q: must be at least 10ms", c.Flush.MaxBackoff)
 	}
+	if c.Flush.CoarseInterval != 0 && c.Flush.CoarseInterval < c.Flush.Interval {
+		bad("flush.coarse_interval", "%q: must be \"0\" (off) or at least flush.interval (%s)", c.Flush.CoarseInterval, c.Flush.Interval)
+	}
 	names := map[string]string{}
 	for _, b := range []struct{ field, name string }{
 		{"buckets.minute", c.Buckets.Minute}, {"buckets.daily", c.Buckets.Daily}, {"buckets.monthly", c.Buckets.Monthly},

@@ -78,6 +78,13 @@ type Config struct {
 	// Interval is how often Run seals pending counts and sends them.
 	// Default DefaultInterval.
 	Interval time.Duration
+	// CoarseInterval, when not zero, writes the daily and monthly buckets
+	// only every CoarseInterval: the batches in between go to the minute
+	// buckets only, and their counts wait in the buffer for the next full
+	// batch (buffer.SealMinuteOnly). Daily and monthly buckets then lag by
+	// up to CoarseInterval + Interval, and a fleet sends them a fraction
+	// of the updates (docs/scaling.md). Zero: every batch is full.
+	CoarseInterval time.Duration
 	// MaxOps is the number of bucket updates per bulk write. Default
 	// DefaultMaxOps.
 	MaxOps int
@@ -160,6 +167,9 @@ type Flusher struct {
 	colls      [3]*mongo.Collection // by pass
 	applied    string               // "applied.<instance>"
 	interval   time.Duration
+	coarse     time.Duration // Config.CoarseInterval
+	lastFull   time.Time     // when the last full batch was sealed (under mu)
+	draining   bool          // Drain: every batch is full (under mu)
 	maxOps     int
 	chunkOps   int // current chunk size: halved after a timed-out chunk, doubled after regrowAfter written ones
 	chunksOK   int // chunks written since chunkOps last changed
@@ -225,6 +235,7 @@ func New(cfg Config) (*Flusher, error) {
 		user:       cfg.User,
 		applied:    "applied." + cfg.Buffer.InstanceID(),
 		interval:   cmp.Or(cfg.Interval, DefaultInterval),
+		coarse:     cfg.CoarseInterval,
 		maxOps:     cmp.Or(cfg.MaxOps, DefaultMaxOps),
 		maxBackoff: cmp.Or(cfg.MaxBackoff, DefaultMaxBackoff),
 		timeout:    cmp.Or(cfg.Timeout, DefaultTimeout),
@@ -395,6 +406,14 @@ func (f *Flusher) tick(ctx context.Context) error {
 // case it returns ctx's error and the buffer keeps everything not written.
 // Do not call it while Run is running.
 func (f *Flusher) Drain(ctx context.Context) error {
+	f.mu.Lock()
+	f.draining = true
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.draining = false
+		f.mu.Unlock()
+	}()
 	more := true
 	ok := f.retry(ctx, "drain", func(ctx context.Context) error {
 		for more {
@@ -446,6 +465,21 @@ func (f *Flusher) retry(ctx context.Context, what string, fn func(context.Contex
 	}
 }
 
+// seal seals a full batch, or with a coarse interval a minute-only one
+// until the interval has passed since the last full one (the first batch
+// of a run, and every batch while draining, are full).
+func (f *Flusher) seal() (*buffer.Batch, error) {
+	now := f.clock.Now()
+	if f.coarse > 0 && !f.draining && !f.lastFull.IsZero() && now.Sub(f.lastFull) < f.coarse {
+		return f.buf.SealMinuteOnly()
+	}
+	batch, err := f.buf.Seal()
+	if err == nil && batch != nil && !batch.MinuteOnly {
+		f.lastFull = now
+	}
+	return batch, err
+}
+
 // Kick makes Run flush now rather than at the end of its interval (a
 // replay that has read everything and waits for its acknowledgement). It
 // never blocks; kicks while a flush runs make one more.
@@ -463,7 +497,7 @@ func (f *Flusher) Kick() {
 func (f *Flusher) Flush(ctx context.Context) (sent bool, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	batch, err := f.buf.Seal()
+	batch, err := f.seal()
 	if err != nil {
 		return false, fmt.Errorf("flush: %w", err)
 	}

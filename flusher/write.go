@@ -33,9 +33,17 @@ func encodeProgress(p pass, next []byte) []byte {
 // progress on.
 func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 	p, from := decodeProgress(batch.Progress)
-	for chunk := 1; p < donePass; chunk++ {
+	last := donePass
+	if batch.MinuteOnly {
+		last = dailyPass // its counts wait for a full batch
+	}
+	for chunk := 1; p < last; chunk++ {
 		f.ch.reset(p, f.chunkOps)
-		if err := f.buf.ScanBatch(batch.ID, from, f.ch.add); err != nil {
+		scan := f.buf.ScanBatch
+		if p != minutePass {
+			scan = f.buf.ScanCoarse
+		}
+		if err := scan(batch.ID, from, f.ch.add); err != nil {
 			return err
 		}
 		if f.ch.err != nil {

@@ -195,11 +195,12 @@ func pipelineConfig(cfg config.Config, log *slog.Logger, db *mongo.Database) pip
 			Collections: flusher.Collections{
 				Minute: cfg.Buckets.Minute, Daily: cfg.Buckets.Daily, Monthly: cfg.Buckets.Monthly,
 			},
-			Interval:   cfg.Flush.Interval.D(),
-			MaxOps:     cfg.Flush.MaxOps,
-			MaxBackoff: cfg.Flush.MaxBackoff.D(),
-			Timeout:    cfg.Mongo.Timeout.D(),
-			User:       cfg.Mongo.User(),
+			Interval:       cfg.Flush.Interval.D(),
+			MaxOps:         cfg.Flush.MaxOps,
+			MaxBackoff:     cfg.Flush.MaxBackoff.D(),
+			CoarseInterval: cfg.Flush.CoarseInterval.D(),
+			Timeout:        cfg.Mongo.Timeout.D(),
+			User:           cfg.Mongo.User(),
 			Retention: flusher.Retention{
 				Minute:  cfg.Buckets.MinuteRetention.D(),
 				Daily:   cfg.Buckets.DailyRetention.D(),

@@ -1,0 +1,97 @@
+package buffer
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func scanAll(t *testing.T, b *Buffer, id string, coarse bool) map[string]uint64 {
+	t.Helper()
+	out := map[string]uint64{}
+	scan := b.ScanBatch
+	if coarse {
+		scan = b.ScanCoarse
+	}
+	if err := scan(id, nil, func(k []byte, n uint64) bool { out[string(k)] = n; return true }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Minute-only batches' counts wait, once acknowledged, for the next full
+// batch, which carries them with its own to the daily and monthly passes.
+func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
+	b, err := Open(filepath.Join(t.TempDir(), "b.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	k := func(page string, sec int64) string { return string(AppendKey(nil, []byte("s"), []byte(page), sec)) }
+	if err := b.Commit(map[string]uint64{k("/a", 60): 2, k("/b", 61): 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := b.SealMinuteOnly()
+	if err != nil || m == nil || !m.MinuteOnly {
+		t.Fatalf("minute-only batch %+v, %v", m, err)
+	}
+	if err := b.ScanCoarse(m.ID, nil, func([]byte, uint64) bool { return true }); err == nil {
+		t.Error("a minute-only batch has coarse counts")
+	}
+	if again, _ := b.Seal(); again == nil || again.ID != m.ID || !again.MinuteOnly {
+		t.Errorf("the batch in flight changed kind: %+v", again)
+	}
+	if err := b.Ack(m.ID); err != nil {
+		t.Fatal(err)
+	}
+	if keys, hits := b.Coarse(); keys != 2 || hits != 3 {
+		t.Fatalf("coarse %d keys %d hits, want 2 and 3", keys, hits)
+	}
+	// Nothing pending: a minute-only seal has nothing to do; a full one
+	// carries the waiting counts.
+	if none, err := b.SealMinuteOnly(); none != nil || err != nil {
+		t.Fatalf("minute-only seal of nothing: %+v, %v", none, err)
+	}
+	if err := b.Commit(map[string]uint64{k("/a", 60): 5, k("/c", 120): 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	full, err := b.Seal()
+	if err != nil || full == nil || full.MinuteOnly {
+		t.Fatalf("full batch %+v, %v", full, err)
+	}
+	if got, want := scanAll(t, b, full.ID, false), map[string]uint64{k("/a", 60): 5, k("/c", 120): 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("minute pass %v, want %v", got, want)
+	}
+	if got, want := scanAll(t, b, full.ID, true), map[string]uint64{k("/a", 60): 7, k("/b", 61): 1, k("/c", 120): 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("daily and monthly passes %v, want %v", got, want)
+	}
+	if keys, _ := b.Coarse(); keys != 0 {
+		t.Errorf("%d coarse keys still waiting after the full seal", keys)
+	}
+	if err := b.Ack(full.ID); err != nil {
+		t.Fatal(err)
+	}
+	if keys, _ := b.Coarse(); keys != 0 {
+		t.Errorf("%d coarse keys after the full batch", keys)
+	}
+	// A full batch with nothing waiting reads its own counts.
+	if err := b.Commit(map[string]uint64{k("/d", 180): 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := b.Seal()
+	if got := scanAll(t, b, plain.ID, true); len(got) != 1 || got[k("/d", 180)] != 1 {
+		t.Errorf("full batch without coarse counts: %v", got)
+	}
+	// Only coarse counts waiting: a full seal still makes a batch.
+	b.Ack(plain.ID)
+	b.Commit(map[string]uint64{k("/e", 240): 4}, nil)
+	m, _ = b.SealMinuteOnly()
+	b.Ack(m.ID)
+	last, err := b.Seal()
+	if err != nil || last == nil || last.Keys != 0 {
+		t.Fatalf("full seal of the waiting counts only: %+v, %v", last, err)
+	}
+	if got := scanAll(t, b, last.ID, true); got[k("/e", 240)] != 4 {
+		t.Errorf("coarse counts of the last batch: %v", got)
+	}
+}
