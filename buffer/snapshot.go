@@ -1,6 +1,7 @@
 package buffer
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"maps"
@@ -30,7 +31,19 @@ type Snapshot struct {
 	// takes them) at that moment: every line before them is counted in
 	// this batch or an earlier one, none after them.
 	Checkpoints map[string][]byte
+	// MinuteOnly: the batch goes to the minute buckets only (see
+	// SealMinuteOnly). Set by SealedSnapshot.
+	MinuteOnly bool
 }
+
+// The snapshot of the last acknowledged full batch: where the counts in
+// the daily and monthly buckets end (with a coarse interval, the minute
+// buckets' end later).
+var (
+	subCoarseSnap   = []byte("coarse_checkpoints") // in meta
+	keyCoarseID     = []byte("coarse_batch")       // in meta
+	keyCoarseSealed = []byte("coarse_sealed_at")   // in meta
+)
 
 // snapshotCheckpoints copies the checkpoints into the batch being sealed.
 func snapshotCheckpoints(tx *bolt.Tx, sealed *bolt.Bucket, at time.Time) error {
@@ -68,6 +81,15 @@ func ackSnapshot(tx *bolt.Tx, sealed *bolt.Bucket) error {
 	if err := sealed.MoveBucket(subSnapshot, meta); err != nil {
 		return err
 	}
+	if sealed.Get(keyMinuteOnly) == nil { // a full batch: the daily and monthly counts end here too
+		cs := readSnapshot(meta, sealed.Get(keyID))
+		if v := sealed.Get(keySealedAt); len(v) == 8 {
+			cs.SealedAt = time.Unix(0, int64(binary.BigEndian.Uint64(v)))
+		}
+		if err := putCoarseSnapshot(meta, cs); err != nil {
+			return err
+		}
+	}
 	if err := meta.Put(keyAckedID, sealed.Get(keyID)); err != nil {
 		return err
 	}
@@ -103,6 +125,7 @@ func (b *Buffer) SealedSnapshot() (Snapshot, error) {
 		sealed := tx.Bucket(bktSealed)
 		if sealed.Bucket(subCounts) != nil {
 			s = readSnapshot(sealed, sealed.Get(keyID))
+			s.MinuteOnly = sealed.Get(keyMinuteOnly) != nil
 		}
 		return nil
 	})
@@ -110,6 +133,54 @@ func (b *Buffer) SealedSnapshot() (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("read sealed snapshot: %w", err)
 	}
 	return s, nil
+}
+
+// CoarseSnapshot returns the snapshot of the last acknowledged full batch:
+// where the counts of the daily and monthly buckets end. Batch is empty
+// when none is known (no full batch acknowledged by this buffer yet).
+func (b *Buffer) CoarseSnapshot() (Snapshot, error) {
+	var s Snapshot
+	err := b.db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bktMeta)
+		id := meta.Get(keyCoarseID)
+		if id == nil || meta.Bucket(subCoarseSnap) == nil {
+			return nil
+		}
+		s = Snapshot{Batch: string(id), Checkpoints: map[string][]byte{}}
+		if v := meta.Get(keyCoarseSealed); len(v) == 8 {
+			s.SealedAt = time.Unix(0, int64(binary.BigEndian.Uint64(v)))
+		}
+		return meta.Bucket(subCoarseSnap).ForEach(func(k, v []byte) error {
+			s.Checkpoints[string(k)] = bytes.Clone(v)
+			return nil
+		})
+	})
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("read coarse snapshot: %w", err)
+	}
+	return s, nil
+}
+
+// putCoarseSnapshot stores s as the last acknowledged full batch's.
+func putCoarseSnapshot(meta *bolt.Bucket, s Snapshot) error {
+	if meta.Bucket(subCoarseSnap) != nil {
+		if err := meta.DeleteBucket(subCoarseSnap); err != nil {
+			return err
+		}
+	}
+	snap, err := meta.CreateBucket(subCoarseSnap)
+	if err != nil {
+		return err
+	}
+	for k, v := range s.Checkpoints {
+		if err := snap.Put([]byte(k), v); err != nil {
+			return err
+		}
+	}
+	if err := meta.Put(keyCoarseID, []byte(s.Batch)); err != nil {
+		return err
+	}
+	return meta.Put(keyCoarseSealed, u64(uint64(s.SealedAt.UnixNano())))
 }
 
 // AckedSnapshot returns the snapshot of the last acknowledged batch: where
@@ -137,14 +208,49 @@ func (b *Buffer) AckedSnapshot() (Snapshot, error) {
 // batch the lost buffer had in flight, rebuilt), whose snapshot is cps,
 // sealed at since (the lost batch's own seal time).
 func (b *Buffer) Rebuild(acked Snapshot, cps map[string][]byte, counts map[string]uint64, inflight string, since time.Time) error {
+	return b.RebuildCoarse(acked, cps, counts, inflight, since, Coarse{})
+}
+
+// Coarse is what RebuildCoarse restores of the coarse counts (see
+// SealMinuteOnly).
+type Coarse struct {
+	// Snapshot is where the daily and monthly counts end: the last
+	// acknowledged full batch's snapshot.
+	Snapshot Snapshot
+	// Counts are the counts acknowledged in the minute buckets only,
+	// waiting for a full batch (re-read from Snapshot on).
+	Counts map[string]uint64
+	// MinuteOnly: the batch in flight was minute-only.
+	MinuteOnly bool
+}
+
+// RebuildCoarse is Rebuild for a lost buffer that wrote the daily and
+// monthly buckets less often than the minute ones: c.Counts wait in the
+// coarse counts (a full batch in flight takes them at once, as its seal
+// did), and c.Snapshot is where the daily and monthly counts end.
+func (b *Buffer) RebuildCoarse(acked Snapshot, cps map[string][]byte, counts map[string]uint64, inflight string, since time.Time, c Coarse) error {
 	if counts != nil && inflight == "" {
 		return fmt.Errorf("rebuild: counts without a batch id")
+	}
+	if len(c.Counts) > 0 {
+		err := b.db.Update(func(tx *bolt.Tx) error {
+			pc := tx.Bucket(bktPending).Bucket(subCoarse)
+			for k, n := range c.Counts {
+				if err := pc.Put([]byte(k), u64(n)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
 	}
 	if err := b.Commit(counts, cps); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
 	if counts != nil {
-		batch, err := b.seal(inflight, since, false)
+		batch, err := b.seal(inflight, since, c.MinuteOnly)
 		if err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}
@@ -152,6 +258,13 @@ func (b *Buffer) Rebuild(acked Snapshot, cps map[string][]byte, counts map[strin
 			return fmt.Errorf("rebuild: batch %s not sealed (nothing counted?)", inflight)
 		}
 	}
+	if c.Snapshot.Batch != "" {
+		err := b.db.Update(func(tx *bolt.Tx) error { return putCoarseSnapshot(tx.Bucket(bktMeta), c.Snapshot) })
+		if err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	b.countCoarse()
 	err := b.db.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bktMeta)
 		if acked.Batch != "" {

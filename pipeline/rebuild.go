@@ -31,6 +31,7 @@ type rebuildStats struct {
 	ReadBytes     int64  // bytes re-read to rebuild the batch in flight
 	LostBytes     int64  // bytes of the batch in flight that could not be re-read
 	Hits          uint64 // hits of the rebuilt batch
+	CoarseHits    uint64 // hits re-read for the daily and monthly buckets only (flush.coarse_interval)
 	WaitedOnLease bool
 }
 
@@ -97,9 +98,13 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 	if err != nil {
 		return false, st, err
 	}
+	coarseAt, err := decodeRecord(rec.Coarse)
+	if err != nil {
+		return false, st, err
+	}
 	// Find every file again; on a rebuilt host its identity may differ.
 	located := map[string]tailer.Located{}
-	for _, set := range []map[string]tailer.Checkpoint{to, from} {
+	for _, set := range []map[string]tailer.Checkpoint{to, from, coarseAt} {
 		for k, cp := range set {
 			if _, done := located[k]; done {
 				continue
@@ -117,12 +122,38 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 	}
 
 	var counts map[string]uint64
-	if rec.Batch != "" && !rec.Acked {
+	inFlight := rec.Batch != "" && !rec.Acked
+	if inFlight {
 		counts, err = reread(cfg, to, from, located, &st, log)
 		if err != nil {
 			return false, st, err
 		}
 		st.Batch = rec.Batch
+	}
+	// With flush.coarse_interval, the daily and monthly buckets end
+	// earlier than the minute ones: at the last acknowledged full batch.
+	// The counts after it that the minute buckets acknowledged wait again
+	// in the coarse counts (a full batch in flight takes them, as its seal
+	// did). A full batch acknowledged is where both end.
+	var co buffer.Coarse
+	if rec.CoarseBatch != "" && (inFlight || rec.MinuteOnly) {
+		ackedAt, ackedBatch := to, rec.Batch
+		if inFlight {
+			ackedAt, ackedBatch = from, rec.FromBatch
+		}
+		if rec.CoarseBatch != ackedBatch {
+			before := st.Hits
+			if co.Counts, err = reread(cfg, ackedAt, coarseAt, located, &st, log); err != nil {
+				return false, st, err
+			}
+			st.CoarseHits, st.Hits = st.Hits-before, before
+		}
+		enc, _, _, err := encodeLocated(coarseAt, located)
+		if err != nil {
+			return false, st, err
+		}
+		co.Snapshot = buffer.Snapshot{Batch: rec.CoarseBatch, SealedAt: rec.CoarseSealedAt, Checkpoints: enc}
+		co.MinuteOnly = inFlight && rec.MinuteOnly
 	}
 	tmp := cfg.BufferPath + ".rebuild"
 	os.Remove(tmp)
@@ -147,12 +178,20 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 		return false, st, err
 	}
 	acked := buffer.Snapshot{Batch: rec.Batch, SealedAt: rec.SealedAt, Checkpoints: toEnc}
-	if len(counts) > 0 {
+	if len(counts) > 0 || inFlight && !co.MinuteOnly && len(co.Counts) > 0 {
+		// The batch in flight, rebuilt under its own id (a full one may
+		// hold only the coarse counts).
 		acked = buffer.Snapshot{Batch: rec.FromBatch, SealedAt: rec.FromSealedAt, Checkpoints: fromEnc}
+		if counts == nil {
+			counts = map[string]uint64{}
+		}
 	} else {
 		counts = nil
 	}
-	err = b.Rebuild(acked, toEnc, counts, rec.Batch, rec.SealedAt)
+	if !rec.MinuteOnly && rec.Acked && rec.Batch != "" {
+		co.Snapshot = acked // a full batch acknowledged: the daily and monthly counts end there too
+	}
+	err = b.RebuildCoarse(acked, toEnc, counts, rec.Batch, rec.SealedAt, co)
 	if cerr := b.Close(); err == nil {
 		err = cerr
 	}
@@ -168,7 +207,7 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 		d.Close()
 	}
 	args := []any{"files", st.Files, "found_elsewhere", st.Remapped, "not_found", st.Missing,
-		"batch_in_flight", st.Batch, "reread_bytes", st.ReadBytes, "rebuilt_hits", st.Hits}
+		"batch_in_flight", st.Batch, "reread_bytes", st.ReadBytes, "rebuilt_hits", st.Hits, "coarse_hits", st.CoarseHits}
 	if st.LostBytes > 0 || st.Missing > 0 {
 		log.Error("state rebuilt from MongoDB's record, but some files were not found: lines in them not yet counted are lost",
 			append(args, "lost_bytes_of_batch_in_flight", st.LostBytes)...)

@@ -190,3 +190,75 @@ func TestSecondDaemonWithSameInstanceRefused(t *testing.T) {
 	}
 	t.Logf("refused: %v", err)
 }
+
+// TestStateDirLostWithCoarseInterval: with flush.coarse_interval, the
+// minute buckets run ahead of the daily and monthly ones, and the counts
+// in between wait in the buffer. When the state dir is lost, the rebuild
+// re-reads them from where the daily and monthly counts end (the record's
+// coarse position), so every level ends exact.
+func TestStateDirLostWithCoarseInterval(t *testing.T) {
+	dir := t.TempDir()
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	a := site{"a.test", filepath.Join(dir, "a.log")}
+	a.appendLines(t, 0, 60)
+	cfg := recorded(dir, db, a)
+	cfg.Flush.CoarseInterval = time.Hour // only each run's first batch (and a drain) is full
+	r := startRun(t, cfg)
+	waitFor(t, "60 hits in the daily buckets", func() bool { return dailyTotal(t, db) == 60 })
+	a.appendLines(t, 60, 40) // minute-only batches: in the minute buckets, waiting for the others
+	waitFor(t, "100 hits in the minute buckets", func() bool { return minuteTotal(t, db) == 100 })
+	if d := dailyTotal(t, db); d != 60 {
+		t.Fatalf("daily total %d before a full batch, want 60", d)
+	}
+	a.appendLines(t, 100, 15) // maybe in a batch in flight when MongoDB goes
+	time.Sleep(100 * time.Millisecond)
+	srv.Stop() // the stop's drain cannot write the full batch
+	r.stop()
+	srv.Resume()
+	if err := os.RemoveAll(filepath.Join(dir, "state")); err != nil {
+		t.Fatal(err)
+	}
+	rec := readRecord(t, srv.Direct(db.Name()))
+	t.Logf("record: batch %s acked %v minute-only %v, coarse batch %s", rec.Batch, rec.Acked, rec.MinuteOnly, rec.CoarseBatch)
+	if rec.CoarseBatch == "" {
+		t.Fatal("the record holds no coarse position")
+	}
+	a.appendLines(t, 115, 10)
+	r = startRun(t, cfg) // its first batch is full: every level catches up
+	waitFor(t, "125 hits at every level", func() bool {
+		c := bucketcheck.Read(t, db)
+		return c.MonthTotal >= 125 && dailyTotal(t, db) >= 125 && minuteTotal(t, db) >= 125
+	})
+	time.Sleep(300 * time.Millisecond) // a double count would show now
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	want, got := countAll(t, a), bucketcheck.Read(t, db)
+	if res := bucketcheck.CompareAll(t, want, got); !res.Exact() || got.MonthTotal != 125 {
+		t.Errorf("after the rebuild: %d hits in MongoDB, files %d; %v", got.MonthTotal, want.Hits, res)
+	}
+}
+
+// total sums field over coll's documents.
+func total(t *testing.T, db *mongo.Database, coll, field string) int64 {
+	t.Helper()
+	cur, err := db.Collection(coll).Find(context.Background(), bson.D{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []bson.M
+	if err := cur.All(context.Background(), &docs); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, d := range docs {
+		if v, ok := d[field].(int64); ok {
+			n += v
+		}
+	}
+	return n
+}
+
+func dailyTotal(t *testing.T, db *mongo.Database) int64  { return total(t, db, "daily", "daily") }
+func minuteTotal(t *testing.T, db *mongo.Database) int64 { return total(t, db, "minutes", "totalViews") }

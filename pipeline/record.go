@@ -39,8 +39,14 @@ func (r *recorder) Begin(ctx context.Context, sealed, acked buffer.Snapshot) err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return r.store.Begin(ctx, r.buf.InstanceID(), sealed.Batch, sealed.SealedAt, toRecord(sealed.Checkpoints),
-		acked.Batch, acked.SealedAt, toRecord(acked.Checkpoints))
+	coarse, err := r.buf.CoarseSnapshot()
+	if err != nil {
+		return err
+	}
+	return r.store.BeginCoarse(ctx, r.buf.InstanceID(), sealed.Batch, sealed.SealedAt, toRecord(sealed.Checkpoints),
+		acked.Batch, acked.SealedAt, toRecord(acked.Checkpoints), progress.CoarseRecord{
+			MinuteOnly: sealed.MinuteOnly, Batch: coarse.Batch, SealedAt: coarse.SealedAt, At: toRecord(coarse.Checkpoints),
+		})
 }
 
 // keep takes the lease (a restart of the same buffer takes it at once;

@@ -67,6 +67,16 @@ type Record struct {
 	FromSealedAt time.Time `bson:"from_sealed_at"`
 	// To is where Batch's counts end.
 	To []Checkpoint `bson:"to"`
+	// MinuteOnly: Batch goes to the minute buckets only; its counts wait
+	// in the buffer for a full batch (flush.coarse_interval).
+	MinuteOnly bool `bson:"minute_only,omitempty"`
+	// Coarse is where the counts of the daily and monthly buckets end when
+	// Batch began: the last acknowledged full batch's position
+	// (CoarseBatch, sealed at CoarseSealedAt). Empty when the buffer knew
+	// none (then they end where the minute buckets' do).
+	Coarse         []Checkpoint `bson:"coarse,omitempty"`
+	CoarseBatch    string       `bson:"coarse_batch,omitempty"`
+	CoarseSealedAt time.Time    `bson:"coarse_sealed_at,omitzero"`
 	// Lease is the running daemon's lease.
 	Lease Lease `bson:"lease"`
 	// Updated is when the record was last written.
@@ -160,6 +170,21 @@ func (s *Store) Load(ctx context.Context) (*Record, error) {
 // run holds the lease.
 func (s *Store) Begin(ctx context.Context, bufferID, batch string, sealedAt time.Time, to []Checkpoint,
 	fromBatch string, fromSealedAt time.Time, from []Checkpoint) error {
+	return s.BeginCoarse(ctx, bufferID, batch, sealedAt, to, fromBatch, fromSealedAt, from, CoarseRecord{})
+}
+
+// CoarseRecord is what BeginCoarse records of the coarse counts (Record's
+// MinuteOnly, Coarse, CoarseBatch and CoarseSealedAt).
+type CoarseRecord struct {
+	MinuteOnly bool
+	Batch      string
+	SealedAt   time.Time
+	At         []Checkpoint
+}
+
+// BeginCoarse is Begin with the coarse counts' position.
+func (s *Store) BeginCoarse(ctx context.Context, bufferID, batch string, sealedAt time.Time, to []Checkpoint,
+	fromBatch string, fromSealedAt time.Time, from []Checkpoint, c CoarseRecord) error {
 	return s.update(ctx, "begin batch", bson.D{
 		{Key: "buffer_id", Value: bufferID},
 		{Key: "batch", Value: batch},
@@ -169,6 +194,10 @@ func (s *Store) Begin(ctx context.Context, bufferID, batch string, sealedAt time
 		{Key: "from_batch", Value: fromBatch},
 		{Key: "from_sealed_at", Value: fromSealedAt},
 		{Key: "to", Value: nonNil(to)},
+		{Key: "minute_only", Value: c.MinuteOnly},
+		{Key: "coarse", Value: nonNil(c.At)},
+		{Key: "coarse_batch", Value: c.Batch},
+		{Key: "coarse_sealed_at", Value: c.SealedAt},
 	})
 }
 

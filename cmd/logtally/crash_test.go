@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -51,7 +52,19 @@ func TestCrashAndRotation(t *testing.T) {
 	if s := os.Getenv("LOGTALLY_CRASH_SEED"); s != "" {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
-	t.Logf("seed %d", seed)
+	// Every other seed writes the daily and monthly buckets only every
+	// 400 ms (flush.coarse_interval): minute-only batches, coarse counts
+	// waiting in the buffer, their rebuild when the state dir is removed.
+	coarse := "0"
+	if seed%2 == 1 {
+		coarse = "400ms"
+	}
+	if c := os.Getenv("LOGTALLY_CRASH_COARSE"); c != "" {
+		coarse = c
+	}
+	b, _ := os.ReadFile(conf)
+	os.WriteFile(conf, []byte(strings.Replace(string(b), "[flush]\n", "[flush]\ncoarse_interval = \""+coarse+"\"\n", 1)), 0o600)
+	t.Logf("seed %d, flush.coarse_interval %s", seed, coarse)
 	w := &writer{dir: logs, rng: rand.New(rand.NewPCG(seed, 2))}
 	w.open(t)
 	ctx, stopWriting := context.WithCancel(context.Background())
