@@ -260,5 +260,7 @@ func total(t *testing.T, db *mongo.Database, coll, field string) int64 {
 	return n
 }
 
-func dailyTotal(t *testing.T, db *mongo.Database) int64  { return total(t, db, "daily", "daily") }
-func minuteTotal(t *testing.T, db *mongo.Database) int64 { return total(t, db, "minutes", "totalViews") }
+func dailyTotal(t *testing.T, db *mongo.Database) int64 { return total(t, db, "daily", "daily") }
+func minuteTotal(t *testing.T, db *mongo.Database) int64 {
+	return total(t, db, "minutes", "totalViews")
+}
