@@ -36,6 +36,10 @@ type Status struct {
 	// MongoDB, the batch in flight included (as in Stats).
 	PendingKeys int    `json:"pending_keys"`
 	PendingHits uint64 `json:"pending_hits"`
+	// CoarseHits are hits acknowledged in the minute buckets and waiting
+	// for a full batch to reach the daily and monthly ones
+	// (flush.coarse_interval).
+	CoarseHits uint64 `json:"coarse_hits,omitempty"`
 	// InFlight is the sealed batch being written, or nil.
 	InFlight *BatchStatus `json:"in_flight"`
 	// LastAcked is the last batch MongoDB acknowledged, or nil.
@@ -135,6 +139,7 @@ func ReadStatus(buf *buffer.Buffer) (Status, error) {
 		return Status{}, err
 	}
 	st.PendingKeys, st.PendingHits = buf.Pending()
+	_, st.CoarseHits = buf.Coarse()
 	sealed, err := buf.Sealed()
 	if err != nil {
 		return Status{}, err

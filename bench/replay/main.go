@@ -9,7 +9,7 @@
 //     the child's rusage) and peak RSS; `replay -dry-run` on the same file
 //     (CPU); `zcat` / `zstd -dc` alone on the compressed ones (wall and CPU);
 //     the database operations the replay issued (from its summary line
-//     "database: ops=N updates=U inserts=I finds=F buckets=B") next to one
+//     "database: ops=N updates=U inserts=I finds=F bucket_writes=B") next to one
 //     upsert per hit (a daily and a monthly one: 2 per hit); and the hits
 //     found in the monthly buckets afterwards.
 //   - eight gzip files (different days, same size) replayed together
@@ -314,7 +314,7 @@ func run(o settings) error {
 
 // printDB prints a replay's database figures.
 func printDB(db dbFigures) {
-	fmt.Printf("%-28s ops=%d updates=%d inserts=%d finds=%d buckets=%d; one upsert per hit: %s ops\n", "database:",
+	fmt.Printf("%-28s ops=%d updates=%d inserts=%d finds=%d bucket_writes=%d; one upsert per hit: %s ops\n", "database:",
 		db.ops, db.updates, db.inserts, db.finds, db.buckets, group(opsPerHitOneByOne*db.hits))
 	fmt.Printf("%-28s %s hits in the monthly buckets, %s in the summary\n", "check:", group(db.inDB), group(db.hits))
 }
@@ -604,7 +604,7 @@ type dbFigures struct {
 }
 
 var (
-	dbLineRe = regexp.MustCompile(`(?m)database: ops=(\d+) updates=(\d+) inserts=(\d+) finds=(\d+) buckets=(\d+)`)
+	dbLineRe = regexp.MustCompile(`(?m)database: ops=(\d+) updates=(\d+) inserts=(\d+) finds=(\d+) bucket_writes=(\d+)`)
 	// hits: "lines: N, hits: H, in ..." (the replay's summary) or a
 	// "hits  1,234" row (the dry run's).
 	hitsRe = regexp.MustCompile(`(?m)(?:\bhits: |^\s*hits\s+)([\d,]+)`)

@@ -248,9 +248,9 @@ func printReplaySummary(w io.Writer, s *pipeline.ReplaySummary, where string, el
 		}
 		fmt.Fprintf(w, "not counted: %s\n", strings.Join(parts, ", "))
 	}
-	buckets := s.Updates - min(s.Updates, s.Inserts) // a missing bucket takes two updates and an insert
-	fmt.Fprintf(w, "database: ops=%d updates=%d inserts=%d finds=%d buckets=%d\n",
-		s.Updates+s.Inserts+s.Finds, s.Updates, s.Inserts, s.Finds, buckets)
+	writes := s.Updates - min(s.Updates, s.Inserts) // a bucket found takes one update; a missing one two and an insert
+	fmt.Fprintf(w, "database: ops=%d updates=%d inserts=%d finds=%d bucket_writes=%d\n",
+		s.Updates+s.Inserts+s.Finds, s.Updates, s.Inserts, s.Finds, writes)
 	if s.Hits > 0 {
 		fmt.Fprintf(w, "one upsert per hit (a daily and a monthly) would be %d operations: %.0fx more\n",
 			2*s.Hits, float64(2*s.Hits)/float64(max(1, s.Updates+s.Inserts+s.Finds)))

@@ -153,6 +153,9 @@ func printState(w io.Writer, st pipeline.Status, cfg *config.Config, now time.Ti
 	}
 	fmt.Fprintf(w, "last commit  %s\n", at(st.LastCommit))
 	fmt.Fprintf(w, "pending      %d keys, %d hits not yet acknowledged by MongoDB (the batch in flight included)\n", st.PendingKeys, st.PendingHits)
+	if st.CoarseHits > 0 {
+		fmt.Fprintf(w, "coarse       %d hits in the minute buckets, waiting for the next full batch to reach the daily and monthly ones\n", st.CoarseHits)
+	}
 	if b := st.InFlight; b != nil {
 		fmt.Fprintf(w, "in flight    batch %s: %d keys, %d hits, sealed %s, resume: %s\n", b.ID, b.Keys, b.Hits, at(b.SealedAt), b.Resume)
 	} else {
