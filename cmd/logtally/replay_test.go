@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -204,5 +205,37 @@ func TestReplayCompressed(t *testing.T) {
 	}
 	if summaryValue(t, want, "lines") != "200" {
 		t.Fatalf("plain file: lines %s, want 200", summaryValue(t, want, "lines"))
+	}
+}
+
+// -since and -until keep the hits inside the window; the others are
+// filtered by reason "window". Bad values are usage errors.
+func TestReplayWindow(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "access.log")
+	os.WriteFile(plain, []byte(replayLines), 0o644)
+	var out, errb bytes.Buffer
+	err := cmdReplay([]string{"-dry-run", "-site", "example.com", "-format", "combined",
+		"-since", "2015-05-17T10:05:04Z", "-until", "2015-05-17T10:06:01Z", plain}, &out, &errb)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	// Of the 5 good hits, 10:05:03 (two) and 10:06:01 fall outside.
+	for name, want := range map[string]string{"hits": "2", "  filtered: window": "3"} {
+		if got := summaryValue(t, out.String(), name); got != want {
+			t.Errorf("%s = %s, want %s\n%s", name, got, want, out.String())
+		}
+	}
+	for _, args := range [][]string{
+		{"-since", "yesterday"},
+		{"-since", "2015-05-18", "-until", "2015-05-17"},
+	} {
+		err := cmdReplay(append(append([]string{"-dry-run", "-site", "s", "-format", "combined"}, args...), plain), &out, &errb)
+		if _, ok := err.(usageError); !ok {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+	if got, _ := parseWhen("since", "2026-11-23"); !got.Equal(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("a date is its UTC midnight: %v", got)
 	}
 }
