@@ -52,6 +52,18 @@ func (b *Buffer) SealMinuteOnly() (*Batch, error) { return b.seal("", time.Now()
 func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) {
 	var batch *Batch
 	var sealedNow bool
+	// Nothing to seal is the common answer of an idle daemon: found in a
+	// read transaction, without a write (and its fsync).
+	idle := false
+	b.db.View(func(tx *bolt.Tx) error {
+		pending := tx.Bucket(bktPending)
+		idle = readBatch(tx.Bucket(bktSealed)) == nil && getU64(pending.Get(keyKeys)) == 0 &&
+			pending.Bucket(subMarks).Stats().KeyN == 0 && (minuteOnly || pending.Bucket(subCoarse).Stats().KeyN == 0)
+		return nil
+	})
+	if idle {
+		return nil, nil
+	}
 	err := b.db.Update(func(tx *bolt.Tx) error {
 		sealedNow = false
 		sealed := tx.Bucket(bktSealed)
