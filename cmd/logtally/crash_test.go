@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -168,9 +169,32 @@ func startDaemon(t *testing.T, conf, dir string, round int) *exec.Cmd {
 // one combined-format source. It returns the config's path.
 func fastConfig(t *testing.T, dir, uri, db, site, logPath string) string {
 	t.Helper()
-	conf := filepath.Join(dir, "logtally.toml")
-	err := os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
-shutdown_timeout = "60s"
+	return writeConfig(t, filepath.Join(dir, "logtally.toml"), testConfig{
+		StateDir: filepath.Join(dir, "state"), URI: uri, DB: db, Site: site, LogPath: logPath,
+	})
+}
+
+// testConfig is what differs between the end-to-end tests' configs.
+type testConfig struct {
+	StateDir, URI, DB, Site, LogPath string
+	// Instance is set when not empty.
+	Instance string
+	// Buckets holds extra [buckets] lines; the minute buckets are always
+	// kept (the test lines are older than the default 48h).
+	Buckets string
+}
+
+// writeConfig writes c at path with the end-to-end tests' settings: short
+// commit and flush intervals, small chunks (the embedded server), no
+// HTTP, one combined-format source. It returns path.
+func writeConfig(t *testing.T, path string, c testConfig) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "state_dir = %q\n", c.StateDir)
+	if c.Instance != "" {
+		fmt.Fprintf(&b, "instance = %q\n", c.Instance)
+	}
+	fmt.Fprintf(&b, `shutdown_timeout = "60s"
 lease_ttl = "3s"
 [http]
 listen = ""
@@ -185,16 +209,16 @@ interval = "100ms"
 max_ops = 16
 max_backoff = "200ms"
 [buckets]
-minute_retention = "0" # the test lines are older than the default 48h
+%s
 [[source]]
 site = %q
 paths = [%q]
 format = "combined"
-`, filepath.Join(dir, "state"), uri, db, site, logPath)), 0o600)
-	if err != nil {
+`, c.URI, c.DB, cmp.Or(c.Buckets, `minute_retention = "0"`), c.Site, c.LogPath)
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return conf
+	return path
 }
 
 // writer appends combined-format lines and rotates the file now and then,

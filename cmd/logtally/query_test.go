@@ -25,33 +25,10 @@ const querySite = "query.test"
 // preallocation, and minuteRetention. It returns the config's path.
 func queryConfig(t *testing.T, dir, name, uri, db, logPath, minuteRetention string) string {
 	t.Helper()
-	conf := filepath.Join(dir, name)
-	err := os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
-shutdown_timeout = "60s"
-[http]
-listen = ""
-[mongo]
-uri = %q
-database = %q
-timeout = "5s"
-[buffer]
-commit_interval = "50ms"
-[flush]
-interval = "100ms"
-max_ops = 16
-max_backoff = "200ms"
-[buckets]
-preallocate = false
-minute_retention = %q
-[[source]]
-site = %q
-paths = [%q]
-format = "combined"
-`, filepath.Join(dir, "state"), uri, db, minuteRetention, querySite, logPath)), 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return conf
+	return writeConfig(t, filepath.Join(dir, name), testConfig{
+		StateDir: filepath.Join(dir, "state"), URI: uri, DB: db, Site: querySite, LogPath: logPath,
+		Buckets: fmt.Sprintf("preallocate = false\nminute_retention = %q", minuteRetention),
+	})
 }
 
 // queryRun runs logtally in this process with args.

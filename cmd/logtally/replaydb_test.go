@@ -56,35 +56,10 @@ func newReplayEnv(t *testing.T) *replayEnv {
 // config writes a config with its own state dir and instance name.
 func (e *replayEnv) config(state, instance string) string {
 	e.t.Helper()
-	conf := filepath.Join(e.dir, instance+".toml")
-	err := os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
-instance = %q
-shutdown_timeout = "60s"
-lease_ttl = "3s"
-[http]
-listen = ""
-[mongo]
-uri = %q
-database = %q
-timeout = "5s"
-[buffer]
-commit_interval = "50ms"
-[flush]
-interval = "100ms"
-max_ops = 16
-max_backoff = "200ms"
-[buckets]
-preallocate = false
-minute_retention = "0" # the test lines are older than the default 48h
-[[source]]
-site = %q
-paths = [%q]
-format = "combined"
-`, filepath.Join(e.dir, state), instance, e.srv.URI(), e.db.Name(), replaySite, e.live)), 0o600)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return conf
+	return writeConfig(e.t, filepath.Join(e.dir, instance+".toml"), testConfig{
+		StateDir: filepath.Join(e.dir, state), Instance: instance, URI: e.srv.URI(), DB: e.db.Name(),
+		Site: replaySite, LogPath: e.live, Buckets: "preallocate = false\nminute_retention = \"0\"",
+	})
 }
 
 // lines returns n combined lines from line number from on: three pages,
