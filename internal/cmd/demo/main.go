@@ -94,6 +94,10 @@ commit_interval = "200ms"
 [flush]
 interval = "1s"
 max_ops = 32
+[buckets]
+# The sample log is from 2015: keep its minute buckets (the default 48h
+# would expire them at once).
+minute_retention = "0"
 [[source]]
 site = %q
 paths = [%q]
