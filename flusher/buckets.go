@@ -124,11 +124,16 @@ type chunker struct {
 	next    []byte // first key of the next chunk; nil when the batch ended
 	err     error
 	idBuf   []byte
+	// expiredBy, when not 0, is the end (Unix seconds) at or before which
+	// a bucket has expired: its counts are skipped and added to dropped.
+	expiredBy int64
+	dropped   uint64
 }
 
 func (c *chunker) reset(p pass, max int) {
 	c.pass, c.max = p, max
 	c.buckets, c.next, c.err = c.buckets[:0], nil, nil
+	c.expiredBy, c.dropped = 0, 0
 }
 
 func (c *chunker) add(key []byte, n uint64) bool {
@@ -146,6 +151,12 @@ func (c *chunker) add(key []byte, n uint64) bool {
 		if len(c.buckets) >= c.max {
 			c.next = append(c.next[:0], key...)
 			return false
+		}
+	}
+	if c.expiredBy != 0 {
+		if _, end := c.pass.bounds(sec); end <= c.expiredBy {
+			c.dropped += n // the bucket is past its retention
+			return true
 		}
 	}
 	var prevSite, prevPage string

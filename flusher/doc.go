@@ -27,9 +27,13 @@
 // TTL index, or by a periodic deleteMany where the server refuses one.
 //
 // Caveats:
-//   - Late counts (a batch written after its buckets expired) re-create
-//     the buckets and land, counted in Stats.LateBuckets; being past the
-//     retention, they are deleted again by the next expiry.
+//   - Counts for a bucket already past its retention when their batch is
+//     written (a replay of old logs, a long outage) are not written at
+//     that level, only counted (Stats.ExpiredHits): the bucket would be
+//     deleted at once. The other levels still take them. A bucket that
+//     expires while its batch is in flight (the deleteMany runs between
+//     the batch's steps) is created again and its counts land, counted in
+//     Stats.LateBuckets; the next expiry deletes it.
 //   - Preallocation tracks at most PreallocateMaxPages pages per level
 //     and period, learned from this host's batches only, and ignores hits
 //     of past periods; pages it misses take the three-step path. With

@@ -304,6 +304,18 @@ func (f *Flusher) expireOnce(ctx context.Context) {
 	}
 }
 
+// expiredHits counts n hits of pass p not written because their buckets
+// were past the retention, and logs it at most every 10 minutes.
+func (f *Flusher) expiredHits(p pass, n uint64) {
+	total := f.expired.Add(n)
+	now := f.clock.Now()
+	if last := f.expiredLog.Load(); last == 0 || now.Sub(time.Unix(0, last)) >= 10*time.Minute {
+		f.expiredLog.Store(now.UnixNano())
+		f.log.Info("counts for buckets past their retention not written (the other levels take them)",
+			"collection", f.colls[p].Name(), "retention", f.expiry[p].retention, "hits", n, "expired_hits_total", total)
+	}
+}
+
 // expiryStats returns the expiry of each collection.
 func (f *Flusher) expiryStats() []ExpiryStats {
 	out := make([]ExpiryStats, len(f.expiry))

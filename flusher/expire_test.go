@@ -163,11 +163,34 @@ func TestExpiryModes(t *testing.T) {
 	}
 }
 
+// A batch written after its buckets expired (a replay of old logs, a long
+// outage): its counts for those buckets are not written at that level,
+// only counted; the levels whose buckets are kept take them.
+func TestExpiredBucketsAreNotWritten(t *testing.T) {
+	e := newEnv(t, 8)
+	fake := clock.NewFake(mustTime(t, "2024-03-05T12:01:10Z"))
+	e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Retention: Retention{Minute: time.Hour}})
+	e.commit(t, hit{"a.example", "/", "2024-03-05T10:20:30Z", 1}, hit{"a.example", "/b", "2024-03-05T10:20:40Z", 4},
+		hit{"a.example", "/c", "2024-03-05T11:01:50Z", 5}) // 11:01 ends 11:02: not expired yet
+	e.flush(t)
+	for id := range e.want["minutes"] {
+		if strings.HasPrefix(id, "202403051020/") {
+			delete(e.want["minutes"], id)
+		}
+	}
+	e.check(t)
+	if st := e.f.Stats(); st.ExpiredHits != 5 || st.LateBuckets != 0 || st.Inserts != 7 {
+		t.Errorf("stats %+v: want 5 expired hits, no late bucket, 7 inserts (1 minute bucket, 3 daily, 3 monthly)", st)
+	}
+}
+
 // A batch held across the expiry of its buckets: the deleteMany runs
 // before the batch's first update, between its update and its find (after
 // some buckets took the batch), or between its insert and its second
-// update. Each time, the late counts land: the three-step path creates
-// the buckets again (and counts them as LateBuckets).
+// update. In the first two, the late counts land: the three-step path
+// creates the buckets again (and counts them as LateBuckets). In the
+// third, the batch fails and its retry finds the buckets expired: their
+// counts are dropped and counted (ExpiredHits).
 func TestBatchHeldAcrossExpiry(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -187,7 +210,9 @@ func TestBatchHeldAcrossExpiry(t *testing.T) {
 				}
 			}
 		}},
-		{"between insert and step 3", 4, func(f *Flusher, expire func()) {
+		// The retry meets the buckets expired: the counts are dropped and
+		// counted, and the 10:20 minute buckets stay deleted.
+		{"between insert and step 3", 0, func(f *Flusher, expire func()) {
 			bulks := 0
 			f.beforeBulk = func(int) error {
 				if bulks++; bulks == 2 { // the minute pass's step 3
@@ -212,11 +237,14 @@ func TestBatchHeldAcrossExpiry(t *testing.T) {
 			if _, err := e.buf.Seal(); err != nil {
 				t.Fatal(err)
 			}
-			fake.Advance(100 * time.Minute) // 12:01:10: the 10:20 minute buckets have expired
 			ran := false
 			tc.hook(e.f, func() {
 				if !ran {
 					ran = true
+					// The batch's chunk was built at 10:21:10; now, in the
+					// middle of its steps, it is 12:01:10 and the 10:20
+					// minute buckets have expired.
+					fake.Advance(100 * time.Minute)
 					e.f.expireOnce(context.Background())
 				}
 			})
@@ -235,6 +263,16 @@ func TestBatchHeldAcrossExpiry(t *testing.T) {
 			}
 			if st.LateBuckets != tc.late {
 				t.Errorf("LateBuckets %d, want %d", st.LateBuckets, tc.late)
+			}
+			if tc.late == 0 {
+				if st.ExpiredHits != 10 {
+					t.Errorf("ExpiredHits %d, want 10", st.ExpiredHits)
+				}
+				for id := range e.want["minutes"] {
+					if strings.HasPrefix(id, "202403051020/") {
+						delete(e.want["minutes"], id)
+					}
+				}
 			}
 			e.check(t)
 		})

@@ -150,6 +150,11 @@ type Stats struct {
 	// period had already expired (a batch written later than the
 	// retention): the counts land, and the next expiry deletes them.
 	LateBuckets uint64
+	// ExpiredHits counts hits not written to a bucket (minute, daily or
+	// monthly) because the bucket was past its retention when their batch
+	// was written: a replay of old logs, a long outage. The other levels
+	// still take them.
+	ExpiredHits uint64
 }
 
 // regrowAfter is how many chunks must be written in a row after a timeout
@@ -189,6 +194,8 @@ type Flusher struct {
 	prealloc    *preallocator // nil when off
 	expiry      [3]expiry     // by pass
 	ledgerExp   expiry        // the ledger collection's (ledger.go)
+	expired     atomic.Uint64 // Stats.ExpiredHits
+	expiredLog  atomic.Int64  // when expiredHits last logged, Unix nanoseconds
 	kick        chan struct{} // Kick: flush now
 	expireEvery time.Duration
 	expiryReady chan struct{} // closed once every collection's expiry is set up
@@ -291,6 +298,7 @@ func (f *Flusher) Stats() Stats {
 		Prealloc:    f.prealloc.stats(),
 		Expiry:      f.expiryStats(),
 		LateBuckets: f.late.Load(),
+		ExpiredHits: f.expired.Load(),
 	}
 	f.timing.fill(&st)
 	return st

@@ -39,6 +39,9 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 	}
 	for chunk := 1; p < last; chunk++ {
 		f.ch.reset(p, f.chunkOps)
+		if r := f.expiry[p].retention; r > 0 {
+			f.ch.expiredBy = f.clock.Now().Add(-r).Unix()
+		}
 		scan := f.buf.ScanBatch
 		if p != minutePass {
 			scan = f.buf.ScanCoarse
@@ -74,6 +77,9 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 		}
 		if err := f.buf.SaveProgress(batch.ID, encodeProgress(p, from)); err != nil {
 			return err
+		}
+		if f.ch.dropped > 0 {
+			f.expiredHits(f.ch.pass, f.ch.dropped)
 		}
 		f.heartbeat()
 		if f.afterChunk != nil {

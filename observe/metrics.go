@@ -24,7 +24,7 @@ type collector struct {
 	batches, flushedHits, retries, lastAcked, mongoOps        *prometheus.Desc
 	created, followed, lag                                    *prometheus.Desc
 	flushDuration, lastFlush                                  *prometheus.Desc
-	expiryMode, expired, late                                 *prometheus.Desc
+	expiryMode, expired, late, expiredHits                    *prometheus.Desc
 	prealloc, preallocFailures, preallocTracked               *prometheus.Desc
 }
 
@@ -60,6 +60,7 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 		expiryMode:    d("bucket_expiry_mode", "1 for each bucket level's expiry mode: off (kept), pending, ttl (a TTL index) or deletemany (the periodic fallback).", "level", "mode"),
 		expired:       d("expired_buckets_deleted_total", "Buckets the deleteMany fallback deleted, by level (a TTL index's deletions are not seen here).", "level"),
 		late:          d("late_buckets_created_total", "Buckets created again for counts written after their period had expired."),
+		expiredHits:   d("expired_hits_total", "Hits not written to a level whose bucket was already past its retention (the other levels took them)."),
 		prealloc: d("preallocated_buckets_total",
 			"Buckets preallocation handled: created, existing (already there) or dropped (not done before their period began).", "result"),
 		preallocFailures: d("preallocation_failures_total", "Preallocation insertMany calls that failed (counts are written regardless)."),
@@ -75,7 +76,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		c.buildInfo, c.alive, c.lines, c.tooLong, c.hits, c.other, c.malformed, c.filtered, c.commits,
 		c.lastCommit, c.pendingKeys, c.pendingHits, c.bufferBytes, c.batches, c.flushedHits, c.retries,
 		c.lastAcked, c.mongoOps, c.created, c.followed, c.lag, c.flushDuration, c.lastFlush,
-		c.expiryMode, c.expired, c.late, c.prealloc, c.preallocFailures, c.preallocTracked,
+		c.expiryMode, c.expired, c.late, c.expiredHits, c.prealloc, c.preallocFailures, c.preallocTracked,
 	} {
 		ch <- d
 	}
@@ -144,6 +145,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.expired, e.Deleted, e.Level)
 	}
 	counter(c.late, f.LateBuckets)
+	counter(c.expiredHits, f.ExpiredHits)
 	counter(c.prealloc, f.Prealloc.Created, "created")
 	counter(c.prealloc, f.Prealloc.Existing, "existing")
 	counter(c.prealloc, f.Prealloc.Dropped, "dropped")

@@ -64,6 +64,9 @@ type BucketsStatus struct {
 	// LateBuckets counts buckets created again for counts written after
 	// their period had expired.
 	LateBuckets uint64 `json:"late_buckets"`
+	// ExpiredHits counts hits not written to a level whose bucket was
+	// already past its retention (flusher.Stats.ExpiredHits).
+	ExpiredHits uint64 `json:"expired_hits"`
 	// Preallocate reports whether preallocation is on; Preallocation its
 	// counters.
 	Preallocate   bool                  `json:"preallocate"`
@@ -194,7 +197,7 @@ func (p *Pipeline) Status() (Status, error) {
 	ready := p.flush.IndexesReady()
 	st.IndexesReady = &ready
 	fs := p.flush.Stats()
-	bs := &BucketsStatus{LateBuckets: fs.LateBuckets, Preallocate: p.cfg.Flush.Preallocate, Preallocation: fs.Prealloc}
+	bs := &BucketsStatus{LateBuckets: fs.LateBuckets, ExpiredHits: fs.ExpiredHits, Preallocate: p.cfg.Flush.Preallocate, Preallocation: fs.Prealloc}
 	for _, e := range fs.Expiry {
 		bs.Expiry = append(bs.Expiry, ExpiryStatus{Level: e.Level, Collection: e.Collection, Retention: e.Retention.String(), Mode: e.Mode, Deleted: e.Deleted})
 	}

@@ -88,6 +88,9 @@ type ReplaySummary struct {
 	// traffic when it runs inside one): bucket updates, zero-filled
 	// inserts, finds, bulk writes.
 	Updates, Inserts, Finds, BulkWrites uint64
+	// ExpiredHits are hits not written to a level whose bucket was past
+	// its retention (minute buckets of logs older than minute_retention).
+	ExpiredHits uint64
 	// Elapsed is the replay's wall time.
 	Elapsed time.Duration
 	// Stopped is true when the replay was stopped before its end: what it
@@ -195,7 +198,8 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 	sum := &ReplaySummary{
 		Updates: fl1.Updates - fl0.Updates, Inserts: fl1.Inserts - fl0.Inserts,
 		Finds: fl1.Finds - fl0.Finds, BulkWrites: fl1.BulkWrites - fl0.BulkWrites,
-		Elapsed: clk.Now().Sub(started), Stopped: stopped, Outcomes: map[string]uint64{},
+		ExpiredHits: fl1.ExpiredHits - fl0.ExpiredHits,
+		Elapsed:     clk.Now().Sub(started), Stopped: stopped, Outcomes: map[string]uint64{},
 	}
 	for _, n := range names {
 		sum.Lines += agg1.BySource[n].Lines - agg0.BySource[n].Lines

@@ -251,6 +251,9 @@ func printReplaySummary(w io.Writer, s *pipeline.ReplaySummary, where string, el
 	writes := s.Updates - min(s.Updates, s.Inserts) // a bucket found takes one update; a missing one two and an insert
 	fmt.Fprintf(w, "database: ops=%d updates=%d inserts=%d finds=%d bucket_writes=%d\n",
 		s.Updates+s.Inserts+s.Finds, s.Updates, s.Inserts, s.Finds, writes)
+	if s.ExpiredHits > 0 {
+		fmt.Fprintf(w, "past retention: %d hits not written to buckets already expired (the minute buckets of old logs; the daily and monthly buckets took them)\n", s.ExpiredHits)
+	}
 	if s.Hits > 0 {
 		fmt.Fprintf(w, "one upsert per hit (a daily and a monthly) would be %d operations: %.0fx more\n",
 			2*s.Hits, float64(2*s.Hits)/float64(max(1, s.Updates+s.Inserts+s.Finds)))
