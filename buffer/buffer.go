@@ -400,6 +400,22 @@ func (b *Buffer) Pending() (keys int, hits uint64) {
 	return b.pendingKeys, b.pendingHits
 }
 
+// Unacked returns the keys and hits not yet acknowledged by MongoDB: the
+// pending counts and the sealed batch's, read in one transaction, so a
+// seal in between never shows the same counts twice.
+func (b *Buffer) Unacked() (keys int, hits uint64) {
+	b.db.View(func(tx *bolt.Tx) error {
+		pending := tx.Bucket(bktPending)
+		keys, hits = int(getU64(pending.Get(keyKeys))), getU64(pending.Get(keyHits))
+		if batch := readBatch(tx.Bucket(bktSealed)); batch != nil {
+			keys += batch.Keys
+			hits += batch.Hits
+		}
+		return nil
+	})
+	return keys, hits
+}
+
 // Size returns an estimate of the live data in bytes: pending and sealed
 // counts.
 func (b *Buffer) Size() int64 {

@@ -141,15 +141,13 @@ func ReadStatus(buf *buffer.Buffer) (Status, error) {
 	if st.LastCommit, err = buf.LastCommit(); err != nil {
 		return Status{}, err
 	}
-	st.PendingKeys, st.PendingHits = buf.Pending()
+	st.PendingKeys, st.PendingHits = buf.Unacked()
 	_, st.CoarseHits = buf.Coarse()
 	sealed, err := buf.Sealed()
 	if err != nil {
 		return Status{}, err
 	}
 	if sealed != nil {
-		st.PendingKeys += sealed.Keys
-		st.PendingHits += sealed.Hits
 		snap, err := buf.SealedSnapshot()
 		if err != nil {
 			return Status{}, err

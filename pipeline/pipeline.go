@@ -318,11 +318,7 @@ func (p *Pipeline) Alive(now time.Time) error {
 // Stats returns the running totals.
 func (p *Pipeline) Stats() Stats {
 	st := Stats{Aggregator: p.agg.Stats(), Flusher: p.flush.Stats(), BufferBytes: p.buf.Size()}
-	st.PendingKeys, st.PendingHits = p.buf.Pending()
-	if b, err := p.buf.Sealed(); err == nil && b != nil {
-		st.PendingKeys += b.Keys
-		st.PendingHits += b.Hits
-	}
+	st.PendingKeys, st.PendingHits = p.buf.Unacked()
 	return st
 }
 
