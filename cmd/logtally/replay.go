@@ -182,7 +182,7 @@ func runReplay(ctx context.Context, cfg config.Config, req pipeline.ReplayReques
 
 // replayMaxBuffer bounds buffer.max_size for a replay that runs on its
 // own.
-const replayMaxBuffer = 64 << 20
+const replayMaxBuffer = 32 << 20
 
 // controlSocket is the daemon's control socket in cfg's state dir.
 func controlSocket(cfg config.Config) string {
