@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/internal/bucketcheck"
@@ -196,57 +199,69 @@ func TestReplayKilledAndRunAgain(t *testing.T) {
 	e := newReplayEnv(t)
 	var files []string
 	for i := range 4 {
-		files = append(files, e.archive(fmt.Sprintf("access.log.%d.gz", i+1), linesAt(i*150000, 150000, time.Millisecond)))
+		files = append(files, e.archive(fmt.Sprintf("access.log.%d.gz", i+1), linesAt(i*150000, 150000, 4*time.Millisecond)))
 	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 9))
+	// Each stopped round is stopped at a moment that leaves work undone:
+	// a random moment early in the read, or the moment MongoDB's minute
+	// total moves (a batch partly written). The last stop is a Ctrl-C:
+	// reading stops, what was counted is flushed, and the replay says how
+	// to resume.
+	minutes := func() int64 { return minuteTotal(t, e.db) }
 	kills := 0
+	const stops = 5
 	for round := 0; ; round++ {
 		cmd := command(append([]string{"replay", "-config", e.conf, "-jobs", "2", "-log-level", "info"}, files...)...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
+		before := minutes()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		if round < 6 {
+		if round == stops {
+			if err := <-done; err != nil {
+				t.Fatalf("last round: %v\n%s", err, out.String())
+			}
+			t.Logf("last round:\n%s", out.String())
+			break
+		}
+		early := round%2 == 0 && round < stops-1
+		deadline := time.Now().Add(time.Duration(10+rng.IntN(150)) * time.Millisecond)
+		finished := false
+		for !finished {
 			select {
 			case err := <-done:
-				t.Logf("round %d finished before its kill (%v)", round, err)
+				t.Logf("round %d finished before its stop (%v)", round, err)
+				finished = true
 				continue
-			case <-time.After(time.Duration(20+rng.IntN(280)) * time.Millisecond):
+			case <-time.After(20 * time.Millisecond):
 			}
-			if round == 0 {
-				// Ctrl-C: reading stops, what was counted is flushed,
-				// and the replay says how to resume.
-				cmd.Process.Signal(os.Interrupt)
-				err := <-done
-				if err == nil {
-					t.Logf("round 0 finished before its Ctrl-C")
-					continue
-				}
-				if o := out.String(); !strings.Contains(o, "stopped before the end") || !strings.Contains(o, "run the same command again to resume") {
-					t.Errorf("Ctrl-C: %v\n%s", err, o)
-				}
-				kills++
-				continue
+			if early && time.Now().After(deadline) || !early && minutes() != before {
+				break
 			}
-			cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-			kills++
-			t.Logf("round %d killed:\n%s", round, out.String())
+		}
+		if finished {
 			continue
 		}
-		if err := <-done; err != nil {
-			t.Fatalf("last round: %v\n%s", err, out.String())
+		if round == stops-1 {
+			cmd.Process.Signal(os.Interrupt)
+			err := <-done
+			if o := out.String(); err == nil || !strings.Contains(o, "stopped before the end") || !strings.Contains(o, "run the same command again to resume") {
+				t.Errorf("Ctrl-C: %v\n%s", err, o)
+			}
+		} else {
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
 		}
-		t.Logf("last round:\n%s", out.String())
-		break
+		kills++
+		t.Logf("round %d stopped (%s), MongoDB's minute total %d -> %d", round, map[bool]string{true: "early", false: "mid-flush"}[early], before, minutes())
 	}
-	if kills < 2 {
-		t.Errorf("only %d of 6 replays were killed before their end", kills)
+	if kills < 3 {
+		t.Errorf("only %d of %d replays were stopped before their end", kills, stops)
 	}
 	e.check(fmt.Sprintf("after %d kills", kills), filepath.Join(e.truth, "*"))
 }
@@ -370,4 +385,25 @@ func TestReplayBesideRunningDaemon(t *testing.T) {
 		t.Fatalf("daemon: %v\n%s", err, out)
 	}
 	e.check("replay beside the daemon", filepath.Join(e.truth, "*"), e.live)
+}
+
+// minuteTotal sums the minute buckets' totalViews.
+func minuteTotal(t *testing.T, db *mongo.Database) int64 {
+	t.Helper()
+	cur, err := db.Collection("minutes").Find(context.Background(), bson.D{},
+		options.Find().SetProjection(bson.D{{Key: "totalViews", Value: 1}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []struct {
+		N int64 `bson:"totalViews"`
+	}
+	if err := cur.All(context.Background(), &docs); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, d := range docs {
+		n += d.N
+	}
+	return n
 }
