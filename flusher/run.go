@@ -1,0 +1,141 @@
+package flusher
+
+// Run and Drain: the flush loop, its retries with backoff, and the
+// goroutines beside it (indexes, preallocation, expiry).
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+)
+
+// Run ensures the indexes (retrying), then every Interval seals the pending
+// counts and writes them, retrying failures with exponential backoff and
+// full jitter capped at MaxBackoff. A batch left over from before (a
+// failed or crashed write) is finished first, then the counts pending at
+// that moment are sent. Run returns nil when ctx is cancelled; whatever is
+// not yet written stays in the buffer.
+func (f *Flusher) Run(ctx context.Context) error {
+	f.heartbeat()
+	// Indexes help readers, not the exactly-once writes (updates find
+	// buckets by _id): a missing privilege or a conflicting index must
+	// not hold back the counts. They are retried beside the flushes.
+	idxDone := make(chan struct{})
+	go func() {
+		defer close(idxDone)
+		if f.retry(ctx, "ensure indexes (counts are written meanwhile)", f.EnsureIndexes) {
+			f.indexesReady.Store(true)
+		}
+	}()
+	defer func() { <-idxDone }()
+	// So does preallocation, on its own rate and timeouts: it never
+	// holds a lock during a database call that Flush would wait for.
+	if f.prealloc != nil {
+		preDone := make(chan struct{})
+		go func() {
+			defer close(preDone)
+			f.runPrealloc(ctx)
+		}()
+		defer func() { <-preDone }()
+	}
+	// Expiry runs beside the flushes too: its deleteMany never holds up
+	// a batch, and a batch that meets a bucket it deleted re-creates it.
+	// (The ledger's expiry runs whatever the buckets' retention.)
+	expDone := make(chan struct{})
+	go func() {
+		defer close(expDone)
+		f.runExpiry(ctx)
+	}()
+	defer func() { <-expDone }()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.clock.After(f.interval):
+		case <-f.kick:
+		}
+		f.heartbeat()
+		if !f.retry(ctx, "flush", f.tick) {
+			return nil
+		}
+	}
+}
+
+// tick writes the batch in flight, if any, and then one freshly sealed
+// batch of everything pending.
+func (f *Flusher) tick(ctx context.Context) error {
+	for {
+		leftover, err := f.buf.Sealed()
+		if err != nil {
+			return fmt.Errorf("flush: %w", err)
+		}
+		sent, err := f.Flush(ctx)
+		if err != nil || !sent || leftover == nil {
+			return err
+		}
+	}
+}
+
+// Drain is for shutdown: it writes batches (retrying with backoff) until
+// no batch is in flight and nothing is pending, or ctx is done, in which
+// case it returns ctx's error and the buffer keeps everything not written.
+// Do not call it while Run is running.
+func (f *Flusher) Drain(ctx context.Context) error {
+	f.mu.Lock()
+	f.draining = true
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.draining = false
+		f.mu.Unlock()
+	}()
+	more := true
+	ok := f.retry(ctx, "drain", func(ctx context.Context) error {
+		for more {
+			sent, err := f.Flush(ctx)
+			if err != nil {
+				return err
+			}
+			more = sent
+		}
+		return nil
+	})
+	if !ok {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// retry calls fn until it succeeds (true) or ctx is done (false), waiting
+// a full-jitter exponential backoff between attempts.
+func (f *Flusher) retry(ctx context.Context, what string, fn func(context.Context) error) bool {
+	// MongoDB refusing the credentials is logged at ERROR, rate-limited
+	// (autherr.go); other failures at WARN.
+	var refused authReport
+	for attempt := 1; ; attempt++ {
+		f.heartbeat()
+		err := fn(ctx)
+		if err == nil {
+			refused.succeeded(f.log, what)
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		f.retries.Add(1)
+		if authFailure(err) {
+			refused.failed(f.log, f.clock.Now(), what, attempt, err, f.user)
+		} else {
+			f.log.Warn(what+" failed", "attempt", attempt, "err", err)
+		}
+		ceiling := f.maxBackoff
+		if attempt < 32 && baseBackoff<<(attempt-1) < ceiling {
+			ceiling = baseBackoff << (attempt - 1)
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-f.clock.After(rand.N(ceiling + 1)):
+		}
+	}
+}

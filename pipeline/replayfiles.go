@@ -1,0 +1,201 @@
+package pipeline
+
+// Replay, before reading: the files checked, their sources and parsers.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/replay"
+	"github.com/logtally/logtally/tailer"
+)
+
+// prepareReplay checks every file and makes the parsers, before anything
+// is read. It returns the files and the aggregator source names added.
+func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, error) {
+	if len(req.Files) == 0 {
+		return nil, nil, errors.New("no files to replay")
+	}
+	followed := map[tailer.FileID]string{}
+	for _, t := range p.tailers {
+		for _, f := range t.Followed() {
+			followed[f.ID] = f.Path
+		}
+	}
+	stored, err := p.buf.Checkpoints()
+	if err != nil {
+		return nil, nil, err
+	}
+	held := map[tailer.FileID]tailer.Checkpoint{} // by the stored checkpoints
+	for _, v := range stored {
+		var cp tailer.Checkpoint
+		if cp.UnmarshalBinary(v) == nil {
+			held[cp.File] = cp
+		}
+	}
+	var errs []error
+	var files []*replayFile
+	configs := map[string]parser.Config{} // aggregator source name -> parser config
+	seen := map[string]bool{}
+	for _, path := range req.Files {
+		if seen[path] {
+			continue
+		}
+		seen[path] = true
+		fi, err := os.Stat(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !fi.Mode().IsRegular() {
+			errs = append(errs, fmt.Errorf("%s: not a regular file", path))
+			continue
+		}
+		if id, ok := tailer.IDOf(fi); ok {
+			at := followed[id]
+			if cp, ok := held[id]; ok && at == "" {
+				// A stored checkpoint names it unless the inode was
+				// reused: then the first bytes differ.
+				if same, _ := tailer.HasFingerprint(path, cp.FPLen, cp.FPSum); same {
+					at = cp.Path
+				}
+			}
+			if at != "" {
+				errs = append(errs, fmt.Errorf("%s: this logtally follows it (as %s): it is counted as it is written, not replayed", path, at))
+				continue
+			}
+		}
+		name, pc, err := p.replayConfig(req, path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if _, ok := configs[name]; !ok {
+			configs[name] = pc
+		}
+		head, kind, err := replay.Head(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		f := &replayFile{ReplayFile: ReplayFile{Path: path, Compression: string(kind)}, source: name, head: head, size: fi.Size()}
+		if len(head) == 0 {
+			f.Status = ReplayEmpty
+		}
+		files = append(files, f)
+	}
+	if len(errs) > 0 {
+		return nil, nil, fmt.Errorf("nothing was read: %w", errors.Join(errs...))
+	}
+	var names []string
+	for name, pc := range configs {
+		pr, err := parser.New(pc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", strings.TrimPrefix(name, "replay:"), err)
+		}
+		if err := p.agg.AddSource(name, pr, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute)); err != nil {
+			return nil, nil, err
+		}
+		names = append(names, name)
+		// First hit times, with a parser of its own (the aggregator's is
+		// its goroutine's).
+		first, _ := parser.New(pc)
+		for _, f := range files {
+			if f.source == name {
+				f.First = firstHit(first, f.head)
+			}
+		}
+	}
+	return files, names, nil
+}
+
+// replayConfig returns the aggregator source name and parser settings of a
+// replayed file.
+func (p *Pipeline) replayConfig(req ReplayRequest, path string) (string, parser.Config, error) {
+	var src *Source
+	if req.Source != "" {
+		for i := range p.cfg.Sources {
+			if p.cfg.Sources[i].Name == req.Source {
+				src = &p.cfg.Sources[i]
+			}
+		}
+		if src == nil {
+			return "", parser.Config{}, fmt.Errorf("no source named %q in the config", req.Source)
+		}
+	} else {
+		var err error
+		if src, err = p.sourceOf(path); err != nil {
+			return "", parser.Config{}, err
+		}
+	}
+	var pc parser.Config
+	name := "replay:"
+	if src != nil {
+		pc, name = src.Parser, name+src.Name
+	} else if req.Site == "" || req.Format == "" {
+		return "", pc, fmt.Errorf("%s: no source's globs or rotated names match it: give -site and -format (or -source NAME)", path)
+	}
+	if req.Site != "" {
+		pc.Site, name = req.Site, name+"@"+req.Site
+	}
+	if req.Format != "" {
+		pc.Format, name = req.Format, name+"/"+req.Format
+	}
+	if req.LogFormat != "" {
+		pc.LogFormat = req.LogFormat
+	}
+	pc.Since, pc.Until = req.Since, req.Until
+	return name, pc, nil
+}
+
+// sourceOf returns the source whose globs match path, or the rotated names
+// of their matches (path.* and path-*, compressed ones too); else the one
+// source whose globs match it by base name alone (archives kept in another
+// directory). Several sources matching by base name is an error.
+func (p *Pipeline) sourceOf(path string) (*Source, error) {
+	var byName []*Source
+	for i, s := range p.cfg.Sources {
+		for _, g := range s.Paths {
+			for _, suffix := range []string{"", ".*", "-*"} {
+				if ok, _ := filepath.Match(g+suffix, path); ok {
+					return &p.cfg.Sources[i], nil
+				}
+				if ok, _ := filepath.Match(filepath.Base(g)+suffix, filepath.Base(path)); ok {
+					if !slices.Contains(byName, &p.cfg.Sources[i]) {
+						byName = append(byName, &p.cfg.Sources[i])
+					}
+				}
+			}
+		}
+	}
+	switch len(byName) {
+	case 0:
+		return nil, nil
+	case 1:
+		return byName[0], nil
+	}
+	names := make([]string, len(byName))
+	for i, s := range byName {
+		names[i] = s.Name
+	}
+	return nil, fmt.Errorf("%s: its name matches the globs of sources %s: choose one with -source NAME", path, strings.Join(names, ", "))
+}
+
+// firstHit returns the time of the first line in head that parses, or
+// zero.
+func firstHit(p *parser.Parser, head []byte) time.Time {
+	var h parser.Hit
+	for line := range bytes.SplitSeq(head, []byte("\n")) {
+		if p.Parse(line, &h) == parser.OK {
+			return time.Unix(h.Time, 0).UTC()
+		}
+	}
+	return time.Time{}
+}
