@@ -256,6 +256,20 @@ func (b *Buffer) Ledger(keys []string) (map[string]LedgerEntry, error) {
 	return out, nil
 }
 
+// Counted returns the ledger entry that says a stream beginning with head
+// is counted furthest (among LedgerCandidates(head, fpSize)), or a zero
+// entry when none does.
+func (b *Buffer) Counted(head []byte, fpSize int) (LedgerEntry, error) {
+	got, err := b.Ledger(LedgerCandidates(head, fpSize))
+	var best LedgerEntry
+	for _, e := range got {
+		if e.Offset > best.Offset {
+			best = e
+		}
+	}
+	return best, err
+}
+
 // LedgerLen returns the number of ledger entries.
 func (b *Buffer) LedgerLen() int {
 	n := 0

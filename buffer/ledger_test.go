@@ -60,6 +60,10 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 	if !ok || e.Offset != m.Offset || e.Acked != 0 || e.Path != "/a.gz" {
 		t.Fatalf("entry %+v (found %v)", e, ok)
 	}
+	// A longer stream beginning with the same lines finds it too.
+	if best, err := b.Counted(append(head, "line three\n"...), 1024); err != nil || best.Offset != m.Offset {
+		t.Fatalf("Counted: %+v, %v", best, err)
+	}
 	batch, err := b.Seal()
 	if err != nil || batch == nil {
 		t.Fatal(batch, err)

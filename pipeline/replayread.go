@@ -119,16 +119,12 @@ func (p *Pipeline) maxLine() int {
 // find without a checkpoint. A ledger that cannot be read says 0 (and the
 // file is read from its start), logged.
 func (p *Pipeline) countedLocally(head []byte) int64 {
-	got, err := p.buf.Ledger(buffer.LedgerCandidates(head, tailer.FingerprintSize))
+	e, err := p.buf.Counted(head, tailer.FingerprintSize)
 	if err != nil {
 		p.log.Error("cannot read the ledger: a file found without a checkpoint is read from its start", "err", err)
 		return 0
 	}
-	var best int64
-	for _, e := range got {
-		best = max(best, e.Offset)
-	}
-	return best
+	return e.Offset
 }
 
 // countedUpTo returns how far a stream beginning with head is counted:
@@ -136,15 +132,12 @@ func (p *Pipeline) countedLocally(head []byte) int64 {
 // acknowledged) and what the database's holds (acknowledged, by any host
 // or an earlier state dir). It waits while MongoDB cannot be reached.
 func (p *Pipeline) countedUpTo(ctx context.Context, head []byte) (int64, error) {
-	keys := buffer.LedgerCandidates(head, tailer.FingerprintSize)
-	local, err := p.buf.Ledger(keys)
+	local, err := p.buf.Counted(head, tailer.FingerprintSize)
 	if err != nil {
 		return 0, err
 	}
-	var best int64
-	for _, e := range local {
-		best = max(best, e.Offset)
-	}
+	best := local.Offset
+	keys := buffer.LedgerCandidates(head, tailer.FingerprintSize)
 	for attempt := 0; ; attempt++ {
 		remote, err := p.flush.ReadLedger(ctx, keys)
 		if err == nil {
@@ -175,15 +168,9 @@ func (p *Pipeline) waitAcked(ctx context.Context, files []*replayFile) error {
 			if len(f.head) == 0 {
 				continue
 			}
-			got, err := p.buf.Ledger(buffer.LedgerCandidates(f.head, tailer.FingerprintSize))
+			best, err := p.buf.Counted(f.head, tailer.FingerprintSize)
 			if err != nil {
 				return err
-			}
-			var best buffer.LedgerEntry
-			for _, e := range got {
-				if e.Offset > best.Offset {
-					best = e
-				}
 			}
 			read := int64(0)
 			if f.End > f.From {
