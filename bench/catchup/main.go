@@ -31,7 +31,8 @@ import (
 	"syscall"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
+	"github.com/logtally/logtally/internal/benchutil"
+
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -139,7 +140,7 @@ format = %q
 			return fmt.Errorf("only %d of %d hits after 30 minutes", got, lines)
 		}
 		time.Sleep(100 * time.Millisecond)
-		got, _ = total(monthly)
+		got, _ = benchutil.MonthlyTotal(monthly)
 	}
 	caughtUp := time.Since(start)
 	daemon.Process.Signal(syscall.SIGTERM)
@@ -219,24 +220,6 @@ func generate(path string, lines, pages, minutes int) (int64, error) {
 		return 0, err
 	}
 	return fi.Size(), f.Close()
-}
-
-func total(c *mongo.Collection) (int64, error) {
-	cur, err := c.Find(context.Background(), bson.D{}, options.Find().SetProjection(bson.D{{Key: "total", Value: 1}}))
-	if err != nil {
-		return 0, err
-	}
-	var docs []struct {
-		Total int64 `bson:"total"`
-	}
-	if err := cur.All(context.Background(), &docs); err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, d := range docs {
-		n += d.Total
-	}
-	return n, nil
 }
 
 var kvRe = regexp.MustCompile(`(\w+)=(\d+)`)

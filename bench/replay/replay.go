@@ -1,0 +1,109 @@
+package main
+
+// One replay into a fresh state dir and database, and its figures.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/logtally/logtally/internal/benchutil"
+)
+
+// dbFigures are a replay's database figures: its summary's database line
+// and hits, and the hits found in the monthly buckets.
+type dbFigures struct {
+	ops, updates, inserts, finds, buckets int64
+	hits, inDB                            int64
+}
+
+// replayOnce runs one `logtally replay` of files into a new database with
+// a new state dir, reads its figures and the monthly buckets' total, and
+// drops the database. A replay whose summary lacks the figures, or whose
+// summary or buckets do not hold the want hits the files have (every line
+// is a hit), fails (the sample's err).
+func (b *bench) replayOnce(files []string, want int64) (sample, dbFigures) {
+	s, f, err := b.replayFigures(files, want)
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return s, f
+}
+
+// replayFigures is replayOnce returning its error apart.
+func (b *bench) replayFigures(files []string, want int64) (sample, dbFigures, error) {
+	b.n++
+	dir := filepath.Join(b.tmp, fmt.Sprintf("replay-%d", b.n))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return sample{}, dbFigures{}, err
+	}
+	defer os.RemoveAll(dir)
+	dbName := fmt.Sprintf("replaybench_%d_%d", time.Now().UnixNano(), b.n)
+	conf := filepath.Join(dir, "logtally.toml")
+	// The source's paths match none of the replayed files: they are
+	// replayed with -site and -format.
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
+instance = "bench"
+shutdown_timeout = "5m"
+[mongo]
+uri = %q
+database = %q
+timeout = "60s"
+[flush]
+interval = "1s"
+max_ops = %d
+[buckets]
+minute_retention = "0" # the generated lines are older than the default 48h
+[http]
+listen = ""
+[[source]]
+site = %q
+paths = [%q]
+format = %q
+`, filepath.Join(dir, "state"), b.uri, dbName, b.o.maxOps, site, filepath.Join(dir, "live", "live.log"), format)), 0o600); err != nil {
+		return sample{}, dbFigures{}, err
+	}
+	defer b.client.Database(dbName).Drop(context.Background())
+	args := []string{"replay", "-config", conf, "-site", site, "-format", format}
+	if b.o.jobs > 0 && len(files) > 1 {
+		args = append(args, "-jobs", strconv.Itoa(b.o.jobs))
+	}
+	s := b.measureWatching(files, nil, b.bin, append(args, files...)...)
+	if s.err != nil {
+		return s, dbFigures{}, s.err
+	}
+	var f dbFigures
+	m := dbLineRe.FindStringSubmatch(s.stdout)
+	if m == nil {
+		return s, f, fmt.Errorf("no line \"database: ops=N updates=U inserts=I finds=F buckets=B\" in the summary:\n%s", s.stdout)
+	}
+	for i, p := range []*int64{&f.ops, &f.updates, &f.inserts, &f.finds, &f.buckets} {
+		*p, _ = strconv.ParseInt(m[i+1], 10, 64)
+	}
+	if h := hitsRe.FindStringSubmatch(s.stdout); h != nil {
+		f.hits, _ = strconv.ParseInt(strings.ReplaceAll(h[1], ",", ""), 10, 64)
+	} else {
+		return s, f, fmt.Errorf("no hits row in the summary:\n%s", s.stdout)
+	}
+	var err error
+	if f.inDB, err = benchutil.MonthlyTotal(b.client.Database(dbName).Collection(monthlyCollection)); err != nil {
+		return s, f, fmt.Errorf("reading the monthly buckets: %v", err)
+	}
+	if f.inDB != want || f.hits != want {
+		return s, f, fmt.Errorf("%d hits in the monthly buckets, the summary says %d, the files have %d", f.inDB, f.hits, want)
+	}
+	return s, f, nil
+}
+
+// The summary lines replayFigures reads.
+var (
+	dbLineRe = regexp.MustCompile(`(?m)database: ops=(\d+) updates=(\d+) inserts=(\d+) finds=(\d+) bucket_writes=(\d+)`)
+	// hits: "lines: N, hits: H, in ..." (the replay's summary) or a
+	// "hits  1,234" row (the dry run's).
+	hitsRe = regexp.MustCompile(`(?m)(?:\bhits: |^\s*hits\s+)([\d,]+)`)
+)
