@@ -58,7 +58,7 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) 
 	b.db.View(func(tx *bolt.Tx) error {
 		pending := tx.Bucket(bktPending)
 		idle = readBatch(tx.Bucket(bktSealed)) == nil && getU64(pending.Get(keyKeys)) == 0 &&
-			pending.Bucket(subMarks).Stats().KeyN == 0 && (minuteOnly || pending.Bucket(subCoarse).Stats().KeyN == 0)
+			empty(pending.Bucket(subMarks)) && (minuteOnly || empty(pending.Bucket(subCoarse)))
 		return nil
 	})
 	if idle {
@@ -72,8 +72,8 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) 
 		}
 		pending := tx.Bucket(bktPending)
 		keys, hits := getU64(pending.Get(keyKeys)), getU64(pending.Get(keyHits))
-		coarse := pending.Bucket(subCoarse).Stats().KeyN > 0
-		if keys == 0 && pending.Bucket(subMarks).Stats().KeyN == 0 && (minuteOnly || !coarse) {
+		coarse := !empty(pending.Bucket(subCoarse))
+		if keys == 0 && empty(pending.Bucket(subMarks)) && (minuteOnly || !coarse) {
 			return nil
 		}
 		if err := pending.MoveBucket(subCounts, sealed); err != nil {
@@ -234,4 +234,10 @@ func (b *Buffer) Ack(id string) error {
 	b.mu.Unlock()
 	b.countCoarse()
 	return nil
+}
+
+// empty reports whether b holds no key, without walking it (Stats does).
+func empty(b *bolt.Bucket) bool {
+	k, _ := b.Cursor().First()
+	return k == nil
 }
