@@ -51,6 +51,9 @@ func authFailure(err error) bool {
 	if err == nil {
 		return false
 	}
+	if poolClearedByAuth(err) {
+		return true
+	}
 	// A server reply decides by its code. A network failure (also one
 	// during the SASL conversation) is a driver.Error without a code.
 	if se := mongo.ServerError(nil); errors.As(err, &se) {
@@ -98,15 +101,22 @@ func authFailure(err error) bool {
 	if errors.As(err, &ae) {
 		return !networkFailure(err) && ae.Message() != "handshake failure"
 	}
-	// An operation that wanted a connection while the pool was cleared
-	// after a failed handshake gets the driver's poolClearedError, which
-	// does not unwrap to its cause but quotes it.
-	text := err.Error()
-	if _, cause, ok := strings.Cut(text, poolCleared); ok {
-		for _, m := range authMarks {
-			if strings.Contains(cause, m) {
-				return true
-			}
+	return false
+}
+
+// poolClearedByAuth reports whether err is an operation refused because
+// the connection pool was cleared after a failed handshake: the driver's
+// poolClearedError does not unwrap to its cause but quotes it, and the
+// mongo package may wrap it in a CommandError without a code, so only its
+// text tells.
+func poolClearedByAuth(err error) bool {
+	_, cause, ok := strings.Cut(err.Error(), poolCleared)
+	if !ok {
+		return false
+	}
+	for _, m := range authMarks {
+		if strings.Contains(cause, m) {
+			return true
 		}
 	}
 	return false

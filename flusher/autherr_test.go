@@ -85,6 +85,12 @@ func TestAuthFailureRecognisesDriverErrors(t *testing.T) {
 		{"EOF in a connection", topology.ConnectionError{Wrapped: io.EOF}, false},
 		{"pool cleared after a handshake failure", fmt.Errorf("create index on minutes: %w", poolClearedErr{handshakeFailed}), true},
 		{"pool cleared after a network error", poolClearedErr{networkErr}, false},
+		// What CI met: the mongo package's CommandError (no code) around
+		// the pool's error, which the code checks alone took for a reply.
+		{"pool cleared, as a CommandError", fmt.Errorf("create index on minutes: %w", mongo.CommandError{
+			Message: poolClearedErr{handshakeFailed}.Error(), Labels: []string{"RetryableWriteError"}, Wrapped: poolClearedErr{handshakeFailed}}), true},
+		{"pool cleared after a network error, as a CommandError", mongo.CommandError{
+			Message: poolClearedErr{networkErr}.Error(), Wrapped: poolClearedErr{networkErr}}, false},
 		{"duplicate key", mongo.WriteException{WriteErrors: mongo.WriteErrors{{Code: 11000}}}, false},
 		{"shutting down", mongo.CommandError{Code: 91, Name: "ShutdownInProgress"}, false},
 		{"timeout", context.DeadlineExceeded, false},
