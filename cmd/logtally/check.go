@@ -30,7 +30,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "source %q (site %s, format %s):\n", s.Name, s.Site, s.Format)
 		// The files the source's tailer would follow: regular and
 		// uncompressed, each once even when two globs or paths reach it.
-		files, err := tailer.Discover(s.Paths)
+		files, err := tailer.DiscoverSource(tailer.SourceFiles{Paths: s.Paths, Rotated: s.Rotated, FollowSymlinks: s.FollowSymlinks})
 		for _, f := range files {
 			fmt.Fprintf(stdout, "  %s\n", f.Path)
 			other, dup := seen[f.ID]
