@@ -214,6 +214,9 @@ func (r *restore) settleLost() {
 				if !own.matched {
 					t.log.Info("rotated file changed while down, reading it from 0", "path", own.path, "was", cp.Path)
 				}
+				if cpy == nil && cp.Offset > 0 {
+					t.lostFile(cp.Path, cp.Offset, "followed file truncated or replaced while logtally was down and no copy of it found among its rotated files, reading it from 0")
+				}
 				continue
 			}
 		}

@@ -192,3 +192,30 @@ func TestLinkPolicyOpen(t *testing.T) {
 		t.Error("Locate found the file through a refused link")
 	}
 }
+
+// TestCopyTruncateWhileDownCopyNotFound: copytruncate while down with the
+// copy where the tailer does not look: the truncated file is read from 0
+// and the tail the copy holds is an ERROR, counted.
+func TestCopyTruncateWhileDownCopyNotFound(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "access.log")
+	cp, id, _ := firstRun(t, p)
+	appendLines(t, p, "a", 100, 150)
+	os.Mkdir(filepath.Join(dir, "old"), 0o755)
+	copyFile(t, p, filepath.Join(dir, "old", "access.log.1"))
+	if err := os.Truncate(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	appendLines(t, p, "b", 0, 30)
+	var logs syncbuf.Buffer
+	cfg := fakeCfg("web", p)
+	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	h := start(t, cfg)
+	h.waitFor("the new lines", countLines(30))
+	cs := h.stop()
+	sameLines(t, "file", linesOf(cs, id), want("b", 0, 30))
+	if st := h.tl.Stats(); st.LostFiles != 1 || !strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("stats %+v, log:\n%s", st, logs.String())
+	}
+}
