@@ -154,6 +154,15 @@ type Source struct {
 	Site string `toml:"site"`
 	// Paths are file globs.
 	Paths []string `toml:"paths"`
+	// Rotated are globs naming where the source's rotated files go
+	// (logrotate's olddir): searched for a file renamed while logtally was
+	// down and for a copytruncate's copy. Empty (the default): the names
+	// beside each file, P.* and P-*. See tailer.Config.Rotated.
+	Rotated []string `toml:"rotated"`
+	// FollowSymlinks reads through symbolic links whose target leaves the
+	// directories of Paths and Rotated; off by default (see
+	// tailer.Config.FollowSymlinks).
+	FollowSymlinks bool `toml:"follow_symlinks"`
 	// Format is the log format, one of Formats.
 	Format string `toml:"format"`
 	// LogFormat is the nginx log_format string, for format "nginx".

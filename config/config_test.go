@@ -430,3 +430,29 @@ func TestCoarseInterval(t *testing.T) {
 		t.Fatalf("5s: %v", err)
 	}
 }
+
+// rotated and follow_symlinks: decoded, off and empty by default, and a
+// rotated glob that is not an absolute glob is an error naming the key.
+func TestSourceRotatedAndSymlinks(t *testing.T) {
+	src := "[[source]]\nsite = \"s\"\npaths = [\"/var/log/nginx/access.log\"]\nformat = \"combined\"\n"
+	c, err := Parse("t.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Sources[0]; s.Rotated != nil || s.FollowSymlinks {
+		t.Errorf("defaults: rotated %q, follow_symlinks %v", s.Rotated, s.FollowSymlinks)
+	}
+	c, err = Parse("t.toml", []byte(src+"rotated = [\"/var/log/nginx/old/access.log*\"]\nfollow_symlinks = true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Sources[0]; len(s.Rotated) != 1 || s.Rotated[0] != "/var/log/nginx/old/access.log*" || !s.FollowSymlinks {
+		t.Errorf("decoded: rotated %q, follow_symlinks %v", s.Rotated, s.FollowSymlinks)
+	}
+	for _, bad := range []string{`"old/access.log*"`, `"/var/log/[old/x"`, `""`} {
+		_, err := Parse("t.toml", []byte(src+"rotated = ["+bad+"]\n"))
+		if err == nil || !strings.Contains(err.Error(), "t.toml:5: source[0].rotated:") {
+			t.Errorf("rotated = [%s]: %v", bad, err)
+		}
+	}
+}

@@ -181,6 +181,11 @@ func (c *Config) Validate() error {
 				bad(f+"paths", "%q: not a valid glob", p)
 			}
 		}
+		for _, p := range s.Rotated {
+			if _, err := filepath.Match(p, ""); err != nil || !filepath.IsAbs(p) {
+				bad(f+"rotated", "%q: must be an absolute path or glob (where the source's rotated files go, e.g. \"/var/log/nginx/old/access.log*\")", p)
+			}
+		}
 		if _, err := parser.New(s.Parser()); err != nil {
 			for _, e := range unjoin(err) {
 				var ce *parser.ConfigError

@@ -23,6 +23,7 @@ type collector struct {
 	lastCommit, pendingKeys, pendingHits, bufferBytes         *prometheus.Desc
 	batches, flushedHits, retries, lastAcked, mongoOps        *prometheus.Desc
 	created, followed, lag                                    *prometheus.Desc
+	lostFiles, refusedLinks                                   *prometheus.Desc
 	flushDuration, lastFlush                                  *prometheus.Desc
 	expiryMode, expired, late, expiredHits                    *prometheus.Desc
 	prealloc, preallocFailures, preallocTracked               *prometheus.Desc
@@ -67,6 +68,9 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 		preallocTracked:  d("preallocation_tracked_pages", "Pages tracked for preallocation now, all levels together."),
 		followed:         d("files_followed", "Files the source's tailer follows now.", "source"),
 		lag:              d("file_lag_bytes", "Sum over the source's files of size minus committed offset.", "source"),
+		lostFiles: d("lost_files_total",
+			"Followed files not found again with lines possibly unread (rotated where the source's rotated globs do not look, compressed or deleted first, truncated with no copy found); each is logged at ERROR with the `logtally replay` command that counts the rest.", "source"),
+		refusedLinks: d("refused_symlinks_total", "Symbolic links not followed because their target leaves the source's directories (follow_symlinks off), each path once.", "source"),
 	}
 }
 
@@ -77,6 +81,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		c.lastCommit, c.pendingKeys, c.pendingHits, c.bufferBytes, c.batches, c.flushedHits, c.retries,
 		c.lastAcked, c.mongoOps, c.created, c.followed, c.lag, c.flushDuration, c.lastFlush,
 		c.expiryMode, c.expired, c.late, c.expiredHits, c.prealloc, c.preallocFailures, c.preallocTracked,
+		c.lostFiles, c.refusedLinks,
 	} {
 		ch <- d
 	}
@@ -151,6 +156,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.prealloc, f.Prealloc.Dropped, "dropped")
 	counter(c.preallocFailures, f.Prealloc.Failures)
 	gauge(c.preallocTracked, float64(f.Prealloc.Tracked))
+	for src, t := range st.Tailers {
+		counter(c.lostFiles, t.LostFiles, src)
+		counter(c.refusedLinks, t.RefusedLinks, src)
+	}
 
 	status, err := c.src.Status()
 	if err != nil {

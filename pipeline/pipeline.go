@@ -103,6 +103,8 @@ type Stats struct {
 	PendingHits uint64
 	// BufferBytes is the buffer's live data size.
 	BufferBytes int64
+	// Tailers holds each source's tailer counters, by source name.
+	Tailers map[string]tailer.Stats
 }
 
 // Pipeline is one run of tailers -> aggregator -> buffer <- flusher. New
@@ -319,6 +321,10 @@ func (p *Pipeline) Alive(now time.Time) error {
 func (p *Pipeline) Stats() Stats {
 	st := Stats{Aggregator: p.agg.Stats(), Flusher: p.flush.Stats(), BufferBytes: p.buf.Size()}
 	st.PendingKeys, st.PendingHits = p.buf.Unacked()
+	st.Tailers = make(map[string]tailer.Stats, len(p.tailers))
+	for i, t := range p.tailers {
+		st.Tailers[p.cfg.Sources[i].Name] = t.Stats()
+	}
 	return st
 }
 

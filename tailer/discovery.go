@@ -36,20 +36,39 @@ type File struct {
 // matches. It uses the Tailer's own discovery, and does not read the files:
 // of two matches that begin with the same bytes the Tailer follows only
 // the first one it reads, and takes the other for a copy (see the package
-// doc); both are listed.
+// doc); both are listed. A symbolic link whose target leaves the globs'
+// directories is not listed (see DiscoverSource).
 //
 // A bad pattern is an error, as for New. A match that cannot be examined
 // (an error other than not-exist, which the Tailer logs and tries again at
 // every rescan) is not listed; its *fs.PathError is returned, joined with
 // the others, along with the files.
 func Discover(globs []string) ([]File, error) {
-	if err := checkGlobs(globs); err != nil {
+	return DiscoverSource(SourceFiles{Paths: globs})
+}
+
+// SourceFiles is what a source's files are found by: its globs
+// (Config.Paths), where its rotated files go (Config.Rotated) and whether
+// symbolic links leaving their directories are followed
+// (Config.FollowSymlinks).
+type SourceFiles struct {
+	Paths          []string
+	Rotated        []string
+	FollowSymlinks bool
+}
+
+// DiscoverSource is Discover for a source with rotated globs and a
+// symlink setting: the links a Tailer with them refuses are not listed.
+func DiscoverSource(src SourceFiles) ([]File, error) {
+	if err := checkGlobs(src.Paths); err != nil {
 		return nil, err
 	}
+	lp := newLinkPolicy(src.Paths, src.Rotated, src.FollowSymlinks)
 	var errs []error
 	var out []File
 	seen := make(map[FileID]bool)
-	for _, fi := range globFiles(globs, func(err error) { errs = append(errs, err) }) {
+	keep := func(p string) bool { _, err := lp.resolve(p); return !errors.Is(err, errRefusedLink) }
+	for _, fi := range globFiles(src.Paths, keep, func(err error) { errs = append(errs, err) }) {
 		if !seen[fi.id] {
 			seen[fi.id] = true
 			out = append(out, File{Path: fi.path, ID: fi.id})
@@ -70,13 +89,14 @@ func checkGlobs(globs []string) error {
 
 // expand returns the regular, uncompressed files the globs match.
 func (t *Tailer) expand() []fileInfo {
-	return globFiles(t.cfg.Paths, t.logStatErr)
+	return globFiles(t.cfg.Paths, t.allowed, t.logStatErr)
 }
 
 // globFiles returns the regular, uncompressed files the globs (valid
-// patterns) match, each path once. It calls statErr with the error of each
-// match that cannot be examined (other than not-exist).
-func globFiles(globs []string, statErr func(error)) []fileInfo {
+// patterns) match that keep allows (the link policy), each path once. It
+// calls statErr with the error of each match that cannot be examined
+// (other than not-exist).
+func globFiles(globs []string, keep func(string) bool, statErr func(error)) []fileInfo {
 	var out []fileInfo
 	seen := make(map[string]bool)
 	for _, pat := range globs {
@@ -86,6 +106,9 @@ func globFiles(globs []string, statErr func(error)) []fileInfo {
 				continue
 			}
 			seen[p] = true
+			if !keep(p) {
+				continue
+			}
 			fi, ok, err := statRegular(p)
 			if err != nil {
 				statErr(err)
@@ -100,10 +123,14 @@ func globFiles(globs []string, statErr func(error)) []fileInfo {
 }
 
 // candidates returns the rotated candidates of path: uncompressed regular
-// files named path.* or path-*.
+// files named path.* or path-*, or matched by Config.Rotated when it is
+// set.
 func (t *Tailer) candidates(path string) []fileInfo {
 	var out []fileInfo
-	for _, p := range rotatedNames(path) {
+	for _, p := range rotatedPaths(path, t.cfg.Rotated) {
+		if !t.allowed(p) {
+			continue
+		}
 		if fi, ok := t.statFile(p); ok {
 			fi.matched = t.matches(p)
 			out = append(out, fi)
@@ -121,6 +148,27 @@ func rotatedNames(path string) []string {
 		paths, _ := filepath.Glob(pat)
 		for _, p := range paths {
 			if !Compressed(p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// rotatedPaths returns the names path's rotated files may have: the
+// matches of the rotated globs, or without them path.* and path-*;
+// compressed ones and path itself left out.
+func rotatedPaths(path string, rotated []string) []string {
+	if len(rotated) == 0 {
+		return rotatedNames(path)
+	}
+	var out []string
+	seen := map[string]bool{path: true}
+	for _, pat := range rotated {
+		paths, _ := filepath.Glob(pat) // checked by New
+		for _, p := range paths {
+			if !seen[p] && !Compressed(p) {
+				seen[p] = true
 				out = append(out, p)
 			}
 		}

@@ -36,7 +36,8 @@
 //
 // On start, each restored checkpoint is matched to a file by identity among
 // the glob matches and their rotated candidates (for a match P: files named
-// P.* and P-*, not compressed). A file with the same identity, at least
+// P.* and P-*, or the files Config.Rotated matches when it is set; never
+// compressed ones). A file with the same identity, at least
 // Offset bytes and a matching fingerprint is resumed at Offset (read to its
 // end and finished if it no longer matches a glob). Otherwise a copy (other
 // identity, same fingerprint, at least Offset bytes, no checkpoint of its
@@ -46,8 +47,13 @@
 // tail, whether a glob still matches it or it was rotated away since (a
 // copytruncate and then a rename rotation while the daemon was down); it is
 // not read when it begins like another restored checkpoint's file (then it
-// is that file's copy). Otherwise the checkpoint is dropped with a Done
-// chunk, sent before anything else. Glob matches without a checkpoint are read from 0, at
+// is that file's copy). A file shrunk in place while the daemon was down
+// (its own file, shorter than Offset but at least FPLen bytes, with a
+// matching fingerprint and no copy) resumes at its size, its checkpoint
+// sent first. Otherwise the checkpoint is dropped with a Done chunk, sent
+// before anything else, and logged at ERROR (lines after Offset may be
+// unread) with the `logtally replay` command that counts them, and counted
+// in Stats.LostFiles. Glob matches without a checkpoint are read from 0, at
 // start and when found by a later rescan.
 //
 // # Files written while the daemon was down
@@ -98,7 +104,13 @@
 //     old offset to its end under the copy's identity (the lines written
 //     between the last poll and the truncation), sends the truncated file's
 //     checkpoint at 0, then reads the file from 0; the copy is finished like
-//     any rotated file.
+//     any rotated file. No copy found is an ERROR (Stats.LostFiles).
+//   - shrunk in place: a file below the read position that still begins
+//     with the bytes read and has no copy was cut in place, not
+//     copytruncated. The lines before its size were counted: it resumes at
+//     the size the poll sees, after a checkpoint chunk there (an empty
+//     chunk whose Start equals Offset, below the previous one), with a
+//     WARN.
 //   - a renamed file that still matches a glob (e.g. glob access.log*) is
 //     simply followed under its new name.
 //   - a deleted file is drained, then finished.
@@ -116,8 +128,19 @@
 //     its disk space) until then.
 //   - copytruncate loses the lines written between the copy and the
 //     truncation (inherent in copytruncate). If no copy is found (moved
-//     away, compressed at once, unreadable), the lines between the last poll
-//     and the truncation are lost; this is logged.
+//     where the rotated candidates are not, compressed at once,
+//     unreadable), the lines between the last poll and the truncation are
+//     lost; this is an ERROR.
+//   - Lines appended to a file shrunk in place before the poll that sees
+//     the cut (or while the daemon was down) are taken for the old ones
+//     and not counted: the cut itself is not known, only the size. A file
+//     shrunk below FPLen bytes while the daemon was down is read from 0.
+//   - A symbolic link is read only when its target is in a directory of
+//     the globs or of Config.Rotated, unless Config.FollowSymlinks; the
+//     file opened is the checked path or the checked target, with
+//     O_NOFOLLOW. A refused link is logged once per path and counted in
+//     Stats.RefusedLinks. Config.Rotated globs are shared by all the
+//     source's files and must match only the source's own rotated files.
 //   - A truncation that rewrites the same first FPLen bytes and grows past
 //     the old read position between two polls is not noticed. Fingerprints
 //     of short files (small FPLen) are weak; a checkpoint with FPLen 0 never
@@ -131,7 +154,8 @@
 //   - Compressed files (.gz .zst .bz2 .xz .lz4 .zip) are never followed, even
 //     when a glob matches them; archives are for `logtally replay`.
 //   - Files written while the daemon was down are found only among the
-//     rotated candidates (P.* and P-*, uncompressed) at start. One renamed
+//     rotated candidates (P.* and P-*, or Config.Rotated; uncompressed) at
+//     start. One renamed
 //     to a name outside those patterns, compressed before the daemon
 //     starts, or rotated away while its live path is missing and matched by
 //     a pattern with metacharacters, is not found: count those with

@@ -1,6 +1,7 @@
 package tailer
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -33,6 +34,14 @@ type registry interface {
 	release(id FileID, fl *follower)
 	// triggerRescan asks for the globs to be expanded again now.
 	triggerRescan()
+	// copyExists reports whether a rotated candidate of path begins with
+	// the bytes old's fingerprint covers, whatever its length.
+	copyExists(old Checkpoint, path string) bool
+	// lostFile logs (ERROR) and counts a file whose lines after offset
+	// may never be counted.
+	lostFile(path string, offset int64, why string)
+	// countShrunk counts a file shrunk in place.
+	countShrunk()
 }
 
 // followerConfig is what a follower needs of the Tailer's Config.
@@ -66,6 +75,7 @@ type follower struct {
 	fpSum    uint64
 	head     []byte // the first fpLen bytes, to recognise copies of this file
 	fresh    bool   // found by glob with no checkpoint, nothing read yet: may be a copy
+	announce bool   // send the checkpoint before reading (resumed at an offset below the stored one)
 
 	rotated    bool      // the path no longer names this file and no glob matches it
 	quietSince time.Time // last growth (or rotation), for RotateGrace
@@ -134,6 +144,12 @@ func (fl *follower) startReading() (stolen bool) {
 func (fl *follower) run(ctx context.Context) {
 	defer fl.exit()
 	fl.quietSince = fl.cfg.clk.Now()
+	if fl.announce {
+		fl.announce = false
+		if err := fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+			return
+		}
+	}
 	if fl.adopt != nil {
 		c := fl.adopt
 		fl.adopt = nil
@@ -219,7 +235,7 @@ func (fl *follower) poll(ctx context.Context) (bool, error) {
 		_, nlink, _ = statID(st)
 		size := st.Size()
 		if size < fl.pos || !fl.fingerprintOK() {
-			if err := fl.truncated(ctx); err != nil {
+			if err := fl.truncated(ctx, size); err != nil {
 				return false, err
 			}
 			continue
@@ -281,21 +297,82 @@ func (fl *follower) fingerprintOK() bool {
 	return ok
 }
 
-// truncated handles a file that shrank below what was read or whose first
-// bytes changed: the lines written between the last read and the truncation
-// are read from a copy if one is found (copytruncate), then the file
-// restarts at 0.
-func (fl *follower) truncated(ctx context.Context) error {
+// truncated handles a file that shrank below what was read (to size) or
+// whose first bytes changed. A copy among the rotated candidates
+// (copytruncate) holds the lines written between the last read and the
+// truncation: they are read from it, then the file restarts at 0.
+// Without a copy, a file that shrank but still begins with the bytes read
+// was shrunk in place: see shrunk. Otherwise the file restarts at 0, and
+// the lines written after the last read before the truncation, if any,
+// are lost (ERROR).
+func (fl *follower) truncated(ctx context.Context, size int64) error {
 	old := fl.checkpoint()
-	fl.log.Warn("file truncated, restarting at 0", "path", fl.path, "offset", old.Offset)
 	c := fl.reg.findCopy(old, fl.path)
-	if c != nil {
+	if c == nil && size < fl.pos && fl.headKept(size) {
+		return fl.shrunk(ctx, size)
+	}
+	switch {
+	case c != nil:
+		fl.log.Warn("file truncated, restarting at 0", "path", fl.path, "offset", old.Offset)
 		fl.log.Info("reading copy of truncated file", "path", c.path, "offset", old.Offset)
+	case old.FPLen > 0 && fl.reg.copyExists(old, fl.path):
+		// A copy shorter than what was read: the file was read between
+		// the copy and the truncation; what was written after is in no
+		// copy (copytruncate's own loss).
+		fl.log.Warn("file truncated, restarting at 0; its copy holds less than was read", "path", fl.path, "offset", old.Offset)
+	default:
+		fl.reg.lostFile(fl.path, old.Offset, "file truncated and no copy of it found among its rotated files, restarting it at 0")
 	}
 	fl.off, fl.pos, fl.pend, fl.skipping = 0, 0, nil, false
 	fl.fpLen, fl.fpSum, fl.head = 0, fnv1a.Offset, nil
 	fl.publish()
 	return fl.adoptCopy(ctx, c)
+}
+
+// headKept reports whether the file, now size bytes, still begins with the
+// bytes the fingerprint covers (or, shorter than those, with as many of
+// them as it holds).
+func (fl *follower) headKept(size int64) bool {
+	if fl.fpLen == 0 || size == 0 {
+		return false
+	}
+	k := min(int64(fl.fpLen), size)
+	if int64(len(fl.head)) < k {
+		return false
+	}
+	buf := make([]byte, k)
+	n, _ := fl.f.ReadAt(buf, 0)
+	return int64(n) == k && bytes.Equal(buf, fl.head[:k])
+}
+
+// shrunk handles a file shrunk in place to size, below what was read, its
+// first bytes unchanged and no copy of it found: not a copytruncate, whose
+// copy would hold the old bytes and whose truncated file would begin with
+// new ones. The lines before size were counted, so reading goes on at
+// size: a line the cut split was counted whole, and what the writer
+// appends after the cut begins at size. A cut within the unfinished line
+// after the last line handed on only shortens that line.
+func (fl *follower) shrunk(ctx context.Context, size int64) error {
+	fl.reg.countShrunk()
+	if size >= fl.off {
+		if !fl.skipping {
+			fl.pend = fl.pend[:size-fl.off]
+		}
+		fl.pos = size
+		fl.log.Warn("file shrank in place within its unfinished last line: reading on from its new end", "path", fl.path, "offset", fl.off, "size", size)
+		return nil
+	}
+	old := fl.off
+	fl.off, fl.pos, fl.pend, fl.skipping = size, size, nil, false
+	if int64(fl.fpLen) > size {
+		fl.fpLen = int(size)
+		fl.head = fl.head[:size:size]
+		fl.fpSum = fnv1a.Extend(fnv1a.Offset, fl.head)
+		fl.publish()
+	}
+	fl.log.Warn("file shrank in place, its first bytes unchanged and no copy of it found: the lines before its new end were counted, reading on from there",
+		"path", fl.path, "offset", old, "size", size)
+	return fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off})
 }
 
 // adoptCopy reads the copy c (may be nil) to its end under its own

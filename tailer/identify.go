@@ -1,6 +1,7 @@
 package tailer
 
 import (
+	"errors"
 	"path/filepath"
 )
 
@@ -15,16 +16,26 @@ type Located struct {
 	Size int64
 }
 
-// Locate looks for the file a checkpoint (possibly written on another host,
+// Locate is LocateSource for a source with only globs: rotated files
+// beside its files, symbolic links leaving their directories not followed.
+func Locate(globs []string, cp Checkpoint) (loc Located, ok bool) {
+	return LocateSource(SourceFiles{Paths: globs}, cp)
+}
+
+// LocateSource looks for the file a checkpoint (possibly written on another host,
 // or before the files were restored from a backup) describes: a regular,
 // uncompressed file at least cp.Offset bytes long whose first cp.FPLen
 // bytes have the checkpoint's fingerprint. It tries cp.Path first, then
-// its rotated names (P.*, P-*), then the files the globs match, also with
-// a rotation suffix, preferring the checkpoint's own identity. Files
+// its rotated names (P.*, P-*, or the matches of src.Rotated when set),
+// then the files the globs match, also with a rotation suffix, preferring
+// the checkpoint's own identity. A symbolic link src does not allow is
+// not read. Files
 // being renamed while it looks can be missed: a caller that finds nothing
 // may look again. A checkpoint with an empty fingerprint
 // (FPLen 0) matches only by identity. ok is false when no file fits.
-func Locate(globs []string, cp Checkpoint) (loc Located, ok bool) {
+func LocateSource(src SourceFiles, cp Checkpoint) (loc Located, ok bool) {
+	globs := src.Paths
+	lp := newLinkPolicy(src.Paths, src.Rotated, src.FollowSymlinks)
 	var found []fileInfo
 	seen := map[string]bool{}
 	try := func(p string) {
@@ -32,6 +43,9 @@ func Locate(globs []string, cp Checkpoint) (loc Located, ok bool) {
 			return
 		}
 		seen[p] = true
+		if _, err := lp.resolve(p); errors.Is(err, errRefusedLink) {
+			return
+		}
 		fi, isFile, err := statRegular(p)
 		if err != nil || !isFile || fi.size < cp.Offset {
 			return
@@ -57,7 +71,7 @@ func Locate(globs []string, cp Checkpoint) (loc Located, ok bool) {
 	// glob and of the glob with a rotation suffix: the base file itself
 	// may be missing for a moment (renamed, not yet created again).
 	if cp.Path != "" {
-		for _, p := range rotatedNames(cp.Path) {
+		for _, p := range rotatedPaths(cp.Path, src.Rotated) {
 			try(p)
 		}
 	}
@@ -65,6 +79,7 @@ func Locate(globs []string, cp Checkpoint) (loc Located, ok bool) {
 	for _, pat := range globs {
 		pats = append(pats, pat, pat+".*", pat+"-*")
 	}
+	pats = append(pats, src.Rotated...)
 	for _, pat := range pats {
 		paths, _ := filepath.Glob(pat)
 		for _, p := range paths {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"time"
 
@@ -47,7 +46,7 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[FileID]*follower) 
 		if h, ok := heads[fi.id]; ok {
 			return h, nil
 		}
-		h, err := readHead(fi.path)
+		h, err := t.readHead(fi.path)
 		if err != nil {
 			return nil, err
 		}
@@ -126,8 +125,8 @@ func (t *Tailer) coveredBy(head []byte) (Checkpoint, bool) {
 
 // readHead returns the first (up to FingerprintSize) bytes of the file at
 // path.
-func readHead(path string) ([]byte, error) {
-	f, err := os.Open(path)
+func (t *Tailer) readHead(path string) ([]byte, error) {
+	f, err := t.open(path)
 	if err != nil {
 		return nil, err
 	}

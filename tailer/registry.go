@@ -70,7 +70,7 @@ func copyState(r io.ReaderAt, heads [][]byte) (full, partial bool) {
 
 // isCopy reports whether the file at path begins with one of heads.
 func (t *Tailer) isCopy(path string, heads [][]byte) bool {
-	f, err := os.Open(path)
+	f, err := t.open(path)
 	if err != nil {
 		return false
 	}
@@ -114,6 +114,35 @@ func (t *Tailer) findCopy(old Checkpoint, path string) *follower {
 	}
 	return nil
 }
+
+// copyExists reports whether a rotated candidate of path other than
+// old's file begins with the bytes old's fingerprint covers.
+func (t *Tailer) copyExists(old Checkpoint, path string) bool {
+	if old.FPLen == 0 {
+		return false
+	}
+	for _, fi := range t.candidates(path) {
+		if fi.id == old.File || fi.size < int64(old.FPLen) {
+			continue
+		}
+		if ok, _ := fileFingerprintMatches(fi.path, old.FPLen, old.FPSum); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// lostFile logs at ERROR, and counts, a followed file whose lines after
+// offset may never be counted, with the replay command that counts them.
+func (t *Tailer) lostFile(path string, offset int64, why string) {
+	t.stats.lostFiles.Add(1)
+	t.log.Error(why+": lines after the offset may never be counted. If the file was rotated (moved, renamed or compressed), count the rest with the replay command, giving it that file: the replay starts where this file was counted. Set the source's `rotated` globs to where rotation puts its files.",
+		"path", path, "offset", offset,
+		"replay", "logtally replay -config CONFIG -source "+t.cfg.Source+" ROTATED-FILE")
+}
+
+// countShrunk counts a file shrunk in place.
+func (t *Tailer) countShrunk() { t.stats.shrunk.Add(1) }
 
 // claimCopy registers fl unless its file is claimed by a follower that has
 // read from it; a fresh follower that has not is told to stop.
@@ -173,7 +202,7 @@ func (t *Tailer) spawn(ctx context.Context, fl *follower) {
 
 // openFollower opens path and checks it is still the file id.
 func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower, error) {
-	f, err := os.Open(path)
+	f, err := t.open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

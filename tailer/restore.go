@@ -195,6 +195,13 @@ func (r *restore) settleLost() {
 	t := r.t
 	for _, cp := range r.lost {
 		cpy := r.copies[cp.File]
+		if cpy == nil {
+			if fl := r.resumeShrunk(cp); fl != nil {
+				r.planned[fl.id] = fl
+				r.plan = append(r.plan, fl)
+				continue
+			}
+		}
 		own, ok := r.byID[cp.File]
 		if ok && !r.waits(cp.File) && r.planned[own.id] == nil && own.size > 0 && !r.isCopyOfLost(own) {
 			fl, err := t.openFollower(own.path, own.id, Checkpoint{Source: t.cfg.Source})
@@ -206,6 +213,9 @@ func (r *restore) settleLost() {
 				r.plan = append(r.plan, fl)
 				if !own.matched {
 					t.log.Info("rotated file changed while down, reading it from 0", "path", own.path, "was", cp.Path)
+				}
+				if cpy == nil && cp.Offset > 0 {
+					t.lostFile(cp.Path, cp.Offset, "followed file truncated or replaced while logtally was down and no copy of it found among its rotated files, reading it from 0")
 				}
 				continue
 			}
@@ -220,13 +230,43 @@ func (r *restore) settleLost() {
 	}
 }
 
+// resumeShrunk returns a follower for cp's own file if it shrank in place
+// while logtally was down: it is there, shorter than cp.Offset but still
+// cp.FPLen bytes or more, beginning with the bytes cp's fingerprint covers,
+// and no copy of it was found (a copytruncate would leave one, and a
+// truncated file that begins with new bytes). The lines before its size
+// were counted: it resumes there, its new checkpoint sent before it reads
+// (see follower.shrunk). A file shrunk below cp.FPLen cannot be told from
+// one rewritten and is read from 0.
+func (r *restore) resumeShrunk(cp Checkpoint) *follower {
+	t := r.t
+	own, ok := r.byID[cp.File]
+	if !ok || r.waits(cp.File) || r.planned[cp.File] != nil || cp.FPLen == 0 || own.size >= cp.Offset || own.size < int64(cp.FPLen) {
+		return nil
+	}
+	if match, err := fileFingerprintMatches(own.path, cp.FPLen, cp.FPSum); err != nil || !match {
+		return nil
+	}
+	c := cp
+	c.Path, c.Offset = own.path, own.size
+	fl, err := t.openFollower(own.path, own.id, c)
+	if err != nil {
+		return nil
+	}
+	fl.announce = true
+	t.stats.shrunk.Add(1)
+	t.log.Warn("file shrank in place while logtally was down, its first bytes unchanged and no copy of it found: the lines before its new end were counted, reading on from there",
+		"path", own.path, "offset", cp.Offset, "size", own.size)
+	return fl
+}
+
 // sendStart sends the Done chunks of the dropped checkpoints, then the
 // checkpoints (at 0) of the recovered files.
 func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 	// Checkpoints matching nothing: the caller deletes them before
 	// anything else is sent, so no later chunk can be deleted by mistake.
 	for _, cp := range r.dropped {
-		r.t.log.Info("dropping checkpoint of a file that is gone", "path", cp.Path, "offset", cp.Offset)
+		r.t.lostFile(cp.Path, cp.Offset, "followed file not found again at start (not at its path, by identity among the glob matches and rotated files, nor as a copy), dropping its checkpoint")
 		if err := r.t.out.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
 			return err
 		}
@@ -350,7 +390,7 @@ func (t *Tailer) retryWaiting(ctx context.Context) error {
 			t.spawn(ctx, fl)
 			continue
 		}
-		t.log.Info("dropping checkpoint of a file that is gone", "path", cp.Path, "offset", cp.Offset)
+		t.lostFile(cp.Path, cp.Offset, "followed file that could not be examined is gone, dropping its checkpoint")
 		err = t.out.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true})
 		t.release(id, nil)
 		if err != nil {

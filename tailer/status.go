@@ -3,6 +3,7 @@ package tailer
 import (
 	"cmp"
 	"slices"
+	"sync/atomic"
 )
 
 // Status: read-only facts for the status endpoint and `logtally state`.
@@ -40,4 +41,35 @@ func Stat(path string, id FileID) (at string, size int64, found bool) {
 		}
 	}
 	return "", 0, false
+}
+
+// Stats are a Tailer's counters since New.
+type Stats struct {
+	// LostFiles counts followed files that could not be found again with
+	// lines possibly unread: a checkpoint whose file is gone at start, a
+	// file truncated with no copy found among its rotated files. Each is
+	// logged at ERROR with the path, the offset and the `logtally replay`
+	// command that counts the rest.
+	LostFiles uint64
+	// RefusedLinks counts symbolic links not followed because their
+	// target leaves the source's directories (Config.FollowSymlinks), each
+	// path once.
+	RefusedLinks uint64
+	// Shrunk counts files found shrunk in place (their first bytes
+	// unchanged, no copy beside them), resumed at their new size.
+	Shrunk uint64
+}
+
+// tailerStats holds Stats' counters.
+type tailerStats struct {
+	lostFiles, refusedLinks, shrunk atomic.Uint64
+}
+
+// Stats returns the Tailer's counters. It is safe to call while Run runs.
+func (t *Tailer) Stats() Stats {
+	return Stats{
+		LostFiles:    t.stats.lostFiles.Load(),
+		RefusedLinks: t.stats.refusedLinks.Load(),
+		Shrunk:       t.stats.shrunk.Load(),
+	}
 }

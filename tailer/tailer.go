@@ -37,8 +37,21 @@ const (
 
 // Config configures a Tailer. Zero durations and sizes take the defaults.
 type Config struct {
-	Source         string        // source name (stable across restarts), goes into checkpoints
-	Paths          []string      // globs (filepath.Glob syntax)
+	Source string   // source name (stable across restarts), goes into checkpoints
+	Paths  []string // globs (filepath.Glob syntax)
+	// Rotated are globs naming where the files' rotated generations go
+	// (logrotate's olddir, for example /var/log/nginx/old/access.log*).
+	// They are searched, instead of the names beside each file (P.* and
+	// P-*), for a renamed file at start and for the copy a copytruncate
+	// leaves; compressed names are left out. Empty: the names beside each
+	// file. They must name only this source's files.
+	Rotated []string
+	// FollowSymlinks reads files through symbolic links whose target lies
+	// outside the directories of Paths and Rotated. Off, such a link is
+	// not read (logged at WARN once per path and counted in Stats): who
+	// can create a file in a log directory could otherwise make the
+	// daemon read any file it can.
+	FollowSymlinks bool
 	Checkpoints    []Checkpoint  // restored state for this source (from the buffer)
 	PollInterval   time.Duration // default DefaultPollInterval: how often an idle file is checked for growth/rotation/truncation
 	RescanInterval time.Duration // default DefaultRescanInterval: how often globs are re-expanded
@@ -83,6 +96,10 @@ type Tailer struct {
 	// reserved until a retired checkpoint's Done chunk has been sent.
 	files map[FileID]*follower
 
+	links        linkPolicy
+	stats        tailerStats
+	refusedLinks map[string]bool // refused links already logged, by path (under mu)
+
 	// waiting holds restored checkpoints whose file could not be read
 	// (an error other than not-exist), retried at every rescan. Their
 	// identities are reserved in files. Only Run's goroutine uses it.
@@ -105,10 +122,14 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 	if err := checkGlobs(cfg.Paths); err != nil {
 		return nil, fmt.Errorf("new tailer %q: %w", cfg.Source, err)
 	}
+	if err := checkGlobs(cfg.Rotated); err != nil {
+		return nil, fmt.Errorf("new tailer %q: rotated: %w", cfg.Source, err)
+	}
 	if cfg.PollInterval < 0 || cfg.RescanInterval < 0 || cfg.RotateGrace < 0 || cfg.MaxLineBytes < 0 || cfg.ReadSize < 0 {
 		return nil, fmt.Errorf("new tailer %q: negative interval or size", cfg.Source)
 	}
 	cfg.Paths = slices.Clone(cfg.Paths)
+	cfg.Rotated = slices.Clone(cfg.Rotated)
 	cfg.Checkpoints = slices.Clone(cfg.Checkpoints)
 	seen := make(map[FileID]bool, len(cfg.Checkpoints))
 	for _, cp := range cfg.Checkpoints {
@@ -152,6 +173,9 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 		started:   make(chan struct{}),
 		files:     make(map[FileID]*follower),
 		waiting:   make(map[FileID]Checkpoint),
+		links:     newLinkPolicy(cfg.Paths, cfg.Rotated, cfg.FollowSymlinks),
+
+		refusedLinks: make(map[string]bool),
 	}, nil
 }
 

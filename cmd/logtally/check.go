@@ -26,11 +26,12 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "config %s: ok (%d sources)\n", *path, len(cfg.Sources))
 	fmt.Fprintf(stdout, "config files: %s\n", strings.Join(cfg.Files, ", "))
 	seen := map[tailer.FileID]match{}
+	rules := logrotateRules()
 	for _, s := range cfg.Sources {
 		fmt.Fprintf(stdout, "source %q (site %s, format %s):\n", s.Name, s.Site, s.Format)
 		// The files the source's tailer would follow: regular and
 		// uncompressed, each once even when two globs or paths reach it.
-		files, err := tailer.Discover(s.Paths)
+		files, err := tailer.DiscoverSource(tailer.SourceFiles{Paths: s.Paths, Rotated: s.Rotated, FollowSymlinks: s.FollowSymlinks})
 		for _, f := range files {
 			fmt.Fprintf(stdout, "  %s\n", f.Path)
 			other, dup := seen[f.ID]
@@ -54,6 +55,15 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		}
 		if len(files) == 0 {
 			fmt.Fprintf(stdout, "  (no file matches now; followed when one appears)\n")
+		}
+		if len(s.Rotated) == 0 {
+			var paths []string
+			for _, f := range files {
+				paths = append(paths, f.Path)
+			}
+			for _, h := range olddirHints(rules, paths) {
+				fmt.Fprintf(stdout, "  warning: %s\n", h)
+			}
 		}
 	}
 	if locked, err := buffer.CheckDir(cfg.StateDir, config.BufferFile); err != nil {

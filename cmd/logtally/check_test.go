@@ -107,20 +107,24 @@ func TestCheckFileOfTwoSourcesExits2(t *testing.T) {
 	dir, logs := checkSetup(t)
 	a, b, c := filepath.Join(logs, "a.log"), filepath.Join(logs, "b.log"), filepath.Join(logs, "c.txt")
 	// b.log reached through a symlinked directory, c.txt by a hard link
-	// and a symlink: each is one file to the tailer.
+	// and a symlink beside it: each is one file to the tailer. (A symlink
+	// out of its glob's directory is not read: not listed.)
 	if err := os.Symlink(logs, filepath.Join(dir, "linkdir")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Link(c, filepath.Join(dir, "hard.txt")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(c, filepath.Join(dir, "sym.txt")); err != nil {
+	if err := os.Symlink(c, filepath.Join(logs, "sym.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(c, filepath.Join(dir, "out.txt")); err != nil {
 		t.Fatal(err)
 	}
 	conf := writeCheckConfig(t, dir, srv.URI(),
 		[]string{filepath.Join(logs, "*.log"), filepath.Join(logs, "*.txt"), a}, // a twice in one source: fine
 		[]string{a, filepath.Join(dir, "linkdir", "b.log"), filepath.Join(dir, "hard.txt")},
-		[]string{filepath.Join(dir, "sym.txt")},
+		[]string{filepath.Join(logs, "sym.txt"), filepath.Join(dir, "out.txt")},
 	)
 	out, stderr, code := runCmd(t, "check", "-config", conf)
 	if code != 2 {
@@ -138,6 +142,9 @@ func TestCheckFileOfTwoSourcesExits2(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr does not contain %q:\n%s", want, stderr)
 		}
+	}
+	if strings.Contains(out, "out.txt") {
+		t.Errorf("a symlink out of its glob's directory listed:\n%s", out)
 	}
 	if n := strings.Count(stderr, "counted twice"); n != 4 {
 		t.Errorf("%d duplicates reported, want 4:\n%s", n, stderr)

@@ -219,7 +219,7 @@ func pipelineConfig(cfg config.Config, log *slog.Logger, db *mongo.Database) pip
 	for _, s := range cfg.Sources {
 		pc.Sources = append(pc.Sources, pipeline.Source{
 			Name: s.Name, Paths: s.Paths, Parser: s.Parser(),
-			Tailer: tailer.Config{MaxLineBytes: int(cfg.MaxLineBytes)},
+			Tailer: tailer.Config{MaxLineBytes: int(cfg.MaxLineBytes), Rotated: s.Rotated, FollowSymlinks: s.FollowSymlinks},
 		})
 	}
 	return pc
