@@ -42,6 +42,7 @@ var (
 	keyHits     = []byte("hits")
 	keyID       = []byte("id")
 	keyProgress = []byte("progress")
+	keyToken    = []byte("commit_token")
 )
 
 // DefaultLockTimeout is Options.LockTimeout's default: how long Open waits
@@ -292,6 +293,14 @@ func (b *Buffer) CommitWith(c Commit) error {
 		return nil
 	}
 	keys := slices.Sorted(maps.Keys(counts))
+	// A random token written with the commit tells, after an error, a
+	// commit whose meta page reached the file (its sync failed: bbolt
+	// reports an error, yet the next transaction sees it) from one that
+	// did not: a caller retrying the first would count it twice.
+	token := make([]byte, 8)
+	if _, err := io.ReadFull(rand.Reader, token); err != nil {
+		return fmt.Errorf("commit buffer: %w", err)
+	}
 	var newKeys int
 	var hits uint64
 	var newBytes int64
@@ -327,6 +336,9 @@ func (b *Buffer) CommitWith(c Commit) error {
 				return err
 			}
 		}
+		if err := tx.Bucket(bktMeta).Put(keyToken, token); err != nil {
+			return err
+		}
 		now := time.Now()
 		if !c.KeepLastCommit {
 			if err := tx.Bucket(bktMeta).Put(keyLast, u64(uint64(now.UnixNano()))); err != nil {
@@ -350,6 +362,10 @@ func (b *Buffer) CommitWith(c Commit) error {
 		}
 		return nil
 	})
+	if err != nil && b.landed(token) {
+		b.log.Warn("the buffer commit reported an error after it reached the file: it is taken as done", "err", err)
+		err = nil
+	}
 	if err != nil {
 		return fmt.Errorf("commit buffer: %w", err)
 	}
@@ -359,6 +375,16 @@ func (b *Buffer) CommitWith(c Commit) error {
 	b.pendingBytes += newBytes
 	b.mu.Unlock()
 	return nil
+}
+
+// landed reports whether the file holds the commit that wrote token.
+func (b *Buffer) landed(token []byte) bool {
+	var ok bool
+	b.db.View(func(tx *bolt.Tx) error {
+		ok = bytes.Equal(tx.Bucket(bktMeta).Get(keyToken), token)
+		return nil
+	})
+	return ok
 }
 
 // LastCommit returns the wall-clock time of the last Commit, or the zero
