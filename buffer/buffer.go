@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -106,8 +107,12 @@ type Buffer struct {
 	adopt    string // Options.InstanceID
 	maxSize  int64
 	log      *slog.Logger
-	file     fileID        // the identity of the file bbolt opened (watch.go)
-	keep     time.Duration // Options.LedgerRetention
+	file     fileID                // the identity of the file bbolt opened (watch.go)
+	keep     time.Duration         // Options.LedgerRetention
+	lost     atomic.Pointer[error] // set once the open file is found truncated (watch.go)
+	sizer    *os.File              // the file bbolt opened, read with plain reads by checkSize; nil if it could not be opened
+	pageSize int64                 // bbolt's page size (its Info reads it through the map)
+	hwm      atomic.Int64          // the bytes bbolt used when checkSize last found the file whole
 
 	pruned time.Time // when Seal last pruned the ledger (under the write lock)
 
@@ -156,6 +161,14 @@ func Open(path string, opts Options) (*Buffer, error) {
 	b.log.Info("buffer open", "path", path, "buffer_id", b.instance,
 		"pending_keys", b.pendingKeys, "pending_hits", b.pendingHits, "size", b.Size())
 	b.file = statFile(path)
+	b.pageSize = int64(db.Info().PageSize)
+	if f, err := os.Open(path); err == nil {
+		if st, err := f.Stat(); err == nil && b.file.err == nil && idOf(st) == b.file {
+			b.sizer = f
+		} else {
+			f.Close()
+		}
+	}
 	return b, nil
 }
 
@@ -226,6 +239,9 @@ func dataBytes(b *bolt.Bucket) int64 {
 
 // Close closes the file. Pending counts and the sealed batch stay in it.
 func (b *Buffer) Close() error {
+	if b.sizer != nil {
+		b.sizer.Close()
+	}
 	if err := b.db.Close(); err != nil {
 		return fmt.Errorf("close buffer: %w", err)
 	}
@@ -304,7 +320,7 @@ func (b *Buffer) CommitWith(c Commit) error {
 	var newKeys int
 	var hits uint64
 	var newBytes int64
-	err := b.db.Update(func(tx *bolt.Tx) error {
+	err := b.update(func(tx *bolt.Tx) error {
 		newKeys, hits, newBytes = 0, 0, 0
 		pending := tx.Bucket(bktPending)
 		pc := pending.Bucket(subCounts)
@@ -380,7 +396,7 @@ func (b *Buffer) CommitWith(c Commit) error {
 // landed reports whether the file holds the commit that wrote token.
 func (b *Buffer) landed(token []byte) bool {
 	var ok bool
-	b.db.View(func(tx *bolt.Tx) error {
+	b.view(func(tx *bolt.Tx) error {
 		ok = bytes.Equal(tx.Bucket(bktMeta).Get(keyToken), token)
 		return nil
 	})
@@ -392,7 +408,7 @@ func (b *Buffer) landed(token []byte) bool {
 // daemon was down.
 func (b *Buffer) LastCommit() (time.Time, error) {
 	var t time.Time
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.view(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bktMeta).Get(keyLast); len(v) == 8 {
 			t = time.Unix(0, int64(binary.BigEndian.Uint64(v)))
 		}
@@ -407,7 +423,7 @@ func (b *Buffer) LastCommit() (time.Time, error) {
 // Checkpoints returns every stored checkpoint.
 func (b *Buffer) Checkpoints() (map[string][]byte, error) {
 	out := map[string][]byte{}
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktCheckpoints).ForEach(func(k, v []byte) error {
 			out[string(k)] = bytes.Clone(v)
 			return nil
@@ -430,7 +446,7 @@ func (b *Buffer) Pending() (keys int, hits uint64) {
 // pending counts and the sealed batch's, read in one transaction, so a
 // seal in between never shows the same counts twice.
 func (b *Buffer) Unacked() (keys int, hits uint64) {
-	b.db.View(func(tx *bolt.Tx) error {
+	b.view(func(tx *bolt.Tx) error {
 		pending := tx.Bucket(bktPending)
 		keys, hits = int(getU64(pending.Get(keyKeys))), getU64(pending.Get(keyHits))
 		if batch := readBatch(tx.Bucket(bktSealed)); batch != nil {

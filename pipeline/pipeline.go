@@ -433,6 +433,18 @@ loop:
 	}
 
 	stopReading()
+	if p.buf.Truncated() != nil {
+		// Nothing more is read from or written to the buffer: its
+		// final commit fails with buffer.ErrTruncated, the drain and
+		// the restore are skipped.
+		truncErr := p.buf.Truncated()
+		if !errors.Is(runErr, buffer.ErrTruncated) {
+			runErr = errors.Join(runErr, truncErr)
+		}
+		p.log.Error("buffer file truncated while running: stopping without touching it again; "+
+			"the restart moves it aside and rebuilds it from MongoDB's record (with no instance, it must be moved aside by hand)",
+			"path", p.buf.Path(), "err", truncErr)
+	}
 	stopAggregating()
 	if !aggFinished {
 		if err := <-aggDone; err != nil {
@@ -445,7 +457,9 @@ loop:
 	}
 	tails.Wait()
 	<-ctlDone
-	if errors.Is(context.Cause(ctx), ErrReload) {
+	if p.buf.Truncated() != nil {
+		// Neither a drain nor a restore can read it.
+	} else if errors.Is(context.Cause(ctx), ErrReload) {
 		// The next Pipeline on this buffer flushes what is pending.
 		p.log.Info("stopped for a reload: what is buffered is written by the reloaded pipeline")
 	} else {
@@ -459,7 +473,7 @@ loop:
 	}
 	stopWatching()
 	<-watchDone
-	if errors.Is(runErr, ErrBufferReplaced) {
+	if errors.Is(runErr, ErrBufferReplaced) && p.buf.Truncated() == nil {
 		// After the final commit and drain: the copy holds everything.
 		aside, err := p.buf.Restore()
 		if err != nil {
