@@ -172,6 +172,71 @@ func Open(path string, opts Options) (*Buffer, error) {
 	return b, nil
 }
 
+// OpenReadOnly opens an existing buffer file to read it (`logtally state`):
+// nothing is written, so a read-only state dir or file will do. It takes a
+// shared lock: a running daemon (which holds the file) makes it return
+// ErrLocked within opts.LockTimeout. The file is checked with Verify first.
+// Every method that writes fails on it.
+func OpenReadOnly(path string, opts Options) (*Buffer, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = DefaultLockTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := verifyShared(path, opts.LockTimeout); err != nil {
+		return nil, fmt.Errorf("open buffer %s: %w", path, err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:        opts.LockTimeout,
+		ReadOnly:       true,
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("open buffer %s: %w (is logtally running on this state_dir?)", path, ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open buffer %s: %w", path, err)
+	}
+	b := &Buffer{db: db, maxSize: cmp.Or(opts.MaxSize, DefaultMaxSize), log: log.With("component", "buffer"),
+		keep: cmp.Or(opts.LedgerRetention, DefaultLedgerRetention)}
+	b.file = statFile(path)
+	b.pageSize = int64(db.Info().PageSize)
+	if err := db.View(b.load); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open buffer %s read-only: %w", path, err)
+	}
+	return b, nil
+}
+
+// load reads what init sets from a file init has prepared, without
+// writing: a bucket missing is an error.
+func (b *Buffer) load(tx *bolt.Tx) error {
+	meta, pending, sealed := tx.Bucket(bktMeta), tx.Bucket(bktPending), tx.Bucket(bktSealed)
+	if meta == nil || pending == nil || sealed == nil || tx.Bucket(bktCheckpoints) == nil || tx.Bucket(bktLedger) == nil ||
+		pending.Bucket(subCounts) == nil || pending.Bucket(subMarks) == nil || pending.Bucket(subCoarse) == nil {
+		return errors.New("buckets missing: the file was not written by this version of logtally; " +
+			"open it once read-write (start logtally) to upgrade it")
+	}
+	if v := meta.Get(keyFormat); v != nil && binary.BigEndian.Uint64(v) != formatVersion {
+		return fmt.Errorf("unsupported buffer format %d", binary.BigEndian.Uint64(v))
+	}
+	b.instance = string(meta.Get(keyInstance))
+	b.pendingKeys = int(getU64(pending.Get(keyKeys)))
+	b.pendingHits = getU64(pending.Get(keyHits))
+	b.pendingBytes = dataBytes(pending.Bucket(subCounts))
+	b.coarseBytes = dataBytes(pending.Bucket(subCoarse))
+	if sco := sealed.Bucket(subCoarse); sco != nil {
+		b.coarseBytes += dataBytes(sco)
+	}
+	if sc := sealed.Bucket(subCounts); sc != nil {
+		b.sealedBytes = dataBytes(sc)
+	}
+	return nil
+}
+
 func (b *Buffer) init(tx *bolt.Tx) error {
 	meta, err := tx.CreateBucketIfNotExists(bktMeta)
 	if err != nil {
