@@ -174,7 +174,7 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 	fcfg := cfg.Flush
 	fcfg.Buffer, fcfg.Clock, fcfg.Logger = p.buf, cfg.Clock, log
 	if store != nil {
-		p.rec = newRecorder(store, p.buf, cfg.Clock, log)
+		p.rec = newRecorder(store, p.buf, cfg.Clock, log, cfg.Flush.User)
 		fcfg.Recorder = p.rec
 	}
 	if p.flush, err = flusher.New(fcfg); err != nil {
