@@ -13,7 +13,7 @@ import (
 // Sealed returns the batch in flight, or nil.
 func (b *Buffer) Sealed() (*Batch, error) {
 	var batch *Batch
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.view(func(tx *bolt.Tx) error {
 		batch = readBatch(tx.Bucket(bktSealed))
 		return nil
 	})
@@ -55,7 +55,7 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) 
 	// Nothing to seal is the common answer of an idle daemon: found in a
 	// read transaction, without a write (and its fsync).
 	idle := false
-	b.db.View(func(tx *bolt.Tx) error {
+	b.view(func(tx *bolt.Tx) error {
 		pending := tx.Bucket(bktPending)
 		idle = readBatch(tx.Bucket(bktSealed)) == nil && getU64(pending.Get(keyKeys)) == 0 &&
 			empty(pending.Bucket(subMarks)) && (minuteOnly || empty(pending.Bucket(subCoarse)))
@@ -64,7 +64,7 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) 
 	if idle {
 		return nil, nil
 	}
-	err := b.db.Update(func(tx *bolt.Tx) error {
+	err := b.update(func(tx *bolt.Tx) error {
 		sealedNow = false
 		sealed := tx.Bucket(bktSealed)
 		if batch = readBatch(sealed); batch != nil {
@@ -149,7 +149,7 @@ func (b *Buffer) ScanBatch(id string, from []byte, fn func(key []byte, n uint64)
 
 // scan is ScanBatch (coarse false) and ScanCoarse.
 func (b *Buffer) scan(id string, coarse bool, from []byte, fn func(key []byte, n uint64) bool) error {
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.view(func(tx *bolt.Tx) error {
 		sealed := tx.Bucket(bktSealed)
 		sc := sealed.Bucket(subCounts)
 		if sc == nil || string(sealed.Get(keyID)) != id {
@@ -185,7 +185,7 @@ func (b *Buffer) scan(id string, coarse bool, from []byte, fn func(key []byte, n
 
 // SaveProgress stores the flusher's resume point for batch id.
 func (b *Buffer) SaveProgress(id string, progress []byte) error {
-	err := b.db.Update(func(tx *bolt.Tx) error {
+	err := b.update(func(tx *bolt.Tx) error {
 		sealed := tx.Bucket(bktSealed)
 		if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {
 			return fmt.Errorf("%w: %s", ErrNoBatch, id)
@@ -200,7 +200,7 @@ func (b *Buffer) SaveProgress(id string, progress []byte) error {
 
 // Ack deletes batch id after MongoDB acknowledged all of it.
 func (b *Buffer) Ack(id string) error {
-	err := b.db.Update(func(tx *bolt.Tx) error {
+	err := b.update(func(tx *bolt.Tx) error {
 		sealed := tx.Bucket(bktSealed)
 		if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {
 			return fmt.Errorf("%w: %s", ErrNoBatch, id)

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -42,6 +43,7 @@ var (
 	keyHits     = []byte("hits")
 	keyID       = []byte("id")
 	keyProgress = []byte("progress")
+	keyToken    = []byte("commit_token")
 )
 
 // DefaultLockTimeout is Options.LockTimeout's default: how long Open waits
@@ -105,8 +107,12 @@ type Buffer struct {
 	adopt    string // Options.InstanceID
 	maxSize  int64
 	log      *slog.Logger
-	file     fileID        // the identity of the file bbolt opened (watch.go)
-	keep     time.Duration // Options.LedgerRetention
+	file     fileID                // the identity of the file bbolt opened (watch.go)
+	keep     time.Duration         // Options.LedgerRetention
+	lost     atomic.Pointer[error] // set once the open file is found truncated (watch.go)
+	sizer    *os.File              // the file bbolt opened, read with plain reads by checkSize; nil if it could not be opened
+	pageSize int64                 // bbolt's page size (its Info reads it through the map)
+	hwm      atomic.Int64          // the bytes bbolt used when checkSize last found the file whole
 
 	pruned time.Time // when Seal last pruned the ledger (under the write lock)
 
@@ -155,7 +161,80 @@ func Open(path string, opts Options) (*Buffer, error) {
 	b.log.Info("buffer open", "path", path, "buffer_id", b.instance,
 		"pending_keys", b.pendingKeys, "pending_hits", b.pendingHits, "size", b.Size())
 	b.file = statFile(path)
+	b.pageSize = int64(db.Info().PageSize)
+	if f, err := os.Open(path); err == nil {
+		if st, err := f.Stat(); err == nil && b.file.err == nil && idOf(st) == b.file {
+			b.sizer = f
+		} else {
+			f.Close()
+		}
+	}
 	return b, nil
+}
+
+// OpenReadOnly opens an existing buffer file to read it (`logtally state`):
+// nothing is written, so a read-only state dir or file will do. It takes a
+// shared lock: a running daemon (which holds the file) makes it return
+// ErrLocked within opts.LockTimeout. The file is checked with Verify first.
+// Every method that writes fails on it.
+func OpenReadOnly(path string, opts Options) (*Buffer, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = DefaultLockTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := verifyShared(path, opts.LockTimeout); err != nil {
+		return nil, fmt.Errorf("open buffer %s: %w", path, err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:        opts.LockTimeout,
+		ReadOnly:       true,
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("open buffer %s: %w (is logtally running on this state_dir?)", path, ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open buffer %s: %w", path, err)
+	}
+	b := &Buffer{db: db, maxSize: cmp.Or(opts.MaxSize, DefaultMaxSize), log: log.With("component", "buffer"),
+		keep: cmp.Or(opts.LedgerRetention, DefaultLedgerRetention)}
+	b.file = statFile(path)
+	b.pageSize = int64(db.Info().PageSize)
+	if err := db.View(b.load); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open buffer %s read-only: %w", path, err)
+	}
+	return b, nil
+}
+
+// load reads what init sets from a file init has prepared, without
+// writing: a bucket missing is an error.
+func (b *Buffer) load(tx *bolt.Tx) error {
+	meta, pending, sealed := tx.Bucket(bktMeta), tx.Bucket(bktPending), tx.Bucket(bktSealed)
+	if meta == nil || pending == nil || sealed == nil || tx.Bucket(bktCheckpoints) == nil || tx.Bucket(bktLedger) == nil ||
+		pending.Bucket(subCounts) == nil || pending.Bucket(subMarks) == nil || pending.Bucket(subCoarse) == nil {
+		return errors.New("buckets missing: the file was not written by this version of logtally; " +
+			"open it once read-write (start logtally) to upgrade it")
+	}
+	if v := meta.Get(keyFormat); v != nil && binary.BigEndian.Uint64(v) != formatVersion {
+		return fmt.Errorf("unsupported buffer format %d", binary.BigEndian.Uint64(v))
+	}
+	b.instance = string(meta.Get(keyInstance))
+	b.pendingKeys = int(getU64(pending.Get(keyKeys)))
+	b.pendingHits = getU64(pending.Get(keyHits))
+	b.pendingBytes = dataBytes(pending.Bucket(subCounts))
+	b.coarseBytes = dataBytes(pending.Bucket(subCoarse))
+	if sco := sealed.Bucket(subCoarse); sco != nil {
+		b.coarseBytes += dataBytes(sco)
+	}
+	if sc := sealed.Bucket(subCounts); sc != nil {
+		b.sealedBytes = dataBytes(sc)
+	}
+	return nil
 }
 
 func (b *Buffer) init(tx *bolt.Tx) error {
@@ -225,6 +304,9 @@ func dataBytes(b *bolt.Bucket) int64 {
 
 // Close closes the file. Pending counts and the sealed batch stay in it.
 func (b *Buffer) Close() error {
+	if b.sizer != nil {
+		b.sizer.Close()
+	}
 	if err := b.db.Close(); err != nil {
 		return fmt.Errorf("close buffer: %w", err)
 	}
@@ -292,10 +374,18 @@ func (b *Buffer) CommitWith(c Commit) error {
 		return nil
 	}
 	keys := slices.Sorted(maps.Keys(counts))
+	// A random token written with the commit tells, after an error, a
+	// commit whose meta page reached the file (its sync failed: bbolt
+	// reports an error, yet the next transaction sees it) from one that
+	// did not: a caller retrying the first would count it twice.
+	token := make([]byte, 8)
+	if _, err := io.ReadFull(rand.Reader, token); err != nil {
+		return fmt.Errorf("commit buffer: %w", err)
+	}
 	var newKeys int
 	var hits uint64
 	var newBytes int64
-	err := b.db.Update(func(tx *bolt.Tx) error {
+	err := b.update(func(tx *bolt.Tx) error {
 		newKeys, hits, newBytes = 0, 0, 0
 		pending := tx.Bucket(bktPending)
 		pc := pending.Bucket(subCounts)
@@ -327,6 +417,9 @@ func (b *Buffer) CommitWith(c Commit) error {
 				return err
 			}
 		}
+		if err := tx.Bucket(bktMeta).Put(keyToken, token); err != nil {
+			return err
+		}
 		now := time.Now()
 		if !c.KeepLastCommit {
 			if err := tx.Bucket(bktMeta).Put(keyLast, u64(uint64(now.UnixNano()))); err != nil {
@@ -350,6 +443,10 @@ func (b *Buffer) CommitWith(c Commit) error {
 		}
 		return nil
 	})
+	if err != nil && b.landed(token) {
+		b.log.Warn("the buffer commit reported an error after it reached the file: it is taken as done", "err", err)
+		err = nil
+	}
 	if err != nil {
 		return fmt.Errorf("commit buffer: %w", err)
 	}
@@ -361,12 +458,22 @@ func (b *Buffer) CommitWith(c Commit) error {
 	return nil
 }
 
+// landed reports whether the file holds the commit that wrote token.
+func (b *Buffer) landed(token []byte) bool {
+	var ok bool
+	b.view(func(tx *bolt.Tx) error {
+		ok = bytes.Equal(tx.Bucket(bktMeta).Get(keyToken), token)
+		return nil
+	})
+	return ok
+}
+
 // LastCommit returns the wall-clock time of the last Commit, or the zero
 // time if there was none. At start it tells which files changed while the
 // daemon was down.
 func (b *Buffer) LastCommit() (time.Time, error) {
 	var t time.Time
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.view(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bktMeta).Get(keyLast); len(v) == 8 {
 			t = time.Unix(0, int64(binary.BigEndian.Uint64(v)))
 		}
@@ -381,7 +488,7 @@ func (b *Buffer) LastCommit() (time.Time, error) {
 // Checkpoints returns every stored checkpoint.
 func (b *Buffer) Checkpoints() (map[string][]byte, error) {
 	out := map[string][]byte{}
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktCheckpoints).ForEach(func(k, v []byte) error {
 			out[string(k)] = bytes.Clone(v)
 			return nil
@@ -404,7 +511,7 @@ func (b *Buffer) Pending() (keys int, hits uint64) {
 // pending counts and the sealed batch's, read in one transaction, so a
 // seal in between never shows the same counts twice.
 func (b *Buffer) Unacked() (keys int, hits uint64) {
-	b.db.View(func(tx *bolt.Tx) error {
+	b.view(func(tx *bolt.Tx) error {
 		pending := tx.Bucket(bktPending)
 		keys, hits = int(getU64(pending.Get(keyKeys))), getU64(pending.Get(keyHits))
 		if batch := readBatch(tx.Bucket(bktSealed)); batch != nil {

@@ -91,7 +91,7 @@ func (b *Buffer) ScanCoarse(id string, from []byte, fn func(key []byte, n uint64
 // next full batch: acknowledged in the minute buckets, not yet in the
 // daily and monthly ones.
 func (b *Buffer) Coarse() (keys int, hits uint64) {
-	b.db.View(func(tx *bolt.Tx) error {
+	b.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktPending).Bucket(subCoarse).ForEach(func(_, v []byte) error {
 			keys++
 			hits += binary.BigEndian.Uint64(v)
@@ -104,7 +104,7 @@ func (b *Buffer) Coarse() (keys int, hits uint64) {
 // countCoarse updates the size of the coarse counts, for Size.
 func (b *Buffer) countCoarse() {
 	var n int64
-	b.db.View(func(tx *bolt.Tx) error {
+	b.view(func(tx *bolt.Tx) error {
 		n = dataBytes(tx.Bucket(bktPending).Bucket(subCoarse))
 		if sc := tx.Bucket(bktSealed).Bucket(subCoarse); sc != nil {
 			n += dataBytes(sc)

@@ -212,7 +212,7 @@ func ackMarks(tx *bolt.Tx, sealed *bolt.Bucket) error {
 // committed before it was sealed and after the previous batch was sealed.
 func (b *Buffer) BatchMarks(id string) ([]LedgerEntry, error) {
 	var out []LedgerEntry
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.view(func(tx *bolt.Tx) error {
 		sealed := tx.Bucket(bktSealed)
 		if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {
 			return fmt.Errorf("%w: %s", ErrNoBatch, id)
@@ -237,7 +237,7 @@ func (b *Buffer) BatchMarks(id string) ([]LedgerEntry, error) {
 // Ledger returns the stored entries among keys.
 func (b *Buffer) Ledger(keys []string) (map[string]LedgerEntry, error) {
 	out := map[string]LedgerEntry{}
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.view(func(tx *bolt.Tx) error {
 		led := tx.Bucket(bktLedger)
 		for _, k := range keys {
 			if v := led.Get([]byte(k)); v != nil {
@@ -273,7 +273,7 @@ func (b *Buffer) Counted(head []byte, fpSize int) (LedgerEntry, error) {
 // LedgerLen returns the number of ledger entries.
 func (b *Buffer) LedgerLen() int {
 	n := 0
-	b.db.View(func(tx *bolt.Tx) error {
+	b.view(func(tx *bolt.Tx) error {
 		n = tx.Bucket(bktLedger).Stats().KeyN
 		return nil
 	})

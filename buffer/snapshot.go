@@ -121,7 +121,7 @@ func readSnapshot(bkt *bolt.Bucket, id []byte) Snapshot {
 // sealed by a logtally without snapshots).
 func (b *Buffer) SealedSnapshot() (Snapshot, error) {
 	var s Snapshot
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.view(func(tx *bolt.Tx) error {
 		sealed := tx.Bucket(bktSealed)
 		if sealed.Bucket(subCounts) != nil {
 			s = readSnapshot(sealed, sealed.Get(keyID))
@@ -140,7 +140,7 @@ func (b *Buffer) SealedSnapshot() (Snapshot, error) {
 // when none is known (no full batch acknowledged by this buffer yet).
 func (b *Buffer) CoarseSnapshot() (Snapshot, error) {
 	var s Snapshot
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.view(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bktMeta)
 		id := meta.Get(keyCoarseID)
 		if id == nil || meta.Bucket(subCoarseSnap) == nil {
@@ -188,7 +188,7 @@ func putCoarseSnapshot(meta *bolt.Bucket, s Snapshot) error {
 // was acknowledged yet.
 func (b *Buffer) AckedSnapshot() (Snapshot, error) {
 	var s Snapshot
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.view(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bktMeta)
 		s = readSnapshot(meta, meta.Get(keyAckedID))
 		return nil
@@ -233,7 +233,7 @@ func (b *Buffer) RebuildCoarse(acked Snapshot, cps map[string][]byte, counts map
 		return fmt.Errorf("rebuild: counts without a batch id")
 	}
 	if len(c.Counts) > 0 {
-		err := b.db.Update(func(tx *bolt.Tx) error {
+		err := b.update(func(tx *bolt.Tx) error {
 			pc := tx.Bucket(bktPending).Bucket(subCoarse)
 			for k, n := range c.Counts {
 				if err := pc.Put([]byte(k), u64(n)); err != nil {
@@ -259,13 +259,13 @@ func (b *Buffer) RebuildCoarse(acked Snapshot, cps map[string][]byte, counts map
 		}
 	}
 	if c.Snapshot.Batch != "" {
-		err := b.db.Update(func(tx *bolt.Tx) error { return putCoarseSnapshot(tx.Bucket(bktMeta), c.Snapshot) })
+		err := b.update(func(tx *bolt.Tx) error { return putCoarseSnapshot(tx.Bucket(bktMeta), c.Snapshot) })
 		if err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}
 	}
 	b.countCoarse()
-	err := b.db.Update(func(tx *bolt.Tx) error {
+	err := b.update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bktMeta)
 		if acked.Batch != "" {
 			if meta.Bucket(subSnapshot) != nil {

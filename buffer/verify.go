@@ -258,6 +258,31 @@ func (v *verifier) node(p []byte, id uint64, depth int) error {
 // verifyLocked runs Verify on an existing file while holding its lock (the
 // lock bbolt takes, so a running writer is never read mid-transaction),
 // waiting up to timeout for it. A missing file is fine: Open creates it.
+// verifyShared is verifyLocked for a reader: the file opened read-only,
+// under a shared lock, which a running daemon's exclusive one refuses.
+func verifyShared(path string, timeout time.Duration) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close() // releases the lock
+	deadline := time.Now().Add(timeout)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("lock: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w (is logtally running on this state_dir?)", ErrLocked)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return Verify(path)
+}
+
 func verifyLocked(path string, timeout time.Duration) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {

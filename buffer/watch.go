@@ -12,6 +12,92 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
+// ErrTruncated is returned by every method of a Buffer whose open file was
+// found shorter than the pages bbolt uses (a truncate, a cleanup script
+// emptying it): reading those pages through bbolt's memory map would kill
+// the process with SIGBUS. The Buffer is then unusable: stop, Close it
+// without anything else, and let the restart move the file aside and
+// rebuild it (Verify reports it as ErrCorrupt).
+var ErrTruncated = errors.New("buffer file truncated while open")
+
+// view and update run bbolt transactions once checkSize has found the open
+// file whole. A truncate between the check and the transaction's first
+// read of the map (microseconds) can still fault; every later call returns
+// ErrTruncated.
+func (b *Buffer) view(fn func(*bolt.Tx) error) error {
+	if err := b.checkSize(); err != nil {
+		return err
+	}
+	return b.db.View(fn)
+}
+
+func (b *Buffer) update(fn func(*bolt.Tx) error) error {
+	if err := b.checkSize(); err != nil {
+		return err
+	}
+	return b.db.Update(fn)
+}
+
+// Truncated returns an error wrapping ErrTruncated, naming the file's size
+// and the size bbolt needs, if the open file is shorter than bbolt's
+// high-water mark (the newest meta page's page count times the page size),
+// else nil. Once it has found the file truncated, the Buffer stays so.
+// It reads the file's size and its two meta pages with plain reads, never
+// through the map. A size that cannot be read is not an error here: bbolt
+// reports its own.
+func (b *Buffer) Truncated() error { return b.checkSize() }
+
+func (b *Buffer) checkSize() error {
+	if e := b.lost.Load(); e != nil {
+		return *e
+	}
+	if b.sizer == nil {
+		return nil
+	}
+	st, err := b.sizer.Stat()
+	if err != nil {
+		return nil
+	}
+	size := st.Size()
+	pageSize := b.pageSize
+	var need int64
+	var why string
+	if m, ok := newestMeta(&verifier{r: b.sizer, size: size}, pageSize); ok {
+		need = int64(m.pgid) * int64(m.pageSize)
+		if size >= need {
+			b.hwm.Store(need)
+			return nil
+		}
+		why = fmt.Sprintf("%d pages of %d bytes (transaction %d)", m.pgid, m.pageSize, m.txid)
+	} else {
+		need, why = max(2*pageSize, b.hwm.Load()), "when last checked; its meta pages are no longer readable"
+		if size >= 2*pageSize {
+			why = "when last checked; neither of its meta pages is valid any more"
+		}
+	}
+	err = fmt.Errorf("%w: %s is %d bytes, but bbolt uses %d bytes, %s", ErrTruncated, b.db.Path(), size, need, why)
+	b.lost.CompareAndSwap(nil, &err)
+	return *b.lost.Load()
+}
+
+// newestMeta returns the valid meta page with the greatest transaction id.
+func newestMeta(v *verifier, pageSize int64) (meta, bool) {
+	m0, err0 := v.readMeta(0)
+	m1, err1 := v.readMeta(pageSize)
+	switch {
+	case err0 == nil && err1 == nil:
+		if m1.txid > m0.txid {
+			return m1, true
+		}
+		return m0, true
+	case err0 == nil:
+		return m0, true
+	case err1 == nil:
+		return m1, true
+	}
+	return meta{}, false
+}
+
 // fileID is a file's identity: device and inode.
 type fileID struct {
 	dev, ino uint64
@@ -107,7 +193,7 @@ func (b *Buffer) Restore() (movedAside string, err error) {
 	}()
 	// WriteTo reads through bbolt's own handle, the open (unlinked)
 	// file, never through the path.
-	if err = b.db.View(func(tx *bolt.Tx) error {
+	if err = b.view(func(tx *bolt.Tx) error {
 		_, err := tx.WriteTo(tmp)
 		return err
 	}); err != nil {

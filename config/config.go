@@ -370,15 +370,22 @@ func Parse(name string, data []byte) (Config, error) {
 	return cfg.finish(name, data)
 }
 
-// decodeError formats a TOML decoding error of the file name with its line.
-func decodeError(name string, err error) error {
+// decodeError formats a TOML decoding error of the file name (holding
+// data) with its line.
+func decodeError(name string, data []byte, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		msg := pe.Message
-		if pe.LastKey != "" {
+		msg, line := pe.Message, pe.Position.Line
+		if !headerLine(data, line) && headerLine(data, line-1) && strings.Contains(msg, `got '\n'`) {
+			line-- // a header cut short is reported at the next line
+		}
+		if headerLine(data, line) {
+			// The parser's last key is in the table before this header.
+			msg = "table header: " + msg
+		} else if pe.LastKey != "" {
 			msg = pe.LastKey + ": " + msg
 		}
-		return fmt.Errorf("%s:%d: %s", name, pe.Position.Line, msg)
+		return fmt.Errorf("%s:%d: %s", name, line, msg)
 	}
 	if m := decodeErrRe.FindStringSubmatch(err.Error()); m != nil {
 		return fmt.Errorf("%s:%s: %s: %s", name, m[1], m[2], m[3])
@@ -392,7 +399,7 @@ func decode(name string, data []byte) (Config, error) {
 	cfg := Default()
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&cfg)
 	if err != nil {
-		return Config{}, decodeError(name, err)
+		return Config{}, decodeError(name, data, err)
 	}
 	var errs []error
 	for _, k := range md.Undecoded() {

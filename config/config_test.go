@@ -114,7 +114,12 @@ colour = "red"
 		{"bad values", strings.NewReplacer("timout", "timeout", "interval = 10", `interval = "10s"`, `colour = "red"`, "").Replace(src),
 			[]string{"t.toml:8: flush.max_ops: 0: must be from 1 to 100000", `t.toml:17: source[1].paths: "/y[": not a valid glob`, `t.toml:18: source[1].format: "apache": unknown log format (want one of combined, common, vhost_combined, nginx, json, regex)`}},
 		{"wrong type", `state_dir = 5`, []string{"t.toml:1: state_dir: incompatible types"}},
-		{"syntax", "[mongo\nuri = 1", []string{"t.toml:2:", "table name"}},
+		{"syntax", "[mongo\nuri = 1", []string{"t.toml:1: table header:", "table name"}},
+		// The parser's last key is in the table before a broken header:
+		// the error names the header's line, not that table.
+		{"syntax in a later header", "[mongo]\nuri = \"mongodb://h/\"\n[flush\ninterval = \"1s\"\n", []string{"t.toml:3: table header: expected '.' or ']'"}},
+		// A required key missing is at its table's header.
+		{"missing site", "state_dir = \"/x\"\n\n[[source]]\npaths = [\"/x.log\"]\nformat = \"combined\"\n", []string{"t.toml:3: source[0].site: must not be empty"}},
 		{"no source", `state_dir = "/x"`, []string{"source: at least one [[source]] is needed"}},
 		{"bad size", "[buffer]\nmax_size = \"1 furlong\"\n", []string{"t.toml:2:", "buffer.max_size", "unknown unit"}},
 		{"write concern", "[mongo]\nwrite_concern = \"most\"\n", []string{`t.toml:2: mongo.write_concern: "most"`}},

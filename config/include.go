@@ -112,7 +112,7 @@ func readSites(name string) ([]Source, error) {
 	var sf sitesFile
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&sf)
 	if err != nil {
-		return nil, decodeError(name, err)
+		return nil, decodeError(name, data, err)
 	}
 	var errs []error
 	reported := map[string]bool{}

@@ -222,7 +222,7 @@ func TestIncludeErrorsNameFileAndLine(t *testing.T) {
 		{"syntax error in an included file", map[string]string{
 			"logtally.toml":  mainWithSource,
 			"sites.d/a.toml": "[[source]\n",
-		}, []string{sd("a.toml") + `:2: expected end of table array name`}},
+		}, []string{sd("a.toml") + `:1: table header: expected end of table array name`}},
 		{"bad include glob", map[string]string{
 			"logtally.toml": "\ninclude = [\"sites.d/[\"]\n" + mainWithSource,
 		}, []string{`logtally.toml:2: include: "sites.d/[": not a valid glob`}},

@@ -41,10 +41,18 @@ var indexRe = regexp.MustCompile(`^(\w+)\[(\d+)\]$`)
 func (e *FieldError) key() toml.Key { return toml.Key(strings.Split(e.Field, ".")) }
 
 // problem returns fe, the problem of key k, prefixed with name and the
-// line where k is set when it can be found. It wraps fe.
+// line where k is set when it can be found, else the line of the header of
+// its table (a required key missing: "source[1].site" at the second
+// [[source]]). It wraps fe.
 func problem(name string, data []byte, k toml.Key, fe *FieldError) error {
 	if line := lineOf(data, k); line > 0 {
 		return fmt.Errorf("%s:%d: %w", name, line, fe)
+	}
+	lines := strings.Split(string(data), "\n")
+	for n := len(k) - 1; n >= 1; n-- {
+		if line := tableLine(lines, k[:n]); line > 0 {
+			return fmt.Errorf("%s:%d: %w", name, line, fe)
+		}
 	}
 	return fmt.Errorf("%s: %w", name, fe)
 }
@@ -59,6 +67,43 @@ func lineOf(data []byte, k toml.Key) int {
 	for n := len(k) - 1; n >= 0; n-- {
 		if line := findKey(lines, k[:n], k[n:]); line > 0 {
 			return line
+		}
+	}
+	return 0
+}
+
+// headerLine reports whether line n (from 1) of data is a table header.
+func headerLine(data []byte, n int) bool {
+	lines := strings.Split(string(data), "\n")
+	return n >= 1 && n <= len(lines) && strings.HasPrefix(strings.TrimSpace(lines[n-1]), "[")
+}
+
+// tableLine returns the line of the header of table ("source[1]",
+// "source[1].page"), or 0.
+func tableLine(lines []string, table toml.Key) int {
+	var names []string
+	idx := -1
+	for _, part := range table {
+		name, i := splitIndex(part)
+		names = append(names, name)
+		if i >= 0 {
+			idx = i
+		}
+	}
+	want := strings.Join(names, ".")
+	arrays := map[string]int{} // [[name]] headers seen
+	for i, raw := range lines {
+		line := strings.TrimSpace(raw)
+		if !strings.HasPrefix(line, "[") {
+			continue
+		}
+		name := strings.TrimSpace(strings.Trim(strings.SplitN(line, "#", 2)[0], " []"))
+		if strings.HasPrefix(line, "[[") {
+			arrays[name]++
+		}
+		top := strings.SplitN(name, ".", 2)[0]
+		if name == want && (idx < 0 || arrays[top]-1 == idx) {
+			return i + 1
 		}
 	}
 	return 0

@@ -204,3 +204,28 @@ func (r *authReport) succeeded(log *slog.Logger, what string) {
 		log.Info(what+" succeeded: MongoDB accepts the credentials again", "auth_failures", r.failures)
 	}
 }
+
+// AuthFailure reports whether err is MongoDB refusing the credentials (an
+// authentication or authorization failure), which retrying does not cure.
+// Other packages' retry loops (the progress record's lease) use it with
+// AuthReport, so that every loop logs such failures by one rule.
+func AuthFailure(err error) bool { return authFailure(err) }
+
+// AuthReport rate-limits one retry loop's log of authentication failures
+// as the flusher's own loops do: the first at ERROR, then one every
+// authLogEvery with the repeats not logged. The zero value is ready.
+type AuthReport struct{ r authReport }
+
+// Failed records an authentication failure of what's attempt at now and
+// logs it unless one was logged less than authLogEvery ago. user is the
+// connection string's user, named when the server's error names none.
+func (r *AuthReport) Failed(log *slog.Logger, now time.Time, what string, attempt int, err error, user string) {
+	r.r.failed(log, now, what, attempt, err, user)
+}
+
+// Succeeded logs that the credentials work again, if they had failed, and
+// starts a new loop.
+func (r *AuthReport) Succeeded(log *slog.Logger, what string) {
+	r.r.succeeded(log, what)
+	r.r = authReport{}
+}

@@ -27,6 +27,7 @@ type collector struct {
 	flushDuration, lastFlush                                  *prometheus.Desc
 	expiryMode, expired, late, expiredHits                    *prometheus.Desc
 	prealloc, preallocFailures, preallocTracked               *prometheus.Desc
+	stateDirFull                                              *prometheus.Desc
 }
 
 func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger) *collector {
@@ -36,7 +37,7 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 	return &collector{
 		src: src, version: version, clock: clk, log: log,
 		buildInfo:   d("build_info", "Always 1; the version label is logtally's version.", "version"),
-		alive:       d("alive", "1 while the aggregator and the flusher make their rounds (GET /healthz is ok), else 0."),
+		alive:       d("alive", "1 while the aggregator and the flusher make their rounds, else 0 (GET /healthz then fails; it also fails while the state dir is full)."),
 		lines:       d("lines_total", "Lines parsed, whatever their outcome (too long lines are not in it), by source.", "source"),
 		tooLong:     d("too_long_lines_total", "Lines longer than max_line_bytes, skipped."),
 		hits:        d("hits_total", "Lines counted as page views, by site (at most 200 sites; the rest as \"(other sites)\").", "site"),
@@ -71,6 +72,8 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 		lostFiles: d("lost_files_total",
 			"Followed files not found again with lines possibly unread (rotated where the source's rotated globs do not look, compressed or deleted first, truncated with no copy found); each is logged at ERROR with the `logtally replay` command that counts the rest.", "source"),
 		refusedLinks: d("refused_symlinks_total", "Symbolic links not followed because their target leaves the source's directories (follow_symlinks off), each path once.", "source"),
+		stateDirFull: d("state_dir_full",
+			"1 while commits to the buffer fail for lack of space on the state dir (reading paused, the commit retried), else 0."),
 	}
 }
 
@@ -81,7 +84,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		c.lastCommit, c.pendingKeys, c.pendingHits, c.bufferBytes, c.batches, c.flushedHits, c.retries,
 		c.lastAcked, c.mongoOps, c.created, c.followed, c.lag, c.flushDuration, c.lastFlush,
 		c.expiryMode, c.expired, c.late, c.expiredHits, c.prealloc, c.preallocFailures, c.preallocTracked,
-		c.lostFiles, c.refusedLinks,
+		c.lostFiles, c.refusedLinks, c.stateDirFull,
 	} {
 		ch <- d
 	}
@@ -113,6 +116,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(c.other, a.Other)
 	counter(c.commits, a.Commits)
+	full := 0.0
+	if !a.FullSince.IsZero() {
+		full = 1
+	}
+	gauge(c.stateDirFull, full)
 	for o := range parser.NumOutcomes {
 		switch {
 		case o.Malformed():

@@ -167,10 +167,25 @@ func (s *Server) Run(ctx context.Context) error {
 	return nil
 }
 
+// healther is a Source that can be alive and still not healthy (a full
+// state dir, a start waiting for MongoDB): *pipeline.Pipeline.
+type healther interface {
+	Health(now time.Time) error
+}
+
+// health returns why /healthz fails: the Source's Health if it has one,
+// else Alive.
+func (s *Server) health(now time.Time) error {
+	if h, ok := s.cfg.Source.(healther); ok {
+		return h.Health(now)
+	}
+	return s.cfg.Source.Alive(now)
+}
+
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if err := s.cfg.Source.Alive(s.cfg.Clock.Now()); err != nil {
+	if err := s.health(s.cfg.Clock.Now()); err != nil {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		w.Write(s.scrub([]byte(err.Error() + "\n")))
 		return
@@ -204,7 +219,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 	now := s.cfg.Clock.Now()
 	rep := StatusReport{Time: now.UTC(), Version: s.cfg.Version, Health: "ok", Mongo: s.mongo, Status: st}
 	rep.Instance = cmp.Or(rep.Instance, s.cfg.Instance)
-	if err := s.cfg.Source.Alive(now); err != nil {
+	if err := s.health(now); err != nil {
 		rep.Health = err.Error()
 	}
 	if s.cfg.Tap != nil {

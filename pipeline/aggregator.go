@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/logtally/logtally/buffer"
@@ -27,6 +28,21 @@ const malformedLogged = 5
 // malformedEvery is how often, after the first malformed lines of a file,
 // one more is logged with the number not logged since.
 const malformedEvery = time.Minute
+
+// maxFullBackoff bounds the wait between two commit attempts while the
+// state dir's file system is full: space freed is used within it.
+const maxFullBackoff = 10 * time.Second
+
+// fullLogEvery is how often a commit still failing on a full state dir is
+// logged again; the attempts in between are counted.
+const fullLogEvery = 10 * time.Minute
+
+// StateDirFull reports whether err is a commit refused for lack of space
+// on the state dir's file system: ENOSPC, or EDQUOT (a quota). Such a
+// commit is retried; other commit errors stop the aggregator.
+func StateDirFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
 
 // AggregatorConfig configures an Aggregator.
 type AggregatorConfig struct {
@@ -129,6 +145,11 @@ type AggregatorStats struct {
 	// HitsBySite holds hits per site, at most MaxSitesCounted of them
 	// and OtherSites.
 	HitsBySite map[string]uint64
+	// FullSince is when commits began failing on a full state dir
+	// (StateDirFull), zero while they do not.
+	FullSince time.Time
+	// FullErr is the last such commit error, nil while none fails.
+	FullErr error
 }
 
 // Aggregator sums parsed hits and commits them with checkpoints.
@@ -151,6 +172,10 @@ type Aggregator struct {
 	started                                                   bool         // StartMarker read
 	beat                                                      atomic.Int64 // Clock.Now() of the last loop turn, Unix nanoseconds
 	lastSite                                                  []byte
+
+	fullMu    sync.Mutex // guards fullSince and fullErr
+	fullSince time.Time  // commits failing on a full state dir since, or zero
+	fullErr   error      // the last of those failures
 
 	extraMu sync.RWMutex // guards extra
 	extra   map[string]extraSource
@@ -230,9 +255,10 @@ func (a *Aggregator) parserFor(name string) (*parser.Parser, *parser.PageLimiter
 	return e.p, e.lim
 }
 
-// LastBeat returns when Run's loop last turned (a commit tick, or a check
-// of a full buffer): once every CommitInterval while it is not stuck. It
-// is zero before Run.
+// LastBeat returns when Run's loop last turned (a commit tick, a check of a
+// full buffer, or a commit retried on a full state dir): at least once
+// every maxFullBackoff (and CommitInterval) while it is not stuck. It is
+// zero before Run.
 func (a *Aggregator) LastBeat() time.Time {
 	if n := a.beat.Load(); n != 0 {
 		return time.Unix(0, n)
@@ -259,15 +285,33 @@ func (a *Aggregator) Stats() AggregatorStats {
 		st.HitsBySite[k] = c.Load()
 	}
 	a.byMu.Unlock()
+	st.FullSince, st.FullErr = a.Full()
 	return st
+}
+
+// Full returns when commits began failing on a full state dir and the last
+// failure, or the zero time and nil while they do not.
+func (a *Aggregator) Full() (since time.Time, err error) {
+	a.fullMu.Lock()
+	defer a.fullMu.Unlock()
+	return a.fullSince, a.fullErr
+}
+
+func (a *Aggregator) setFull(since time.Time, err error) {
+	a.fullMu.Lock()
+	a.fullSince, a.fullErr = since, err
+	a.fullMu.Unlock()
 }
 
 // Run reads chunks until the input channel is closed or ctx is cancelled,
 // committing every CommitInterval, and commits what it holds before it
 // returns. While the buffer is full it reads nothing, so it does not see
-// the input closing: only cancelling ctx stops it then. A commit error, or
-// a chunk whose checkpoint cannot be encoded, stops it: counts not
-// committed are read again from the files at the next start.
+// the input closing: only cancelling ctx stops it then. A commit that
+// fails for lack of space on the state dir (StateDirFull) is retried, the
+// counts held in memory and nothing more read, until it succeeds or ctx
+// ends (see commitOrWait). Another commit error, or a chunk whose
+// checkpoint cannot be encoded, stops it: counts not committed are read
+// again from the files at the next start.
 func (a *Aggregator) Run(ctx context.Context) error {
 	a.beat.Store(a.cfg.Clock.Now().UnixNano())
 	tick := a.cfg.Clock.After(a.cfg.CommitInterval)
@@ -282,7 +326,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			return a.commit()
 		case <-tick:
 			a.beat.Store(a.cfg.Clock.Now().UnixNano())
-			if err := a.commit(); err != nil {
+			if err := a.commitOrWait(ctx); err != nil {
 				return err
 			}
 			tick = a.cfg.Clock.After(a.cfg.CommitInterval)
@@ -295,7 +339,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			}
 			c.Release() // add keeps nothing of c.Data
 			if len(a.counts) >= a.cfg.MaxKeys {
-				if err := a.commit(); err != nil {
+				if err := a.commitOrWait(ctx); err != nil {
 					return err
 				}
 			}
@@ -305,7 +349,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 
 // waitForSpace commits, then waits until the buffer is no longer full.
 func (a *Aggregator) waitForSpace(ctx context.Context) error {
-	if err := a.commit(); err != nil {
+	if err := a.commitOrWait(ctx); err != nil || ctx.Err() != nil {
 		return err
 	}
 	a.log.Warn("buffer full: reading paused until MongoDB catches up", "size", a.cfg.Buffer.Size())
@@ -446,6 +490,70 @@ func (a *Aggregator) logMalformed(cp tailer.Checkpoint, end int64, out parser.Ou
 	a.log.Warn("malformed line skipped", "path", cp.Path, "end_offset", end, "reason", out.String(),
 		"line", string(line), "not_logged_since_last", m.suppressed)
 	m.suppressed = 0
+}
+
+// commitOrWait commits. When the commit fails for lack of space on the
+// state dir's file system (StateDirFull), it reads nothing more (the
+// tailers and replays block on the channel, so what is held is bounded by
+// what was read) and retries the same commit with a backoff from
+// CommitInterval up to maxFullBackoff until it succeeds, returning nil, or
+// ctx ends, returning nil too (Run's final commit tries once more). The
+// failure is logged at ERROR once, then once every fullLogEvery, and shown
+// by Full meanwhile. Any other error is returned at once.
+//
+// A failed bbolt commit is rolled back, counts and checkpoints together, so
+// a retry applies them once; buffer.CommitWith tells a commit that reached
+// the file before its error (a failed sync of the meta page) as done.
+func (a *Aggregator) commitOrWait(ctx context.Context) error {
+	err := a.commit()
+	if err == nil || !StateDirFull(err) {
+		return err
+	}
+	since := a.cfg.Clock.Now()
+	a.setFull(since, err)
+	defer a.setFull(time.Time{}, nil)
+	path := a.cfg.Buffer.Path()
+	a.log.Error("state dir full: the commit to the buffer fails; reading paused, the counts read are held in memory "+
+		"and the commit retried until there is space (free space on the state dir's file system)",
+		"path", path, "err", err, "pending_keys", len(a.counts))
+	logged, notLogged := since, 0
+	backoff := a.cfg.CommitInterval
+	next := since.Add(backoff)
+	for attempt := 2; ; {
+		// A turn every CommitInterval keeps LastBeat fresh (a full
+		// disk is not a stuck pipeline: the watchdog must not kill
+		// it); the commit is tried at the backoff's pace.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.cfg.Clock.After(a.cfg.CommitInterval):
+		}
+		now := a.cfg.Clock.Now()
+		a.beat.Store(now.UnixNano())
+		if now.Before(next) {
+			continue
+		}
+		err = a.commit()
+		switch {
+		case err == nil:
+			a.log.Info("state dir has space again: committed, reading resumed", "path", path,
+				"full_for", now.Sub(since).Round(time.Millisecond), "attempts", attempt)
+			return nil
+		case !StateDirFull(err):
+			return err
+		}
+		a.setFull(since, err)
+		if now.Sub(logged) < fullLogEvery {
+			notLogged++
+		} else {
+			a.log.Error("state dir still full: the commit to the buffer fails; reading paused", "path", path,
+				"since", since.UTC().Format(time.RFC3339), "attempt", attempt, "attempts_not_logged", notLogged, "err", err)
+			logged, notLogged = now, 0
+		}
+		attempt++
+		backoff = min(2*backoff, max(maxFullBackoff, a.cfg.CommitInterval))
+		next = now.Add(backoff)
+	}
 }
 
 // commit writes the sums and checkpoints held, in one transaction.

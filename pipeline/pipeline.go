@@ -176,7 +176,7 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 	fcfg := cfg.Flush
 	fcfg.Buffer, fcfg.Clock, fcfg.Logger = p.buf, cfg.Clock, log
 	if store != nil {
-		p.rec = newRecorder(store, p.buf, cfg.Clock, log)
+		p.rec = newRecorder(store, p.buf, cfg.Clock, log, cfg.Flush.User)
 		fcfg.Recorder = p.rec
 	}
 	if p.flush, err = flusher.New(fcfg); err != nil {
@@ -317,6 +317,20 @@ func (p *Pipeline) Alive(now time.Time) error {
 	return nil
 }
 
+// Health is Alive, and also not healthy while commits fail on a full state
+// dir (the aggregator retries them, reading paused): nil when both are
+// fine. It is meant for /healthz; a watchdog uses Alive, which a full disk
+// does not fail, so that the daemon waiting for space is not killed.
+func (p *Pipeline) Health(now time.Time) error {
+	if err := p.Alive(now); err != nil {
+		return err
+	}
+	if since, err := p.agg.Full(); !since.IsZero() {
+		return fmt.Errorf("state dir full: commit failing since %s, reading paused: %w", since.UTC().Format(time.RFC3339), err)
+	}
+	return nil
+}
+
 // Stats returns the running totals.
 func (p *Pipeline) Stats() Stats {
 	st := Stats{Aggregator: p.agg.Stats(), Flusher: p.flush.Stats(), BufferBytes: p.buf.Size()}
@@ -425,6 +439,18 @@ loop:
 	}
 
 	stopReading()
+	if p.buf.Truncated() != nil {
+		// Nothing more is read from or written to the buffer: its
+		// final commit fails with buffer.ErrTruncated, the drain and
+		// the restore are skipped.
+		truncErr := p.buf.Truncated()
+		if !errors.Is(runErr, buffer.ErrTruncated) {
+			runErr = errors.Join(runErr, truncErr)
+		}
+		p.log.Error("buffer file truncated while running: stopping without touching it again; "+
+			"the restart moves it aside and rebuilds it from MongoDB's record (with no instance, it must be moved aside by hand)",
+			"path", p.buf.Path(), "err", truncErr)
+	}
 	stopAggregating()
 	if !aggFinished {
 		if err := <-aggDone; err != nil {
@@ -437,7 +463,9 @@ loop:
 	}
 	tails.Wait()
 	<-ctlDone
-	if errors.Is(context.Cause(ctx), ErrReload) {
+	if p.buf.Truncated() != nil {
+		// Neither a drain nor a restore can read it.
+	} else if errors.Is(context.Cause(ctx), ErrReload) {
 		// The next Pipeline on this buffer flushes what is pending.
 		p.log.Info("stopped for a reload: what is buffered is written by the reloaded pipeline")
 	} else {
@@ -451,7 +479,7 @@ loop:
 	}
 	stopWatching()
 	<-watchDone
-	if errors.Is(runErr, ErrBufferReplaced) {
+	if errors.Is(runErr, ErrBufferReplaced) && p.buf.Truncated() == nil {
 		// After the final commit and drain: the copy holds everything.
 		aside, err := p.buf.Restore()
 		if err != nil {

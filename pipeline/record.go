@@ -10,6 +10,7 @@ import (
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/progress"
 )
 
@@ -25,11 +26,12 @@ type recorder struct {
 	buf      *buffer.Buffer
 	clock    clock.Clock
 	log      *slog.Logger
+	user     string        // the connection string's user, for refused credentials
 	acquired chan struct{} // closed once the lease is held
 }
 
-func newRecorder(store *progress.Store, buf *buffer.Buffer, clk clock.Clock, log *slog.Logger) *recorder {
-	return &recorder{store: store, buf: buf, clock: clk, log: log, acquired: make(chan struct{})}
+func newRecorder(store *progress.Store, buf *buffer.Buffer, clk clock.Clock, log *slog.Logger, user string) *recorder {
+	return &recorder{store: store, buf: buf, clock: clk, log: log, user: user, acquired: make(chan struct{})}
 }
 
 // Begin records the batch in flight, once the lease is held.
@@ -54,12 +56,16 @@ func (r *recorder) Begin(ctx context.Context, sealed, acked buffer.Snapshot) err
 // r.store.RenewEvery(), marking the last acknowledged batch, and when ctx
 // ends renews it once more and releases it. Losing the lease, or finding
 // it kept alive by another daemon, is returned: the pipeline must stop.
-// Other errors (MongoDB unreachable) are logged and retried.
+// Other errors (MongoDB unreachable) are logged and retried; credentials
+// MongoDB refuses are logged at ERROR once, then rate-limited
+// (flusher.AuthReport), as the flusher's retries do.
 func (r *recorder) keep(ctx context.Context) error {
 	backoff := time.Second
-	for {
+	var refused flusher.AuthReport
+	for attempt := 1; ; attempt++ {
 		_, err := r.store.Acquire(ctx, r.buf.InstanceID(), true, acquirePoll)
 		if err == nil {
+			refused.Succeeded(r.log, "take the instance's lease")
 			break
 		}
 		if ctx.Err() != nil {
@@ -68,7 +74,11 @@ func (r *recorder) keep(ctx context.Context) error {
 		if errors.Is(err, progress.ErrInstanceInUse) {
 			return err
 		}
-		r.log.Warn("cannot take the instance's lease in MongoDB: retrying", "err", err, "retry_in", backoff)
+		if flusher.AuthFailure(err) {
+			refused.Failed(r.log, r.clock.Now(), "take the instance's lease", attempt, err, r.user)
+		} else {
+			r.log.Warn("cannot take the instance's lease in MongoDB: retrying", "err", err, "retry_in", backoff)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -77,18 +87,26 @@ func (r *recorder) keep(ctx context.Context) error {
 		backoff = min(2*backoff, r.store.RenewEvery())
 	}
 	close(r.acquired)
-	for {
+	for attempt := 1; ; {
 		select {
 		case <-ctx.Done():
 			r.release()
 			return nil
 		case <-r.clock.After(r.store.RenewEvery()):
 		}
-		if err := r.renew(ctx); err != nil {
-			if errors.Is(err, progress.ErrLeaseLost) {
-				return err
-			}
+		err := r.renew(ctx)
+		switch {
+		case err == nil:
+			refused.Succeeded(r.log, "renew the instance's lease")
+			attempt = 1
+		case errors.Is(err, progress.ErrLeaseLost):
+			return err
+		case flusher.AuthFailure(err):
+			refused.Failed(r.log, r.clock.Now(), "renew the instance's lease", attempt, err, r.user)
+			attempt++
+		default:
 			r.log.Warn("cannot renew the instance's lease in MongoDB", "err", err)
+			attempt++
 		}
 	}
 }

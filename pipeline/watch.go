@@ -15,6 +15,13 @@ import (
 	"time"
 )
 
+// A buffer.db truncated in place (its size below bbolt's high-water mark)
+// is found by the same watch, and by every buffer call before it touches
+// bbolt's map: buffer.ErrTruncated. Run then stops without touching the
+// buffer again (no final commit, drain or restore: its pages are gone), and
+// the restart moves the file aside as corrupt and rebuilds it from MongoDB's
+// progress record.
+
 // ErrBufferReplaced is returned by Run when the buffer file was deleted or
 // replaced while it ran. The process should exit: the file has been
 // restored at its path from the open file, and a restart resumes from it
@@ -22,8 +29,9 @@ import (
 var ErrBufferReplaced = errors.New("buffer file deleted or replaced while running")
 
 // watchBuffer checks every period that the buffer's path still names the
-// open file. It returns an error wrapping ErrBufferReplaced, after logging
-// it, once it does not, and nil when ctx is done. A failed check (the path
+// open file, and that the file is not shorter than bbolt's high-water mark.
+// It returns an error wrapping ErrBufferReplaced or buffer.ErrTruncated
+// once one fails, and nil when ctx is done. A failed check (the path
 // cannot be examined) is logged and retried at the next period.
 func (p *Pipeline) watchBuffer(ctx context.Context, every time.Duration) error {
 	var lastErr string
@@ -32,6 +40,9 @@ func (p *Pipeline) watchBuffer(ctx context.Context, every time.Duration) error {
 		case <-ctx.Done():
 			return nil
 		case <-p.cfg.Clock.After(every):
+		}
+		if err := p.buf.Truncated(); err != nil {
+			return err // logged by Run
 		}
 		replaced, err := p.buf.Replaced()
 		if err != nil {

@@ -34,7 +34,12 @@
 //   - A request reads every matching document of the range: without a page
 //     and at a minute step, that is one document per page and minute of the
 //     site. Top ranks after reading them all. A result holds at most
-//     MaxSteps steps.
+//     MaxSteps steps and MaxCells counts (pages × steps): a request for
+//     more is refused with a *TooLargeError suggesting -top or a coarser
+//     step, once the pages read pass it. A Top whose pages pass it is read
+//     three times (stopped at the bound, totals only, then the top pages'
+//     counts). CSV and JSON are streamed from the result, not copied into
+//     points. Times are from 1970 to 9999.
 //   - Pages without views in the range are left out of a result for every
 //     page (zero-filled, preallocated buckets do not make a page appear).
 //     Unknown sites and pages are told apart from quiet ones by one more

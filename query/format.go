@@ -119,24 +119,54 @@ func writeTable(w io.Writer, res *Result, opts Options) error {
 	return bw.Flush()
 }
 
+// writeCSV streams the points, step by step: nothing is held but the
+// result.
 func writeCSV(w io.Writer, res *Result, opts Options) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"time", "page", "count"})
-	for _, p := range res.Points() {
-		cw.Write([]string{p.Time.In(opts.Location).Format(time.RFC3339), p.Page, strconv.FormatInt(p.Count, 10)})
+	row := make([]string, 3)
+	for i, t := range res.Times {
+		row[0] = t.In(opts.Location).Format(time.RFC3339)
+		for _, s := range res.Series {
+			row[1], row[2] = s.Page, strconv.FormatInt(s.Counts[i], 10)
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
+// writeJSON streams the points as one indented array, as an encoder
+// writing res.Points() would, without making them.
 func writeJSON(w io.Writer, res *Result, opts Options) error {
-	pts := res.Points()
-	for i := range pts {
-		pts[i].Time = pts[i].Time.In(opts.Location)
+	if len(res.Times) == 0 || len(res.Series) == 0 {
+		_, err := io.WriteString(w, "[]\n")
+		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(pts)
+	bw := bufio.NewWriter(w)
+	bw.WriteString("[\n")
+	first := true
+	for i, t := range res.Times {
+		t = t.In(opts.Location)
+		for _, s := range res.Series {
+			b, err := json.MarshalIndent(Point{Time: t, Page: s.Page, Count: s.Counts[i]}, "  ", "  ")
+			if err != nil {
+				return err
+			}
+			if !first {
+				bw.WriteString(",\n")
+			}
+			first = false
+			bw.WriteString("  ")
+			if _, err := bw.Write(b); err != nil {
+				return err
+			}
+		}
+	}
+	bw.WriteString("\n]\n")
+	return bw.Flush()
 }
 
 // axisLayout returns the layout of a chart's x labels for steps from

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -41,6 +42,42 @@ func badRequest(format string, args ...any) error {
 
 // MaxSteps bounds the steps of one result.
 const MaxSteps = 100000
+
+// MaxCells bounds the counts one result holds: pages × steps, every page
+// with views in the range while it is read (Top ranks after reading), 8
+// bytes each. A request over it is refused with an *ErrTooLarge.
+const MaxCells = 5_000_000
+
+// The range a request may ask: buckets are dated from 1970 to 9999.
+var (
+	minTime = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxTime = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// TooLargeError is a result that would hold more than MaxCells counts.
+type TooLargeError struct {
+	// Pages is the number of pages with views found so far, Steps the
+	// steps of the range.
+	Pages, Steps int
+	Step         Step
+}
+
+func (e *TooLargeError) Error() string {
+	msg := fmt.Sprintf("too large a result: %d or more pages × %d steps of a %s is over %d counts", e.Pages, e.Steps, e.Step, MaxCells)
+	var hints []string
+	if top := MaxCells / max(e.Steps, 1); top >= 1 {
+		hints = append(hints, fmt.Sprintf("-top N (N up to %d at this step)", top))
+	}
+	if e.Step < Month {
+		coarser := e.Step + 1
+		hints = append(hints, "a coarser -step ("+coarser.String()+")")
+	}
+	hints = append(hints, "a shorter range", "one -page")
+	return msg + "; use " + strings.Join(hints, ", or ")
+}
+
+// Unwrap returns ErrBadRequest.
+func (e *TooLargeError) Unwrap() error { return ErrBadRequest }
 
 // Collections names the bucket collections ([buckets] minute, daily,
 // monthly in the config).
@@ -192,14 +229,18 @@ func (r *Reader) Check(req Request) (Request, error) {
 		return req, badRequest("top %d: must be positive", req.Top)
 	case req.Top > 0 && req.Page != "":
 		return req, badRequest("top ranks the pages of a site; it cannot be used with a page")
-	case req.From.IsZero() || req.To.IsZero():
-		return req, badRequest("from and to are required")
+	case req.From.Before(minTime) || !req.From.Before(maxTime):
+		return req, badRequest("from %s: out of range; times from 1970-01-01 to 9999-12-31 are accepted",
+			req.From.UTC().Format(time.RFC3339))
+	case req.To.Before(minTime) || req.To.After(maxTime):
+		return req, badRequest("to %s: out of range; times from 1970-01-01 to 9999-12-31 are accepted",
+			req.To.UTC().Format(time.RFC3339))
 	case !req.From.Before(req.To):
 		return req, badRequest("from %s is not before to %s",
 			req.From.UTC().Format(time.RFC3339), req.To.UTC().Format(time.RFC3339))
 	}
 	req.From, req.To = req.Step.Truncate(req.From), req.Step.Ceil(req.To)
-	if n := req.Step.index(req.From, req.To); n > MaxSteps {
+	if n := req.Step.index(req.From, req.To); n > MaxSteps || n < 0 {
 		return req, badRequest("%d steps of a %s: at most %d; use a longer step or a shorter range", n, req.Step, MaxSteps)
 	}
 	if err := r.checkRetention(req); err != nil {
@@ -244,16 +285,38 @@ func (r *Reader) Query(ctx context.Context, req Request) (*Result, error) {
 		res.Times = append(res.Times, t)
 	}
 	acc := accumulator{res: res, pages: map[string]*Series{}}
-	switch req.Step {
-	case Minute:
-		err = r.readMinutes(ctx, req, &acc)
-	case Hour, Day:
-		err = r.readDaily(ctx, req, &acc)
-	default:
-		err = r.readMonthly(ctx, req, &acc)
-	}
-	if err != nil {
+	if err := r.read(ctx, req, &acc); err != nil {
 		return nil, err
+	}
+	pages := -1 // pages with views, when the top passes counted them
+	if acc.tooLarge != nil {
+		if req.Top == 0 || req.Top > MaxCells/len(res.Times) {
+			return nil, acc.tooLarge
+		}
+		// Too many pages to hold them all: rank them by their totals
+		// alone, then read the top ones' counts.
+		totals := accumulator{res: res, totals: map[string]int64{}}
+		if err := r.read(ctx, req, &totals); err != nil {
+			return nil, err
+		}
+		ranked := make([]Series, 0, len(totals.totals))
+		for p, n := range totals.totals {
+			if n > 0 {
+				ranked = append(ranked, Series{Page: p, Total: n})
+			}
+		}
+		rank(ranked)
+		pages = len(ranked)
+		acc = accumulator{res: res, pages: map[string]*Series{}, only: map[string]bool{}}
+		for _, s := range ranked[:min(req.Top, len(ranked))] {
+			acc.only[s.Page] = true
+		}
+		if err := r.read(ctx, req, &acc); err != nil {
+			return nil, err
+		}
+		if acc.tooLarge != nil {
+			return nil, acc.tooLarge
+		}
 	}
 	if req.Page != "" && acc.pages[req.Page] == nil {
 		if err := r.exists(ctx, req.Site, req.Page); err != nil {
@@ -271,28 +334,59 @@ func (r *Reader) Query(ctx context.Context, req Request) (*Result, error) {
 			res.Series = append(res.Series, *s)
 		}
 	}
-	slices.SortFunc(res.Series, func(a, b Series) int {
-		if c := cmp.Compare(b.Total, a.Total); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Page, b.Page)
-	})
+	rank(res.Series)
 	res.Pages = len(res.Series)
+	if pages >= 0 {
+		res.Pages = pages
+	}
 	if req.Top > 0 && len(res.Series) > req.Top {
 		res.Series = res.Series[:req.Top]
 	}
 	return res, nil
 }
 
+// read reads the cheapest level that answers req's step into acc.
+func (r *Reader) read(ctx context.Context, req Request, acc *accumulator) error {
+	switch req.Step {
+	case Minute:
+		return r.readMinutes(ctx, req, acc)
+	case Hour, Day:
+		return r.readDaily(ctx, req, acc)
+	}
+	return r.readMonthly(ctx, req, acc)
+}
+
+// rank sorts series the most viewed first, equal totals by page.
+func rank(series []Series) {
+	slices.SortFunc(series, func(a, b Series) int {
+		if c := cmp.Compare(b.Total, a.Total); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Page, b.Page)
+	})
+}
+
 // accumulator adds bucket counts to a result's series.
 type accumulator struct {
 	res   *Result
 	pages map[string]*Series
+	// totals, when not nil, is all that is kept: each page's total
+	// (the ranking pass of a Top over MaxCells).
+	totals map[string]int64
+	// only, when not nil, are the pages kept; the others are skipped.
+	only map[string]bool
+	// tooLarge is set when one more page would pass MaxCells; reading
+	// stops then.
+	tooLarge *TooLargeError
 }
 
 func (a *accumulator) series(page string) *Series {
 	s := a.pages[page]
 	if s == nil {
+		if n := len(a.res.Times); (len(a.pages)+1)*n > MaxCells {
+			a.tooLarge = &TooLargeError{Pages: len(a.pages) + 1, Steps: n, Step: a.res.Request.Step}
+			return nil
+		}
 		s = &Series{Page: page, Counts: make([]int64, len(a.res.Times))}
 		a.pages[page] = s
 	}
@@ -300,16 +394,28 @@ func (a *accumulator) series(page string) *Series {
 }
 
 // add counts n views of page in the step holding t; t outside the range is
-// ignored.
-func (a *accumulator) add(page string, t time.Time, n int64) {
+// ignored. It returns false when the result would pass MaxCells: reading
+// should stop.
+func (a *accumulator) add(page string, t time.Time, n int64) bool {
 	req := a.res.Request
 	t = t.UTC()
 	if t.Before(req.From) || !t.Before(req.To) {
-		return
+		return true
+	}
+	if a.totals != nil {
+		a.totals[page] += n
+		return true
+	}
+	if n == 0 || a.only != nil && !a.only[page] {
+		return true // a zero-filled bucket adds nothing
 	}
 	s := a.series(page)
+	if s == nil {
+		return false
+	}
 	s.Counts[req.Step.index(req.From, req.Step.Truncate(t))] += n
 	s.Total += n
+	return true
 }
 
 // filter returns the find filter of site, page (if any) and a time range on
@@ -326,8 +432,9 @@ func filter(siteField, pageField, timeField, site, page string, from, to time.Ti
 	}})
 }
 
-// each runs fn on every document of coll matching f, with projection proj.
-func each[T any](ctx context.Context, coll *mongo.Collection, f, proj bson.D, fn func(*T)) error {
+// each runs fn on every document of coll matching f, with projection proj,
+// until fn returns false.
+func each[T any](ctx context.Context, coll *mongo.Collection, f, proj bson.D, fn func(*T) bool) error {
 	cur, err := coll.Find(ctx, f, options.Find().SetProjection(proj))
 	if err != nil {
 		return fmt.Errorf("read %s: %w", coll.Name(), err)
@@ -338,7 +445,9 @@ func each[T any](ctx context.Context, coll *mongo.Collection, f, proj bson.D, fn
 		if err := cur.Decode(&d); err != nil {
 			return fmt.Errorf("read %s: %w", coll.Name(), err)
 		}
-		fn(&d)
+		if !fn(&d) {
+			return nil
+		}
 	}
 	if err := cur.Err(); err != nil {
 		return fmt.Errorf("read %s: %w", coll.Name(), err)
@@ -372,8 +481,8 @@ type monthlyDoc struct {
 func (r *Reader) readMinutes(ctx context.Context, req Request, acc *accumulator) error {
 	f := filter("site", "page", "timestamp", req.Site, req.Page, req.From, req.To)
 	proj := bson.D{{Key: "_id", Value: 0}, {Key: "page", Value: 1}, {Key: "timestamp", Value: 1}, {Key: "totalViews", Value: 1}}
-	return each(ctx, r.DB.Collection(r.Collections.Minute), f, proj, func(d *minuteDoc) {
-		acc.add(d.Page, d.Timestamp, d.Total)
+	return each(ctx, r.DB.Collection(r.Collections.Minute), f, proj, func(d *minuteDoc) bool {
+		return acc.add(d.Page, d.Timestamp, d.Total)
 	})
 }
 
@@ -388,19 +497,21 @@ func (r *Reader) readDaily(ctx context.Context, req Request, acc *accumulator) e
 	} else {
 		proj = append(proj, bson.E{Key: "daily", Value: 1})
 	}
-	return each(ctx, r.DB.Collection(r.Collections.Daily), f, proj, func(d *dailyDoc) {
+	return each(ctx, r.DB.Collection(r.Collections.Daily), f, proj, func(d *dailyDoc) bool {
 		day := d.Metadata.Date.UTC()
 		if req.Step == Day {
-			acc.add(d.Metadata.Page, day, d.Daily)
-			return
+			return acc.add(d.Metadata.Page, day, d.Daily)
 		}
 		for h, n := range d.Hourly {
 			hour, err := strconv.Atoi(h)
 			if err != nil || hour < 0 || hour > 23 || n == 0 {
 				continue
 			}
-			acc.add(d.Metadata.Page, day.Add(time.Duration(hour)*time.Hour), n)
+			if !acc.add(d.Metadata.Page, day.Add(time.Duration(hour)*time.Hour), n) {
+				return false
+			}
 		}
+		return true
 	})
 }
 
@@ -408,8 +519,8 @@ func (r *Reader) readDaily(ctx context.Context, req Request, acc *accumulator) e
 func (r *Reader) readMonthly(ctx context.Context, req Request, acc *accumulator) error {
 	f := filter("metadata.site", "metadata.page", "metadata.date", req.Site, req.Page, req.From, req.To)
 	proj := bson.D{{Key: "_id", Value: 0}, {Key: "metadata.page", Value: 1}, {Key: "metadata.date", Value: 1}, {Key: "total", Value: 1}}
-	return each(ctx, r.DB.Collection(r.Collections.Monthly), f, proj, func(d *monthlyDoc) {
-		acc.add(d.Metadata.Page, d.Metadata.Date, d.Total)
+	return each(ctx, r.DB.Collection(r.Collections.Monthly), f, proj, func(d *monthlyDoc) bool {
+		return acc.add(d.Metadata.Page, d.Metadata.Date, d.Total)
 	})
 }
 

@@ -90,14 +90,17 @@ func (s Step) Ceil(t time.Time) time.Time {
 }
 
 // index returns the number of whole steps from from to t, both step starts.
+// It counts in seconds, not with time.Duration, which saturates past 292
+// years.
 func (s Step) index(from, t time.Time) int {
+	secs := t.Unix() - from.Unix()
 	switch s {
 	case Minute:
-		return int(t.Sub(from) / time.Minute)
+		return int(secs / 60)
 	case Hour:
-		return int(t.Sub(from) / time.Hour)
+		return int(secs / 3600)
 	case Day:
-		return int(t.Sub(from) / (24 * time.Hour))
+		return int(secs / 86400)
 	default:
 		fy, fm, _ := from.Date()
 		ty, tm, _ := t.Date()

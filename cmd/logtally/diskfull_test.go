@@ -3,6 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,10 +107,11 @@ func waitExit(cmd *exec.Cmd) <-chan int {
 }
 
 // TestDiskFull puts state_dir on a 4 MiB tmpfs, cuts MongoDB off and fills
-// the file system while lines keep coming, so the buffer cannot grow. It
-// records what logtally does (exit or pause), then frees the space, brings
-// MongoDB back, restarts logtally if it exited, and compares every bucket
-// with the log files.
+// the file system while lines keep coming, so the buffer cannot grow. The
+// daemon must stay up: reading paused, the commit retried, /healthz and
+// /status saying why, logtally_state_dir_full at 1, one ERROR. Then the
+// space is freed and MongoDB brought back, with no restart, and every
+// bucket is compared with the log files.
 func TestDiskFull(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
@@ -120,6 +124,14 @@ func TestDiskFull(t *testing.T) {
 	logPath := filepath.Join(dir, "access.log")
 	conf := fastConfig(t, dir, srv.URI(), db.Name(), "diskfull.test", logPath)
 	setShutdownTimeout(t, conf, "2s")
+	addr := freeAddr(t)
+	b, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conf, []byte(strings.Replace(string(b), `listen = ""`, fmt.Sprintf("listen = %q", addr), 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	next := 0
 	if err := diskLines(logPath, &next, 200); err != nil {
@@ -132,7 +144,8 @@ func TestDiskFull(t *testing.T) {
 	filler := filepath.Join(state, "filler")
 	t.Logf("state_dir full: filler of %d KiB", fillDisk(t, filler)>>10)
 
-	// Lines keep coming until logtally stops, or for 20 s.
+	// Lines keep coming until /healthz reports the full state dir, and
+	// 3 s more (retries at the backoff's pace).
 	exited := waitExit(cmd)
 	stopWriting := make(chan struct{})
 	writing := make(chan error, 1)
@@ -150,51 +163,60 @@ func TestDiskFull(t *testing.T) {
 			}
 		}
 	}()
-	code, stillRunning := 0, false
+	var health string
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case code := <-exited:
+			close(stopWriting)
+			t.Fatalf("logtally exited %d on a full state dir; want it running, reading paused:\n%s",
+				code, grepLines(out.String(), "level=WARN", "level=ERROR", "logtally:"))
+		case <-time.After(100 * time.Millisecond):
+		}
+		code, body := httpGet(addr, "/healthz")
+		if code == 503 && strings.Contains(body, "state dir full: commit failing since ") {
+			health = body
+			break
+		}
+		if time.Now().After(deadline) {
+			close(stopWriting)
+			t.Fatalf("/healthz never reported the full state dir: %d %s\n%s", code, body, out)
+		}
+	}
 	select {
-	case code = <-exited:
-	case <-time.After(20 * time.Second):
-		stillRunning = true
+	case code := <-exited:
+		t.Fatalf("logtally exited %d on a full state dir:\n%s", code, out)
+	case <-time.After(3 * time.Second):
 	}
 	close(stopWriting)
 	if err := <-writing; err != nil {
 		t.Fatal(err)
 	}
-	text := out.String()
-	if stillRunning {
-		t.Logf("disk full: logtally still running after 20 s of lines, %d lines written; its warnings and errors:\n%s",
-			next, grepLines(text, "level=WARN", "level=ERROR", "logtally:"))
-	} else {
-		t.Logf("disk full: logtally exited %d after %d lines; its warnings and errors:\n%s",
-			code, next, grepLines(text, "level=WARN", "level=ERROR", "logtally:"))
+	t.Logf("/healthz on a full state dir: %s", strings.TrimSpace(health))
+	if !strings.Contains(health, "no space left on device") {
+		t.Errorf("/healthz does not give the commit's error: %s", health)
 	}
+	if _, status := httpGet(addr, "/status"); !strings.Contains(status, `"health": "state dir full: commit failing since `) {
+		t.Errorf("/status does not report the full state dir:\n%s", status)
+	}
+	if _, metrics := httpGet(addr, "/metrics"); !strings.Contains(metrics, "\nlogtally_state_dir_full 1\n") {
+		t.Errorf("/metrics: no logtally_state_dir_full 1:\n%s", grepLines(metrics, "state_dir"))
+	}
+	text := out.String()
+	t.Logf("disk full: %d lines written; its warnings and errors:\n%s", next,
+		grepLines(text, "level=WARN", "level=ERROR", "logtally:"))
 	if strings.Contains(text, "panic") || strings.Contains(text, "goroutine ") || strings.Contains(text, "SIGBUS") {
 		t.Fatalf("a Go crash on a full disk:\n%s", text)
+	}
+	if n := strings.Count(text, `level=ERROR msg="state dir full`); n != 1 {
+		t.Errorf("%d ERROR lines for the full state dir, want 1 (then rate-limited):\n%s", n, grepLines(text, "level=ERROR"))
 	}
 	if !strings.Contains(text, "no space left on device") {
 		t.Errorf("the full disk was never reported:\n%s", text)
 	}
 
-	// If it exited, a restart (systemd's Restart=on-failure) on the disk
-	// still full: it must fail cleanly too, or run.
-	if !stillRunning {
-		cmd, out = daemon(t, conf)
-		select {
-		case <-time.After(10 * time.Second):
-			t.Logf("restart on the full disk: still running after 10 s; its warnings and errors:\n%s",
-				grepLines(out.String(), "level=WARN", "level=ERROR", "logtally:"))
-			cmd.Process.Signal(syscall.SIGTERM)
-			exitWithin(t, cmd, 30*time.Second, out)
-		case code := <-waitExit(cmd):
-			t.Logf("restart on the full disk: exit %d; its warnings and errors:\n%s",
-				code, grepLines(out.String(), "level=WARN", "level=ERROR", "logtally:"))
-		}
-		if text := out.String(); strings.Contains(text, "panic") || strings.Contains(text, "goroutine ") {
-			t.Fatalf("a Go crash restarting on a full disk:\n%s", text)
-		}
-	}
-
-	// Space and MongoDB back; restart if it exited.
+	// Space and MongoDB back, no restart: reading resumes and every line
+	// is counted once.
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
@@ -202,23 +224,48 @@ func TestDiskFull(t *testing.T) {
 	if err := diskLines(logPath, &next, 100); err != nil {
 		t.Fatal(err)
 	}
-	if !stillRunning {
-		cmd, out = daemon(t, conf)
-	}
 	want := bucketcheck.CountFiles(t, logPath, "diskfull.test")
 	waitTotal(t, db, want.Hits, out)
+	if code, body := httpGet(addr, "/healthz"); code != 200 {
+		t.Errorf("/healthz after space was freed: %d %s", code, body)
+	}
+	if _, metrics := httpGet(addr, "/metrics"); !strings.Contains(metrics, "\nlogtally_state_dir_full 0\n") {
+		t.Errorf("/metrics after space was freed: no logtally_state_dir_full 0:\n%s", grepLines(metrics, "state_dir"))
+	}
+	if !strings.Contains(out.String(), "state dir has space again") {
+		t.Errorf("the resumption was not logged:\n%s", grepLines(out.String(), "level=INFO", "level=WARN", "level=ERROR"))
+	}
 	time.Sleep(500 * time.Millisecond) // a duplicate would arrive now
 	cmd.Process.Signal(syscall.SIGTERM)
-	if stillRunning {
-		if c := <-exited; c != 0 {
-			t.Errorf("exit %d after SIGTERM, want 0:\n%s", c, out)
-		}
-	} else if c := exitWithin(t, cmd, 30*time.Second, out); c != 0 {
-		t.Errorf("restart: exit %d after SIGTERM, want 0:\n%s", c, out)
+	if c := <-exited; c != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0:\n%s", c, out)
 	}
 	res := bucketcheck.CompareAll(t, want, bucketcheck.Read(t, db))
 	t.Logf("%d hits: %v", want.Hits, res)
 	if !res.Exact() {
 		t.Errorf("not exact after a full disk: %v", res)
 	}
+}
+
+// freeAddr returns a loopback address nothing listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// httpGet returns the status code and body of GET http://addr+path, or 0
+// and the error.
+func httpGet(addr, path string) (int, string) {
+	resp, err := http.Get("http://" + addr + path)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

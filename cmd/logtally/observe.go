@@ -8,7 +8,6 @@ import (
 
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/observe"
-	"github.com/logtally/logtally/pipeline"
 )
 
 // newLogger builds the daemon's logger from [log] (format, level) and the
@@ -29,9 +28,10 @@ func newLogger(cfg config.Config, flagLevel string, w io.Writer) (*slog.Logger, 
 }
 
 // serveHTTP serves /metrics, /healthz and /status on [http] listen (empty:
-// nothing) until the returned stop is called; call it before closing p. A
-// listen address in use is logged and counting goes on.
-func serveHTTP(cfg config.Config, p *pipeline.Pipeline, tap *observe.Tap, log *slog.Logger) (stop func(), err error) {
+// nothing) until the returned stop is called; p must not be read once the
+// pipeline is closed (lateSource). A listen address in use is logged and
+// counting goes on.
+func serveHTTP(cfg config.Config, p observe.Source, tap *observe.Tap, log *slog.Logger) (stop func(), err error) {
 	if cfg.HTTP.Listen == "" {
 		return func() {}, nil
 	}

@@ -255,12 +255,33 @@ func printReplaySummary(w io.Writer, s *pipeline.ReplaySummary, where string, el
 		fmt.Fprintf(w, "past retention: %d hits not written to buckets already expired (the minute buckets of old logs; the daily and monthly buckets took them)\n", s.ExpiredHits)
 	}
 	if s.Hits > 0 {
-		fmt.Fprintf(w, "one upsert per hit (a daily and a monthly) would be %d operations: %.0fx more\n",
-			2*s.Hits, float64(2*s.Hits)/float64(max(1, s.Updates+s.Inserts+s.Finds)))
+		fmt.Fprintf(w, "one upsert per hit (a daily and a monthly) would be %d operations: %s\n",
+			2*s.Hits, opsRatio(2*s.Hits, s.Updates+s.Inserts+s.Finds))
 	}
 	if s.Stopped {
 		fmt.Fprintln(w, "stopped before the end: what was counted is kept; run the same command again to resume")
 	}
+}
+
+// opsRatio compares the operations logtally issued with naive ones (one
+// upsert per hit and level): "N× fewer" or "N× more", with one decimal
+// below 10.
+func opsRatio(naive, issued uint64) string {
+	if issued == 0 {
+		return "logtally issued none"
+	}
+	r, word := float64(naive)/float64(issued), "fewer"
+	if naive < issued {
+		r, word = float64(issued)/float64(naive), "more"
+	}
+	n := fmt.Sprintf("%.0f", r)
+	if r < 9.95 {
+		n = fmt.Sprintf("%.1f", r)
+	}
+	if n == "1.0" {
+		return fmt.Sprintf("logtally issued %d, about as many", issued)
+	}
+	return fmt.Sprintf("logtally issued %d, %s× %s", issued, n, word)
 }
 
 // dryRun parses the files in memory and prints a summary.

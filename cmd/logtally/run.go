@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -89,8 +92,22 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 		client.Disconnect(ctx)
 	}()
 
-	// New may wait for MongoDB (a missing buffer is rebuilt from the
-	// instance's progress record); a signal ends the wait.
+	// The endpoints answer from the start: while New waits for MongoDB
+	// (a missing buffer is rebuilt from the instance's progress record),
+	// /healthz says so.
+	src := &lateSource{}
+	src.reason.Store("starting: opening the buffer")
+	if _, err := os.Stat(cfg.BufferPath()); errors.Is(err, os.ErrNotExist) && cfg.Instance != "" {
+		src.reason.Store("starting: waiting for MongoDB: " + config.BufferFile + " is missing and is rebuilt from this instance's progress record")
+	}
+	stopHTTP, err := serveHTTP(cfg, src, tap, log)
+	if err != nil {
+		return nil, err
+	}
+	stopHTTP = sync.OnceFunc(stopHTTP)
+	defer stopHTTP()
+
+	// New may wait for MongoDB; a signal ends the wait.
 	sdNotify(log, "STATUS=", notify.Status("starting: opening the buffer (a missing buffer.db waits for MongoDB)"))
 	pc := pipelineConfig(cfg, log, db)
 	pc.ControlSocket = controlSocket(cfg)
@@ -103,15 +120,12 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 		return nil, err
 	}
 	defer func() {
+		stopHTTP() // before p.Close: /status answers through the drain
 		if err := p.Close(); err != nil {
 			log.Error("close", "err", err)
 		}
 	}()
-	stopHTTP, err := serveHTTP(cfg, p, tap, log)
-	if err != nil {
-		return nil, err
-	}
-	defer stopHTTP() // before p.Close: /status answers through the drain
+	src.p.Store(p)
 	log.Info("logtally running", "sources", len(cfg.Sources), "mongo", cfg.Mongo.Redacted(), "database", cfg.Mongo.Database)
 
 	runCtx, cancelRun := context.WithCancelCause(ctx)
@@ -162,6 +176,44 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	default:
 	}
 	return nil, nil
+}
+
+// lateSource is what the HTTP endpoints read: the pipeline once New has
+// made it, before that an empty one that is not healthy, saying why.
+type lateSource struct {
+	p      atomic.Pointer[pipeline.Pipeline]
+	reason atomic.Value // string: why there is no pipeline
+}
+
+func (s *lateSource) why() error { return errors.New(s.reason.Load().(string)) }
+
+func (s *lateSource) Alive(now time.Time) error {
+	if p := s.p.Load(); p != nil {
+		return p.Alive(now)
+	}
+	return s.why()
+}
+
+// Health is the pipeline's Health, or why there is none.
+func (s *lateSource) Health(now time.Time) error {
+	if p := s.p.Load(); p != nil {
+		return p.Health(now)
+	}
+	return s.why()
+}
+
+func (s *lateSource) Stats() pipeline.Stats {
+	if p := s.p.Load(); p != nil {
+		return p.Stats()
+	}
+	return pipeline.Stats{}
+}
+
+func (s *lateSource) Status() (pipeline.Status, error) {
+	if p := s.p.Load(); p != nil {
+		return p.Status()
+	}
+	return pipeline.Status{}, nil
 }
 
 // sdNotify logs a failed notification to systemd; it is not fatal.

@@ -47,9 +47,9 @@ func cmdState(args []string, stdout, stderr io.Writer) error {
 	} else if err != nil {
 		return err
 	}
-	// Opening takes the file's lock: a running daemon holds it. Open
-	// writes nothing but an empty transaction to an existing file.
-	buf, err := buffer.Open(bufPath, buffer.Options{LockTimeout: stateLockTimeout})
+	// Opening takes a shared lock on the file: a running daemon holds
+	// it exclusively. Nothing is written: a read-only state dir will do.
+	buf, err := buffer.OpenReadOnly(bufPath, buffer.Options{LockTimeout: stateLockTimeout})
 	if errors.Is(err, buffer.ErrLocked) {
 		return stateFromDaemon(cfg, stdout)
 	}
