@@ -628,7 +628,7 @@ func TestMalformedLinesAreLoggedThenRateLimited(t *testing.T) {
 	if n := strings.Count(out, "malformed line skipped"); n != 6 {
 		t.Fatalf("%d malformed lines logged after a minute, want 6:\n%s", n, out)
 	}
-	if !strings.Contains(out, `line="garbage 12" not_logged_since_last=7`) {
+	if !strings.Contains(out, `reason="malformed: bad fields" not_logged_since_last=7`) || strings.Contains(out, "garbage") {
 		t.Fatalf("the line logged after a minute does not say 7 were not logged:\n%s", out)
 	}
 }
@@ -688,5 +688,37 @@ func TestArchiveChunksMoveOnlyTheLedger(t *testing.T) {
 	}
 	if n := h.agg.Stats().Outcomes[parser.FilteredWindow]; n != 1 {
 		t.Errorf("%d lines filtered by the window, want 1", n)
+	}
+}
+
+// A malformed line's contents never reach the log at the default level:
+// reason, file, offset and length do. At debug level a second record shows
+// its first 32 bytes, escaped.
+func TestMalformedLineContentsNotLogged(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		var logs syncbuf.Buffer
+		h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) {
+			c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: level}))
+		})
+		secret := "root:\x01$y$j9T$SECRETHASH:19000:0:99999:7:::" + strings.Repeat("S", 40)
+		h.send(chunk("src", 1, 0, "ok", secret))
+		h.eventually("2 lines", func(s pipeline.AggregatorStats) bool { return s.Lines == 2 })
+		if err := h.close(); err != nil {
+			t.Fatal(err)
+		}
+		out := logs.String()
+		if !strings.Contains(out, "offset=3 length=82 reason=") {
+			t.Errorf("%v: the malformed line's offset and length are not logged:\n%s", level, out)
+		}
+		switch level {
+		case slog.LevelInfo:
+			if strings.Contains(out, "SECRETHASH") || strings.Contains(out, "root:") {
+				t.Errorf("the line's contents are logged at %v:\n%s", level, out)
+			}
+		case slog.LevelDebug:
+			if !strings.Contains(out, `prefix=root:\x01$y$j9T$SECRETHASH:19000:0:...`) || strings.Contains(out, "SSS") {
+				t.Errorf("debug: want the first 32 bytes only:\n%s", out)
+			}
+		}
 	}
 }
