@@ -430,21 +430,14 @@ func (cfg Config) finish(name string, data []byte) (Config, error) {
 	return cfg, nil
 }
 
-// redact hides a password in a URI for messages.
+// redact hides a password and credential options in a URI for messages.
 func redact(uri string) string {
-	at := strings.LastIndexByte(uri, '@')
-	scheme := strings.Index(uri, "://")
-	if at < 0 || scheme < 0 || at < scheme {
-		return uri
-	}
-	userinfo := uri[scheme+3 : at]
-	if colon := strings.IndexByte(userinfo, ':'); colon >= 0 {
-		return uri[:scheme+3] + userinfo[:colon] + ":xxxxx" + uri[at:]
-	}
-	return uri
+	r, _ := RedactURI(uri)
+	return r
 }
 
-// Redacted returns the URI with any password replaced, for logs.
+// Redacted returns the URI with its password and credential-bearing
+// options replaced (see RedactURI), for logs.
 func (m Mongo) Redacted() string { return redact(m.URI) }
 
 // User returns the URI's user name, "" when it has none (never the

@@ -290,6 +290,7 @@ func TestRedactURI(t *testing.T) {
 		{"mongodb://u:s3cret@h1,h2/?replicaSet=r", "mongodb://u:xxxxx@h1,h2/?replicaSet=r", []string{"s3cret"}},
 		{"mongodb://u:p%40ss@h/", "mongodb://u:xxxxx@h/", []string{"p%40ss", "p@ss"}},
 		{"mongodb://u:pw@h/", "mongodb://u:xxxxx@h/", nil}, // too short to cut out
+		{"mongodb://h/?tls=true&tlsCertificateKeyFilePassword=kk%2Byy", "mongodb://h/?tls=true&tlsCertificateKeyFilePassword=xxxxx", []string{"kk%2Byy", "kk+yy"}},
 	} {
 		r, secrets := redactURI(tc.uri)
 		if r != tc.redacted || strings.Join(secrets, " ") != strings.Join(tc.secrets, " ") {
