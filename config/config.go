@@ -170,6 +170,11 @@ type Source struct {
 	Page Page `toml:"page"`
 	// Filter decides which hits count ([source.filter]).
 	Filter Filter `toml:"filter"`
+	// MaxSites bounds, for site = "{host}", the distinct hosts that become
+	// sites (clients choose the Host header); the hits of further hosts
+	// count under the site "(other)". Hosts in [site_aliases] are always
+	// sites. Not set: DefaultMaxSites; 0: no bound.
+	MaxSites *int `toml:"max_sites"`
 
 	aliases map[string]string // Config.SiteAliases, set by Parse and Validate
 	from    *origin           // the file that defines it, set by Load and Parse
@@ -222,6 +227,19 @@ type Page struct {
 // and one crawler walking ids would otherwise create a bucket per id (see
 // docs/scaling.md, "The long tail").
 const DefaultMaxPagesPerMinute = 2000
+
+// DefaultMaxSites is [[source]] max_sites when it is not set: far more
+// virtual hosts than one server's log usually names, far fewer than the
+// Host headers a scanner sends.
+const DefaultMaxSites = 100
+
+// maxSites is MaxSites with its default.
+func (s Source) maxSites() int {
+	if s.MaxSites == nil {
+		return DefaultMaxSites
+	}
+	return *s.MaxSites
+}
 
 // maxPagesPerMinute is MaxPagesPerMinute with its default.
 func (p Page) maxPagesPerMinute() int {
@@ -463,6 +481,7 @@ func (s Source) Parser() parser.Config {
 		Format:      s.Format,
 		Site:        s.Site,
 		SiteAliases: s.aliases,
+		MaxSites:    s.maxSites(),
 		MaxPageLen:  s.Page.MaxLength,
 		LogFormat:   s.LogFormat,
 		Regex:       s.Regex,

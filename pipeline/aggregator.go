@@ -121,6 +121,9 @@ type AggregatorStats struct {
 	Lines, Hits, Malformed, Filtered, TooLong, Commits uint64
 	// Other counts hits counted as "(other)" by max_pages_per_minute.
 	Other uint64
+	// SitesFolded counts hits counted under the site "(other)" by
+	// max_sites (parser.Parser.SitesFolded).
+	SitesFolded uint64
 	// Outcomes counts lines per parser outcome (malformed and filtered
 	// reasons).
 	Outcomes parser.Counts
@@ -147,6 +150,8 @@ type Aggregator struct {
 	malformedByFile map[tailer.FileID]*malformedLog
 
 	lines, hits, malformed, filtered, tooLong, commits, other atomic.Uint64
+	sitesFolded                                               atomic.Uint64
+	foldWarned                                                map[string]bool // sources whose max_sites was reached, logged
 	outcomes                                                  [parser.NumOutcomes]atomic.Uint64
 	started                                                   bool         // StartMarker read
 	beat                                                      atomic.Int64 // Clock.Now() of the last loop turn, Unix nanoseconds
@@ -244,7 +249,7 @@ func (a *Aggregator) LastBeat() time.Time {
 func (a *Aggregator) Stats() AggregatorStats {
 	st := AggregatorStats{
 		Lines: a.lines.Load(), Hits: a.hits.Load(), Malformed: a.malformed.Load(), Filtered: a.filtered.Load(),
-		TooLong: a.tooLong.Load(), Commits: a.commits.Load(), Other: a.other.Load(),
+		TooLong: a.tooLong.Load(), Commits: a.commits.Load(), Other: a.other.Load(), SitesFolded: a.sitesFolded.Load(),
 	}
 	for i := range a.outcomes {
 		st.Outcomes[i] = a.outcomes[i].Load()
@@ -350,7 +355,7 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 			return fmt.Errorf("aggregator: chunk of %s: %w", cp.Path, err)
 		}
 	}
-	overflowBefore := lim.Overflow()
+	overflowBefore, foldedBefore := lim.Overflow(), p.SitesFolded()
 	var lines, hits, malformed, filtered uint64
 	var outcomes parser.Counts
 	var siteHits *atomic.Uint64 // the counter of a.lastSite
@@ -397,6 +402,18 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 	a.malformed.Add(malformed)
 	a.filtered.Add(filtered)
 	a.other.Add(lim.Overflow() - overflowBefore)
+	if folded := p.SitesFolded() - foldedBefore; folded > 0 {
+		a.sitesFolded.Add(folded)
+		if !a.foldWarned[cp.Source] {
+			if a.foldWarned == nil {
+				a.foldWarned = map[string]bool{}
+			}
+			a.foldWarned[cp.Source] = true
+			// The hosts are not named: they are what clients sent.
+			a.log.Warn("max_sites reached: the hits of further hosts are counted under the site \"(other)\" (logtally_sites_folded_hits_total)",
+				"source", cp.Source, "path", cp.Path)
+		}
+	}
 	for i, n := range outcomes {
 		if n > 0 {
 			a.outcomes[i].Add(n)

@@ -722,3 +722,45 @@ func TestMalformedLineContentsNotLogged(t *testing.T) {
 		}
 	}
 }
+
+// site = "{host}" with max_sites: 300 hosts make at most max_sites sites
+// and "(other)", every hit counted once, the folded hits in Stats and a
+// warning logged once without naming a host.
+func TestMaxSitesBoundsSites(t *testing.T) {
+	const maxSites, hosts = 5, 300
+	var logs syncbuf.Buffer
+	p, err := parser.New(parser.Config{Format: "vhost_combined", Site: parser.SiteFromLine, MaxSites: maxSites})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) {
+		c.Parsers = map[string]*parser.Parser{"src": p}
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	var ls []string
+	for i := range hosts {
+		ls = append(ls, fmt.Sprintf("h%03d.random.test:80 %s", i, line("/a", i%60)))
+	}
+	h.send(chunk("src", 1, 0, ls[:150]...))
+	h.send(chunk("src", 1, 0, ls[150:]...))
+	h.eventually("300 hits", func(s pipeline.AggregatorStats) bool { return s.Hits == hosts })
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := h.agg.Stats(); s.SitesFolded != hosts-maxSites {
+		t.Errorf("SitesFolded = %d, want %d", s.SitesFolded, hosts-maxSites)
+	}
+	bySite := map[string]uint64{}
+	var total uint64
+	for k, n := range drain(t, h.buf) {
+		bySite[k.site] += n
+		total += n
+	}
+	if total != hosts || len(bySite) != maxSites+1 || bySite["(other)"] != hosts-maxSites {
+		t.Errorf("%d hits over %d sites %v, want %d over %d sites, %d of them (other)", total, len(bySite), bySite, hosts, maxSites+1, hosts-maxSites)
+	}
+	out := logs.String()
+	if n := strings.Count(out, "max_sites reached"); n != 1 || strings.Contains(out, "h299") {
+		t.Errorf("want one warning naming no host:\n%s", out)
+	}
+}
