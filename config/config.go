@@ -179,6 +179,11 @@ type Source struct {
 	Page Page `toml:"page"`
 	// Filter decides which hits count ([source.filter]).
 	Filter Filter `toml:"filter"`
+	// MaxSites bounds, for site = "{host}", the distinct hosts that become
+	// sites (clients choose the Host header); the hits of further hosts
+	// count under the site "(other)". Hosts in [site_aliases] are always
+	// sites. Not set: DefaultMaxSites; 0: no bound.
+	MaxSites *int `toml:"max_sites"`
 
 	aliases map[string]string // Config.SiteAliases, set by Parse and Validate
 	from    *origin           // the file that defines it, set by Load and Parse
@@ -231,6 +236,19 @@ type Page struct {
 // and one crawler walking ids would otherwise create a bucket per id (see
 // docs/scaling.md, "The long tail").
 const DefaultMaxPagesPerMinute = 2000
+
+// DefaultMaxSites is [[source]] max_sites when it is not set: far more
+// virtual hosts than one server's log usually names, far fewer than the
+// Host headers a scanner sends.
+const DefaultMaxSites = 100
+
+// maxSites is MaxSites with its default.
+func (s Source) maxSites() int {
+	if s.MaxSites == nil {
+		return DefaultMaxSites
+	}
+	return *s.MaxSites
+}
 
 // maxPagesPerMinute is MaxPagesPerMinute with its default.
 func (p Page) maxPagesPerMinute() int {
@@ -446,21 +464,14 @@ func (cfg Config) finish(name string, data []byte) (Config, error) {
 	return cfg, nil
 }
 
-// redact hides a password in a URI for messages.
+// redact hides a password and credential options in a URI for messages.
 func redact(uri string) string {
-	at := strings.LastIndexByte(uri, '@')
-	scheme := strings.Index(uri, "://")
-	if at < 0 || scheme < 0 || at < scheme {
-		return uri
-	}
-	userinfo := uri[scheme+3 : at]
-	if colon := strings.IndexByte(userinfo, ':'); colon >= 0 {
-		return uri[:scheme+3] + userinfo[:colon] + ":xxxxx" + uri[at:]
-	}
-	return uri
+	r, _ := RedactURI(uri)
+	return r
 }
 
-// Redacted returns the URI with any password replaced, for logs.
+// Redacted returns the URI with its password and credential-bearing
+// options replaced (see RedactURI), for logs.
 func (m Mongo) Redacted() string { return redact(m.URI) }
 
 // User returns the URI's user name, "" when it has none (never the
@@ -486,6 +497,7 @@ func (s Source) Parser() parser.Config {
 		Format:      s.Format,
 		Site:        s.Site,
 		SiteAliases: s.aliases,
+		MaxSites:    s.maxSites(),
 		MaxPageLen:  s.Page.MaxLength,
 		LogFormat:   s.LogFormat,
 		Regex:       s.Regex,

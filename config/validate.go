@@ -199,3 +199,30 @@ func (c *Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// ListenWarning returns, for an http.listen that is not a loopback address
+// (all interfaces, a routable IP, or a host name other than localhost,
+// which may resolve to anything), the warning `run` logs and `check`
+// prints: the endpoints have no authentication, and /status shows file
+// paths, the instance name and the sources to whoever reaches them. It
+// returns "" for a loopback address or an empty (disabled) listen.
+func (h HTTP) ListenWarning() string {
+	if h.Listen == "" {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(h.Listen)
+	if err != nil {
+		host = h.Listen
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return ""
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return ""
+	}
+	return fmt.Sprintf("http.listen %q is not a loopback address: /metrics, /healthz and /status are served "+
+		"without authentication to every host that can reach it, and /status shows log file paths, "+
+		"the instance name and recent warnings; listen on 127.0.0.1 and put a proxy with authentication "+
+		"in front, or firewall the port", h.Listen)
+}

@@ -28,6 +28,7 @@
 //	logtally_too_long_lines_total                     lines over max_line_bytes, skipped (not in lines_total)
 //	logtally_hits_total                               lines counted as hits
 //	logtally_other_hits_total                         hits counted as "(other)" by max_pages_per_minute
+//	logtally_sites_folded_hits_total                  hits counted under the site "(other)" by max_sites
 //	logtally_malformed_lines_total{reason}            empty_line, fields, time, request, status, host
 //	logtally_filtered_lines_total{reason}             method, status, user_agent, extension, path
 //	logtally_commits_total                            buffer commits of counts and checkpoints

@@ -26,6 +26,7 @@ type collector struct {
 	lostFiles, refusedLinks                                   *prometheus.Desc
 	flushDuration, lastFlush                                  *prometheus.Desc
 	expiryMode, expired, late, expiredHits                    *prometheus.Desc
+	sitesFolded                                               *prometheus.Desc
 	prealloc, preallocFailures, preallocTracked               *prometheus.Desc
 	stateDirFull                                              *prometheus.Desc
 }
@@ -42,6 +43,7 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 		tooLong:     d("too_long_lines_total", "Lines longer than max_line_bytes, skipped."),
 		hits:        d("hits_total", "Lines counted as page views, by site (at most 200 sites; the rest as \"(other sites)\").", "site"),
 		other:       d("other_hits_total", "Hits counted as page \"(other)\" by max_pages_per_minute."),
+		sitesFolded: d("sites_folded_hits_total", "Hits counted under the site \"(other)\" by max_sites: their host came after max_sites others."),
 		malformed:   d("malformed_lines_total", "Lines that could not be read, by reason.", "reason"),
 		filtered:    d("filtered_lines_total", "Lines read but excluded by a filter, by reason.", "reason"),
 		commits:     d("commits_total", "Commits of counts and checkpoints to the buffer."),
@@ -80,7 +82,7 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 // Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.buildInfo, c.alive, c.lines, c.tooLong, c.hits, c.other, c.malformed, c.filtered, c.commits,
+		c.buildInfo, c.alive, c.lines, c.tooLong, c.hits, c.other, c.sitesFolded, c.malformed, c.filtered, c.commits,
 		c.lastCommit, c.pendingKeys, c.pendingHits, c.bufferBytes, c.batches, c.flushedHits, c.retries,
 		c.lastAcked, c.mongoOps, c.created, c.followed, c.lag, c.flushDuration, c.lastFlush,
 		c.expiryMode, c.expired, c.late, c.expiredHits, c.prealloc, c.preallocFailures, c.preallocTracked,
@@ -115,6 +117,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.hits, n, site)
 	}
 	counter(c.other, a.Other)
+	counter(c.sitesFolded, a.SitesFolded)
 	counter(c.commits, a.Commits)
 	full := 0.0
 	if !a.FullSince.IsZero() {

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -50,7 +49,8 @@ type Config struct {
 	// Instance names this host in /status when the Source's Status has
 	// none.
 	Instance string
-	// MongoURI is shown redacted in /status; its password, if any, is cut
+	// MongoURI is shown redacted in /status; its secrets (password,
+	// credential options, see config.RedactURI) are cut
 	// out of every /status and /healthz response.
 	MongoURI string
 	// Tap, when not nil, is the log's Tap: /status shows the last
@@ -251,24 +251,10 @@ func (s *Server) scrub(b []byte) []byte {
 }
 
 // redactURI returns uri as config.Mongo.Redacted shows it, and the forms
-// its password may take in a response (as written, percent-decoded,
-// JSON-escaped), longest first.
+// its secrets (password, credential options: config.RedactURI) may take in
+// a response (as written, percent-decoded, JSON-escaped), longest first.
 func redactURI(uri string) (redacted string, secrets []string) {
-	redacted = config.Mongo{URI: uri}.Redacted()
-	scheme := strings.Index(uri, "://")
-	at := strings.LastIndexByte(uri, '@')
-	if scheme < 0 || at < scheme {
-		return redacted, nil
-	}
-	userinfo := uri[scheme+3 : at]
-	colon := strings.IndexByte(userinfo, ':')
-	if colon < 0 {
-		return redacted, nil
-	}
-	forms := []string{userinfo[colon+1:]}
-	if dec, err := url.PathUnescape(forms[0]); err == nil {
-		forms = append(forms, dec)
-	}
+	redacted, forms := config.RedactURI(uri)
 	for _, f := range slices.Clone(forms) {
 		if j, err := json.Marshal(f); err == nil {
 			forms = append(forms, strings.Trim(string(j), `"`))

@@ -54,7 +54,7 @@ var t0 = time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC)
 func sampleFake() *fake {
 	f := &fake{}
 	a := &f.stats.Aggregator
-	a.Lines, a.Hits, a.Malformed, a.Filtered, a.TooLong, a.Other, a.Commits = 120, 100, 5, 15, 2, 7, 9
+	a.Lines, a.Hits, a.Malformed, a.Filtered, a.TooLong, a.Other, a.Commits, a.SitesFolded = 120, 100, 5, 15, 2, 7, 9, 11
 	a.BySource = map[string]pipeline.SourceStats{"web": {Lines: 120, Hits: 100}}
 	a.HitsBySite = map[string]uint64{"example.com": 70, "www.example.com": 30}
 	a.Outcomes[parser.OK] = 100
@@ -114,6 +114,7 @@ func TestMetrics(t *testing.T) {
 		`logtally_hits_total{site="example.com"} 70`,
 		`logtally_hits_total{site="www.example.com"} 30`,
 		`logtally_other_hits_total 7`,
+		`logtally_sites_folded_hits_total 11`,
 		`logtally_commits_total 9`,
 		`logtally_malformed_lines_total{reason="time"} 3`,
 		`logtally_malformed_lines_total{reason="empty_line"} 2`,
@@ -290,6 +291,7 @@ func TestRedactURI(t *testing.T) {
 		{"mongodb://u:s3cret@h1,h2/?replicaSet=r", "mongodb://u:xxxxx@h1,h2/?replicaSet=r", []string{"s3cret"}},
 		{"mongodb://u:p%40ss@h/", "mongodb://u:xxxxx@h/", []string{"p%40ss", "p@ss"}},
 		{"mongodb://u:pw@h/", "mongodb://u:xxxxx@h/", nil}, // too short to cut out
+		{"mongodb://h/?tls=true&tlsCertificateKeyFilePassword=kk%2Byy", "mongodb://h/?tls=true&tlsCertificateKeyFilePassword=xxxxx", []string{"kk%2Byy", "kk+yy"}},
 	} {
 		r, secrets := redactURI(tc.uri)
 		if r != tc.redacted || strings.Join(secrets, " ") != strings.Join(tc.secrets, " ") {

@@ -6,12 +6,21 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
 
 // maxAttrLen bounds each attribute value a Problem keeps.
 const maxAttrLen = 300
+
+// contentKeys are attribute names (the last part of a group-qualified
+// key) a Tap never keeps: they could carry what logtally read from a file
+// (a line, its prefix), which may be anything the daemon can read. No
+// WARN record should carry one (the aggregator logs a malformed line's
+// reason, file and offset, and its first bytes only at debug level); this
+// is the second lock, since /status is readable by any local user.
+var contentKeys = map[string]bool{"line": true, "prefix": true, "data": true}
 
 // maxComponents bounds the components a Tap keeps a Problem for.
 const maxComponents = 32
@@ -23,7 +32,8 @@ type Problem struct {
 	Component string    `json:"component"`
 	Message   string    `json:"message"`
 	// Attrs are the record's attributes (group-qualified keys, values cut
-	// at 300 bytes), "component" and "instance" left out.
+	// at 300 bytes), "component" and "instance" left out, and those named
+	// "line", "prefix" or "data" dropped (they could hold file contents).
 	Attrs map[string]string `json:"attrs,omitempty"`
 }
 
@@ -114,6 +124,9 @@ func (t *Tap) keep(r slog.Record) {
 			p.Component = v.String()
 		case "instance", "":
 		default:
+			if contentKeys[key[strings.LastIndexByte(key, '.')+1:]] {
+				return
+			}
 			s := v.String()
 			if len(s) > maxAttrLen {
 				s = s[:maxAttrLen] + "..."

@@ -52,3 +52,15 @@ func TestTap(t *testing.T) {
 		}
 	}
 }
+
+// Attributes that could carry a file's contents are never kept for
+// /status, whatever logs them.
+func TestTapDropsContentAttrs(t *testing.T) {
+	tap := NewTap(slog.DiscardHandler)
+	slog.New(tap).With("component", "aggregator").WithGroup("g").Warn("malformed line skipped",
+		"path", "/var/log/a.log", "line", "root:SECRETHASH", "prefix", "SECRETHASH", "data", []byte("SECRETHASH"))
+	ps := tap.Problems()
+	if len(ps) != 1 || ps[0].Attrs["g.path"] != "/var/log/a.log" || len(ps[0].Attrs) != 1 {
+		t.Fatalf("problems: %+v", ps)
+	}
+}

@@ -36,7 +36,13 @@
 // Formats without a method give Method "-", and cannot use filter.methods.
 // With Site SiteFromLine the host is lowercased, its port and a trailing
 // dot removed and mapped through SiteAliases; a missing host ("-") or one
-// with bytes that are not a host name is MalformedHost.
+// with bytes that are not a host name is MalformedHost. Config.MaxSites
+// bounds the hosts that become sites: past it, hosts not in SiteAliases get
+// the site OtherSite ("(other)"), counted by SitesFolded. This is the one
+// setting Parse applies with state across lines (the hosts seen so far):
+// which hosts are folded depends on line order and on the Parser's life
+// (a restart, a reload, a replay's own Parser start afresh); totals never
+// change.
 //
 // Pages: the path as logged up to '?' or '#', then the page rules (see
 // PageConfig) in this order: lowercase, index_files, strip_trailing_slash,

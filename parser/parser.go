@@ -59,6 +59,14 @@ type Config struct {
 	// SiteAliases maps a host as found in the line (lowercase, without
 	// port) to the site it counts for, when Site is SiteFromLine.
 	SiteAliases map[string]string
+	// MaxSites bounds, when Site is SiteFromLine, the distinct sites a
+	// Parser takes from the lines (clients choose the Host header): once
+	// it has counted hits for MaxSites hosts, the hits of further hosts
+	// get the site OtherSite. Hosts in SiteAliases are always sites and
+	// do not count against the bound. 0 means no bound. Unlike the other
+	// settings it needs state across lines: which hosts became sites
+	// depends on the order the Parser saw them in (see SitesFolded).
+	MaxSites int
 	// MaxPageLen bounds pages in bytes (default DefaultMaxPageLen, at
 	// least MinMaxPageLen). Longer pages are cut on a UTF-8 boundary and
 	// suffixed with "~" and 16 hex digits of a hash of the whole page, so
@@ -193,6 +201,9 @@ type Parser struct {
 	site         []byte
 	siteFromLine bool
 	aliases      map[string][]byte
+	maxSites     int
+	sites        map[string][]byte // hosts given a site, under maxSites
+	sitesFolded  uint64
 	maxPageLen   int
 	logEsc       bool // undo Apache/nginx escapes in paths
 	scratch      []byte
@@ -296,6 +307,12 @@ func New(cfg Config) (*Parser, error) {
 	} else if !needHost && (strings.ContainsAny(cfg.Site, "/\x00") || !utf8.ValidString(cfg.Site)) {
 		bad("site", "%q: must be valid UTF-8 without '/' (bucket ids are <time>/<site><page>)", cfg.Site)
 	}
+	if cfg.MaxSites < 0 {
+		bad("max_sites", "%d: must not be negative", cfg.MaxSites)
+	} else if needHost && cfg.MaxSites > 0 {
+		p.maxSites = cfg.MaxSites
+		p.sites = make(map[string][]byte, min(cfg.MaxSites, 1024))
+	}
 	if needHost && len(cfg.SiteAliases) > 0 {
 		p.aliases = make(map[string][]byte, len(cfg.SiteAliases))
 		for k, v := range cfg.SiteAliases {
@@ -391,12 +408,13 @@ func (p *Parser) parse(line []byte, h *Hit) Outcome {
 // read from a line.
 func (p *Parser) finish(f *fields, h *Hit) Outcome {
 	site := p.site
+	aliased := true // a configured site
 	if p.siteFromLine {
-		s, ok := p.siteOf(f.host)
+		s, a, ok := p.siteOf(f.host)
 		if !ok {
 			return MalformedHost
 		}
-		site = s
+		site, aliased = s, a
 	}
 	if f.method == nil {
 		f.method = dash
@@ -422,6 +440,9 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 			return FilteredPath
 		}
 	}
+	if !aliased && p.maxSites > 0 {
+		site = p.boundSite(site)
+	}
 	h.Site = site
 	h.Page = page
 	h.Time = f.time
@@ -445,12 +466,38 @@ var hostChar = func() (t [256]bool) {
 	return t
 }()
 
+// OtherSite is the site of the hits of hosts past Config.MaxSites. It is
+// no host name (hosts have no parentheses), has no '/', and is the same
+// text as the page Other: bucket ids "<time>/<site><page>" stay distinct
+// since a page starts with '/' or is Other.
+var OtherSite = []byte("(other)")
+
+// boundSite returns site if it is one of the first maxSites sites this
+// Parser counted hits for, or OtherSite.
+func (p *Parser) boundSite(site []byte) []byte {
+	if s, ok := p.sites[string(site)]; ok {
+		return s
+	}
+	if len(p.sites) < p.maxSites {
+		s := bytes.Clone(site)
+		p.sites[string(s)] = s
+		return s
+	}
+	p.sitesFolded++
+	return OtherSite
+}
+
+// SitesFolded returns how many hits Parse gave the site OtherSite because
+// Config.MaxSites hosts already had a site.
+func (p *Parser) SitesFolded() uint64 { return p.sitesFolded }
+
 // siteOf turns a host from the line into a site: port removed, trailing
-// dot removed, lowercase, mapped through the aliases. ok is false for an
-// empty host, "-", or bytes that are not a host name.
-func (p *Parser) siteOf(host []byte) ([]byte, bool) {
+// dot removed, lowercase, mapped through the aliases (aliased is then
+// true). ok is false for an empty host, "-", or bytes that are not a host
+// name.
+func (p *Parser) siteOf(host []byte) (site []byte, aliased, ok bool) {
 	if len(host) == 0 || len(host) > maxHostLen || len(host) == 1 && host[0] == '-' {
-		return nil, false
+		return nil, false, false
 	}
 	if host[0] == '[' {
 		if i := bytes.IndexByte(host, ']'); i > 0 {
@@ -461,7 +508,7 @@ func (p *Parser) siteOf(host []byte) ([]byte, bool) {
 	}
 	host = bytes.TrimSuffix(host, []byte("."))
 	if len(host) == 0 {
-		return nil, false
+		return nil, false, false
 	}
 	b := p.hostBuf[:0]
 	for _, c := range host {
@@ -469,12 +516,12 @@ func (p *Parser) siteOf(host []byte) ([]byte, bool) {
 			c += 'a' - 'A'
 		}
 		if !hostChar[c] {
-			return nil, false
+			return nil, false, false
 		}
 		b = append(b, c)
 	}
 	if v, ok := p.aliases[string(b)]; ok {
-		return v, true
+		return v, true, true
 	}
-	return b, true
+	return b, false, true
 }

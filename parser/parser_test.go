@@ -2,6 +2,7 @@ package parser
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -393,5 +394,51 @@ func TestWindow(t *testing.T) {
 		if got := p.Parse([]byte(line), &h); got != c.want {
 			t.Errorf("%s: %v, want %v", c.at, got, c.want)
 		}
+	}
+}
+
+// MaxSites: the first MaxSites hosts with a hit are sites, the hits of
+// further hosts get OtherSite and are counted in SitesFolded; aliased
+// hosts are always sites; filtered and malformed lines take no place.
+func TestMaxSites(t *testing.T) {
+	p, err := New(Config{Format: "vhost_combined", Site: SiteFromLine, MaxSites: 2,
+		SiteAliases: map[string]string{"www.example.com": "example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(host string, status int) []byte {
+		return fmt.Appendf(nil, `%s:80 1.2.3.4 - - [17/May/2015:10:05:03 +0000] "GET /a HTTP/1.1" %d 100 "-" "t"`, host, status)
+	}
+	var h Hit
+	for _, tc := range []struct {
+		host   string
+		status int
+		want   string
+	}{
+		{"a.test", 200, "a.test"},
+		{"www.example.com", 200, "example.com"}, // aliased: takes no place
+		{"B.TEST", 200, "b.test"},
+		{"c.test", 200, "(other)"},
+		{"a.test", 200, "a.test"},
+		{"www.example.com", 200, "example.com"},
+		{"d.test", 200, "(other)"},
+	} {
+		if o := p.Parse(line(tc.host, tc.status), &h); o != OK || string(h.Site) != tc.want {
+			t.Errorf("%s: %v site %q, want %q", tc.host, o, h.Site, tc.want)
+		}
+	}
+	if n := p.SitesFolded(); n != 2 {
+		t.Errorf("SitesFolded = %d, want 2", n)
+	}
+	// Not a hit: no place taken even with room.
+	q, _ := New(Config{Format: "vhost_combined", Site: SiteFromLine, MaxSites: 1, Filter: FilterConfig{Status: []string{"2xx"}}})
+	if o := q.Parse(line("x.test", 404), &h); o != FilteredStatus {
+		t.Fatalf("404: %v", o)
+	}
+	if o := q.Parse(line("y.test", 200), &h); o != OK || string(h.Site) != "y.test" || q.SitesFolded() != 0 {
+		t.Errorf("after a filtered line: %v %q", o, h.Site)
+	}
+	if _, err := New(Config{Format: "vhost_combined", Site: SiteFromLine, MaxSites: -1}); err == nil || !strings.Contains(err.Error(), "max_sites") {
+		t.Errorf("MaxSites -1: %v", err)
 	}
 }

@@ -137,6 +137,9 @@ type AggregatorStats struct {
 	Lines, Hits, Malformed, Filtered, TooLong, Commits uint64
 	// Other counts hits counted as "(other)" by max_pages_per_minute.
 	Other uint64
+	// SitesFolded counts hits counted under the site "(other)" by
+	// max_sites (parser.Parser.SitesFolded).
+	SitesFolded uint64
 	// Outcomes counts lines per parser outcome (malformed and filtered
 	// reasons).
 	Outcomes parser.Counts
@@ -168,6 +171,8 @@ type Aggregator struct {
 	malformedByFile map[tailer.FileID]*malformedLog
 
 	lines, hits, malformed, filtered, tooLong, commits, other atomic.Uint64
+	sitesFolded                                               atomic.Uint64
+	foldWarned                                                map[string]bool // sources whose max_sites was reached, logged
 	outcomes                                                  [parser.NumOutcomes]atomic.Uint64
 	started                                                   bool         // StartMarker read
 	beat                                                      atomic.Int64 // Clock.Now() of the last loop turn, Unix nanoseconds
@@ -270,7 +275,7 @@ func (a *Aggregator) LastBeat() time.Time {
 func (a *Aggregator) Stats() AggregatorStats {
 	st := AggregatorStats{
 		Lines: a.lines.Load(), Hits: a.hits.Load(), Malformed: a.malformed.Load(), Filtered: a.filtered.Load(),
-		TooLong: a.tooLong.Load(), Commits: a.commits.Load(), Other: a.other.Load(),
+		TooLong: a.tooLong.Load(), Commits: a.commits.Load(), Other: a.other.Load(), SitesFolded: a.sitesFolded.Load(),
 	}
 	for i := range a.outcomes {
 		st.Outcomes[i] = a.outcomes[i].Load()
@@ -394,7 +399,7 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 			return fmt.Errorf("aggregator: chunk of %s: %w", cp.Path, err)
 		}
 	}
-	overflowBefore := lim.Overflow()
+	overflowBefore, foldedBefore := lim.Overflow(), p.SitesFolded()
 	var lines, hits, malformed, filtered uint64
 	var outcomes parser.Counts
 	var siteHits *atomic.Uint64 // the counter of a.lastSite
@@ -441,6 +446,18 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 	a.malformed.Add(malformed)
 	a.filtered.Add(filtered)
 	a.other.Add(lim.Overflow() - overflowBefore)
+	if folded := p.SitesFolded() - foldedBefore; folded > 0 {
+		a.sitesFolded.Add(folded)
+		if !a.foldWarned[cp.Source] {
+			if a.foldWarned == nil {
+				a.foldWarned = map[string]bool{}
+			}
+			a.foldWarned[cp.Source] = true
+			// The hosts are not named: they are what clients sent.
+			a.log.Warn("max_sites reached: the hits of further hosts are counted under the site \"(other)\" (logtally_sites_folded_hits_total)",
+				"source", cp.Source, "path", cp.Path)
+		}
+	}
 	for i, n := range outcomes {
 		if n > 0 {
 			a.outcomes[i].Add(n)
@@ -470,7 +487,11 @@ type malformedLog struct {
 
 // logMalformed logs the first malformedLogged malformed lines of each file
 // with their position, then one per malformedEvery with how many were not
-// logged in between. All are counted in Stats.
+// logged in between. All are counted in Stats. A line's contents are never
+// logged at WARN (they may be anything the daemon can read: a symlink to
+// /etc/shadow, a credential file), nor kept for /status: the reason, the
+// file, the byte offset and the length say enough. At debug level only,
+// a second record shows the first debugPrefixLen bytes, escaped.
 func (a *Aggregator) logMalformed(cp tailer.Checkpoint, end int64, out parser.Outcome, line []byte) {
 	m := a.malformedByFile[cp.File]
 	if m == nil {
@@ -482,14 +503,42 @@ func (a *Aggregator) logMalformed(cp tailer.Checkpoint, end int64, out parser.Ou
 		m.suppressed++
 		return
 	}
-	if len(line) > 200 {
-		line = line[:200]
-	}
 	m.logged++
 	m.last = now
-	a.log.Warn("malformed line skipped", "path", cp.Path, "end_offset", end, "reason", out.String(),
-		"line", string(line), "not_logged_since_last", m.suppressed)
+	offset := max(0, end-int64(len(line))-1) // end is past the '\n'
+	a.log.Warn("malformed line skipped", "path", cp.Path, "offset", offset, "length", len(line), "reason", out.String(),
+		"not_logged_since_last", m.suppressed)
 	m.suppressed = 0
+	if a.log.Enabled(context.Background(), slog.LevelDebug) {
+		a.log.Debug("malformed line: its first bytes", "path", cp.Path, "offset", offset, "prefix", debugPrefix(line))
+	}
+}
+
+// debugPrefixLen is how many bytes of a malformed line a debug record
+// shows.
+const debugPrefixLen = 32
+
+// debugPrefix returns the first debugPrefixLen bytes of line with every
+// byte that is not printable ASCII (or is a backslash) escaped as \xHH.
+func debugPrefix(line []byte) string {
+	line = bytes.TrimRight(line, "\r\n")
+	cut := len(line) > debugPrefixLen
+	if cut {
+		line = line[:debugPrefixLen]
+	}
+	const hex = "0123456789abcdef"
+	b := make([]byte, 0, 4*len(line)+3)
+	for _, c := range line {
+		if c < 0x20 || c >= 0x7f || c == '\\' {
+			b = append(b, '\\', 'x', hex[c>>4], hex[c&15])
+			continue
+		}
+		b = append(b, c)
+	}
+	if cut {
+		b = append(b, "..."...)
+	}
+	return string(b)
 }
 
 // commitOrWait commits. When the commit fails for lack of space on the

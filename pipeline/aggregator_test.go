@@ -628,7 +628,7 @@ func TestMalformedLinesAreLoggedThenRateLimited(t *testing.T) {
 	if n := strings.Count(out, "malformed line skipped"); n != 6 {
 		t.Fatalf("%d malformed lines logged after a minute, want 6:\n%s", n, out)
 	}
-	if !strings.Contains(out, `line="garbage 12" not_logged_since_last=7`) {
+	if !strings.Contains(out, `reason="malformed: bad fields" not_logged_since_last=7`) || strings.Contains(out, "garbage") {
 		t.Fatalf("the line logged after a minute does not say 7 were not logged:\n%s", out)
 	}
 }
@@ -688,5 +688,79 @@ func TestArchiveChunksMoveOnlyTheLedger(t *testing.T) {
 	}
 	if n := h.agg.Stats().Outcomes[parser.FilteredWindow]; n != 1 {
 		t.Errorf("%d lines filtered by the window, want 1", n)
+	}
+}
+
+// A malformed line's contents never reach the log at the default level:
+// reason, file, offset and length do. At debug level a second record shows
+// its first 32 bytes, escaped.
+func TestMalformedLineContentsNotLogged(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		var logs syncbuf.Buffer
+		h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) {
+			c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: level}))
+		})
+		secret := "root:\x01$y$j9T$SECRETHASH:19000:0:99999:7:::" + strings.Repeat("S", 40)
+		h.send(chunk("src", 1, 0, "ok", secret))
+		h.eventually("2 lines", func(s pipeline.AggregatorStats) bool { return s.Lines == 2 })
+		if err := h.close(); err != nil {
+			t.Fatal(err)
+		}
+		out := logs.String()
+		if !strings.Contains(out, "offset=3 length=82 reason=") {
+			t.Errorf("%v: the malformed line's offset and length are not logged:\n%s", level, out)
+		}
+		switch level {
+		case slog.LevelInfo:
+			if strings.Contains(out, "SECRETHASH") || strings.Contains(out, "root:") {
+				t.Errorf("the line's contents are logged at %v:\n%s", level, out)
+			}
+		case slog.LevelDebug:
+			if !strings.Contains(out, `prefix=root:\x01$y$j9T$SECRETHASH:19000:0:...`) || strings.Contains(out, "SSS") {
+				t.Errorf("debug: want the first 32 bytes only:\n%s", out)
+			}
+		}
+	}
+}
+
+// site = "{host}" with max_sites: 300 hosts make at most max_sites sites
+// and "(other)", every hit counted once, the folded hits in Stats and a
+// warning logged once without naming a host.
+func TestMaxSitesBoundsSites(t *testing.T) {
+	const maxSites, hosts = 5, 300
+	var logs syncbuf.Buffer
+	p, err := parser.New(parser.Config{Format: "vhost_combined", Site: parser.SiteFromLine, MaxSites: maxSites})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) {
+		c.Parsers = map[string]*parser.Parser{"src": p}
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	var ls []string
+	for i := range hosts {
+		ls = append(ls, fmt.Sprintf("h%03d.random.test:80 %s", i, line("/a", i%60)))
+	}
+	h.send(chunk("src", 1, 0, ls[:150]...))
+	h.send(chunk("src", 1, 0, ls[150:]...))
+	h.eventually("300 hits", func(s pipeline.AggregatorStats) bool { return s.Hits == hosts })
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := h.agg.Stats(); s.SitesFolded != hosts-maxSites {
+		t.Errorf("SitesFolded = %d, want %d", s.SitesFolded, hosts-maxSites)
+	}
+	bySite := map[string]uint64{}
+	var total uint64
+	for k, n := range drain(t, h.buf) {
+		bySite[k.site] += n
+		total += n
+	}
+	if total != hosts || len(bySite) != maxSites+1 || bySite["(other)"] != hosts-maxSites {
+		t.Errorf("%d hits over %d sites %v, want %d over %d sites, %d of them (other)", total, len(bySite), bySite, hosts, maxSites+1, hosts-maxSites)
+	}
+	out := logs.String()
+	if n := strings.Count(out, "max_sites reached"); n != 1 || strings.Contains(out, "h299") {
+		t.Errorf("want one warning naming no host:\n%s", out)
 	}
 }

@@ -73,6 +73,9 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	} else {
 		fmt.Fprintf(stdout, "state_dir %s: ok\n", cfg.StateDir)
 	}
+	if w := cfg.HTTP.ListenWarning(); w != "" {
+		fmt.Fprintf(stdout, "warning: %s\n", w)
+	}
 	if err := ping(context.Background(), cfg.Mongo); err != nil {
 		problems = append(problems, err)
 	} else {

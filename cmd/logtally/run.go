@@ -127,6 +127,9 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	}()
 	src.p.Store(p)
 	log.Info("logtally running", "sources", len(cfg.Sources), "mongo", cfg.Mongo.Redacted(), "database", cfg.Mongo.Database)
+	if w := cfg.HTTP.ListenWarning(); w != "" {
+		log.Warn(w)
+	}
 
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
