@@ -278,6 +278,10 @@ type Commit struct {
 	Checkpoints map[string][]byte
 	// Marks move the ledger: each key keeps its greatest offset.
 	Marks []Mark
+	// Finished holds the last checkpoints of files finished (their
+	// checkpoints deleted) by this commit, under keys the caller makes
+	// unique per file: the next sealed batch names them (Snapshot.Finished).
+	Finished map[string][]byte
 	// KeepLastCommit leaves LastCommit where it is: a replay that reads
 	// no live file must not move the time the next start compares files'
 	// modification times with.
@@ -288,7 +292,7 @@ type Commit struct {
 // disk, and after a crash either all or none of it is.
 func (b *Buffer) CommitWith(c Commit) error {
 	counts, checkpoints := c.Counts, c.Checkpoints
-	if len(counts) == 0 && len(checkpoints) == 0 && len(c.Marks) == 0 {
+	if len(counts) == 0 && len(checkpoints) == 0 && len(c.Marks) == 0 && len(c.Finished) == 0 {
 		return nil
 	}
 	keys := slices.Sorted(maps.Keys(counts))
@@ -335,6 +339,9 @@ func (b *Buffer) CommitWith(c Commit) error {
 		}
 		if err := putMarks(tx, c.Marks, now); err != nil {
 			return err
+		}
+		if err := putFinished(tx, c.Finished); err != nil {
+			return fmt.Errorf("put finished file: %w", err)
 		}
 		cb := tx.Bucket(bktCheckpoints)
 		for k, v := range checkpoints {

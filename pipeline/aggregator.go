@@ -141,8 +141,11 @@ type Aggregator struct {
 	counts []uint64
 	cps    map[string][]byte
 	marks  map[string]buffer.Mark // ledger key -> mark, since the last commit
-	keyBuf []byte
-	hit    parser.Hit
+	// finished holds the last checkpoints of the files finished since the
+	// last commit (finishedKey -> encoded checkpoint; see noteFinished).
+	finished map[string][]byte
+	keyBuf   []byte
+	hit      parser.Hit
 
 	malformedByFile map[tailer.FileID]*malformedLog
 
@@ -333,6 +336,9 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 	}
 	if c.Done {
 		a.cps[cp.Key()] = nil
+		if err := a.noteFinished(cp); err != nil {
+			return err
+		}
 		delete(a.malformedByFile, cp.File)
 		return nil
 	}
@@ -465,7 +471,7 @@ func (a *Aggregator) commit() error {
 		marks = append(marks, m)
 	}
 	err := a.cfg.Buffer.CommitWith(buffer.Commit{
-		Counts: counts, Checkpoints: a.cps, Marks: marks, KeepLastCommit: a.cfg.KeepLastCommit,
+		Counts: counts, Checkpoints: a.cps, Marks: marks, Finished: a.finished, KeepLastCommit: a.cfg.KeepLastCommit,
 	})
 	if err != nil {
 		return fmt.Errorf("aggregator: %w", err)
@@ -474,6 +480,7 @@ func (a *Aggregator) commit() error {
 	clear(a.index)
 	a.counts = a.counts[:0]
 	a.cps = map[string][]byte{}
+	a.finished = nil
 	clear(a.marks)
 	return nil
 }

@@ -43,9 +43,12 @@ func (r *recorder) Begin(ctx context.Context, sealed, acked buffer.Snapshot) err
 	if err != nil {
 		return err
 	}
-	return r.store.BeginCoarse(ctx, r.buf.InstanceID(), sealed.Batch, sealed.SealedAt, toRecord(sealed.Checkpoints),
+	return r.store.BeginWith(ctx, r.buf.InstanceID(), sealed.Batch, sealed.SealedAt, toRecord(sealed.Checkpoints),
 		acked.Batch, acked.SealedAt, toRecord(acked.Checkpoints), progress.CoarseRecord{
 			MinuteOnly: sealed.MinuteOnly, Batch: coarse.Batch, SealedAt: coarse.SealedAt, At: toRecord(coarse.Checkpoints),
+		}, progress.Extra{
+			Finished:       progress.Finished{Known: sealed.Finished != nil, Files: toRecord(sealed.Finished)},
+			CoarseFinished: progress.Finished{Known: coarse.Finished != nil, Files: toRecord(coarse.Finished)},
 		})
 }
 
