@@ -40,6 +40,9 @@ type Snapshot struct {
 	// acknowledged since. Nil when not known (sealed by an older
 	// logtally).
 	Finished map[string][]byte
+	// Archives are the parts of replayed archives the batch counts
+	// (SealedSnapshot only).
+	Archives []ArchiveRange
 }
 
 // The snapshot of the last acknowledged full batch: where the counts in
@@ -134,6 +137,7 @@ func (b *Buffer) SealedSnapshot() (Snapshot, error) {
 			s.MinuteOnly = sealed.Get(keyMinuteOnly) != nil
 			if s.Batch != "" {
 				s.Finished = readFinished(sealed.Bucket(subFinished))
+				s.Archives = readArchives(sealed.Bucket(subArchives))
 			}
 		}
 		return nil
@@ -262,6 +266,10 @@ type Rebuilt struct {
 	// carried by the next batch to the database's ledger.
 	Finished map[string][]byte
 	Marks    []Mark
+	// Archives are the archives' parts of the batch in flight, and
+	// Sources their replay sources' settings (PutArchiveSource).
+	Archives []ArchiveRange
+	Sources  map[string][]byte
 	// Coarse is the coarse counts' state (see RebuildCoarse).
 	Coarse Coarse
 }
@@ -289,7 +297,12 @@ func (b *Buffer) RebuildWith(r Rebuilt) error {
 	}
 	com := Commit{Counts: counts, Checkpoints: cps, Marks: r.Marks}
 	if counts != nil {
-		com.Finished = r.Finished
+		com.Finished, com.Archives = r.Finished, r.Archives
+	}
+	for name, set := range r.Sources {
+		if err := b.PutArchiveSource(name, set); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
 	}
 	if err := b.CommitWith(com); err != nil {
 		return fmt.Errorf("rebuild: %w", err)

@@ -144,6 +144,7 @@ type Aggregator struct {
 	// finished holds the last checkpoints of the files finished since the
 	// last commit (finishedKey -> encoded checkpoint; see noteFinished).
 	finished map[string][]byte
+	archives map[string]*buffer.ArchiveRange // replayed archives' parts since the last commit (noteArchive)
 	keyBuf   []byte
 	hit      parser.Hit
 
@@ -414,6 +415,8 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 	}
 	if !c.Archive {
 		a.cps[cp.Key()] = b
+	} else {
+		a.noteArchive(c)
 	}
 	if cp.FPLen > 0 {
 		a.marks[buffer.LedgerKey(cp.FPLen, cp.FPSum)] = buffer.Mark{
@@ -456,7 +459,7 @@ func (a *Aggregator) logMalformed(cp tailer.Checkpoint, end int64, out parser.Ou
 
 // commit writes the sums and checkpoints held, in one transaction.
 func (a *Aggregator) commit() error {
-	if len(a.counts) == 0 && len(a.cps) == 0 && len(a.marks) == 0 {
+	if len(a.counts) == 0 && len(a.cps) == 0 && len(a.marks) == 0 && len(a.archives) == 0 {
 		return nil
 	}
 	if a.cfg.HoldUntilStart && !a.started {
@@ -471,7 +474,7 @@ func (a *Aggregator) commit() error {
 		marks = append(marks, m)
 	}
 	err := a.cfg.Buffer.CommitWith(buffer.Commit{
-		Counts: counts, Checkpoints: a.cps, Marks: marks, Finished: a.finished, KeepLastCommit: a.cfg.KeepLastCommit,
+		Counts: counts, Checkpoints: a.cps, Marks: marks, Finished: a.finished, Archives: a.archiveRanges(), KeepLastCommit: a.cfg.KeepLastCommit,
 	})
 	if err != nil {
 		return fmt.Errorf("aggregator: %w", err)
@@ -480,7 +483,7 @@ func (a *Aggregator) commit() error {
 	clear(a.index)
 	a.counts = a.counts[:0]
 	a.cps = map[string][]byte{}
-	a.finished = nil
+	a.finished, a.archives = nil, nil
 	clear(a.marks)
 	return nil
 }

@@ -33,6 +33,8 @@ type rebuildStats struct {
 	ReadBytes     int64  // bytes re-read to rebuild the batch in flight
 	LostBytes     int64  // bytes of the batch in flight that could not be re-read
 	Unrecorded    int    // files finished within the batch that the record could not list (progress.MaxFinished)
+	Archives      int    // replayed archives whose part of the batch in flight was read again
+	LostArchives  int    // of them, those that could not be (gone, changed)
 	Hits          uint64 // hits of the rebuilt batch
 	CoarseHits    uint64 // hits re-read for the daily and monthly buckets only (flush.coarse_interval)
 	WaitedOnLease bool
@@ -123,7 +125,8 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 		if rec.FinishedLeftOut > 0 {
 			st.Unrecorded += rec.FinishedLeftOut
 		}
-		counts, marks, err = reread(cfg, window{to: to, finished: finished, known: rec.FinishedKnown, from: from}, loc, &st, log)
+		st.Unrecorded += rec.ArchivesLeftOut
+		counts, marks, err = reread(ctx, cfg, window{to: to, finished: finished, known: rec.FinishedKnown, from: from, archives: rec.Archives}, loc, &st, log)
 		if err != nil {
 			return false, st, err
 		}
@@ -152,7 +155,7 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 				st.Unrecorded += rec.CoarseFinishedLeftOut
 			}
 			var cmarks []buffer.Mark
-			co.Counts, cmarks, err = reread(cfg, window{to: ackedAt, finished: ackedFinished, known: ackedKnown, from: coarseAt}, loc, &st, log)
+			co.Counts, cmarks, err = reread(ctx, cfg, window{to: ackedAt, finished: ackedFinished, known: ackedKnown, from: coarseAt}, loc, &st, log)
 			if err != nil {
 				return false, st, err
 			}
@@ -223,8 +226,16 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 			fin[c.Key] = c.Value
 		}
 	}
+	var arcs []buffer.ArchiveRange
+	sources := map[string][]byte{}
+	for _, a := range rec.Archives {
+		arcs = append(arcs, buffer.ArchiveRange{Source: a.Source, Path: a.Path, FPLen: a.FPLen, FPSum: uint64(a.FPSum), From: a.From, To: a.To})
+		if len(a.Parser) > 0 {
+			sources[a.Source] = a.Parser
+		}
+	}
 	err = b.RebuildWith(buffer.Rebuilt{Acked: acked, Checkpoints: toEnc, Counts: counts, Batch: rec.Batch,
-		Since: rec.SealedAt, Finished: fin, Marks: marks, Coarse: co})
+		Since: rec.SealedAt, Finished: fin, Marks: marks, Archives: arcs, Sources: sources, Coarse: co})
 	if cerr := b.Close(); err == nil {
 		err = cerr
 	}
@@ -240,10 +251,12 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 		d.Close()
 	}
 	args := []any{"files", st.Files, "found_elsewhere", st.Remapped, "not_found", st.Missing,
-		"batch_in_flight", st.Batch, "reread_bytes", st.ReadBytes, "rebuilt_hits", st.Hits, "coarse_hits", st.CoarseHits}
-	if st.LostBytes > 0 || st.Missing > 0 || st.Unrecorded > 0 {
+		"batch_in_flight", st.Batch, "reread_bytes", st.ReadBytes, "rebuilt_hits", st.Hits, "coarse_hits", st.CoarseHits,
+		"archives", st.Archives}
+	if st.LostBytes > 0 || st.Missing > 0 || st.Unrecorded > 0 || st.LostArchives > 0 {
 		log.Error("state rebuilt from MongoDB's record, but some files were not found: lines in them not yet counted are lost",
-			append(args, "lost_bytes_of_batch_in_flight", st.LostBytes, "finished_files_not_recorded", st.Unrecorded)...)
+			append(args, "lost_bytes_of_batch_in_flight", st.LostBytes, "finished_files_not_recorded", st.Unrecorded,
+				"archives_not_found", st.LostArchives)...)
 	} else {
 		log.Warn("state rebuilt from MongoDB's record: reading resumes where the counts end", args...)
 	}
@@ -350,6 +363,8 @@ type window struct {
 	// not in to was then finished within it, and is read to its end.
 	known bool
 	from  map[string]tailer.Checkpoint
+	// archives are the replayed archives' parts of the window.
+	archives []progress.Archive
 }
 
 // stream is one stream of lines read within a window: one generation of
@@ -389,7 +404,7 @@ func (s *stream) holds(cp tailer.Checkpoint) bool {
 // window) to its furthest end, in the file holding that end. So a log
 // truncated twice within the window (copytruncate) is read from its
 // first copy, its second copy and itself, each part once.
-func reread(cfg Config, w window, loc *locator, st *rebuildStats, log *slog.Logger) (map[string]uint64, []buffer.Mark, error) {
+func reread(ctx context.Context, cfg Config, w window, loc *locator, st *rebuildStats, log *slog.Logger) (map[string]uint64, []buffer.Mark, error) {
 	parsers := map[string]*parser.Parser{}
 	limiters := map[string]*parser.PageLimiter{}
 	maxLine := map[string]int{}
@@ -480,12 +495,16 @@ next:
 			}
 		}
 	}
+	lost, err := rereadArchives(ctx, cfg, w.archives, agg, st, log)
+	if err != nil {
+		return nil, nil, err
+	}
 	counts := make(map[string]uint64, len(agg.index))
 	for k, i := range agg.index {
 		counts[k] = agg.counts[i]
 		st.Hits += agg.counts[i]
 	}
-	marks := make([]buffer.Mark, 0, len(agg.marks))
+	marks := lost
 	for _, m := range agg.marks {
 		marks = append(marks, m)
 	}

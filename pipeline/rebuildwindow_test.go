@@ -10,6 +10,7 @@ package pipeline
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/buffer"
@@ -29,6 +31,7 @@ import (
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -311,15 +314,28 @@ func (r *windowRig) rebuild(batch string, want map[string]uint64) *Pipeline {
 
 // finish runs p until MongoDB holds every hit of the log files, stops it
 // and compares every bucket with the files.
-func (r *windowRig) finish(p *Pipeline) {
+func (r *windowRig) finish(p *Pipeline, extra ...bucketcheck.Counts) {
+	r.finishWith(p, nil, extra...)
+}
+
+// finishWith is finish, calling during (when not nil) once MongoDB holds
+// every hit, while p still runs; extra are counts of files outside the
+// log directory (archives).
+func (r *windowRig) finishWith(p *Pipeline, during func(), extra ...bucketcheck.Counts) {
 	r.t.Helper()
 	want := bucketcheck.CountFiles(r.t, filepath.Join(r.logs, "*"), windowSite)
+	for _, c := range extra {
+		want.Merge(c)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
 	deadline := time.Now().Add(60 * time.Second)
 	for bucketcheck.Read(r.t, r.db).MonthTotal < want.Hits && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
+	}
+	if during != nil {
+		during()
 	}
 	time.Sleep(200 * time.Millisecond) // a double count would arrive now
 	cancel()
@@ -411,4 +427,102 @@ func TestRebuildFileCreatedAndFinishedInBatch(t *testing.T) {
 	r.write("a.log", 2)
 	r.age("a.log.1", "a.log.2")
 	r.finish(r.rebuild(batch, counts))
+}
+
+// TestRebuildReplayBatchInFlight: a replay's batch (an archive's lines and
+// a followed file's) had its minute and daily bucket updates made, not its
+// monthly ones nor its ledger marks, when the state dir was lost. The
+// rebuild must read the archive's part again into the batch, so the
+// monthly buckets get it, and the database's ledger must then say the
+// archive is counted: replaying it again counts nothing.
+func TestRebuildReplayBatchInFlight(t *testing.T) {
+	r := newWindowRig(t)
+	r.write("a.log", 5)
+	o := r.readAll("a.log", 0)
+	r.commit()
+	r.flush()
+
+	// The archive: 40 lines, gzip-compressed, outside the log directory.
+	plain := filepath.Join(r.dir, "plain", "z.log")
+	os.MkdirAll(filepath.Dir(plain), 0o755)
+	var lines bytes.Buffer
+	save := r.logs
+	r.logs = filepath.Dir(plain)
+	r.write("z.log", 40)
+	r.logs = save
+	b, err := os.ReadFile(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines.Write(b)
+	archive := filepath.Join(r.dir, "archive", "z.log.gz")
+	os.MkdirAll(filepath.Dir(archive), 0o755)
+	writeGzip(t, archive, lines.Bytes())
+
+	// Batch N: the replay reads the archive (as Replay does: its source's
+	// settings kept, its chunks through the aggregator), and the tailer
+	// a.log's new lines.
+	name, pc := "replay:@"+windowSite+"/combined", parser.Config{Format: "combined", Site: windowSite}
+	if err := (&Pipeline{buf: r.buf}).keepReplaySource(name, pc); err != nil {
+		t.Fatal(err)
+	}
+	rp, err := parser.New(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.agg.AddSource(name, rp, parser.NewPageLimiter(0)); err != nil {
+		t.Fatal(err)
+	}
+	head, _, err := replay.Head(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan tailer.Chunk, 1024)
+	var counters replay.Counters
+	if _, err := replay.Stream(context.Background(), archive, name, head, 0, tailer.DefaultMaxLineBytes, ch, &counters); err != nil {
+		t.Fatal(err)
+	}
+	close(ch)
+	for c := range ch {
+		r.add(c)
+	}
+	r.write("a.log", 3)
+	r.readAll("a.log", o)
+	r.commit()
+	batch, counts := r.flush(flusher.DefaultMonthlyCollection)
+	// Killed before the batch's marks reached the database's ledger.
+	if _, err := r.db.Collection(flusher.LedgerCollection).DeleteMany(context.Background(), bson.D{}); err != nil {
+		t.Fatal(err)
+	}
+	r.lose()
+
+	r.write("a.log", 2)
+	p := r.rebuild(batch, counts)
+	r.finishWith(p, func() {
+		sum, err := p.Replay(context.Background(), ReplayRequest{Files: []string{archive}, Site: windowSite, Format: "combined"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sum.Files) != 1 || sum.Files[0].Status != ReplaySkipped || sum.Lines != 0 {
+			t.Errorf("replaying the archive again after the rebuild: %+v, want it skipped as counted", sum)
+		}
+	}, bucketcheck.CountFiles(t, plain, windowSite))
+}
+
+func writeGzip(t *testing.T, path string, data []byte) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

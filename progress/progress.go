@@ -90,6 +90,10 @@ type Record struct {
 	CoarseFinished        []Checkpoint `bson:"coarse_finished,omitempty"`
 	CoarseFinishedKnown   bool         `bson:"coarse_finished_known,omitempty"`
 	CoarseFinishedLeftOut int          `bson:"coarse_finished_left_out,omitempty"`
+	// Archives are the parts of replayed archives Batch counts, at most
+	// MaxFinished; ArchivesLeftOut counts those left out.
+	Archives        []Archive `bson:"archives,omitempty"`
+	ArchivesLeftOut int       `bson:"archives_left_out,omitempty"`
 	// Lease is the running daemon's lease.
 	Lease Lease `bson:"lease"`
 	// Updated is when the record was last written.
@@ -199,11 +203,26 @@ type Finished struct {
 	Files []Checkpoint
 }
 
+// Archive is the part of a replayed archive's decompressed stream a batch
+// counts: the lines in [From, To) of the file at Path, whose first FPLen
+// bytes hash (FNV-1a 64) to FPSum, parsed with Parser (the replay source's
+// parser settings, opaque here) as source Source.
+type Archive struct {
+	Source string `bson:"source"`
+	Path   string `bson:"path"`
+	FPLen  int    `bson:"fp_len"`
+	FPSum  int64  `bson:"fp_sum"` // the uint64 sum's bits
+	From   int64  `bson:"from"`
+	To     int64  `bson:"to"`
+	Parser []byte `bson:"parser,omitempty"`
+}
+
 // Extra is what BeginWith records beyond BeginCoarse: the files finished
 // within the batch, and within the minute-only batches since the coarse
-// position.
+// position, and the archives' parts of the batch.
 type Extra struct {
 	Finished, CoarseFinished Finished
+	Archives                 []Archive
 }
 
 // CoarseRecord is what BeginCoarse records of the coarse counts (Record's
@@ -228,7 +247,16 @@ func (s *Store) BeginWith(ctx context.Context, bufferID, batch string, sealedAt 
 	fromBatch string, fromSealedAt time.Time, from []Checkpoint, c CoarseRecord, x Extra) error {
 	fin, finLeft := bounded(x.Finished)
 	cfin, cfinLeft := bounded(x.CoarseFinished)
+	arcs, arcsLeft := x.Archives, 0
+	if len(arcs) > MaxFinished {
+		arcs, arcsLeft = arcs[:MaxFinished], len(arcs)-MaxFinished
+	}
+	if arcs == nil {
+		arcs = []Archive{}
+	}
 	return s.update(ctx, "begin batch", bson.D{
+		{Key: "archives", Value: arcs},
+		{Key: "archives_left_out", Value: arcsLeft},
 		{Key: "finished", Value: fin},
 		{Key: "finished_known", Value: x.Finished.Known},
 		{Key: "finished_left_out", Value: finLeft},
