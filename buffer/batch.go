@@ -222,7 +222,7 @@ func (b *Buffer) Ack(id string) error {
 		if err := ackFinished(tx, sealed); err != nil {
 			return err
 		}
-		if err := ackArchives(sealed); err != nil {
+		if err := ackArchives(tx, sealed); err != nil {
 			return err
 		}
 		if err := ackMarks(tx, sealed); err != nil {

@@ -14,11 +14,13 @@ import (
 // again (the stored checkpoints and their snapshots name followed files
 // only). Commit keeps, per archive (source and path), the first and last
 // offset its chunks covered in pending/archives; Seal moves them into the
-// batch; Ack drops them. The parser settings of each replay source are
+// batch; Ack drops them, or with a minute-only batch keeps them with the
+// coarse counts (meta/coarse_archives) until a full batch is acknowledged. The parser settings of each replay source are
 // kept in meta/archive_sources, opaque here.
 var (
 	subArchives       = []byte("archives")        // in pending and sealed: source \x00 path -> range
 	subArchiveSources = []byte("archive_sources") // in meta: source -> settings
+	subCoarseArchives = []byte("coarse_archives") // in meta: the minute-only batches' since the last full one
 )
 
 // ArchiveRange is the part of a replayed archive's decompressed stream a
@@ -75,21 +77,7 @@ func putArchives(tx *bolt.Tx, ranges []ArchiveRange) error {
 	if err != nil {
 		return err
 	}
-	for _, r := range ranges {
-		k := archiveKey(r.Source, r.Path)
-		if v := pa.Get(k); v != nil {
-			if old, err := decodeRange(k, v); err == nil {
-				r.From = min(r.From, old.From)
-				if old.To > r.To {
-					r.To, r.FPLen, r.FPSum = old.To, old.FPLen, old.FPSum
-				}
-			}
-		}
-		if err := pa.Put(k, encodeRange(r)); err != nil {
-			return fmt.Errorf("put archive range of %s: %w", r.Path, err)
-		}
-	}
-	return nil
+	return mergeRanges(pa, ranges)
 }
 
 // sealArchives moves the pending archive ranges into the batch being
@@ -110,12 +98,52 @@ func sealArchives(sealed, pending *bolt.Bucket) error {
 	return err
 }
 
-// ackArchives drops the acknowledged batch's archive ranges.
-func ackArchives(sealed *bolt.Bucket) error {
-	if sealed.Bucket(subArchives) == nil {
+// ackArchives completes an Ack (in its transaction, before ackCoarse): a
+// minute-only batch's archive ranges join meta/coarse_archives, those
+// whose daily and monthly counts wait for the next full batch, which
+// empties it; then the batch's ranges are dropped.
+func ackArchives(tx *bolt.Tx, sealed *bolt.Bucket) error {
+	meta := tx.Bucket(bktMeta)
+	sa := sealed.Bucket(subArchives)
+	if sealed.Get(keyMinuteOnly) == nil {
+		if meta.Bucket(subCoarseArchives) != nil {
+			if err := meta.DeleteBucket(subCoarseArchives); err != nil {
+				return err
+			}
+		}
+	} else if sa != nil {
+		ca, err := meta.CreateBucketIfNotExists(subCoarseArchives)
+		if err != nil {
+			return err
+		}
+		if err := mergeRanges(ca, readArchives(sa)); err != nil {
+			return err
+		}
+	}
+	if sa == nil {
 		return nil
 	}
 	return sealed.DeleteBucket(subArchives)
+}
+
+// mergeRanges merges ranges into bkt: each archive's range runs from the
+// least From to the greatest To (with that end's fingerprint).
+func mergeRanges(bkt *bolt.Bucket, ranges []ArchiveRange) error {
+	for _, r := range ranges {
+		k := archiveKey(r.Source, r.Path)
+		if v := bkt.Get(k); v != nil {
+			if old, err := decodeRange(k, v); err == nil {
+				r.From = min(r.From, old.From)
+				if old.To > r.To {
+					r.To, r.FPLen, r.FPSum = old.To, old.FPLen, old.FPSum
+				}
+			}
+		}
+		if err := bkt.Put(k, encodeRange(r)); err != nil {
+			return fmt.Errorf("put archive range of %s: %w", r.Path, err)
+		}
+	}
+	return nil
 }
 
 // readArchives returns the ranges in bkt (nil when none), sorted by path.

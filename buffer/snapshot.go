@@ -41,7 +41,7 @@ type Snapshot struct {
 	// logtally).
 	Finished map[string][]byte
 	// Archives are the parts of replayed archives the batch counts
-	// (SealedSnapshot only).
+	// (CoarseSnapshot: the minute-only batches acknowledged since).
 	Archives []ArchiveRange
 }
 
@@ -159,7 +159,8 @@ func (b *Buffer) CoarseSnapshot() (Snapshot, error) {
 		if id == nil || meta.Bucket(subCoarseSnap) == nil {
 			return nil
 		}
-		s = Snapshot{Batch: string(id), Checkpoints: map[string][]byte{}, Finished: readFinished(meta.Bucket(subCoarseFinished))}
+		s = Snapshot{Batch: string(id), Checkpoints: map[string][]byte{}, Finished: readFinished(meta.Bucket(subCoarseFinished)),
+			Archives: readArchives(meta.Bucket(subCoarseArchives))}
 		if v := meta.Get(keyCoarseSealed); len(v) == 8 {
 			s.SealedAt = time.Unix(0, int64(binary.BigEndian.Uint64(v)))
 		}
@@ -327,6 +328,15 @@ func (b *Buffer) RebuildWith(r Rebuilt) error {
 			meta := tx.Bucket(bktMeta)
 			if err := putCoarseSnapshot(meta, c.Snapshot); err != nil {
 				return err
+			}
+			if len(c.Snapshot.Archives) > 0 {
+				ca, err := meta.CreateBucketIfNotExists(subCoarseArchives)
+				if err != nil {
+					return err
+				}
+				if err := mergeRanges(ca, c.Snapshot.Archives); err != nil {
+					return err
+				}
 			}
 			return putFinishedSet(meta, subCoarseFinished, c.Snapshot.Finished)
 		})

@@ -122,10 +122,7 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 	var marks []buffer.Mark
 	inFlight := rec.Batch != "" && !rec.Acked
 	if inFlight {
-		if rec.FinishedLeftOut > 0 {
-			st.Unrecorded += rec.FinishedLeftOut
-		}
-		st.Unrecorded += rec.ArchivesLeftOut
+		st.Unrecorded += rec.FinishedLeftOut + rec.ArchivesLeftOut
 		counts, marks, err = reread(ctx, cfg, window{to: to, finished: finished, known: rec.FinishedKnown, from: from, archives: rec.Archives}, loc, &st, log)
 		if err != nil {
 			return false, st, err
@@ -141,21 +138,21 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 	if rec.CoarseBatch != "" && (inFlight || rec.MinuteOnly) {
 		ackedAt, ackedBatch := to, rec.Batch
 		ackedFinished, ackedKnown := coarseFinished, rec.CoarseFinishedKnown
+		ackedArchives := rec.CoarseArchives
 		if inFlight {
 			ackedAt, ackedBatch = from, rec.FromBatch
 		} else {
 			// The minute-only batch acknowledged: its own finished files
-			// are part of the coarse window too.
+			// and archives are part of the coarse window too.
 			ackedFinished = append(ackedFinished, finished...)
 			ackedKnown = ackedKnown && rec.FinishedKnown
+			ackedArchives = append(slices.Clone(ackedArchives), rec.Archives...)
 		}
 		if rec.CoarseBatch != ackedBatch {
 			before := st.Hits
-			if rec.CoarseFinishedLeftOut > 0 {
-				st.Unrecorded += rec.CoarseFinishedLeftOut
-			}
+			st.Unrecorded += rec.CoarseFinishedLeftOut + rec.CoarseArchivesLeftOut
 			var cmarks []buffer.Mark
-			co.Counts, cmarks, err = reread(ctx, cfg, window{to: ackedAt, finished: ackedFinished, known: ackedKnown, from: coarseAt}, loc, &st, log)
+			co.Counts, cmarks, err = reread(ctx, cfg, window{to: ackedAt, finished: ackedFinished, known: ackedKnown, from: coarseAt, archives: ackedArchives}, loc, &st, log)
 			if err != nil {
 				return false, st, err
 			}
@@ -179,6 +176,11 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 					co.Snapshot.Finished[c.Key] = c.Value
 				}
 			}
+		}
+		// Likewise the archives' parts waiting for a full batch.
+		for _, a := range ackedArchives {
+			co.Snapshot.Archives = append(co.Snapshot.Archives, buffer.ArchiveRange{Source: a.Source, Path: a.Path,
+				FPLen: a.FPLen, FPSum: uint64(a.FPSum), From: a.From, To: a.To})
 		}
 		co.MinuteOnly = inFlight && rec.MinuteOnly
 	}
@@ -228,6 +230,11 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 	}
 	var arcs []buffer.ArchiveRange
 	sources := map[string][]byte{}
+	for _, a := range rec.CoarseArchives {
+		if len(a.Parser) > 0 {
+			sources[a.Source] = a.Parser
+		}
+	}
 	for _, a := range rec.Archives {
 		arcs = append(arcs, buffer.ArchiveRange{Source: a.Source, Path: a.Path, FPLen: a.FPLen, FPSum: uint64(a.FPSum), From: a.From, To: a.To})
 		if len(a.Parser) > 0 {

@@ -442,26 +442,50 @@ func TestRebuildReplayBatchInFlight(t *testing.T) {
 	r.commit()
 	r.flush()
 
-	// The archive: 40 lines, gzip-compressed, outside the log directory.
-	plain := filepath.Join(r.dir, "plain", "z.log")
+	archive, plain := r.replayArchive(40)
+	r.write("a.log", 3)
+	r.readAll("a.log", o)
+	r.commit()
+	batch, counts := r.flush(flusher.DefaultMonthlyCollection)
+	// Killed before the batch's marks reached the database's ledger.
+	if _, err := r.db.Collection(flusher.LedgerCollection).DeleteMany(context.Background(), bson.D{}); err != nil {
+		t.Fatal(err)
+	}
+	r.lose()
+
+	r.write("a.log", 2)
+	p := r.rebuild(batch, counts)
+	r.finishWith(p, func() {
+		sum, err := p.Replay(context.Background(), ReplayRequest{Files: []string{archive}, Site: windowSite, Format: "combined"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sum.Files) != 1 || sum.Files[0].Status != ReplaySkipped || sum.Lines != 0 {
+			t.Errorf("replaying the archive again after the rebuild: %+v, want it skipped as counted", sum)
+		}
+	}, bucketcheck.CountFiles(t, plain, windowSite))
+}
+
+// replayArchive writes an archive of n lines, gzip-compressed, outside
+// the log directory, and replays it as Replay does (its source's settings
+// kept, its chunks through the aggregator). It returns the archive's path
+// and its uncompressed copy's.
+func (r *windowRig) replayArchive(n int) (archive, plain string) {
+	t := r.t
+	plain = filepath.Join(r.dir, "plain", "z.log")
 	os.MkdirAll(filepath.Dir(plain), 0o755)
-	var lines bytes.Buffer
 	save := r.logs
 	r.logs = filepath.Dir(plain)
-	r.write("z.log", 40)
+	r.write("z.log", n)
 	r.logs = save
 	b, err := os.ReadFile(plain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines.Write(b)
-	archive := filepath.Join(r.dir, "archive", "z.log.gz")
+	archive = filepath.Join(r.dir, "archive", "z.log.gz")
 	os.MkdirAll(filepath.Dir(archive), 0o755)
-	writeGzip(t, archive, lines.Bytes())
+	writeGzip(t, archive, b)
 
-	// Batch N: the replay reads the archive (as Replay does: its source's
-	// settings kept, its chunks through the aggregator), and the tailer
-	// a.log's new lines.
 	name, pc := "replay:@"+windowSite+"/combined", parser.Config{Format: "combined", Site: windowSite}
 	if err := (&Pipeline{buf: r.buf}).keepReplaySource(name, pc); err != nil {
 		t.Fatal(err)
@@ -486,27 +510,48 @@ func TestRebuildReplayBatchInFlight(t *testing.T) {
 	for c := range ch {
 		r.add(c)
 	}
+	return archive, plain
+}
+
+// TestRebuildReplayWaitingForCoarse: with flush.coarse_interval, a
+// replay's batch was acknowledged minute-only (its hits in the minute
+// buckets, waiting for a full batch in the buffer), and the next batch,
+// a full one, was in flight when the state dir was lost. The rebuild must
+// read the archive's part again into the coarse counts, so the daily and
+// monthly buckets get it.
+func TestRebuildReplayWaitingForCoarse(t *testing.T) {
+	r := newWindowRig(t)
+	fc := r.cfg.Flush
+	fc.Buffer, fc.Recorder, fc.CoarseInterval = r.buf, r.rec, time.Hour
+	fl, err := flusher.New(fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.write("a.log", 5)
+	o := r.readAll("a.log", 0)
+	r.commit()
+	if _, err := fl.Flush(context.Background()); err != nil { // full: the first of a run
+		t.Fatal(err)
+	}
+	_, plain := r.replayArchive(40)
+	r.commit()
+	if _, err := fl.Flush(context.Background()); err != nil { // minute-only
+		t.Fatal(err)
+	}
+	if k, h := r.buf.Coarse(); k == 0 || h != 40 {
+		t.Fatalf("coarse counts %d keys, %d hits after the minute-only batch, want the archive's 40", k, h)
+	}
 	r.write("a.log", 3)
 	r.readAll("a.log", o)
 	r.commit()
-	batch, counts := r.flush(flusher.DefaultMonthlyCollection)
-	// Killed before the batch's marks reached the database's ledger.
-	if _, err := r.db.Collection(flusher.LedgerCollection).DeleteMany(context.Background(), bson.D{}); err != nil {
-		t.Fatal(err)
-	}
+	batch, counts := r.flush(flusher.DefaultMinuteCollection, flusher.DefaultDailyCollection, flusher.DefaultMonthlyCollection)
 	r.lose()
 
-	r.write("a.log", 2)
 	p := r.rebuild(batch, counts)
-	r.finishWith(p, func() {
-		sum, err := p.Replay(context.Background(), ReplayRequest{Files: []string{archive}, Site: windowSite, Format: "combined"}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(sum.Files) != 1 || sum.Files[0].Status != ReplaySkipped || sum.Lines != 0 {
-			t.Errorf("replaying the archive again after the rebuild: %+v, want it skipped as counted", sum)
-		}
-	}, bucketcheck.CountFiles(t, plain, windowSite))
+	if p.rebuilt.CoarseHits != 40 {
+		t.Errorf("rebuild re-read %d hits into the coarse counts, want the archive's 40", p.rebuilt.CoarseHits)
+	}
+	r.finish(p, bucketcheck.CountFiles(t, plain, windowSite))
 }
 
 func writeGzip(t *testing.T, path string, data []byte) {

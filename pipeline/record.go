@@ -50,6 +50,7 @@ func (r *recorder) Begin(ctx context.Context, sealed, acked buffer.Snapshot) err
 			Finished:       progress.Finished{Known: sealed.Finished != nil, Files: toRecord(sealed.Finished)},
 			CoarseFinished: progress.Finished{Known: coarse.Finished != nil, Files: toRecord(coarse.Finished)},
 			Archives:       r.archives(sealed.Archives),
+			CoarseArchives: r.archives(coarse.Archives),
 		})
 }
 

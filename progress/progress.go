@@ -94,6 +94,11 @@ type Record struct {
 	// MaxFinished; ArchivesLeftOut counts those left out.
 	Archives        []Archive `bson:"archives,omitempty"`
 	ArchivesLeftOut int       `bson:"archives_left_out,omitempty"`
+	// CoarseArchives are those of the minute-only batches acknowledged
+	// since CoarseBatch (their daily and monthly counts wait), at most
+	// MaxFinished.
+	CoarseArchives        []Archive `bson:"coarse_archives,omitempty"`
+	CoarseArchivesLeftOut int       `bson:"coarse_archives_left_out,omitempty"`
 	// Lease is the running daemon's lease.
 	Lease Lease `bson:"lease"`
 	// Updated is when the record was last written.
@@ -222,7 +227,7 @@ type Archive struct {
 // position, and the archives' parts of the batch.
 type Extra struct {
 	Finished, CoarseFinished Finished
-	Archives                 []Archive
+	Archives, CoarseArchives []Archive
 }
 
 // CoarseRecord is what BeginCoarse records of the coarse counts (Record's
@@ -247,16 +252,13 @@ func (s *Store) BeginWith(ctx context.Context, bufferID, batch string, sealedAt 
 	fromBatch string, fromSealedAt time.Time, from []Checkpoint, c CoarseRecord, x Extra) error {
 	fin, finLeft := bounded(x.Finished)
 	cfin, cfinLeft := bounded(x.CoarseFinished)
-	arcs, arcsLeft := x.Archives, 0
-	if len(arcs) > MaxFinished {
-		arcs, arcsLeft = arcs[:MaxFinished], len(arcs)-MaxFinished
-	}
-	if arcs == nil {
-		arcs = []Archive{}
-	}
+	arcs, arcsLeft := boundedArchives(x.Archives)
+	carcs, carcsLeft := boundedArchives(x.CoarseArchives)
 	return s.update(ctx, "begin batch", bson.D{
 		{Key: "archives", Value: arcs},
 		{Key: "archives_left_out", Value: arcsLeft},
+		{Key: "coarse_archives", Value: carcs},
+		{Key: "coarse_archives_left_out", Value: carcsLeft},
 		{Key: "finished", Value: fin},
 		{Key: "finished_known", Value: x.Finished.Known},
 		{Key: "finished_left_out", Value: finLeft},
@@ -334,6 +336,18 @@ func bounded(f Finished) ([]Checkpoint, int) {
 		return f.Files[:MaxFinished], len(f.Files) - MaxFinished
 	}
 	return nonNil(f.Files), 0
+}
+
+// boundedArchives returns at most MaxFinished of a, and how many it left
+// out.
+func boundedArchives(a []Archive) ([]Archive, int) {
+	if len(a) > MaxFinished {
+		return a[:MaxFinished], len(a) - MaxFinished
+	}
+	if a == nil {
+		return []Archive{}, 0
+	}
+	return a, 0
 }
 
 func nonNil(c []Checkpoint) []Checkpoint {
