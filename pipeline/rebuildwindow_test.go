@@ -571,3 +571,32 @@ func writeGzip(t *testing.T, path string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestRebuildRecordOfOlderLogtally: a record written by a logtally that
+// did not list finished files (no finished_known) keeps the older rule:
+// a file of the batch's start missing from its end was finished within
+// it and is read to its end.
+func TestRebuildRecordOfOlderLogtally(t *testing.T) {
+	r := newWindowRig(t)
+	r.write("a.log", 5)
+	o := r.readAll("a.log", 0)
+	r.commit()
+	r.flush()
+
+	r.write("a.log", 4)
+	r.rename("a.log", "a.log.1") // rotated, then finished at a start
+	r.write("a.log", 3)
+	r.done("a.log.1", r.readAll("a.log.1", o))
+	r.readAll("a.log", 0)
+	r.commit()
+	batch, counts := r.flush(flusher.DefaultMinuteCollection, flusher.DefaultDailyCollection, flusher.DefaultMonthlyCollection)
+	if _, err := r.db.Collection(progress.DefaultCollection).UpdateOne(context.Background(), bson.D{{Key: "_id", Value: "web-1"}},
+		bson.D{{Key: "$unset", Value: bson.D{{Key: "finished", Value: ""}, {Key: "finished_known", Value: ""},
+			{Key: "archives", Value: ""}, {Key: "coarse_finished", Value: ""}, {Key: "coarse_finished_known", Value: ""}}}}); err != nil {
+		t.Fatal(err)
+	}
+	r.lose()
+
+	r.age("a.log.1")
+	r.finish(r.rebuild(batch, counts))
+}
