@@ -159,7 +159,7 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 			marks = append(marks, cmarks...)
 			st.CoarseHits, st.Hits = st.Hits-before, before
 		}
-		enc, _, _, err := encodeLocated(coarseAt, loc)
+		enc, _, _, err := encodeLocated(coarseAt, loc, true)
 		if err != nil {
 			return false, st, err
 		}
@@ -195,13 +195,13 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 	if err != nil {
 		return false, st, fmt.Errorf("rebuild buffer: %w", err)
 	}
-	toEnc, n, missing, err := encodeLocated(to, loc)
+	toEnc, n, missing, err := encodeLocated(to, loc, false)
 	if err != nil {
 		b.Close()
 		return false, st, err
 	}
 	st.Files, st.Remapped, st.Missing = len(to), n, missing
-	fromEnc, _, _, err := encodeLocated(from, loc)
+	fromEnc, _, _, err := encodeLocated(from, loc, true)
 	if err != nil {
 		b.Close()
 		return false, st, err
@@ -285,11 +285,14 @@ func decodeRecord(cps []progress.Checkpoint) (map[string]tailer.Checkpoint, erro
 
 // encodeLocated encodes cps for the buffer, each with the identity and
 // path its file was found under; one not found keeps its own (the tailer
-// then finds it gone).
-func encodeLocated(cps map[string]tailer.Checkpoint, loc *locator) (map[string][]byte, int, int, error) {
+// then finds it gone). The stored checkpoints are filed under their new
+// key, as the aggregator files them; a snapshot's keep their own
+// (keepKey), since an older generation of a truncated log is found in its
+// copy, which the snapshot may name as well.
+func encodeLocated(cps map[string]tailer.Checkpoint, loc *locator, keepKey bool) (map[string][]byte, int, int, error) {
 	out := make(map[string][]byte, len(cps))
 	remapped, missing := 0, 0
-	for _, cp := range cps {
+	for k, cp := range cps {
 		if l, ok := loc.locate(cp); ok {
 			if l.ID != cp.File {
 				remapped++
@@ -302,7 +305,10 @@ func encodeLocated(cps map[string]tailer.Checkpoint, loc *locator) (map[string][
 		if err != nil {
 			return nil, 0, 0, err
 		}
-		out[cp.Key()] = b
+		if !keepKey {
+			k = cp.Key()
+		}
+		out[k] = b
 	}
 	return out, remapped, missing, nil
 }
