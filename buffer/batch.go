@@ -96,6 +96,12 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) 
 		if err := sealCoarse(sealed, pending, minuteOnly, coarse); err != nil {
 			return err
 		}
+		if err := sealFinished(sealed, pending); err != nil {
+			return fmt.Errorf("move finished files: %w", err)
+		}
+		if err := sealArchives(sealed, pending); err != nil {
+			return fmt.Errorf("move archive ranges: %w", err)
+		}
 		if at.Sub(b.pruned) >= ledgerPruneEvery {
 			n, err := pruneLedger(tx, at.Add(-b.keep))
 			if err != nil {
@@ -211,6 +217,12 @@ func (b *Buffer) Ack(id string) error {
 			}
 		}
 		if err := ackSnapshot(tx, sealed); err != nil {
+			return err
+		}
+		if err := ackFinished(tx, sealed); err != nil {
+			return err
+		}
+		if err := ackArchives(tx, sealed); err != nil {
 			return err
 		}
 		if err := ackMarks(tx, sealed); err != nil {

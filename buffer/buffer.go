@@ -360,6 +360,13 @@ type Commit struct {
 	Checkpoints map[string][]byte
 	// Marks move the ledger: each key keeps its greatest offset.
 	Marks []Mark
+	// Finished holds the last checkpoints of files finished (their
+	// checkpoints deleted) by this commit, under keys the caller makes
+	// unique per file: the next sealed batch names them (Snapshot.Finished).
+	Finished map[string][]byte
+	// Archives are the parts of replayed archives counted by this commit
+	// (merged per archive until the next seal: see ArchiveRange).
+	Archives []ArchiveRange
 	// KeepLastCommit leaves LastCommit where it is: a replay that reads
 	// no live file must not move the time the next start compares files'
 	// modification times with.
@@ -370,7 +377,7 @@ type Commit struct {
 // disk, and after a crash either all or none of it is.
 func (b *Buffer) CommitWith(c Commit) error {
 	counts, checkpoints := c.Counts, c.Checkpoints
-	if len(counts) == 0 && len(checkpoints) == 0 && len(c.Marks) == 0 {
+	if len(counts) == 0 && len(checkpoints) == 0 && len(c.Marks) == 0 && len(c.Finished) == 0 && len(c.Archives) == 0 {
 		return nil
 	}
 	keys := slices.Sorted(maps.Keys(counts))
@@ -427,6 +434,12 @@ func (b *Buffer) CommitWith(c Commit) error {
 			}
 		}
 		if err := putMarks(tx, c.Marks, now); err != nil {
+			return err
+		}
+		if err := putFinished(tx, c.Finished); err != nil {
+			return fmt.Errorf("put finished file: %w", err)
+		}
+		if err := putArchives(tx, c.Archives); err != nil {
 			return err
 		}
 		cb := tx.Bucket(bktCheckpoints)

@@ -34,6 +34,15 @@ type Snapshot struct {
 	// MinuteOnly: the batch goes to the minute buckets only (see
 	// SealMinuteOnly). Set by SealedSnapshot.
 	MinuteOnly bool
+	// Finished are the last checkpoints of the files finished (their
+	// checkpoints deleted) within the batch: SealedSnapshot's, the
+	// batch's; CoarseSnapshot's, those of the minute-only batches
+	// acknowledged since. Nil when not known (sealed by an older
+	// logtally).
+	Finished map[string][]byte
+	// Archives are the parts of replayed archives the batch counts
+	// (CoarseSnapshot: the minute-only batches acknowledged since).
+	Archives []ArchiveRange
 }
 
 // The snapshot of the last acknowledged full batch: where the counts in
@@ -126,6 +135,10 @@ func (b *Buffer) SealedSnapshot() (Snapshot, error) {
 		if sealed.Bucket(subCounts) != nil {
 			s = readSnapshot(sealed, sealed.Get(keyID))
 			s.MinuteOnly = sealed.Get(keyMinuteOnly) != nil
+			if s.Batch != "" {
+				s.Finished = readFinished(sealed.Bucket(subFinished))
+				s.Archives = readArchives(sealed.Bucket(subArchives))
+			}
 		}
 		return nil
 	})
@@ -146,7 +159,8 @@ func (b *Buffer) CoarseSnapshot() (Snapshot, error) {
 		if id == nil || meta.Bucket(subCoarseSnap) == nil {
 			return nil
 		}
-		s = Snapshot{Batch: string(id), Checkpoints: map[string][]byte{}}
+		s = Snapshot{Batch: string(id), Checkpoints: map[string][]byte{}, Finished: readFinished(meta.Bucket(subCoarseFinished)),
+			Archives: readArchives(meta.Bucket(subCoarseArchives))}
 		if v := meta.Get(keyCoarseSealed); len(v) == 8 {
 			s.SealedAt = time.Unix(0, int64(binary.BigEndian.Uint64(v)))
 		}
@@ -215,7 +229,8 @@ func (b *Buffer) Rebuild(acked Snapshot, cps map[string][]byte, counts map[strin
 // SealMinuteOnly).
 type Coarse struct {
 	// Snapshot is where the daily and monthly counts end: the last
-	// acknowledged full batch's snapshot.
+	// acknowledged full batch's snapshot. Its Finished (nil: not known)
+	// become the files finished since, as CoarseSnapshot reports them.
 	Snapshot Snapshot
 	// Counts are the counts acknowledged in the minute buckets only,
 	// waiting for a full batch (re-read from Snapshot on).
@@ -229,6 +244,41 @@ type Coarse struct {
 // coarse counts (a full batch in flight takes them at once, as its seal
 // did), and c.Snapshot is where the daily and monthly counts end.
 func (b *Buffer) RebuildCoarse(acked Snapshot, cps map[string][]byte, counts map[string]uint64, inflight string, since time.Time, c Coarse) error {
+	return b.RebuildWith(Rebuilt{Acked: acked, Checkpoints: cps, Counts: counts, Batch: inflight, Since: since, Coarse: c})
+}
+
+// Rebuilt is what RebuildWith sets up.
+type Rebuilt struct {
+	// Acked becomes the last acknowledged batch's snapshot.
+	Acked Snapshot
+	// Checkpoints become the stored checkpoints.
+	Checkpoints map[string][]byte
+	// Counts, when not nil, are sealed at once as batch Batch (the batch
+	// the lost buffer had in flight, rebuilt), whose snapshot is
+	// Checkpoints, sealed at Since.
+	Counts map[string]uint64
+	Batch  string
+	// Since becomes the last-commit time (the time the rebuilt position
+	// was reached, so the tailers read rotated files written after it).
+	Since time.Time
+	// Finished are the files the batch in flight finished (Commit's
+	// Finished; nil: not known), carried by the rebuilt batch. Marks are
+	// the ledger marks of what was re-read, recorded in the ledger and
+	// carried by the next batch to the database's ledger.
+	Finished map[string][]byte
+	Marks    []Mark
+	// Archives are the archives' parts of the batch in flight, and
+	// Sources their replay sources' settings (PutArchiveSource).
+	Archives []ArchiveRange
+	Sources  map[string][]byte
+	// Coarse is the coarse counts' state (see RebuildCoarse).
+	Coarse Coarse
+}
+
+// RebuildWith sets up a buffer rebuilt from the database's progress
+// record, before anything else is written to it (see Rebuild).
+func (b *Buffer) RebuildWith(r Rebuilt) error {
+	acked, cps, counts, inflight, since, c := r.Acked, r.Checkpoints, r.Counts, r.Batch, r.Since, r.Coarse
 	if counts != nil && inflight == "" {
 		return fmt.Errorf("rebuild: counts without a batch id")
 	}
@@ -246,7 +296,16 @@ func (b *Buffer) RebuildCoarse(acked Snapshot, cps map[string][]byte, counts map
 			return fmt.Errorf("rebuild: %w", err)
 		}
 	}
-	if err := b.Commit(counts, cps); err != nil {
+	com := Commit{Counts: counts, Checkpoints: cps, Marks: r.Marks}
+	if counts != nil {
+		com.Finished, com.Archives = r.Finished, r.Archives
+	}
+	for name, set := range r.Sources {
+		if err := b.PutArchiveSource(name, set); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	if err := b.CommitWith(com); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
 	if counts != nil {
@@ -257,9 +316,30 @@ func (b *Buffer) RebuildCoarse(acked Snapshot, cps map[string][]byte, counts map
 		if batch == nil || batch.ID != inflight {
 			return fmt.Errorf("rebuild: batch %s not sealed (nothing counted?)", inflight)
 		}
+		if r.Finished == nil { // not known to the lost buffer either
+			err := b.update(func(tx *bolt.Tx) error { return putFinishedSet(tx.Bucket(bktSealed), subFinished, nil) })
+			if err != nil {
+				return fmt.Errorf("rebuild: %w", err)
+			}
+		}
 	}
 	if c.Snapshot.Batch != "" {
-		err := b.update(func(tx *bolt.Tx) error { return putCoarseSnapshot(tx.Bucket(bktMeta), c.Snapshot) })
+		err := b.update(func(tx *bolt.Tx) error {
+			meta := tx.Bucket(bktMeta)
+			if err := putCoarseSnapshot(meta, c.Snapshot); err != nil {
+				return err
+			}
+			if len(c.Snapshot.Archives) > 0 {
+				ca, err := meta.CreateBucketIfNotExists(subCoarseArchives)
+				if err != nil {
+					return err
+				}
+				if err := mergeRanges(ca, c.Snapshot.Archives); err != nil {
+					return err
+				}
+			}
+			return putFinishedSet(meta, subCoarseFinished, c.Snapshot.Finished)
+		})
 		if err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}

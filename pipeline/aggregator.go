@@ -165,8 +165,12 @@ type Aggregator struct {
 	counts []uint64
 	cps    map[string][]byte
 	marks  map[string]buffer.Mark // ledger key -> mark, since the last commit
-	keyBuf []byte
-	hit    parser.Hit
+	// finished holds the last checkpoints of the files finished since the
+	// last commit (finishedKey -> encoded checkpoint; see noteFinished).
+	finished map[string][]byte
+	archives map[string]*buffer.ArchiveRange // replayed archives' parts since the last commit (noteArchive)
+	keyBuf   []byte
+	hit      parser.Hit
 
 	malformedByFile map[tailer.FileID]*malformedLog
 
@@ -382,6 +386,9 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 	}
 	if c.Done {
 		a.cps[cp.Key()] = nil
+		if err := a.noteFinished(cp); err != nil {
+			return err
+		}
 		delete(a.malformedByFile, cp.File)
 		return nil
 	}
@@ -469,6 +476,8 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 	}
 	if !c.Archive {
 		a.cps[cp.Key()] = b
+	} else {
+		a.noteArchive(c)
 	}
 	if cp.FPLen > 0 {
 		a.marks[buffer.LedgerKey(cp.FPLen, cp.FPSum)] = buffer.Mark{
@@ -607,7 +616,7 @@ func (a *Aggregator) commitOrWait(ctx context.Context) error {
 
 // commit writes the sums and checkpoints held, in one transaction.
 func (a *Aggregator) commit() error {
-	if len(a.counts) == 0 && len(a.cps) == 0 && len(a.marks) == 0 {
+	if len(a.counts) == 0 && len(a.cps) == 0 && len(a.marks) == 0 && len(a.archives) == 0 {
 		return nil
 	}
 	if a.cfg.HoldUntilStart && !a.started {
@@ -622,7 +631,7 @@ func (a *Aggregator) commit() error {
 		marks = append(marks, m)
 	}
 	err := a.cfg.Buffer.CommitWith(buffer.Commit{
-		Counts: counts, Checkpoints: a.cps, Marks: marks, KeepLastCommit: a.cfg.KeepLastCommit,
+		Counts: counts, Checkpoints: a.cps, Marks: marks, Finished: a.finished, Archives: a.archiveRanges(), KeepLastCommit: a.cfg.KeepLastCommit,
 	})
 	if err != nil {
 		return fmt.Errorf("aggregator: %w", err)
@@ -631,6 +640,7 @@ func (a *Aggregator) commit() error {
 	clear(a.index)
 	a.counts = a.counts[:0]
 	a.cps = map[string][]byte{}
+	a.finished, a.archives = nil, nil
 	clear(a.marks)
 	return nil
 }

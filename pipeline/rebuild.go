@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/logtally/logtally/buffer"
@@ -30,6 +32,9 @@ type rebuildStats struct {
 	Missing       int    // checkpoints whose file was not found
 	ReadBytes     int64  // bytes re-read to rebuild the batch in flight
 	LostBytes     int64  // bytes of the batch in flight that could not be re-read
+	Unrecorded    int    // files finished within the batch that the record could not list (progress.MaxFinished)
+	Archives      int    // replayed archives whose part of the batch in flight was read again
+	LostArchives  int    // of them, those that could not be (gone, changed)
 	Hits          uint64 // hits of the rebuilt batch
 	CoarseHits    uint64 // hits re-read for the daily and monthly buckets only (flush.coarse_interval)
 	WaitedOnLease bool
@@ -102,29 +107,23 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 	if err != nil {
 		return false, st, err
 	}
-	// Find every file again; on a rebuilt host its identity may differ.
-	located := map[string]tailer.Located{}
-	for _, set := range []map[string]tailer.Checkpoint{to, from, coarseAt} {
-		for k, cp := range set {
-			if _, done := located[k]; done {
-				continue
-			}
-			// A logrotate run renaming files while we look can hide one:
-			// look again a few times before giving it up.
-			for try := 0; try < 5; try++ {
-				if loc, ok := tailer.Locate(globs[cp.Source], cp); ok {
-					located[k] = loc
-					break
-				}
-				<-cfg.Clock.After(20 * time.Millisecond)
-			}
-		}
+	finished, err := decodeFinished(rec.Finished)
+	if err != nil {
+		return false, st, err
 	}
+	coarseFinished, err := decodeFinished(rec.CoarseFinished)
+	if err != nil {
+		return false, st, err
+	}
+	// Find every file again; on a rebuilt host its identity may differ.
+	loc := &locator{globs: globs, clock: cfg.Clock, found: map[locKey]locResult{}}
 
 	var counts map[string]uint64
+	var marks []buffer.Mark
 	inFlight := rec.Batch != "" && !rec.Acked
 	if inFlight {
-		counts, err = reread(cfg, to, from, located, &st, log)
+		st.Unrecorded += rec.FinishedLeftOut + rec.ArchivesLeftOut
+		counts, marks, err = reread(ctx, cfg, window{to: to, finished: finished, known: rec.FinishedKnown, from: from, archives: rec.Archives}, loc, &st, log)
 		if err != nil {
 			return false, st, err
 		}
@@ -138,21 +137,51 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 	var co buffer.Coarse
 	if rec.CoarseBatch != "" && (inFlight || rec.MinuteOnly) {
 		ackedAt, ackedBatch := to, rec.Batch
+		ackedFinished, ackedKnown := coarseFinished, rec.CoarseFinishedKnown
+		ackedArchives := rec.CoarseArchives
 		if inFlight {
 			ackedAt, ackedBatch = from, rec.FromBatch
+		} else {
+			// The minute-only batch acknowledged: its own finished files
+			// and archives are part of the coarse window too.
+			ackedFinished = append(ackedFinished, finished...)
+			ackedKnown = ackedKnown && rec.FinishedKnown
+			ackedArchives = append(slices.Clone(ackedArchives), rec.Archives...)
 		}
 		if rec.CoarseBatch != ackedBatch {
 			before := st.Hits
-			if co.Counts, err = reread(cfg, ackedAt, coarseAt, located, &st, log); err != nil {
+			st.Unrecorded += rec.CoarseFinishedLeftOut + rec.CoarseArchivesLeftOut
+			var cmarks []buffer.Mark
+			co.Counts, cmarks, err = reread(ctx, cfg, window{to: ackedAt, finished: ackedFinished, known: ackedKnown, from: coarseAt, archives: ackedArchives}, loc, &st, log)
+			if err != nil {
 				return false, st, err
 			}
+			marks = append(marks, cmarks...)
 			st.CoarseHits, st.Hits = st.Hits-before, before
 		}
-		enc, _, _, err := encodeLocated(coarseAt, located)
+		enc, _, _, err := encodeLocated(coarseAt, loc, true)
 		if err != nil {
 			return false, st, err
 		}
 		co.Snapshot = buffer.Snapshot{Batch: rec.CoarseBatch, SealedAt: rec.CoarseSealedAt, Checkpoints: enc}
+		if rec.CoarseFinishedKnown {
+			// The minute-only batches acknowledged since it finished these;
+			// a minute-only batch in flight adds its own once acknowledged.
+			co.Snapshot.Finished = map[string][]byte{}
+			for _, c := range rec.CoarseFinished {
+				co.Snapshot.Finished[c.Key] = c.Value
+			}
+			if !inFlight && rec.MinuteOnly {
+				for _, c := range rec.Finished {
+					co.Snapshot.Finished[c.Key] = c.Value
+				}
+			}
+		}
+		// Likewise the archives' parts waiting for a full batch.
+		for _, a := range ackedArchives {
+			co.Snapshot.Archives = append(co.Snapshot.Archives, buffer.ArchiveRange{Source: a.Source, Path: a.Path,
+				FPLen: a.FPLen, FPSum: uint64(a.FPSum), From: a.From, To: a.To})
+		}
 		co.MinuteOnly = inFlight && rec.MinuteOnly
 	}
 	tmp := cfg.BufferPath + ".rebuild"
@@ -166,13 +195,13 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 	if err != nil {
 		return false, st, fmt.Errorf("rebuild buffer: %w", err)
 	}
-	toEnc, n, missing, err := encodeLocated(to, located)
+	toEnc, n, missing, err := encodeLocated(to, loc, false)
 	if err != nil {
 		b.Close()
 		return false, st, err
 	}
 	st.Files, st.Remapped, st.Missing = len(to), n, missing
-	fromEnc, _, _, err := encodeLocated(from, located)
+	fromEnc, _, _, err := encodeLocated(from, loc, true)
 	if err != nil {
 		b.Close()
 		return false, st, err
@@ -190,8 +219,30 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 	}
 	if !rec.MinuteOnly && rec.Acked && rec.Batch != "" {
 		co.Snapshot = acked // a full batch acknowledged: the daily and monthly counts end there too
+		co.Snapshot.Finished = map[string][]byte{}
 	}
-	err = b.RebuildCoarse(acked, toEnc, counts, rec.Batch, rec.SealedAt, co)
+	var fin map[string][]byte
+	if rec.FinishedKnown {
+		fin = map[string][]byte{}
+		for _, c := range rec.Finished {
+			fin[c.Key] = c.Value
+		}
+	}
+	var arcs []buffer.ArchiveRange
+	sources := map[string][]byte{}
+	for _, a := range rec.CoarseArchives {
+		if len(a.Parser) > 0 {
+			sources[a.Source] = a.Parser
+		}
+	}
+	for _, a := range rec.Archives {
+		arcs = append(arcs, buffer.ArchiveRange{Source: a.Source, Path: a.Path, FPLen: a.FPLen, FPSum: uint64(a.FPSum), From: a.From, To: a.To})
+		if len(a.Parser) > 0 {
+			sources[a.Source] = a.Parser
+		}
+	}
+	err = b.RebuildWith(buffer.Rebuilt{Acked: acked, Checkpoints: toEnc, Counts: counts, Batch: rec.Batch,
+		Since: rec.SealedAt, Finished: fin, Marks: marks, Archives: arcs, Sources: sources, Coarse: co})
 	if cerr := b.Close(); err == nil {
 		err = cerr
 	}
@@ -207,10 +258,12 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 		d.Close()
 	}
 	args := []any{"files", st.Files, "found_elsewhere", st.Remapped, "not_found", st.Missing,
-		"batch_in_flight", st.Batch, "reread_bytes", st.ReadBytes, "rebuilt_hits", st.Hits, "coarse_hits", st.CoarseHits}
-	if st.LostBytes > 0 || st.Missing > 0 {
+		"batch_in_flight", st.Batch, "reread_bytes", st.ReadBytes, "rebuilt_hits", st.Hits, "coarse_hits", st.CoarseHits,
+		"archives", st.Archives}
+	if st.LostBytes > 0 || st.Missing > 0 || st.Unrecorded > 0 || st.LostArchives > 0 {
 		log.Error("state rebuilt from MongoDB's record, but some files were not found: lines in them not yet counted are lost",
-			append(args, "lost_bytes_of_batch_in_flight", st.LostBytes)...)
+			append(args, "lost_bytes_of_batch_in_flight", st.LostBytes, "finished_files_not_recorded", st.Unrecorded,
+				"archives_not_found", st.LostArchives)...)
 	} else {
 		log.Warn("state rebuilt from MongoDB's record: reading resumes where the counts end", args...)
 	}
@@ -232,16 +285,19 @@ func decodeRecord(cps []progress.Checkpoint) (map[string]tailer.Checkpoint, erro
 
 // encodeLocated encodes cps for the buffer, each with the identity and
 // path its file was found under; one not found keeps its own (the tailer
-// then finds it gone).
-func encodeLocated(cps map[string]tailer.Checkpoint, located map[string]tailer.Located) (map[string][]byte, int, int, error) {
+// then finds it gone). The stored checkpoints are filed under their new
+// key, as the aggregator files them; a snapshot's keep their own
+// (keepKey), since an older generation of a truncated log is found in its
+// copy, which the snapshot may name as well.
+func encodeLocated(cps map[string]tailer.Checkpoint, loc *locator, keepKey bool) (map[string][]byte, int, int, error) {
 	out := make(map[string][]byte, len(cps))
 	remapped, missing := 0, 0
 	for k, cp := range cps {
-		if loc, ok := located[k]; ok {
-			if loc.ID != cp.File {
+		if l, ok := loc.locate(cp); ok {
+			if l.ID != cp.File {
 				remapped++
 			}
-			cp.File, cp.Path = loc.ID, loc.Path
+			cp.File, cp.Path = l.ID, l.Path
 		} else {
 			missing++
 		}
@@ -249,22 +305,126 @@ func encodeLocated(cps map[string]tailer.Checkpoint, located map[string]tailer.L
 		if err != nil {
 			return nil, 0, 0, err
 		}
-		out[cp.Key()] = b
+		if !keepKey {
+			k = cp.Key()
+		}
+		out[k] = b
 	}
 	return out, remapped, missing, nil
 }
 
-// reread rebuilds the counts of the batch in flight: the lines between
-// from and to of every file. A file in from but not in to was finished
-// during the batch: it is read to its end.
-func reread(cfg Config, to, from map[string]tailer.Checkpoint, located map[string]tailer.Located, st *rebuildStats, log *slog.Logger) (map[string]uint64, error) {
+// decodeFinished decodes the record's finished files.
+func decodeFinished(cps []progress.Checkpoint) ([]tailer.Checkpoint, error) {
+	out := make([]tailer.Checkpoint, 0, len(cps))
+	for _, c := range cps {
+		var cp tailer.Checkpoint
+		if err := cp.UnmarshalBinary(c.Value); err != nil {
+			return nil, fmt.Errorf("progress record: finished file %q: %w", c.Key, err)
+		}
+		out = append(out, cp)
+	}
+	return out, nil
+}
+
+// locator finds checkpoints' files again (tailer.Locate), each checkpoint
+// once: a file of one generation of a checkpoint key (a log truncated by
+// copytruncate is another generation under the same key) is looked for
+// by its own fingerprint, so it may be found in its copy.
+type locator struct {
+	globs map[string][]string
+	clock clock.Clock
+	found map[locKey]locResult
+}
+
+type locKey struct {
+	key    string
+	offset int64
+	fpLen  int
+	fpSum  uint64
+}
+
+type locResult struct {
+	loc tailer.Located
+	ok  bool
+}
+
+func (l *locator) locate(cp tailer.Checkpoint) (tailer.Located, bool) {
+	k := locKey{cp.Key(), cp.Offset, cp.FPLen, cp.FPSum}
+	if r, done := l.found[k]; done {
+		return r.loc, r.ok
+	}
+	var r locResult
+	// A logrotate run renaming files while we look can hide one: look
+	// again a few times before giving it up.
+	for try := 0; try < 5; try++ {
+		if r.loc, r.ok = tailer.Locate(l.globs[cp.Source], cp); r.ok {
+			break
+		}
+		<-l.clock.After(20 * time.Millisecond)
+	}
+	l.found[k] = r
+	return r.loc, r.ok
+}
+
+// window is what a re-read covers: the lines counted between the
+// checkpoints from and the ends (to, and the files finished within it).
+type window struct {
+	to       map[string]tailer.Checkpoint
+	finished []tailer.Checkpoint
+	// known: finished lists every file finished within the window. A
+	// record of an older logtally does not say: a file of from that is
+	// not in to was then finished within it, and is read to its end.
+	known bool
+	from  map[string]tailer.Checkpoint
+	// archives are the replayed archives' parts of the window.
+	archives []progress.Archive
+}
+
+// stream is one stream of lines read within a window: one generation of
+// one log, which copytruncate may have spread over several files (the
+// log itself up to the truncation, then its copy from there), and so
+// over several checkpoints, all beginning with the same bytes.
+type stream struct {
+	end   tailer.Checkpoint // the furthest end: its file holds the stream up to it
+	loc   tailer.Located
+	found bool
+	start int64 // where the window's lines of it begin: its furthest checkpoint in from, else 0
+}
+
+// holds reports whether cp (an end or a from checkpoint) is of the
+// stream: same source, not further, and its fingerprinted bytes begin
+// the stream's file.
+func (s *stream) holds(cp tailer.Checkpoint) bool {
+	e := s.end
+	if cp.Source != e.Source || cp.FPLen == 0 || cp.FPLen > e.FPLen || cp.Offset > e.Offset {
+		return false
+	}
+	if cp.FPLen == e.FPLen {
+		return cp.FPSum == e.FPSum
+	}
+	if !s.found {
+		return false
+	}
+	ok, err := tailer.HasFingerprint(s.loc.Path, cp.FPLen, cp.FPSum)
+	return err == nil && ok
+}
+
+// reread rebuilds the counts of a window (the batch in flight, or the
+// coarse counts): the lines between from and its ends, and its ledger
+// marks. The ends (to, and the files finished within the window) are
+// grouped into streams by their first bytes; each stream is read once,
+// from its furthest checkpoint in from (0 when it began within the
+// window) to its furthest end, in the file holding that end. So a log
+// truncated twice within the window (copytruncate) is read from its
+// first copy, its second copy and itself, each part once.
+func reread(ctx context.Context, cfg Config, w window, loc *locator, st *rebuildStats, log *slog.Logger) (map[string]uint64, []buffer.Mark, error) {
 	parsers := map[string]*parser.Parser{}
 	limiters := map[string]*parser.PageLimiter{}
 	maxLine := map[string]int{}
 	for _, s := range cfg.Sources {
 		p, err := parser.New(s.Parser)
 		if err != nil {
-			return nil, fmt.Errorf("source %q: %w", s.Name, err)
+			return nil, nil, fmt.Errorf("source %q: %w", s.Name, err)
 		}
 		parsers[s.Name] = p
 		limiters[s.Name] = parser.NewPageLimiter(s.Parser.Page.MaxPagesPerMinute)
@@ -275,16 +435,15 @@ func reread(cfg Config, to, from map[string]tailer.Checkpoint, located map[strin
 		cfg: AggregatorConfig{Parsers: parsers, Limiters: limiters, Clock: cfg.Clock}, log: log,
 		index: map[string]int32{}, cps: map[string][]byte{}, marks: map[string]buffer.Mark{}, malformedByFile: map[tailer.FileID]*malformedLog{},
 	}
-	readRange := func(cp tailer.Checkpoint, key string, start, end int64) error {
+	readRange := func(cp tailer.Checkpoint, l tailer.Located, found bool, start, end int64) error {
 		if end <= start {
 			return nil
 		}
-		loc, ok := located[key]
-		if !ok || loc.Size < end {
+		if !found || l.Size < end {
 			st.LostBytes += end - start
 			log.Error("file of the batch in flight not found: its lines are not counted", "path", cp.Path,
 				"file", fmt.Sprintf("%d:%d", cp.File.Dev, cp.File.Ino), "from", start, "to", end,
-				"found_at", loc.Path, "found_size", loc.Size)
+				"found_at", l.Path, "found_size", l.Size)
 			return nil
 		}
 		if _, known := parsers[cp.Source]; !known {
@@ -292,69 +451,77 @@ func reread(cfg Config, to, from map[string]tailer.Checkpoint, located map[strin
 			log.Error("source of the batch in flight no longer configured: its lines are not counted", "source", cp.Source, "path", cp.Path)
 			return nil
 		}
-		n, err := feedRange(agg, cp, loc.Path, start, end, maxLine[cp.Source])
+		n, err := feedRange(agg, cp, l.Path, start, end, maxLine[cp.Source])
 		st.ReadBytes += n
 		return err
 	}
-	for k, tcp := range to {
-		start := int64(0)
-		if fcp, ok := from[k]; ok {
-			if !truncated(fcp, tcp) {
-				start = fcp.Offset // else truncated in between: the batch holds its new lines from 0
-			}
-		} else if loc, ok := located[k]; ok {
-			start = copiedFrom(loc.Path, tcp, to, from)
+	ends := make([]tailer.Checkpoint, 0, len(w.to)+len(w.finished))
+	for _, k := range slices.Sorted(maps.Keys(w.to)) {
+		ends = append(ends, w.to[k])
+	}
+	ends = append(ends, w.finished...)
+	// Furthest first: a stream's first end is the one its file holds all
+	// of.
+	slices.SortStableFunc(ends, func(a, b tailer.Checkpoint) int { return cmp.Compare(b.Offset, a.Offset) })
+	var streams []*stream
+next:
+	for _, e := range ends {
+		if e.Offset == 0 {
+			continue // nothing read of it yet
 		}
-		if err := readRange(tcp, k, start, tcp.Offset); err != nil {
-			return nil, err
+		for _, s := range streams {
+			if s.holds(e) {
+				continue next
+			}
+		}
+		s := &stream{end: e}
+		s.loc, s.found = loc.locate(e)
+		streams = append(streams, s)
+	}
+	used := map[string]bool{} // keys of from whose stream was read
+	for _, k := range slices.Sorted(maps.Keys(w.from)) {
+		f := w.from[k]
+		for _, s := range streams {
+			if s.holds(f) {
+				s.start = max(s.start, f.Offset)
+				used[k] = true
+			}
 		}
 	}
-	for k, fcp := range from {
-		if _, ok := to[k]; ok {
-			continue
+	for _, s := range streams {
+		if err := readRange(s.end, s.loc, s.found, s.start, s.end.Offset); err != nil {
+			return nil, nil, err
 		}
-		if loc, ok := located[k]; ok {
-			if err := readRange(fcp, k, fcp.Offset, loc.Size); err != nil {
-				return nil, err
+	}
+	if !w.known {
+		// An older logtally's record: a file of from not in to was
+		// finished within the window; read it to its end.
+		for _, k := range slices.Sorted(maps.Keys(w.from)) {
+			f := w.from[k]
+			if _, ok := w.to[k]; ok || used[k] {
+				continue
+			}
+			if l, ok := loc.locate(f); ok {
+				if err := readRange(f, l, true, f.Offset, l.Size); err != nil {
+					return nil, nil, err
+				}
 			}
 		}
+	}
+	lost, err := rereadArchives(ctx, cfg, w.archives, agg, st, log)
+	if err != nil {
+		return nil, nil, err
 	}
 	counts := make(map[string]uint64, len(agg.index))
 	for k, i := range agg.index {
 		counts[k] = agg.counts[i]
 		st.Hits += agg.counts[i]
 	}
-	return counts, nil
-}
-
-// truncated reports whether a file's checkpoint went from fcp to tcp
-// through a truncation (copytruncate): its offset went back, or its first
-// bytes changed.
-func truncated(fcp, tcp tailer.Checkpoint) bool {
-	return tcp.Offset < fcp.Offset || (fcp.FPLen == tcp.FPLen && fcp.FPSum != tcp.FPSum)
-}
-
-// copiedFrom returns where the batch's lines of a file new in to (tcp, at
-// path) begin. A file new in the batch is usually read from 0, but a copy
-// made by copytruncate continues the file it was copied from: the tailer
-// read it from the offset the original had reached, and the lines before
-// that were counted under the original's checkpoint. So when a file of
-// from was truncated (or is gone) and its first bytes are this file's,
-// the batch's lines of this file begin at that file's offset.
-func copiedFrom(path string, tcp tailer.Checkpoint, to, from map[string]tailer.Checkpoint) int64 {
-	start := int64(0)
-	for fk, fcp := range from {
-		if fcp.Source != tcp.Source || fcp.File == tcp.File || fcp.FPLen == 0 || fcp.Offset > tcp.Offset || fcp.Offset <= start {
-			continue
-		}
-		if now, ok := to[fk]; ok && !truncated(fcp, now) {
-			continue // the original goes on: this is no copy of it
-		}
-		if match, err := tailer.HasFingerprint(path, fcp.FPLen, fcp.FPSum); err == nil && match {
-			start = fcp.Offset
-		}
+	marks := lost
+	for _, m := range agg.marks {
+		marks = append(marks, m)
 	}
-	return start
+	return counts, marks, nil
 }
 
 // feedRange hands the lines in [start, end) of path to agg as chunks,

@@ -45,9 +45,14 @@ func (r *recorder) Begin(ctx context.Context, sealed, acked buffer.Snapshot) err
 	if err != nil {
 		return err
 	}
-	return r.store.BeginCoarse(ctx, r.buf.InstanceID(), sealed.Batch, sealed.SealedAt, toRecord(sealed.Checkpoints),
+	return r.store.BeginWith(ctx, r.buf.InstanceID(), sealed.Batch, sealed.SealedAt, toRecord(sealed.Checkpoints),
 		acked.Batch, acked.SealedAt, toRecord(acked.Checkpoints), progress.CoarseRecord{
 			MinuteOnly: sealed.MinuteOnly, Batch: coarse.Batch, SealedAt: coarse.SealedAt, At: toRecord(coarse.Checkpoints),
+		}, progress.Extra{
+			Finished:       progress.Finished{Known: sealed.Finished != nil, Files: toRecord(sealed.Finished)},
+			CoarseFinished: progress.Finished{Known: coarse.Finished != nil, Files: toRecord(coarse.Finished)},
+			Archives:       r.archives(sealed.Archives),
+			CoarseArchives: r.archives(coarse.Archives),
 		})
 }
 
@@ -131,6 +136,17 @@ func (r *recorder) release() {
 	if err := r.store.Release(ctx); err != nil {
 		r.log.Warn("cannot release the instance's lease: a rebuilt state dir waits for it to expire", "err", err)
 	}
+}
+
+// archives turns a batch's archive ranges into the record's form, each
+// with its replay source's parser settings.
+func (r *recorder) archives(ranges []buffer.ArchiveRange) []progress.Archive {
+	out := make([]progress.Archive, 0, len(ranges))
+	for _, a := range ranges {
+		out = append(out, progress.Archive{Source: a.Source, Path: a.Path, FPLen: a.FPLen, FPSum: int64(a.FPSum),
+			From: a.From, To: a.To, Parser: r.buf.ArchiveSource(a.Source)})
+	}
+	return out
 }
 
 // toRecord turns buffer checkpoints into the record's form, sorted.

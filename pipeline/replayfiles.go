@@ -100,6 +100,9 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", strings.TrimPrefix(name, "replay:"), err)
 		}
+		if err := p.keepReplaySource(name, pc); err != nil {
+			return nil, nil, err
+		}
 		if err := p.agg.AddSource(name, pr, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute)); err != nil {
 			return nil, nil, err
 		}

@@ -7,6 +7,9 @@
 //   - the latest batch whose bucket updates may have begun, with the
 //     checkpoints its counts end at (To) and those of the batch before it
 //     (From): the batch's counts are exactly the lines between the two;
+//   - the last checkpoints of the files the batch finished (To cannot name
+//     them) and the parts of replayed archives it counts, at most
+//     MaxFinished of each (the rest are only counted);
 //   - whether that batch was acknowledged whole;
 //   - the buffer id whose applied marks the buckets carry;
 //   - a lease: the running daemon renews it every third of its TTL
@@ -27,4 +30,7 @@
 //     refused only while both are alive; one that starts while the other
 //     is down takes the record over, and the other's later recovery would
 //     start from the wrong position. Instance names must be unique.
+//   - A record without finished_known (written by an older logtally)
+//     does not say which files the batch finished; the rebuild then keeps
+//     the older rule (a file of From missing from To is read to its end).
 package progress

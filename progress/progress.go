@@ -77,6 +77,28 @@ type Record struct {
 	Coarse         []Checkpoint `bson:"coarse,omitempty"`
 	CoarseBatch    string       `bson:"coarse_batch,omitempty"`
 	CoarseSealedAt time.Time    `bson:"coarse_sealed_at,omitzero"`
+	// Finished are the last checkpoints of the files Batch finished
+	// (their checkpoints deleted within it, so To does not name them),
+	// at most MaxFinished; FinishedLeftOut counts those left out.
+	// FinishedKnown is false in a record of an older logtally, or of a
+	// batch sealed by one: then which files Batch finished is not known.
+	Finished        []Checkpoint `bson:"finished,omitempty"`
+	FinishedKnown   bool         `bson:"finished_known,omitempty"`
+	FinishedLeftOut int          `bson:"finished_left_out,omitempty"`
+	// CoarseFinished and the two fields after it are the same for the
+	// minute-only batches acknowledged since CoarseBatch.
+	CoarseFinished        []Checkpoint `bson:"coarse_finished,omitempty"`
+	CoarseFinishedKnown   bool         `bson:"coarse_finished_known,omitempty"`
+	CoarseFinishedLeftOut int          `bson:"coarse_finished_left_out,omitempty"`
+	// Archives are the parts of replayed archives Batch counts, at most
+	// MaxFinished; ArchivesLeftOut counts those left out.
+	Archives        []Archive `bson:"archives,omitempty"`
+	ArchivesLeftOut int       `bson:"archives_left_out,omitempty"`
+	// CoarseArchives are those of the minute-only batches acknowledged
+	// since CoarseBatch (their daily and monthly counts wait), at most
+	// MaxFinished.
+	CoarseArchives        []Archive `bson:"coarse_archives,omitempty"`
+	CoarseArchivesLeftOut int       `bson:"coarse_archives_left_out,omitempty"`
 	// Lease is the running daemon's lease.
 	Lease Lease `bson:"lease"`
 	// Updated is when the record was last written.
@@ -173,6 +195,41 @@ func (s *Store) Begin(ctx context.Context, bufferID, batch string, sealedAt time
 	return s.BeginCoarse(ctx, bufferID, batch, sealedAt, to, fromBatch, fromSealedAt, from, CoarseRecord{})
 }
 
+// MaxFinished bounds the finished files a record lists per set, to keep
+// it small; the rest are counted (Record.FinishedLeftOut).
+const MaxFinished = 256
+
+// Finished is a set of finished files as Begin records it.
+type Finished struct {
+	// Known is false when the buffer did not keep them (a batch sealed by
+	// an older logtally).
+	Known bool
+	// Files are their last checkpoints; at most MaxFinished are recorded.
+	Files []Checkpoint
+}
+
+// Archive is the part of a replayed archive's decompressed stream a batch
+// counts: the lines in [From, To) of the file at Path, whose first FPLen
+// bytes hash (FNV-1a 64) to FPSum, parsed with Parser (the replay source's
+// parser settings, opaque here) as source Source.
+type Archive struct {
+	Source string `bson:"source"`
+	Path   string `bson:"path"`
+	FPLen  int    `bson:"fp_len"`
+	FPSum  int64  `bson:"fp_sum"` // the uint64 sum's bits
+	From   int64  `bson:"from"`
+	To     int64  `bson:"to"`
+	Parser []byte `bson:"parser,omitempty"`
+}
+
+// Extra is what BeginWith records beyond BeginCoarse: the files finished
+// within the batch, and within the minute-only batches since the coarse
+// position, and the archives' parts of the batch.
+type Extra struct {
+	Finished, CoarseFinished Finished
+	Archives, CoarseArchives []Archive
+}
+
 // CoarseRecord is what BeginCoarse records of the coarse counts (Record's
 // MinuteOnly, Coarse, CoarseBatch and CoarseSealedAt).
 type CoarseRecord struct {
@@ -185,7 +242,29 @@ type CoarseRecord struct {
 // BeginCoarse is Begin with the coarse counts' position.
 func (s *Store) BeginCoarse(ctx context.Context, bufferID, batch string, sealedAt time.Time, to []Checkpoint,
 	fromBatch string, fromSealedAt time.Time, from []Checkpoint, c CoarseRecord) error {
+	return s.BeginWith(ctx, bufferID, batch, sealedAt, to, fromBatch, fromSealedAt, from, c, Extra{})
+}
+
+// BeginWith is BeginCoarse with the files finished within the batch (and
+// since the coarse position). A record written without them (by Begin,
+// BeginCoarse or an older logtally) says they are not known.
+func (s *Store) BeginWith(ctx context.Context, bufferID, batch string, sealedAt time.Time, to []Checkpoint,
+	fromBatch string, fromSealedAt time.Time, from []Checkpoint, c CoarseRecord, x Extra) error {
+	fin, finLeft := bounded(x.Finished)
+	cfin, cfinLeft := bounded(x.CoarseFinished)
+	arcs, arcsLeft := boundedArchives(x.Archives)
+	carcs, carcsLeft := boundedArchives(x.CoarseArchives)
 	return s.update(ctx, "begin batch", bson.D{
+		{Key: "archives", Value: arcs},
+		{Key: "archives_left_out", Value: arcsLeft},
+		{Key: "coarse_archives", Value: carcs},
+		{Key: "coarse_archives_left_out", Value: carcsLeft},
+		{Key: "finished", Value: fin},
+		{Key: "finished_known", Value: x.Finished.Known},
+		{Key: "finished_left_out", Value: finLeft},
+		{Key: "coarse_finished", Value: cfin},
+		{Key: "coarse_finished_known", Value: x.CoarseFinished.Known},
+		{Key: "coarse_finished_left_out", Value: cfinLeft},
 		{Key: "buffer_id", Value: bufferID},
 		{Key: "batch", Value: batch},
 		{Key: "acked", Value: false},
@@ -245,6 +324,30 @@ func (s *Store) updateWhere(ctx context.Context, what string, filter, set bson.D
 		return fmt.Errorf("%s: %w", what, ErrLeaseLost)
 	}
 	return nil
+}
+
+// bounded returns at most MaxFinished of f's files, and how many it left
+// out.
+func bounded(f Finished) ([]Checkpoint, int) {
+	if !f.Known {
+		return []Checkpoint{}, 0
+	}
+	if len(f.Files) > MaxFinished {
+		return f.Files[:MaxFinished], len(f.Files) - MaxFinished
+	}
+	return nonNil(f.Files), 0
+}
+
+// boundedArchives returns at most MaxFinished of a, and how many it left
+// out.
+func boundedArchives(a []Archive) ([]Archive, int) {
+	if len(a) > MaxFinished {
+		return a[:MaxFinished], len(a) - MaxFinished
+	}
+	if a == nil {
+		return []Archive{}, 0
+	}
+	return a, 0
 }
 
 func nonNil(c []Checkpoint) []Checkpoint {
