@@ -91,9 +91,9 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 	log.Warn("no buffer file: rebuilding the state from this instance's progress record in MongoDB",
 		"buffer_id", rec.BufferID, "batch", rec.Batch, "acknowledged", rec.Acked, "sealed_at", rec.SealedAt)
 
-	globs := map[string][]string{}
+	globs := map[string]tailer.SourceFiles{}
 	for _, s := range cfg.Sources {
-		globs[s.Name] = s.Paths
+		globs[s.Name] = tailer.SourceFiles{Paths: s.Paths, Rotated: s.Tailer.Rotated, FollowSymlinks: s.Tailer.FollowSymlinks}
 	}
 	to, err := decodeRecord(rec.To)
 	if err != nil {
@@ -326,12 +326,13 @@ func decodeFinished(cps []progress.Checkpoint) ([]tailer.Checkpoint, error) {
 	return out, nil
 }
 
-// locator finds checkpoints' files again (tailer.Locate), each checkpoint
+// locator finds checkpoints' files again (tailer.LocateSource: the
+// source's globs and rotated globs, under its symlink rule), each checkpoint
 // once: a file of one generation of a checkpoint key (a log truncated by
 // copytruncate is another generation under the same key) is looked for
 // by its own fingerprint, so it may be found in its copy.
 type locator struct {
-	globs map[string][]string
+	globs map[string]tailer.SourceFiles
 	clock clock.Clock
 	found map[locKey]locResult
 }
@@ -357,7 +358,7 @@ func (l *locator) locate(cp tailer.Checkpoint) (tailer.Located, bool) {
 	// A logrotate run renaming files while we look can hide one: look
 	// again a few times before giving it up.
 	for try := 0; try < 5; try++ {
-		if r.loc, r.ok = tailer.Locate(l.globs[cp.Source], cp); r.ok {
+		if r.loc, r.ok = tailer.LocateSource(l.globs[cp.Source], cp); r.ok {
 			break
 		}
 		<-l.clock.After(20 * time.Millisecond)
