@@ -7,6 +7,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 )
 
@@ -118,15 +119,15 @@ func PlanBatch(buf *buffer.Buffer, batchID string, maxOps int, passes ...Pass) (
 			if ch.err != nil {
 				return nil, fmt.Errorf("plan batch: %s pass: %w", p, ch.err)
 			}
-			if len(ch.buckets) > 0 {
-				find, err := bson.Marshal(findFilter(p, ch.buckets, applied, batchID))
+			if len(ch.Docs) > 0 {
+				find, err := bson.Marshal(bucket.FindApplied(ch.Docs, applied, batchID))
 				if err != nil {
 					return nil, fmt.Errorf("plan batch: %s pass: find filter: %w", p, err)
 				}
 				out.FindBytes = append(out.FindBytes, len(find))
-				models := updates(p, ch.buckets, applied, batchID)
+				models := updates(ch.Docs, applied, batchID)
 				for i, m := range models {
-					d, err := planBucket(p, &ch.buckets[i], m)
+					d, err := planBucket(&ch.Docs[i], m)
 					if err != nil {
 						return nil, fmt.Errorf("plan batch: %s pass: %w", p, err)
 					}
@@ -151,25 +152,25 @@ func PlanBatch(buf *buffer.Buffer, batchID string, maxOps int, passes ...Pass) (
 }
 
 // planBucket measures b's update model m and its zero-filled document.
-func planBucket(p pass, b *bucket, m mongo.WriteModel) (PlannedBucket, error) {
+func planBucket(b *bucket.Doc, m mongo.WriteModel) (PlannedBucket, error) {
 	u, ok := m.(*mongo.UpdateOneModel)
 	if !ok {
-		return PlannedBucket{}, fmt.Errorf("bucket %s: update model is a %T", b.id, m)
+		return PlannedBucket{}, fmt.Errorf("bucket %s: update model is a %T", b.ID, m)
 	}
 	filter, err := bson.Marshal(u.Filter)
 	if err != nil {
-		return PlannedBucket{}, fmt.Errorf("bucket %s: filter: %w", b.id, err)
+		return PlannedBucket{}, fmt.Errorf("bucket %s: filter: %w", b.ID, err)
 	}
 	update, err := bson.Marshal(u.Update)
 	if err != nil {
-		return PlannedBucket{}, fmt.Errorf("bucket %s: update: %w", b.id, err)
+		return PlannedBucket{}, fmt.Errorf("bucket %s: update: %w", b.ID, err)
 	}
-	zero, err := bson.Marshal(zeroDoc(p, b))
+	zero, err := bson.Marshal(b.Zero())
 	if err != nil {
-		return PlannedBucket{}, fmt.Errorf("bucket %s: zero document: %w", b.id, err)
+		return PlannedBucket{}, fmt.Errorf("bucket %s: zero document: %w", b.ID, err)
 	}
 	return PlannedBucket{
-		ID: b.id, Site: b.site, Page: b.page, Start: time.Unix(b.start, 0).UTC(), Hits: b.total,
+		ID: b.ID, Site: b.Site, Page: b.Page, Start: time.Unix(b.Start, 0).UTC(), Hits: b.Total,
 		FilterBytes: len(filter), UpdateBytes: len(update), ZeroBytes: len(zero),
 	}, nil
 }

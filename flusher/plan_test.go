@@ -55,10 +55,10 @@ func TestPlanBatch(t *testing.T) {
 	if err := buf.ScanBatch(batch.ID, nil, ch.add); err != nil {
 		t.Fatal(err)
 	}
-	m := updates(minutePass, ch.buckets, "applied."+buf.InstanceID(), batch.ID)[0].(*mongo.UpdateOneModel)
+	m := updates(ch.Docs, "applied."+buf.InstanceID(), batch.ID)[0].(*mongo.UpdateOneModel)
 	filter, _ := bson.Marshal(m.Filter)
 	update, _ := bson.Marshal(m.Update)
-	zero, _ := bson.Marshal(zeroDoc(minutePass, &ch.buckets[0]))
+	zero, _ := bson.Marshal(ch.Docs[0].Zero())
 	got := plan.Passes[PassMinute].Docs[0]
 	if got.ID != "202603101004/example.com/a" || got.Hits != 1 || got.Page != "/a" || got.Site != "example.com" ||
 		!got.Start.Equal(time.Date(2026, 3, 10, 10, 4, 0, 0, time.UTC)) {
