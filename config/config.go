@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/logtally/logtally/bucket"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -344,9 +345,9 @@ func Default() Config {
 			MaxBackoff: Duration(flusher.DefaultMaxBackoff),
 		},
 		Buckets: Buckets{
-			Minute:  flusher.DefaultMinuteCollection,
-			Daily:   flusher.DefaultDailyCollection,
-			Monthly: flusher.DefaultMonthlyCollection,
+			Minute:  bucket.DefaultMinuteCollection,
+			Daily:   bucket.DefaultDailyCollection,
+			Monthly: bucket.DefaultMonthlyCollection,
 			// Preallocation and retention defaults: see [buckets] in
 			// docs/buckets.md.
 			Preallocate:        true,

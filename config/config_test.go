@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/logtally/logtally/bucket"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -210,9 +211,9 @@ func TestDefaultsLiveInTheirPackages(t *testing.T) {
 		{"flush.max_ops", c.Flush.MaxOps, flusher.DefaultMaxOps},
 		{"flush.max_backoff", c.Flush.MaxBackoff.D(), flusher.DefaultMaxBackoff},
 		{"mongo.timeout", c.Mongo.Timeout.D(), flusher.DefaultTimeout},
-		{"buckets.minute", c.Buckets.Minute, flusher.DefaultMinuteCollection},
-		{"buckets.daily", c.Buckets.Daily, flusher.DefaultDailyCollection},
-		{"buckets.monthly", c.Buckets.Monthly, flusher.DefaultMonthlyCollection},
+		{"buckets.minute", c.Buckets.Minute, bucket.DefaultMinuteCollection},
+		{"buckets.daily", c.Buckets.Daily, bucket.DefaultDailyCollection},
+		{"buckets.monthly", c.Buckets.Monthly, bucket.DefaultMonthlyCollection},
 		{"buffer.max_size", int64(c.Buffer.MaxSize), int64(buffer.DefaultMaxSize)},
 		{"buffer.commit_interval", c.Buffer.CommitInterval.D(), DefaultCommitInterval},
 		{"state_dir", c.StateDir, DefaultStateDir},

@@ -10,7 +10,7 @@
 // Each default is defined once: keys that only the configuration knows
 // have constants here (DefaultStateDir, DefaultShutdownTimeout, ...); the
 // others are the constants of the package that uses them
-// (flusher.DefaultInterval, flusher.DefaultMinuteCollection,
+// (flusher.DefaultInterval, bucket.DefaultMinuteCollection,
 // buffer.DefaultMaxSize, ...), so importing config imports those packages.
 //
 // Caveats:

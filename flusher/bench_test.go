@@ -37,7 +37,7 @@ func buildAll(b *testing.B, c *chunker, keys [][]byte, encode bool) {
 			for i < len(keys) && c.add(keys[i], 3) {
 				i++
 			}
-			models := updates(p, c.buckets, "applied.0123456789abcdef", "00112233445566778899aabb")
+			models := updates(c.Docs, "applied.0123456789abcdef", "00112233445566778899aabb")
 			if !encode {
 				continue
 			}
@@ -87,7 +87,7 @@ func BenchmarkZeroDocs(b *testing.B) {
 			c.add(keys[0], 1)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := bson.Marshal(zeroDoc(p, &c.buckets[0])); err != nil {
+				if _, err := bson.Marshal(c.Docs[0].Zero()); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -16,9 +16,9 @@
 // chunk the resume point is saved in the buffer, and the batch is
 // acknowledged (deleted) only when all three passes are written.
 //
-// The shard key is {site, page, timestamp} for minutes and
-// {metadata.site, metadata.page, metadata.date} for daily and monthly
-// buckets; finds carry it too, so a router targets one shard per bucket.
+// The documents, ids, counters and shard keys are package bucket's
+// (bucket.Doc.Update, bucket.FindApplied, bucket.Doc.Zero); finds carry
+// the shard key too, so a router targets one shard per bucket.
 //
 // Beside the flushes, Run keeps the bucket lifecycle (docs/buckets.md):
 // preallocation (prealloc.go) creates the next hour's, day's and month's
@@ -43,9 +43,7 @@
 //     expireAfterSeconds adds the longest period: a short month's bucket
 //     lives up to 3 days longer than the retention.
 //   - Exactly once relies on every bucket getting at most one update per
-//     batch, so bucket ids must not collide: a page starts with "/" and a
-//     site contains none (the id is "<time>/<site><page>"), and both must
-//     be valid UTF-8. The parser and config guarantee this.
+//     batch, so bucket ids must not collide (see package bucket's caveats).
 //   - The write concern must be acknowledged (w:0 is refused): the matched
 //     count decides which buckets are created.
 //   - Timeout bounds each database call. A chunk that times out is retried

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/logtally/logtally/bucket"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -34,17 +35,6 @@ const ExpiryIndexName = "logtally_expiry"
 
 // DefaultExpireEvery is how often the deleteMany fallback runs.
 const DefaultExpireEvery = 5 * time.Minute
-
-// Retention is how long each level's buckets are kept after the end of
-// their period (the minute, day or month they count). 0 keeps them.
-type Retention struct {
-	// Minute is the retention of the minute buckets.
-	Minute time.Duration
-	// Daily is the retention of the daily buckets.
-	Daily time.Duration
-	// Monthly is the retention of the monthly buckets.
-	Monthly time.Duration
-}
 
 // ExpiryStats is the expiry of one bucket collection.
 type ExpiryStats struct {
@@ -74,47 +64,6 @@ func (e *expiry) getMode() string {
 		return *m
 	}
 	return ExpiryOff
-}
-
-// timeField is the field holding the start of a p bucket's period.
-func (p pass) timeField() string {
-	if p == minutePass {
-		return "timestamp"
-	}
-	return "metadata.date"
-}
-
-// longest is the longest period of a p bucket.
-func (p pass) longest() time.Duration {
-	switch p {
-	case minutePass:
-		return time.Minute
-	case dailyPass:
-		return 24 * time.Hour
-	}
-	return 31 * 24 * time.Hour
-}
-
-// ttlSeconds is the TTL index's expireAfterSeconds for a retention r of p
-// buckets: counted from the period's start, so the longest period is
-// added. A bucket is deleted r after its period's end at the earliest
-// (a 28-day month's bucket 3 days later than that).
-func ttlSeconds(p pass, r time.Duration) int32 {
-	return int32(min((r+p.longest())/time.Second, 1<<31-1))
-}
-
-// expiryCutoff returns the time before which a p bucket's period started
-// if it ended at least r before now: the start of the period holding
-// now-r. The deleteMany fallback deletes the buckets starting before it.
-func expiryCutoff(p pass, now time.Time, r time.Duration) time.Time {
-	start, _ := p.bounds(now.Add(-r).Unix())
-	return time.Unix(start, 0).UTC()
-}
-
-// expired reports whether a p bucket [start, end) had expired at now under
-// retention r.
-func expired(now time.Time, r time.Duration, end int64) bool {
-	return r > 0 && !now.Before(time.Unix(end, 0).Add(r))
 }
 
 // runExpiry waits until EnsureIndexes has set up the expiry of every
@@ -211,12 +160,12 @@ func (f *Flusher) ensureExpiry(ctx context.Context, p pass) error {
 		}
 		return nil
 	}
-	want := ttlSeconds(p, e.retention)
+	want := f.retention.TTLSeconds(p.level())
 	if ours != nil {
 		secs, ok := ours.Lookup("expireAfterSeconds").AsInt64OK()
 		key, _ := ours.Lookup("key").DocumentOK()
 		first, _ := key.IndexErr(0)
-		if ok && secs == int64(want) && len(mustElements(key)) == 1 && first.Key() == p.timeField() {
+		if ok && secs == int64(want) && len(mustElements(key)) == 1 && first.Key() == p.level().TimeField() {
 			e.setMode(ExpiryTTL)
 			f.log.Info("expiry by TTL index", "collection", coll.Name(), "retention", e.retention, "index", ExpiryIndexName, "expire_after_seconds", want)
 			return nil
@@ -227,7 +176,7 @@ func (f *Flusher) ensureExpiry(ctx context.Context, p pass) error {
 		}
 	}
 	_, err = coll.Indexes().CreateOne(ctx, mongo.IndexModel{
-		Keys:    bson.D{{Key: p.timeField(), Value: 1}},
+		Keys:    bson.D{{Key: p.level().TimeField(), Value: 1}},
 		Options: options.Index().SetName(ExpiryIndexName).SetExpireAfterSeconds(want),
 	})
 	switch {
@@ -281,12 +230,12 @@ func (f *Flusher) expireOnce(ctx context.Context) {
 			continue
 		}
 		coll := f.colls[p]
-		cutoff := expiryCutoff(pass(p), now, e.retention)
+		cutoff := f.retention.Cutoff(bucket.Level(p), now)
 		// A large backlog (retention just set on years of buckets) may
 		// take longer than one operation's timeout; what was deleted
 		// stays deleted and the next round goes on.
 		dctx, cancel := context.WithTimeout(ctx, max(f.timeout, time.Minute))
-		res, err := coll.DeleteMany(dctx, bson.D{{Key: pass(p).timeField(), Value: bson.D{{Key: "$lt", Value: bson.NewDateTimeFromTime(cutoff)}}}})
+		res, err := coll.DeleteMany(dctx, bson.D{{Key: bucket.Level(p).TimeField(), Value: bson.D{{Key: "$lt", Value: bson.NewDateTimeFromTime(cutoff)}}}})
 		cancel()
 		e.runs.Add(1)
 		if err != nil {

@@ -3,8 +3,8 @@ package flusher
 import (
 	"context"
 	"errors"
+	"github.com/logtally/logtally/bucket"
 	"log/slog"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -25,45 +25,6 @@ func mustTime(t *testing.T, s string) time.Time {
 	return at
 }
 
-// A bucket expires when its period's end is the retention ago, whatever
-// the period's length; the deleteMany's cutoff agrees.
-func TestExpiryCountsFromThePeriodsEnd(t *testing.T) {
-	for _, tc := range []struct {
-		p           pass
-		r           time.Duration
-		now, cutoff string
-	}{
-		{minutePass, time.Hour, "2024-03-05T12:00:30Z", "2024-03-05T11:00:00Z"},
-		{minutePass, 48 * time.Hour, "2024-03-05T12:00:00Z", "2024-03-03T12:00:00Z"},
-		{dailyPass, 24 * time.Hour, "2024-03-03T00:00:00Z", "2024-03-02T00:00:00Z"},
-		{dailyPass, 24 * time.Hour, "2024-03-02T23:59:59Z", "2024-03-01T00:00:00Z"},
-		// February's bucket ends on March 1st: kept until March 2nd.
-		{monthlyPass, 24 * time.Hour, "2024-03-01T23:59:59Z", "2024-02-01T00:00:00Z"},
-		{monthlyPass, 24 * time.Hour, "2024-03-02T00:00:00Z", "2024-03-01T00:00:00Z"},
-	} {
-		if got := expiryCutoff(tc.p, mustTime(t, tc.now), tc.r); !got.Equal(mustTime(t, tc.cutoff)) {
-			t.Errorf("%s retention %v at %s: cutoff %s, want %s", tc.p, tc.r, tc.now, got.Format(time.RFC3339), tc.cutoff)
-		}
-	}
-	// The cutoff and expired agree, and the TTL index never deletes a
-	// bucket before expired says so.
-	rng := rand.New(rand.NewPCG(1, 2))
-	base := mustTime(t, "2024-01-01T00:00:00Z").Unix()
-	for range 20000 {
-		p := pass(rng.IntN(3))
-		r := time.Duration(rng.Int64N(90*86400)+1) * time.Second
-		start, end := p.bounds(base + rng.Int64N(400*86400))
-		now := time.Unix(start, 0).Add(r + time.Duration(rng.Int64N(70*86400))*time.Second)
-		byCutoff := start < expiryCutoff(p, now, r).Unix()
-		if byCutoff != expired(now, r, end) {
-			t.Fatalf("%s [%d, %d) retention %v at %v: cutoff says %v, expired %v", p, start, end, r, now, byCutoff, !byCutoff)
-		}
-		if ttlDue := now.Unix() > start+int64(ttlSeconds(p, r)); ttlDue && !expired(now, r, end) {
-			t.Fatalf("%s [%d, %d) retention %v at %v: TTL index deletes it before it expires", p, start, end, r, now)
-		}
-	}
-}
-
 // The embedded server refuses TTL indexes: Run falls back to a periodic
 // deleteMany, logs it, shows it in Stats, and deletes only expired
 // buckets. A retention of 0 drops the index an earlier run created. A
@@ -74,7 +35,7 @@ func TestExpiryModes(t *testing.T) {
 	fake := clock.NewFake(mustTime(t, "2024-03-05T10:21:10Z"))
 	logs := &syncbuf.Buffer{}
 	e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, MaxBackoff: time.Second, ExpireEvery: 5 * time.Minute,
-		Retention: Retention{Minute: time.Hour, Daily: 48 * time.Hour},
+		Retention: bucket.Retention{Minute: time.Hour, Daily: 48 * time.Hour},
 		Logger:    slog.New(slog.NewTextHandler(logs, nil))})
 	// An earlier run kept the monthly buckets for a while.
 	if _, err := e.db.Collection("monthly").Indexes().CreateOne(ctx, mongo.IndexModel{
@@ -169,7 +130,7 @@ func TestExpiryModes(t *testing.T) {
 func TestExpiredBucketsAreNotWritten(t *testing.T) {
 	e := newEnv(t, 8)
 	fake := clock.NewFake(mustTime(t, "2024-03-05T12:01:10Z"))
-	e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Retention: Retention{Minute: time.Hour}})
+	e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Retention: bucket.Retention{Minute: time.Hour}})
 	e.commit(t, hit{"a.example", "/", "2024-03-05T10:20:30Z", 1}, hit{"a.example", "/b", "2024-03-05T10:20:40Z", 4},
 		hit{"a.example", "/c", "2024-03-05T11:01:50Z", 5}) // 11:01 ends 11:02: not expired yet
 	e.flush(t)
@@ -225,7 +186,7 @@ func TestBatchHeldAcrossExpiry(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, 8)
 			fake := clock.NewFake(mustTime(t, "2024-03-05T10:21:10Z"))
-			e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Retention: Retention{Minute: time.Hour}})
+			e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Retention: bucket.Retention{Minute: time.Hour}})
 			e.f.expiry[minutePass].setMode(ExpiryDeleteMany) // whatever the server
 			e.commit(t, hit{"a.example", "/", "2024-03-05T10:20:59Z", 3}, hit{"a.example", "/b", "2024-03-05T10:20:01Z", 2})
 			e.flush(t)

@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
-	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
@@ -27,25 +27,7 @@ const (
 	DefaultMaxBackoff = time.Minute
 	// DefaultTimeout bounds each database operation.
 	DefaultTimeout = 10 * time.Second
-	// DefaultMinuteCollection is the collection of the per-minute buckets.
-	DefaultMinuteCollection = "minutes"
-	// DefaultDailyCollection is the collection of the per-day buckets.
-	DefaultDailyCollection = "daily"
-	// DefaultMonthlyCollection is the collection of the per-month buckets.
-	DefaultMonthlyCollection = "monthly"
 )
-
-// Collections names the three bucket collections. An empty name gets its
-// default: DefaultMinuteCollection, DefaultDailyCollection,
-// DefaultMonthlyCollection.
-type Collections struct {
-	// Minute holds the per-minute buckets.
-	Minute string
-	// Daily holds the per-day buckets.
-	Daily string
-	// Monthly holds the per-month buckets.
-	Monthly string
-}
 
 // Recorder keeps the database's own record of the batch in flight, from
 // which a lost buffer is rebuilt (package progress, wired by pipeline).
@@ -73,7 +55,7 @@ type Config struct {
 	User string
 	// Collections names the bucket collections; empty names get their
 	// defaults.
-	Collections Collections
+	Collections bucket.Collections
 	// Interval is how often Run seals pending counts and sends them.
 	// Default DefaultInterval.
 	Interval time.Duration
@@ -94,7 +76,7 @@ type Config struct {
 	// Retention is how long each level's buckets are kept after their
 	// period ends; 0 keeps them. Run expires them by a TTL index, or by a
 	// periodic deleteMany where the server refuses TTL indexes (expire.go).
-	Retention Retention
+	Retention bucket.Retention
 	// ExpireEvery is how often the deleteMany fallback runs. Default
 	// DefaultExpireEvery.
 	ExpireEvery time.Duration
@@ -169,7 +151,8 @@ type Flusher struct {
 	recorder   Recorder
 	user       string
 	colls      [3]*mongo.Collection // by pass
-	applied    string               // "applied.<instance>"
+	retention  bucket.Retention
+	applied    string // "applied.<instance>"
 	interval   time.Duration
 	coarse     time.Duration // Config.CoarseInterval
 	lastFull   time.Time     // when the last full batch was sealed (under mu)
@@ -233,10 +216,11 @@ func New(cfg Config) (*Flusher, error) {
 	f := &Flusher{
 		buf: cfg.Buffer,
 		colls: [3]*mongo.Collection{
-			cfg.DB.Collection(cmp.Or(cfg.Collections.Minute, DefaultMinuteCollection)),
-			cfg.DB.Collection(cmp.Or(cfg.Collections.Daily, DefaultDailyCollection)),
-			cfg.DB.Collection(cmp.Or(cfg.Collections.Monthly, DefaultMonthlyCollection)),
+			cfg.DB.Collection(cfg.Collections.Name(bucket.Minute)),
+			cfg.DB.Collection(cfg.Collections.Name(bucket.Daily)),
+			cfg.DB.Collection(cfg.Collections.Name(bucket.Monthly)),
 		},
+		retention:  cfg.Retention,
 		recorder:   cfg.Recorder,
 		user:       cfg.User,
 		applied:    "applied." + cfg.Buffer.InstanceID(),
@@ -316,16 +300,10 @@ func (f *Flusher) EnsureIndexes(ctx context.Context) error {
 			return err
 		}
 	}
-	meta := bson.D{{Key: "metadata.site", Value: 1}, {Key: "metadata.page", Value: 1}, {Key: "metadata.date", Value: 1}}
-	keys := [3]bson.D{
-		{{Key: "site", Value: 1}, {Key: "page", Value: 1}, {Key: "timestamp", Value: 1}},
-		meta,
-		meta,
-	}
 	var refusedErr error
 	for p, coll := range f.colls {
 		ctx, cancel := context.WithTimeout(ctx, f.timeout)
-		_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: keys[p]})
+		_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bucket.Level(p).Index()})
 		cancel()
 		if err != nil {
 			err = fmt.Errorf("create index on %s: %w", coll.Name(), err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/logtally/logtally/bucket"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -373,7 +374,7 @@ func TestExistingBucketsAreNotInsertedAgain(t *testing.T) {
 	var other chunker
 	other.reset(minutePass, 8)
 	other.add(buffer.AppendKey(nil, []byte("a.example"), []byte("/x"), mustUnix(t, "2024-03-05T10:20:30Z")), 5)
-	doc := zeroDoc(minutePass, &other.buckets[0])
+	doc := other.Docs[0].Zero()
 	doc[len(doc)-1].Value = bson.D{{Key: "otherhost", Value: "b0"}}
 	for i := range doc {
 		switch doc[i].Key {
@@ -384,11 +385,11 @@ func TestExistingBucketsAreNotInsertedAgain(t *testing.T) {
 	if _, err := e.db.Collection("minutes").InsertOne(ctx, doc); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.db.Collection("minutes").UpdateOne(ctx, bson.D{{Key: "_id", Value: other.buckets[0].id}},
+	if _, err := e.db.Collection("minutes").UpdateOne(ctx, bson.D{{Key: "_id", Value: other.Docs[0].ID}},
 		bson.D{{Key: "$inc", Value: bson.D{{Key: "seconds.30", Value: int64(5)}}}}); err != nil {
 		t.Fatal(err)
 	}
-	e.want["minutes"][other.buckets[0].id] = map[string]int64{"seconds.30": 5, "totalViews": 5}
+	e.want["minutes"][other.Docs[0].ID] = map[string]int64{"seconds.30": 5, "totalViews": 5}
 
 	// Between steps 1 and 2 of the daily pass, a third host creates one of
 	// the missing daily buckets: the insert meets a duplicate key.
@@ -397,15 +398,14 @@ func TestExistingBucketsAreNotInsertedAgain(t *testing.T) {
 		if p != dailyPass || raced != "" {
 			return
 		}
-		b := bucket{id: "20240305/a.example/y", site: "a.example", page: "/y"}
-		b.start, b.end = dailyPass.bounds(mustUnix(t, "2024-03-05T00:00:00Z"))
-		if !slices.Contains(ids, b.id) {
-			t.Errorf("daily chunk %v lacks %s", ids, b.id)
+		b := bucket.NewDoc(bucket.Daily, "a.example", "/y", mustUnix(t, "2024-03-05T00:00:00Z"))
+		if !slices.Contains(ids, b.ID) {
+			t.Errorf("daily chunk %v lacks %s", ids, b.ID)
 		}
-		if _, err := e.db.Collection("daily").InsertOne(ctx, zeroDoc(dailyPass, &b)); err != nil {
+		if _, err := e.db.Collection("daily").InsertOne(ctx, b.Zero()); err != nil {
 			t.Errorf("racing insert: %v", err)
 		}
-		raced = b.id
+		raced = b.ID
 	}
 
 	e.commit(t,
@@ -422,7 +422,7 @@ func TestExistingBucketsAreNotInsertedAgain(t *testing.T) {
 	}
 	e.check(t)
 	var got bson.D
-	if err := e.db.Collection("minutes").FindOne(ctx, bson.D{{Key: "_id", Value: other.buckets[0].id}}).Decode(&got); err != nil {
+	if err := e.db.Collection("minutes").FindOne(ctx, bson.D{{Key: "_id", Value: other.Docs[0].ID}}).Decode(&got); err != nil {
 		t.Fatal(err)
 	}
 	if applied, _ := toMap(got)["applied"].(bson.D); toMap(applied)["otherhost"] != "b0" {
@@ -664,14 +664,14 @@ func TestNewDefaults(t *testing.T) {
 			f.interval, f.maxOps, f.chunkOps, f.maxBackoff, f.timeout, f.clock)
 	}
 	names := []string{f.colls[0].Name(), f.colls[1].Name(), f.colls[2].Name()}
-	if !slices.Equal(names, []string{DefaultMinuteCollection, DefaultDailyCollection, DefaultMonthlyCollection}) {
+	if !slices.Equal(names, []string{bucket.DefaultMinuteCollection, bucket.DefaultDailyCollection, bucket.DefaultMonthlyCollection}) {
 		t.Errorf("collections %q", names)
 	}
-	f, err = New(Config{Buffer: buf, DB: client.Database("d"), Collections: Collections{Daily: "days"}, MaxOps: 7})
+	f, err = New(Config{Buffer: buf, DB: client.Database("d"), Collections: bucket.Collections{Daily: "days"}, MaxOps: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := f.colls[1].Name(); n != "days" || f.colls[0].Name() != DefaultMinuteCollection || f.maxOps != 7 {
+	if n := f.colls[1].Name(); n != "days" || f.colls[0].Name() != bucket.DefaultMinuteCollection || f.maxOps != 7 {
 		t.Errorf("daily collection %q, minute %q, max ops %d", n, f.colls[0].Name(), f.maxOps)
 	}
 }
@@ -745,20 +745,20 @@ func TestBucketCreatedAfterStep1StillCounts(t *testing.T) {
 		var other chunker
 		other.reset(minutePass, 8)
 		other.add(buffer.AppendKey(nil, []byte("a.example"), []byte("/x"), mustUnix(t, "2024-03-05T10:20:30Z")), 4)
-		b := &other.buckets[0]
-		if !slices.Contains(ids, b.id) {
-			t.Errorf("minute chunk %v lacks %s", ids, b.id)
+		b := &other.Docs[0]
+		if !slices.Contains(ids, b.ID) {
+			t.Errorf("minute chunk %v lacks %s", ids, b.ID)
 		}
-		doc := zeroDoc(minutePass, b)
+		doc := b.Zero()
 		doc[len(doc)-1].Value = bson.D{{Key: "otherhost", Value: "b0"}}
 		if _, err := e.db.Collection("minutes").InsertOne(ctx, doc); err != nil {
 			t.Errorf("racing insert: %v", err)
 		}
-		if _, err := e.db.Collection("minutes").UpdateOne(ctx, bson.D{{Key: "_id", Value: b.id}},
+		if _, err := e.db.Collection("minutes").UpdateOne(ctx, bson.D{{Key: "_id", Value: b.ID}},
 			bson.D{{Key: "$inc", Value: bson.D{{Key: "seconds.30", Value: int64(4)}, {Key: "totalViews", Value: int64(4)}}}}); err != nil {
 			t.Errorf("racing update: %v", err)
 		}
-		raced = b.id
+		raced = b.ID
 	}
 	e.commit(t, hit{"a.example", "/x", "2024-03-05T10:20:31Z", 2})
 	e.flush(t)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/logtally/logtally/bucket"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -108,15 +109,16 @@ type preallocator struct {
 // minute buckets (preallocated an hour at a time), else the bucket's own.
 func periodOf(p pass, sec int64) (start, end int64) {
 	if p == minutePass {
-		start = sec - mod(sec, 3600)
+		start, _ = bucket.Daily.Bounds(sec)
+		start += (sec - start) / 3600 * 3600
 		return start, start + 3600
 	}
-	return p.bounds(sec)
+	return p.level().Bounds(sec)
 }
 
 // record counts the hits of a minute pass chunk's buckets into the
 // current period of each level. Buckets of other periods are ignored.
-func (pa *preallocator) record(buckets []bucket, now time.Time) {
+func (pa *preallocator) record(buckets []bucket.Doc, now time.Time) {
 	pa.mu.Lock()
 	defer pa.mu.Unlock()
 	sec := now.Unix()
@@ -126,10 +128,10 @@ func (pa *preallocator) record(buckets []bucket, now time.Time) {
 		pa.roll(lv, cur)
 		for i := range buckets {
 			b := &buckets[i]
-			if s, _ := periodOf(pass(l), b.start); s != cur {
+			if s, _ := periodOf(pass(l), b.Start); s != cur {
 				continue
 			}
-			k := pageKey{b.site, b.page}
+			k := pageKey{b.Site, b.Page}
 			e := lv.pages[k]
 			if e == nil {
 				if len(lv.pages) >= pa.maxPages {
@@ -140,7 +142,7 @@ func (pa *preallocator) record(buckets []bucket, now time.Time) {
 				lv.pages[k] = e
 				pa.tracked.Add(1)
 			}
-			e.hits += b.total
+			e.hits += b.Total
 		}
 	}
 }
@@ -229,9 +231,9 @@ func earliest(a, b time.Time) time.Time {
 // take removes from the queue the buckets whose period has begun
 // (counting them as dropped) and returns up to max buckets of one pass
 // from its front.
-func (pa *preallocator) take(now time.Time, max int) (pass, []bucket) {
+func (pa *preallocator) take(now time.Time, max int) (pass, []bucket.Doc) {
 	sec := now.Unix()
-	var out []bucket
+	var out []bucket.Doc
 	var p pass
 	for len(pa.queue) > 0 && len(out) < max {
 		j := &pa.queue[0]
@@ -246,10 +248,7 @@ func (pa *preallocator) take(now time.Time, max int) (pass, []bucket) {
 				pa.dropped.Add(1)
 				continue
 			}
-			b := bucket{site: j.site, page: j.page}
-			b.start, b.end = p.bounds(start)
-			b.id = time.Unix(b.start, 0).UTC().Format(p.idLayout()) + "/" + j.site + j.page
-			out = append(out, b)
+			out = append(out, bucket.NewDoc(p.level(), j.site, j.page, start))
 		}
 		if j.next == j.count {
 			pa.queue = pa.queue[1:]
@@ -275,7 +274,7 @@ func (f *Flusher) preallocStep(ctx context.Context) time.Duration {
 	}
 	docs := make([]bson.D, len(buckets))
 	for i := range buckets {
-		docs[i] = zeroDoc(p, &buckets[i])
+		docs[i] = buckets[i].Zero()
 	}
 	pa.calls.Add(1)
 	var insErr error
@@ -316,10 +315,10 @@ func (f *Flusher) preallocStep(ctx context.Context) time.Duration {
 }
 
 // preallocJobs turns buckets back into one-bucket jobs.
-func preallocJobs(p pass, buckets []bucket) []preallocJob {
+func preallocJobs(p pass, buckets []bucket.Doc) []preallocJob {
 	jobs := make([]preallocJob, len(buckets))
 	for i, b := range buckets {
-		jobs[i] = preallocJob{p: p, site: b.site, page: b.page, first: b.start, count: 1}
+		jobs[i] = preallocJob{p: p, site: b.Site, page: b.Page, first: b.Start, count: 1}
 	}
 	return jobs
 }

@@ -3,6 +3,7 @@ package flusher
 import (
 	"context"
 	"errors"
+	"github.com/logtally/logtally/bucket"
 	"log/slog"
 	"strings"
 	"testing"
@@ -136,7 +137,7 @@ func TestPreallocatesTomorrowAndNextMonth(t *testing.T) {
 	e.check(t)
 	// Preallocating again (another host) is harmless.
 	e.f.prealloc.levels = [3]activity{}
-	e.f.prealloc.record([]bucket{{site: "a.example", page: "/", start: mustUnix(t, "2024-02-29T23:59:00Z"), total: 1}}, fake.Now())
+	e.f.prealloc.record([]bucket.Doc{{Site: "a.example", Page: "/", Start: mustUnix(t, "2024-02-29T23:59:00Z"), Total: 1}}, fake.Now())
 	e.f.prealloc.tracked.Store(0)
 	e.preallocate(t)
 	if st := e.f.Stats().Prealloc; st.Created != 62 || st.Existing != 62 || st.Failures != 0 {
@@ -211,18 +212,18 @@ func TestPreallocTrackingIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := mustTime(t, "2024-03-05T10:30:00Z")
-	var bs []bucket
+	var bs []bucket.Doc
 	for _, page := range []string{"/a", "/b", "/c"} {
-		bs = append(bs, bucket{site: "s", page: page, start: now.Unix() - 60, total: 5})
+		bs = append(bs, bucket.Doc{Site: "s", Page: page, Start: now.Unix() - 60, Total: 5})
 	}
 	// An old bucket (last hour) counts for the day and month only.
-	bs = append(bs, bucket{site: "s", page: "/a", start: now.Unix() - 3600, total: 5})
+	bs = append(bs, bucket.Doc{Site: "s", Page: "/a", Start: now.Unix() - 3600, Total: 5})
 	pa.record(bs, now)
 	if st := pa.stats(); st.Tracked != 6 || st.Untracked != 3 {
 		t.Errorf("%+v: want 2 pages tracked per level, 1 untracked per level", st)
 	}
 	// The next hour starts afresh.
-	pa.record([]bucket{{site: "s", page: "/d", start: now.Unix() + 3600 - 60, total: 1}}, now.Add(time.Hour))
+	pa.record([]bucket.Doc{{Site: "s", Page: "/d", Start: now.Unix() + 3600 - 60, Total: 1}}, now.Add(time.Hour))
 	if st := pa.stats(); st.Tracked != 5 || st.Untracked != 5 {
 		t.Errorf("%+v: want the last hour's pages dropped, /d tracked for the hour only", st)
 	}

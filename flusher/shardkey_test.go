@@ -164,7 +164,7 @@ func TestDocumentFieldOrderUnchanged(t *testing.T) {
 	for _, p := range []pass{minutePass, dailyPass, monthlyPass} {
 		c.reset(p, 4)
 		c.add(keyAt(t, "a.example", "/x", "2024-03-05T10:20:30Z"), 1)
-		doc := zeroDoc(p, &c.buckets[0])
+		doc := c.Docs[0].Zero()
 		var keys []string
 		for _, el := range doc {
 			keys = append(keys, el.Key)

@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 )
 
@@ -39,8 +40,8 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 	}
 	for chunk := 1; p < last; chunk++ {
 		f.ch.reset(p, f.chunkOps)
-		if r := f.expiry[p].retention; r > 0 {
-			f.ch.expiredBy = f.clock.Now().Add(-r).Unix()
+		if r := f.retention.Of(p.level()); r > 0 {
+			f.ch.ExpiredBy = f.clock.Now().Add(-r).Unix()
 		}
 		scan := f.buf.ScanBatch
 		if p != minutePass {
@@ -52,8 +53,8 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 		if f.ch.err != nil {
 			return fmt.Errorf("%s pass: %w", p, f.ch.err)
 		}
-		if len(f.ch.buckets) > 0 {
-			if err := f.writeChunk(ctx, p, batch.ID, f.ch.buckets); err != nil {
+		if len(f.ch.Docs) > 0 {
+			if err := f.writeChunk(ctx, p, batch.ID, f.ch.Docs); err != nil {
 				if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && f.chunkOps > 1 {
 					// The server is slower than Timeout for this many
 					// updates: try smaller chunks, so a slow server still
@@ -65,7 +66,7 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 				return fmt.Errorf("%s chunk %d: %w", f.colls[p].Name(), chunk, err)
 			}
 			if p == minutePass && f.prealloc != nil {
-				f.prealloc.record(f.ch.buckets, f.clock.Now())
+				f.prealloc.record(f.ch.Docs, f.clock.Now())
 			}
 			if f.chunksOK++; f.chunksOK >= regrowAfter && f.chunkOps < f.maxOps {
 				f.chunkOps, f.chunksOK = min(f.chunkOps*2, f.maxOps), 0
@@ -78,8 +79,8 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 		if err := f.buf.SaveProgress(batch.ID, encodeProgress(p, from)); err != nil {
 			return err
 		}
-		if f.ch.dropped > 0 {
-			f.expiredHits(f.ch.pass, f.ch.dropped)
+		if f.ch.Dropped > 0 {
+			f.expiredHits(pass(f.ch.Level), f.ch.Dropped)
 		}
 		f.heartbeat()
 		if f.afterChunk != nil {
@@ -94,9 +95,9 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 // writeChunk applies buckets' counts to pass p's collection, each exactly
 // once for batchID: update the existing ones, create the missing ones
 // zero-filled, update those.
-func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, buckets []bucket) error {
+func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, buckets []bucket.Doc) error {
 	coll := f.colls[p]
-	matched, err := f.bulkWrite(ctx, coll, updates(p, buckets, f.applied, batchID))
+	matched, err := f.bulkWrite(ctx, coll, updates(buckets, f.applied, batchID))
 	if err != nil {
 		return err
 	}
@@ -106,7 +107,7 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, bucket
 
 	ids := make([]string, len(buckets))
 	for i := range buckets {
-		ids[i] = buckets[i].id
+		ids[i] = buckets[i].ID
 	}
 	if f.afterUpdate != nil {
 		f.afterUpdate(p, ids)
@@ -119,9 +120,9 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, bucket
 	if err != nil {
 		return err
 	}
-	var missing []bucket
+	var missing []bucket.Doc
 	for i := range buckets {
-		if _, ok := done[buckets[i].id]; !ok {
+		if _, ok := done[buckets[i].ID]; !ok {
 			missing = append(missing, buckets[i])
 		}
 	}
@@ -134,7 +135,7 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, bucket
 	if err := f.insertZero(ctx, p, coll, missing); err != nil {
 		return err
 	}
-	matched, err = f.bulkWrite(ctx, coll, updates(p, missing, f.applied, batchID))
+	matched, err = f.bulkWrite(ctx, coll, updates(missing, f.applied, batchID))
 	if err != nil {
 		return err
 	}
@@ -168,11 +169,11 @@ func (f *Flusher) bulkWrite(ctx context.Context, coll *mongo.Collection, models 
 // instance's applied entry. The filter names each bucket by its _id and
 // shard key ({$or: [{_id, <shard key>}, ...]}), so that a router asks only
 // the shards holding them.
-func (f *Flusher) withBatch(ctx context.Context, p pass, coll *mongo.Collection, buckets []bucket, batchID string) (map[string]struct{}, error) {
+func (f *Flusher) withBatch(ctx context.Context, p pass, coll *mongo.Collection, buckets []bucket.Doc, batchID string) (map[string]struct{}, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	f.finds.Add(1)
-	cur, err := coll.Find(ctx, findFilter(p, buckets, f.applied, batchID),
+	cur, err := coll.Find(ctx, bucket.FindApplied(buckets, f.applied, batchID),
 		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("find %d buckets: %w", len(buckets), err)
@@ -190,24 +191,14 @@ func (f *Flusher) withBatch(ctx context.Context, p pass, coll *mongo.Collection,
 	return set, nil
 }
 
-// findFilter selects those of buckets that carry batchID in applied
-// ("applied.<instance>").
-func findFilter(p pass, buckets []bucket, applied, batchID string) bson.D {
-	or := make(bson.A, len(buckets))
-	for i := range buckets {
-		or[i] = appendShardKey(make(bson.D, 0, 4), p, &buckets[i])
-	}
-	return bson.D{{Key: "$or", Value: or}, {Key: applied, Value: batchID}}
-}
-
 // insertZero creates buckets zero-filled. A bucket another host created
 // first is left as it is.
-func (f *Flusher) insertZero(ctx context.Context, p pass, coll *mongo.Collection, buckets []bucket) error {
+func (f *Flusher) insertZero(ctx context.Context, p pass, coll *mongo.Collection, buckets []bucket.Doc) error {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	docs := make([]bson.D, len(buckets))
 	for i := range buckets {
-		docs[i] = zeroDoc(p, &buckets[i])
+		docs[i] = buckets[i].Zero()
 	}
 	f.insertCalls.Add(1)
 	_, insErr := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
@@ -225,8 +216,8 @@ func (f *Flusher) insertZero(ctx context.Context, p pass, coll *mongo.Collection
 // re-create a bucket that expiry deleted, they are written, and the next
 // expiry round deletes the bucket again. A warning says so at most every
 // 10 minutes.
-func (f *Flusher) countLate(p pass, buckets []bucket, insErr error) {
-	r := f.expiry[p].retention
+func (f *Flusher) countLate(p pass, buckets []bucket.Doc, insErr error) {
+	r := f.retention.Of(p.level())
 	if r == 0 {
 		return
 	}
@@ -240,7 +231,7 @@ func (f *Flusher) countLate(p pass, buckets []bucket, insErr error) {
 	now := f.clock.Now()
 	var n uint64
 	for i := range buckets {
-		if !dup[i] && expired(now, r, buckets[i].end) {
+		if !dup[i] && f.retention.Expired(p.level(), now, buckets[i].End) {
 			n++
 		}
 	}

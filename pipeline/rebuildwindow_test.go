@@ -23,6 +23,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
@@ -223,11 +224,11 @@ func (r *windowRig) flush(cut ...string) (batch string, counts map[string]uint64
 	fc.Buffer, fc.Recorder = r.buf, r.rec
 	for _, c := range cut {
 		switch c {
-		case flusher.DefaultMinuteCollection:
+		case bucket.DefaultMinuteCollection:
 			fc.Collections.Minute = "cut_minutes"
-		case flusher.DefaultDailyCollection:
+		case bucket.DefaultDailyCollection:
 			fc.Collections.Daily = "cut_daily"
-		case flusher.DefaultMonthlyCollection:
+		case bucket.DefaultMonthlyCollection:
 			fc.Collections.Monthly = "cut_monthly"
 		}
 	}
@@ -384,7 +385,7 @@ func TestRebuildTwoCopytruncatesInBatch(t *testing.T) {
 	r.write("a.log", 12)
 	r.readAll("a.log", 0)
 	r.commit()
-	batch, counts := r.flush(flusher.DefaultMonthlyCollection)
+	batch, counts := r.flush(bucket.DefaultMonthlyCollection)
 	r.lose()
 
 	r.write("a.log", 5)
@@ -421,7 +422,7 @@ func TestRebuildFileCreatedAndFinishedInBatch(t *testing.T) {
 	r.done("a.log.1", r.readAll("a.log.1", 0))
 	r.readAll("a.log", 0)
 	r.commit()
-	batch, counts := r.flush(flusher.DefaultMinuteCollection, flusher.DefaultDailyCollection, flusher.DefaultMonthlyCollection)
+	batch, counts := r.flush(bucket.DefaultMinuteCollection, bucket.DefaultDailyCollection, bucket.DefaultMonthlyCollection)
 	r.lose()
 
 	r.write("a.log", 2)
@@ -446,7 +447,7 @@ func TestRebuildReplayBatchInFlight(t *testing.T) {
 	r.write("a.log", 3)
 	r.readAll("a.log", o)
 	r.commit()
-	batch, counts := r.flush(flusher.DefaultMonthlyCollection)
+	batch, counts := r.flush(bucket.DefaultMonthlyCollection)
 	// Killed before the batch's marks reached the database's ledger.
 	if _, err := r.db.Collection(flusher.LedgerCollection).DeleteMany(context.Background(), bson.D{}); err != nil {
 		t.Fatal(err)
@@ -544,7 +545,7 @@ func TestRebuildReplayWaitingForCoarse(t *testing.T) {
 	r.write("a.log", 3)
 	r.readAll("a.log", o)
 	r.commit()
-	batch, counts := r.flush(flusher.DefaultMinuteCollection, flusher.DefaultDailyCollection, flusher.DefaultMonthlyCollection)
+	batch, counts := r.flush(bucket.DefaultMinuteCollection, bucket.DefaultDailyCollection, bucket.DefaultMonthlyCollection)
 	r.lose()
 
 	p := r.rebuild(batch, counts)
@@ -589,7 +590,7 @@ func TestRebuildRecordOfOlderLogtally(t *testing.T) {
 	r.done("a.log.1", r.readAll("a.log.1", o))
 	r.readAll("a.log", 0)
 	r.commit()
-	batch, counts := r.flush(flusher.DefaultMinuteCollection, flusher.DefaultDailyCollection, flusher.DefaultMonthlyCollection)
+	batch, counts := r.flush(bucket.DefaultMinuteCollection, bucket.DefaultDailyCollection, bucket.DefaultMonthlyCollection)
 	if _, err := r.db.Collection(progress.DefaultCollection).UpdateOne(context.Background(), bson.D{{Key: "_id", Value: "web-1"}},
 		bson.D{{Key: "$unset", Value: bson.D{{Key: "finished", Value: ""}, {Key: "finished_known", Value: ""},
 			{Key: "archives", Value: ""}, {Key: "coarse_finished", Value: ""}, {Key: "coarse_finished_known", Value: ""}}}}); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/logtally/logtally/bucket"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -79,26 +80,14 @@ func (e *TooLargeError) Error() string {
 // Unwrap returns ErrBadRequest.
 func (e *TooLargeError) Unwrap() error { return ErrBadRequest }
 
-// Collections names the bucket collections ([buckets] minute, daily,
-// monthly in the config).
-type Collections struct {
-	Minute, Daily, Monthly string
-}
-
-// Retention is how long each level's buckets are kept ([buckets]
-// minute_retention, daily_retention, monthly_retention); 0 keeps them.
-type Retention struct {
-	Minute, Daily, Monthly time.Duration
-}
-
 // Reader answers requests from the buckets in DB.
 type Reader struct {
 	// DB holds the bucket collections.
 	DB *mongo.Database
-	// Collections are their names.
-	Collections Collections
+	// Collections are their names; empty names get their defaults.
+	Collections bucket.Collections
 	// Retention is how long each level is kept.
-	Retention Retention
+	Retention bucket.Retention
 	// Now returns the current time; nil means time.Now. The retention
 	// check uses it.
 	Now func() time.Time
@@ -250,24 +239,25 @@ func (r *Reader) Check(req Request) (Request, error) {
 }
 
 // checkRetention returns a *RetentionError when req reaches back before
-// the first bucket its level still keeps: the bucket starting at or after
-// now minus the retention.
+// the first bucket its level keeps whole: the oldest bucket still kept
+// (bucket.Retention.Cutoff), or the one after it when part of its period
+// lies before now minus the retention (it expires within its period).
 func (r *Reader) checkRetention(req Request) error {
-	level, key, keep, unit := "minute", "minute_retention", r.Retention.Minute, Minute
-	switch req.Step {
-	case Hour, Day:
-		level, key, keep, unit = "daily", "daily_retention", r.Retention.Daily, Day
-	case Month:
-		level, key, keep, unit = "monthly", "monthly_retention", r.Retention.Monthly, Month
-	}
+	l := req.Step.level()
+	keep := r.Retention.Of(l)
 	if keep <= 0 {
 		return nil
 	}
-	cutoff := unit.Ceil(r.now().Add(-keep))
+	now := r.now()
+	cutoff := r.Retention.Cutoff(l, now)
+	if cutoff.Before(now.Add(-keep)) {
+		_, end := l.Bounds(cutoff.Unix())
+		cutoff = time.Unix(end, 0).UTC()
+	}
 	if !req.From.Before(cutoff) {
 		return nil
 	}
-	return &RetentionError{Step: req.Step, Level: level, Key: key, Retention: keep, From: req.From, To: req.To, Cutoff: cutoff}
+	return &RetentionError{Step: req.Step, Level: l.String(), Key: r.Retention.Key(l), Retention: keep, From: req.From, To: req.To, Cutoff: cutoff}
 }
 
 // Query answers req: it checks it (see Check), reads the cheapest level
@@ -347,13 +337,25 @@ func (r *Reader) Query(ctx context.Context, req Request) (*Result, error) {
 
 // read reads the cheapest level that answers req's step into acc.
 func (r *Reader) read(ctx context.Context, req Request, acc *accumulator) error {
-	switch req.Step {
-	case Minute:
+	switch req.Step.level() {
+	case bucket.Minute:
 		return r.readMinutes(ctx, req, acc)
-	case Hour, Day:
+	case bucket.Daily:
 		return r.readDaily(ctx, req, acc)
 	}
 	return r.readMonthly(ctx, req, acc)
+}
+
+// level is the bucket level that answers step s: minute buckets for
+// minutes, daily buckets for hours and days, monthly buckets for months.
+func (s Step) level() bucket.Level {
+	switch s {
+	case Minute:
+		return bucket.Minute
+	case Hour, Day:
+		return bucket.Daily
+	}
+	return bucket.Monthly
 }
 
 // rank sorts series the most viewed first, equal totals by page.
@@ -418,31 +420,18 @@ func (a *accumulator) add(page string, t time.Time, n int64) bool {
 	return true
 }
 
-// filter returns the find filter of site, page (if any) and a time range on
-// the field prefix+date ("timestamp" for minutes). The fields are the
-// shard key's, so a sharded cluster can target the find.
-func filter(siteField, pageField, timeField, site, page string, from, to time.Time) bson.D {
-	f := bson.D{{Key: siteField, Value: site}}
-	if page != "" {
-		f = append(f, bson.E{Key: pageField, Value: page})
-	}
-	return append(f, bson.E{Key: timeField, Value: bson.D{
-		{Key: "$gte", Value: bson.NewDateTimeFromTime(from)},
-		{Key: "$lt", Value: bson.NewDateTimeFromTime(to)},
-	}})
-}
-
-// each runs fn on every document of coll matching f, with projection proj,
-// until fn returns false.
-func each[T any](ctx context.Context, coll *mongo.Collection, f, proj bson.D, fn func(*T) bool) error {
+// each runs fn on every document of level l's collection matching f,
+// with projection proj, until fn returns false.
+func (r *Reader) each(ctx context.Context, l bucket.Level, f, proj bson.D, fn func(*bucket.Read) bool) error {
+	coll := r.DB.Collection(r.Collections.Name(l))
 	cur, err := coll.Find(ctx, f, options.Find().SetProjection(proj))
 	if err != nil {
 		return fmt.Errorf("read %s: %w", coll.Name(), err)
 	}
 	defer cur.Close(ctx)
 	for cur.Next(ctx) {
-		var d T
-		if err := cur.Decode(&d); err != nil {
+		var d bucket.Read
+		if err := l.Decode(cur.Current, &d); err != nil {
 			return fmt.Errorf("read %s: %w", coll.Name(), err)
 		}
 		if !fn(&d) {
@@ -455,59 +444,48 @@ func each[T any](ctx context.Context, coll *mongo.Collection, f, proj bson.D, fn
 	return nil
 }
 
-type minuteDoc struct {
-	Page      string    `bson:"page"`
-	Timestamp time.Time `bson:"timestamp"`
-	Total     int64     `bson:"totalViews"`
-}
-
-type metadata struct {
-	Date time.Time `bson:"date"`
-	Page string    `bson:"page"`
-}
-
-type dailyDoc struct {
-	Metadata metadata         `bson:"metadata"`
-	Daily    int64            `bson:"daily"`
-	Hourly   map[string]int64 `bson:"hourly"`
-}
-
-type monthlyDoc struct {
-	Metadata metadata `bson:"metadata"`
-	Total    int64    `bson:"total"`
+// projection returns the projection of l's page, date and fields.
+func projection(l bucket.Level, fields ...string) bson.D {
+	proj := bson.D{{Key: bucket.FieldID, Value: 0}, {Key: l.PageField(), Value: 1}, {Key: l.TimeField(), Value: 1}}
+	for _, f := range fields {
+		proj = append(proj, bson.E{Key: f, Value: 1})
+	}
+	return proj
 }
 
 // readMinutes reads the minute buckets of the range: their totals.
 func (r *Reader) readMinutes(ctx context.Context, req Request, acc *accumulator) error {
-	f := filter("site", "page", "timestamp", req.Site, req.Page, req.From, req.To)
-	proj := bson.D{{Key: "_id", Value: 0}, {Key: "page", Value: 1}, {Key: "timestamp", Value: 1}, {Key: "totalViews", Value: 1}}
-	return each(ctx, r.DB.Collection(r.Collections.Minute), f, proj, func(d *minuteDoc) bool {
-		return acc.add(d.Page, d.Timestamp, d.Total)
+	l := bucket.Minute
+	f := l.Range(req.Site, req.Page, req.From, req.To)
+	return r.each(ctx, l, f, projection(l, l.TotalField()), func(d *bucket.Read) bool {
+		return acc.add(d.Page, d.Start, d.Total)
 	})
 }
+
+// hourly is the daily buckets' family of hourly counters.
+const hourly = "hourly"
 
 // readDaily reads the daily buckets of the days the range touches: their
 // hourly counters for an hour step, their totals for a day step. One
 // page's day is one document.
 func (r *Reader) readDaily(ctx context.Context, req Request, acc *accumulator) error {
-	f := filter("metadata.site", "metadata.page", "metadata.date", req.Site, req.Page, Day.Truncate(req.From), req.To)
-	proj := bson.D{{Key: "_id", Value: 0}, {Key: "metadata.page", Value: 1}, {Key: "metadata.date", Value: 1}}
+	l := bucket.Daily
+	f := l.Range(req.Site, req.Page, Day.Truncate(req.From), req.To)
+	proj := projection(l, l.TotalField())
 	if req.Step == Hour {
-		proj = append(proj, bson.E{Key: "hourly", Value: 1})
-	} else {
-		proj = append(proj, bson.E{Key: "daily", Value: 1})
+		proj = projection(l, hourly)
 	}
-	return each(ctx, r.DB.Collection(r.Collections.Daily), f, proj, func(d *dailyDoc) bool {
-		day := d.Metadata.Date.UTC()
+	return r.each(ctx, l, f, proj, func(d *bucket.Read) bool {
+		day := d.Start.UTC()
 		if req.Step == Day {
-			return acc.add(d.Metadata.Page, day, d.Daily)
+			return acc.add(d.Page, day, d.Total)
 		}
-		for h, n := range d.Hourly {
+		for h, n := range d.Counters[hourly] {
 			hour, err := strconv.Atoi(h)
 			if err != nil || hour < 0 || hour > 23 || n == 0 {
 				continue
 			}
-			if !acc.add(d.Metadata.Page, day.Add(time.Duration(hour)*time.Hour), n) {
+			if !acc.add(d.Page, day.Add(time.Duration(hour)*time.Hour), n) {
 				return false
 			}
 		}
@@ -517,10 +495,10 @@ func (r *Reader) readDaily(ctx context.Context, req Request, acc *accumulator) e
 
 // readMonthly reads the monthly buckets of the range: their totals.
 func (r *Reader) readMonthly(ctx context.Context, req Request, acc *accumulator) error {
-	f := filter("metadata.site", "metadata.page", "metadata.date", req.Site, req.Page, req.From, req.To)
-	proj := bson.D{{Key: "_id", Value: 0}, {Key: "metadata.page", Value: 1}, {Key: "metadata.date", Value: 1}, {Key: "total", Value: 1}}
-	return each(ctx, r.DB.Collection(r.Collections.Monthly), f, proj, func(d *monthlyDoc) bool {
-		return acc.add(d.Metadata.Page, d.Metadata.Date, d.Total)
+	l := bucket.Monthly
+	f := l.Range(req.Site, req.Page, req.From, req.To)
+	return r.each(ctx, l, f, projection(l, l.TotalField()), func(d *bucket.Read) bool {
+		return acc.add(d.Page, d.Start, d.Total)
 	})
 }
 
@@ -529,19 +507,18 @@ func (r *Reader) readMonthly(ctx context.Context, req Request, acc *accumulator)
 // collection, kept longest and smallest, is asked first.
 func (r *Reader) exists(ctx context.Context, site, page string) error {
 	found := func(site, page string) (bool, error) {
-		for _, c := range []struct{ name, prefix string }{
-			{r.Collections.Monthly, "metadata."}, {r.Collections.Daily, "metadata."}, {r.Collections.Minute, ""},
-		} {
-			f := bson.D{{Key: c.prefix + "site", Value: site}}
+		for _, l := range []bucket.Level{bucket.Monthly, bucket.Daily, bucket.Minute} {
+			f := bson.D{{Key: l.SiteField(), Value: site}}
 			if page != "" {
-				f = append(f, bson.E{Key: c.prefix + "page", Value: page})
+				f = append(f, bson.E{Key: l.PageField(), Value: page})
 			}
-			err := r.DB.Collection(c.name).FindOne(ctx, f, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+			name := r.Collections.Name(l)
+			err := r.DB.Collection(name).FindOne(ctx, f, options.FindOne().SetProjection(bson.D{{Key: bucket.FieldID, Value: 1}})).Err()
 			if err == nil {
 				return true, nil
 			}
 			if !errors.Is(err, mongo.ErrNoDocuments) {
-				return false, fmt.Errorf("read %s: %w", c.name, err)
+				return false, fmt.Errorf("read %s: %w", name, err)
 			}
 		}
 		return false, nil
@@ -558,7 +535,7 @@ func (r *Reader) exists(ctx context.Context, site, page string) error {
 		return err
 	case !ok:
 		return fmt.Errorf("%w %q: no bucket in %s, %s or %s", ErrUnknownSite, site,
-			r.Collections.Minute, r.Collections.Daily, r.Collections.Monthly)
+			r.Collections.Name(bucket.Minute), r.Collections.Name(bucket.Daily), r.Collections.Name(bucket.Monthly))
 	case page != "":
 		return fmt.Errorf("%w %q of site %q: the site has buckets, this page none (pages are paths without the query string, after the source's page rules)",
 			ErrUnknownPage, page, site)

@@ -5,7 +5,7 @@
 // real aggregator (pipeline.NewAggregator, with the parser and the
 // max_pages_per_minute limiter) into a real buffer, seals a batch every
 // -interval and turns it into exactly the bucket updates the flusher
-// would send (flusher.PlanBatch: the flusher's own chunker and builders).
+// would send (PlanBatch, plan.go: the builders the flusher writes with, package bucket).
 //
 // Simulating every host is too much CPU, so -sample hosts are simulated
 // for -period of log time, each with its own random seed and flush phase,
@@ -151,7 +151,7 @@ func report(w io.Writer, t *totals, ks []int, took time.Duration) {
 	if p.maxPages > 0 {
 		fmt.Fprintf(w, ", max_pages_per_minute %d", p.maxPages)
 	}
-	fmt.Fprintf(w, "\n\nMethod: %d hosts simulated for %s of log time each (%d batches, %.1f M lines) through the real parser, aggregator, buffer and flusher.PlanBatch (%.0f s); per-host figures × %d hosts (hosts independent, same distribution, one site). Buckets created, applied entries and the busiest document use each page's per-host rate measured in the sample (Poisson).\n\n",
+	fmt.Fprintf(w, "\n\nMethod: %d hosts simulated for %s of log time each (%d batches, %.1f M lines) through the real parser, aggregator, buffer and PlanBatch (the flusher's builders, package bucket; %.0f s); per-host figures × %d hosts (hosts independent, same distribution, one site). Buckets created, applied entries and the busiest document use each page's per-host rate measured in the sample (Poisson).\n\n",
 		p.sample, p.period, t.flushes, float64(t.genHits[0]+t.genHits[1])/1e6, took.Seconds(), p.hosts)
 
 	// Per host.

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
-	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/tailer"
@@ -102,7 +102,7 @@ func zipfCDF(n int, s float64) []float64 {
 
 // simulateHost runs host h for p.period of log time, from base minus a
 // random phase, through a real aggregator and buffer, and plans every
-// sealed batch with flusher.PlanBatch.
+// sealed batch with PlanBatch (plan.go).
 func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float64, base time.Time) (*hostResult, error) {
 	rng := rand.New(rand.NewPCG(p.seed, uint64(h)+1))
 	phase := time.Duration(rng.Int64N(int64(p.interval)))
@@ -212,7 +212,7 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 		if err != nil || batch == nil {
 			return nil, fmt.Errorf("seal flush %d: %v", f, err)
 		}
-		plan, err := flusher.PlanBatch(buf, batch.ID, p.maxOps)
+		plan, err := PlanBatch(buf, batch.ID, p.maxOps)
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +239,7 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 			if err != nil || cb == nil {
 				return nil, fmt.Errorf("seal coarse batch: %v", err)
 			}
-			cplan, err := flusher.PlanBatch(coarseBuf, cb.ID, p.maxOps, flusher.PassDaily, flusher.PassMonthly)
+			cplan, err := PlanBatch(coarseBuf, cb.ID, p.maxOps, bucket.Daily, bucket.Monthly)
 			if err != nil {
 				return nil, err
 			}
@@ -256,7 +256,7 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 // add sums plan into ps and the per-page maps; full marks the flusher's
 // own batches (every pass), whose minute pass also gives the page hits
 // and the minute docs inside [winFrom, winTo).
-func (r *hostResult) add(plan *flusher.Plan, ps *[3]passStats, pageBatches [3]map[string]int64, full bool, winFrom, winTo int64) {
+func (r *hostResult) add(plan *Plan, ps *[3]passStats, pageBatches [3]map[string]int64, full bool, winFrom, winTo int64) {
 	for pi := range plan.Passes {
 		pp := &plan.Passes[pi]
 		st := &ps[pi]
@@ -270,13 +270,13 @@ func (r *hostResult) add(plan *flusher.Plan, ps *[3]passStats, pageBatches [3]ma
 			st.zeroBytes[c] += int64(d.ZeroBytes)
 			if c == tail {
 				tailChunk[d.Chunk] = true
-				if full && pi == int(flusher.PassMinute) {
+				if full && pi == int(bucket.Minute) {
 					r.tailPages++
 				}
 				continue
 			}
 			pageBatches[pi][d.Page]++
-			if full && pi == int(flusher.PassMinute) {
+			if full && pi == int(bucket.Minute) {
 				r.pageHits[d.Page] += d.Hits
 				if s := d.Start.Unix(); s >= winFrom && s+60 <= winTo {
 					r.minuteDocs[d.ID]++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/logtally/logtally/bucket"
 	"io"
 	"os"
 	"slices"
@@ -67,8 +68,8 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 	r := &query.Reader{
-		Collections: query.Collections{Minute: cfg.Buckets.Minute, Daily: cfg.Buckets.Daily, Monthly: cfg.Buckets.Monthly},
-		Retention: query.Retention{
+		Collections: bucket.Collections{Minute: cfg.Buckets.Minute, Daily: cfg.Buckets.Daily, Monthly: cfg.Buckets.Monthly},
+		Retention: bucket.Retention{
 			Minute:  cfg.Buckets.MinuteRetention.D(),
 			Daily:   cfg.Buckets.DailyRetention.D(),
 			Monthly: cfg.Buckets.MonthlyRetention.D(),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/logtally/logtally/bucket"
 	"io"
 	"log/slog"
 	"os"
@@ -247,7 +248,7 @@ func pipelineConfig(cfg config.Config, log *slog.Logger, db *mongo.Database) pip
 		Buffer:     buffer.Options{LockTimeout: 2 * time.Second, MaxSize: int64(cfg.Buffer.MaxSize)},
 		Flush: flusher.Config{
 			DB: db,
-			Collections: flusher.Collections{
+			Collections: bucket.Collections{
 				Minute: cfg.Buckets.Minute, Daily: cfg.Buckets.Daily, Monthly: cfg.Buckets.Monthly,
 			},
 			Interval:       cfg.Flush.Interval.D(),
@@ -256,7 +257,7 @@ func pipelineConfig(cfg config.Config, log *slog.Logger, db *mongo.Database) pip
 			CoarseInterval: cfg.Flush.CoarseInterval.D(),
 			Timeout:        cfg.Mongo.Timeout.D(),
 			User:           cfg.Mongo.User(),
-			Retention: flusher.Retention{
+			Retention: bucket.Retention{
 				Minute:  cfg.Buckets.MinuteRetention.D(),
 				Daily:   cfg.Buckets.DailyRetention.D(),
 				Monthly: cfg.Buckets.MonthlyRetention.D(),

@@ -18,10 +18,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/bucket"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
@@ -81,13 +81,15 @@ func CountFiles(t testing.TB, glob, site string) Counts {
 	return c
 }
 
-// Add counts one hit of site and page at ts.
+// Add counts one hit of site and page at ts. The ids and counter paths
+// are the bucket package's (the shapes); the count is this package's.
 func (c *Counts) Add(ts time.Time, site, page string) {
-	ts = ts.UTC()
-	key := site + page
-	add(c.Minute, ts.Format("200601021504")+"/"+key, "seconds."+strconv.Itoa(ts.Second()), "totalViews")
-	add(c.Daily, ts.Format("20060102")+"/"+key, fmt.Sprintf("minute.%d.%d", ts.Hour(), ts.Minute()), "hourly."+strconv.Itoa(ts.Hour()), "daily")
-	add(c.Monthly, ts.Format("200601")+"/"+key, "daily."+strconv.Itoa(ts.Day()), "total")
+	sec := ts.Unix()
+	for l, b := range [bucket.Levels]Buckets{c.Minute, c.Daily, c.Monthly} {
+		level := bucket.Level(l)
+		start, _ := level.Bounds(sec)
+		add(b, level.ID(start, site, page), level.Paths(start, sec)...)
+	}
 	c.Hits++
 }
 
@@ -100,12 +102,14 @@ func add(b Buckets, id string, paths ...string) {
 	}
 }
 
-// Read reads every non-zero counter of every bucket in db's minutes, daily
-// and monthly collections.
+// Read reads every non-zero counter of every bucket in db's bucket
+// collections (default names).
 func Read(t testing.TB, db *mongo.Database) Counts {
 	t.Helper()
 	c := newCounts()
-	for name, b := range map[string]Buckets{"minutes": c.Minute, "daily": c.Daily, "monthly": c.Monthly} {
+	var names bucket.Collections
+	for l, b := range [bucket.Levels]Buckets{c.Minute, c.Daily, c.Monthly} {
+		name := names.Name(bucket.Level(l))
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		cur, err := db.Collection(name).Find(ctx, bson.D{})
 		if err != nil {
@@ -122,8 +126,8 @@ func Read(t testing.TB, db *mongo.Database) Counts {
 			id := d["_id"].(string)
 			b[id] = map[string]int64{}
 			flatten(b[id], "", d)
-			if name == "monthly" {
-				c.MonthTotal += b[id]["total"]
+			if bucket.Level(l) == bucket.Monthly {
+				c.MonthTotal += b[id][bucket.Monthly.TotalField()]
 			}
 		}
 	}
@@ -133,7 +137,7 @@ func Read(t testing.TB, db *mongo.Database) Counts {
 func flatten(out map[string]int64, prefix string, m bson.M) {
 	for k, v := range m {
 		switch k {
-		case "_id", "applied", "metadata", "site", "page", "timestamp":
+		case bucket.FieldID, bucket.FieldApplied, bucket.FieldMetadata, bucket.FieldSite, bucket.FieldPage, bucket.FieldTimestamp:
 			if prefix == "" {
 				continue
 			}
@@ -164,7 +168,12 @@ func flatten(out map[string]int64, prefix string, m bson.M) {
 // by each bucket's total counter.
 func Compare(t testing.TB, kind string, want, got Buckets) (lost, dup int64) {
 	t.Helper()
-	total := map[string]string{"minute": "totalViews", "daily": "daily", "monthly": "total"}[kind]
+	var total string
+	for l := range bucket.Level(bucket.Levels) {
+		if l.String() == kind {
+			total = l.TotalField()
+		}
+	}
 	ids := maps.Clone(want)
 	maps.Copy(ids, got)
 	for _, id := range slices.Sorted(maps.Keys(ids)) {

@@ -1,39 +1,27 @@
-package flusher
+package main
 
 import (
 	"fmt"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/flusher"
 )
-
-// Pass names one of the three bucket granularities a batch is written in.
-type Pass int
-
-// The passes, in the order the flusher writes them.
-const (
-	PassMinute  = Pass(minutePass)
-	PassDaily   = Pass(dailyPass)
-	PassMonthly = Pass(monthlyPass)
-)
-
-// String returns "minute", "daily" or "monthly".
-func (p Pass) String() string { return pass(p).String() }
 
 // Plan is what the flusher would send for one sealed batch, built by the
-// flusher's own chunker, update and zero-document builders, without a
-// database. It is for capacity planning (bench/fleet): the figures are the
-// flusher's, not a model of them.
+// builders it writes with (package bucket: Grouper, Doc.Update,
+// FindApplied, Doc.Zero), without a database: the figures are the
+// flusher's documents, not a model of them.
 type Plan struct {
 	// BatchID is the batch planned.
 	BatchID string
 	// Instance is the buffer's instance id, the key of its applied entry.
 	Instance string
-	// Passes holds each pass's plan, indexed by Pass. A pass not asked
-	// for is empty.
+	// Passes holds each pass's plan, indexed by bucket.Level. A pass not
+	// asked for is empty.
 	Passes [3]PassPlan
 }
 
@@ -89,23 +77,23 @@ func (p *Plan) AppliedEntryBytes() int {
 }
 
 // PlanBatch plans batch batchID of buf as the flusher would write it from
-// its first key, in chunks of at most maxOps buckets (DefaultMaxOps if
-// not positive): the given passes, or all three if none is given. It
-// reads the batch and sends nothing; buf still holds the batch afterwards.
-func PlanBatch(buf *buffer.Buffer, batchID string, maxOps int, passes ...Pass) (*Plan, error) {
+// its first key, in chunks of at most maxOps buckets
+// (flusher.DefaultMaxOps if not positive): the given levels, or all three
+// if none is given. It reads the batch and sends nothing; buf still holds
+// the batch afterwards.
+func PlanBatch(buf *buffer.Buffer, batchID string, maxOps int, levels ...bucket.Level) (*Plan, error) {
 	if maxOps <= 0 {
-		maxOps = DefaultMaxOps
+		maxOps = flusher.DefaultMaxOps
 	}
-	if len(passes) == 0 {
-		passes = []Pass{PassMinute, PassDaily, PassMonthly}
+	if len(levels) == 0 {
+		levels = []bucket.Level{bucket.Minute, bucket.Daily, bucket.Monthly}
 	}
 	plan := &Plan{BatchID: batchID, Instance: buf.InstanceID()}
-	applied := "applied." + plan.Instance
+	applied := bucket.FieldApplied + "." + plan.Instance
 	var ch chunker
-	for _, pp := range passes {
-		p := pass(pp)
-		if p >= donePass {
-			return nil, fmt.Errorf("plan batch: no pass %d", pp)
+	for _, p := range levels {
+		if p >= bucket.Levels {
+			return nil, fmt.Errorf("plan batch: no level %d", p)
 		}
 		out := &plan.Passes[p]
 		seen := map[string]struct{}{}
@@ -118,15 +106,14 @@ func PlanBatch(buf *buffer.Buffer, batchID string, maxOps int, passes ...Pass) (
 			if ch.err != nil {
 				return nil, fmt.Errorf("plan batch: %s pass: %w", p, ch.err)
 			}
-			if len(ch.buckets) > 0 {
-				find, err := bson.Marshal(findFilter(p, ch.buckets, applied, batchID))
+			if len(ch.Docs) > 0 {
+				find, err := bson.Marshal(bucket.FindApplied(ch.Docs, applied, batchID))
 				if err != nil {
 					return nil, fmt.Errorf("plan batch: %s pass: find filter: %w", p, err)
 				}
 				out.FindBytes = append(out.FindBytes, len(find))
-				models := updates(p, ch.buckets, applied, batchID)
-				for i, m := range models {
-					d, err := planBucket(p, &ch.buckets[i], m)
+				for i := range ch.Docs {
+					d, err := planBucket(&ch.Docs[i], applied, batchID)
 					if err != nil {
 						return nil, fmt.Errorf("plan batch: %s pass: %w", p, err)
 					}
@@ -150,26 +137,49 @@ func PlanBatch(buf *buffer.Buffer, batchID string, maxOps int, passes ...Pass) (
 	return plan, nil
 }
 
-// planBucket measures b's update model m and its zero-filled document.
-func planBucket(p pass, b *bucket, m mongo.WriteModel) (PlannedBucket, error) {
-	u, ok := m.(*mongo.UpdateOneModel)
-	if !ok {
-		return PlannedBucket{}, fmt.Errorf("bucket %s: update model is a %T", b.id, m)
-	}
-	filter, err := bson.Marshal(u.Filter)
+// planBucket measures b's guarded update and its zero-filled document.
+func planBucket(b *bucket.Doc, applied, batchID string) (PlannedBucket, error) {
+	f, u := b.Update(applied, batchID)
+	filter, err := bson.Marshal(f)
 	if err != nil {
-		return PlannedBucket{}, fmt.Errorf("bucket %s: filter: %w", b.id, err)
+		return PlannedBucket{}, fmt.Errorf("bucket %s: filter: %w", b.ID, err)
 	}
-	update, err := bson.Marshal(u.Update)
+	update, err := bson.Marshal(u)
 	if err != nil {
-		return PlannedBucket{}, fmt.Errorf("bucket %s: update: %w", b.id, err)
+		return PlannedBucket{}, fmt.Errorf("bucket %s: update: %w", b.ID, err)
 	}
-	zero, err := bson.Marshal(zeroDoc(p, b))
+	zero, err := bson.Marshal(b.Zero())
 	if err != nil {
-		return PlannedBucket{}, fmt.Errorf("bucket %s: zero document: %w", b.id, err)
+		return PlannedBucket{}, fmt.Errorf("bucket %s: zero document: %w", b.ID, err)
 	}
 	return PlannedBucket{
-		ID: b.id, Site: b.site, Page: b.page, Start: time.Unix(b.start, 0).UTC(), Hits: b.total,
+		ID: b.ID, Site: b.Site, Page: b.Page, Start: time.Unix(b.Start, 0).UTC(), Hits: b.Total,
 		FilterBytes: len(filter), UpdateBytes: len(update), ZeroBytes: len(zero),
 	}, nil
+}
+
+// chunker cuts a batch's keys into chunks of one level, as the flusher's
+// does: a bucket.Grouper fed by buffer.ScanBatch.
+type chunker struct {
+	bucket.Grouper
+	next []byte // first key of the next chunk; nil when the batch ended
+	err  error
+}
+
+func (c *chunker) reset(l bucket.Level, max int) {
+	c.Grouper.Reset(l, max)
+	c.next, c.err = nil, nil
+}
+
+func (c *chunker) add(key []byte, n uint64) bool {
+	site, page, sec, err := buffer.DecodeKey(key)
+	if err != nil {
+		c.err = err
+		return false
+	}
+	if !c.Grouper.Add(site, page, sec, n) {
+		c.next = append(c.next[:0], key...)
+		return false
+	}
+	return true
 }

@@ -1,18 +1,18 @@
-package flusher
+package main
 
 import (
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // TestPlanBatch plans a batch of 3 pages, each hit in 3 seconds that span
 // a minute boundary (so 2 minute buckets, 1 daily and 1 monthly bucket per
-// page), and checks it against the builders writeChunk uses.
+// page), and checks it against the builders the flusher writes with.
 func TestPlanBatch(t *testing.T) {
 	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
 	if err != nil {
@@ -40,26 +40,26 @@ func TestPlanBatch(t *testing.T) {
 	want := [3]struct{ buckets, chunks int }{{6, 2}, {3, 1}, {3, 1}}
 	for p, pp := range plan.Passes {
 		if pp.Updates != want[p].buckets || pp.Buckets != want[p].buckets || len(pp.Docs) != want[p].buckets {
-			t.Errorf("%s: %d updates, %d buckets, %d docs; want %d", Pass(p), pp.Updates, pp.Buckets, len(pp.Docs), want[p].buckets)
+			t.Errorf("%s: %d updates, %d buckets, %d docs; want %d", bucket.Level(p), pp.Updates, pp.Buckets, len(pp.Docs), want[p].buckets)
 		}
 		if pp.Chunks != want[p].chunks || len(pp.FindBytes) != pp.Chunks {
-			t.Errorf("%s: %d chunks, %d find sizes; want %d", Pass(p), pp.Chunks, len(pp.FindBytes), want[p].chunks)
+			t.Errorf("%s: %d chunks, %d find sizes; want %d", bucket.Level(p), pp.Chunks, len(pp.FindBytes), want[p].chunks)
 		}
 		if pp.Hits != 18 {
-			t.Errorf("%s: %d hits, want 18", Pass(p), pp.Hits)
+			t.Errorf("%s: %d hits, want 18", bucket.Level(p), pp.Hits)
 		}
 	}
-	// The first minute bucket of /a, rebuilt with the flusher's own code.
+	// The first minute bucket of /a, rebuilt with the flusher's builders.
 	var ch chunker
-	ch.reset(minutePass, 1)
+	ch.reset(bucket.Minute, 1)
 	if err := buf.ScanBatch(batch.ID, nil, ch.add); err != nil {
 		t.Fatal(err)
 	}
-	m := updates(minutePass, ch.buckets, "applied."+buf.InstanceID(), batch.ID)[0].(*mongo.UpdateOneModel)
-	filter, _ := bson.Marshal(m.Filter)
-	update, _ := bson.Marshal(m.Update)
-	zero, _ := bson.Marshal(zeroDoc(minutePass, &ch.buckets[0]))
-	got := plan.Passes[PassMinute].Docs[0]
+	f, u := ch.Docs[0].Update("applied."+buf.InstanceID(), batch.ID)
+	filter, _ := bson.Marshal(f)
+	update, _ := bson.Marshal(u)
+	zero, _ := bson.Marshal(ch.Docs[0].Zero())
+	got := plan.Passes[bucket.Minute].Docs[0]
 	if got.ID != "202603101004/example.com/a" || got.Hits != 1 || got.Page != "/a" || got.Site != "example.com" ||
 		!got.Start.Equal(time.Date(2026, 3, 10, 10, 4, 0, 0, time.UTC)) {
 		t.Errorf("first minute bucket %+v", got)
@@ -69,18 +69,18 @@ func TestPlanBatch(t *testing.T) {
 			got.FilterBytes, got.UpdateBytes, got.ZeroBytes, len(filter), len(update), len(zero))
 	}
 	// A daily bucket is created with 1,440 + 24 counters.
-	if z := plan.Passes[PassDaily].Docs[0].ZeroBytes; z < 1464*10 || z > 1464*14 {
+	if z := plan.Passes[bucket.Daily].Docs[0].ZeroBytes; z < 1464*10 || z > 1464*14 {
 		t.Errorf("daily zero document %d bytes", z)
 	}
 	if n := plan.AppliedEntryBytes(); n != 1+16+1+4+24+1 {
 		t.Errorf("applied entry %d bytes, want 47", n)
 	}
 	// Planning leaves the batch in flight; only some passes can be asked for.
-	again, err := PlanBatch(buf, batch.ID, 0, PassDaily)
+	again, err := PlanBatch(buf, batch.ID, 0, bucket.Daily)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Passes[PassMinute].Updates != 0 || again.Passes[PassDaily].Updates != 3 || again.Passes[PassMonthly].Updates != 0 {
+	if again.Passes[bucket.Minute].Updates != 0 || again.Passes[bucket.Daily].Updates != 3 || again.Passes[bucket.Monthly].Updates != 0 {
 		t.Errorf("daily only: %+v", again.Passes)
 	}
 }

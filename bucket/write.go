@@ -1,0 +1,211 @@
+package bucket
+
+import (
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// Counter is one $inc term: a slot of a family and a count.
+type Counter struct {
+	Slot int
+	N    int64
+}
+
+// Doc is one bucket's share of a batch: the sums of the hits that fall in
+// it.
+type Doc struct {
+	Level      Level
+	ID         string
+	Site, Page string
+	// Start and End bound the bucket's period (Unix seconds, UTC).
+	Start, End int64
+	// Total is the hits added.
+	Total int64
+	// counts holds each family's counters (in document order), by
+	// ascending slot.
+	counts [][]Counter
+}
+
+// NewDoc returns the empty l document of site and page holding sec.
+func NewDoc(l Level, site, page string, sec int64) Doc {
+	d := Doc{Level: l, Site: site, Page: page}
+	d.Start, d.End = l.Bounds(sec)
+	d.ID = l.ID(d.Start, site, page)
+	return d
+}
+
+// reset empties d for level l, keeping its counter slices.
+func (d *Doc) reset(l Level) {
+	n := len(shapes[l].families)
+	if cap(d.counts) < n {
+		d.counts = make([][]Counter, n)
+	}
+	d.counts = d.counts[:n]
+	for i := range d.counts {
+		d.counts[i] = d.counts[i][:0]
+	}
+	d.Level, d.Total = l, 0
+}
+
+// Add counts n hits at sec, which lies in d's period. Hits arrive in time
+// order.
+func (d *Doc) Add(sec, n int64) {
+	if n := len(shapes[d.Level].families); len(d.counts) != n {
+		d.counts = make([][]Counter, n)
+	}
+	off := sec - d.Start
+	for i, f := range shapes[d.Level].families {
+		d.counts[i] = bump(d.counts[i], f.Slots.index(off), n)
+	}
+	d.Total += n
+}
+
+// bump adds n to the last counter if it is i, else appends {i, n}. Hits
+// arrive in time order, so equal slots are adjacent.
+func bump(cs []Counter, i int, n int64) []Counter {
+	if k := len(cs) - 1; k >= 0 && cs[k].Slot == i {
+		cs[k].N += n
+		return cs
+	}
+	return append(cs, Counter{i, n})
+}
+
+// AppendKey appends d's _id and shard-key fields (Level.AppendKey).
+func (d *Doc) AppendKey(f bson.D) bson.D {
+	return d.Level.AppendKey(f, d.ID, d.Site, d.Page, d.Start)
+}
+
+// Inc returns d's $inc document: each family's counters (the finest
+// first), then the total.
+func (d *Doc) Inc() bson.D {
+	n := 1
+	for _, cs := range d.counts {
+		n += len(cs)
+	}
+	inc := make(bson.D, 0, n)
+	fs := shapes[d.Level].families
+	for i := len(d.counts) - 1; i >= 0; i-- {
+		for _, c := range d.counts[i] {
+			inc = append(inc, bson.E{Key: fs[i].paths[c.Slot], Value: c.N})
+		}
+	}
+	return append(inc, bson.E{Key: shapes[d.Level].total, Value: d.Total})
+}
+
+// Update returns the guarded update of d for batch batchID of the
+// instance whose applied entry is applied ("applied.<instance>"): it
+// applies d's counts unless the document already took that batch from
+// that instance. The filter carries the shard key next to the _id
+// (AppendKey); the guard is the same as without it, since those fields
+// never change once the bucket is inserted.
+func (d *Doc) Update(applied, batchID string) (filter, update bson.D) {
+	filter = d.AppendKey(make(bson.D, 0, 5))
+	filter = append(filter, bson.E{Key: applied, Value: bson.D{{Key: "$ne", Value: batchID}}})
+	update = bson.D{{Key: "$inc", Value: d.Inc()}, {Key: "$set", Value: bson.D{{Key: applied, Value: batchID}}}}
+	return filter, update
+}
+
+// FindApplied returns the filter selecting those of docs (all of one
+// level) that carry batchID in applied ("applied.<instance>"): {$or:
+// [{_id, <shard key>}, ...], applied: batchID}, so that a router asks only
+// the shards holding them.
+func FindApplied(docs []Doc, applied, batchID string) bson.D {
+	or := make(bson.A, len(docs))
+	for i := range docs {
+		or[i] = docs[i].AppendKey(make(bson.D, 0, 4))
+	}
+	return bson.D{{Key: "$or", Value: or}, {Key: applied, Value: batchID}}
+}
+
+// Zero returns d's whole document with every counter zero and an empty
+// applied map: the document a bucket is created as.
+func (d *Doc) Zero() bson.D {
+	date := bson.NewDateTimeFromTime(time.Unix(d.Start, 0).UTC())
+	doc := make(bson.D, 0, 8)
+	doc = append(doc, bson.E{Key: FieldID, Value: d.ID})
+	if d.Level == Minute {
+		doc = append(doc,
+			bson.E{Key: FieldSite, Value: d.Site},
+			bson.E{Key: FieldPage, Value: d.Page},
+			bson.E{Key: FieldTimestamp, Value: date})
+	} else {
+		doc = append(doc, bson.E{Key: FieldMetadata, Value: bson.D{
+			{Key: FieldDate, Value: date}, {Key: FieldSite, Value: d.Site}, {Key: FieldPage, Value: d.Page}}})
+	}
+	sh := &shapes[d.Level]
+	doc = append(doc, bson.E{Key: sh.total, Value: int64(0)})
+	for i := range sh.families {
+		f := &sh.families[i]
+		doc = append(doc, bson.E{Key: f.Field, Value: f.Slots.zero(d.Start, d.End)})
+	}
+	return append(doc, bson.E{Key: FieldApplied, Value: bson.D{}})
+}
+
+// Grouper groups a batch's hits, in key order (site, page, time), into
+// the documents of one level, at most Max of them: one chunk of a pass.
+type Grouper struct {
+	Level Level
+	Max   int
+	// Docs are the chunk's documents, in key order.
+	Docs []Doc
+	// ExpiredBy, when not 0, is the end (Unix seconds) at or before which
+	// a bucket has expired: its hits are skipped and added to Dropped.
+	ExpiredBy int64
+	Dropped   uint64
+	idBuf     []byte
+}
+
+// Reset starts a new chunk of level l of at most max documents.
+func (g *Grouper) Reset(l Level, max int) {
+	g.Level, g.Max = l, max
+	g.Docs = g.Docs[:0]
+	g.ExpiredBy, g.Dropped = 0, 0
+}
+
+// Add adds n hits of site and page at sec. It returns false, adding
+// nothing, when they start a new document and Max documents are complete:
+// the next chunk starts with them.
+func (g *Grouper) Add(site, page []byte, sec int64, n uint64) bool {
+	if k := len(g.Docs) - 1; k >= 0 {
+		d := &g.Docs[k]
+		if sec >= d.Start && sec < d.End && string(site) == d.Site && string(page) == d.Page {
+			d.Add(sec, int64(n))
+			return true
+		}
+		if len(g.Docs) >= g.Max {
+			return false
+		}
+	}
+	if g.ExpiredBy != 0 {
+		if _, end := g.Level.Bounds(sec); end <= g.ExpiredBy {
+			g.Dropped += n // the bucket is past its retention
+			return true
+		}
+	}
+	var prevSite, prevPage string
+	if k := len(g.Docs) - 1; k >= 0 {
+		prevSite, prevPage = g.Docs[k].Site, g.Docs[k].Page
+	}
+	// Reuse the document slots and their counter slices of earlier chunks.
+	if len(g.Docs) < cap(g.Docs) {
+		g.Docs = g.Docs[:len(g.Docs)+1]
+	} else {
+		g.Docs = append(g.Docs, Doc{})
+	}
+	d := &g.Docs[len(g.Docs)-1]
+	d.reset(g.Level)
+	d.Start, d.End = g.Level.Bounds(sec)
+	// Consecutive documents mostly share the site and often the page.
+	d.Site, d.Page = prevSite, prevPage
+	if string(site) != prevSite {
+		d.Site = string(site)
+	}
+	if string(page) != prevPage {
+		d.Page = string(page)
+	}
+	g.idBuf = g.Level.AppendID(g.idBuf[:0], d.Start, site, page)
+	d.ID = string(g.idBuf)
+	d.Add(sec, int64(n))
+	return true
+}
