@@ -14,13 +14,33 @@ import (
 	"time"
 )
 
-func open(t *testing.T, path string) *Buffer {
+// openTest opens the buffer at path with opts for a test and registers
+// a cleanup that closes it and checks the file with Verify, as bbolt's
+// test helper checks every test's database: a test fails if it leaves an
+// inconsistent file behind. Closing a Buffer twice is harmless, so a test
+// may close it (to reopen the file, or to look at it) before the cleanup
+// runs. Tests that damage the file on purpose open it with Open.
+func openTest(t *testing.T, path string, opts Options) *Buffer {
 	t.Helper()
-	b, err := Open(path, Options{LockTimeout: 100 * time.Millisecond})
+	b, err := Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("close %s: %v", path, err)
+		}
+		if err := Verify(path); err != nil {
+			t.Errorf("the file the test left: %v", err)
+		}
+	})
 	return b
+}
+
+// open is openTest with a short lock timeout.
+func open(t *testing.T, path string) *Buffer {
+	t.Helper()
+	return openTest(t, path, Options{LockTimeout: 100 * time.Millisecond})
 }
 
 func key(site, page string, sec int64) string {
@@ -183,7 +203,13 @@ func TestSecondOpenFailsClearly(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if err := Verify(path); err != nil { // the holder was killed with the file open
+			t.Errorf("the file the holder left: %v", err)
+		}
+	}()
 	line := make([]byte, 5)
 	if _, err := out.Read(line); err != nil || string(line[:4]) != "open" {
 		t.Fatalf("holder did not open: %q %v", line, err)
@@ -199,11 +225,7 @@ func TestSecondOpenFailsClearly(t *testing.T) {
 }
 
 func TestFullAtMaxSize(t *testing.T) {
-	b, err := Open(filepath.Join(t.TempDir(), "b.db"), Options{MaxSize: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{MaxSize: 4096})
 	counts := map[string]uint64{}
 	for i := 0; !b.Full(); i++ {
 		if i > 1000 {
@@ -237,10 +259,7 @@ func TestMaxSizeDefaultAndNoLimit(t *testing.T) {
 	for _, tc := range []struct {
 		opt, want int64
 	}{{0, DefaultMaxSize}, {4096, 4096}, {-1, -1}} {
-		b, err := Open(filepath.Join(dir, "b.db"), Options{MaxSize: tc.opt})
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := openTest(t, filepath.Join(dir, "b.db"), Options{MaxSize: tc.opt})
 		if b.maxSize != tc.want {
 			t.Errorf("MaxSize %d: limit %d, want %d", tc.opt, b.maxSize, tc.want)
 		}
@@ -257,11 +276,7 @@ func TestMaxSizeDefaultAndNoLimit(t *testing.T) {
 func TestOpenLogsBufferID(t *testing.T) {
 	var out bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&out, nil)).With("instance", "web-1")
-	b, err := Open(filepath.Join(t.TempDir(), "b.db"), Options{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{Logger: log})
 	line := out.String()
 	if !strings.Contains(line, "msg=\"buffer open\"") || !strings.Contains(line, " buffer_id="+b.InstanceID()+" ") ||
 		strings.Count(line, "instance=") != 1 || !strings.Contains(line, "instance=web-1") {

@@ -22,11 +22,7 @@ func scanAll(t *testing.T, b *Buffer, id string, coarse bool) map[string]uint64 
 // Minute-only batches' counts wait, once acknowledged, for the next full
 // batch, which carries them with its own to the daily and monthly passes.
 func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
-	b, err := Open(filepath.Join(t.TempDir(), "b.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{})
 	k := func(page string, sec int64) string { return string(AppendKey(nil, []byte("s"), []byte(page), sec)) }
 	if err := b.Commit(map[string]uint64{k("/a", 60): 2, k("/b", 61): 1}, nil); err != nil {
 		t.Fatal(err)

@@ -38,10 +38,7 @@ func TestCheckDir(t *testing.T) {
 
 	// A buffer open in this process holds the lock, as a running daemon's
 	// would.
-	b, err := Open(filepath.Join(tmp, "buffer.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := openTest(t, filepath.Join(tmp, "buffer.db"), Options{})
 	if locked, err := CheckDir(tmp, "buffer.db"); err != nil || !locked {
 		t.Errorf("CheckDir with the buffer open = %v, %v; want locked", locked, err)
 	}

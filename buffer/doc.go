@@ -1,22 +1,68 @@
 // Package buffer is logtally's crash-safe store between the log files and
-// MongoDB: a bbolt file holding pending per-(site, page, second) counts, the
-// sealed batch in flight, and the tailers' file checkpoints.
+// MongoDB: a bbolt file holding pending per-(site, page, second) counts,
+// the sealed batch in flight, the tailers' file checkpoints, the ledger of
+// how far each file or archive is counted, and what the database's
+// progress record is rebuilt from. It knows nothing of files, lines or
+// MongoDB.
 //
-// Counts and the checkpoints of the lines they came from are written in one
-// bbolt transaction (Commit), so after a crash at any instant the buffer and
-// the checkpoints agree: lines after the checkpoint are read again, lines
-// before it are counted in the buffer, none twice.
+// Counts, the checkpoints of the lines they came from and the ledger marks
+// they move are written in one bbolt transaction (Commit, CommitWith), so
+// after a crash at any instant they agree: lines after a checkpoint are
+// read again, lines before it are counted in the buffer, none twice.
 //
 // The flusher seals all pending counts into one batch (Seal, an O(1) bucket
 // move), writes it to MongoDB, and only then deletes it (Ack). One batch is
-// in flight at a time; counts committed meanwhile stay pending for the next.
+// in flight at a time; counts committed meanwhile stay pending for the
+// next. Each batch keeps a copy of the checkpoints at its seal
+// (SealedSnapshot), and Ack keeps that copy as the last acknowledged
+// batch's (AckedSnapshot): where the counts in MongoDB end, which the
+// progress record carries and Rebuild restores into a new file when the
+// buffer is lost.
+//
+// Coarse counts (coarse.go): with the flusher's coarse interval most
+// batches are sealed minute-only (SealMinuteOnly) and written to the minute
+// buckets alone; acknowledging one adds its counts to the coarse counts,
+// which the next full batch (Seal) carries, with its own, to the daily and
+// monthly buckets (ScanCoarse). CoarseSnapshot is where the daily and
+// monthly counts end; RebuildCoarse restores the coarse counts too.
+//
+// The ledger (ledger.go): a mark says that the stream whose first bytes
+// hash to a fingerprint is counted up to an offset, whoever counted it
+// (the daemon or a replay, on any host). Marks are committed with the
+// counts they cover and travel with the next batch (BatchMarks), so the
+// flusher copies them to the database's ledger before the batch is
+// acknowledged. Counted finds how far a stream is counted from its first
+// bytes (LedgerCandidates). Entries not moved for Options.LedgerRetention
+// (DefaultLedgerRetention) are pruned by Seal, at most once an hour.
+//
+// The file itself (verify.go, watch.go, dir.go): Verify checks a bbolt
+// file with plain reads, without mapping it; Open and OpenReadOnly run it
+// first and return ErrCorrupt instead of faulting or panicking on a
+// truncated or overwritten file. While open, Truncated notices the file
+// cut shorter than bbolt uses (every method then returns ErrTruncated
+// rather than touch the map), Replaced notices it deleted or replaced, and
+// Restore writes the open file's contents back to the path. CheckDir
+// validates a state dir (writable, owned by this user or root, not
+// writable by others) and reports a buffer locked by a running logtally.
 //
 // Caveats:
 //   - bbolt holds one writer at a time and a file lock: a second process
-//     opening the same file fails after Options.LockTimeout with ErrLocked.
+//     opening the same file fails after Options.LockTimeout with ErrLocked;
+//     OpenReadOnly (logtally state) takes a shared lock.
 //   - The file never shrinks (bbolt reuses freed pages but does not return
-//     them to the file system). Size reports the live data, not the file.
+//     them to the file system). Size reports the live data (pending,
+//     sealed and coarse counts), not the file.
 //   - NoFreelistSync is on: commits are cheaper, and after an unclean stop
 //     bbolt rebuilds its freelist by scanning the file at Open.
 //   - Keys are length-prefixed, so a site or page may hold any bytes.
+//   - A commit that reports an error may still have reached the file (its
+//     sync failed, yet the next transaction sees it): CommitWith finds the
+//     random token written with it and returns nil, so a caller retrying on
+//     an error never counts it twice.
+//   - Verify reads bbolt's layout as little-endian (bbolt writes it in the
+//     machine's order): on a big-endian machine it would refuse every file.
+//     logtally is built for little-endian machines (amd64, arm64) only.
+//   - A truncate between Truncated's check and a transaction's first read
+//     of the map (microseconds) can still fault; later calls return
+//     ErrTruncated.
 package buffer

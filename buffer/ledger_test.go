@@ -31,11 +31,7 @@ func TestLedgerCandidates(t *testing.T) {
 }
 
 func TestLedgerMarksTravelWithBatches(t *testing.T) {
-	b, err := Open(filepath.Join(t.TempDir(), "b.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{})
 	head := []byte("line one\nline two\n")
 	sum := fnv1a.Extend(fnv1a.Offset, head)
 	m := Mark{FPLen: len(head), FPSum: sum, Offset: int64(len(head)), Source: "s", Path: "/a.gz"}
@@ -100,11 +96,7 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 }
 
 func TestLedgerPrune(t *testing.T) {
-	b, err := Open(filepath.Join(t.TempDir(), "b.db"), Options{LedgerRetention: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{LedgerRetention: time.Hour})
 	m := Mark{FPLen: 4, FPSum: 1, Offset: 4}
 	if err := b.CommitWith(Commit{Marks: []Mark{m}}); err != nil {
 		t.Fatal(err)

@@ -8,11 +8,7 @@ import (
 )
 
 func TestSnapshotsFollowSealAndAck(t *testing.T) {
-	b, err := Open(filepath.Join(t.TempDir(), "buffer.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openTest(t, filepath.Join(t.TempDir(), "buffer.db"), Options{})
 	key := string(AppendKey(nil, []byte("s"), []byte("/a"), 1_700_000_000))
 	c1 := map[string][]byte{"f1": []byte("at 10"), "f2": []byte("at 20")}
 	if err := b.Commit(map[string]uint64{key: 3}, c1); err != nil {
@@ -59,10 +55,7 @@ func TestSnapshotsFollowSealAndAck(t *testing.T) {
 
 func TestRebuild(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "buffer.db")
-	b, err := Open(path, Options{InstanceID: "lostbuffer01"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := openTest(t, path, Options{InstanceID: "lostbuffer01"})
 	key := string(AppendKey(nil, []byte("s"), []byte("/a"), 1_700_000_000))
 	acked := Snapshot{Batch: "prev", SealedAt: time.Unix(1_700_000_000, 0), Checkpoints: map[string][]byte{"f1": []byte("at 10")}}
 	cps := map[string][]byte{"f1": []byte("at 40"), "f3": []byte("at 5")}
@@ -71,11 +64,7 @@ func TestRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Close()
-	b, err = Open(path, Options{InstanceID: "ignored"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b = openTest(t, path, Options{InstanceID: "ignored"})
 	if b.InstanceID() != "lostbuffer01" {
 		t.Errorf("instance id %q, want the adopted one", b.InstanceID())
 	}

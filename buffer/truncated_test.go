@@ -14,7 +14,7 @@ import (
 func TestTruncatedWhileOpen(t *testing.T) {
 	for _, size := range []int64{0, 2 * 4096} {
 		path := filepath.Join(t.TempDir(), "buffer.db")
-		b, err := Open(path, Options{})
+		b, err := Open(path, Options{}) // not openTest: the test truncates the file
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 func sampleBuffer(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "buffer.db")
-	b, err := Open(path, Options{})
+	b, err := Open(path, Options{}) // not openTest: the tests damage the file
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +37,9 @@ func sampleBuffer(t *testing.T) string {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
+	if err := Verify(path); err != nil { // sound before the test damages it
+		t.Fatal(err)
+	}
 	return path
 }
 
@@ -47,11 +50,7 @@ func TestVerifySoundFile(t *testing.T) {
 	}
 	// And a fresh, empty one.
 	empty := filepath.Join(t.TempDir(), "buffer.db")
-	b, err := Open(empty, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Close()
+	openTest(t, empty, Options{}).Close()
 	if err := Verify(empty); err != nil {
 		t.Fatalf("Verify of an empty buffer: %v", err)
 	}

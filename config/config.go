@@ -20,6 +20,7 @@ import (
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/redact"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -284,18 +285,19 @@ type Filter struct {
 // Formats lists the accepted values of a source's format.
 var Formats = parser.Formats
 
-// Defaults of the keys that only the configuration knows. The other keys'
-// defaults are those of the packages that use them: flusher.DefaultInterval,
-// flusher.DefaultMaxOps, flusher.DefaultMaxBackoff, flusher.DefaultTimeout
-// (mongo.timeout), the flusher's collection names, buffer.DefaultMaxSize,
-// pipeline.DefaultShutdownTimeout, tailer.DefaultMaxLineBytes and
-// progress.DefaultLeaseTTL.
+// Defaults of the keys no package of logtally takes with a default of its
+// own: their values go to cmd/logtally (the state dir, the MongoDB client,
+// the HTTP address, the logger), which config cannot import. Every other
+// key's default is the constant of the package that takes the value and
+// applies it to a zero value, used here by name and written nowhere else:
+// pipeline.DefaultCommitInterval, pipeline.DefaultShutdownTimeout,
+// tailer.DefaultMaxLineBytes, progress.DefaultLeaseTTL,
+// buffer.DefaultMaxSize, flusher.DefaultInterval, flusher.DefaultMaxOps,
+// flusher.DefaultMaxBackoff, flusher.DefaultTimeout (mongo.timeout), the
+// flusher's collection names and preallocation settings.
 const (
 	// DefaultStateDir is state_dir, the directory of buffer.db.
 	DefaultStateDir = "/var/lib/logtally"
-	// DefaultCommitInterval is buffer.commit_interval, how often counts and
-	// checkpoints are committed.
-	DefaultCommitInterval = time.Second
 	// DefaultMongoURI is mongo.uri.
 	DefaultMongoURI = "mongodb://localhost:27017"
 	// DefaultDatabase is mongo.database.
@@ -336,7 +338,7 @@ func Default() Config {
 			Timeout:      Duration(flusher.DefaultTimeout),
 		},
 		Buffer: Buffer{
-			CommitInterval: Duration(DefaultCommitInterval),
+			CommitInterval: Duration(pipeline.DefaultCommitInterval),
 			MaxSize:        Size(buffer.DefaultMaxSize),
 		},
 		Flush: Flush{
@@ -465,15 +467,16 @@ func (cfg Config) finish(name string, data []byte) (Config, error) {
 	return cfg, nil
 }
 
-// redact hides a password and credential options in a URI for messages.
-func redact(uri string) string {
-	r, _ := RedactURI(uri)
+// redactURI hides a password and credential options in a URI for
+// messages.
+func redactURI(uri string) string {
+	r, _ := redact.URI(uri)
 	return r
 }
 
 // Redacted returns the URI with its password and credential-bearing
-// options replaced (see RedactURI), for logs.
-func (m Mongo) Redacted() string { return redact(m.URI) }
+// options replaced (see redact.URI), for logs.
+func (m Mongo) Redacted() string { return redactURI(m.URI) }
 
 // User returns the URI's user name, "" when it has none (never the
 // password).

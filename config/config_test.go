@@ -215,7 +215,7 @@ func TestDefaultsLiveInTheirPackages(t *testing.T) {
 		{"buckets.daily", c.Buckets.Daily, bucket.DefaultDailyCollection},
 		{"buckets.monthly", c.Buckets.Monthly, bucket.DefaultMonthlyCollection},
 		{"buffer.max_size", int64(c.Buffer.MaxSize), int64(buffer.DefaultMaxSize)},
-		{"buffer.commit_interval", c.Buffer.CommitInterval.D(), DefaultCommitInterval},
+		{"buffer.commit_interval", c.Buffer.CommitInterval.D(), pipeline.DefaultCommitInterval},
 		{"state_dir", c.StateDir, DefaultStateDir},
 		{"shutdown_timeout", c.ShutdownTimeout.D(), pipeline.DefaultShutdownTimeout},
 		{"max_line_bytes", int(c.MaxLineBytes), tailer.DefaultMaxLineBytes},

@@ -7,11 +7,14 @@
 // (Validate), lines.go (FieldError and finding a key's line), values.go
 // (Duration, Size, WriteConcern).
 //
-// Each default is defined once: keys that only the configuration knows
-// have constants here (DefaultStateDir, DefaultShutdownTimeout, ...); the
-// others are the constants of the package that uses them
-// (flusher.DefaultInterval, bucket.DefaultMinuteCollection,
-// buffer.DefaultMaxSize, ...), so importing config imports those packages.
+// Each default is defined once, beside the package that takes the value
+// and applies it to a zero value (pipeline.DefaultCommitInterval,
+// flusher.DefaultInterval, bucket.DefaultMinuteCollection, buffer.DefaultMaxSize, ...): config uses those
+// constants by name, so importing config imports those packages. Only the
+// keys whose values go to cmd/logtally alone (state_dir, mongo.uri,
+// mongo.database, http.listen, log.*, ...) have their defaults here
+// (DefaultStateDir, DefaultMongoURI, ...). The MongoDB URI is shown
+// through package redact (Mongo.Redacted).
 //
 // Caveats:
 //   - Durations are strings with a unit ("10s"); a bare number is an error,

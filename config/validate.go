@@ -65,7 +65,7 @@ func (c *Config) Validate() error {
 		bad("max_line_bytes", "%q: must be between 1 and %s", c.MaxLineBytes, MaxLineBytesLimit)
 	}
 	if !strings.HasPrefix(c.Mongo.URI, "mongodb://") && !strings.HasPrefix(c.Mongo.URI, "mongodb+srv://") {
-		bad("mongo.uri", "%q: must start with mongodb:// or mongodb+srv://", redact(c.Mongo.URI))
+		bad("mongo.uri", "%q: must start with mongodb:// or mongodb+srv://", redactURI(c.Mongo.URI))
 	}
 	if c.Mongo.Database == "" || strings.ContainsAny(c.Mongo.Database, `/\. "$`) || len(c.Mongo.Database) > 63 {
 		bad("mongo.database", "%q: must be a MongoDB database name (1-63 bytes, none of /\\. \"$)", c.Mongo.Database)

@@ -63,7 +63,7 @@ func TestMongoUser(t *testing.T) {
 		"mongodb+srv://bob@cluster.example/":       "bob",
 	} {
 		if got := (Mongo{URI: uri}).User(); got != want {
-			t.Errorf("User of %s = %q, want %q", redact(uri), got, want)
+			t.Errorf("User of %s = %q, want %q", redactURI(uri), got, want)
 		}
 	}
 }

@@ -19,8 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/logtally/logtally/clock"
-	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/pipeline"
+	"github.com/logtally/logtally/redact"
 )
 
 // Source is what the Server reads of the pipeline. *pipeline.Pipeline
@@ -50,7 +50,7 @@ type Config struct {
 	// none.
 	Instance string
 	// MongoURI is shown redacted in /status; its secrets (password,
-	// credential options, see config.RedactURI) are cut
+	// credential options, see redact.URI) are cut
 	// out of every /status and /healthz response.
 	MongoURI string
 	// Tap, when not nil, is the log's Tap: /status shows the last
@@ -251,10 +251,10 @@ func (s *Server) scrub(b []byte) []byte {
 }
 
 // redactURI returns uri as config.Mongo.Redacted shows it, and the forms
-// its secrets (password, credential options: config.RedactURI) may take in
+// its secrets (password, credential options: redact.URI) may take in
 // a response (as written, percent-decoded, JSON-escaped), longest first.
 func redactURI(uri string) (redacted string, secrets []string) {
-	redacted, forms := config.RedactURI(uri)
+	redacted, forms := redact.URI(uri)
 	for _, f := range slices.Clone(forms) {
 		if j, err := json.Marshal(f); err == nil {
 			forms = append(forms, strings.Trim(string(j), `"`))

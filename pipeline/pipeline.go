@@ -26,6 +26,10 @@ const DefaultStatsInterval = time.Minute
 // is zero.
 const DefaultShutdownTimeout = 30 * time.Second
 
+// DefaultCommitInterval is how often counts and checkpoints are committed
+// when Config.CommitInterval is zero.
+const DefaultCommitInterval = time.Second
+
 // chunkQueue is the capacity of the channel between the tailers and the
 // aggregator.
 const chunkQueue = 16
@@ -56,7 +60,7 @@ type Config struct {
 	// Sources are the sources to follow. At least one.
 	Sources []Source
 	// CommitInterval is how often counts and checkpoints are committed.
-	// Required.
+	// Default DefaultCommitInterval.
 	CommitInterval time.Duration
 	// ShutdownTimeout bounds the final flush when Run stops. Default
 	// DefaultShutdownTimeout.
@@ -142,6 +146,7 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 		return nil, errors.New("new pipeline: no sources")
 	}
 	cfg.Clock = cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
+	cfg.CommitInterval = cmp.Or(cfg.CommitInterval, DefaultCommitInterval)
 	cfg.ShutdownTimeout = cmp.Or(cfg.ShutdownTimeout, DefaultShutdownTimeout)
 	cfg.StatsInterval = cmp.Or(cfg.StatsInterval, DefaultStatsInterval)
 	log := cfg.Logger

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"time"
 
+	"github.com/logtally/logtally/digits"
 	"github.com/logtally/logtally/parser"
 )
 
@@ -182,7 +182,7 @@ func (d *DryRun) line(name string, lineNo int, line []byte, malformed *int) {
 func (d *DryRun) Summary(w io.Writer, elapsed time.Duration) {
 	c := d.p.Counts()
 	row := func(name string, v uint64, note string) {
-		fmt.Fprintf(w, "%-26s %12s%s\n", name, group(v), note)
+		fmt.Fprintf(w, "%-26s %12s%s\n", name, digits.Group(v), note)
 	}
 	row("files", d.files, "")
 	row("lines", d.lines, "")
@@ -206,22 +206,9 @@ func (d *DryRun) Summary(w io.Writer, elapsed time.Duration) {
 	row("sites", uint64(len(d.siteIDs)), "")
 	row("distinct pages", d.pagesForgotten+uint64(len(d.pageIDs)), "")
 	row("distinct seconds", uint64(len(d.seconds)), "")
-	row("keys committed", d.committed+uint64(len(d.keys)), " ((site, page, second) sums, in batches of "+group(maxKeys)+")")
+	row("keys committed", d.committed+uint64(len(d.keys)), " ((site, page, second) sums, in batches of "+digits.Group(maxKeys)+")")
 	fmt.Fprintf(w, "%-26s %12s\n", "elapsed", elapsed.Round(time.Millisecond))
 	if s := elapsed.Seconds(); s > 0 {
 		row("lines/s", uint64(float64(d.lines)/s), "")
 	}
-}
-
-// group formats n with thousands separators.
-func group(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	var b []byte
-	for i := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b = append(b, ',')
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
 }

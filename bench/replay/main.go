@@ -44,8 +44,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/logtally/logtally/internal/benchutil"
-
+	"github.com/logtally/logtally/digits"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -167,9 +166,9 @@ func run(o settings) error {
 			multiSize += fi.Size()
 		}
 	}
-	fmt.Printf("log: %s lines, %d pages over %d minutes: plain %s, gz %s, zst %s\n", benchutil.Group(int64(o.lines)), o.pages, o.minutes,
+	fmt.Printf("log: %s lines, %d pages over %d minutes: plain %s, gz %s, zst %s\n", digits.Group(o.lines), o.pages, o.minutes,
 		mb(sizes[single]), mb(sizes[single+".gz"]), mb(sizes[single+".zst"]))
-	fmt.Printf("replayed together: %d gz files of %s lines each (one day each), %s in all\n", o.files, benchutil.Group(int64(o.multiLines)), mb(multiSize))
+	fmt.Printf("replayed together: %d gz files of %s lines each (one day each), %s in all\n", o.files, digits.Group(o.multiLines), mb(multiSize))
 
 	if o.bin != "" {
 		b.bin = o.bin
@@ -305,8 +304,8 @@ func run(o settings) error {
 // printDB prints a replay's database figures.
 func printDB(db dbFigures) {
 	fmt.Printf("%-28s ops=%d updates=%d inserts=%d finds=%d bucket_writes=%d; one upsert per hit: %s ops\n", "database:",
-		db.ops, db.updates, db.inserts, db.finds, db.buckets, benchutil.Group(opsPerHitOneByOne*db.hits))
-	fmt.Printf("%-28s %s hits in the monthly buckets, %s in the summary\n", "check:", benchutil.Group(db.inDB), benchutil.Group(db.hits))
+		db.ops, db.updates, db.inserts, db.finds, db.buckets, digits.Group(opsPerHitOneByOne*db.hits))
+	fmt.Printf("%-28s %s hits in the monthly buckets, %s in the summary\n", "check:", digits.Group(db.inDB), digits.Group(db.hits))
 }
 
 // loadavg is /proc/loadavg's first three fields: other work on the
@@ -352,7 +351,7 @@ func ratio(name string, v, target float64, atLeast bool) check {
 	}
 	val := fmt.Sprintf("%.2f", v)
 	if atLeast {
-		val = benchutil.Group(int64(v)) + "x"
+		val = digits.Group(int64(v)) + "x"
 	}
 	return check{line: fmt.Sprintf("  %-56s %8s  (target %s %g: %s)", name, val, cmp, target, verdict), met: met}
 }

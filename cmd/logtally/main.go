@@ -21,15 +21,23 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 const usage = `usage: logtally <command> [flags]
 
 commands:
-  run -config FILE      run the daemon until SIGTERM or SIGINT
-  check -config FILE    validate the config, list matched files, ping MongoDB
+  run -config FILE [-log-level L]
+                        run the daemon until SIGTERM or SIGINT; SIGHUP re-reads the config
+  check -config FILE    validate the config and state_dir, list the files each source
+                        would follow, ping MongoDB
   state -config FILE    print the state dir's checkpoints, pending counts and batches
-  replay -dry-run -site S -format F FILE...
-                        parse archived logs (plain, gzip, zstd, bzip2) and print a summary
+                        (the daemon's /status while it runs)
+  replay -config FILE [-source NAME] [-site S] [-format F] [-log-format L]
+         [-since T] [-until T] [-jobs N] [-dry-run] [-log-level L] FILE|GLOB...
+                        count archived logs (plain, gzip, zstd, bzip2) into the buckets,
+                        each line once; -dry-run (no -config needed) parses them and
+                        prints a summary, with no database or state
   query -config FILE -site S -from T [-to T] [-page P] [-step minute|hour|day|month]
         [-top N] [-format table|csv|json|chart] [-tz ZONE]
                         print a site's page views from the buckets
   version               print the version
+
+logtally <command> -h describes the command's flags.
 `
 
 func main() {

@@ -70,6 +70,44 @@ func TestUsageAndConfigErrorsExit2WithOneLine(t *testing.T) {
 	}
 }
 
+// TestUsageNamesEveryFlag keeps the usage text true: every command the
+// usage lists exists, and its entry names every flag its -h describes.
+func TestUsageNamesEveryFlag(t *testing.T) {
+	entries := map[string]string{} // command: its lines of the usage
+	cmd := ""
+	for _, line := range strings.Split(usage, "\n") {
+		if strings.HasPrefix(line, "  ") && len(line) > 2 && line[2] != ' ' {
+			cmd = strings.Fields(line)[0]
+		} else if !strings.HasPrefix(line, "   ") {
+			cmd = ""
+		}
+		if cmd != "" {
+			entries[cmd] += line + "\n"
+		}
+	}
+	for _, c := range []string{"run", "check", "state", "replay", "query", "version"} {
+		if _, ok := entries[c]; !ok {
+			t.Errorf("the usage does not list %s", c)
+		}
+	}
+	for c, entry := range entries {
+		var out, errb bytes.Buffer
+		if code := run([]string{c, "-h"}, &out, &errb); code != 0 {
+			t.Errorf("%s -h: exit %d: %s", c, code, errb.String())
+			continue
+		}
+		for _, line := range strings.Split(errb.String(), "\n") {
+			if !strings.HasPrefix(line, "  -") {
+				continue
+			}
+			flag := strings.Fields(line)[0]
+			if !strings.Contains(entry, flag+" ") && !strings.Contains(entry, flag+"\n") {
+				t.Errorf("the usage's %s entry does not name %s:\n%s", c, flag, entry)
+			}
+		}
+	}
+}
+
 func TestVersion(t *testing.T) {
 	out, _, code := runCmd(t, "version")
 	if code != 0 || !strings.HasPrefix(out, "logtally ") || !strings.Contains(out, "go1.") {

@@ -26,7 +26,7 @@ import (
 )
 
 const replayUsage = `usage: logtally replay -config FILE [-source NAME] [-site S] [-format F] [-log-format L]
-                       [-since T] [-until T] [-jobs N] [-dry-run] FILE|GLOB...
+                       [-since T] [-until T] [-jobs N] [-dry-run] [-log-level L] FILE|GLOB...
 
 Counts archived access logs (plain, gzip, zstd or bzip2, told by their first
 bytes) into MongoDB's buckets, each line once: a file, or a copy of it, that
@@ -35,7 +35,8 @@ counted only past where it was counted. With the daemon running on the same
 state_dir, the files are handed to it; otherwise replay opens the state dir
 itself. Ctrl-C stops reading and flushes what was counted: the same command
 resumes. A file no source's globs (or their rotated names) match needs -site
-and -format. -dry-run parses and prints a summary, with no database or state.
+and -format. -dry-run parses and prints a summary, with no database or state
+(-config is then optional: without it, -site and -format say how to parse).
 `
 
 func cmdReplay(args []string, stdout, stderr io.Writer) error {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/digits"
 	"github.com/logtally/logtally/replay"
 )
 
@@ -119,7 +120,7 @@ func (r *replayProgress) Finish(p replay.Progress) {
 	}
 	r.ensureBar(p.TotalBytes)
 	r.bar.Describe(fmt.Sprintf("replay: %s of %s files, %s lines ",
-		strconv.Itoa(p.FilesDone), strconv.Itoa(p.FilesTotal), groupDigits(p.Lines)))
+		strconv.Itoa(p.FilesDone), strconv.Itoa(p.FilesTotal), digits.Group(p.Lines)))
 	if !r.bar.IsFinished() {
 		r.bar.Set64(r.barMax)
 	}
@@ -162,7 +163,7 @@ func (r *replayProgress) line(now time.Time, p replay.Progress) string {
 	bps, lps := r.rates()
 	var b strings.Builder
 	fmt.Fprintf(&b, "replay: %d%% %s of %s, %d of %d files, %s lines", percent(p), humanBytes(p.ReadBytes), humanBytes(p.TotalBytes),
-		p.FilesDone, p.FilesTotal, groupDigits(p.Lines))
+		p.FilesDone, p.FilesTotal, digits.Group(p.Lines))
 	switch p.Phase {
 	case replay.PhaseFlushing:
 		b.WriteString(", " + waitingForAck)
@@ -298,24 +299,4 @@ func humanRate(v float64) string {
 	default:
 		return fmt.Sprintf("%.0f", v)
 	}
-}
-
-// groupDigits formats n with a comma every three digits: "12,345,678".
-func groupDigits(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }

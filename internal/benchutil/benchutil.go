@@ -4,7 +4,6 @@ package benchutil
 
 import (
 	"context"
-	"strconv"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -28,17 +27,4 @@ func MonthlyTotal(c *mongo.Collection) (int64, error) {
 		n += d.Total
 	}
 	return n, nil
-}
-
-// Group formats n with thousands separators.
-func Group(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	var b []byte
-	for i := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b = append(b, ',')
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
 }

@@ -1,4 +1,10 @@
-package config
+// Package redact hides the secrets of a MongoDB URI: URI returns it with
+// its password and credential-bearing options replaced, and the secrets
+// it hid, so that a caller showing other text (an error from the driver)
+// can cut them out too. It imports nothing of logtally's, so that config
+// (the start log line, check, state) and observe (/status) share it
+// without observe importing config.
+package redact
 
 import (
 	"net/url"
@@ -26,14 +32,14 @@ func secretOption(name string) bool {
 	return false
 }
 
-// RedactURI returns uri with its user-info password and the values of its
+// URI returns uri with its user-info password and the values of its
 // credential-bearing options (see secretOption) replaced by "xxxxx", and
 // the secrets it hid, as written and percent-decoded, each value of
 // authMechanismProperties also on its own: what a caller that shows
 // other text (an error from the driver) must also cut out. Everything that
 // shows the MongoDB URI (the start log line, `check`, `state`, /status)
 // shows it through here.
-func RedactURI(uri string) (redacted string, secrets []string) {
+func URI(uri string) (redacted string, secrets []string) {
 	add := func(s string) {
 		p, err := url.PathUnescape(s)
 		if err != nil {
