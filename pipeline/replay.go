@@ -3,12 +3,14 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/replay"
+	"github.com/logtally/logtally/tailer"
 )
 
 // ErrReplayRunning is returned by Replay while another replay runs in the
@@ -45,6 +47,10 @@ const (
 	ReplaySkipped = "already counted" // nothing new in it
 	ReplayEmpty   = "empty"
 	ReplayStopped = "stopped" // the replay was stopped while reading it
+	// ReplayDamaged: cut short or corrupt (replay.DamagedError): its
+	// whole lines before the damage are counted; the intact file,
+	// replayed, completes it.
+	ReplayDamaged = "damaged"
 )
 
 // ReplayFile is what a replay did with one file.
@@ -94,6 +100,12 @@ type replayFile struct {
 	ReplayFile
 	source string // the aggregator's source name for it
 	head   []byte
+	// held is the furthest stored checkpoint of the same stream
+	// (tailer.SameStream), when live: a copy of a followed file, replayed
+	// with the daemon stopped, starts no lower and leaves an unterminated
+	// last line to the tailer.
+	held   tailer.Checkpoint
+	live   bool
 	size   int64 // on disk
 	counts replay.Counters
 }
@@ -105,8 +117,12 @@ type replayFile struct {
 // the progress every 200 ms. Run must be running.
 //
 // Before reading anything it checks every file: a file this logtally
-// follows (or holds a checkpoint for) is refused, since the tailer counts
-// it; a file no source matches needs Site and Format.
+// follows, or a copy of one (the same first bytes as a checkpoint it holds:
+// tailer.SameStream), is refused while the tailers run, since the tailer
+// counts it; with no tailers (Config.NoTail) it starts no lower than that
+// checkpoint. A file no source matches needs Site and Format. A damaged
+// file (replay.DamagedError) does not stop the others: its whole lines
+// before the damage are counted, and the error names it.
 func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(replay.Progress)) (*ReplaySummary, error) {
 	if !p.replaying.TryLock() {
 		return nil, ErrReplayRunning
@@ -172,7 +188,7 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 	}()
 	defer func() { close(stopReport); <-reported }()
 
-	readErr := p.readReplay(ctx, req.Jobs, files)
+	damaged, readErr := p.readReplay(ctx, req.Jobs, files)
 	stopped := errors.Is(readErr, context.Canceled) || errors.Is(readErr, context.DeadlineExceeded)
 	if readErr != nil && !stopped {
 		return nil, readErr
@@ -215,9 +231,12 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 	if report != nil {
 		report(progress(replay.PhaseDone))
 	}
-	log.Info("replay finished", "lines", sum.Lines, "hits", sum.Hits, "stopped", stopped, "took", sum.Elapsed)
+	log.Info("replay finished", "lines", sum.Lines, "hits", sum.Hits, "stopped", stopped, "damaged", len(damaged), "took", sum.Elapsed)
 	if waitErr != nil && !stopped {
 		return sum, waitErr
+	}
+	if len(damaged) > 0 {
+		return sum, fmt.Errorf("%w; their whole lines before the damage are counted: replaying the intact files counts the rest", errors.Join(damaged...))
 	}
 	return sum, nil
 }

@@ -20,17 +20,28 @@ import (
 // of one another (one's first bytes begin the other's) are read one after
 // the other in one worker, each from where the one before left the
 // ledger, so two copies are never counted at once.
-func (p *Pipeline) readReplay(ctx context.Context, jobs int, files []*replayFile) error {
+//
+// A damaged file (replay.DamagedError) does not stop the others (its
+// copies go on from where it stopped): its errors are returned apart.
+func (p *Pipeline) readReplay(ctx context.Context, jobs int, files []*replayFile) (damaged []error, _ error) {
 	groups := groupCopies(files)
 	jobs = min(cmp.Or(jobs, runtime.GOMAXPROCS(0)), len(groups))
 	work := make(chan []*replayFile)
 	errc := make(chan error, jobs)
 	var wg sync.WaitGroup
+	var mu sync.Mutex
 	for range jobs {
 		wg.Go(func() {
 			for g := range work {
 				for _, f := range g {
-					if err := p.replayOne(ctx, f); err != nil {
+					err := p.replayOne(ctx, f)
+					if replay.IsDamaged(err) {
+						mu.Lock()
+						damaged = append(damaged, err)
+						mu.Unlock()
+						continue
+					}
+					if err != nil {
 						errc <- err
 						return
 					}
@@ -56,7 +67,7 @@ feed:
 	for e := range errc {
 		err = cmp.Or(err, e)
 	}
-	return err
+	return damaged, err
 }
 
 // groupCopies groups files whose heads are prefixes of one another.
@@ -82,14 +93,23 @@ next:
 
 // replayOne reads one file from where it is counted.
 func (p *Pipeline) replayOne(ctx context.Context, f *replayFile) error {
-	from, err := p.countedUpTo(ctx, f.head)
+	counted, err := p.countedUpTo(ctx, f.head)
 	if err != nil {
 		return err
 	}
-	end, err := replay.Stream(ctx, f.Path, f.source, f.head, from, p.maxLine(), p.chunks, &f.counts)
+	var held []tailer.Checkpoint
+	if f.live {
+		held = append(held, f.held)
+	}
+	from, _ := tailer.StreamStart(f.head, counted, held)
+	end, err := replay.Stream(ctx, f.Path, f.source, f.head, from, f.live, p.maxLine(), p.chunks, &f.counts)
 	p.replayMu.Lock()
 	defer p.replayMu.Unlock()
 	f.From, f.End, f.Lines = from, end, f.counts.Lines.Load()
+	if replay.IsDamaged(err) {
+		f.Status = ReplayDamaged
+		p.log.Error("damaged file: its whole lines before the damage are counted", "path", f.Path, "err", err)
+	}
 	if err != nil {
 		return err
 	}
