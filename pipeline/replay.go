@@ -106,6 +106,7 @@ type replayFile struct {
 	// last line to the tailer.
 	held   tailer.Checkpoint
 	live   bool
+	damage error // a replay.DamagedError, with Status ReplayDamaged
 	size   int64 // on disk
 	counts replay.Counters
 }
@@ -188,7 +189,7 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 	}()
 	defer func() { close(stopReport); <-reported }()
 
-	damaged, readErr := p.readReplay(ctx, req.Jobs, files)
+	readErr := p.readReplay(ctx, req.Jobs, files)
 	stopped := errors.Is(readErr, context.Canceled) || errors.Is(readErr, context.DeadlineExceeded)
 	if readErr != nil && !stopped {
 		return nil, readErr
@@ -219,10 +220,14 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 			}
 		}
 	}
+	var damaged []error
 	p.replayMu.Lock()
 	for _, f := range files {
 		if f.Status == "" {
 			f.Status = ReplayStopped
+		}
+		if f.damage != nil {
+			damaged = append(damaged, f.damage)
 		}
 		sum.Files = append(sum.Files, f.ReplayFile)
 	}

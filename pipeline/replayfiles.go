@@ -88,9 +88,13 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 			configs[name] = pc
 		}
 		head, kind, err := replay.Head(path)
-		if err != nil && (!replay.IsDamaged(err) || len(head) == 0) {
-			// Damaged past its first bytes: Stream reports it, after
-			// counting its whole lines.
+		var damage error // damaged before any byte: nothing to read
+		switch {
+		case replay.IsDamaged(err) && len(head) == 0:
+			damage = err
+		case err != nil && !replay.IsDamaged(err):
+			// (Damaged past its first bytes: Stream reports it, after
+			// counting its whole lines.)
 			errs = append(errs, err)
 			continue
 		}
@@ -106,7 +110,10 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 		if cp != nil {
 			f.held, f.live = *cp, true
 		}
-		if len(head) == 0 {
+		switch {
+		case damage != nil:
+			f.Status, f.damage = ReplayDamaged, damage
+		case len(head) == 0:
 			f.Status = ReplayEmpty
 		}
 		files = append(files, f)

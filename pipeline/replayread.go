@@ -21,27 +21,20 @@ import (
 // the other in one worker, each from where the one before left the
 // ledger, so two copies are never counted at once.
 //
-// A damaged file (replay.DamagedError) does not stop the others (its
-// copies go on from where it stopped): its errors are returned apart.
-func (p *Pipeline) readReplay(ctx context.Context, jobs int, files []*replayFile) (damaged []error, _ error) {
+// A damaged file (replay.DamagedError, kept in its replayFile) does not
+// stop the others: its copies go on from where it stopped.
+func (p *Pipeline) readReplay(ctx context.Context, jobs int, files []*replayFile) error {
 	groups := groupCopies(files)
 	jobs = min(cmp.Or(jobs, runtime.GOMAXPROCS(0)), len(groups))
 	work := make(chan []*replayFile)
 	errc := make(chan error, jobs)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
 	for range jobs {
 		wg.Go(func() {
 			for g := range work {
 				for _, f := range g {
 					err := p.replayOne(ctx, f)
-					if replay.IsDamaged(err) {
-						mu.Lock()
-						damaged = append(damaged, err)
-						mu.Unlock()
-						continue
-					}
-					if err != nil {
+					if err != nil && !replay.IsDamaged(err) {
 						errc <- err
 						return
 					}
@@ -67,7 +60,7 @@ feed:
 	for e := range errc {
 		err = cmp.Or(err, e)
 	}
-	return damaged, err
+	return err
 }
 
 // groupCopies groups files whose heads are prefixes of one another.
@@ -107,7 +100,7 @@ func (p *Pipeline) replayOne(ctx context.Context, f *replayFile) error {
 	defer p.replayMu.Unlock()
 	f.From, f.End, f.Lines = from, end, f.counts.Lines.Load()
 	if replay.IsDamaged(err) {
-		f.Status = ReplayDamaged
+		f.Status, f.damage = ReplayDamaged, err
 		p.log.Error("damaged file: its whole lines before the damage are counted", "path", f.Path, "err", err)
 	}
 	if err != nil {
