@@ -234,6 +234,17 @@ func StreamStart(head []byte, counted int64, cps []Checkpoint) (from int64, held
 	return from, held
 }
 
+// lineEndAt reports whether off is a line end of f (size bytes): the byte
+// before it is '\n'.
+func lineEndAt(f *os.File, off, size int64) bool {
+	if off <= 0 || off > size {
+		return false
+	}
+	var b [1]byte
+	n, _ := f.ReadAt(b[:], off-1)
+	return n == 1 && b[0] == '\n'
+}
+
 // counted returns the checkpoint a file starts from: cp (a restored
 // checkpoint, or one at 0 for a file found without one), or, when
 // Config.Counted says its stream is counted further (a replay of a copy of
@@ -257,6 +268,15 @@ func (t *Tailer) counted(f *os.File, path string, size int64, cp Checkpoint) Che
 	}
 	off, _ := StreamStart(head, t.cfg.Counted(head), []Checkpoint{cp})
 	if off <= cp.Offset {
+		return cp
+	}
+	if restored && !lineEndAt(f, off, size) {
+		// Not a copy of this file: another file that begins with the
+		// same bytes (the ledger knows streams by their first bytes
+		// only) and is longer, or cut elsewhere. Its own checkpoint
+		// knows where this file stands.
+		t.log.Warn("the ledger says a file beginning like this one is counted further, at no line end of it: resuming at its checkpoint",
+			"path", path, "checkpoint", cp.Offset, "ledger", off, "size", size)
 		return cp
 	}
 	if off > size {
