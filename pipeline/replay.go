@@ -107,8 +107,11 @@ type replayFile struct {
 	held   tailer.Checkpoint
 	live   bool
 	damage error // a replay.DamagedError, with Status ReplayDamaged
-	size   int64 // on disk
-	counts replay.Counters
+	// waiting says who holds its stream's claim while it waits for it
+	// (guarded by Pipeline.replayMu).
+	waiting string
+	size    int64 // on disk
+	counts  replay.Counters
 }
 
 // Replay reads req.Files into the running pipeline, each from where the
@@ -152,8 +155,11 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 			read := f.counts.Read.Load()
 			pr.Lines += f.counts.Lines.Load()
 			p.replayMu.Lock()
-			st := f.Status
+			st, waiting := f.Status, f.waiting
 			p.replayMu.Unlock()
+			if waiting != "" && pr.Waiting == "" {
+				pr.Waiting = waiting
+			}
 			switch st {
 			case "":
 				if read > 0 && pr.Current == "" {
@@ -189,7 +195,17 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 	}()
 	defer func() { close(stopReport); <-reported }()
 
-	readErr := p.readReplay(ctx, req.Jobs, files)
+	// Each file's stream is claimed in MongoDB's ledger before it is read
+	// and until its counts are acknowledged: a replay of the same files on
+	// another host or state dir waits, then starts where this one left
+	// them.
+	claims := p.newReplayClaims()
+	renewCtx, stopRenew := context.WithCancel(context.Background())
+	renewed := make(chan struct{})
+	go func() { defer close(renewed); claims.run(renewCtx) }()
+	defer func() { stopRenew(); <-renewed }()
+
+	readErr := p.readReplay(ctx, req.Jobs, files, claims)
 	stopped := errors.Is(readErr, context.Canceled) || errors.Is(readErr, context.DeadlineExceeded)
 	if readErr != nil && !stopped {
 		return nil, readErr
@@ -202,6 +218,10 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 		waitErr = p.waitAcked(ctx, files)
 		stopped = waitErr != nil && ctx.Err() != nil
 	}
+	if !stopped && waitErr == nil {
+		claims.releaseAll()
+	} // else counts may not be acknowledged yet: the claims expire by themselves
+
 	agg1, fl1 := p.agg.Stats(), p.flush.Stats()
 	sum := &ReplaySummary{
 		Updates: fl1.Updates - fl0.Updates, Inserts: fl1.Inserts - fl0.Inserts,
