@@ -125,7 +125,7 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 	for name, pc := range configs {
 		pr, err := parser.New(pc)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", strings.TrimPrefix(name, "replay:"), err)
+			return nil, nil, fmt.Errorf("%s: %w", strings.TrimPrefix(name, replaySourcePrefix), err)
 		}
 		if err := p.agg.AddSource(name, pr, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute)); err != nil {
 			return nil, nil, err
@@ -165,6 +165,10 @@ func followedHeads(followed map[tailer.FileID]string) []tailer.Checkpoint {
 	return out
 }
 
+// replaySourcePrefix begins the aggregator source names of replayed files
+// (and so their ledger marks' Source).
+const replaySourcePrefix = "replay:"
+
 // replayConfig returns the aggregator source name and parser settings of a
 // replayed file.
 func (p *Pipeline) replayConfig(req ReplayRequest, path string) (string, parser.Config, error) {
@@ -185,7 +189,7 @@ func (p *Pipeline) replayConfig(req ReplayRequest, path string) (string, parser.
 		}
 	}
 	var pc parser.Config
-	name := "replay:"
+	name := replaySourcePrefix
 	if src != nil {
 		pc, name = src.Parser, name+src.Name
 	} else if req.Site == "" || req.Format == "" {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -143,17 +144,28 @@ func (p *Pipeline) maxLine() int {
 	return tailer.DefaultMaxLineBytes
 }
 
-// countedLocally returns how far this buffer's ledger says a stream
-// beginning with head is counted: the tailers ask it about a file they
-// find without a checkpoint. A ledger that cannot be read says 0 (and the
-// file is read from its start), logged.
-func (p *Pipeline) countedLocally(head []byte) int64 {
-	e, err := p.buf.Counted(head, tailer.FingerprintSize)
-	if err != nil {
-		p.log.Error("cannot read the ledger: a file found without a checkpoint is read from its start", "err", err)
-		return 0
+// countedLocally returns, for the tailer of source, how far this buffer's
+// ledger says a stream beginning with head is counted: the tailers ask it
+// about a file they find without a checkpoint, or resume from one. Only
+// marks of source itself and of replays count: another source's file that
+// begins with the same bytes (the ledger knows streams by their first
+// bytes only) is not a copy of this one. A ledger that cannot be read says
+// 0 (and the file is read from its checkpoint or start), logged.
+func (p *Pipeline) countedLocally(source string) func(head []byte) int64 {
+	return func(head []byte) int64 {
+		got, err := p.buf.Ledger(buffer.LedgerCandidates(head, tailer.FingerprintSize))
+		if err != nil {
+			p.log.Error("cannot read the ledger: a file is read from its checkpoint or start", "source", source, "err", err)
+			return 0
+		}
+		var best int64
+		for _, e := range got {
+			if e.Source == source || strings.HasPrefix(e.Source, replaySourcePrefix) {
+				best = max(best, e.Offset)
+			}
+		}
+		return best
 	}
-	return e.Offset
 }
 
 // countedUpTo returns how far a stream beginning with head is counted:
