@@ -87,6 +87,18 @@ func LedgerCandidates(head []byte, fpSize int) []string {
 	return keys
 }
 
+// ClaimKey returns the ledger key a replay claims to read a stream
+// beginning with head (see flusher.ClaimLedger): the first of its
+// LedgerCandidates, the key of its first line, which every copy of the
+// stream shares whatever its length. Empty for an empty head.
+func ClaimKey(head []byte, fpSize int) string {
+	keys := LedgerCandidates(head, fpSize)
+	if len(keys) == 0 {
+		return ""
+	}
+	return keys[0]
+}
+
 // LedgerEntry is a ledger mark as stored.
 type LedgerEntry struct {
 	Mark

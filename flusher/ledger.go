@@ -2,6 +2,7 @@ package flusher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -140,4 +141,94 @@ func (f *Flusher) expireLedger(ctx context.Context, now time.Time) {
 		return
 	}
 	e.deleted.Add(uint64(res.DeletedCount))
+}
+
+// LedgerClaim is a lease on a stream's ledger entry: the replay that holds
+// it reads the stream, and others wait for it (see ClaimLedger). A claim is
+// a document of its own in the ledger collection, ClaimID(key): the
+// entry's document and the fields the flusher writes are left alone.
+type LedgerClaim struct {
+	// Holder identifies the claimant: its buffer's instance id.
+	Holder string `bson:"holder"`
+	// Instance and Host name it for people: the instance name (may be
+	// empty) and the host it runs on. Path is the file it reads.
+	Instance string `bson:"instance,omitempty"`
+	Host     string `bson:"host,omitempty"`
+	Path     string `bson:"path,omitempty"`
+	// Until is when the lease ends unless renewed: after it, another
+	// replay may take the claim over.
+	Until time.Time `bson:"until"`
+}
+
+// ClaimID returns the _id of the claim on a ledger key's entry:
+// "claim:" and the entry's LedgerID.
+func ClaimID(key string) string { return "claim:" + LedgerID(key) }
+
+// ClaimLedger takes, or renews, c on key's ledger entry: it succeeds when
+// there is no claim, one whose Until is not after now (taken over), or one
+// of c.Holder (renewed). ok is false when another holder's live claim is
+// there: cur is that claim (zero when it went meanwhile: try again).
+//
+// A claim is made by inserting its document, whose _id is unique: of
+// claimants racing, exactly one succeeds, on MongoDB and on servers whose
+// conditional updates are not atomic (FerretDB's SQLite backend).
+func (f *Flusher) ClaimLedger(ctx context.Context, key string, c LedgerClaim, now time.Time) (cur LedgerClaim, ok bool, err error) {
+	coll := f.colls[minutePass].Database().Collection(LedgerCollection)
+	id := ClaimID(key)
+	octx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	c.Until = c.Until.UTC()
+	doc := func() bson.D {
+		// updated: a claim left by a dead holder expires like an entry.
+		return bson.D{{Key: "_id", Value: id}, {Key: "holder", Value: c.Holder}, {Key: "instance", Value: c.Instance},
+			{Key: "host", Value: c.Host}, {Key: "path", Value: c.Path}, {Key: "until", Value: c.Until}, {Key: "updated", Value: now.UTC()}}
+	}
+	for range 3 {
+		_, err = coll.InsertOne(octx, doc())
+		if err == nil {
+			return c, true, nil
+		}
+		if !mongo.IsDuplicateKeyError(err) {
+			return LedgerClaim{}, false, fmt.Errorf("claim ledger %s: %w", id, err)
+		}
+		err = coll.FindOne(octx, bson.D{{Key: "_id", Value: id}}).Decode(&cur)
+		switch {
+		case errors.Is(err, mongo.ErrNoDocuments):
+			continue // released meanwhile
+		case err != nil:
+			return LedgerClaim{}, false, fmt.Errorf("read ledger claim %s: %w", id, err)
+		case cur.Holder == c.Holder:
+			res, err := coll.UpdateOne(octx, bson.D{{Key: "_id", Value: id}, {Key: "holder", Value: c.Holder}}, bson.D{{Key: "$set", Value: doc()[1:]}})
+			if err != nil {
+				return LedgerClaim{}, false, fmt.Errorf("renew ledger claim %s: %w", id, err)
+			}
+			if res.MatchedCount == 1 {
+				return c, true, nil
+			}
+			continue // taken over meanwhile
+		case !cur.Until.After(now):
+			// Expired: only the claim read is deleted, then the insert
+			// decides between the claimants.
+			_, err := coll.DeleteOne(octx, bson.D{{Key: "_id", Value: id}, {Key: "holder", Value: cur.Holder}, {Key: "until", Value: cur.Until}})
+			if err != nil {
+				return LedgerClaim{}, false, fmt.Errorf("take over ledger claim %s: %w", id, err)
+			}
+			continue
+		default:
+			return cur, false, nil
+		}
+	}
+	return LedgerClaim{}, false, nil
+}
+
+// ReleaseLedger drops holder's claim on key's ledger entry, if it still
+// has it.
+func (f *Flusher) ReleaseLedger(ctx context.Context, key, holder string) error {
+	coll := f.colls[minutePass].Database().Collection(LedgerCollection)
+	octx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	if _, err := coll.DeleteOne(octx, bson.D{{Key: "_id", Value: ClaimID(key)}, {Key: "holder", Value: holder}}); err != nil {
+		return fmt.Errorf("release ledger claim %s: %w", ClaimID(key), err)
+	}
+	return nil
 }

@@ -2,6 +2,9 @@ package flusher
 
 import (
 	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,5 +56,105 @@ func TestLedgerMarksReachMongoDB(t *testing.T) {
 	n, err := coll.CountDocuments(ctx, bson.D{})
 	if err != nil || n != 1 || e.f.ledgerExp.deleted.Load() != 1 {
 		t.Fatalf("%d entries left (%v), %d deleted; want the old one gone", n, err, e.f.ledgerExp.deleted.Load())
+	}
+}
+
+// A claim on a ledger document is taken when there is none, kept from
+// another holder while it lasts, renewed by its holder, taken over once
+// expired and released; the flusher's marks and reads ignore it.
+func TestLedgerClaim(t *testing.T) {
+	e := newEnv(t, 8)
+	ctx := context.Background()
+	m := buffer.Mark{FPLen: 60, FPSum: 0xbeef, Offset: 700, Source: "s", Path: "/a/x.gz"}
+	key := m.Key()
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	a := LedgerClaim{Holder: "buffer-a", Instance: "web-1", Host: "h1", Path: "/a/x.gz", Until: t0.Add(time.Minute)}
+	b := LedgerClaim{Holder: "buffer-b", Instance: "web-2", Host: "h2", Path: "/b/x.gz", Until: t0.Add(time.Minute)}
+	claim := func(c LedgerClaim, now time.Time) (LedgerClaim, bool) {
+		t.Helper()
+		cur, ok, err := e.f.ClaimLedger(ctx, key, c, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cur, ok
+	}
+	if _, ok := claim(a, t0); !ok {
+		t.Fatal("a could not claim a document that does not exist")
+	}
+	if cur, ok := claim(b, t0.Add(time.Second)); ok || cur.Holder != "buffer-a" || cur.Instance != "web-1" || !cur.Until.Equal(a.Until) {
+		t.Fatalf("b claimed a's live claim: %v, current %+v", ok, cur)
+	}
+	a.Until = t0.Add(90 * time.Second) // renewed
+	if _, ok := claim(a, t0.Add(30*time.Second)); !ok {
+		t.Fatal("a could not renew its claim")
+	}
+	// The flusher's marks and the replay's reads go on beside it.
+	key2 := buffer.AppendKey(nil, []byte("s"), []byte("/"), 1_700_000_000)
+	if err := e.buf.CommitWith(buffer.Commit{Counts: map[string]uint64{string(key2): 1}, Marks: []buffer.Mark{m}}); err != nil {
+		t.Fatal(err)
+	}
+	e.flush(t)
+	if got, err := e.f.ReadLedger(ctx, []string{key}); err != nil || got[key] != 700 {
+		t.Fatalf("ledger %v, %v; want 700", got, err)
+	}
+	if cur, ok := claim(b, t0.Add(89*time.Second)); ok || cur.Holder != "buffer-a" {
+		t.Fatalf("b claimed a's renewed claim: %v %+v", ok, cur)
+	}
+	// Expired: b takes it over.
+	b.Until = t0.Add(3 * time.Minute)
+	if _, ok := claim(b, t0.Add(90*time.Second)); !ok {
+		t.Fatal("b could not take an expired claim")
+	}
+	// a's release does not drop b's claim; b's does.
+	if err := e.f.ReleaseLedger(ctx, key, "buffer-a"); err != nil {
+		t.Fatal(err)
+	}
+	if cur, ok := claim(a, t0.Add(100*time.Second)); ok || cur.Holder != "buffer-b" {
+		t.Fatalf("a's release dropped b's claim: %v %+v", ok, cur)
+	}
+	if err := e.f.ReleaseLedger(ctx, key, "buffer-b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := claim(a, t0.Add(100*time.Second)); !ok {
+		t.Fatal("a could not claim a released document")
+	}
+	if got, _ := e.f.ReadLedger(ctx, []string{key}); got[key] != 700 {
+		t.Fatalf("the claims moved the offset: %v", got)
+	}
+}
+
+// Claimants racing for one document: exactly one gets it, whether the
+// document is new or its claim was just released.
+func TestLedgerClaimRace(t *testing.T) {
+	e := newEnv(t, 8)
+	ctx := context.Background()
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for round := range 20 {
+		key := buffer.LedgerKey(60+round%2, uint64(round/2)) // a new document, then a released one
+		if round%2 == 1 {
+			if _, ok, err := e.f.ClaimLedger(ctx, key, LedgerClaim{Holder: "first", Until: t0.Add(time.Minute)}, t0); err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+			if err := e.f.ReleaseLedger(ctx, key, "first"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		var won atomic.Int32
+		for i := range 4 {
+			wg.Go(func() {
+				_, ok, err := e.f.ClaimLedger(ctx, key, LedgerClaim{Holder: fmt.Sprint("h", i), Until: t0.Add(time.Minute)}, t0)
+				if err != nil {
+					t.Error(err)
+				}
+				if ok {
+					won.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if won.Load() != 1 {
+			t.Errorf("round %d: %d claimants won", round, won.Load())
+		}
 	}
 }

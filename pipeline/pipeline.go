@@ -214,7 +214,7 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 		tc := s.Tailer
 		tc.Source, tc.Paths, tc.Checkpoints, tc.Since = s.Name, s.Paths, state.bySource[s.Name], state.since
 		tc.Clock, tc.Logger = cfg.Clock, log
-		tc.Counted = p.countedLocally
+		tc.Counted = p.countedLocally(s.Name)
 		t, err := tailer.New(tc, p.chunks)
 		if err != nil {
 			return nil, fmt.Errorf("source %q: %w", s.Name, err)

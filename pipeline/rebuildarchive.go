@@ -86,7 +86,7 @@ func rereadArchive(ctx context.Context, a progress.Archive, agg *Aggregator, max
 	done := make(chan error, 1)
 	var counters replay.Counters
 	go func() {
-		_, err := replay.Stream(ctx, a.Path, a.Source, head, a.From, maxLine, ch, &counters)
+		_, err := replay.Stream(ctx, a.Path, a.Source, head, a.From, false, maxLine, ch, &counters)
 		done <- err
 	}()
 	pos := a.From

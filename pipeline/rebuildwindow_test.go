@@ -504,7 +504,7 @@ func (r *windowRig) replayArchive(n int) (archive, plain string) {
 	}
 	ch := make(chan tailer.Chunk, 1024)
 	var counters replay.Counters
-	if _, err := replay.Stream(context.Background(), archive, name, head, 0, tailer.DefaultMaxLineBytes, ch, &counters); err != nil {
+	if _, err := replay.Stream(context.Background(), archive, name, head, 0, false, tailer.DefaultMaxLineBytes, ch, &counters); err != nil {
 		t.Fatal(err)
 	}
 	close(ch)

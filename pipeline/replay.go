@@ -3,12 +3,14 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/replay"
+	"github.com/logtally/logtally/tailer"
 )
 
 // ErrReplayRunning is returned by Replay while another replay runs in the
@@ -45,6 +47,10 @@ const (
 	ReplaySkipped = "already counted" // nothing new in it
 	ReplayEmpty   = "empty"
 	ReplayStopped = "stopped" // the replay was stopped while reading it
+	// ReplayDamaged: cut short or corrupt (replay.DamagedError): its
+	// whole lines before the damage are counted; the intact file,
+	// replayed, completes it.
+	ReplayDamaged = "damaged"
 )
 
 // ReplayFile is what a replay did with one file.
@@ -94,8 +100,18 @@ type replayFile struct {
 	ReplayFile
 	source string // the aggregator's source name for it
 	head   []byte
-	size   int64 // on disk
-	counts replay.Counters
+	// held is the furthest stored checkpoint of the same stream
+	// (tailer.SameStream), when live: a copy of a followed file, replayed
+	// with the daemon stopped, starts no lower and leaves an unterminated
+	// last line to the tailer.
+	held   tailer.Checkpoint
+	live   bool
+	damage error // a replay.DamagedError, with Status ReplayDamaged
+	// waiting says who holds its stream's claim while it waits for it
+	// (guarded by Pipeline.replayMu).
+	waiting string
+	size    int64 // on disk
+	counts  replay.Counters
 }
 
 // Replay reads req.Files into the running pipeline, each from where the
@@ -105,8 +121,12 @@ type replayFile struct {
 // the progress every 200 ms. Run must be running.
 //
 // Before reading anything it checks every file: a file this logtally
-// follows (or holds a checkpoint for) is refused, since the tailer counts
-// it; a file no source matches needs Site and Format.
+// follows, or a copy of one (the same first bytes as a checkpoint it holds:
+// tailer.SameStream), is refused while the tailers run, since the tailer
+// counts it; with no tailers (Config.NoTail) it starts no lower than that
+// checkpoint. A file no source matches needs Site and Format. A damaged
+// file (replay.DamagedError) does not stop the others: its whole lines
+// before the damage are counted, and the error names it.
 func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(replay.Progress)) (*ReplaySummary, error) {
 	if !p.replaying.TryLock() {
 		return nil, ErrReplayRunning
@@ -135,8 +155,11 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 			read := f.counts.Read.Load()
 			pr.Lines += f.counts.Lines.Load()
 			p.replayMu.Lock()
-			st := f.Status
+			st, waiting := f.Status, f.waiting
 			p.replayMu.Unlock()
+			if waiting != "" && pr.Waiting == "" {
+				pr.Waiting = waiting
+			}
 			switch st {
 			case "":
 				if read > 0 && pr.Current == "" {
@@ -172,7 +195,17 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 	}()
 	defer func() { close(stopReport); <-reported }()
 
-	readErr := p.readReplay(ctx, req.Jobs, files)
+	// Each file's stream is claimed in MongoDB's ledger before it is read
+	// and until its counts are acknowledged: a replay of the same files on
+	// another host or state dir waits, then starts where this one left
+	// them.
+	claims := p.newReplayClaims()
+	renewCtx, stopRenew := context.WithCancel(context.Background())
+	renewed := make(chan struct{})
+	go func() { defer close(renewed); claims.run(renewCtx) }()
+	defer func() { stopRenew(); <-renewed }()
+
+	readErr := p.readReplay(ctx, req.Jobs, files, claims)
 	stopped := errors.Is(readErr, context.Canceled) || errors.Is(readErr, context.DeadlineExceeded)
 	if readErr != nil && !stopped {
 		return nil, readErr
@@ -185,6 +218,10 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 		waitErr = p.waitAcked(ctx, files)
 		stopped = waitErr != nil && ctx.Err() != nil
 	}
+	if !stopped && waitErr == nil {
+		claims.releaseAll()
+	} // else counts may not be acknowledged yet: the claims expire by themselves
+
 	agg1, fl1 := p.agg.Stats(), p.flush.Stats()
 	sum := &ReplaySummary{
 		Updates: fl1.Updates - fl0.Updates, Inserts: fl1.Inserts - fl0.Inserts,
@@ -203,10 +240,14 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 			}
 		}
 	}
+	var damaged []error
 	p.replayMu.Lock()
 	for _, f := range files {
 		if f.Status == "" {
 			f.Status = ReplayStopped
+		}
+		if f.damage != nil {
+			damaged = append(damaged, f.damage)
 		}
 		sum.Files = append(sum.Files, f.ReplayFile)
 	}
@@ -215,9 +256,12 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 	if report != nil {
 		report(progress(replay.PhaseDone))
 	}
-	log.Info("replay finished", "lines", sum.Lines, "hits", sum.Hits, "stopped", stopped, "took", sum.Elapsed)
+	log.Info("replay finished", "lines", sum.Lines, "hits", sum.Hits, "stopped", stopped, "damaged", len(damaged), "took", sum.Elapsed)
 	if waitErr != nil && !stopped {
 		return sum, waitErr
+	}
+	if len(damaged) > 0 {
+		return sum, fmt.Errorf("%w; their whole lines before the damage are counted: replaying the intact files counts the rest", errors.Join(damaged...))
 	}
 	return sum, nil
 }

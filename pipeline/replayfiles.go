@@ -6,12 +6,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/tailer"
@@ -34,11 +36,16 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 		return nil, nil, err
 	}
 	held := map[tailer.FileID]tailer.Checkpoint{} // by the stored checkpoints
+	var streams []tailer.Checkpoint               // the streams this logtally holds
 	for _, v := range stored {
 		var cp tailer.Checkpoint
 		if cp.UnmarshalBinary(v) == nil {
 			held[cp.File] = cp
+			streams = append(streams, cp)
 		}
+	}
+	if !p.cfg.NoTail {
+		streams = append(streams, followedHeads(followed)...)
 	}
 	var errs []error
 	var files []*replayFile
@@ -58,7 +65,7 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 			errs = append(errs, fmt.Errorf("%s: not a regular file", path))
 			continue
 		}
-		if id, ok := tailer.IDOf(fi); ok {
+		if id, ok := tailer.IDOf(fi); ok && !p.cfg.NoTail {
 			at := followed[id]
 			if cp, ok := held[id]; ok && at == "" {
 				// A stored checkpoint names it unless the inode was
@@ -81,12 +88,32 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 			configs[name] = pc
 		}
 		head, kind, err := replay.Head(path)
-		if err != nil {
+		var damage error // damaged before any byte: nothing to read
+		switch {
+		case replay.IsDamaged(err) && len(head) == 0:
+			damage = err
+		case err != nil && !replay.IsDamaged(err):
+			// (Damaged past its first bytes: Stream reports it, after
+			// counting its whole lines.)
 			errs = append(errs, err)
 			continue
 		}
+		// A followed file and its copies are one stream (tailer.SameStream):
+		// beside the tailers, the tailer counts it; with none running,
+		// it starts where the checkpoint or the ledger says, the further.
+		_, cp := tailer.StreamStart(head, 0, streams)
+		if cp != nil && !p.cfg.NoTail {
+			errs = append(errs, fmt.Errorf("%s: this logtally follows it (as %s: the same first bytes): it is counted as it is written, not replayed", path, cp.Path))
+			continue
+		}
 		f := &replayFile{ReplayFile: ReplayFile{Path: path, Compression: string(kind)}, source: name, head: head, size: fi.Size()}
-		if len(head) == 0 {
+		if cp != nil {
+			f.held, f.live = *cp, true
+		}
+		switch {
+		case damage != nil:
+			f.Status, f.damage = ReplayDamaged, damage
+		case len(head) == 0:
 			f.Status = ReplayEmpty
 		}
 		files = append(files, f)
@@ -98,7 +125,7 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 	for name, pc := range configs {
 		pr, err := parser.New(pc)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", strings.TrimPrefix(name, "replay:"), err)
+			return nil, nil, fmt.Errorf("%s: %w", strings.TrimPrefix(name, replaySourcePrefix), err)
 		}
 		if err := p.keepReplaySource(name, pc); err != nil {
 			return nil, nil, err
@@ -118,6 +145,32 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 	}
 	return files, names, nil
 }
+
+// followedHeads returns the followed files' first bytes, read now, as
+// checkpoints (path and fingerprint): a file followed with no checkpoint
+// stored yet is held too.
+func followedHeads(followed map[tailer.FileID]string) []tailer.Checkpoint {
+	var out []tailer.Checkpoint
+	for id, path := range followed {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		var b [tailer.FingerprintSize]byte
+		n, _ := io.ReadFull(f, b[:])
+		st, err := f.Stat()
+		f.Close()
+		if got, ok := tailer.IDOf(st); err != nil || !ok || got != id || n == 0 {
+			continue // replaced meanwhile: its stored checkpoint holds it
+		}
+		out = append(out, tailer.Checkpoint{Path: path, File: id, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, b[:n])})
+	}
+	return out
+}
+
+// replaySourcePrefix begins the aggregator source names of replayed files
+// (and so their ledger marks' Source).
+const replaySourcePrefix = "replay:"
 
 // replayConfig returns the aggregator source name and parser settings of a
 // replayed file.
@@ -139,7 +192,7 @@ func (p *Pipeline) replayConfig(req ReplayRequest, path string) (string, parser.
 		}
 	}
 	var pc parser.Config
-	name := "replay:"
+	name := replaySourcePrefix
 	if src != nil {
 		pc, name = src.Parser, name+src.Name
 	} else if req.Site == "" || req.Format == "" {

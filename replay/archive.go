@@ -17,7 +17,9 @@ const DefaultChunkSize = 256 << 10
 
 // Head returns the first bytes of name's decompressed stream, up to
 // tailer.FingerprintSize: what identifies it in the ledger, whatever its
-// compression. A stream shorter than that is returned whole.
+// compression. A stream shorter than that is returned whole. A stream
+// damaged within them gives the bytes before the damage and the
+// *DamagedError.
 func Head(name string) ([]byte, Compression, error) {
 	r, kind, err := Open(name)
 	if err != nil {
@@ -26,7 +28,10 @@ func Head(name string) ([]byte, Compression, error) {
 	defer r.Close()
 	head := make([]byte, tailer.FingerprintSize)
 	n, err := io.ReadFull(r, head)
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+	switch {
+	case IsDamaged(err):
+		return head[:n], kind, err
+	case err != nil && err != io.EOF && err != io.ErrUnexpectedEOF: // ReadFull's: a short whole stream
 		return nil, kind, fmt.Errorf("%s (%s): %w", name, kind, err)
 	}
 	return head[:n], kind, nil
@@ -46,10 +51,15 @@ type Counters struct {
 // chunks of source, each with the checkpoint (offset and fingerprint, from
 // head, as Head returned it) that is true once its lines are counted.
 // Lines longer than maxLine bytes are sent as skip chunks. A last line
-// without '\n' is a line: the file is finished. It returns the stream's
+// without '\n' of a whole stream is a line: the file is finished; unless
+// live (the stream is a followed file's, or a copy of one: the tailer
+// reads the rest of that line once it is written). It returns the stream's
 // end offset (from when the stream is shorter than from: nothing was
-// sent). It stops early, with ctx's error, when ctx ends.
-func Stream(ctx context.Context, name, source string, head []byte, from int64, maxLine int, out chan<- tailer.Chunk, c *Counters) (int64, error) {
+// sent). It stops early, with ctx's error, when ctx ends. A damaged stream
+// (see DamagedError) sends its whole lines before the damage, never the
+// unterminated tail, and returns the offset just past the last of them
+// with the *DamagedError.
+func Stream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, out chan<- tailer.Chunk, c *Counters) (int64, error) {
 	var read atomic.Int64
 	r, kind, err := open(name, &read)
 	if err != nil {
@@ -65,6 +75,9 @@ func Stream(ctx context.Context, name, source string, head []byte, from int64, m
 	defer flushRead()
 	if from > 0 {
 		n, err := io.CopyN(io.Discard, r, from)
+		if IsDamaged(err) {
+			return from, err
+		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return 0, fmt.Errorf("%s (%s): skip %d counted bytes: %w", name, kind, from, err)
 		}
@@ -124,16 +137,23 @@ func Stream(ctx context.Context, name, source string, head []byte, from int64, m
 		}
 		m, rerr := io.ReadFull(r, buf[n:n+DefaultChunkSize])
 		n += m
-		eof := errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF)
-		if rerr != nil && !eof {
+		// ReadFull's own: the stream ended whole (see checked).
+		eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF
+		damaged := IsDamaged(rerr)
+		if rerr != nil && !eof && !damaged {
 			return pos, fmt.Errorf("%s (%s): %w", name, kind, rerr)
 		}
+		// finished: the last line, even without '\n', is a line.
+		finished := eof && !live
 		// Send whole lines, cutting out long ones.
 		data := buf[:n]
 		start := 0
 		if skipping {
 			i := bytes.IndexByte(data, '\n')
-			if i < 0 && !eof {
+			if i < 0 && !finished {
+				if eof || damaged { // the long line is not finished
+					return skipFrom, rerrOrNil(damaged, rerr)
+				}
 				pos += int64(n)
 				n = 0
 				continue
@@ -152,13 +172,13 @@ func Stream(ctx context.Context, name, source string, head []byte, from int64, m
 		if last >= 0 {
 			cut = start + last + 1
 		}
-		if eof {
+		if finished {
 			cut = n // a last line without '\n' counts: the file is finished
 		}
 		rest := n - cut
 		if cut > start {
 			lines, held := data[start:cut], buf
-			if !eof {
+			if !eof && !damaged {
 				buf = get(rest + DefaultChunkSize)
 				copy(buf, data[cut:n])
 			}
@@ -181,8 +201,11 @@ func Stream(ctx context.Context, name, source string, head []byte, from int64, m
 		} else if start > 0 {
 			copy(buf, data[start:n])
 		}
-		if eof {
+		if finished {
 			return pos + int64(n), nil
+		}
+		if eof || damaged { // an unterminated tail is left unsent
+			return pos + int64(cut), rerrOrNil(damaged, rerr)
 		}
 		if rest > maxLine { // the line begun at cut is too long
 			skipping, skipFrom = true, pos+int64(cut)
@@ -196,6 +219,14 @@ func Stream(ctx context.Context, name, source string, head []byte, from int64, m
 }
 
 var nl = []byte{'\n'}
+
+// rerrOrNil returns the read error of a damaged stream, nil for a whole one.
+func rerrOrNil(damaged bool, err error) error {
+	if damaged {
+		return err
+	}
+	return nil
+}
 
 // sendLines sends data (whole lines beginning at stream offset at) as one
 // data chunk, with each line longer than maxLine sent as a skip chunk

@@ -68,7 +68,7 @@ func TestStreamChunksAndCheckpoints(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				end, err = Stream(context.Background(), path, "src", head, start, maxLine, out, &c)
+				end, err = Stream(context.Background(), path, "src", head, start, false, maxLine, out, &c)
 				close(out)
 			}()
 			var chunks []tailer.Chunk

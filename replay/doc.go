@@ -7,6 +7,11 @@
 // Caveats:
 //   - A line longer than max_line_bytes (default 1 MiB, '\n' not included)
 //     is skipped and counted as too long, as the daemon's tailer does.
+//   - A damaged file (truncated, or a decompressor or checksum error) is a
+//     *DamagedError naming it and the decompressed offset reached: its whole
+//     lines before the damage are read, never the cut-off tail. A corrupt
+//     gzip member or zstd frame is caught by its checksum at its end, after
+//     its bytes were read.
 //   - Page ids are 26 bits; past 2^26 distinct pages the ids start again
 //     after a commit, and the distinct-pages figure adds the forgotten ones.
 package replay

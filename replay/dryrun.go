@@ -59,7 +59,9 @@ func NewDryRun(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Wr
 }
 
 // ReadFile reads one plain, gzip, zstd or bzip2 file (told by its first
-// bytes, see Open).
+// bytes, see Open). A damaged file (a *DamagedError) has its whole lines
+// before the damage counted, as Stream sends them, and not its unterminated
+// tail.
 func (d *DryRun) ReadFile(name string) error {
 	r, kind, err := Open(name)
 	if err != nil {
@@ -67,10 +69,11 @@ func (d *DryRun) ReadFile(name string) error {
 	}
 	defer r.Close()
 	d.files++
-	if err := d.read(name, r); err != nil {
-		return fmt.Errorf("%s (%s): %w", name, kind, err)
+	err = d.read(name, r)
+	if err != nil && !IsDamaged(err) { // a DamagedError names the file
+		err = fmt.Errorf("%s (%s): %w", name, kind, err)
 	}
-	return nil
+	return err
 }
 
 // read splits r into lines with one big buffer and parses them.

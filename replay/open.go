@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/bzip2"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -50,7 +51,8 @@ func (f *file) Close() error {
 // Open opens a log file for reading its lines, decompressing it when its
 // first bytes are those of gzip (also concatenated members), zstd or bzip2,
 // whatever its name: a ".log" that is gzip and a ".gz" that is plain both
-// read right.
+// read right. Its Read returns io.EOF only at the end of a whole stream: a
+// truncated or corrupt one gives a *DamagedError (see checked).
 func Open(name string) (io.ReadCloser, Compression, error) {
 	return open(name, nil)
 }
@@ -64,6 +66,59 @@ type counting struct {
 func (c counting) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
+	return n, err
+}
+
+// DamagedError is a stream that cannot be read to its end: a compressed
+// file cut short (truncated: the decompressor's unexpected EOF) or corrupt
+// (a checksum or format error), or a read error. Offset is how many
+// decompressed bytes were read before it: only the whole lines before
+// Offset are counted, never the unterminated tail before the damage.
+type DamagedError struct {
+	Path   string
+	Kind   Compression
+	Offset int64
+	Err    error
+}
+
+func (e *DamagedError) Error() string {
+	what := "damaged at decompressed byte"
+	if e.Kind == Plain {
+		what = "cannot be read past byte"
+	}
+	return fmt.Sprintf("%s (%s): %s %d: %v", e.Path, e.Kind, what, e.Offset, e.Err)
+}
+
+func (e *DamagedError) Unwrap() error { return e.Err }
+
+// IsDamaged reports whether err is (or wraps) a DamagedError.
+func IsDamaged(err error) bool {
+	var d *DamagedError
+	return errors.As(err, &d)
+}
+
+// checked is the one rule for the end of a stream, whoever reads it (Head,
+// Stream, the dry run): io.EOF only where the stream ends whole; any other
+// error, io.ErrUnexpectedEOF of a decompressor cut short included, becomes
+// a DamagedError at the decompressed offset reached, returned from then on.
+type checked struct {
+	r    io.Reader
+	path string
+	kind Compression
+	off  int64
+	err  error
+}
+
+func (c *checked) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.r.Read(p)
+	c.off += int64(n)
+	if err != nil && err != io.EOF {
+		c.err = &DamagedError{Path: c.path, Kind: c.kind, Offset: c.off, Err: err}
+		return n, c.err
+	}
 	return n, err
 }
 
@@ -102,5 +157,6 @@ func open(name string, read *atomic.Int64) (io.ReadCloser, Compression, error) {
 	case bytes.HasPrefix(magic, bzip2Magic):
 		out.Reader, kind = bzip2.NewReader(br), Bzip2
 	}
+	out.Reader = &checked{r: out.Reader, path: name, kind: kind}
 	return out, kind, nil
 }

@@ -23,6 +23,10 @@ type Progress struct {
 	// as already counted) and given.
 	FilesDone  int `json:"files_done"`
 	FilesTotal int `json:"files_total"`
+	// Waiting, when not empty, says which file waits for another
+	// logtally (another host or state dir) replaying the same stream, and
+	// who that is: it starts where the other leaves it.
+	Waiting string `json:"waiting,omitempty"`
 	// Phase is "reading", then "flushing" while the last counts wait for
 	// MongoDB's acknowledgement, then "done".
 	Phase string `json:"phase"`

@@ -216,7 +216,7 @@ func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower,
 		f.Close()
 		return nil, fmt.Errorf("open %s: %w (replaced while opening)", path, os.ErrNotExist)
 	}
-	if cp.Offset == 0 && cp.FPLen == 0 && t.cfg.Counted != nil {
+	if t.cfg.Counted != nil {
 		cp = t.counted(f, path, st.Size(), cp)
 	}
 	fpLen, fpSum := cp.FPLen, cp.FPSum
@@ -235,18 +235,77 @@ func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower,
 	}, nil
 }
 
-// counted returns the checkpoint a file found without one starts from: at
-// 0, or where Config.Counted says its lines are already counted (by a
-// replay of a copy of it, or an earlier run that forgot it), but never past
-// its end.
+// SameStream reports whether a stream beginning with head (its first
+// bytes, decompressed, up to FingerprintSize) is the file cp describes or a
+// copy of it: cp has a fingerprint and head begins with the bytes it
+// covers. A followed file and its copies (cp, gzip: an archive too) are one
+// stream, as the ledger, keyed by the same fingerprints, counts them: this
+// is the one rule the tailer and the replay both apply (StreamStart).
+func SameStream(cp Checkpoint, head []byte) bool {
+	return cp.FPLen > 0 && len(head) >= cp.FPLen && fnv1a.Extend(fnv1a.Offset, head[:cp.FPLen]) == cp.FPSum
+}
+
+// StreamStart returns where reading a stream beginning with head starts:
+// the most of counted (where the ledger says it is counted) and the
+// offsets of the checkpoints among cps it is the same stream as
+// (SameStream), never below either. held is the furthest of those
+// checkpoints, nil when none is.
+func StreamStart(head []byte, counted int64, cps []Checkpoint) (from int64, held *Checkpoint) {
+	from = max(counted, 0)
+	for i := range cps {
+		if SameStream(cps[i], head) && (held == nil || cps[i].Offset > held.Offset) {
+			held = &cps[i]
+		}
+	}
+	if held != nil {
+		from = max(from, held.Offset)
+	}
+	return from, held
+}
+
+// lineEndAt reports whether off is a line end of f (size bytes): the byte
+// before it is '\n'.
+func lineEndAt(f *os.File, off, size int64) bool {
+	if off <= 0 || off > size {
+		return false
+	}
+	var b [1]byte
+	n, _ := f.ReadAt(b[:], off-1)
+	return n == 1 && b[0] == '\n'
+}
+
+// counted returns the checkpoint a file starts from: cp (a restored
+// checkpoint, or one at 0 for a file found without one), or, when
+// Config.Counted says its stream is counted further (a replay of a copy of
+// it, or an earlier run that forgot it), that offset (StreamStart), but
+// never past its end. A restored checkpoint whose file no longer begins
+// with its fingerprint, or is shorter than its offset, is left as it is:
+// the rotation rules settle it.
 func (t *Tailer) counted(f *os.File, path string, size int64, cp Checkpoint) Checkpoint {
+	if size < cp.Offset {
+		return cp
+	}
 	var buf [FingerprintSize]byte
 	n, err := f.ReadAt(buf[:min(int64(FingerprintSize), size)], 0)
 	if n == 0 || err != nil && !errors.Is(err, io.EOF) {
 		return cp
 	}
-	off := t.cfg.Counted(buf[:n])
-	if off <= 0 {
+	head := buf[:n]
+	restored := cp.FPLen > 0
+	if restored && !SameStream(cp, head) {
+		return cp
+	}
+	off, _ := StreamStart(head, t.cfg.Counted(head), []Checkpoint{cp})
+	if off <= cp.Offset {
+		return cp
+	}
+	if restored && !lineEndAt(f, off, size) {
+		// Not a copy of this file: another file that begins with the
+		// same bytes (the ledger knows streams by their first bytes
+		// only) and is longer, or cut elsewhere. Its own checkpoint
+		// knows where this file stands.
+		t.log.Warn("the ledger says a file beginning like this one is counted further, at no line end of it: resuming at its checkpoint",
+			"path", path, "checkpoint", cp.Offset, "ledger", off, "size", size)
 		return cp
 	}
 	if off > size {
@@ -254,7 +313,12 @@ func (t *Tailer) counted(f *os.File, path string, size int64, cp Checkpoint) Che
 			"path", path, "counted", off, "size", size)
 		off = size
 	}
-	t.log.Info("file already counted in part: starting where the ledger says", "path", path, "offset", off, "size", size)
+	if restored {
+		t.log.Info("checkpoint behind the ledger (a copy of the file was counted): starting where the ledger says",
+			"path", path, "checkpoint", cp.Offset, "offset", off, "size", size)
+	} else {
+		t.log.Info("file already counted in part: starting where the ledger says", "path", path, "offset", off, "size", size)
+	}
 	cp.Offset = off
 	cp.FPLen = int(min(off, FingerprintSize))
 	cp.FPSum = fnv1a.Extend(fnv1a.Offset, buf[:cp.FPLen])

@@ -52,6 +52,7 @@ type restore struct {
 	lost    []Checkpoint         // checkpoints whose own file is not resumed
 	copies  map[FileID]*follower // a copy of a lost checkpoint's file, by that file
 	dropped []Checkpoint         // checkpoints that match nothing
+	jumped  []*follower          // resumed past their checkpoint, where the ledger says (counted)
 }
 
 // survey finds the glob matches and the rotated candidates of the matches,
@@ -145,7 +146,10 @@ func (r *restore) resumeOwn() {
 		}
 		r.planned[cp.File] = fl
 		r.plan = append(r.plan, fl)
-		t.log.Info("resuming file", "path", fi.path, "offset", cp.Offset, "rotated", !fi.matched)
+		if fl.off > cp.Offset {
+			r.jumped = append(r.jumped, fl)
+		}
+		t.log.Info("resuming file", "path", fi.path, "offset", fl.off, "rotated", !fi.matched)
 	}
 }
 
@@ -261,7 +265,8 @@ func (r *restore) resumeShrunk(cp Checkpoint) *follower {
 }
 
 // sendStart sends the Done chunks of the dropped checkpoints, then the
-// checkpoints (at 0) of the recovered files.
+// checkpoints of the files resumed past their restored checkpoint, then
+// the checkpoints of the recovered files (at 0, or where the ledger says).
 func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 	// Checkpoints matching nothing: the caller deletes them before
 	// anything else is sent, so no later chunk can be deleted by mistake.
@@ -271,11 +276,20 @@ func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 			return err
 		}
 	}
+	// A file resumed past its checkpoint, where the ledger says its stream
+	// is counted (a copy of it was replayed): the new checkpoint is
+	// committed before its follower reads on, so that the jump holds
+	// whatever happens to the ledger entry.
+	for _, fl := range r.jumped {
+		if err := r.t.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+			return err
+		}
+	}
 	// The recovered files' checkpoints come next, before any line of this
 	// run: the first commit of this run, which moves the caller's Since
 	// past their modification times, holds them.
 	for _, fl := range recovered {
-		if err := r.t.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: 0}); err != nil {
+		if err := r.t.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
 			return err
 		}
 	}
@@ -382,6 +396,13 @@ func (t *Tailer) retryWaiting(ctx context.Context) error {
 			}
 		}
 		delete(t.waiting, id)
+		if fl != nil && fl.off > cp.Offset { // counted further by the ledger: commit the jump first
+			if err := t.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+				fl.close()
+				t.release(id, nil)
+				return err
+			}
+		}
 		if fl != nil {
 			t.mu.Lock()
 			t.files[id] = fl

@@ -150,7 +150,7 @@ func TestReplayErrors(t *testing.T) {
 		{[]string{"-dry-run", "-config", two, "-source", "c", log}, true, `no source named "c"`},
 		{[]string{"-dry-run", "-bogus"}, true, "flag provided but not defined"},
 		{[]string{"-dry-run", "-site", "s", "-format", "common", filepath.Join(dir, "missing.log")}, false, "no such file"},
-		{[]string{"-dry-run", "-site", "s", "-format", "common", zst}, false, "a.log.zst (zstd): unexpected EOF"},
+		{[]string{"-dry-run", "-site", "s", "-format", "common", zst}, false, "a.log.zst (zstd): damaged at decompressed byte 0: unexpected EOF"},
 	} {
 		var out, errb bytes.Buffer
 		err := cmdReplay(tc.args, &out, &errb)

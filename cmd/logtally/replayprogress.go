@@ -181,6 +181,9 @@ func (r *replayProgress) line(now time.Time, p replay.Progress) string {
 		if p.Current != "" {
 			b.WriteString(", reading " + shortName(p.Current))
 		}
+		if p.Waiting != "" {
+			b.WriteString(", waiting: " + p.Waiting)
+		}
 	}
 	return b.String()
 }
@@ -235,6 +238,9 @@ func (r *replayProgress) drawBar(now time.Time, p replay.Progress) {
 		desc = fmt.Sprintf("%d/%d files, %s lines/s ", p.FilesDone, p.FilesTotal, humanRate(lps))
 		if p.Current != "" {
 			desc = shortName(p.Current) + " " + desc
+		}
+		if p.Waiting != "" {
+			desc = "waiting: " + p.Waiting + " " + desc
 		}
 	}
 	if desc != r.desc {

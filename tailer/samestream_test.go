@@ -1,0 +1,100 @@
+package tailer
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/logtally/logtally/fnv1a"
+)
+
+// The one rule for copies: a checkpoint names a stream by the bytes its
+// fingerprint covers; a stream beginning with them is it (or a copy), and
+// starts at the most of the ledger and those checkpoints.
+func TestSameStreamAndStreamStart(t *testing.T) {
+	data := []byte(strings.Repeat("0123456789abcdef\n", 100)) // 1700 bytes
+	cp := func(off int64, b []byte) Checkpoint {
+		n := int(min(off, FingerprintSize))
+		return Checkpoint{Path: "/l/access.log", Offset: off, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, b[:n])}
+	}
+	head := data[:FingerprintSize]
+	other := bytes.Clone(data)
+	other[3] = 'x'
+	for _, tc := range []struct {
+		name    string
+		cps     []Checkpoint
+		counted int64
+		head    []byte
+		from    int64
+		held    bool
+	}{
+		{"no checkpoint", nil, 340, head, 340, false},
+		{"checkpoint ahead of the ledger", []Checkpoint{cp(1530, data)}, 340, head, 1530, true},
+		{"ledger ahead of the checkpoint", []Checkpoint{cp(170, data)}, 1700, head, 1700, true},
+		{"another stream's checkpoint", []Checkpoint{cp(1530, other)}, 340, head, 340, false},
+		{"a shorter stream than the fingerprint", []Checkpoint{cp(1530, data)}, 0, data[:100], 0, false},
+		{"a checkpoint without fingerprint", []Checkpoint{{Offset: 900}}, 0, head, 0, false},
+		{"the furthest of two", []Checkpoint{cp(170, data), cp(1360, data), cp(1530, other)}, 0, head, 1360, true},
+	} {
+		from, held := StreamStart(tc.head, tc.counted, tc.cps)
+		if from != tc.from || (held != nil) != tc.held {
+			t.Errorf("%s: from %d held %v, want %d %v", tc.name, from, held, tc.from, tc.held)
+		}
+	}
+}
+
+// A file resumed from a restored checkpoint that the ledger says is counted
+// further (a copy of it was replayed while the daemon was down) starts
+// there, and commits that checkpoint before reading on; a file whose first
+// bytes changed is not moved by the ledger of its old stream.
+func TestResumeTakesTheLedgerWhenAhead(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.log")
+	b := filepath.Join(dir, "b.log")
+	appendLines(t, a, "a", 0, 20)
+	appendLines(t, b, "b", 0, 10)
+	off := func(path string, lines int, tag string) int64 {
+		return int64(len(strings.Join(want(tag, 0, lines), "\n")) + 1)
+	}
+	dataA, _ := os.ReadFile(a)
+	dataB, _ := os.ReadFile(b)
+	mk := func(path string, data []byte, at int64) Checkpoint {
+		n := int(min(at, FingerprintSize))
+		return Checkpoint{Source: "web", Path: path, File: idOf(t, path), Offset: at, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, data[:n])}
+	}
+	cpA := mk(a, dataA, off(a, 12, "a"))
+	cpB := mk(b, dataB, off(b, 4, "b"))
+	// b.log was rewritten with other content: its checkpoint is stale.
+	os.Remove(b)
+	appendLines(t, b, "c", 0, 10)
+	cpB.File = idOf(t, b)
+	ledgerA := off(a, 16, "a")
+	cfg := realCfg("web", filepath.Join(dir, "*.log"))
+	cfg.Checkpoints = []Checkpoint{cpA, cpB}
+	cfg.Counted = func(head []byte) int64 {
+		switch {
+		case bytes.HasPrefix(head, dataA[:10]):
+			return ledgerA
+		case bytes.HasPrefix(head, dataB[:10]):
+			return 1 << 30 // the old b.log's stream: not this file
+		}
+		return 0
+	}
+	h := start(t, cfg)
+	h.waitFor("a.log from line 16, the new b.log whole", countLines(4+10))
+	cs := h.stop()
+	checkChunks(t, cs)
+	idA := idOf(t, a)
+	sameLines(t, "a.log", linesOf(cs, idA), want("a", 16, 20))
+	sameLines(t, "b.log", linesOf(cs, idOf(t, b)), want("c", 0, 10))
+	for _, c := range cs {
+		if c.Checkpoint.File == idA {
+			if c.Start != ledgerA || len(c.Data) != 0 || c.Checkpoint.Offset != ledgerA {
+				t.Fatalf("a.log's first chunk: start %d, %d bytes, checkpoint %d; want the jump to %d committed first", c.Start, len(c.Data), c.Checkpoint.Offset, ledgerA)
+			}
+			break
+		}
+	}
+}
