@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/internal/bucketcheck"
-	"github.com/logtally/logtally/internal/syncbuf"
 )
 
 // Issue 16, items 3, 4 and 5, end to end: the real binary against the wire
@@ -22,7 +21,7 @@ import (
 // purpose here).
 
 // waitHits waits until MongoDB's monthly total reaches n.
-func (e *replayEnv) waitHits(n int64, out *syncbuf.Buffer) {
+func (e *replayEnv) waitHits(n int64, out fmt.Stringer) {
 	e.t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for bucketcheck.Read(e.t, e.db).MonthTotal < n {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
-	"github.com/logtally/logtally/internal/bucketcheck"
 )
 
 // Issue 16, item 1: a followed file and its copies are one stream. The
@@ -40,18 +39,6 @@ func appendTo(t *testing.T, path string, data []byte) {
 	defer f.Close()
 	if _, err := f.Write(data); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// waitHits waits until MongoDB's monthly buckets hold want hits.
-func (e *replayEnv) waitHits(want int64, out interface{ String() string }) {
-	e.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for bucketcheck.Read(e.t, e.db).MonthTotal < want {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("MongoDB did not reach %d hits:\n%s", want, out)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
