@@ -28,7 +28,7 @@ func mountTmpfs(t *testing.T, dir, size string) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Skipf("disk-full test skipped: mount -t tmpfs -o size=%s tmpfs %s: %v: %s", size, dir, err, strings.TrimSpace(string(out)))
 	}
 	t.Cleanup(func() {
