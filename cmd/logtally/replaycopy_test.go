@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
-
 )
 
 // Issue 16, item 1: a followed file and its copies are one stream. The
