@@ -40,6 +40,11 @@ type Mark struct {
 	// Source and Path are informational: who counted it, and where the
 	// file was.
 	Source, Path string
+	// Lower sets the entry to Offset even when it is below the entry's
+	// offset: the stream is a followed file shrunk in place, counted again
+	// from Offset on. Other marks only move an entry forward. MongoDB's
+	// ledger, which only moves forward, is not lowered.
+	Lower bool
 }
 
 // Key returns the mark's ledger key.
@@ -178,7 +183,11 @@ func putMarks(tx *bolt.Tx, marks []Mark, now time.Time) error {
 		if v := led.Get(k); v != nil {
 			if old, err := decodeEntry(k, v); err == nil {
 				e.Acked = old.Acked
-				e.Offset = max(e.Offset, old.Offset)
+				if !m.Lower {
+					e.Offset = max(e.Offset, old.Offset)
+				} else {
+					e.Acked = min(e.Acked, e.Offset)
+				}
 			}
 		}
 		if err := led.Put(k, encodeEntry(e)); err != nil {
@@ -211,7 +220,9 @@ func ackMarks(tx *bolt.Tx, sealed *bolt.Bucket) error {
 		if err != nil {
 			return nil
 		}
-		e.Acked = max(e.Acked, m.Offset)
+		// Never past what is counted: an entry lowered (Mark.Lower)
+		// since the batch was sealed carries a greater offset in it.
+		e.Acked = min(max(e.Acked, m.Offset), e.Offset)
 		return led.Put(k, encodeEntry(e))
 	})
 	if err != nil {

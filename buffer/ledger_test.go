@@ -109,3 +109,51 @@ func TestLedgerPrune(t *testing.T) {
 		t.Fatalf("%d entries after their retention", n)
 	}
 }
+
+// A followed file shrunk in place lowers its stream's entry (Mark.Lower):
+// a restart must not take the old, greater offset for the stream and skip
+// the lines written after the cut. The acknowledged offset never stays
+// past what is counted, also when a batch sealed before the shrink is
+// acknowledged after it.
+func TestLedgerLoweredByShrink(t *testing.T) {
+	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{})
+	head := []byte("line one\nline two\n")
+	sum := fnv1a.Extend(fnv1a.Offset, head)
+	m := Mark{FPLen: len(head), FPSum: sum, Offset: 1000, Source: "s", Path: "/access.log"}
+	if err := b.CommitWith(Commit{Marks: []Mark{m}}); err != nil {
+		t.Fatal(err)
+	}
+	batch, err := b.Seal()
+	if err != nil || batch == nil {
+		t.Fatal(batch, err)
+	}
+	shrunk := m
+	shrunk.Offset, shrunk.Lower = 500, true
+	if err := b.CommitWith(Commit{Marks: []Mark{shrunk}}); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := b.Counted(head, 1024); err != nil || e.Offset != 500 {
+		t.Fatalf("after the shrink: %+v, %v; want offset 500", e, err)
+	}
+	if err := b.Ack(batch.ID); err != nil { // the batch sealed at 1000
+		t.Fatal(err)
+	}
+	if e, _ := b.Counted(head, 1024); e.Offset != 500 || e.Acked != 500 {
+		t.Fatalf("after the ack of the batch sealed before the shrink: %+v; want offset and acked 500", e)
+	}
+	// Lines after the cut move it forward again; a mark without Lower
+	// never moves it back.
+	on := m
+	on.Offset = 700
+	if err := b.CommitWith(Commit{Marks: []Mark{on}}); err != nil {
+		t.Fatal(err)
+	}
+	back := m
+	back.Offset = 600
+	if err := b.CommitWith(Commit{Marks: []Mark{back}}); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := b.Counted(head, 1024); e.Offset != 700 {
+		t.Fatalf("entry at %d, want 700", e.Offset)
+	}
+}

@@ -480,8 +480,12 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 		a.noteArchive(c)
 	}
 	if cp.FPLen > 0 {
-		a.marks[buffer.LedgerKey(cp.FPLen, cp.FPSum)] = buffer.Mark{
-			FPLen: cp.FPLen, FPSum: cp.FPSum, Offset: cp.Offset, Source: cp.Source, Path: cp.Path,
+		k := buffer.LedgerKey(cp.FPLen, cp.FPSum)
+		// A shrink lowers the stream's entry; the marks after it in the
+		// same commit start from there, so they lower it too.
+		lower := c.Shrunk || a.marks[k].Lower
+		a.marks[k] = buffer.Mark{
+			FPLen: cp.FPLen, FPSum: cp.FPSum, Offset: cp.Offset, Source: cp.Source, Path: cp.Path, Lower: lower,
 		}
 	}
 	return nil

@@ -764,3 +764,33 @@ func TestMaxSitesBoundsSites(t *testing.T) {
 		t.Errorf("want one warning naming no host:\n%s", out)
 	}
 }
+
+// A followed file shrunk in place (the tailer's Shrunk chunk) lowers its
+// stream's ledger entry, also when the lines after the cut are in the same
+// commit: the tailer's max(checkpoint, ledger) at the next start must not
+// skip them.
+func TestShrunkChunkLowersTheLedger(t *testing.T) {
+	h := startWith(t, buffer.Options{}, 0, nil)
+	first := chunk("src", 7, 0, line("/a", 1), line("/a", 2), line("/b", 3))
+	first.Checkpoint.FPLen, first.Checkpoint.FPSum = 20, 42
+	h.send(first)
+	h.tick()
+	cut := first.Checkpoint
+	cut.Offset = int64(len(line("/a", 1)))
+	h.send(tailer.Chunk{Checkpoint: cut, Start: cut.Offset, Shrunk: true})
+	after := chunk("src", 7, cut.Offset, line("/c", 4))
+	after.Checkpoint.FPLen, after.Checkpoint.FPSum = 20, 42
+	h.send(after)
+	h.tick()
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+	led, err := h.buf.Ledger([]string{buffer.LedgerKey(20, 42)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := led[buffer.LedgerKey(20, 42)]; e.Offset != after.Checkpoint.Offset || e.Offset >= first.Checkpoint.Offset {
+		t.Errorf("ledger entry at %d after the shrink, want %d (the stream was counted to %d before the cut)",
+			e.Offset, after.Checkpoint.Offset, first.Checkpoint.Offset)
+	}
+}

@@ -33,6 +33,12 @@ type Chunk struct {
 	// Checkpoint (File zero) moves only the ledger, never the stored
 	// checkpoints. A Tailer never sets it.
 	Archive bool
+	// Shrunk marks the checkpoint-only chunk of a file shrunk in place:
+	// its offset is below what was counted of its stream, and the
+	// stream's ledger entry moves down with it (else a restart would take
+	// the old, greater offset for the stream and skip the lines written
+	// after the cut).
+	Shrunk bool
 
 	buf  []byte    // the pooled read buffer Data is part of, if any
 	free *freeList // where buf goes back to

@@ -146,7 +146,7 @@ func (fl *follower) run(ctx context.Context) {
 	fl.quietSince = fl.cfg.clk.Now()
 	if fl.announce {
 		fl.announce = false
-		if err := fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+		if err := fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off, Shrunk: true}); err != nil {
 			return
 		}
 	}
@@ -372,7 +372,7 @@ func (fl *follower) shrunk(ctx context.Context, size int64) error {
 	}
 	fl.log.Warn("file shrank in place, its first bytes unchanged and no copy of it found: the lines before its new end were counted, reading on from there",
 		"path", fl.path, "offset", old, "size", size)
-	return fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off})
+	return fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off, Shrunk: true})
 }
 
 // adoptCopy reads the copy c (may be nil) to its end under its own

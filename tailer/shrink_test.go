@@ -62,7 +62,7 @@ func TestShrunkInPlace(t *testing.T) {
 			checkChunks(t, cs)
 			sameLines(t, "file", linesOf(cs, id), append(want("a", 0, 1000), want("b", 0, 200)...))
 			reset := slices.IndexFunc(cs, func(c Chunk) bool {
-				return len(c.Data) == 0 && c.Start == tc.cut && c.Checkpoint.Offset == tc.cut
+				return len(c.Data) == 0 && c.Start == tc.cut && c.Checkpoint.Offset == tc.cut && c.Shrunk
 			})
 			if reset < 0 {
 				t.Fatalf("no reset chunk at the new size %d\n%s", tc.cut, dump(cs))
@@ -106,7 +106,7 @@ func TestShrunkWhileDown(t *testing.T) {
 	cs := h.stop()
 	checkChunks(t, cs)
 	sameLines(t, "file", linesOf(cs, id), want("b", 0, 200))
-	if c := cs[0]; c.Checkpoint.File != id || c.Start != cut || c.Checkpoint.Offset != cut || len(c.Data) != 0 {
+	if c := cs[0]; c.Checkpoint.File != id || c.Start != cut || c.Checkpoint.Offset != cut || len(c.Data) != 0 || !c.Shrunk {
 		t.Fatalf("first chunk is not the checkpoint at the new size %d\n%s", cut, dump(cs))
 	}
 	if !strings.Contains(logs.String(), "file shrank in place while logtally was down") {
