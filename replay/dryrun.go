@@ -132,10 +132,9 @@ func (d *DryRun) line(name string, lineNo int, line []byte, malformed *int) {
 		if o.Malformed() {
 			*malformed++
 			if *malformed <= malformedLogged {
-				if len(line) > 200 {
-					line = line[:200]
-				}
-				fmt.Fprintf(d.log, "%s:%d: %s: %q\n", name, lineNo, o, line)
+				// File, line number and reason, never the contents:
+				// nothing logtally reads is echoed.
+				fmt.Fprintf(d.log, "%s:%d: %s (%d bytes)\n", name, lineNo, o, len(line))
 			} else if *malformed == malformedLogged+1 {
 				fmt.Fprintf(d.log, "%s: more malformed lines: counted, no longer printed\n", name)
 			}
