@@ -123,8 +123,8 @@ func (f *Flusher) ensureAllExpiry(ctx context.Context) error {
 // retrying (network, timeouts).
 func (f *Flusher) ensureExpiry(ctx context.Context, p pass) error {
 	e, coll := &f.expiry[p], f.colls[p]
-	if f.expiryHook != nil {
-		if err := f.expiryHook(p); err != nil {
+	if h := f.hooks; h != nil && h.expiry != nil {
+		if err := h.expiry(p); err != nil {
 			return err
 		}
 	}

@@ -185,14 +185,7 @@ type Flusher struct {
 	late        atomic.Uint64
 	lateLogged  atomic.Int64 // Unix nanoseconds of the last late-bucket warning
 
-	// Test hooks, nil in production.
-	afterChunk   func(p pass, chunk int) error // after a chunk's progress is saved
-	afterUpdate  func(p pass, ids []string)    // after step 1, when some bucket did not match
-	beforeInsert func(p pass, ids []string)    // between steps 1 and 2
-	beforeBulk   func(updates int) error       // before each bulk write; an error stands for the server's
-	indexHook    func() error                  // at the start of EnsureIndexes; an error stands for the server's
-	expiryHook   func(p pass) error            // at the start of ensureExpiry; an error stands for a network failure
-	preallocHook func(p pass, n int) error     // before a preallocation insertMany; an error stands for the server's
+	hooks *hooks // test seams, nil in production
 }
 
 // New returns a Flusher for cfg.
@@ -295,8 +288,8 @@ func (f *Flusher) Stats() Stats {
 // does not stop the expiry from being set up; the error is returned all
 // the same.
 func (f *Flusher) EnsureIndexes(ctx context.Context) error {
-	if f.indexHook != nil {
-		if err := f.indexHook(); err != nil {
+	if h := f.hooks; h != nil && h.index != nil {
+		if err := h.index(); err != nil {
 			return err
 		}
 	}

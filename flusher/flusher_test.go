@@ -68,6 +68,15 @@ func (e *env) newFlusher(t *testing.T, cfg Config) *Flusher {
 	return f
 }
 
+// testHooks returns f's test hooks, installing them on first use. Set
+// them before Run.
+func testHooks(f *Flusher) *hooks {
+	if f.hooks == nil {
+		f.hooks = &hooks{}
+	}
+	return f.hooks
+}
+
 type hit struct {
 	site, page string
 	at         string // RFC 3339, UTC
@@ -333,7 +342,7 @@ func TestBatchSentTwiceCountsOnce(t *testing.T) {
 
 	// Write every chunk, then "crash" before Ack.
 	crash := errors.New("crash")
-	e.f.afterChunk = func(p pass, _ int) error {
+	testHooks(e.f).afterChunk = func(p pass, _ int) error {
 		if p == donePass {
 			return crash
 		}
@@ -394,7 +403,7 @@ func TestExistingBucketsAreNotInsertedAgain(t *testing.T) {
 	// Between steps 1 and 2 of the daily pass, a third host creates one of
 	// the missing daily buckets: the insert meets a duplicate key.
 	var raced string
-	e.f.beforeInsert = func(p pass, ids []string) {
+	testHooks(e.f).beforeInsert = func(p pass, ids []string) {
 		if p != dailyPass || raced != "" {
 			return
 		}
@@ -467,7 +476,7 @@ func TestLargeBatchInterruptedAndResumed(t *testing.T) {
 	// 8 buckets per pass, 3 chunks each. Stop after the 4th chunk: the
 	// minute pass and 1 daily chunk written.
 	stop := errors.New("stop")
-	e.f.afterChunk = func(_ pass, chunk int) error {
+	testHooks(e.f).afterChunk = func(_ pass, chunk int) error {
 		if chunk == 4 {
 			return stop
 		}
@@ -486,7 +495,7 @@ func TestLargeBatchInterruptedAndResumed(t *testing.T) {
 		t.Fatalf("sealed batch %+v, %v: want saved progress", batch, err)
 	}
 
-	e.f.afterChunk = nil
+	testHooks(e.f).afterChunk = nil
 	e.flush(t)
 	after := e.f.Stats()
 	if got := after.Updates - before.Updates; got != 2*(24-11) {
@@ -508,7 +517,7 @@ func TestTimedOutChunksShrink(t *testing.T) {
 	}
 	e.commit(t, hits...)
 	largest := 0
-	e.f.beforeBulk = func(n int) error {
+	testHooks(e.f).beforeBulk = func(n int) error {
 		if n > 2 {
 			return context.DeadlineExceeded // what the driver returns when Timeout passes
 		}
@@ -737,7 +746,7 @@ func TestBucketCreatedAfterStep1StillCounts(t *testing.T) {
 	e := newEnv(t, 8)
 	ctx := context.Background()
 	var raced string
-	e.f.afterUpdate = func(p pass, ids []string) {
+	testHooks(e.f).afterUpdate = func(p pass, ids []string) {
 		if p != minutePass || raced != "" {
 			return
 		}
@@ -780,7 +789,7 @@ func TestFailingIndexesDoNotHoldBackCounts(t *testing.T) {
 		Timeout: 2 * time.Second, Clock: fake, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	var refuse atomic.Bool
 	refuse.Store(true)
-	e.f.indexHook = func() error {
+	testHooks(e.f).index = func() error {
 		if refuse.Load() {
 			return errors.New("(Unauthorized) not authorized to execute createIndexes")
 		}
@@ -820,7 +829,7 @@ func TestFailingIndexesDoNotHoldBackCounts(t *testing.T) {
 func TestFlushTiming(t *testing.T) {
 	e := newEnv(t, 8)
 	fail := true
-	e.f.beforeBulk = func(int) error {
+	testHooks(e.f).beforeBulk = func(int) error {
 		if fail {
 			return errors.New("refused")
 		}

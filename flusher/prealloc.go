@@ -278,8 +278,8 @@ func (f *Flusher) preallocStep(ctx context.Context) time.Duration {
 	}
 	pa.calls.Add(1)
 	var insErr error
-	if f.preallocHook != nil {
-		insErr = f.preallocHook(p, len(docs))
+	if h := f.hooks; h != nil && h.prealloc != nil {
+		insErr = h.prealloc(p, len(docs))
 	}
 	if insErr == nil {
 		ictx, cancel := context.WithTimeout(ctx, f.timeout)

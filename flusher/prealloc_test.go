@@ -156,7 +156,7 @@ func TestPreallocationFailuresDoNotStopFlushing(t *testing.T) {
 		MaxBackoff: time.Second, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	entered, release := make(chan struct{}, 1), make(chan struct{})
 	hang := true
-	e.f.preallocHook = func(pass, int) error {
+	testHooks(e.f).prealloc = func(pass, int) error {
 		if hang {
 			hang = false
 			entered <- struct{}{}

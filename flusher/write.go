@@ -83,8 +83,8 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 			f.expiredHits(pass(f.ch.Level), f.ch.Dropped)
 		}
 		f.heartbeat()
-		if f.afterChunk != nil {
-			if err := f.afterChunk(p, chunk); err != nil {
+		if h := f.hooks; h != nil && h.afterChunk != nil {
+			if err := h.afterChunk(p, chunk); err != nil {
 				return err
 			}
 		}
@@ -109,8 +109,8 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, bucket
 	for i := range buckets {
 		ids[i] = buckets[i].ID
 	}
-	if f.afterUpdate != nil {
-		f.afterUpdate(p, ids)
+	if h := f.hooks; h != nil && h.afterUpdate != nil {
+		h.afterUpdate(p, ids)
 	}
 	// The buckets that did not match lack this batch: they were missing,
 	// or (after a retry) took it in an earlier attempt. Ask which carry
@@ -129,8 +129,8 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, bucket
 	if len(missing) == 0 {
 		return nil // the unmatched ones already took this batch
 	}
-	if f.beforeInsert != nil {
-		f.beforeInsert(p, ids)
+	if h := f.hooks; h != nil && h.beforeInsert != nil {
+		h.beforeInsert(p, ids)
 	}
 	if err := f.insertZero(ctx, p, coll, missing); err != nil {
 		return err
@@ -150,8 +150,8 @@ func (f *Flusher) bulkWrite(ctx context.Context, coll *mongo.Collection, models 
 	defer cancel()
 	f.bulkWrites.Add(1)
 	f.updates.Add(uint64(len(models)))
-	if f.beforeBulk != nil {
-		if err := f.beforeBulk(len(models)); err != nil {
+	if h := f.hooks; h != nil && h.beforeBulk != nil {
+		if err := h.beforeBulk(len(models)); err != nil {
 			return 0, fmt.Errorf("bulk write %d updates: %w", len(models), err)
 		}
 	}
