@@ -202,10 +202,7 @@ func New(cfg Config) (*Flusher, error) {
 	if cfg.Retention.Minute < 0 || cfg.Retention.Daily < 0 || cfg.Retention.Monthly < 0 || cfg.ExpireEvery < 0 {
 		return nil, errors.New("new flusher: negative Retention or ExpireEvery")
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	cfg = cfg.withDefaults()
 	f := &Flusher{
 		buf: cfg.Buffer,
 		colls: [3]*mongo.Collection{
@@ -217,20 +214,20 @@ func New(cfg Config) (*Flusher, error) {
 		recorder:   cfg.Recorder,
 		user:       cfg.User,
 		applied:    "applied." + cfg.Buffer.InstanceID(),
-		interval:   cmp.Or(cfg.Interval, DefaultInterval),
+		interval:   cfg.Interval,
 		coarse:     cfg.CoarseInterval,
-		maxOps:     cmp.Or(cfg.MaxOps, DefaultMaxOps),
-		maxBackoff: cmp.Or(cfg.MaxBackoff, DefaultMaxBackoff),
-		timeout:    cmp.Or(cfg.Timeout, DefaultTimeout),
-		clock:      cmp.Or[clock.Clock](cfg.Clock, clock.Real{}),
-		log:        log.With("component", "flusher"),
+		maxOps:     cfg.MaxOps,
+		maxBackoff: cfg.MaxBackoff,
+		timeout:    cfg.Timeout,
+		clock:      cfg.Clock,
+		log:        cfg.Logger,
 	}
 	f.chunkOps = f.maxOps
 	var err error
-	if f.prealloc, err = newPreallocator(cfg); err != nil {
+	if f.prealloc, err = newPreallocator(cfg, f.colls); err != nil {
 		return nil, fmt.Errorf("new flusher: %w", err)
 	}
-	f.expireEvery = cmp.Or(cfg.ExpireEvery, DefaultExpireEvery)
+	f.expireEvery = cfg.ExpireEvery
 	f.expiryReady = make(chan struct{})
 	f.kick = make(chan struct{}, 1)
 	for p, r := range [3]time.Duration{cfg.Retention.Minute, cfg.Retention.Daily, cfg.Retention.Monthly} {
@@ -241,6 +238,23 @@ func New(cfg Config) (*Flusher, error) {
 		}
 	}
 	return f, nil
+}
+
+// withDefaults returns cfg with the defaults of its zero fields set and
+// its logger (one that discards when nil) tagged with the component.
+func (cfg Config) withDefaults() Config {
+	cfg.Interval = cmp.Or(cfg.Interval, DefaultInterval)
+	cfg.MaxOps = cmp.Or(cfg.MaxOps, DefaultMaxOps)
+	cfg.MaxBackoff = cmp.Or(cfg.MaxBackoff, DefaultMaxBackoff)
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
+	cfg.ExpireEvery = cmp.Or(cfg.ExpireEvery, DefaultExpireEvery)
+	cfg.Clock = cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg.Logger = log.With("component", "flusher")
+	return cfg
 }
 
 // IndexesReady reports whether Run has created the bucket indexes.

@@ -73,6 +73,9 @@ func (e *env) newFlusher(t *testing.T, cfg Config) *Flusher {
 func testHooks(f *Flusher) *hooks {
 	if f.hooks == nil {
 		f.hooks = &hooks{}
+		if f.prealloc != nil {
+			f.prealloc.hooks = f.hooks
+		}
 	}
 	return f.hooks
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"time"
 )
 
 // Run ensures the indexes (retrying), then every Interval seals the pending
@@ -28,13 +29,12 @@ func (f *Flusher) Run(ctx context.Context) error {
 		}
 	}()
 	defer func() { <-idxDone }()
-	// So does preallocation, on its own rate and timeouts: it never
-	// holds a lock during a database call that Flush would wait for.
+	// So does preallocation, on its own rate and timeouts.
 	if f.prealloc != nil {
 		preDone := make(chan struct{})
 		go func() {
 			defer close(preDone)
-			f.runPrealloc(ctx)
+			f.prealloc.Run(ctx)
 		}()
 		defer func() { <-preDone }()
 	}
@@ -128,14 +128,19 @@ func (f *Flusher) retry(ctx context.Context, what string, fn func(context.Contex
 		} else {
 			f.log.Warn(what+" failed", "attempt", attempt, "err", err)
 		}
-		ceiling := f.maxBackoff
-		if attempt < 32 && baseBackoff<<(attempt-1) < ceiling {
-			ceiling = baseBackoff << (attempt - 1)
-		}
 		select {
 		case <-ctx.Done():
 			return false
-		case <-f.clock.After(rand.N(ceiling + 1)):
+		case <-f.clock.After(rand.N(backoffCeiling(attempt, f.maxBackoff) + 1)):
 		}
 	}
+}
+
+// backoffCeiling is the longest wait after the attempt-th failure in a
+// row: baseBackoff doubled per failure, at most maxBackoff.
+func backoffCeiling(attempt int, maxBackoff time.Duration) time.Duration {
+	if attempt < 32 && baseBackoff<<(attempt-1) < maxBackoff {
+		return baseBackoff << (attempt - 1)
+	}
+	return maxBackoff
 }
