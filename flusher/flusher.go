@@ -170,20 +170,15 @@ type Flusher struct {
 
 	batches, hits, bulkWrites, updates, finds, inserts, insertCalls, retries atomic.Uint64
 	beat                                                                     atomic.Int64 // Unix nanoseconds, see LastBeat
-	indexesReady                                                             atomic.Bool
 	timing                                                                   timing
 
-	prealloc    *preallocator // nil when off
-	expiry      [3]expiry     // by pass
-	ledgerExp   expiry        // the ledger collection's (ledger.go)
-	expired     atomic.Uint64 // Stats.ExpiredHits
-	expiredLog  atomic.Int64  // when expiredHits last logged, Unix nanoseconds
-	kick        chan struct{} // Kick: flush now
-	expireEvery time.Duration
-	expiryReady chan struct{} // closed once every collection's expiry is set up
-	readyOnce   sync.Once
-	late        atomic.Uint64
-	lateLogged  atomic.Int64 // Unix nanoseconds of the last late-bucket warning
+	expirer    *expirer
+	prealloc   *preallocator // nil when off
+	expired    atomic.Uint64 // Stats.ExpiredHits
+	expiredLog atomic.Int64  // when expiredHits last logged, Unix nanoseconds
+	kick       chan struct{} // Kick: flush now
+	late       atomic.Uint64
+	lateLogged atomic.Int64 // Unix nanoseconds of the last late-bucket warning
 
 	hooks *hooks // test seams, nil in production
 }
@@ -227,16 +222,8 @@ func New(cfg Config) (*Flusher, error) {
 	if f.prealloc, err = newPreallocator(cfg, f.colls); err != nil {
 		return nil, fmt.Errorf("new flusher: %w", err)
 	}
-	f.expireEvery = cfg.ExpireEvery
-	f.expiryReady = make(chan struct{})
+	f.expirer = newExpirer(cfg, f.colls, f.retry)
 	f.kick = make(chan struct{}, 1)
-	for p, r := range [3]time.Duration{cfg.Retention.Minute, cfg.Retention.Daily, cfg.Retention.Monthly} {
-		f.expiry[p].retention = r
-		f.expiry[p].setMode(ExpiryOff)
-		if r > 0 {
-			f.expiry[p].setMode(ExpiryPending)
-		}
-	}
 	return f, nil
 }
 
@@ -257,8 +244,9 @@ func (cfg Config) withDefaults() Config {
 	return cfg
 }
 
-// IndexesReady reports whether Run has created the bucket indexes.
-func (f *Flusher) IndexesReady() bool { return f.indexesReady.Load() }
+// IndexesReady reports whether Run has created the bucket indexes and set
+// up their expiry.
+func (f *Flusher) IndexesReady() bool { return f.expirer.indexesReady.Load() }
 
 // heartbeat records that Run is making its rounds.
 func (f *Flusher) heartbeat() { f.beat.Store(f.clock.Now().UnixNano()) }
@@ -286,42 +274,10 @@ func (f *Flusher) Stats() Stats {
 		InsertCalls: f.insertCalls.Load(),
 		Retries:     f.retries.Load(),
 		Prealloc:    f.prealloc.stats(),
-		Expiry:      f.expiryStats(),
+		Expiry:      f.expirer.stats(),
 		LateBuckets: f.late.Load(),
 		ExpiredHits: f.expired.Load(),
 	}
 	f.timing.fill(&st)
 	return st
-}
-
-// EnsureIndexes creates the query indexes of the three collections and
-// sets up their expiry (expire.go): the TTL index ExpiryIndexName where
-// a retention is set and the server takes it, else the deleteMany mode;
-// without a retention, the TTL index an earlier run created is dropped.
-// It is idempotent. A query index the server refuses (a conflicting one)
-// does not stop the expiry from being set up; the error is returned all
-// the same.
-func (f *Flusher) EnsureIndexes(ctx context.Context) error {
-	if h := f.hooks; h != nil && h.index != nil {
-		if err := h.index(); err != nil {
-			return err
-		}
-	}
-	var refusedErr error
-	for p, coll := range f.colls {
-		ctx, cancel := context.WithTimeout(ctx, f.timeout)
-		_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bucket.Level(p).Index()})
-		cancel()
-		if err != nil {
-			err = fmt.Errorf("create index on %s: %w", coll.Name(), err)
-			if !refused(err) || authFailure(err) {
-				return err
-			}
-			refusedErr = cmp.Or(refusedErr, err)
-		}
-	}
-	if err := f.ensureAllExpiry(ctx); err != nil {
-		return err
-	}
-	return refusedErr
 }

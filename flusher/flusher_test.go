@@ -39,7 +39,7 @@ func newEnv(t *testing.T, maxOps int) *env {
 	e := &env{srv: srv, db: srv.Database(t), path: filepath.Join(t.TempDir(), "buffer.db"), want: newExpected()}
 	e.open(t)
 	e.f = e.newFlusher(t, Config{MaxOps: maxOps})
-	if err := e.f.EnsureIndexes(context.Background()); err != nil {
+	if err := e.f.expirer.ensure(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -73,6 +73,7 @@ func (e *env) newFlusher(t *testing.T, cfg Config) *Flusher {
 func testHooks(f *Flusher) *hooks {
 	if f.hooks == nil {
 		f.hooks = &hooks{}
+		f.expirer.hooks = f.hooks
 		if f.prealloc != nil {
 			f.prealloc.hooks = f.hooks
 		}

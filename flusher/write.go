@@ -246,6 +246,18 @@ func (f *Flusher) countLate(p pass, buckets []bucket.Doc, insErr error) {
 	}
 }
 
+// expiredHits counts n hits of pass p not written because their buckets
+// were past the retention, and logs it at most every 10 minutes.
+func (f *Flusher) expiredHits(p pass, n uint64) {
+	total := f.expired.Add(n)
+	now := f.clock.Now()
+	if last := f.expiredLog.Load(); last == 0 || now.Sub(time.Unix(0, last)) >= 10*time.Minute {
+		f.expiredLog.Store(now.UnixNano())
+		f.log.Info("counts for buckets past their retention not written (the other levels take them)",
+			"collection", f.colls[p].Name(), "retention", f.retention.Of(p.level()), "hits", n, "expired_hits_total", total)
+	}
+}
+
 // ignoreDuplicates returns nil and the number of duplicate-key errors if
 // err holds nothing else: those buckets exist, created by another host.
 // Each write error is checked on its own: mongo.IsDuplicateKeyError of the
