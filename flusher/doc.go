@@ -20,13 +20,27 @@
 // (bucket.Doc.Update, bucket.FindApplied, bucket.Doc.Zero); finds carry
 // the shard key too, so a router targets one shard per bucket.
 //
-// Beside the flushes, Run keeps the bucket lifecycle (docs/buckets.md):
-// preallocation (prealloc.go) creates the next hour's, day's and month's
-// buckets of active pages ahead of time, rate-limited, in a goroutine of
-// its own; expiry (expire.go) deletes buckets past their retention by a
-// TTL index, or by a periodic deleteMany where the server refuses one.
+// Flusher is that write path: seal, passes, guarded updates, the
+// three-step fallback, resume points, ledger marks, acknowledgement,
+// backoff. Beside it, Flusher.Run runs the bucket lifecycle
+// (docs/buckets.md), two types of their own, each with a Run that owns
+// its goroutines and returns when its context ends:
+//   - the expirer (expire.go) creates the query indexes and sets up each
+//     collection's expiry, and the ledger's: a TTL index, or a periodic
+//     deleteMany of its own where the server refuses one;
+//   - the preallocator (prealloc.go) creates the next hour's, day's and
+//     month's buckets of active pages ahead of time, rate-limited; the
+//     write path tells it which pages are active.
 //
 // Caveats:
+//   - The expirer and the preallocator stay in this package because they
+//     share the write path's collections, Config (New builds all three
+//     from it, without I/O), which server answers are final (refused,
+//     ignoreDuplicates), the backoff (the expirer's set-up retries are
+//     the flusher's: they count in Stats.Retries and log as "ensure
+//     indexes"), Stats (Expiry, Prealloc) and the test hooks (one pointer,
+//     nil in production); tests drive a batch and an expiry round
+//     together. IndexesReady is the expirer's.
 //   - Counts for a bucket already past its retention when their batch is
 //     written (a replay of old logs, a long outage) are not written at
 //     that level, only counted (Stats.ExpiredHits): the bucket would be

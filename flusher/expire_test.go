@@ -43,7 +43,7 @@ func TestExpiryModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	fails := 1
-	e.f.expiryHook = func(p pass) error {
+	testHooks(e.f).expiry = func(p pass) error {
 		if p == minutePass && fails > 0 {
 			fails--
 			return errors.New("connection reset")
@@ -159,13 +159,13 @@ func TestBatchHeldAcrossExpiry(t *testing.T) {
 		hook func(f *Flusher, expire func())
 	}{
 		{"before step 1", 3, func(f *Flusher, expire func()) {
-			f.beforeBulk = func(int) error {
+			testHooks(f).beforeBulk = func(int) error {
 				expire()
 				return nil
 			}
 		}},
 		{"between step 1 and find", 3, func(f *Flusher, expire func()) {
-			f.afterUpdate = func(p pass, _ []string) {
+			testHooks(f).afterUpdate = func(p pass, _ []string) {
 				if p == minutePass {
 					expire()
 				}
@@ -175,7 +175,7 @@ func TestBatchHeldAcrossExpiry(t *testing.T) {
 		// counted, and the 10:20 minute buckets stay deleted.
 		{"between insert and step 3", 0, func(f *Flusher, expire func()) {
 			bulks := 0
-			f.beforeBulk = func(int) error {
+			testHooks(f).beforeBulk = func(int) error {
 				if bulks++; bulks == 2 { // the minute pass's step 3
 					expire()
 				}
@@ -187,7 +187,7 @@ func TestBatchHeldAcrossExpiry(t *testing.T) {
 			e := newEnv(t, 8)
 			fake := clock.NewFake(mustTime(t, "2024-03-05T10:21:10Z"))
 			e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Retention: bucket.Retention{Minute: time.Hour}})
-			e.f.expiry[minutePass].setMode(ExpiryDeleteMany) // whatever the server
+			e.f.expirer.levels[minutePass].setMode(ExpiryDeleteMany) // whatever the server
 			e.commit(t, hit{"a.example", "/", "2024-03-05T10:20:59Z", 3}, hit{"a.example", "/b", "2024-03-05T10:20:01Z", 2})
 			e.flush(t)
 			// Batch 1's minute counts expire with their buckets.
@@ -206,7 +206,7 @@ func TestBatchHeldAcrossExpiry(t *testing.T) {
 					// middle of its steps, it is 12:01:10 and the 10:20
 					// minute buckets have expired.
 					fake.Advance(100 * time.Minute)
-					e.f.expireOnce(context.Background())
+					e.f.expirer.expireOnce(context.Background())
 				}
 			})
 			if _, err := e.f.Flush(context.Background()); err != nil {

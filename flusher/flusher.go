@@ -170,29 +170,17 @@ type Flusher struct {
 
 	batches, hits, bulkWrites, updates, finds, inserts, insertCalls, retries atomic.Uint64
 	beat                                                                     atomic.Int64 // Unix nanoseconds, see LastBeat
-	indexesReady                                                             atomic.Bool
 	timing                                                                   timing
 
-	prealloc    *preallocator // nil when off
-	expiry      [3]expiry     // by pass
-	ledgerExp   expiry        // the ledger collection's (ledger.go)
-	expired     atomic.Uint64 // Stats.ExpiredHits
-	expiredLog  atomic.Int64  // when expiredHits last logged, Unix nanoseconds
-	kick        chan struct{} // Kick: flush now
-	expireEvery time.Duration
-	expiryReady chan struct{} // closed once every collection's expiry is set up
-	readyOnce   sync.Once
-	late        atomic.Uint64
-	lateLogged  atomic.Int64 // Unix nanoseconds of the last late-bucket warning
+	expirer    *expirer
+	prealloc   *preallocator // nil when off
+	expired    atomic.Uint64 // Stats.ExpiredHits
+	expiredLog atomic.Int64  // when expiredHits last logged, Unix nanoseconds
+	kick       chan struct{} // Kick: flush now
+	late       atomic.Uint64
+	lateLogged atomic.Int64 // Unix nanoseconds of the last late-bucket warning
 
-	// Test hooks, nil in production.
-	afterChunk   func(p pass, chunk int) error // after a chunk's progress is saved
-	afterUpdate  func(p pass, ids []string)    // after step 1, when some bucket did not match
-	beforeInsert func(p pass, ids []string)    // between steps 1 and 2
-	beforeBulk   func(updates int) error       // before each bulk write; an error stands for the server's
-	indexHook    func() error                  // at the start of EnsureIndexes; an error stands for the server's
-	expiryHook   func(p pass) error            // at the start of ensureExpiry; an error stands for a network failure
-	preallocHook func(p pass, n int) error     // before a preallocation insertMany; an error stands for the server's
+	hooks *hooks // test seams, nil in production
 }
 
 // New returns a Flusher for cfg.
@@ -209,10 +197,7 @@ func New(cfg Config) (*Flusher, error) {
 	if cfg.Retention.Minute < 0 || cfg.Retention.Daily < 0 || cfg.Retention.Monthly < 0 || cfg.ExpireEvery < 0 {
 		return nil, errors.New("new flusher: negative Retention or ExpireEvery")
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	cfg = cfg.withDefaults()
 	f := &Flusher{
 		buf: cfg.Buffer,
 		colls: [3]*mongo.Collection{
@@ -224,34 +209,44 @@ func New(cfg Config) (*Flusher, error) {
 		recorder:   cfg.Recorder,
 		user:       cfg.User,
 		applied:    "applied." + cfg.Buffer.InstanceID(),
-		interval:   cmp.Or(cfg.Interval, DefaultInterval),
+		interval:   cfg.Interval,
 		coarse:     cfg.CoarseInterval,
-		maxOps:     cmp.Or(cfg.MaxOps, DefaultMaxOps),
-		maxBackoff: cmp.Or(cfg.MaxBackoff, DefaultMaxBackoff),
-		timeout:    cmp.Or(cfg.Timeout, DefaultTimeout),
-		clock:      cmp.Or[clock.Clock](cfg.Clock, clock.Real{}),
-		log:        log.With("component", "flusher"),
+		maxOps:     cfg.MaxOps,
+		maxBackoff: cfg.MaxBackoff,
+		timeout:    cfg.Timeout,
+		clock:      cfg.Clock,
+		log:        cfg.Logger,
 	}
 	f.chunkOps = f.maxOps
 	var err error
-	if f.prealloc, err = newPreallocator(cfg); err != nil {
+	if f.prealloc, err = newPreallocator(cfg, f.colls); err != nil {
 		return nil, fmt.Errorf("new flusher: %w", err)
 	}
-	f.expireEvery = cmp.Or(cfg.ExpireEvery, DefaultExpireEvery)
-	f.expiryReady = make(chan struct{})
+	f.expirer = newExpirer(cfg, f.colls, f.retry)
 	f.kick = make(chan struct{}, 1)
-	for p, r := range [3]time.Duration{cfg.Retention.Minute, cfg.Retention.Daily, cfg.Retention.Monthly} {
-		f.expiry[p].retention = r
-		f.expiry[p].setMode(ExpiryOff)
-		if r > 0 {
-			f.expiry[p].setMode(ExpiryPending)
-		}
-	}
 	return f, nil
 }
 
-// IndexesReady reports whether Run has created the bucket indexes.
-func (f *Flusher) IndexesReady() bool { return f.indexesReady.Load() }
+// withDefaults returns cfg with the defaults of its zero fields set and
+// its logger (one that discards when nil) tagged with the component.
+func (cfg Config) withDefaults() Config {
+	cfg.Interval = cmp.Or(cfg.Interval, DefaultInterval)
+	cfg.MaxOps = cmp.Or(cfg.MaxOps, DefaultMaxOps)
+	cfg.MaxBackoff = cmp.Or(cfg.MaxBackoff, DefaultMaxBackoff)
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
+	cfg.ExpireEvery = cmp.Or(cfg.ExpireEvery, DefaultExpireEvery)
+	cfg.Clock = cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg.Logger = log.With("component", "flusher")
+	return cfg
+}
+
+// IndexesReady reports whether Run has created the bucket indexes and set
+// up their expiry.
+func (f *Flusher) IndexesReady() bool { return f.expirer.indexesReady.Load() }
 
 // heartbeat records that Run is making its rounds.
 func (f *Flusher) heartbeat() { f.beat.Store(f.clock.Now().UnixNano()) }
@@ -279,42 +274,10 @@ func (f *Flusher) Stats() Stats {
 		InsertCalls: f.insertCalls.Load(),
 		Retries:     f.retries.Load(),
 		Prealloc:    f.prealloc.stats(),
-		Expiry:      f.expiryStats(),
+		Expiry:      f.expirer.stats(),
 		LateBuckets: f.late.Load(),
 		ExpiredHits: f.expired.Load(),
 	}
 	f.timing.fill(&st)
 	return st
-}
-
-// EnsureIndexes creates the query indexes of the three collections and
-// sets up their expiry (expire.go): the TTL index ExpiryIndexName where
-// a retention is set and the server takes it, else the deleteMany mode;
-// without a retention, the TTL index an earlier run created is dropped.
-// It is idempotent. A query index the server refuses (a conflicting one)
-// does not stop the expiry from being set up; the error is returned all
-// the same.
-func (f *Flusher) EnsureIndexes(ctx context.Context) error {
-	if f.indexHook != nil {
-		if err := f.indexHook(); err != nil {
-			return err
-		}
-	}
-	var refusedErr error
-	for p, coll := range f.colls {
-		ctx, cancel := context.WithTimeout(ctx, f.timeout)
-		_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bucket.Level(p).Index()})
-		cancel()
-		if err != nil {
-			err = fmt.Errorf("create index on %s: %w", coll.Name(), err)
-			if !refused(err) || authFailure(err) {
-				return err
-			}
-			refusedErr = cmp.Or(refusedErr, err)
-		}
-	}
-	if err := f.ensureAllExpiry(ctx); err != nil {
-		return err
-	}
-	return refusedErr
 }

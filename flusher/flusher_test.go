@@ -39,7 +39,7 @@ func newEnv(t *testing.T, maxOps int) *env {
 	e := &env{srv: srv, db: srv.Database(t), path: filepath.Join(t.TempDir(), "buffer.db"), want: newExpected()}
 	e.open(t)
 	e.f = e.newFlusher(t, Config{MaxOps: maxOps})
-	if err := e.f.EnsureIndexes(context.Background()); err != nil {
+	if err := e.f.expirer.ensure(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -66,6 +66,19 @@ func (e *env) newFlusher(t *testing.T, cfg Config) *Flusher {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// testHooks returns f's test hooks, installing them on first use. Set
+// them before Run.
+func testHooks(f *Flusher) *hooks {
+	if f.hooks == nil {
+		f.hooks = &hooks{}
+		f.expirer.hooks = f.hooks
+		if f.prealloc != nil {
+			f.prealloc.hooks = f.hooks
+		}
+	}
+	return f.hooks
 }
 
 type hit struct {
@@ -333,7 +346,7 @@ func TestBatchSentTwiceCountsOnce(t *testing.T) {
 
 	// Write every chunk, then "crash" before Ack.
 	crash := errors.New("crash")
-	e.f.afterChunk = func(p pass, _ int) error {
+	testHooks(e.f).afterChunk = func(p pass, _ int) error {
 		if p == donePass {
 			return crash
 		}
@@ -394,7 +407,7 @@ func TestExistingBucketsAreNotInsertedAgain(t *testing.T) {
 	// Between steps 1 and 2 of the daily pass, a third host creates one of
 	// the missing daily buckets: the insert meets a duplicate key.
 	var raced string
-	e.f.beforeInsert = func(p pass, ids []string) {
+	testHooks(e.f).beforeInsert = func(p pass, ids []string) {
 		if p != dailyPass || raced != "" {
 			return
 		}
@@ -467,7 +480,7 @@ func TestLargeBatchInterruptedAndResumed(t *testing.T) {
 	// 8 buckets per pass, 3 chunks each. Stop after the 4th chunk: the
 	// minute pass and 1 daily chunk written.
 	stop := errors.New("stop")
-	e.f.afterChunk = func(_ pass, chunk int) error {
+	testHooks(e.f).afterChunk = func(_ pass, chunk int) error {
 		if chunk == 4 {
 			return stop
 		}
@@ -486,7 +499,7 @@ func TestLargeBatchInterruptedAndResumed(t *testing.T) {
 		t.Fatalf("sealed batch %+v, %v: want saved progress", batch, err)
 	}
 
-	e.f.afterChunk = nil
+	testHooks(e.f).afterChunk = nil
 	e.flush(t)
 	after := e.f.Stats()
 	if got := after.Updates - before.Updates; got != 2*(24-11) {
@@ -508,7 +521,7 @@ func TestTimedOutChunksShrink(t *testing.T) {
 	}
 	e.commit(t, hits...)
 	largest := 0
-	e.f.beforeBulk = func(n int) error {
+	testHooks(e.f).beforeBulk = func(n int) error {
 		if n > 2 {
 			return context.DeadlineExceeded // what the driver returns when Timeout passes
 		}
@@ -737,7 +750,7 @@ func TestBucketCreatedAfterStep1StillCounts(t *testing.T) {
 	e := newEnv(t, 8)
 	ctx := context.Background()
 	var raced string
-	e.f.afterUpdate = func(p pass, ids []string) {
+	testHooks(e.f).afterUpdate = func(p pass, ids []string) {
 		if p != minutePass || raced != "" {
 			return
 		}
@@ -780,7 +793,7 @@ func TestFailingIndexesDoNotHoldBackCounts(t *testing.T) {
 		Timeout: 2 * time.Second, Clock: fake, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	var refuse atomic.Bool
 	refuse.Store(true)
-	e.f.indexHook = func() error {
+	testHooks(e.f).index = func() error {
 		if refuse.Load() {
 			return errors.New("(Unauthorized) not authorized to execute createIndexes")
 		}
@@ -820,7 +833,7 @@ func TestFailingIndexesDoNotHoldBackCounts(t *testing.T) {
 func TestFlushTiming(t *testing.T) {
 	e := newEnv(t, 8)
 	fail := true
-	e.f.beforeBulk = func(int) error {
+	testHooks(e.f).beforeBulk = func(int) error {
 		if fail {
 			return errors.New("refused")
 		}

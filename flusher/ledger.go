@@ -97,52 +97,6 @@ func (f *Flusher) ReadLedger(ctx context.Context, keys []string) (map[string]int
 	return out, nil
 }
 
-// ensureLedgerExpiry makes the ledger collection forget entries not moved
-// for buffer.DefaultLedgerRetention (the buffer's own retention): a TTL
-// index ExpiryIndexName on updated, or the deleteMany mode where the
-// server refuses it. It returns an error only for failures worth retrying.
-func (f *Flusher) ensureLedgerExpiry(ctx context.Context) error {
-	coll := f.colls[minutePass].Database().Collection(LedgerCollection)
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	want := int32(buffer.DefaultLedgerRetention / time.Second)
-	_, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{
-		Keys:    bson.D{{Key: "updated", Value: 1}},
-		Options: options.Index().SetName(ExpiryIndexName).SetExpireAfterSeconds(want),
-	})
-	switch {
-	case err == nil:
-		f.ledgerExp.setMode(ExpiryTTL)
-	case refused(err):
-		// Also an index of that name with another expiry, which this
-		// version never makes: the deleteMany keeps the retention.
-		f.ledgerExp.setMode(ExpiryDeleteMany)
-		f.log.Info("the server refuses the ledger's TTL index: old entries are deleted by a periodic deleteMany instead",
-			"collection", coll.Name(), "retention", buffer.DefaultLedgerRetention, "err", err)
-	default:
-		return fmt.Errorf("create TTL index on %s: %w", coll.Name(), err)
-	}
-	return nil
-}
-
-// expireLedger deletes the ledger entries not moved for the retention.
-func (f *Flusher) expireLedger(ctx context.Context, now time.Time) {
-	coll := f.colls[minutePass].Database().Collection(LedgerCollection)
-	e := &f.ledgerExp
-	dctx, cancel := context.WithTimeout(ctx, max(f.timeout, time.Minute))
-	res, err := coll.DeleteMany(dctx, bson.D{{Key: "updated", Value: bson.D{{Key: "$lt", Value: now.Add(-buffer.DefaultLedgerRetention)}}}})
-	cancel()
-	e.runs.Add(1)
-	if err != nil {
-		if ctx.Err() == nil {
-			e.failures.Add(1)
-			f.log.Warn("deleting old ledger entries failed; next round in "+f.expireEvery.String(), "collection", coll.Name(), "err", err)
-		}
-		return
-	}
-	e.deleted.Add(uint64(res.DeletedCount))
-}
-
 // LedgerClaim is a lease on a stream's ledger entry: the replay that holds
 // it reads the stream, and others wait for it (see ClaimLedger). A claim is
 // a document of its own in the ledger collection, ClaimID(key): the

@@ -3,6 +3,7 @@ package flusher
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/clock"
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
@@ -87,14 +90,20 @@ type preallocJob struct {
 	count, next int
 }
 
-// preallocator learns the active pages from the batches written and
-// creates their next period's buckets ahead of time. Its lock guards
-// memory only: it is never held during a database call, and Flush only
-// takes it to record a chunk's pages.
+// preallocator learns the active pages from the batches written (the
+// flusher calls record) and creates their next period's buckets ahead of
+// time, in Run. Its lock guards memory only: it is never held during a
+// database call, and Flush only takes it to record a chunk's pages.
 type preallocator struct {
-	rate     float64
-	minHits  int64
-	maxPages int
+	rate       float64
+	minHits    int64
+	maxPages   int
+	colls      [3]*mongo.Collection // by pass
+	timeout    time.Duration
+	maxBackoff time.Duration
+	clock      clock.Clock
+	log        *slog.Logger
+	hooks      *hooks // test seams, nil in production
 
 	mu     sync.Mutex
 	levels [3]activity
@@ -257,14 +266,13 @@ func (pa *preallocator) take(now time.Time, max int) (pass, []bucket.Doc) {
 	return p, out
 }
 
-// preallocStep does what is due now: schedules the levels whose moment
+// step does what is due now: schedules the levels whose moment
 // has come and sends one insertMany of at most the rate's worth of
 // buckets (at least one, at most 100). It returns how long to wait before
 // the next step: the time those buckets take at the rate, a backoff after
 // a failure, or until the next moment or recheck.
-func (f *Flusher) preallocStep(ctx context.Context) time.Duration {
-	pa := f.prealloc
-	now := f.clock.Now()
+func (pa *preallocator) step(ctx context.Context) time.Duration {
+	now := pa.clock.Now()
 	pa.mu.Lock()
 	next := pa.schedule(now)
 	p, buckets := pa.take(now, min(max(int(pa.rate), 1), 100))
@@ -278,12 +286,12 @@ func (f *Flusher) preallocStep(ctx context.Context) time.Duration {
 	}
 	pa.calls.Add(1)
 	var insErr error
-	if f.preallocHook != nil {
-		insErr = f.preallocHook(p, len(docs))
+	if h := pa.hooks; h != nil && h.prealloc != nil {
+		insErr = h.prealloc(p, len(docs))
 	}
 	if insErr == nil {
-		ictx, cancel := context.WithTimeout(ctx, f.timeout)
-		_, insErr = f.colls[p].InsertMany(ictx, docs, options.InsertMany().SetOrdered(false))
+		ictx, cancel := context.WithTimeout(ctx, pa.timeout)
+		_, insErr = pa.colls[p].InsertMany(ictx, docs, options.InsertMany().SetOrdered(false))
 		cancel()
 	}
 	dups, insErr := ignoreDuplicates(insErr)
@@ -299,11 +307,8 @@ func (f *Flusher) preallocStep(ctx context.Context) time.Duration {
 		fails := pa.fails
 		pa.queue = append(pa.queue, preallocJobs(p, buckets)...)
 		pa.mu.Unlock()
-		wait := f.maxBackoff
-		if fails < 32 && baseBackoff<<(fails-1) < wait {
-			wait = baseBackoff << (fails - 1)
-		}
-		f.log.Warn("preallocation failed (counts are written meanwhile)", "collection", f.colls[p].Name(), "buckets", len(buckets), "attempt", fails, "retry_in", wait, "err", insErr)
+		wait := backoffCeiling(fails, pa.maxBackoff)
+		pa.log.Warn("preallocation failed (counts are written meanwhile)", "collection", pa.colls[p].Name(), "buckets", len(buckets), "attempt", fails, "retry_in", wait, "err", insErr)
 		return wait
 	}
 	pa.mu.Lock()
@@ -323,14 +328,16 @@ func preallocJobs(p pass, buckets []bucket.Doc) []preallocJob {
 	return jobs
 }
 
-// runPrealloc runs preallocation steps until ctx is done.
-func (f *Flusher) runPrealloc(ctx context.Context) {
+// Run runs preallocation steps, on its own rate and timeouts, until ctx
+// is done. It holds no lock during a database call that Flush would wait
+// for.
+func (pa *preallocator) Run(ctx context.Context) {
 	for {
-		wait := f.preallocStep(ctx)
+		wait := pa.step(ctx)
 		select {
 		case <-ctx.Done():
 			return
-		case <-f.clock.After(wait):
+		case <-pa.clock.After(wait):
 		}
 	}
 }
@@ -348,8 +355,9 @@ func (pa *preallocator) stats() PreallocStats {
 	}
 }
 
-// newPreallocator returns the preallocator of cfg, nil when it is off.
-func newPreallocator(cfg Config) (*preallocator, error) {
+// newPreallocator returns the preallocator of cfg (with its defaults set,
+// Config.withDefaults), writing to colls; nil when it is off.
+func newPreallocator(cfg Config, colls [3]*mongo.Collection) (*preallocator, error) {
 	if !cfg.Preallocate {
 		return nil, nil
 	}
@@ -357,9 +365,14 @@ func newPreallocator(cfg Config) (*preallocator, error) {
 		return nil, fmt.Errorf("negative PreallocateRate, PreallocateMinHits or PreallocateMaxPages")
 	}
 	pa := &preallocator{
-		rate:     cfg.PreallocateRate,
-		minHits:  int64(cfg.PreallocateMinHits),
-		maxPages: cfg.PreallocateMaxPages,
+		rate:       cfg.PreallocateRate,
+		minHits:    int64(cfg.PreallocateMinHits),
+		maxPages:   cfg.PreallocateMaxPages,
+		colls:      colls,
+		timeout:    cfg.Timeout,
+		maxBackoff: cfg.MaxBackoff,
+		clock:      cfg.Clock,
+		log:        cfg.Logger,
 	}
 	if pa.rate == 0 {
 		pa.rate = DefaultPreallocateRate

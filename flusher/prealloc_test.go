@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // preallocate runs preallocation steps, without waiting between them,
@@ -19,7 +20,7 @@ func (e *env) preallocate(t *testing.T) {
 	t.Helper()
 	for i := 0; ; i++ {
 		before := e.f.prealloc.calls.Load()
-		e.f.preallocStep(context.Background())
+		e.f.prealloc.step(context.Background())
 		if e.f.prealloc.calls.Load() == before {
 			return
 		}
@@ -156,7 +157,7 @@ func TestPreallocationFailuresDoNotStopFlushing(t *testing.T) {
 		MaxBackoff: time.Second, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	entered, release := make(chan struct{}, 1), make(chan struct{})
 	hang := true
-	e.f.preallocHook = func(pass, int) error {
+	testHooks(e.f).prealloc = func(pass, int) error {
 		if hang {
 			hang = false
 			entered <- struct{}{}
@@ -207,7 +208,7 @@ func TestPreallocationFailuresDoNotStopFlushing(t *testing.T) {
 
 // The set of tracked pages is bounded per level and period.
 func TestPreallocTrackingIsBounded(t *testing.T) {
-	pa, err := newPreallocator(Config{Preallocate: true, PreallocateMaxPages: 2})
+	pa, err := newPreallocator(Config{Preallocate: true, PreallocateMaxPages: 2}, [3]*mongo.Collection{})
 	if err != nil {
 		t.Fatal(err)
 	}

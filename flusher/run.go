@@ -1,52 +1,33 @@
 package flusher
 
 // Run and Drain: the flush loop, its retries with backoff, and the
-// goroutines beside it (indexes, preallocation, expiry).
+// components beside it (the expirer, the preallocator).
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
+	"time"
 )
 
-// Run ensures the indexes (retrying), then every Interval seals the pending
-// counts and writes them, retrying failures with exponential backoff and
-// full jitter capped at MaxBackoff. A batch left over from before (a
+// Run starts the expirer (which ensures the indexes, retrying) and the
+// preallocator beside it, then every Interval seals the pending counts
+// and writes them, retrying failures with exponential backoff and full
+// jitter capped at MaxBackoff. A batch left over from before (a
 // failed or crashed write) is finished first, then the counts pending at
 // that moment are sent. Run returns nil when ctx is cancelled; whatever is
-// not yet written stays in the buffer.
+// not yet written stays in the buffer. It returns once they have returned.
 func (f *Flusher) Run(ctx context.Context) error {
 	f.heartbeat()
-	// Indexes help readers, not the exactly-once writes (updates find
-	// buckets by _id): a missing privilege or a conflicting index must
-	// not hold back the counts. They are retried beside the flushes.
-	idxDone := make(chan struct{})
-	go func() {
-		defer close(idxDone)
-		if f.retry(ctx, "ensure indexes (counts are written meanwhile)", f.EnsureIndexes) {
-			f.indexesReady.Store(true)
-		}
-	}()
-	defer func() { <-idxDone }()
-	// So does preallocation, on its own rate and timeouts: it never
-	// holds a lock during a database call that Flush would wait for.
+	// Beside the flushes, the expirer ensures the indexes and expires
+	// old buckets, and the preallocator creates the next period's.
+	var side sync.WaitGroup
+	defer side.Wait()
+	side.Go(func() { f.expirer.Run(ctx) })
 	if f.prealloc != nil {
-		preDone := make(chan struct{})
-		go func() {
-			defer close(preDone)
-			f.runPrealloc(ctx)
-		}()
-		defer func() { <-preDone }()
+		side.Go(func() { f.prealloc.Run(ctx) })
 	}
-	// Expiry runs beside the flushes too: its deleteMany never holds up
-	// a batch, and a batch that meets a bucket it deleted re-creates it.
-	// (The ledger's expiry runs whatever the buckets' retention.)
-	expDone := make(chan struct{})
-	go func() {
-		defer close(expDone)
-		f.runExpiry(ctx)
-	}()
-	defer func() { <-expDone }()
 	for {
 		select {
 		case <-ctx.Done():
@@ -128,14 +109,19 @@ func (f *Flusher) retry(ctx context.Context, what string, fn func(context.Contex
 		} else {
 			f.log.Warn(what+" failed", "attempt", attempt, "err", err)
 		}
-		ceiling := f.maxBackoff
-		if attempt < 32 && baseBackoff<<(attempt-1) < ceiling {
-			ceiling = baseBackoff << (attempt - 1)
-		}
 		select {
 		case <-ctx.Done():
 			return false
-		case <-f.clock.After(rand.N(ceiling + 1)):
+		case <-f.clock.After(rand.N(backoffCeiling(attempt, f.maxBackoff) + 1)):
 		}
 	}
+}
+
+// backoffCeiling is the longest wait after the attempt-th failure in a
+// row: baseBackoff doubled per failure, at most maxBackoff.
+func backoffCeiling(attempt int, maxBackoff time.Duration) time.Duration {
+	if attempt < 32 && baseBackoff<<(attempt-1) < maxBackoff {
+		return baseBackoff << (attempt - 1)
+	}
+	return maxBackoff
 }

@@ -83,8 +83,8 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 			f.expiredHits(pass(f.ch.Level), f.ch.Dropped)
 		}
 		f.heartbeat()
-		if f.afterChunk != nil {
-			if err := f.afterChunk(p, chunk); err != nil {
+		if h := f.hooks; h != nil && h.afterChunk != nil {
+			if err := h.afterChunk(p, chunk); err != nil {
 				return err
 			}
 		}
@@ -109,8 +109,8 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, bucket
 	for i := range buckets {
 		ids[i] = buckets[i].ID
 	}
-	if f.afterUpdate != nil {
-		f.afterUpdate(p, ids)
+	if h := f.hooks; h != nil && h.afterUpdate != nil {
+		h.afterUpdate(p, ids)
 	}
 	// The buckets that did not match lack this batch: they were missing,
 	// or (after a retry) took it in an earlier attempt. Ask which carry
@@ -129,8 +129,8 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, bucket
 	if len(missing) == 0 {
 		return nil // the unmatched ones already took this batch
 	}
-	if f.beforeInsert != nil {
-		f.beforeInsert(p, ids)
+	if h := f.hooks; h != nil && h.beforeInsert != nil {
+		h.beforeInsert(p, ids)
 	}
 	if err := f.insertZero(ctx, p, coll, missing); err != nil {
 		return err
@@ -150,8 +150,8 @@ func (f *Flusher) bulkWrite(ctx context.Context, coll *mongo.Collection, models 
 	defer cancel()
 	f.bulkWrites.Add(1)
 	f.updates.Add(uint64(len(models)))
-	if f.beforeBulk != nil {
-		if err := f.beforeBulk(len(models)); err != nil {
+	if h := f.hooks; h != nil && h.beforeBulk != nil {
+		if err := h.beforeBulk(len(models)); err != nil {
 			return 0, fmt.Errorf("bulk write %d updates: %w", len(models), err)
 		}
 	}
@@ -243,6 +243,18 @@ func (f *Flusher) countLate(p pass, buckets []bucket.Doc, insErr error) {
 		f.lateLogged.Store(now.UnixNano())
 		f.log.Warn("late counts for expired buckets: the buckets were created again and their counts written; the next expiry deletes them",
 			"collection", f.colls[p].Name(), "retention", r, "buckets", n, "late_buckets_total", total)
+	}
+}
+
+// expiredHits counts n hits of pass p not written because their buckets
+// were past the retention, and logs it at most every 10 minutes.
+func (f *Flusher) expiredHits(p pass, n uint64) {
+	total := f.expired.Add(n)
+	now := f.clock.Now()
+	if last := f.expiredLog.Load(); last == 0 || now.Sub(time.Unix(0, last)) >= 10*time.Minute {
+		f.expiredLog.Store(now.UnixNano())
+		f.log.Info("counts for buckets past their retention not written (the other levels take them)",
+			"collection", f.colls[p].Name(), "retention", f.retention.Of(p.level()), "hits", n, "expired_hits_total", total)
 	}
 }
 
