@@ -58,8 +58,12 @@ type Counters struct {
 // sent). It stops early, with ctx's error, when ctx ends. A damaged stream
 // (see DamagedError) sends its whole lines before the damage, never the
 // unterminated tail, and returns the offset just past the last of them
-// with the *DamagedError.
+// with the *DamagedError. c may be nil: nothing is counted.
 func Stream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, out chan<- tailer.Chunk, c *Counters) (int64, error) {
+	countLines := c != nil // a pass over the lines of each chunk
+	if c == nil {
+		c = &Counters{}
+	}
 	var read atomic.Int64
 	r, kind, err := open(name, &read)
 	if err != nil {
@@ -152,11 +156,13 @@ func Stream(ctx context.Context, name, source string, head []byte, from int64, l
 		err := cut.Cut(buf[:n], at, eof && !live, func(p []byte) { carry = p }, func(ch tailer.Chunk, last bool) error {
 			ch.Checkpoint, ch.Archive = cp(ch.Checkpoint.Offset), true
 			if ch.Skipped == 0 {
-				lines := int64(bytes.Count(ch.Data, nl))
-				if ch.Data[len(ch.Data)-1] != '\n' {
-					lines++ // the unterminated last line of a finished stream
+				if countLines {
+					lines := int64(bytes.Count(ch.Data, nl))
+					if ch.Data[len(ch.Data)-1] != '\n' {
+						lines++ // the unterminated last line of a finished stream
+					}
+					c.Lines.Add(lines)
 				}
-				c.Lines.Add(lines)
 				if last {
 					ch, taken = ch.WithRelease(put(held)), true
 				} else {
