@@ -60,6 +60,20 @@ type Counters struct {
 // unterminated tail, and returns the offset just past the last of them
 // with the *DamagedError. c may be nil: nothing is counted.
 func Stream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, out chan<- tailer.Chunk, c *Counters) (int64, error) {
+	return readStream(ctx, name, source, head, from, live, maxLine, func(ch tailer.Chunk) error {
+		select {
+		case out <- ch:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, c)
+}
+
+// readStream is Stream handing each chunk to deliver, which returns once it
+// took it (or with ctx's error): the dry run adds chunks as they come, in
+// the same goroutine.
+func readStream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, deliver func(tailer.Chunk) error, c *Counters) (int64, error) {
 	countLines := c != nil // a pass over the lines of each chunk
 	if c == nil {
 		c = &Counters{}
@@ -94,13 +108,11 @@ func Stream(ctx context.Context, name, source string, head []byte, from int64, l
 		return tailer.Checkpoint{Source: source, Path: name, Offset: off, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, head[:n])}
 	}
 	send := func(ch tailer.Chunk) error {
-		select {
-		case out <- ch:
-			flushRead()
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := deliver(ch); err != nil {
+			return err
 		}
+		flushRead()
+		return nil
 	}
 	// Each read adds at most DefaultChunkSize bytes to the part of a line
 	// carried over (at most maxLine bytes, else it is skipped), into a

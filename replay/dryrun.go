@@ -61,44 +61,33 @@ func NewDryRun(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Wr
 }
 
 // ReadFile reads one plain, gzip, zstd or bzip2 file (told by its first
-// bytes, see Open) through Stream, as a replay reads it: the same lines
+// bytes, see Open) as Stream reads it for a replay, chunk by chunk in this
+// goroutine: the same lines
 // (tailer.Cutter's), its unterminated last line counted (the file is
 // finished), and of a damaged file (a *DamagedError) only the whole lines
 // before the damage, not its unterminated tail.
 func (d *DryRun) ReadFile(name string) error {
-	r, _, err := Open(name)
-	if err != nil {
-		return err
-	}
-	r.Close()
 	d.files++
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	out := make(chan tailer.Chunk, 4)
-	var serr error
-	go func() {
-		defer close(out)
-		_, serr = Stream(ctx, name, dryRunSource, nil, 0, false, d.maxLine, out, nil)
-	}()
 	lineNo, malformed := 0, 0
-	for c := range out {
+	_, err := readStream(context.Background(), name, dryRunSource, nil, 0, false, d.maxLine, func(c tailer.Chunk) error {
 		if c.Skipped > 0 {
 			lineNo++
 			d.lines++
 			d.tooLong++
 			fmt.Fprintf(d.log, "%s:%d: line longer than %d bytes skipped\n", name, lineNo, d.maxLine)
-			continue
+			return nil
 		}
 		c.Lines(func(line []byte, _ int64) {
 			lineNo++
 			d.line(name, lineNo, line, &malformed)
 		})
 		c.Release()
-	}
+		return nil
+	}, nil)
 	if malformed > malformedLogged {
 		fmt.Fprintf(d.log, "%s: %d malformed lines in all\n", name, malformed)
 	}
-	return serr // it names the file
+	return err // it names the file
 }
 
 // dryRunSource is the source of the dry run's chunks: they are only read.
