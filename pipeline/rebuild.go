@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -452,7 +451,7 @@ func reread(ctx context.Context, cfg Config, w window, loc *locator, st *rebuild
 			log.Error("source of the batch in flight no longer configured: its lines are not counted", "source", cp.Source, "path", cp.Path)
 			return nil
 		}
-		n, err := feedRange(agg, cp, l.Path, start, end, maxLine[cp.Source])
+		n, err := feedRange(agg.add, cp, l.Path, start, end, maxLine[cp.Source])
 		st.ReadBytes += n
 		return err
 	}
@@ -525,10 +524,11 @@ next:
 	return counts, marks, nil
 }
 
-// feedRange hands the lines in [start, end) of path to agg as chunks,
-// skipping lines longer than maxLine as the tailer does, and returns the
-// bytes read. start and end are line boundaries (checkpoint offsets).
-func feedRange(agg *Aggregator, cp tailer.Checkpoint, path string, start, end int64, maxLine int) (int64, error) {
+// feedRange hands the lines in [start, end) of path to add as chunks, cut
+// by tailer.Cutter exactly as the follower cut them (an overlong line is a
+// skip chunk), and returns the bytes read. start and end are line
+// boundaries (checkpoint offsets): the range has no unterminated last line.
+func feedRange(add func(*tailer.Chunk) error, cp tailer.Checkpoint, path string, start, end int64, maxLine int) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("re-read %s: %w", path, err)
@@ -536,51 +536,35 @@ func feedRange(agg *Aggregator, cp tailer.Checkpoint, path string, start, end in
 	defer f.Close()
 	r := io.NewSectionReader(f, start, end-start)
 	buf := make([]byte, rebuildReadSize)
-	var pend []byte // a partial line carried over
+	n := 0      // bytes of buf: the partial line carried over
+	at := start // file offset of buf[0]
 	var read int64
-	pos := start // file offset of pend's first byte
-	skipping := false
-	var out []byte
-	outStart := int64(0)
-	emit := func() error { // out holds whole, contiguous lines from outStart
-		if len(out) == 0 {
-			return nil
-		}
-		c := tailer.Chunk{Checkpoint: cp, Start: outStart, Data: out}
-		c.Checkpoint.Offset = outStart + int64(len(out))
-		out = nil
-		return agg.add(&c)
+	cut := tailer.Cutter{MaxLine: maxLine, Off: start}
+	send := func(c tailer.Chunk, _ bool) error {
+		off := c.Checkpoint.Offset
+		c.Checkpoint = cp
+		c.Checkpoint.Offset = off
+		return add(&c)
 	}
 	for {
-		n, err := r.Read(buf)
-		read += int64(n)
-		data := append(pend, buf[:n]...)
-		for {
-			i := bytes.IndexByte(data, '\n')
-			if i < 0 {
-				break
-			}
-			if skipping || i > maxLine { // the end of an overlong line
-				if err := emit(); err != nil {
-					return read, err
-				}
-			} else {
-				if len(out) == 0 {
-					outStart = pos
-				}
-				out = append(out, data[:i+1]...)
-			}
-			skipping = false
-			pos += int64(i + 1)
-			data = data[i+1:]
+		if len(buf)-n < rebuildReadSize { // a long line carried over
+			buf = append(buf[:n], make([]byte, rebuildReadSize)...)
 		}
-		if err := emit(); err != nil {
-			return read, err
+		m, err := r.Read(buf[n : n+rebuildReadSize])
+		read += int64(m)
+		data := buf[:n+m]
+		var carry []byte
+		// Never final: a followed file's last line is not a line before
+		// its '\n' (and end is a line end).
+		if cerr := cut.Cut(data, at, false, func(p []byte) { carry = p }, send); cerr != nil {
+			return read, cerr
 		}
-		if len(data) > maxLine {
-			skipping, pos, data = true, pos+int64(len(data)), nil
+		if cut.Skipping {
+			at += int64(len(data))
+		} else {
+			at = cut.Off
 		}
-		pend = append([]byte(nil), data...)
+		n = copy(buf, carry)
 		if err == io.EOF {
 			return read, nil
 		}

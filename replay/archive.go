@@ -58,8 +58,26 @@ type Counters struct {
 // sent). It stops early, with ctx's error, when ctx ends. A damaged stream
 // (see DamagedError) sends its whole lines before the damage, never the
 // unterminated tail, and returns the offset just past the last of them
-// with the *DamagedError.
+// with the *DamagedError. c may be nil: nothing is counted.
 func Stream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, out chan<- tailer.Chunk, c *Counters) (int64, error) {
+	return readStream(ctx, name, source, head, from, live, maxLine, func(ch tailer.Chunk) error {
+		select {
+		case out <- ch:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, c)
+}
+
+// readStream is Stream handing each chunk to deliver, which returns once it
+// took it (or with ctx's error): the dry run adds chunks as they come, in
+// the same goroutine.
+func readStream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, deliver func(tailer.Chunk) error, c *Counters) (int64, error) {
+	countLines := c != nil // a pass over the lines of each chunk
+	if c == nil {
+		c = &Counters{}
+	}
 	var read atomic.Int64
 	r, kind, err := open(name, &read)
 	if err != nil {
@@ -90,18 +108,17 @@ func Stream(ctx context.Context, name, source string, head []byte, from int64, l
 		return tailer.Checkpoint{Source: source, Path: name, Offset: off, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, head[:n])}
 	}
 	send := func(ch tailer.Chunk) error {
-		select {
-		case out <- ch:
-			flushRead()
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := deliver(ch); err != nil {
+			return err
 		}
+		flushRead()
+		return nil
 	}
 	// Each read adds at most DefaultChunkSize bytes to the part of a line
 	// carried over (at most maxLine bytes, else it is skipped), into a
 	// buffer that goes back to a small free list when the aggregator
-	// releases the chunk holding it.
+	// releases the chunk holding it. tailer.Cutter cuts the lines, by the
+	// follower's rules.
 	free := make(chan []byte, 4)
 	get := func(size int) []byte {
 		select {
@@ -122,13 +139,12 @@ func Stream(ctx context.Context, name, source string, head []byte, from int64, l
 		}
 	}
 	buf := get(DefaultChunkSize)
-	pos := from // stream offset of buf[0]
-	n := 0
-	skipping := false  // inside a line longer than maxLine
-	var skipFrom int64 // where that line began
+	n := 0     // bytes in buf: the partial line carried over, then the read
+	at := from // stream offset of buf[0]
+	cut := tailer.Cutter{MaxLine: maxLine, Off: from}
 	for {
 		if ctx.Err() != nil {
-			return pos, ctx.Err()
+			return cut.Off, ctx.Err()
 		}
 		if len(buf)-n < DefaultChunkSize { // a long line carried over
 			bigger := get(n + DefaultChunkSize)
@@ -141,80 +157,52 @@ func Stream(ctx context.Context, name, source string, head []byte, from int64, l
 		eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF
 		damaged := IsDamaged(rerr)
 		if rerr != nil && !eof && !damaged {
-			return pos, fmt.Errorf("%s (%s): %w", name, kind, rerr)
+			return cut.Off, fmt.Errorf("%s (%s): %w", name, kind, rerr)
 		}
-		// finished: the last line, even without '\n', is a line.
-		finished := eof && !live
-		// Send whole lines, cutting out long ones.
-		data := buf[:n]
-		start := 0
-		if skipping {
-			i := bytes.IndexByte(data, '\n')
-			if i < 0 && !finished {
-				if eof || damaged { // the long line is not finished
-					return skipFrom, rerrOrNil(damaged, rerr)
+		// A whole stream that is not live is finished: its last line, even
+		// without '\n', is a line. A damaged one is cut up to the damage
+		// only: its unterminated tail is left unsent.
+		held := buf
+		taken := false // a chunk took held, to be released by the aggregator
+		var carry []byte
+		err := cut.Cut(buf[:n], at, eof && !live, func(p []byte) { carry = p }, func(ch tailer.Chunk, last bool) error {
+			ch.Checkpoint, ch.Archive = cp(ch.Checkpoint.Offset), true
+			if ch.Skipped == 0 {
+				if countLines {
+					lines := int64(bytes.Count(ch.Data, nl))
+					if ch.Data[len(ch.Data)-1] != '\n' {
+						lines++ // the unterminated last line of a finished stream
+					}
+					c.Lines.Add(lines)
 				}
-				pos += int64(n)
-				n = 0
-				continue
-			}
-			end := n
-			if i >= 0 {
-				end = i + 1
-			}
-			if err := send(tailer.Chunk{Checkpoint: cp(pos + int64(end)), Start: skipFrom, Skipped: 1, Archive: true}); err != nil {
-				return pos, err
-			}
-			skipping, start = false, end
-		}
-		last := bytes.LastIndexByte(data[start:], '\n')
-		cut := start
-		if last >= 0 {
-			cut = start + last + 1
-		}
-		if finished {
-			cut = n // a last line without '\n' counts: the file is finished
-		}
-		rest := n - cut
-		if cut > start {
-			lines, held := data[start:cut], buf
-			if !eof && !damaged {
-				buf = get(rest + DefaultChunkSize)
-				copy(buf, data[cut:n])
-			}
-			var err error
-			if len(lines) <= maxLine {
-				// No line in it can be too long: one chunk, no copy, no
-				// second pass over it.
-				c.Lines.Add(int64(bytes.Count(lines, nl)))
-				if lines[len(lines)-1] != '\n' {
-					c.Lines.Add(1) // the unterminated last line
+				if last {
+					ch, taken = ch.WithRelease(put(held)), true
+				} else {
+					ch.Data = bytes.Clone(ch.Data) // lines before an overlong one
 				}
-				err = send(tailer.Chunk{Checkpoint: cp(pos + int64(cut)), Start: pos + int64(start), Data: lines, Archive: true}.WithRelease(put(held)))
-			} else {
-				err = sendLines(lines, pos+int64(start), maxLine, cp, send, c)
+			}
+			return send(ch)
+		})
+		if err != nil {
+			return cut.Off, err
+		}
+		if eof || damaged {
+			if !taken {
 				put(held)()
 			}
-			if err != nil {
-				return pos, err
-			}
-		} else if start > 0 {
-			copy(buf, data[start:n])
+			return cut.Off, rerrOrNil(damaged, rerr)
 		}
-		if finished {
-			return pos + int64(n), nil
+		if cut.Skipping {
+			at += int64(n)
+		} else {
+			at = cut.Off
 		}
-		if eof || damaged { // an unterminated tail is left unsent
-			return pos + int64(cut), rerrOrNil(damaged, rerr)
+		if taken {
+			// The aggregator may have released held already: then get
+			// returns it, and copy moves the partial line within it.
+			buf = get(len(carry) + DefaultChunkSize)
 		}
-		if rest > maxLine { // the line begun at cut is too long
-			skipping, skipFrom = true, pos+int64(cut)
-			pos += int64(n)
-			n = 0
-			continue
-		}
-		pos += int64(cut)
-		n = rest
+		n = copy(buf, carry)
 	}
 }
 
@@ -225,45 +213,5 @@ func rerrOrNil(damaged bool, err error) error {
 	if damaged {
 		return err
 	}
-	return nil
-}
-
-// sendLines sends data (whole lines beginning at stream offset at) as one
-// data chunk, with each line longer than maxLine sent as a skip chunk
-// instead.
-func sendLines(data []byte, at int64, maxLine int, cp func(int64) tailer.Checkpoint, send func(tailer.Chunk) error, c *Counters) error {
-	var lines int64
-	begin := 0 // start of the data not sent yet
-	for i := 0; i < len(data); {
-		j := bytes.IndexByte(data[i:], '\n')
-		end := len(data)
-		if j >= 0 {
-			end = i + j + 1
-		}
-		l := end - i
-		if j >= 0 {
-			l--
-		}
-		if l > maxLine {
-			if begin < i {
-				if err := send(tailer.Chunk{Checkpoint: cp(at + int64(i)), Start: at + int64(begin), Data: bytes.Clone(data[begin:i]), Archive: true}); err != nil {
-					return err
-				}
-			}
-			if err := send(tailer.Chunk{Checkpoint: cp(at + int64(end)), Start: at + int64(i), Skipped: 1, Archive: true}); err != nil {
-				return err
-			}
-			begin = end
-		} else {
-			lines++
-		}
-		i = end
-	}
-	if begin < len(data) {
-		if err := send(tailer.Chunk{Checkpoint: cp(at + int64(len(data))), Start: at + int64(begin), Data: bytes.Clone(data[begin:]), Archive: true}); err != nil {
-			return err
-		}
-	}
-	c.Lines.Add(lines)
 	return nil
 }

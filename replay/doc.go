@@ -5,8 +5,10 @@
 // summary, with no buffer or database.
 //
 // Caveats:
-//   - A line longer than max_line_bytes (default 1 MiB, '\n' not included)
-//     is skipped and counted as too long, as the daemon's tailer does.
+//   - Lines are cut as the daemon's tailer cuts them (tailer.Cutter): a
+//     line longer than max_line_bytes (default 1 MiB, '\n' not included)
+//     is skipped and counted as too long; the unterminated last line of a
+//     finished, intact file is a line.
 //   - A damaged file (truncated, or a decompressor or checksum error) is a
 //     *DamagedError naming it and the decompressed offset reached: its whole
 //     lines before the damage are read, never the cut-off tail. A corrupt

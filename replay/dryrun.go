@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/logtally/logtally/digits"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/tailer"
 )
 
 // maxKeys is how many (site, page, second) keys the dry run holds
@@ -42,7 +44,7 @@ type DryRun struct {
 	hit      parser.Hit
 
 	files, lines, tooLong, committed, pagesForgotten uint64
-	buf                                              []byte
+	maxLine                                          int
 }
 
 // NewDryRun returns a DryRun parsing with p, applying lim
@@ -54,75 +56,42 @@ func NewDryRun(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Wr
 		p: p, lim: lim, log: log,
 		siteIDs: map[string]uint32{}, pageIDs: map[string]uint32{},
 		keys: make(map[uint64]uint32, maxKeys), seconds: map[uint64]struct{}{}, lastSec: ^uint64(0),
-		buf: make([]byte, maxLine+1), // the line and its '\n'
+		maxLine: maxLine,
 	}
 }
 
 // ReadFile reads one plain, gzip, zstd or bzip2 file (told by its first
-// bytes, see Open). A damaged file (a *DamagedError) has its whole lines
-// before the damage counted, as Stream sends them, and not its unterminated
-// tail.
+// bytes, see Open) as Stream reads it for a replay, chunk by chunk in this
+// goroutine: the same lines
+// (tailer.Cutter's), its unterminated last line counted (the file is
+// finished), and of a damaged file (a *DamagedError) only the whole lines
+// before the damage, not its unterminated tail.
 func (d *DryRun) ReadFile(name string) error {
-	r, kind, err := Open(name)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	d.files++
-	err = d.read(name, r)
-	if err != nil && !IsDamaged(err) { // a DamagedError names the file
-		err = fmt.Errorf("%s (%s): %w", name, kind, err)
-	}
-	return err
-}
-
-// read splits r into lines with one big buffer and parses them.
-func (d *DryRun) read(name string, r io.Reader) error {
-	buf := d.buf
-	n, lineNo, malformed := 0, 0, 0
-	skipping := false // inside a line longer than the buffer
-	for {
-		m, err := r.Read(buf[n:])
-		n += m
-		start := 0
-		for {
-			i := bytes.IndexByte(buf[start:n], '\n')
-			if i < 0 {
-				break
-			}
-			line := buf[start : start+i]
-			start += i + 1
+	lineNo, malformed := 0, 0
+	_, err := readStream(context.Background(), name, dryRunSource, nil, 0, false, d.maxLine, func(c tailer.Chunk) error {
+		if c.Skipped > 0 {
 			lineNo++
-			if skipping {
-				skipping = false
-				continue
-			}
-			d.line(name, lineNo, line, &malformed)
-		}
-		if err == io.EOF {
-			if start < n && !skipping {
-				lineNo++
-				d.line(name, lineNo, buf[start:n], &malformed)
-			}
-			if malformed > malformedLogged {
-				fmt.Fprintf(d.log, "%s: %d malformed lines in all\n", name, malformed)
-			}
+			d.lines++
+			d.tooLong++
+			fmt.Fprintf(d.log, "%s:%d: line longer than %d bytes skipped\n", name, lineNo, d.maxLine)
 			return nil
 		}
-		if err != nil {
-			return err
-		}
-		n = copy(buf, buf[start:n])
-		if n == len(buf) { // a line longer than the buffer
-			if !skipping {
-				d.tooLong++
-				d.lines++
-				fmt.Fprintf(d.log, "%s:%d: line longer than %d bytes skipped\n", name, lineNo+1, len(buf)-1)
-			}
-			skipping, n = true, 0
-		}
+		c.Lines(func(line []byte, _ int64) {
+			lineNo++
+			d.line(name, lineNo, line, &malformed)
+		})
+		c.Release()
+		return nil
+	}, nil)
+	if malformed > malformedLogged {
+		fmt.Fprintf(d.log, "%s: %d malformed lines in all\n", name, malformed)
 	}
+	return err // it names the file
 }
+
+// dryRunSource is the source of the dry run's chunks: they are only read.
+const dryRunSource = "dry-run"
 
 // line parses one line and counts its hit.
 func (d *DryRun) line(name string, lineNo int, line []byte, malformed *int) {

@@ -110,55 +110,27 @@ func (fl *follower) recycle() {
 }
 
 // consume hands on the complete lines of data, which is the file's bytes
-// from start on, and keeps the partial last line.
+// from start on, and keeps the partial last line. A followed file's last
+// line is never final: the writer may still finish it.
 func (fl *follower) consume(ctx context.Context, data []byte, start int64, bufCap int) error {
-	maxLine := fl.cfg.maxLineBytes
-	fl.pend = fl.pend[:0]
-	if fl.skipping {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			return nil
-		}
-		fl.skipping = false
-		end := start + int64(i) + 1
-		if err := fl.emitSkip(ctx, end); err != nil {
-			return err
-		}
-		data = data[i+1:]
-	}
-	last := bytes.LastIndexByte(data, '\n')
-	complete, rest := data[:last+1], data[last+1:]
-	// The partial line is kept apart: the buffer goes on with the chunk,
-	// or back to the free list.
-	if len(rest) > maxLine {
-		fl.skipping = true
-	} else {
-		fl.keepPartial(rest)
-	}
+	cut := Cutter{MaxLine: fl.cfg.maxLineBytes, Off: fl.off, Skipping: fl.skipping}
 	// Hand the buffer itself on when the lines fill much of it; copy them
 	// out of it when they are few. Only the last chunk made from a buffer
-	// may take it: lines before an overlong line are copied.
-	handOff := 4*len(complete) >= bufCap
-	run := 0
-	if len(complete) > maxLine { // some line may be too long
-		for i := 0; i < len(complete); {
-			j := i + bytes.IndexByte(complete[i:], '\n')
-			if j-i > maxLine {
-				if err := fl.emitData(ctx, complete[run:i], false); err != nil {
-					return err
-				}
-				if err := fl.emitSkip(ctx, fl.off+int64(j+1-i)); err != nil {
-					return err
-				}
-				run = j + 1
-			}
-			i = j + 1
+	// may take it: lines before an overlong line are copied. The partial
+	// line is kept apart first: the buffer goes on with the chunk, or back
+	// to the free list.
+	err := cut.Cut(data, start, false, fl.keepPartial, func(c Chunk, last bool) error {
+		if c.Skipped > 0 {
+			return fl.emitSkip(ctx, c.Checkpoint.Offset)
 		}
-	}
-	return fl.emitData(ctx, complete[run:], handOff)
+		return fl.emitData(ctx, c.Data, last && 4*len(c.Data) >= bufCap)
+	})
+	fl.skipping = cut.Skipping
+	return err
 }
 
-// keepPartial copies the partial last line of a read into fl.pend.
+// keepPartial copies the partial last line of a read into fl.pend (nil:
+// there is none, or it is being skipped).
 func (fl *follower) keepPartial(rest []byte) {
 	if cap(fl.pend) > 64<<10 && cap(fl.pend) > 4*len(rest) {
 		fl.pend = nil // do not keep a long line's room for short ones
