@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
@@ -99,7 +100,7 @@ var ErrReload = errors.New("reload")
 
 // Stats are a Pipeline's running totals and pending counts.
 type Stats struct {
-	Aggregator AggregatorStats
+	Aggregator aggregate.Stats
 	Flusher    flusher.Stats
 	// PendingKeys and PendingHits are the counts in the buffer not yet
 	// acknowledged by MongoDB, the sealed batch in flight included.
@@ -119,7 +120,7 @@ type Pipeline struct {
 	log     *slog.Logger
 	buf     *buffer.Buffer
 	flush   *flusher.Flusher
-	agg     *Aggregator
+	agg     *aggregate.Aggregator
 	tailers []*tailer.Tailer
 	chunks  chan tailer.Chunk
 	rec     *recorder // nil without Config.Instance
@@ -221,7 +222,7 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 		}
 		p.tailers = append(p.tailers, t)
 	}
-	p.agg, err = NewAggregator(AggregatorConfig{
+	p.agg, err = aggregate.New(aggregate.Config{
 		Buffer: p.buf, Parsers: parsers, Limiters: limiters, HoldUntilStart: !cfg.NoTail, KeepLastCommit: cfg.NoTail,
 		CommitInterval: cfg.CommitInterval, Clock: cfg.Clock, Logger: log,
 	}, p.chunks)
@@ -515,7 +516,7 @@ func (p *Pipeline) gateCommits(ctx context.Context) {
 		}
 	}
 	select {
-	case p.chunks <- StartMarker():
+	case p.chunks <- aggregate.StartMarker():
 	case <-ctx.Done():
 	}
 }

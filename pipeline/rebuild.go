@@ -14,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/parser"
@@ -431,11 +432,8 @@ func reread(ctx context.Context, cfg Config, w window, loc *locator, st *rebuild
 		limiters[s.Name] = parser.NewPageLimiter(s.Parser.Page.MaxPagesPerMinute)
 		maxLine[s.Name] = cmp.Or(s.Tailer.MaxLineBytes, tailer.DefaultMaxLineBytes)
 	}
-	// An aggregator only for its sums (add): it is never run or committed.
-	agg := &Aggregator{
-		cfg: AggregatorConfig{Parsers: parsers, Limiters: limiters, Clock: cfg.Clock}, log: log,
-		index: map[string]int32{}, cps: map[string][]byte{}, marks: map[string]buffer.Mark{}, malformedByFile: map[tailer.FileID]*malformedLog{},
-	}
+	// An aggregator only for its sums: it is never run or committed.
+	agg := aggregate.NewSummer(parsers, limiters, cfg.Clock, log)
 	readRange := func(cp tailer.Checkpoint, l tailer.Located, found bool, start, end int64) error {
 		if end <= start {
 			return nil
@@ -513,22 +511,17 @@ next:
 	if err != nil {
 		return nil, nil, err
 	}
-	counts := make(map[string]uint64, len(agg.index))
-	for k, i := range agg.index {
-		counts[k] = agg.counts[i]
-		st.Hits += agg.counts[i]
+	counts, marks := agg.Sums()
+	for _, n := range counts {
+		st.Hits += n
 	}
-	marks := lost
-	for _, m := range agg.marks {
-		marks = append(marks, m)
-	}
-	return counts, marks, nil
+	return counts, append(lost, marks...), nil
 }
 
 // feedRange hands the lines in [start, end) of path to agg as chunks,
 // skipping lines longer than maxLine as the tailer does, and returns the
 // bytes read. start and end are line boundaries (checkpoint offsets).
-func feedRange(agg *Aggregator, cp tailer.Checkpoint, path string, start, end int64, maxLine int) (int64, error) {
+func feedRange(agg *aggregate.Aggregator, cp tailer.Checkpoint, path string, start, end int64, maxLine int) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("re-read %s: %w", path, err)
@@ -549,7 +542,7 @@ func feedRange(agg *Aggregator, cp tailer.Checkpoint, path string, start, end in
 		c := tailer.Chunk{Checkpoint: cp, Start: outStart, Data: out}
 		c.Checkpoint.Offset = outStart + int64(len(out))
 		out = nil
-		return agg.add(&c)
+		return agg.Add(&c)
 	}
 	for {
 		n, err := r.Read(buf)

@@ -23,6 +23,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
@@ -46,7 +47,7 @@ type windowRig struct {
 	db    *mongo.Database
 	cfg   Config
 	buf   *buffer.Buffer
-	agg   *Aggregator
+	agg   *aggregate.Aggregator
 	store *progress.Store
 	rec   *recorder
 	n     int // lines written
@@ -88,7 +89,7 @@ func newWindowRig(t *testing.T) *windowRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.agg, err = NewAggregator(AggregatorConfig{
+	r.agg, err = aggregate.New(aggregate.Config{
 		Buffer: r.buf, Parsers: map[string]*parser.Parser{windowSite: p},
 		Limiters:       map[string]*parser.PageLimiter{windowSite: parser.NewPageLimiter(0)},
 		CommitInterval: time.Hour, Clock: clock.NewFake(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)),
@@ -147,7 +148,7 @@ func (r *windowRig) checkpoint(name string, offset int64) tailer.Checkpoint {
 }
 
 func (r *windowRig) add(c tailer.Chunk) {
-	if err := r.agg.add(&c); err != nil {
+	if err := r.agg.Add(&c); err != nil {
 		r.t.Fatal(err)
 	}
 }
@@ -184,7 +185,7 @@ func (r *windowRig) done(name string, offset int64) {
 }
 
 func (r *windowRig) commit() {
-	if err := r.agg.commit(); err != nil {
+	if err := r.agg.Commit(); err != nil {
 		r.t.Fatal(err)
 	}
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -264,4 +265,15 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 		return sum, fmt.Errorf("%w; their whole lines before the damage are counted: replaying the intact files counts the rest", errors.Join(damaged...))
 	}
 	return sum, nil
+}
+
+// keepReplaySource keeps a replay source's parser settings in the buffer:
+// a batch holding its lines names the source, and a rebuild of that batch
+// (a lost state dir) parses the archive again with the same settings.
+func (p *Pipeline) keepReplaySource(name string, pc parser.Config) error {
+	b, err := json.Marshal(pc)
+	if err != nil {
+		return fmt.Errorf("replay source %q: %w", name, err)
+	}
+	return p.buf.PutArchiveSource(name, b)
 }

@@ -1,4 +1,4 @@
-package pipeline
+package aggregate
 
 import (
 	"bytes"
@@ -44,8 +44,8 @@ func StateDirFull(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
-// AggregatorConfig configures an Aggregator.
-type AggregatorConfig struct {
+// Config configures an Aggregator.
+type Config struct {
 	// Buffer receives the commits.
 	Buffer *buffer.Buffer
 	// Parsers maps a source name (tailer.Checkpoint.Source) to its parser.
@@ -82,7 +82,7 @@ type AggregatorConfig struct {
 const MaxSitesCounted = 200
 
 // OtherSites is the site the hits of sites past MaxSitesCounted are
-// counted under in AggregatorStats.HitsBySite.
+// counted under in Stats.HitsBySite.
 const OtherSites = "(other sites)"
 
 // SourceStats are one source's running totals.
@@ -132,8 +132,8 @@ func (a *Aggregator) siteCounter(site []byte) *atomic.Uint64 {
 // sends it: a tailer's chunks always name their source.
 func StartMarker() tailer.Chunk { return tailer.Chunk{} }
 
-// AggregatorStats are running totals since New.
-type AggregatorStats struct {
+// Stats are running totals since New.
+type Stats struct {
 	Lines, Hits, Malformed, Filtered, TooLong, Commits uint64
 	// Other counts hits counted as "(other)" by max_pages_per_minute.
 	Other uint64
@@ -157,7 +157,7 @@ type AggregatorStats struct {
 
 // Aggregator sums parsed hits and commits them with checkpoints.
 type Aggregator struct {
-	cfg AggregatorConfig
+	cfg Config
 	in  <-chan tailer.Chunk
 	log *slog.Logger
 
@@ -194,8 +194,8 @@ type Aggregator struct {
 	bySite   map[string]*atomic.Uint64
 }
 
-// NewAggregator returns an Aggregator reading in. Run it.
-func NewAggregator(cfg AggregatorConfig, in <-chan tailer.Chunk) (*Aggregator, error) {
+// New returns an Aggregator reading in. Run it.
+func New(cfg Config, in <-chan tailer.Chunk) (*Aggregator, error) {
 	if cfg.Buffer == nil {
 		return nil, errors.New("aggregator: no buffer")
 	}
@@ -222,6 +222,54 @@ func NewAggregator(cfg AggregatorConfig, in <-chan tailer.Chunk) (*Aggregator, e
 		extra:           map[string]extraSource{},
 		malformedByFile: map[tailer.FileID]*malformedLog{},
 	}, nil
+}
+
+// NewSummer returns an Aggregator that only parses and sums: Add chunks
+// to it, then read Sums. It has no buffer and no input; it is never run
+// nor committed. The state-dir rebuild re-reads a lost batch's lines with
+// it, so that they are parsed, limited and keyed exactly as Run did.
+// limiters may lack a source (no bound); clk nil is clock.Real, log nil
+// discards.
+func NewSummer(parsers map[string]*parser.Parser, limiters map[string]*parser.PageLimiter, clk clock.Clock, log *slog.Logger) *Aggregator {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if limiters == nil {
+		limiters = map[string]*parser.PageLimiter{}
+	}
+	return &Aggregator{
+		cfg:             Config{Parsers: parsers, Limiters: limiters, Clock: clk},
+		log:             log.With("component", "aggregator"),
+		index:           map[string]int32{},
+		cps:             map[string][]byte{},
+		marks:           map[string]buffer.Mark{},
+		extra:           map[string]extraSource{},
+		malformedByFile: map[tailer.FileID]*malformedLog{},
+	}
+}
+
+// Sums returns the counts held (buffer key -> hits) and the ledger marks
+// of the chunks added since the last commit: what a commit would write.
+func (a *Aggregator) Sums() (map[string]uint64, []buffer.Mark) {
+	counts := make(map[string]uint64, len(a.index))
+	for k, i := range a.index {
+		counts[k] = a.counts[i]
+	}
+	marks := make([]buffer.Mark, 0, len(a.marks))
+	for _, m := range a.marks {
+		marks = append(marks, m)
+	}
+	return counts, marks
+}
+
+// HasSource reports whether chunks of source name are parsed: a source
+// the aggregator was made with, or one added by AddSource.
+func (a *Aggregator) HasSource(name string) bool {
+	p, _ := a.parserFor(name)
+	return p != nil
 }
 
 // extraSource is a source added while running (a replay's).
@@ -276,8 +324,8 @@ func (a *Aggregator) LastBeat() time.Time {
 }
 
 // Stats returns the running totals.
-func (a *Aggregator) Stats() AggregatorStats {
-	st := AggregatorStats{
+func (a *Aggregator) Stats() Stats {
+	st := Stats{
 		Lines: a.lines.Load(), Hits: a.hits.Load(), Malformed: a.malformed.Load(), Filtered: a.filtered.Load(),
 		TooLong: a.tooLong.Load(), Commits: a.commits.Load(), Other: a.other.Load(), SitesFolded: a.sitesFolded.Load(),
 	}
@@ -327,12 +375,12 @@ func (a *Aggregator) Run(ctx context.Context) error {
 	for {
 		if a.cfg.Buffer.Full() {
 			if err := a.waitForSpace(ctx); err != nil || ctx.Err() != nil {
-				return errors.Join(err, a.commit())
+				return errors.Join(err, a.Commit())
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return a.commit()
+			return a.Commit()
 		case <-tick:
 			a.beat.Store(a.cfg.Clock.Now().UnixNano())
 			if err := a.commitOrWait(ctx); err != nil {
@@ -341,12 +389,12 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			tick = a.cfg.Clock.After(a.cfg.CommitInterval)
 		case c, ok := <-a.in:
 			if !ok {
-				return a.commit()
+				return a.Commit()
 			}
-			if err := a.add(&c); err != nil {
-				return errors.Join(err, a.commit())
+			if err := a.Add(&c); err != nil {
+				return errors.Join(err, a.Commit())
 			}
-			c.Release() // add keeps nothing of c.Data
+			c.Release() // Add keeps nothing of c.Data
 			if len(a.counts) >= a.cfg.MaxKeys {
 				if err := a.commitOrWait(ctx); err != nil {
 					return err
@@ -374,11 +422,12 @@ func (a *Aggregator) waitForSpace(ctx context.Context) error {
 	return nil
 }
 
-// add parses every line of c and records c's checkpoint. A checkpoint that
+// Add parses every line of c and records c's checkpoint. A checkpoint that
 // cannot be encoded is an error, returned before any line of c is counted:
 // counts committed without their checkpoint would be counted again after a
-// restart.
-func (a *Aggregator) add(c *tailer.Chunk) error {
+// restart. Run calls it for each chunk it reads; call it directly only on
+// an Aggregator that is not run (NewSummer's, a tool's).
+func (a *Aggregator) Add(c *tailer.Chunk) error {
 	cp := c.Checkpoint
 	if cp.Source == "" { // StartMarker
 		a.started = true
@@ -563,7 +612,7 @@ func debugPrefix(line []byte) string {
 // a retry applies them once; buffer.CommitWith tells a commit that reached
 // the file before its error (a failed sync of the meta page) as done.
 func (a *Aggregator) commitOrWait(ctx context.Context) error {
-	err := a.commit()
+	err := a.Commit()
 	if err == nil || !StateDirFull(err) {
 		return err
 	}
@@ -591,7 +640,7 @@ func (a *Aggregator) commitOrWait(ctx context.Context) error {
 		if now.Before(next) {
 			continue
 		}
-		err = a.commit()
+		err = a.Commit()
 		switch {
 		case err == nil:
 			a.log.Info("state dir has space again: committed, reading resumed", "path", path,
@@ -614,22 +663,17 @@ func (a *Aggregator) commitOrWait(ctx context.Context) error {
 	}
 }
 
-// commit writes the sums and checkpoints held, in one transaction.
-func (a *Aggregator) commit() error {
+// Commit writes the sums and checkpoints held, in one transaction. Run
+// commits by itself; Commit is for an Aggregator that is not run (tools,
+// tests), called from the goroutine that calls Add.
+func (a *Aggregator) Commit() error {
 	if len(a.counts) == 0 && len(a.cps) == 0 && len(a.marks) == 0 && len(a.archives) == 0 {
 		return nil
 	}
 	if a.cfg.HoldUntilStart && !a.started {
 		return nil // held back until every start chunk is added
 	}
-	counts := make(map[string]uint64, len(a.counts))
-	for k, i := range a.index {
-		counts[k] = a.counts[i]
-	}
-	marks := make([]buffer.Mark, 0, len(a.marks))
-	for _, m := range a.marks {
-		marks = append(marks, m)
-	}
+	counts, marks := a.Sums()
 	err := a.cfg.Buffer.CommitWith(buffer.Commit{
 		Counts: counts, Checkpoints: a.cps, Marks: marks, Finished: a.finished, Archives: a.archiveRanges(), KeepLastCommit: a.cfg.KeepLastCommit,
 	})
