@@ -17,6 +17,7 @@ import (
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/recovery"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -123,8 +124,8 @@ type Pipeline struct {
 	agg     *aggregate.Aggregator
 	tailers []*tailer.Tailer
 	chunks  chan tailer.Chunk
-	rec     *recorder // nil without Config.Instance
-	rebuilt *rebuildStats
+	rec     *recovery.Recorder // nil without Config.Instance
+	rebuilt *recovery.Stats
 
 	// readCtx ends when Run stops reading: tailers and replays stop
 	// sending chunks.
@@ -182,7 +183,7 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 	fcfg := cfg.Flush
 	fcfg.Buffer, fcfg.Clock, fcfg.Logger = p.buf, cfg.Clock, log
 	if store != nil {
-		p.rec = newRecorder(store, p.buf, cfg.Clock, log, cfg.Flush.User)
+		p.rec = recovery.NewRecorder(store, p.buf, cfg.Clock, log, cfg.Flush.User)
 		fcfg.Recorder = p.rec
 	}
 	if p.flush, err = flusher.New(fcfg); err != nil {
@@ -242,7 +243,7 @@ func (p *Pipeline) openBuffer(ctx context.Context, store *progress.Store) error 
 		log = slog.New(slog.DiscardHandler)
 	}
 	rebuildNow := func() error {
-		ok, st, err := rebuild(ctx, cfg, store, log)
+		ok, st, err := recovery.Rebuild(ctx, p.recoveryConfig(), store, log)
 		if err != nil {
 			return fmt.Errorf("rebuild the buffer from MongoDB's record: %w", err)
 		}
@@ -282,6 +283,19 @@ func (p *Pipeline) openBuffer(ctx context.Context, store *progress.Store) error 
 	}
 	p.buf = buf
 	return nil
+}
+
+// recoveryConfig is what a rebuild of the buffer needs of the config.
+func (p *Pipeline) recoveryConfig() recovery.Config {
+	rc := recovery.Config{BufferPath: p.cfg.BufferPath, Buffer: p.cfg.Buffer, Clock: p.cfg.Clock}
+	for _, s := range p.cfg.Sources {
+		rc.Sources = append(rc.Sources, recovery.Source{
+			Name:   s.Name,
+			Files:  tailer.SourceFiles{Paths: s.Paths, Rotated: s.Tailer.Rotated, FollowSymlinks: s.Tailer.FollowSymlinks},
+			Parser: s.Parser, MaxLineBytes: s.Tailer.MaxLineBytes,
+		})
+	}
+	return rc
 }
 
 // Buffer returns the open buffer.
@@ -389,7 +403,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	if p.rec != nil {
 		go func() {
 			defer close(recDone)
-			if err := p.rec.keep(recCtx); err != nil {
+			if err := p.rec.Keep(recCtx); err != nil {
 				p.log.Error("stopping: this instance's progress record belongs to another logtally", "err", err)
 				fatal <- fmt.Errorf("progress record: %w", err)
 			}

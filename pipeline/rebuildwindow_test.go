@@ -33,6 +33,7 @@ import (
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/recovery"
 	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/tailer"
 )
@@ -49,7 +50,7 @@ type windowRig struct {
 	buf   *buffer.Buffer
 	agg   *aggregate.Aggregator
 	store *progress.Store
-	rec   *recorder
+	rec   *recovery.Recorder
 	n     int // lines written
 }
 
@@ -83,8 +84,8 @@ func newWindowRig(t *testing.T) *windowRig {
 	if _, err := r.store.Acquire(context.Background(), r.buf.InstanceID(), true, 100*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	r.rec = newRecorder(r.store, r.buf, clock.Real{}, slog.New(slog.DiscardHandler), "")
-	close(r.rec.acquired)
+	r.rec = recovery.NewRecorder(r.store, r.buf, clock.Real{}, slog.New(slog.DiscardHandler), "")
+	r.rec.LeaseHeld()
 	p, err := parser.New(pc)
 	if err != nil {
 		t.Fatal(err)

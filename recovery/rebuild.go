@@ -1,4 +1,4 @@
-package pipeline
+package recovery
 
 import (
 	"bytes"
@@ -25,8 +25,8 @@ import (
 // rebuildReadSize is the read size of the re-read of a batch in flight.
 const rebuildReadSize = 256 << 10
 
-// rebuildStats says what a rebuild did, for its log line and tests.
-type rebuildStats struct {
+// Stats says what a rebuild did, for its log line and tests.
+type Stats struct {
 	Batch         string // the batch re-applied, "" when none was in flight
 	Files         int    // checkpoints restored
 	Remapped      int    // of them, found under another identity (a copy, a rebuilt host)
@@ -64,7 +64,7 @@ func loadRecord(ctx context.Context, store *progress.Store, clk clock.Clock, log
 	}
 }
 
-// rebuild makes a new buffer file at cfg.BufferPath from the instance's
+// Rebuild makes a new buffer file at cfg.BufferPath from the instance's
 // progress record, when there is one: the checkpoints where the
 // acknowledged counts end, and, when a batch was in flight, that batch
 // rebuilt by re-reading its lines and sealed under its own id, so that
@@ -72,8 +72,8 @@ func loadRecord(ctx context.Context, store *progress.Store, clk clock.Clock, log
 // first, waiting for a live one to expire. It returns false when there is
 // no record (a genuine first start): the caller creates the buffer as
 // usual.
-func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.Logger) (bool, rebuildStats, error) {
-	var st rebuildStats
+func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.Logger) (bool, Stats, error) {
+	var st Stats
 	rec, err := loadRecord(ctx, store, cfg.Clock, log)
 	if err != nil || rec == nil {
 		return false, st, err
@@ -94,7 +94,7 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 
 	globs := map[string]tailer.SourceFiles{}
 	for _, s := range cfg.Sources {
-		globs[s.Name] = tailer.SourceFiles{Paths: s.Paths, Rotated: s.Tailer.Rotated, FollowSymlinks: s.Tailer.FollowSymlinks}
+		globs[s.Name] = s.Files
 	}
 	to, err := decodeRecord(rec.To)
 	if err != nil {
@@ -419,7 +419,7 @@ func (s *stream) holds(cp tailer.Checkpoint) bool {
 // window) to its furthest end, in the file holding that end. So a log
 // truncated twice within the window (copytruncate) is read from its
 // first copy, its second copy and itself, each part once.
-func reread(ctx context.Context, cfg Config, w window, loc *locator, st *rebuildStats, log *slog.Logger) (map[string]uint64, []buffer.Mark, error) {
+func reread(ctx context.Context, cfg Config, w window, loc *locator, st *Stats, log *slog.Logger) (map[string]uint64, []buffer.Mark, error) {
 	parsers := map[string]*parser.Parser{}
 	limiters := map[string]*parser.PageLimiter{}
 	maxLine := map[string]int{}
@@ -430,7 +430,7 @@ func reread(ctx context.Context, cfg Config, w window, loc *locator, st *rebuild
 		}
 		parsers[s.Name] = p
 		limiters[s.Name] = parser.NewPageLimiter(s.Parser.Page.MaxPagesPerMinute)
-		maxLine[s.Name] = cmp.Or(s.Tailer.MaxLineBytes, tailer.DefaultMaxLineBytes)
+		maxLine[s.Name] = cmp.Or(s.MaxLineBytes, tailer.DefaultMaxLineBytes)
 	}
 	// An aggregator only for its sums: it is never run or committed.
 	agg := aggregate.NewSummer(parsers, limiters, cfg.Clock, log)

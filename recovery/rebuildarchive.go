@@ -1,4 +1,4 @@
-package pipeline
+package recovery
 
 import (
 	"context"
@@ -25,12 +25,12 @@ import (
 // acknowledged, the database's ledger says the archive is counted to To,
 // so a later replay does not count again what buckets took before the
 // state dir was lost; what they had not taken is lost.
-func rereadArchives(ctx context.Context, cfg Config, arcs []progress.Archive, agg *aggregate.Aggregator, st *rebuildStats, log *slog.Logger) ([]buffer.Mark, error) {
+func rereadArchives(ctx context.Context, cfg Config, arcs []progress.Archive, agg *aggregate.Aggregator, st *Stats, log *slog.Logger) ([]buffer.Mark, error) {
 	var lost []buffer.Mark
 	maxLine := tailer.DefaultMaxLineBytes
 	for _, s := range cfg.Sources {
-		if s.Tailer.MaxLineBytes > 0 {
-			maxLine = s.Tailer.MaxLineBytes
+		if s.MaxLineBytes > 0 {
+			maxLine = s.MaxLineBytes
 			break
 		}
 	}
