@@ -84,9 +84,6 @@ type Config struct {
 	// it (`logtally replay` with no daemon running), and its commits
 	// leave the buffer's last-commit time alone.
 	NoTail bool
-	// ControlSocket, when not empty, is the Unix socket Run listens on
-	// for `logtally replay` while it runs (see ServeControl).
-	ControlSocket string
 	// Clock defaults to clock.Real.
 	Clock clock.Clock
 	// Logger defaults to discarding.
@@ -131,8 +128,6 @@ type Pipeline struct {
 	// sending chunks.
 	readCtx     context.Context
 	stopReading context.CancelFunc
-	replaying   sync.Mutex // held by a Replay
-	replayMu    sync.Mutex // guards the replayed files' outcomes
 }
 
 // New opens the buffer, restores the checkpoints it holds and wires a
@@ -371,17 +366,6 @@ func (p *Pipeline) Stats() Stats {
 func (p *Pipeline) Run(ctx context.Context) error {
 	readCtx, stopReading := p.readCtx, p.stopReading
 	defer stopReading()
-	ctlDone := make(chan struct{})
-	if p.cfg.ControlSocket != "" {
-		if ln, err := listenControl(p.cfg.ControlSocket); err != nil {
-			p.log.Error("no control socket: `logtally replay` cannot run beside this logtally", "err", err)
-			close(ctlDone)
-		} else {
-			go func() { defer close(ctlDone); p.serveControl(readCtx, ln) }()
-		}
-	} else {
-		close(ctlDone)
-	}
 	aggCtx, stopAggregating := context.WithCancel(context.Background())
 	defer stopAggregating()
 	flushCtx, stopFlushing := context.WithCancel(context.Background())
@@ -482,7 +466,6 @@ loop:
 		<-flushDone
 	}
 	tails.Wait()
-	<-ctlDone
 	if p.buf.Truncated() != nil {
 		// Neither a drain nor a restore can read it.
 	} else if errors.Is(context.Cause(ctx), ErrReload) {

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -459,11 +460,11 @@ func TestRebuildReplayBatchInFlight(t *testing.T) {
 	r.write("a.log", 2)
 	p := r.rebuild(batch, counts)
 	r.finishWith(p, func() {
-		sum, err := p.Replay(context.Background(), ReplayRequest{Files: []string{archive}, Site: windowSite, Format: "combined"}, nil)
+		sum, err := replay.NewService(p).Replay(context.Background(), replay.Request{Files: []string{archive}, Site: windowSite, Format: "combined"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(sum.Files) != 1 || sum.Files[0].Status != ReplaySkipped || sum.Lines != 0 {
+		if len(sum.Files) != 1 || sum.Files[0].Status != replay.StatusSkipped || sum.Lines != 0 {
 			t.Errorf("replaying the archive again after the rebuild: %+v, want it skipped as counted", sum)
 		}
 	}, bucketcheck.CountFiles(t, plain, windowSite))
@@ -490,7 +491,11 @@ func (r *windowRig) replayArchive(n int) (archive, plain string) {
 	writeGzip(t, archive, b)
 
 	name, pc := "replay:@"+windowSite+"/combined", parser.Config{Format: "combined", Site: windowSite}
-	if err := (&Pipeline{buf: r.buf}).keepReplaySource(name, pc); err != nil {
+	kept, err := json.Marshal(pc) // as a replay keeps its source's settings
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.buf.PutArchiveSource(name, kept); err != nil {
 		t.Fatal(err)
 	}
 	rp, err := parser.New(pc)
