@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
@@ -55,7 +56,7 @@ func sampleFake() *fake {
 	f := &fake{}
 	a := &f.stats.Aggregator
 	a.Lines, a.Hits, a.Malformed, a.Filtered, a.TooLong, a.Other, a.Commits, a.SitesFolded = 120, 100, 5, 15, 2, 7, 9, 11
-	a.BySource = map[string]pipeline.SourceStats{"web": {Lines: 120, Hits: 100}}
+	a.BySource = map[string]aggregate.SourceStats{"web": {Lines: 120, Hits: 100}}
 	a.HitsBySite = map[string]uint64{"example.com": 70, "www.example.com": 30}
 	a.Outcomes[parser.OK] = 100
 	a.Outcomes[parser.MalformedTime] = 3

@@ -7,15 +7,16 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/recovery"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -82,9 +83,6 @@ type Config struct {
 	// it (`logtally replay` with no daemon running), and its commits
 	// leave the buffer's last-commit time alone.
 	NoTail bool
-	// ControlSocket, when not empty, is the Unix socket Run listens on
-	// for `logtally replay` while it runs (see ServeControl).
-	ControlSocket string
 	// Clock defaults to clock.Real.
 	Clock clock.Clock
 	// Logger defaults to discarding.
@@ -99,7 +97,7 @@ var ErrReload = errors.New("reload")
 
 // Stats are a Pipeline's running totals and pending counts.
 type Stats struct {
-	Aggregator AggregatorStats
+	Aggregator aggregate.Stats
 	Flusher    flusher.Stats
 	// PendingKeys and PendingHits are the counts in the buffer not yet
 	// acknowledged by MongoDB, the sealed batch in flight included.
@@ -119,18 +117,16 @@ type Pipeline struct {
 	log     *slog.Logger
 	buf     *buffer.Buffer
 	flush   *flusher.Flusher
-	agg     *Aggregator
+	agg     *aggregate.Aggregator
 	tailers []*tailer.Tailer
 	chunks  chan tailer.Chunk
-	rec     *recorder // nil without Config.Instance
-	rebuilt *rebuildStats
+	rec     *recovery.Recorder // nil without Config.Instance
+	rebuilt *recovery.Stats
 
 	// readCtx ends when Run stops reading: tailers and replays stop
 	// sending chunks.
 	readCtx     context.Context
 	stopReading context.CancelFunc
-	replaying   sync.Mutex // held by a Replay
-	replayMu    sync.Mutex // guards the replayed files' outcomes
 }
 
 // New opens the buffer, restores the checkpoints it holds and wires a
@@ -181,7 +177,7 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 	fcfg := cfg.Flush
 	fcfg.Buffer, fcfg.Clock, fcfg.Logger = p.buf, cfg.Clock, log
 	if store != nil {
-		p.rec = newRecorder(store, p.buf, cfg.Clock, log, cfg.Flush.User)
+		p.rec = recovery.NewRecorder(store, p.buf, cfg.Clock, log, cfg.Flush.User)
 		fcfg.Recorder = p.rec
 	}
 	if p.flush, err = flusher.New(fcfg); err != nil {
@@ -221,7 +217,7 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 		}
 		p.tailers = append(p.tailers, t)
 	}
-	p.agg, err = NewAggregator(AggregatorConfig{
+	p.agg, err = aggregate.New(aggregate.Config{
 		Buffer: p.buf, Parsers: parsers, Limiters: limiters, HoldUntilStart: !cfg.NoTail, KeepLastCommit: cfg.NoTail,
 		CommitInterval: cfg.CommitInterval, Clock: cfg.Clock, Logger: log,
 	}, p.chunks)
@@ -241,7 +237,7 @@ func (p *Pipeline) openBuffer(ctx context.Context, store *progress.Store) error 
 		log = slog.New(slog.DiscardHandler)
 	}
 	rebuildNow := func() error {
-		ok, st, err := rebuild(ctx, cfg, store, log)
+		ok, st, err := recovery.Rebuild(ctx, p.recoveryConfig(), store, log)
 		if err != nil {
 			return fmt.Errorf("rebuild the buffer from MongoDB's record: %w", err)
 		}
@@ -283,6 +279,19 @@ func (p *Pipeline) openBuffer(ctx context.Context, store *progress.Store) error 
 	return nil
 }
 
+// recoveryConfig is what a rebuild of the buffer needs of the config.
+func (p *Pipeline) recoveryConfig() recovery.Config {
+	rc := recovery.Config{BufferPath: p.cfg.BufferPath, Buffer: p.cfg.Buffer, Clock: p.cfg.Clock}
+	for _, s := range p.cfg.Sources {
+		rc.Sources = append(rc.Sources, recovery.Source{
+			Name:   s.Name,
+			Files:  tailer.SourceFiles{Paths: s.Paths, Rotated: s.Tailer.Rotated, FollowSymlinks: s.Tailer.FollowSymlinks},
+			Parser: s.Parser, MaxLineBytes: s.Tailer.MaxLineBytes,
+		})
+	}
+	return rc
+}
+
 // Buffer returns the open buffer.
 func (p *Pipeline) Buffer() *buffer.Buffer { return p.buf }
 
@@ -303,50 +312,6 @@ func (p *Pipeline) Close() error {
 	return nil
 }
 
-// Alive reports whether the aggregator and the flusher are making their
-// rounds (nil), or which one has not for too long: the aggregator turns
-// every CommitInterval, the flusher at least once per flush interval plus
-// its retry backoff and operation timeout. It is meant for a watchdog: a
-// stuck pipeline (a disk or a database call that hangs, a deadlock) stops
-// proving it is alive, while one that merely waits for MongoDB does not.
-func (p *Pipeline) Alive(now time.Time) error {
-	if b := p.agg.LastBeat(); b.IsZero() || now.Sub(b) > 3*p.cfg.CommitInterval+time.Second {
-		return fmt.Errorf("aggregator: no progress since %s", b.UTC().Format(time.RFC3339))
-	}
-	f := p.cfg.Flush
-	limit := 2*(cmp.Or(f.Interval, flusher.DefaultInterval)+cmp.Or(f.MaxBackoff, flusher.DefaultMaxBackoff)+
-		cmp.Or(f.Timeout, flusher.DefaultTimeout)) + time.Second
-	if b := p.flush.LastBeat(); b.IsZero() || now.Sub(b) > limit {
-		return fmt.Errorf("flusher: no progress since %s", b.UTC().Format(time.RFC3339))
-	}
-	return nil
-}
-
-// Health is Alive, and also not healthy while commits fail on a full state
-// dir (the aggregator retries them, reading paused): nil when both are
-// fine. It is meant for /healthz; a watchdog uses Alive, which a full disk
-// does not fail, so that the daemon waiting for space is not killed.
-func (p *Pipeline) Health(now time.Time) error {
-	if err := p.Alive(now); err != nil {
-		return err
-	}
-	if since, err := p.agg.Full(); !since.IsZero() {
-		return fmt.Errorf("state dir full: commit failing since %s, reading paused: %w", since.UTC().Format(time.RFC3339), err)
-	}
-	return nil
-}
-
-// Stats returns the running totals.
-func (p *Pipeline) Stats() Stats {
-	st := Stats{Aggregator: p.agg.Stats(), Flusher: p.flush.Stats(), BufferBytes: p.buf.Size()}
-	st.PendingKeys, st.PendingHits = p.buf.Unacked()
-	st.Tailers = make(map[string]tailer.Stats, len(p.tailers))
-	for i, t := range p.tailers {
-		st.Tailers[p.cfg.Sources[i].Name] = t.Stats()
-	}
-	return st
-}
-
 // Run runs the pipeline until ctx is cancelled or a component fails. Then
 // it stops reading, commits what was parsed (chunks still queued are read
 // again from their checkpoints at the next start), and drains the buffer to
@@ -356,17 +321,6 @@ func (p *Pipeline) Stats() Stats {
 func (p *Pipeline) Run(ctx context.Context) error {
 	readCtx, stopReading := p.readCtx, p.stopReading
 	defer stopReading()
-	ctlDone := make(chan struct{})
-	if p.cfg.ControlSocket != "" {
-		if ln, err := listenControl(p.cfg.ControlSocket); err != nil {
-			p.log.Error("no control socket: `logtally replay` cannot run beside this logtally", "err", err)
-			close(ctlDone)
-		} else {
-			go func() { defer close(ctlDone); p.serveControl(readCtx, ln) }()
-		}
-	} else {
-		close(ctlDone)
-	}
 	aggCtx, stopAggregating := context.WithCancel(context.Background())
 	defer stopAggregating()
 	flushCtx, stopFlushing := context.WithCancel(context.Background())
@@ -388,7 +342,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	if p.rec != nil {
 		go func() {
 			defer close(recDone)
-			if err := p.rec.keep(recCtx); err != nil {
+			if err := p.rec.Keep(recCtx); err != nil {
 				p.log.Error("stopping: this instance's progress record belongs to another logtally", "err", err)
 				fatal <- fmt.Errorf("progress record: %w", err)
 			}
@@ -467,7 +421,6 @@ loop:
 		<-flushDone
 	}
 	tails.Wait()
-	<-ctlDone
 	if p.buf.Truncated() != nil {
 		// Neither a drain nor a restore can read it.
 	} else if errors.Is(context.Cause(ctx), ErrReload) {
@@ -515,34 +468,7 @@ func (p *Pipeline) gateCommits(ctx context.Context) {
 		}
 	}
 	select {
-	case p.chunks <- StartMarker():
+	case p.chunks <- aggregate.StartMarker():
 	case <-ctx.Done():
 	}
-}
-
-// logStats logs the running totals.
-func (p *Pipeline) logStats() {
-	st := p.Stats()
-	a, f := st.Aggregator, st.Flusher
-	p.log.Info("stats",
-		"lines", a.Lines, "hits", a.Hits, "malformed", a.Malformed, "filtered", a.Filtered, "other", a.Other,
-		"too_long", a.TooLong, "commits", a.Commits, "by_reason", reasons(a.Outcomes),
-		"pending_keys", st.PendingKeys, "pending_hits", st.PendingHits, "buffer_bytes", st.BufferBytes,
-		"batches", f.Batches, "hits_written", f.Hits, "bulk_writes", f.BulkWrites, "updates", f.Updates,
-		"finds", f.Finds, "inserts", f.Inserts, "insert_calls", f.InsertCalls, "retries", f.Retries)
-}
-
-// reasons formats the non-zero malformed and filtered counters.
-func reasons(c parser.Counts) string {
-	var b strings.Builder
-	for o, n := range c {
-		if n == 0 || parser.Outcome(o) == parser.OK {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s=%d", parser.Outcome(o), n)
-	}
-	return b.String()
 }

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
@@ -32,6 +34,7 @@ import (
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/recovery"
 	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/tailer"
 )
@@ -46,9 +49,9 @@ type windowRig struct {
 	db    *mongo.Database
 	cfg   Config
 	buf   *buffer.Buffer
-	agg   *Aggregator
+	agg   *aggregate.Aggregator
 	store *progress.Store
-	rec   *recorder
+	rec   *recovery.Recorder
 	n     int // lines written
 }
 
@@ -82,13 +85,13 @@ func newWindowRig(t *testing.T) *windowRig {
 	if _, err := r.store.Acquire(context.Background(), r.buf.InstanceID(), true, 100*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	r.rec = newRecorder(r.store, r.buf, clock.Real{}, slog.New(slog.DiscardHandler), "")
-	close(r.rec.acquired)
+	r.rec = recovery.NewRecorder(r.store, r.buf, clock.Real{}, slog.New(slog.DiscardHandler), "")
+	r.rec.LeaseHeld()
 	p, err := parser.New(pc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.agg, err = NewAggregator(AggregatorConfig{
+	r.agg, err = aggregate.New(aggregate.Config{
 		Buffer: r.buf, Parsers: map[string]*parser.Parser{windowSite: p},
 		Limiters:       map[string]*parser.PageLimiter{windowSite: parser.NewPageLimiter(0)},
 		CommitInterval: time.Hour, Clock: clock.NewFake(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)),
@@ -147,7 +150,7 @@ func (r *windowRig) checkpoint(name string, offset int64) tailer.Checkpoint {
 }
 
 func (r *windowRig) add(c tailer.Chunk) {
-	if err := r.agg.add(&c); err != nil {
+	if err := r.agg.Add(&c); err != nil {
 		r.t.Fatal(err)
 	}
 }
@@ -184,7 +187,7 @@ func (r *windowRig) done(name string, offset int64) {
 }
 
 func (r *windowRig) commit() {
-	if err := r.agg.commit(); err != nil {
+	if err := r.agg.Commit(); err != nil {
 		r.t.Fatal(err)
 	}
 }
@@ -457,11 +460,11 @@ func TestRebuildReplayBatchInFlight(t *testing.T) {
 	r.write("a.log", 2)
 	p := r.rebuild(batch, counts)
 	r.finishWith(p, func() {
-		sum, err := p.Replay(context.Background(), ReplayRequest{Files: []string{archive}, Site: windowSite, Format: "combined"}, nil)
+		sum, err := replay.NewService(p).Replay(context.Background(), replay.Request{Files: []string{archive}, Site: windowSite, Format: "combined"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(sum.Files) != 1 || sum.Files[0].Status != ReplaySkipped || sum.Lines != 0 {
+		if len(sum.Files) != 1 || sum.Files[0].Status != replay.StatusSkipped || sum.Lines != 0 {
 			t.Errorf("replaying the archive again after the rebuild: %+v, want it skipped as counted", sum)
 		}
 	}, bucketcheck.CountFiles(t, plain, windowSite))
@@ -488,7 +491,11 @@ func (r *windowRig) replayArchive(n int) (archive, plain string) {
 	writeGzip(t, archive, b)
 
 	name, pc := "replay:@"+windowSite+"/combined", parser.Config{Format: "combined", Site: windowSite}
-	if err := (&Pipeline{buf: r.buf}).keepReplaySource(name, pc); err != nil {
+	kept, err := json.Marshal(pc) // as a replay keeps its source's settings
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.buf.PutArchiveSource(name, kept); err != nil {
 		t.Fatal(err)
 	}
 	rp, err := parser.New(pc)

@@ -1,6 +1,16 @@
 // Package replay reads archived access logs (plain, gzip, zstd or bzip2, told by their
-// first bytes, not their names) and counts them as the daemon would. Today
-// it holds the dry run: the same parser, page rules, filters and
+// first bytes, not their names) and counts them as the daemon would.
+//
+// Head and Stream read an archive: its first bytes (the ledger's
+// fingerprint) and its lines from an offset, as chunks with checkpoints.
+// A Service replays archives into a running pipeline (the Pipeline
+// interface, which *pipeline.Pipeline satisfies): each file from where
+// the ledger (the buffer's and MongoDB's) says it is counted, claimed in
+// MongoDB's ledger while it is read, and Replay returns once its counts
+// are acknowledged. Service.Serve answers `logtally replay` on the
+// daemon's control socket (Listen; AskDaemon is the client), so that one
+// process with one buffer counts both the live files and the archives.
+// The dry run uses the same parser, page rules, filters and
 // max_pages_per_minute as a source, summing hits in memory and printing a
 // summary, with no buffer or database.
 //
@@ -14,6 +24,12 @@
 //     lines before the damage are read, never the cut-off tail. A corrupt
 //     gzip member or zstd frame is caught by its checksum at its end, after
 //     its bytes were read.
+//   - One replay at a time per Service: another gets ErrRunning. A file
+//     the pipeline's tailers follow, or a copy of one (the same first
+//     bytes), is refused while they run.
+//   - Only root and the daemon's own user may use the control socket
+//     (SO_PEERCRED); a request is checked before anything is read, and its
+//     contents are never logged.
 //   - Page ids are 26 bits; past 2^26 distinct pages the ids start again
 //     after a commit, and the distinct-pages figure adds the forgotten ones.
 package replay

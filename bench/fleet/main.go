@@ -2,7 +2,7 @@
 // (sharded) MongoDB, without a database. Each sampled host draws Zipf
 // traffic over -pages pages at -rate hits/s (plus, with -tail, a share of
 // hits on pages seen once), writes it as combined log lines through the
-// real aggregator (pipeline.NewAggregator, with the parser and the
+// real aggregator (aggregate.New, with the parser and the
 // max_pages_per_minute limiter) into a real buffer, seals a batch every
 // -interval and turns it into exactly the bucket updates the flusher
 // would send (PlanBatch, plan.go: the builders the flusher writes with, package bucket).

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -145,7 +145,7 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 		// closing its input commits everything, as the flusher's seal
 		// would find it committed.
 		in := make(chan tailer.Chunk, 4)
-		agg, err := pipeline.NewAggregator(pipeline.AggregatorConfig{
+		agg, err := aggregate.New(aggregate.Config{
 			Buffer: buf, Parsers: map[string]*parser.Parser{"src": prs}, Limiters: limiters,
 			CommitInterval: time.Hour, Clock: clock.NewFake(start),
 		}, in)

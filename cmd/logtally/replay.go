@@ -66,7 +66,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	req := pipeline.ReplayRequest{Files: files, Source: *srcName, Site: *site, Format: *format, LogFormat: *logFormat, Jobs: *jobs}
+	req := replay.Request{Files: files, Source: *srcName, Site: *site, Format: *format, LogFormat: *logFormat, Jobs: *jobs}
 	if req.Since, err = parseWhen("since", *since); err != nil {
 		return usageError{err}
 	}
@@ -137,9 +137,9 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 
 // runReplay hands req to the daemon running on cfg's state dir, or runs it
 // in a pipeline of its own when none is.
-func runReplay(ctx context.Context, cfg config.Config, req pipeline.ReplayRequest, report func(replay.Progress), log *slog.Logger) (*pipeline.ReplaySummary, string, error) {
-	sum, err := pipeline.RequestReplay(ctx, controlSocket(cfg), req, report)
-	if !errors.Is(err, pipeline.ErrNoDaemon) {
+func runReplay(ctx context.Context, cfg config.Config, req replay.Request, report func(replay.Progress), log *slog.Logger) (*replay.Summary, string, error) {
+	sum, err := replay.AskDaemon(ctx, controlSocket(cfg), req, report)
+	if !errors.Is(err, replay.ErrNoDaemon) {
 		return sum, "in the running daemon", err
 	}
 	if _, err := buffer.CheckDir(cfg.StateDir, config.BufferFile); err != nil {
@@ -173,7 +173,7 @@ func runReplay(ctx context.Context, cfg config.Config, req pipeline.ReplayReques
 	runCtx, stopRun := context.WithCancel(context.Background())
 	runDone := make(chan error, 1)
 	go func() { runDone <- p.Run(runCtx) }()
-	sum, err = p.Replay(ctx, req, report)
+	sum, err = replay.NewService(p).Replay(ctx, req, report)
 	stopRun() // commits and drains what is left (a stopped replay's counts)
 	if rerr := <-runDone; rerr != nil {
 		err = errors.Join(err, rerr)
@@ -232,7 +232,7 @@ func parseWhen(flag, s string) (time.Time, error) {
 }
 
 // printReplaySummary prints what a replay did.
-func printReplaySummary(w io.Writer, s *pipeline.ReplaySummary, where string, elapsed time.Duration) {
+func printReplaySummary(w io.Writer, s *replay.Summary, where string, elapsed time.Duration) {
 	fmt.Fprintf(w, "replayed %s\n", where)
 	for _, f := range s.Files {
 		first := "-"
@@ -286,7 +286,7 @@ func opsRatio(naive, issued uint64) string {
 }
 
 // dryRun parses the files in memory and prints a summary.
-func dryRun(req pipeline.ReplayRequest, cfgPath, logFormat string, stdout, stderr io.Writer) error {
+func dryRun(req replay.Request, cfgPath, logFormat string, stdout, stderr io.Writer) error {
 	var pc parser.Config
 	maxLine := int(config.Default().MaxLineBytes)
 	if cfgPath != "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/logtally/logtally/bucket"
 	"io"
 	"log/slog"
 	"os"
@@ -13,6 +12,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/replay"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -111,7 +113,6 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	// New may wait for MongoDB; a signal ends the wait.
 	sdNotify(log, "STATUS=", notify.Status("starting: opening the buffer (a missing buffer.db waits for MongoDB)"))
 	pc := pipelineConfig(cfg, log, db)
-	pc.ControlSocket = controlSocket(cfg)
 	p, err := pipeline.New(ctx, pc)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -165,10 +166,12 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 		defer close(watchDone)
 		notify.New(notify.Config{Alive: p.Alive, Status: statusLine(p, len(cfg.Sources)), Logger: log}).Run(watchCtx)
 	}()
+	ctlDone := serveControl(p, controlSocket(cfg), log)
 	sdNotify(log, "READY=1", notify.Ready())
 	err = p.Run(runCtx)
 	stopWatchdog()
 	<-watchDone
+	<-ctlDone
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +183,22 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	default:
 	}
 	return nil, nil
+}
+
+// serveControl answers `logtally replay` on the control socket path with
+// p's replay service until p stops reading; the returned channel is closed
+// once it has stopped and the replays it took have returned. A socket that
+// cannot be made is logged: the daemon runs without it.
+func serveControl(p *pipeline.Pipeline, path string, log *slog.Logger) <-chan struct{} {
+	done := make(chan struct{})
+	ln, err := replay.Listen(path)
+	if err != nil {
+		log.Error("no control socket: `logtally replay` cannot run beside this logtally", "component", "pipeline", "err", err)
+		close(done)
+		return done
+	}
+	go func() { defer close(done); replay.NewService(p).Serve(p.Reading(), ln) }()
+	return done
 }
 
 // lateSource is what the HTTP endpoints read: the pipeline once New has

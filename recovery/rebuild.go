@@ -1,4 +1,4 @@
-package pipeline
+package recovery
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/parser"
@@ -23,8 +24,8 @@ import (
 // rebuildReadSize is the read size of the re-read of a batch in flight.
 const rebuildReadSize = 256 << 10
 
-// rebuildStats says what a rebuild did, for its log line and tests.
-type rebuildStats struct {
+// Stats says what a rebuild did, for its log line and tests.
+type Stats struct {
 	Batch         string // the batch re-applied, "" when none was in flight
 	Files         int    // checkpoints restored
 	Remapped      int    // of them, found under another identity (a copy, a rebuilt host)
@@ -62,7 +63,7 @@ func loadRecord(ctx context.Context, store *progress.Store, clk clock.Clock, log
 	}
 }
 
-// rebuild makes a new buffer file at cfg.BufferPath from the instance's
+// Rebuild makes a new buffer file at cfg.BufferPath from the instance's
 // progress record, when there is one: the checkpoints where the
 // acknowledged counts end, and, when a batch was in flight, that batch
 // rebuilt by re-reading its lines and sealed under its own id, so that
@@ -70,8 +71,8 @@ func loadRecord(ctx context.Context, store *progress.Store, clk clock.Clock, log
 // first, waiting for a live one to expire. It returns false when there is
 // no record (a genuine first start): the caller creates the buffer as
 // usual.
-func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.Logger) (bool, rebuildStats, error) {
-	var st rebuildStats
+func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.Logger) (bool, Stats, error) {
+	var st Stats
 	rec, err := loadRecord(ctx, store, cfg.Clock, log)
 	if err != nil || rec == nil {
 		return false, st, err
@@ -92,7 +93,7 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 
 	globs := map[string]tailer.SourceFiles{}
 	for _, s := range cfg.Sources {
-		globs[s.Name] = tailer.SourceFiles{Paths: s.Paths, Rotated: s.Tailer.Rotated, FollowSymlinks: s.Tailer.FollowSymlinks}
+		globs[s.Name] = s.Files
 	}
 	to, err := decodeRecord(rec.To)
 	if err != nil {
@@ -269,103 +270,6 @@ func rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 	return true, st, nil
 }
 
-// decodeRecord decodes the record's checkpoints, by buffer key.
-func decodeRecord(cps []progress.Checkpoint) (map[string]tailer.Checkpoint, error) {
-	out := make(map[string]tailer.Checkpoint, len(cps))
-	for _, c := range cps {
-		var cp tailer.Checkpoint
-		if err := cp.UnmarshalBinary(c.Value); err != nil {
-			return nil, fmt.Errorf("progress record: checkpoint %q: %w", c.Key, err)
-		}
-		out[c.Key] = cp
-	}
-	return out, nil
-}
-
-// encodeLocated encodes cps for the buffer, each with the identity and
-// path its file was found under; one not found keeps its own (the tailer
-// then finds it gone). The stored checkpoints are filed under their new
-// key, as the aggregator files them; a snapshot's keep their own
-// (keepKey), since an older generation of a truncated log is found in its
-// copy, which the snapshot may name as well.
-func encodeLocated(cps map[string]tailer.Checkpoint, loc *locator, keepKey bool) (map[string][]byte, int, int, error) {
-	out := make(map[string][]byte, len(cps))
-	remapped, missing := 0, 0
-	for k, cp := range cps {
-		if l, ok := loc.locate(cp); ok {
-			if l.ID != cp.File {
-				remapped++
-			}
-			cp.File, cp.Path = l.ID, l.Path
-		} else {
-			missing++
-		}
-		b, err := cp.MarshalBinary()
-		if err != nil {
-			return nil, 0, 0, err
-		}
-		if !keepKey {
-			k = cp.Key()
-		}
-		out[k] = b
-	}
-	return out, remapped, missing, nil
-}
-
-// decodeFinished decodes the record's finished files.
-func decodeFinished(cps []progress.Checkpoint) ([]tailer.Checkpoint, error) {
-	out := make([]tailer.Checkpoint, 0, len(cps))
-	for _, c := range cps {
-		var cp tailer.Checkpoint
-		if err := cp.UnmarshalBinary(c.Value); err != nil {
-			return nil, fmt.Errorf("progress record: finished file %q: %w", c.Key, err)
-		}
-		out = append(out, cp)
-	}
-	return out, nil
-}
-
-// locator finds checkpoints' files again (tailer.LocateSource: the
-// source's globs and rotated globs, under its symlink rule), each checkpoint
-// once: a file of one generation of a checkpoint key (a log truncated by
-// copytruncate is another generation under the same key) is looked for
-// by its own fingerprint, so it may be found in its copy.
-type locator struct {
-	globs map[string]tailer.SourceFiles
-	clock clock.Clock
-	found map[locKey]locResult
-}
-
-type locKey struct {
-	key    string
-	offset int64
-	fpLen  int
-	fpSum  uint64
-}
-
-type locResult struct {
-	loc tailer.Located
-	ok  bool
-}
-
-func (l *locator) locate(cp tailer.Checkpoint) (tailer.Located, bool) {
-	k := locKey{cp.Key(), cp.Offset, cp.FPLen, cp.FPSum}
-	if r, done := l.found[k]; done {
-		return r.loc, r.ok
-	}
-	var r locResult
-	// A logrotate run renaming files while we look can hide one: look
-	// again a few times before giving it up.
-	for try := 0; try < 5; try++ {
-		if r.loc, r.ok = tailer.LocateSource(l.globs[cp.Source], cp); r.ok {
-			break
-		}
-		<-l.clock.After(20 * time.Millisecond)
-	}
-	l.found[k] = r
-	return r.loc, r.ok
-}
-
 // window is what a re-read covers: the lines counted between the
 // checkpoints from and the ends (to, and the files finished within it).
 type window struct {
@@ -417,7 +321,7 @@ func (s *stream) holds(cp tailer.Checkpoint) bool {
 // window) to its furthest end, in the file holding that end. So a log
 // truncated twice within the window (copytruncate) is read from its
 // first copy, its second copy and itself, each part once.
-func reread(ctx context.Context, cfg Config, w window, loc *locator, st *rebuildStats, log *slog.Logger) (map[string]uint64, []buffer.Mark, error) {
+func reread(ctx context.Context, cfg Config, w window, loc *locator, st *Stats, log *slog.Logger) (map[string]uint64, []buffer.Mark, error) {
 	parsers := map[string]*parser.Parser{}
 	limiters := map[string]*parser.PageLimiter{}
 	maxLine := map[string]int{}
@@ -428,13 +332,10 @@ func reread(ctx context.Context, cfg Config, w window, loc *locator, st *rebuild
 		}
 		parsers[s.Name] = p
 		limiters[s.Name] = parser.NewPageLimiter(s.Parser.Page.MaxPagesPerMinute)
-		maxLine[s.Name] = cmp.Or(s.Tailer.MaxLineBytes, tailer.DefaultMaxLineBytes)
+		maxLine[s.Name] = cmp.Or(s.MaxLineBytes, tailer.DefaultMaxLineBytes)
 	}
-	// An aggregator only for its sums (add): it is never run or committed.
-	agg := &Aggregator{
-		cfg: AggregatorConfig{Parsers: parsers, Limiters: limiters, Clock: cfg.Clock}, log: log,
-		index: map[string]int32{}, cps: map[string][]byte{}, marks: map[string]buffer.Mark{}, malformedByFile: map[tailer.FileID]*malformedLog{},
-	}
+	// An aggregator only for its sums: it is never run or committed.
+	agg := aggregate.NewSummer(parsers, limiters, cfg.Clock, log)
 	readRange := func(cp tailer.Checkpoint, l tailer.Located, found bool, start, end int64) error {
 		if end <= start {
 			return nil
@@ -451,7 +352,7 @@ func reread(ctx context.Context, cfg Config, w window, loc *locator, st *rebuild
 			log.Error("source of the batch in flight no longer configured: its lines are not counted", "source", cp.Source, "path", cp.Path)
 			return nil
 		}
-		n, err := feedRange(agg.add, cp, l.Path, start, end, maxLine[cp.Source])
+		n, err := feedRange(agg.Add, cp, l.Path, start, end, maxLine[cp.Source])
 		st.ReadBytes += n
 		return err
 	}
@@ -512,16 +413,11 @@ next:
 	if err != nil {
 		return nil, nil, err
 	}
-	counts := make(map[string]uint64, len(agg.index))
-	for k, i := range agg.index {
-		counts[k] = agg.counts[i]
-		st.Hits += agg.counts[i]
+	counts, marks := agg.Sums()
+	for _, n := range counts {
+		st.Hits += n
 	}
-	marks := lost
-	for _, m := range agg.marks {
-		marks = append(marks, m)
-	}
-	return counts, marks, nil
+	return counts, append(lost, marks...), nil
 }
 
 // feedRange hands the lines in [start, end) of path to add as chunks, cut

@@ -1,4 +1,4 @@
-package pipeline
+package replay
 
 // Replay, reading: files streamed from where the ledger says they are
 // counted, copies one after another, and the wait for the acknowledgement.
@@ -11,13 +11,11 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
-	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -26,9 +24,9 @@ import (
 // the other in one worker, each from where the one before left the
 // ledger, so two copies are never counted at once.
 //
-// A damaged file (replay.DamagedError, kept in its replayFile) does not
+// A damaged file (DamagedError, kept in its replayFile) does not
 // stop the others: its copies go on from where it stopped.
-func (p *Pipeline) readReplay(ctx context.Context, jobs int, files []*replayFile, claims *replayClaims) error {
+func (s *Service) readReplay(ctx context.Context, jobs int, files []*replayFile, claims *replayClaims) error {
 	groups := groupCopies(files)
 	jobs = min(cmp.Or(jobs, runtime.GOMAXPROCS(0)), len(groups))
 	work := make(chan []*replayFile)
@@ -38,8 +36,8 @@ func (p *Pipeline) readReplay(ctx context.Context, jobs int, files []*replayFile
 		wg.Go(func() {
 			for g := range work {
 				for _, f := range g {
-					err := p.replayOne(ctx, f, claims)
-					if err != nil && !replay.IsDamaged(err) {
+					err := s.replayOne(ctx, f, claims)
+					if err != nil && !IsDamaged(err) {
 						errc <- err
 						return
 					}
@@ -91,96 +89,62 @@ next:
 
 // replayOne claims one file's stream, then reads it from where it is
 // counted.
-func (p *Pipeline) replayOne(ctx context.Context, f *replayFile, claims *replayClaims) error {
+func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayClaims) error {
 	if err := claims.take(ctx, f); err != nil {
 		return err
 	}
-	counted, err := p.countedUpTo(ctx, f.head)
+	counted, err := s.countedUpTo(ctx, f.head)
 	if err != nil {
 		return err
 	}
-	p.log.Debug("replaying file", "path", f.Path, "counted", counted)
+	s.log.Debug("replaying file", "path", f.Path, "counted", counted)
 	var held []tailer.Checkpoint
 	if f.live {
 		held = append(held, f.held)
 	}
 	from, _ := tailer.StreamStart(f.head, counted, held)
-	end, err := replay.Stream(ctx, f.Path, f.source, f.head, from, f.live, p.maxLine(), p.chunks, &f.counts)
-	p.replayMu.Lock()
-	defer p.replayMu.Unlock()
+	end, err := Stream(ctx, f.Path, f.source, f.head, from, f.live, s.cfg.MaxLineBytes, s.chunks, &f.counts)
+	s.replayMu.Lock()
+	defer s.replayMu.Unlock()
 	f.From, f.End, f.Lines = from, end, f.counts.Lines.Load()
-	if err == nil || replay.IsDamaged(err) {
+	if err == nil || IsDamaged(err) {
 		read := int64(0) // what this replay counted of it, to be acknowledged
 		if end > from {
 			read = end
 		}
 		claims.finish(f, read)
 	}
-	if replay.IsDamaged(err) {
-		f.Status, f.damage = ReplayDamaged, err
-		p.log.Error("damaged file: its whole lines before the damage are counted", "path", f.Path, "err", err)
+	if IsDamaged(err) {
+		f.Status, f.damage = StatusDamaged, err
+		s.log.Error("damaged file: its whole lines before the damage are counted", "path", f.Path, "err", err)
 	}
 	if err != nil {
 		return err
 	}
 	switch {
 	case end <= from:
-		f.Status = ReplaySkipped
+		f.Status = StatusSkipped
 	case from > 0:
-		f.Status = ReplayResumed
+		f.Status = StatusResumed
 	default:
-		f.Status = ReplayCounted
+		f.Status = StatusCounted
 	}
 	return nil
-}
-
-// maxLine is the longest line counted.
-func (p *Pipeline) maxLine() int {
-	for _, s := range p.cfg.Sources {
-		if s.Tailer.MaxLineBytes > 0 {
-			return s.Tailer.MaxLineBytes
-		}
-	}
-	return tailer.DefaultMaxLineBytes
-}
-
-// countedLocally returns, for the tailer of source, how far this buffer's
-// ledger says a stream beginning with head is counted: the tailers ask it
-// about a file they find without a checkpoint, or resume from one. Only
-// marks of source itself and of replays count: another source's file that
-// begins with the same bytes (the ledger knows streams by their first
-// bytes only) is not a copy of this one. A ledger that cannot be read says
-// 0 (and the file is read from its checkpoint or start), logged.
-func (p *Pipeline) countedLocally(source string) func(head []byte) int64 {
-	return func(head []byte) int64 {
-		got, err := p.buf.Ledger(buffer.LedgerCandidates(head, tailer.FingerprintSize))
-		if err != nil {
-			p.log.Error("cannot read the ledger: a file is read from its checkpoint or start", "source", source, "err", err)
-			return 0
-		}
-		var best int64
-		for _, e := range got {
-			if e.Source == source || strings.HasPrefix(e.Source, replaySourcePrefix) {
-				best = max(best, e.Offset)
-			}
-		}
-		return best
-	}
 }
 
 // countedUpTo returns how far a stream beginning with head is counted:
 // the most of what this buffer's ledger holds (committed, maybe not yet
 // acknowledged) and what the database's holds (acknowledged, by any host
 // or an earlier state dir). It waits while MongoDB cannot be reached.
-func (p *Pipeline) countedUpTo(ctx context.Context, head []byte) (int64, error) {
-	local, err := p.buf.Counted(head, tailer.FingerprintSize)
+func (s *Service) countedUpTo(ctx context.Context, head []byte) (int64, error) {
+	local, err := s.buf.Counted(head, tailer.FingerprintSize)
 	if err != nil {
 		return 0, err
 	}
 	best := local.Offset
 	keys := buffer.LedgerCandidates(head, tailer.FingerprintSize)
 	for attempt := 0; ; attempt++ {
-		remote, err := p.flush.ReadLedger(ctx, keys)
+		remote, err := s.flush.ReadLedger(ctx, keys)
 		if err == nil {
 			for _, off := range remote {
 				best = max(best, off)
@@ -188,12 +152,12 @@ func (p *Pipeline) countedUpTo(ctx context.Context, head []byte) (int64, error) 
 			return best, nil
 		}
 		if attempt == 0 {
-			p.log.Warn("cannot read MongoDB's ledger: waiting for it before replaying", "err", err)
+			s.log.Warn("cannot read MongoDB's ledger: waiting for it before replaying", "err", err)
 		}
 		select {
 		case <-ctx.Done():
 			return 0, ctx.Err()
-		case <-p.cfg.Clock.After(min(time.Second<<min(attempt, 5), 30*time.Second)):
+		case <-s.cfg.Clock.After(min(time.Second<<min(attempt, 5), 30*time.Second)):
 		}
 	}
 }
@@ -202,14 +166,14 @@ func (p *Pipeline) countedUpTo(ctx context.Context, head []byte) (int64, error) 
 // this replay read it, and everything this buffer's ledger holds of it
 // (what an earlier run, stopped or killed, committed too) is acknowledged
 // by MongoDB.
-func (p *Pipeline) waitAcked(ctx context.Context, files []*replayFile) error {
+func (s *Service) waitAcked(ctx context.Context, files []*replayFile) error {
 	for {
 		done := true
 		for _, f := range files {
 			if len(f.head) == 0 {
 				continue
 			}
-			best, err := p.buf.Counted(f.head, tailer.FingerprintSize)
+			best, err := s.buf.Counted(f.head, tailer.FingerprintSize)
 			if err != nil {
 				return err
 			}
@@ -225,11 +189,11 @@ func (p *Pipeline) waitAcked(ctx context.Context, files []*replayFile) error {
 		if done {
 			return nil
 		}
-		p.flush.Kick() // what is left is ours: no need to wait for the interval
+		s.flush.Kick() // what is left is ours: no need to wait for the interval
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-p.cfg.Clock.After(replayPoll):
+		case <-s.cfg.Clock.After(replayPoll):
 		}
 	}
 }
@@ -251,7 +215,7 @@ const replayClaimPoll = time.Second
 // replays each waiting for a file the other holds would otherwise wait
 // for ever.
 type replayClaims struct {
-	p    *Pipeline
+	s    *Service
 	me   flusher.LedgerClaim // Holder, Instance, Host
 	mu   sync.Mutex
 	held map[string]*heldClaim // by ledger key
@@ -267,10 +231,10 @@ type heldClaim struct {
 	read int64
 }
 
-func (p *Pipeline) newReplayClaims() *replayClaims {
+func (s *Service) newReplayClaims() *replayClaims {
 	host, _ := os.Hostname()
-	return &replayClaims{p: p, held: map[string]*heldClaim{},
-		me: flusher.LedgerClaim{Holder: p.buf.InstanceID(), Instance: p.cfg.Instance, Host: host}}
+	return &replayClaims{s: s, held: map[string]*heldClaim{},
+		me: flusher.LedgerClaim{Holder: s.buf.InstanceID(), Instance: s.cfg.Instance, Host: host}}
 }
 
 // take claims f's stream, waiting while another replay holds it (f's
@@ -287,43 +251,43 @@ func (c *replayClaims) take(ctx context.Context, f *replayFile) error {
 		return nil
 	}
 	c.mu.Unlock()
-	p := c.p
+	s := c.s
 	defer func() {
-		p.replayMu.Lock()
+		s.replayMu.Lock()
 		f.waiting = ""
-		p.replayMu.Unlock()
+		s.replayMu.Unlock()
 	}()
 	var lastHolder string
 	for attempt := 0; ; attempt++ {
-		now := p.cfg.Clock.Now()
+		now := s.cfg.Clock.Now()
 		claim := c.me
 		claim.Path, claim.Until = f.Path, now.Add(replayClaimTTL)
-		cur, ok, err := p.flush.ClaimLedger(ctx, key, claim, now)
+		cur, ok, err := s.flush.ClaimLedger(ctx, key, claim, now)
 		wait := replayClaimPoll
 		switch {
 		case err != nil:
 			if attempt == 0 {
-				p.log.Warn("cannot claim the file in MongoDB's ledger: waiting for MongoDB before replaying it", "path", f.Path, "err", err)
+				s.log.Warn("cannot claim the file in MongoDB's ledger: waiting for MongoDB before replaying it", "path", f.Path, "err", err)
 			}
 			wait = min(time.Second<<min(attempt, 5), 30*time.Second)
 		case ok:
 			c.mu.Lock()
 			c.held[key] = &heldClaim{path: f.Path, head: f.head}
 			c.mu.Unlock()
-			p.log.Debug("claimed in MongoDB's ledger", "path", f.Path)
+			s.log.Debug("claimed in MongoDB's ledger", "path", f.Path)
 			return nil
 		case cur.Holder != "" && cur.Holder != lastHolder:
 			lastHolder = cur.Holder
 			who := describeClaim(cur)
-			p.log.Warn("file being replayed by another logtally: waiting for it, then starting where it left the file", "path", f.Path, "by", who, "until", cur.Until)
-			p.replayMu.Lock()
+			s.log.Warn("file being replayed by another logtally: waiting for it, then starting where it left the file", "path", f.Path, "by", who, "until", cur.Until)
+			s.replayMu.Lock()
 			f.waiting = f.Path + ": being replayed by " + who
-			p.replayMu.Unlock()
+			s.replayMu.Unlock()
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-p.cfg.Clock.After(wait):
+		case <-s.cfg.Clock.After(wait):
 		}
 	}
 }
@@ -353,19 +317,19 @@ func describeClaim(c flusher.LedgerClaim) string {
 // run releases the claims of files read and acknowledged, and renews the
 // others every third of replayClaimTTL, until ctx ends.
 func (c *replayClaims) run(ctx context.Context) {
-	p := c.p
-	renewAt := p.cfg.Clock.Now().Add(replayClaimTTL / 3)
+	s := c.s
+	renewAt := s.cfg.Clock.Now().Add(replayClaimTTL / 3)
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-p.cfg.Clock.After(replayPoll):
+		case <-s.cfg.Clock.After(replayPoll):
 		}
 		c.mu.Lock()
 		var acked, renew []string
 		for key, h := range c.held {
 			if h.done {
-				e, err := p.buf.Counted(h.head, tailer.FingerprintSize)
+				e, err := s.buf.Counted(h.head, tailer.FingerprintSize)
 				if err == nil && e.Offset >= h.read && e.Acked >= e.Offset {
 					acked = append(acked, key)
 					continue
@@ -375,7 +339,7 @@ func (c *replayClaims) run(ctx context.Context) {
 		}
 		c.mu.Unlock()
 		c.release(acked)
-		if now := p.cfg.Clock.Now(); !now.Before(renewAt) {
+		if now := s.cfg.Clock.Now(); !now.Before(renewAt) {
 			renewAt = now.Add(replayClaimTTL / 3)
 			c.renew(ctx, renew)
 		}
@@ -384,7 +348,7 @@ func (c *replayClaims) run(ctx context.Context) {
 
 // renew renews the claims on keys.
 func (c *replayClaims) renew(ctx context.Context, keys []string) {
-	p := c.p
+	s := c.s
 	for _, key := range keys {
 		c.mu.Lock()
 		h, ok := c.held[key]
@@ -392,15 +356,15 @@ func (c *replayClaims) renew(ctx context.Context, keys []string) {
 		if !ok {
 			continue
 		}
-		now := p.cfg.Clock.Now()
+		now := s.cfg.Clock.Now()
 		claim := c.me
 		claim.Path, claim.Until = h.path, now.Add(replayClaimTTL)
-		cur, ok, err := p.flush.ClaimLedger(ctx, key, claim, now)
+		cur, ok, err := s.flush.ClaimLedger(ctx, key, claim, now)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			p.log.Warn("cannot renew the claim on a replayed file in MongoDB's ledger; retrying", "path", h.path, "err", err)
+			s.log.Warn("cannot renew the claim on a replayed file in MongoDB's ledger; retrying", "path", h.path, "err", err)
 		case err == nil && !ok:
-			p.log.Error("the claim on a replayed file expired and another logtally took it: both may count it", "path", h.path, "by", describeClaim(cur))
+			s.log.Error("the claim on a replayed file expired and another logtally took it: both may count it", "path", h.path, "by", describeClaim(cur))
 		}
 	}
 }
@@ -416,7 +380,7 @@ func (c *replayClaims) releaseAll() {
 // release drops the claims on keys: once their counts are acknowledged,
 // MongoDB's ledger says how far they go.
 func (c *replayClaims) release(keys []string) {
-	p := c.p
+	s := c.s
 	for _, key := range keys {
 		c.mu.Lock()
 		h, ok := c.held[key]
@@ -426,9 +390,9 @@ func (c *replayClaims) release(keys []string) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		p.log.Debug("releasing the claim in MongoDB's ledger", "path", h.path, "read", h.read, "done", h.done)
-		if err := p.flush.ReleaseLedger(ctx, key, c.me.Holder); err != nil {
-			p.log.Warn("cannot release the claim on a replayed file: it expires by itself", "path", h.path, "in", replayClaimTTL, "err", err)
+		s.log.Debug("releasing the claim in MongoDB's ledger", "path", h.path, "read", h.read, "done", h.done)
+		if err := s.flush.ReleaseLedger(ctx, key, c.me.Holder); err != nil {
+			s.log.Warn("cannot release the claim on a replayed file: it expires by itself", "path", h.path, "in", replayClaimTTL, "err", err)
 		}
 		cancel()
 	}

@@ -1,11 +1,9 @@
-package pipeline
+package aggregate
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -62,15 +60,4 @@ func (a *Aggregator) archiveRanges() []buffer.ArchiveRange {
 		out = append(out, *r)
 	}
 	return out
-}
-
-// keepReplaySource keeps a replay source's parser settings in the buffer:
-// a batch holding its lines names the source, and a rebuild of that batch
-// (a lost state dir) parses the archive again with the same settings.
-func (p *Pipeline) keepReplaySource(name string, pc parser.Config) error {
-	b, err := json.Marshal(pc)
-	if err != nil {
-		return fmt.Errorf("replay source %q: %w", name, err)
-	}
-	return p.buf.PutArchiveSource(name, b)
 }

@@ -1,4 +1,4 @@
-package pipeline
+package recovery
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/parser"
@@ -24,12 +25,12 @@ import (
 // acknowledged, the database's ledger says the archive is counted to To,
 // so a later replay does not count again what buckets took before the
 // state dir was lost; what they had not taken is lost.
-func rereadArchives(ctx context.Context, cfg Config, arcs []progress.Archive, agg *Aggregator, st *rebuildStats, log *slog.Logger) ([]buffer.Mark, error) {
+func rereadArchives(ctx context.Context, cfg Config, arcs []progress.Archive, agg *aggregate.Aggregator, st *Stats, log *slog.Logger) ([]buffer.Mark, error) {
 	var lost []buffer.Mark
 	maxLine := tailer.DefaultMaxLineBytes
 	for _, s := range cfg.Sources {
-		if s.Tailer.MaxLineBytes > 0 {
-			maxLine = s.Tailer.MaxLineBytes
+		if s.MaxLineBytes > 0 {
+			maxLine = s.MaxLineBytes
 			break
 		}
 	}
@@ -57,7 +58,7 @@ func rereadArchives(ctx context.Context, cfg Config, arcs []progress.Archive, ag
 
 // rereadArchive reads one archive's part into agg. why says why it could
 // not be read whole ("" when it was); err is an error of agg.
-func rereadArchive(ctx context.Context, a progress.Archive, agg *Aggregator, maxLine int) (read int64, why string, err error) {
+func rereadArchive(ctx context.Context, a progress.Archive, agg *aggregate.Aggregator, maxLine int) (read int64, why string, err error) {
 	var pc parser.Config
 	if len(a.Parser) == 0 {
 		return 0, "its replay source's parser settings were not recorded", nil
@@ -69,9 +70,10 @@ func rereadArchive(ctx context.Context, a progress.Archive, agg *Aggregator, max
 	if err != nil {
 		return 0, fmt.Sprintf("its replay source's parser settings: %v", err), nil
 	}
-	if _, ok := agg.cfg.Parsers[a.Source]; !ok {
-		agg.cfg.Parsers[a.Source] = p
-		agg.cfg.Limiters[a.Source] = parser.NewPageLimiter(pc.Page.MaxPagesPerMinute)
+	if !agg.HasSource(a.Source) {
+		if err := agg.AddSource(a.Source, p, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute)); err != nil {
+			return 0, "", err
+		}
 	}
 	head, _, err := replay.Head(a.Path)
 	if err != nil {
@@ -115,7 +117,7 @@ func rereadArchive(ctx context.Context, a progress.Archive, agg *Aggregator, max
 			n := int(min(a.To, int64(len(head))))
 			c.Checkpoint.FPLen, c.Checkpoint.FPSum = n, fnv1a.Extend(fnv1a.Offset, head[:n])
 		}
-		err := agg.add(&c)
+		err := agg.Add(&c)
 		pos = c.Checkpoint.Offset
 		c.Release()
 		if err != nil {

@@ -1,4 +1,4 @@
-package pipeline
+package replay
 
 import (
 	"bufio"
@@ -27,15 +27,15 @@ import (
 func controlServer(t *testing.T, dir string) (string, *syncbuf.Buffer) {
 	t.Helper()
 	logs := &syncbuf.Buffer{}
-	p := &Pipeline{log: slog.New(slog.NewTextHandler(logs, nil))}
+	p := &Service{log: slog.New(slog.NewTextHandler(logs, nil))}
 	path := filepath.Join(dir, "control.sock")
-	ln, err := listenControl(path)
+	ln, err := Listen(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); p.serveControl(ctx, ln) }()
+	go func() { defer close(done); p.Serve(ctx, ln) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return path, logs
 }
@@ -245,7 +245,7 @@ func TestControlRefusesOtherUsers(t *testing.T) {
 
 // A request of today's client passes the checks.
 func TestControlRequestValidates(t *testing.T) {
-	r := ReplayRequest{Files: []string{"/var/log/nginx/access.log.2.gz"}, Site: "example.com", Format: "combined",
+	r := Request{Files: []string{"/var/log/nginx/access.log.2.gz"}, Site: "example.com", Format: "combined",
 		Since: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Until: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), Jobs: 4}
 	if err := r.validate(); err != nil {
 		t.Error(err)

@@ -1,4 +1,4 @@
-package pipeline
+package recovery
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/logtally/logtally/buffer"
@@ -18,24 +19,33 @@ import (
 // at the record again.
 const acquirePoll = 2 * time.Second
 
-// recorder keeps this instance's progress record in MongoDB: it holds the
+// Recorder keeps this instance's progress record in MongoDB: it holds the
 // lease while the pipeline runs, and records each batch before its bucket
 // updates begin (flusher.Recorder).
-type recorder struct {
+type Recorder struct {
 	store    *progress.Store
 	buf      *buffer.Buffer
 	clock    clock.Clock
 	log      *slog.Logger
 	user     string        // the connection string's user, for refused credentials
 	acquired chan struct{} // closed once the lease is held
+	held     sync.Once     // closes acquired
 }
 
-func newRecorder(store *progress.Store, buf *buffer.Buffer, clk clock.Clock, log *slog.Logger, user string) *recorder {
-	return &recorder{store: store, buf: buf, clock: clk, log: log, user: user, acquired: make(chan struct{})}
+// NewRecorder returns the Recorder of store's instance for buf; user is
+// the connection string's user, named when MongoDB refuses the credentials.
+func NewRecorder(store *progress.Store, buf *buffer.Buffer, clk clock.Clock, log *slog.Logger, user string) *Recorder {
+	return &Recorder{store: store, buf: buf, clock: clk, log: log, user: user, acquired: make(chan struct{})}
 }
+
+// LeaseHeld tells r that the lease is held: Begin records batches from
+// now on. Keep calls it once it has taken the lease; a tool or test that
+// took it itself (progress.Store.Acquire) and does not run Keep calls it
+// instead.
+func (r *Recorder) LeaseHeld() { r.held.Do(func() { close(r.acquired) }) }
 
 // Begin records the batch in flight, once the lease is held.
-func (r *recorder) Begin(ctx context.Context, sealed, acked buffer.Snapshot) error {
+func (r *Recorder) Begin(ctx context.Context, sealed, acked buffer.Snapshot) error {
 	select {
 	case <-r.acquired:
 	case <-ctx.Done():
@@ -56,7 +66,7 @@ func (r *recorder) Begin(ctx context.Context, sealed, acked buffer.Snapshot) err
 		})
 }
 
-// keep takes the lease (a restart of the same buffer takes it at once;
+// Keep takes the lease (a restart of the same buffer takes it at once;
 // another buffer's live lease is waited for), renews it every
 // r.store.RenewEvery(), marking the last acknowledged batch, and when ctx
 // ends renews it once more and releases it. Losing the lease, or finding
@@ -64,7 +74,7 @@ func (r *recorder) Begin(ctx context.Context, sealed, acked buffer.Snapshot) err
 // Other errors (MongoDB unreachable) are logged and retried; credentials
 // MongoDB refuses are logged at ERROR once, then rate-limited
 // (flusher.AuthReport), as the flusher's retries do.
-func (r *recorder) keep(ctx context.Context) error {
+func (r *Recorder) Keep(ctx context.Context) error {
 	backoff := time.Second
 	var refused flusher.AuthReport
 	for attempt := 1; ; attempt++ {
@@ -91,7 +101,7 @@ func (r *recorder) keep(ctx context.Context) error {
 		}
 		backoff = min(2*backoff, r.store.RenewEvery())
 	}
-	close(r.acquired)
+	r.LeaseHeld()
 	for attempt := 1; ; {
 		select {
 		case <-ctx.Done():
@@ -116,7 +126,7 @@ func (r *recorder) keep(ctx context.Context) error {
 	}
 }
 
-func (r *recorder) renew(ctx context.Context) error {
+func (r *Recorder) renew(ctx context.Context) error {
 	acked, err := r.buf.AckedSnapshot()
 	if err != nil {
 		return err
@@ -126,7 +136,7 @@ func (r *recorder) renew(ctx context.Context) error {
 
 // release marks the last batch acknowledged and ends the lease, so that a
 // successor (a rebuilt state dir) need not wait for it to expire.
-func (r *recorder) release() {
+func (r *Recorder) release() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := r.renew(ctx); err != nil {
@@ -140,7 +150,7 @@ func (r *recorder) release() {
 
 // archives turns a batch's archive ranges into the record's form, each
 // with its replay source's parser settings.
-func (r *recorder) archives(ranges []buffer.ArchiveRange) []progress.Archive {
+func (r *Recorder) archives(ranges []buffer.ArchiveRange) []progress.Archive {
 	out := make([]progress.Archive, 0, len(ranges))
 	for _, a := range ranges {
 		out = append(out, progress.Archive{Source: a.Source, Path: a.Path, FPLen: a.FPLen, FPSum: int64(a.FPSum),

@@ -1,4 +1,4 @@
-package pipeline
+package recovery
 
 import (
 	"context"
@@ -44,10 +44,10 @@ func TestLeaseRefusedCredentialsLoggedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := newRecorder(store, buf, clk, log, "alice")
+	rec := NewRecorder(store, buf, clk, log, "alice")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- rec.keep(ctx) }()
+	go func() { done <- rec.Keep(ctx) }()
 	for range 12 { // twelve failed attempts, a minute of backoffs at most
 		clk.BlockUntil(1)
 		clk.Advance(10 * time.Second)

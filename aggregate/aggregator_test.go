@@ -1,4 +1,4 @@
-package pipeline_test
+package aggregate_test
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/syncbuf"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -60,7 +60,7 @@ type harness struct {
 	buf    *buffer.Buffer
 	clk    *clock.Fake
 	in     chan tailer.Chunk
-	agg    *pipeline.Aggregator
+	agg    *aggregate.Aggregator
 	cancel context.CancelFunc
 	done   chan error
 	ended  bool
@@ -72,7 +72,7 @@ func start(t *testing.T, opts buffer.Options, maxKeys int) *harness {
 }
 
 // startWith is start with a last say on the config.
-func startWith(t *testing.T, opts buffer.Options, maxKeys int, edit func(*pipeline.AggregatorConfig)) *harness {
+func startWith(t *testing.T, opts buffer.Options, maxKeys int, edit func(*aggregate.Config)) *harness {
 	t.Helper()
 	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), opts)
 	if err != nil {
@@ -87,14 +87,14 @@ func startWith(t *testing.T, opts buffer.Options, maxKeys int, edit func(*pipeli
 		t: t, buf: buf, clk: clock.NewFake(t0.Add(time.Hour)),
 		in: make(chan tailer.Chunk), done: make(chan error, 1),
 	}
-	cfg := pipeline.AggregatorConfig{
+	cfg := aggregate.Config{
 		Buffer: buf, Parsers: map[string]*parser.Parser{"src": p},
 		CommitInterval: interval, MaxKeys: maxKeys, Clock: h.clk,
 	}
 	if edit != nil {
 		edit(&cfg)
 	}
-	h.agg, err = pipeline.NewAggregator(cfg, h.in)
+	h.agg, err = aggregate.New(cfg, h.in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func (h *harness) wait() error {
 }
 
 // eventually waits until cond holds.
-func (h *harness) eventually(what string, cond func(pipeline.AggregatorStats) bool) {
+func (h *harness) eventually(what string, cond func(aggregate.Stats) bool) {
 	h.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond(h.agg.Stats()) {
@@ -188,7 +188,7 @@ func (h *harness) tick() {
 	n := h.agg.Stats().Commits
 	h.blockUntil(1)
 	h.clk.Advance(interval)
-	h.eventually("a commit", func(s pipeline.AggregatorStats) bool { return s.Commits > n })
+	h.eventually("a commit", func(s aggregate.Stats) bool { return s.Commits > n })
 }
 
 // drain seals and acknowledges the pending counts and returns them.
@@ -283,7 +283,7 @@ func TestCommitsCountsAndLastCheckpointsOnTick(t *testing.T) {
 	h.send(a1)
 	h.send(b1)
 	h.send(a2)
-	h.eventually("4 lines", func(s pipeline.AggregatorStats) bool { return s.Lines == 4 })
+	h.eventually("4 lines", func(s aggregate.Stats) bool { return s.Lines == 4 })
 
 	h.clk.Advance(interval - time.Nanosecond)
 	if keys, hits := h.buf.Pending(); keys != 0 || hits != 0 {
@@ -297,7 +297,7 @@ func TestCommitsCountsAndLastCheckpointsOnTick(t *testing.T) {
 	}
 
 	h.clk.Advance(time.Nanosecond)
-	h.eventually("a commit", func(s pipeline.AggregatorStats) bool { return s.Commits == 1 })
+	h.eventually("a commit", func(s aggregate.Stats) bool { return s.Commits == 1 })
 	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{1: a2.Checkpoint.Offset, 2: b1.Checkpoint.Offset})
 	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 2, key("/b", 0): 1, key("/a", 1): 1})
 	if s := h.agg.Stats(); s.Hits != 4 || s.Malformed != 0 {
@@ -337,7 +337,7 @@ func TestCancelCommitsWhatIsHeld(t *testing.T) {
 	defer buf.Close()
 	p, _ := parser.New(parser.Config{Format: "combined", Site: "s"})
 	in := make(chan tailer.Chunk)
-	agg, err := pipeline.NewAggregator(pipeline.AggregatorConfig{
+	agg, err := aggregate.New(aggregate.Config{
 		Buffer: buf, Parsers: map[string]*parser.Parser{"src": p}, CommitInterval: interval, Clock: clock.NewFake(t0),
 	}, in)
 	if err != nil {
@@ -373,7 +373,7 @@ func TestDoneChunkDeletesCheckpoint(t *testing.T) {
 	h.send(done1)
 	h.send(b2)
 	h.send(done2)
-	h.eventually("3 lines", func(s pipeline.AggregatorStats) bool { return s.Lines == 3 })
+	h.eventually("3 lines", func(s aggregate.Stats) bool { return s.Lines == 3 })
 	if n := len(checkpoints(t, h.buf)); n != 2 {
 		t.Fatalf("%d checkpoints before the tick, want 2", n)
 	}
@@ -401,11 +401,11 @@ func TestMalformedAndTooLongLinesAreCountedAndPassed(t *testing.T) {
 	if err := h.close(); err != nil {
 		t.Fatal(err)
 	}
-	want := pipeline.AggregatorStats{Lines: 6, Hits: 2, Malformed: 4, TooLong: 2, Commits: 1}
+	want := aggregate.Stats{Lines: 6, Hits: 2, Malformed: 4, TooLong: 2, Commits: 1}
 	want.Outcomes[parser.MalformedEmpty] = 1  // ""
 	want.Outcomes[parser.MalformedFields] = 2 // "garbage", "still garbage"
 	want.Outcomes[parser.MalformedStatus] = 1 // 999
-	want.BySource = map[string]pipeline.SourceStats{"src": {Lines: 6, Hits: 2}}
+	want.BySource = map[string]aggregate.SourceStats{"src": {Lines: 6, Hits: 2}}
 	want.HitsBySite = map[string]uint64{"s": 2}
 	if s := h.agg.Stats(); !reflect.DeepEqual(s, want) {
 		t.Errorf("stats %+v, want %+v", s, want)
@@ -431,13 +431,13 @@ func TestMaxKeysForcesCommit(t *testing.T) {
 	h := start(t, buffer.Options{}, 3)
 	h.send(chunk("src", 1, 0, line("/a", 0), line("/b", 0), line("/a", 0)))
 	h.send(chunk("src", 1, 0, line("/a", 0))) // no new key: still 2
-	h.eventually("4 lines", func(s pipeline.AggregatorStats) bool { return s.Lines == 4 })
+	h.eventually("4 lines", func(s aggregate.Stats) bool { return s.Lines == 4 })
 	if s := h.agg.Stats(); s.Commits != 0 {
 		t.Fatalf("committed with 2 keys of 3: %+v", s)
 	}
 	c := chunk("src", 2, 0, line("/c", 0))
 	h.send(c)
-	h.eventually("a commit without the clock", func(s pipeline.AggregatorStats) bool { return s.Commits == 1 })
+	h.eventually("a commit without the clock", func(s aggregate.Stats) bool { return s.Commits == 1 })
 	if keys, hits := h.buf.Pending(); keys != 3 || hits != 5 {
 		t.Errorf("pending %d keys %d hits, want 3 and 5", keys, hits)
 	}
@@ -555,19 +555,19 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer buf.Close()
-	if _, err := pipeline.NewAggregator(pipeline.AggregatorConfig{CommitInterval: interval}, nil); err == nil {
+	if _, err := aggregate.New(aggregate.Config{CommitInterval: interval}, nil); err == nil {
 		t.Error("New without a buffer succeeded")
 	}
-	if _, err := pipeline.NewAggregator(pipeline.AggregatorConfig{Buffer: buf}, nil); err == nil {
+	if _, err := aggregate.New(aggregate.Config{Buffer: buf}, nil); err == nil {
 		t.Error("New without a commit interval succeeded")
 	}
 }
 
 func TestHoldUntilStartHoldsBackCommits(t *testing.T) {
-	h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) { c.HoldUntilStart = true })
+	h := startWith(t, buffer.Options{}, 0, func(c *aggregate.Config) { c.HoldUntilStart = true })
 	c := chunk("src", 1, 0, line("/a", 0))
 	h.send(c)
-	h.eventually("1 line", func(s pipeline.AggregatorStats) bool { return s.Lines == 1 })
+	h.eventually("1 line", func(s aggregate.Stats) bool { return s.Lines == 1 })
 	h.blockUntil(1)
 	h.clk.Advance(interval)
 	h.blockUntil(1) // the timer is armed again: the tick was handled
@@ -577,7 +577,7 @@ func TestHoldUntilStartHoldsBackCommits(t *testing.T) {
 	if cps := checkpoints(t, h.buf); len(cps) != 0 {
 		t.Fatalf("checkpoints stored before ready: %+v", cps)
 	}
-	h.send(pipeline.StartMarker())
+	h.send(aggregate.StartMarker())
 	h.tick()
 	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{1: c.Checkpoint.Offset})
 	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 1})
@@ -588,7 +588,7 @@ func TestPageLimitAndFilters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) {
+	h := startWith(t, buffer.Options{}, 0, func(c *aggregate.Config) {
 		c.Parsers = map[string]*parser.Parser{"src": p}
 		c.Limiters = map[string]*parser.PageLimiter{"src": parser.NewPageLimiter(1)}
 	})
@@ -608,7 +608,7 @@ func TestPageLimitAndFilters(t *testing.T) {
 
 func TestMalformedLinesAreLoggedThenRateLimited(t *testing.T) {
 	var logs syncbuf.Buffer
-	h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) {
+	h := startWith(t, buffer.Options{}, 0, func(c *aggregate.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})
 	bad := make([]string, 12)
@@ -617,13 +617,13 @@ func TestMalformedLinesAreLoggedThenRateLimited(t *testing.T) {
 	}
 	c := chunk("src", 1, 0, bad...)
 	h.send(c)
-	h.eventually("12 lines", func(s pipeline.AggregatorStats) bool { return s.Lines == 12 })
+	h.eventually("12 lines", func(s aggregate.Stats) bool { return s.Lines == 12 })
 	if n := strings.Count(logs.String(), "malformed line skipped"); n != 5 {
 		t.Fatalf("%d malformed lines logged at once, want the first 5:\n%s", n, logs.String())
 	}
 	h.clk.Advance(time.Minute)
 	h.send(chunk("src", 1, c.Checkpoint.Offset, "garbage 12", "garbage 13"))
-	h.eventually("14 lines", func(s pipeline.AggregatorStats) bool { return s.Lines == 14 })
+	h.eventually("14 lines", func(s aggregate.Stats) bool { return s.Lines == 14 })
 	out := logs.String()
 	if n := strings.Count(out, "malformed line skipped"); n != 6 {
 		t.Fatalf("%d malformed lines logged after a minute, want 6:\n%s", n, out)
@@ -637,7 +637,7 @@ func TestMalformedLinesAreLoggedThenRateLimited(t *testing.T) {
 // move the ledger and never the stored checkpoints; a followed file's
 // chunks move both. With KeepLastCommit the last-commit time stays.
 func TestArchiveChunksMoveOnlyTheLedger(t *testing.T) {
-	h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) { c.KeepLastCommit = true })
+	h := startWith(t, buffer.Options{}, 0, func(c *aggregate.Config) { c.KeepLastCommit = true })
 	p, err := parser.New(parser.Config{Format: "combined", Site: "s", Since: t0.Add(2 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
@@ -697,12 +697,12 @@ func TestArchiveChunksMoveOnlyTheLedger(t *testing.T) {
 func TestMalformedLineContentsNotLogged(t *testing.T) {
 	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
 		var logs syncbuf.Buffer
-		h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) {
+		h := startWith(t, buffer.Options{}, 0, func(c *aggregate.Config) {
 			c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: level}))
 		})
 		secret := "root:\x01$y$j9T$SECRETHASH:19000:0:99999:7:::" + strings.Repeat("S", 40)
 		h.send(chunk("src", 1, 0, "ok", secret))
-		h.eventually("2 lines", func(s pipeline.AggregatorStats) bool { return s.Lines == 2 })
+		h.eventually("2 lines", func(s aggregate.Stats) bool { return s.Lines == 2 })
 		if err := h.close(); err != nil {
 			t.Fatal(err)
 		}
@@ -733,7 +733,7 @@ func TestMaxSitesBoundsSites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := startWith(t, buffer.Options{}, 0, func(c *pipeline.AggregatorConfig) {
+	h := startWith(t, buffer.Options{}, 0, func(c *aggregate.Config) {
 		c.Parsers = map[string]*parser.Parser{"src": p}
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})
@@ -743,7 +743,7 @@ func TestMaxSitesBoundsSites(t *testing.T) {
 	}
 	h.send(chunk("src", 1, 0, ls[:150]...))
 	h.send(chunk("src", 1, 0, ls[150:]...))
-	h.eventually("300 hits", func(s pipeline.AggregatorStats) bool { return s.Hits == hosts })
+	h.eventually("300 hits", func(s aggregate.Stats) bool { return s.Hits == hosts })
 	if err := h.close(); err != nil {
 		t.Fatal(err)
 	}

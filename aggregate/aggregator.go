@@ -1,4 +1,4 @@
-package pipeline
+package aggregate
 
 import (
 	"bytes"
@@ -44,8 +44,8 @@ func StateDirFull(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
-// AggregatorConfig configures an Aggregator.
-type AggregatorConfig struct {
+// Config configures an Aggregator.
+type Config struct {
 	// Buffer receives the commits.
 	Buffer *buffer.Buffer
 	// Parsers maps a source name (tailer.Checkpoint.Source) to its parser.
@@ -76,88 +76,14 @@ type AggregatorConfig struct {
 	Logger *slog.Logger
 }
 
-// MaxSitesCounted bounds the sites Stats counts hits for: sites taken
-// from the lines (site = "{host}") could otherwise grow without bound.
-// Hits of further sites are counted under OtherSites.
-const MaxSitesCounted = 200
-
-// OtherSites is the site the hits of sites past MaxSitesCounted are
-// counted under in AggregatorStats.HitsBySite.
-const OtherSites = "(other sites)"
-
-// SourceStats are one source's running totals.
-type SourceStats struct {
-	Lines, Hits uint64
-}
-
-type sourceCounters struct{ lines, hits atomic.Uint64 }
-
-func (a *Aggregator) sourceCounter(name string) *sourceCounters {
-	a.byMu.Lock()
-	defer a.byMu.Unlock()
-	if a.bySource == nil {
-		a.bySource = map[string]*sourceCounters{}
-	}
-	c := a.bySource[name]
-	if c == nil {
-		c = &sourceCounters{}
-		a.bySource[name] = c
-	}
-	return c
-}
-
-func (a *Aggregator) siteCounter(site []byte) *atomic.Uint64 {
-	a.byMu.Lock()
-	defer a.byMu.Unlock()
-	if a.bySite == nil {
-		a.bySite = map[string]*atomic.Uint64{}
-	}
-	if c := a.bySite[string(site)]; c != nil {
-		return c
-	}
-	name := string(site)
-	if len(a.bySite) >= MaxSitesCounted {
-		name = OtherSites
-		if c := a.bySite[name]; c != nil {
-			return c
-		}
-	}
-	c := &atomic.Uint64{}
-	a.bySite[name] = c
-	return c
-}
-
 // StartMarker returns the chunk that tells an Aggregator with
 // HoldUntilStart that every start chunk before it has been sent. No tailer
 // sends it: a tailer's chunks always name their source.
 func StartMarker() tailer.Chunk { return tailer.Chunk{} }
 
-// AggregatorStats are running totals since New.
-type AggregatorStats struct {
-	Lines, Hits, Malformed, Filtered, TooLong, Commits uint64
-	// Other counts hits counted as "(other)" by max_pages_per_minute.
-	Other uint64
-	// SitesFolded counts hits counted under the site "(other)" by
-	// max_sites (parser.Parser.SitesFolded).
-	SitesFolded uint64
-	// Outcomes counts lines per parser outcome (malformed and filtered
-	// reasons).
-	Outcomes parser.Counts
-	// BySource holds lines and hits per source name.
-	BySource map[string]SourceStats
-	// HitsBySite holds hits per site, at most MaxSitesCounted of them
-	// and OtherSites.
-	HitsBySite map[string]uint64
-	// FullSince is when commits began failing on a full state dir
-	// (StateDirFull), zero while they do not.
-	FullSince time.Time
-	// FullErr is the last such commit error, nil while none fails.
-	FullErr error
-}
-
 // Aggregator sums parsed hits and commits them with checkpoints.
 type Aggregator struct {
-	cfg AggregatorConfig
+	cfg Config
 	in  <-chan tailer.Chunk
 	log *slog.Logger
 
@@ -194,8 +120,8 @@ type Aggregator struct {
 	bySite   map[string]*atomic.Uint64
 }
 
-// NewAggregator returns an Aggregator reading in. Run it.
-func NewAggregator(cfg AggregatorConfig, in <-chan tailer.Chunk) (*Aggregator, error) {
+// New returns an Aggregator reading in. Run it.
+func New(cfg Config, in <-chan tailer.Chunk) (*Aggregator, error) {
 	if cfg.Buffer == nil {
 		return nil, errors.New("aggregator: no buffer")
 	}
@@ -222,6 +148,54 @@ func NewAggregator(cfg AggregatorConfig, in <-chan tailer.Chunk) (*Aggregator, e
 		extra:           map[string]extraSource{},
 		malformedByFile: map[tailer.FileID]*malformedLog{},
 	}, nil
+}
+
+// NewSummer returns an Aggregator that only parses and sums: Add chunks
+// to it, then read Sums. It has no buffer and no input; it is never run
+// nor committed. The state-dir rebuild re-reads a lost batch's lines with
+// it, so that they are parsed, limited and keyed exactly as Run did.
+// limiters may lack a source (no bound); clk nil is clock.Real, log nil
+// discards.
+func NewSummer(parsers map[string]*parser.Parser, limiters map[string]*parser.PageLimiter, clk clock.Clock, log *slog.Logger) *Aggregator {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if limiters == nil {
+		limiters = map[string]*parser.PageLimiter{}
+	}
+	return &Aggregator{
+		cfg:             Config{Parsers: parsers, Limiters: limiters, Clock: clk},
+		log:             log.With("component", "aggregator"),
+		index:           map[string]int32{},
+		cps:             map[string][]byte{},
+		marks:           map[string]buffer.Mark{},
+		extra:           map[string]extraSource{},
+		malformedByFile: map[tailer.FileID]*malformedLog{},
+	}
+}
+
+// Sums returns the counts held (buffer key -> hits) and the ledger marks
+// of the chunks added since the last commit: what a commit would write.
+func (a *Aggregator) Sums() (map[string]uint64, []buffer.Mark) {
+	counts := make(map[string]uint64, len(a.index))
+	for k, i := range a.index {
+		counts[k] = a.counts[i]
+	}
+	marks := make([]buffer.Mark, 0, len(a.marks))
+	for _, m := range a.marks {
+		marks = append(marks, m)
+	}
+	return counts, marks
+}
+
+// HasSource reports whether chunks of source name are parsed: a source
+// the aggregator was made with, or one added by AddSource.
+func (a *Aggregator) HasSource(name string) bool {
+	p, _ := a.parserFor(name)
+	return p != nil
 }
 
 // extraSource is a source added while running (a replay's).
@@ -275,43 +249,6 @@ func (a *Aggregator) LastBeat() time.Time {
 	return time.Time{}
 }
 
-// Stats returns the running totals.
-func (a *Aggregator) Stats() AggregatorStats {
-	st := AggregatorStats{
-		Lines: a.lines.Load(), Hits: a.hits.Load(), Malformed: a.malformed.Load(), Filtered: a.filtered.Load(),
-		TooLong: a.tooLong.Load(), Commits: a.commits.Load(), Other: a.other.Load(), SitesFolded: a.sitesFolded.Load(),
-	}
-	for i := range a.outcomes {
-		st.Outcomes[i] = a.outcomes[i].Load()
-	}
-	a.byMu.Lock()
-	st.BySource = make(map[string]SourceStats, len(a.bySource))
-	for k, c := range a.bySource {
-		st.BySource[k] = SourceStats{Lines: c.lines.Load(), Hits: c.hits.Load()}
-	}
-	st.HitsBySite = make(map[string]uint64, len(a.bySite))
-	for k, c := range a.bySite {
-		st.HitsBySite[k] = c.Load()
-	}
-	a.byMu.Unlock()
-	st.FullSince, st.FullErr = a.Full()
-	return st
-}
-
-// Full returns when commits began failing on a full state dir and the last
-// failure, or the zero time and nil while they do not.
-func (a *Aggregator) Full() (since time.Time, err error) {
-	a.fullMu.Lock()
-	defer a.fullMu.Unlock()
-	return a.fullSince, a.fullErr
-}
-
-func (a *Aggregator) setFull(since time.Time, err error) {
-	a.fullMu.Lock()
-	a.fullSince, a.fullErr = since, err
-	a.fullMu.Unlock()
-}
-
 // Run reads chunks until the input channel is closed or ctx is cancelled,
 // committing every CommitInterval, and commits what it holds before it
 // returns. While the buffer is full it reads nothing, so it does not see
@@ -327,12 +264,12 @@ func (a *Aggregator) Run(ctx context.Context) error {
 	for {
 		if a.cfg.Buffer.Full() {
 			if err := a.waitForSpace(ctx); err != nil || ctx.Err() != nil {
-				return errors.Join(err, a.commit())
+				return errors.Join(err, a.Commit())
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return a.commit()
+			return a.Commit()
 		case <-tick:
 			a.beat.Store(a.cfg.Clock.Now().UnixNano())
 			if err := a.commitOrWait(ctx); err != nil {
@@ -341,12 +278,12 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			tick = a.cfg.Clock.After(a.cfg.CommitInterval)
 		case c, ok := <-a.in:
 			if !ok {
-				return a.commit()
+				return a.Commit()
 			}
-			if err := a.add(&c); err != nil {
-				return errors.Join(err, a.commit())
+			if err := a.Add(&c); err != nil {
+				return errors.Join(err, a.Commit())
 			}
-			c.Release() // add keeps nothing of c.Data
+			c.Release() // Add keeps nothing of c.Data
 			if len(a.counts) >= a.cfg.MaxKeys {
 				if err := a.commitOrWait(ctx); err != nil {
 					return err
@@ -374,11 +311,12 @@ func (a *Aggregator) waitForSpace(ctx context.Context) error {
 	return nil
 }
 
-// add parses every line of c and records c's checkpoint. A checkpoint that
+// Add parses every line of c and records c's checkpoint. A checkpoint that
 // cannot be encoded is an error, returned before any line of c is counted:
 // counts committed without their checkpoint would be counted again after a
-// restart.
-func (a *Aggregator) add(c *tailer.Chunk) error {
+// restart. Run calls it for each chunk it reads; call it directly only on
+// an Aggregator that is not run (NewSummer's, a tool's).
+func (a *Aggregator) Add(c *tailer.Chunk) error {
 	cp := c.Checkpoint
 	if cp.Source == "" { // StartMarker
 		a.started = true
@@ -488,163 +426,5 @@ func (a *Aggregator) add(c *tailer.Chunk) error {
 			FPLen: cp.FPLen, FPSum: cp.FPSum, Offset: cp.Offset, Source: cp.Source, Path: cp.Path, Lower: lower,
 		}
 	}
-	return nil
-}
-
-// malformedLog is the logging state of one file's malformed lines.
-type malformedLog struct {
-	logged     int       // lines logged in full
-	suppressed int       // lines not logged since last
-	last       time.Time // when a line was last logged
-}
-
-// logMalformed logs the first malformedLogged malformed lines of each file
-// with their position, then one per malformedEvery with how many were not
-// logged in between. All are counted in Stats. A line's contents are never
-// logged at WARN (they may be anything the daemon can read: a symlink to
-// /etc/shadow, a credential file), nor kept for /status: the reason, the
-// file, the byte offset and the length say enough. At debug level only,
-// a second record shows the first debugPrefixLen bytes, escaped.
-func (a *Aggregator) logMalformed(cp tailer.Checkpoint, end int64, out parser.Outcome, line []byte) {
-	m := a.malformedByFile[cp.File]
-	if m == nil {
-		m = &malformedLog{}
-		a.malformedByFile[cp.File] = m
-	}
-	now := a.cfg.Clock.Now()
-	if m.logged >= malformedLogged && now.Sub(m.last) < malformedEvery {
-		m.suppressed++
-		return
-	}
-	m.logged++
-	m.last = now
-	offset := max(0, end-int64(len(line))-1) // end is past the '\n'
-	a.log.Warn("malformed line skipped", "path", cp.Path, "offset", offset, "length", len(line), "reason", out.String(),
-		"not_logged_since_last", m.suppressed)
-	m.suppressed = 0
-	if a.log.Enabled(context.Background(), slog.LevelDebug) {
-		a.log.Debug("malformed line: its first bytes", "path", cp.Path, "offset", offset, "prefix", debugPrefix(line))
-	}
-}
-
-// debugPrefixLen is how many bytes of a malformed line a debug record
-// shows.
-const debugPrefixLen = 32
-
-// debugPrefix returns the first debugPrefixLen bytes of line with every
-// byte that is not printable ASCII (or is a backslash) escaped as \xHH.
-func debugPrefix(line []byte) string {
-	line = bytes.TrimRight(line, "\r\n")
-	cut := len(line) > debugPrefixLen
-	if cut {
-		line = line[:debugPrefixLen]
-	}
-	const hex = "0123456789abcdef"
-	b := make([]byte, 0, 4*len(line)+3)
-	for _, c := range line {
-		if c < 0x20 || c >= 0x7f || c == '\\' {
-			b = append(b, '\\', 'x', hex[c>>4], hex[c&15])
-			continue
-		}
-		b = append(b, c)
-	}
-	if cut {
-		b = append(b, "..."...)
-	}
-	return string(b)
-}
-
-// commitOrWait commits. When the commit fails for lack of space on the
-// state dir's file system (StateDirFull), it reads nothing more (the
-// tailers and replays block on the channel, so what is held is bounded by
-// what was read) and retries the same commit with a backoff from
-// CommitInterval up to maxFullBackoff until it succeeds, returning nil, or
-// ctx ends, returning nil too (Run's final commit tries once more). The
-// failure is logged at ERROR once, then once every fullLogEvery, and shown
-// by Full meanwhile. Any other error is returned at once.
-//
-// A failed bbolt commit is rolled back, counts and checkpoints together, so
-// a retry applies them once; buffer.CommitWith tells a commit that reached
-// the file before its error (a failed sync of the meta page) as done.
-func (a *Aggregator) commitOrWait(ctx context.Context) error {
-	err := a.commit()
-	if err == nil || !StateDirFull(err) {
-		return err
-	}
-	since := a.cfg.Clock.Now()
-	a.setFull(since, err)
-	defer a.setFull(time.Time{}, nil)
-	path := a.cfg.Buffer.Path()
-	a.log.Error("state dir full: the commit to the buffer fails; reading paused, the counts read are held in memory "+
-		"and the commit retried until there is space (free space on the state dir's file system)",
-		"path", path, "err", err, "pending_keys", len(a.counts))
-	logged, notLogged := since, 0
-	backoff := a.cfg.CommitInterval
-	next := since.Add(backoff)
-	for attempt := 2; ; {
-		// A turn every CommitInterval keeps LastBeat fresh (a full
-		// disk is not a stuck pipeline: the watchdog must not kill
-		// it); the commit is tried at the backoff's pace.
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-a.cfg.Clock.After(a.cfg.CommitInterval):
-		}
-		now := a.cfg.Clock.Now()
-		a.beat.Store(now.UnixNano())
-		if now.Before(next) {
-			continue
-		}
-		err = a.commit()
-		switch {
-		case err == nil:
-			a.log.Info("state dir has space again: committed, reading resumed", "path", path,
-				"full_for", now.Sub(since).Round(time.Millisecond), "attempts", attempt)
-			return nil
-		case !StateDirFull(err):
-			return err
-		}
-		a.setFull(since, err)
-		if now.Sub(logged) < fullLogEvery {
-			notLogged++
-		} else {
-			a.log.Error("state dir still full: the commit to the buffer fails; reading paused", "path", path,
-				"since", since.UTC().Format(time.RFC3339), "attempt", attempt, "attempts_not_logged", notLogged, "err", err)
-			logged, notLogged = now, 0
-		}
-		attempt++
-		backoff = min(2*backoff, max(maxFullBackoff, a.cfg.CommitInterval))
-		next = now.Add(backoff)
-	}
-}
-
-// commit writes the sums and checkpoints held, in one transaction.
-func (a *Aggregator) commit() error {
-	if len(a.counts) == 0 && len(a.cps) == 0 && len(a.marks) == 0 && len(a.archives) == 0 {
-		return nil
-	}
-	if a.cfg.HoldUntilStart && !a.started {
-		return nil // held back until every start chunk is added
-	}
-	counts := make(map[string]uint64, len(a.counts))
-	for k, i := range a.index {
-		counts[k] = a.counts[i]
-	}
-	marks := make([]buffer.Mark, 0, len(a.marks))
-	for _, m := range a.marks {
-		marks = append(marks, m)
-	}
-	err := a.cfg.Buffer.CommitWith(buffer.Commit{
-		Counts: counts, Checkpoints: a.cps, Marks: marks, Finished: a.finished, Archives: a.archiveRanges(), KeepLastCommit: a.cfg.KeepLastCommit,
-	})
-	if err != nil {
-		return fmt.Errorf("aggregator: %w", err)
-	}
-	a.commits.Add(1)
-	clear(a.index)
-	a.counts = a.counts[:0]
-	a.cps = map[string][]byte{}
-	a.finished, a.archives = nil, nil
-	clear(a.marks)
 	return nil
 }

@@ -1,4 +1,4 @@
-package pipeline
+package replay
 
 import (
 	"bufio"
@@ -15,8 +15,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/logtally/logtally/replay"
 )
 
 // The control socket: how `logtally replay` hands files to a running
@@ -24,35 +22,35 @@ import (
 // the live files and the archives. bbolt lets one process open the buffer;
 // a replay that finds no daemon on the socket opens the state dir itself.
 //
-// Protocol: one JSON request line ({"replay": ReplayRequest}); the daemon
-// answers with JSON lines: {"progress": replay.Progress} every 200 ms, then
-// one {"summary": ReplaySummary} or {"error": "..."}. The client closing
+// Protocol: one JSON request line ({"replay": Request}); the daemon
+// answers with JSON lines: {"progress": Progress} every 200 ms, then
+// one {"summary": Summary} or {"error": "..."}. The client closing
 // the connection stops the replay (what was counted stays counted).
 //
 // Only root and the daemon's own user may ask (SO_PEERCRED, whatever the
 // socket file's mode), and the request is checked before anything is
-// read (see readControlRequest and ReplayRequest.validate); a refusal is
+// read (see readControlRequest and Request.validate); a refusal is
 // an error reply and a WARN naming the peer's uid and pid, never the
 // request's contents.
 
-// ErrNoDaemon is returned by RequestReplay when no logtally listens on the
+// ErrNoDaemon is returned by AskDaemon when no logtally listens on the
 // control socket.
 var ErrNoDaemon = errors.New("no logtally is running on this state dir")
 
 type controlRequest struct {
-	Replay *ReplayRequest `json:"replay"`
+	Replay *Request `json:"replay"`
 }
 
 type controlReply struct {
-	Progress *replay.Progress `json:"progress,omitempty"`
-	Summary  *ReplaySummary   `json:"summary,omitempty"`
-	Error    string           `json:"error,omitempty"`
+	Progress *Progress `json:"progress,omitempty"`
+	Summary  *Summary  `json:"summary,omitempty"`
+	Error    string    `json:"error,omitempty"`
 }
 
-// listenControl listens on the Unix socket path, replacing a socket file
+// Listen listens on the Unix socket path, replacing a socket file
 // left by a logtally that is gone; a socket someone answers on is an
 // error.
-func listenControl(path string) (net.Listener, error) {
+func Listen(path string) (net.Listener, error) {
 	if c, err := net.Dial("unix", path); err == nil {
 		c.Close()
 		return nil, fmt.Errorf("control socket %s: another logtally answers on it", path)
@@ -71,9 +69,9 @@ func listenControl(path string) (net.Listener, error) {
 	return ln, nil
 }
 
-// serveControl answers control requests on ln until ctx ends, then closes
+// Serve answers control requests on ln until ctx ends, then closes
 // it and waits for the requests being answered.
-func (p *Pipeline) serveControl(ctx context.Context, ln net.Listener) {
+func (s *Service) Serve(ctx context.Context, ln net.Listener) {
 	var wg sync.WaitGroup
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
@@ -81,11 +79,11 @@ func (p *Pipeline) serveControl(ctx context.Context, ln net.Listener) {
 		conn, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() == nil {
-				p.log.Warn("control socket stopped", "err", err)
+				s.log.Warn("control socket stopped", "err", err)
 			}
 			break
 		}
-		wg.Go(func() { p.answer(ctx, conn) })
+		wg.Go(func() { s.answer(ctx, conn) })
 	}
 	wg.Wait()
 }
@@ -139,7 +137,7 @@ func allowedPeer(uid uint32) bool {
 }
 
 // validate checks every field of a replay request read from the socket.
-func (r *ReplayRequest) validate() error {
+func (r *Request) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch {
@@ -189,7 +187,7 @@ func (r *ReplayRequest) validate() error {
 // connection: at most maxControlRequest bytes, within controlReadTimeout,
 // no unknown field. On error, reason is what went wrong without anything
 // the client sent, for the log; err says it in full, for the reply.
-func readControlRequest(conn net.Conn) (_ *ReplayRequest, reason string, err error) {
+func readControlRequest(conn net.Conn) (_ *Request, reason string, err error) {
 	conn.SetReadDeadline(time.Now().Add(controlReadTimeout))
 	defer conn.SetReadDeadline(time.Time{})
 	line, err := bufio.NewReaderSize(io.LimitReader(conn, maxControlRequest), 4096).ReadBytes('\n')
@@ -223,7 +221,7 @@ func readControlRequest(conn net.Conn) (_ *ReplayRequest, reason string, err err
 
 // answer answers one control connection: from root or the daemon's own
 // user only, one checked request (see readControlRequest).
-func (p *Pipeline) answer(ctx context.Context, conn net.Conn) {
+func (s *Service) answer(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -242,12 +240,12 @@ func (p *Pipeline) answer(ctx context.Context, conn net.Conn) {
 	}
 	uid, pid, err := peerCred(conn)
 	if err != nil {
-		p.log.Warn("control request refused: the peer's credentials cannot be read", "err", err)
+		s.log.Warn("control request refused: the peer's credentials cannot be read", "err", err)
 		refuse(fmt.Sprintf("control socket: cannot read your credentials: %v", err))
 		return
 	}
 	if !allowedPeer(uid) {
-		p.log.Warn("control request refused: only root and the daemon's user may use the control socket",
+		s.log.Warn("control request refused: only root and the daemon's user may use the control socket",
 			"peer_uid", uid, "peer_pid", pid, "daemon_uid", os.Geteuid())
 		refuse(fmt.Sprintf("control socket: uid %d may not use it: only root and uid %d (logtally's user) may", uid, os.Geteuid()))
 		return
@@ -255,7 +253,7 @@ func (p *Pipeline) answer(ctx context.Context, conn net.Conn) {
 	req, reason, err := readControlRequest(conn)
 	if err != nil {
 		// The request's contents are not logged, only what is wrong.
-		p.log.Warn("control request refused: bad request", "peer_uid", uid, "peer_pid", pid, "reason", reason)
+		s.log.Warn("control request refused: bad request", "peer_uid", uid, "peer_pid", pid, "reason", reason)
 		refuse(fmt.Sprintf("bad control request: %v", err))
 		return
 	}
@@ -265,8 +263,8 @@ func (p *Pipeline) answer(ctx context.Context, conn net.Conn) {
 		conn.Read(b[:])
 		cancel()
 	}()
-	p.log.Info("replay requested on the control socket", "files", len(req.Files), "peer_uid", uid, "peer_pid", pid)
-	sum, err := p.Replay(ctx, *req, func(pr replay.Progress) { send(controlReply{Progress: &pr}) })
+	s.log.Info("replay requested on the control socket", "files", len(req.Files), "peer_uid", uid, "peer_pid", pid)
+	sum, err := s.Replay(ctx, *req, func(pr Progress) { send(controlReply{Progress: &pr}) })
 	if err != nil {
 		send(controlReply{Error: err.Error(), Summary: sum})
 		return
@@ -274,11 +272,11 @@ func (p *Pipeline) answer(ctx context.Context, conn net.Conn) {
 	send(controlReply{Summary: sum})
 }
 
-// RequestReplay runs req in the logtally listening on the control socket
+// AskDaemon runs req in the logtally listening on the control socket
 // path, calling report with its progress. It returns ErrNoDaemon when
 // nothing listens there. Cancelling ctx stops the replay in the daemon;
 // what it counted stays counted.
-func RequestReplay(ctx context.Context, path string, req ReplayRequest, report func(replay.Progress)) (*ReplaySummary, error) {
+func AskDaemon(ctx context.Context, path string, req Request, report func(Progress)) (*Summary, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {

@@ -1,28 +1,108 @@
-package pipeline
+package replay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/logtally/logtally/aggregate"
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/tailer"
 )
 
-// ErrReplayRunning is returned by Replay while another replay runs in the
-// same Pipeline.
-var ErrReplayRunning = errors.New("another replay is running in this logtally")
+// Pipeline is what a replay needs of the running pipeline it counts
+// into (*pipeline.Pipeline is one): its buffer (checkpoints, ledger,
+// archive sources), its flusher (MongoDB's ledger and claims, kicked while
+// a replay waits for its acknowledgement), its aggregator (the replay's
+// sources added, its totals), the channel the aggregator reads, the files
+// its tailers follow, and when it stops reading.
+type Pipeline interface {
+	// ReplayConfig returns the settings a replay reads.
+	ReplayConfig() Config
+	Buffer() *buffer.Buffer
+	Flusher() *flusher.Flusher
+	Aggregator() *aggregate.Aggregator
+	// Chunks is the channel the aggregator reads; replays send on it.
+	Chunks() chan<- tailer.Chunk
+	// Followed returns the files the tailers follow now.
+	Followed() []tailer.File
+	// Reading is done when the pipeline stops reading: a replay then
+	// stops.
+	Reading() context.Context
+}
+
+// Config is what a replay reads of the pipeline's settings.
+type Config struct {
+	// Sources are the configured sources, in order.
+	Sources []Source
+	// NoTail: no tailer runs (`logtally replay` with no daemon).
+	NoTail bool
+	// Instance names this logtally in MongoDB's ledger claims.
+	Instance string
+	// MaxLineBytes is the longest line counted.
+	MaxLineBytes int
+	// Clock defaults to clock.Real.
+	Clock clock.Clock
+	// Logger defaults to discarding.
+	Logger *slog.Logger
+}
+
+// Source is a configured source, as a replay sees it: the globs whose
+// files (and their rotated names) it parses as the source does.
+type Source struct {
+	Name   string
+	Paths  []string
+	Parser parser.Config
+}
+
+// Service runs replays into one running pipeline, one at a time, and
+// answers the control socket (Serve).
+type Service struct {
+	p      Pipeline
+	cfg    Config
+	log    *slog.Logger
+	buf    *buffer.Buffer
+	flush  *flusher.Flusher
+	agg    *aggregate.Aggregator
+	chunks chan<- tailer.Chunk
+	// readCtx ends when the pipeline stops reading.
+	readCtx   context.Context
+	replaying sync.Mutex // held by a Replay
+	replayMu  sync.Mutex // guards the replayed files' outcomes
+}
+
+// NewService returns the replay service of p.
+func NewService(p Pipeline) *Service {
+	cfg := p.ReplayConfig()
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{p: p, cfg: cfg, log: log.With("component", "pipeline"), buf: p.Buffer(), flush: p.Flusher(),
+		agg: p.Aggregator(), chunks: p.Chunks(), readCtx: p.Reading()}
+}
+
+// ErrRunning is returned by Replay while another replay runs in the
+// same Service.
+var ErrRunning = errors.New("another replay is running in this logtally")
 
 // replayPoll is how often Replay reports progress and looks at the ledger
 // while it waits for its counts to be acknowledged.
 const replayPoll = 200 * time.Millisecond
 
-// ReplayRequest asks a running Pipeline to count archived log files.
-type ReplayRequest struct {
+// Request asks a running pipeline to count archived log files.
+type Request struct {
 	// Files are the files' paths, absolute.
 	Files []string `json:"files"`
 	// Source parses every file as this configured source; empty: each
@@ -42,19 +122,19 @@ type ReplayRequest struct {
 
 // Replay file statuses.
 const (
-	ReplayCounted = "counted"         // read from its start
-	ReplayResumed = "resumed"         // read from where the ledger said it was counted
-	ReplaySkipped = "already counted" // nothing new in it
-	ReplayEmpty   = "empty"
-	ReplayStopped = "stopped" // the replay was stopped while reading it
-	// ReplayDamaged: cut short or corrupt (replay.DamagedError): its
+	StatusCounted = "counted"         // read from its start
+	StatusResumed = "resumed"         // read from where the ledger said it was counted
+	StatusSkipped = "already counted" // nothing new in it
+	StatusEmpty   = "empty"
+	StatusStopped = "stopped" // the replay was stopped while reading it
+	// StatusDamaged: cut short or corrupt (DamagedError): its
 	// whole lines before the damage are counted; the intact file,
 	// replayed, completes it.
-	ReplayDamaged = "damaged"
+	StatusDamaged = "damaged"
 )
 
-// ReplayFile is what a replay did with one file.
-type ReplayFile struct {
+// File is what a replay did with one file.
+type File struct {
 	Path        string `json:"path"`
 	Compression string `json:"compression"`
 	// First is the time of its first hit, zero when none was found in its
@@ -71,10 +151,10 @@ type ReplayFile struct {
 	Status string `json:"status"`
 }
 
-// ReplaySummary is a replay's outcome.
-type ReplaySummary struct {
+// Summary is a replay's outcome.
+type Summary struct {
 	// Files, oldest first by their first hit.
-	Files []ReplayFile `json:"files"`
+	Files []File `json:"files"`
 	// Lines and Hits are the replay's totals; Malformed and Filtered its
 	// lines not counted.
 	Lines, Hits uint64
@@ -97,7 +177,7 @@ type ReplaySummary struct {
 
 // replayFile is a file being replayed.
 type replayFile struct {
-	ReplayFile
+	File
 	source string // the aggregator's source name for it
 	head   []byte
 	// held is the furthest stored checkpoint of the same stream
@@ -106,57 +186,57 @@ type replayFile struct {
 	// last line to the tailer.
 	held   tailer.Checkpoint
 	live   bool
-	damage error // a replay.DamagedError, with Status ReplayDamaged
+	damage error // a DamagedError, with Status StatusDamaged
 	// waiting says who holds its stream's claim while it waits for it
-	// (guarded by Pipeline.replayMu).
+	// (guarded by Service.replayMu).
 	waiting string
 	size    int64 // on disk
-	counts  replay.Counters
+	counts  Counters
 }
 
 // Replay reads req.Files into the running pipeline, each from where the
 // ledger (this buffer's, and the database's, which other hosts and lost
 // state dirs share) says it is counted, and returns once every count it
 // made is acknowledged by MongoDB, or ctx ends. report, when not nil, gets
-// the progress every 200 ms. Run must be running.
+// the progress every 200 ms. The pipeline must be running.
 //
 // Before reading anything it checks every file: a file this logtally
 // follows, or a copy of one (the same first bytes as a checkpoint it holds:
 // tailer.SameStream), is refused while the tailers run, since the tailer
 // counts it; with no tailers (Config.NoTail) it starts no lower than that
 // checkpoint. A file no source matches needs Site and Format. A damaged
-// file (replay.DamagedError) does not stop the others: its whole lines
+// file (DamagedError) does not stop the others: its whole lines
 // before the damage are counted, and the error names it.
-func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(replay.Progress)) (*ReplaySummary, error) {
-	if !p.replaying.TryLock() {
-		return nil, ErrReplayRunning
+func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)) (*Summary, error) {
+	if !s.replaying.TryLock() {
+		return nil, ErrRunning
 	}
-	defer p.replaying.Unlock()
+	defer s.replaying.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer context.AfterFunc(p.readCtx, cancel)() // Run stops reading
-	clk := p.cfg.Clock
+	defer context.AfterFunc(s.readCtx, cancel)() // the pipeline stops reading
+	clk := s.cfg.Clock
 	started := clk.Now()
-	files, names, err := p.prepareReplay(req)
+	files, names, err := s.prepareReplay(req)
 	if err != nil {
 		return nil, err
 	}
-	agg0, fl0 := p.agg.Stats(), p.flush.Stats()
-	log := p.log.With("replay", len(files))
+	agg0, fl0 := s.agg.Stats(), s.flush.Stats()
+	log := s.log.With("replay", len(files))
 	log.Info("replay started", "files", len(files))
 
 	var total int64
 	for _, f := range files {
 		total += f.size
 	}
-	progress := func(phase string) replay.Progress {
-		pr := replay.Progress{Started: started, TotalBytes: total, FilesTotal: len(files), Phase: phase}
+	progress := func(phase string) Progress {
+		pr := Progress{Started: started, TotalBytes: total, FilesTotal: len(files), Phase: phase}
 		for _, f := range files {
 			read := f.counts.Read.Load()
 			pr.Lines += f.counts.Lines.Load()
-			p.replayMu.Lock()
+			s.replayMu.Lock()
 			st, waiting := f.Status, f.waiting
-			p.replayMu.Unlock()
+			s.replayMu.Unlock()
 			if waiting != "" && pr.Waiting == "" {
 				pr.Waiting = waiting
 			}
@@ -175,7 +255,7 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 	}
 	stopReport := make(chan struct{})
 	reported := make(chan struct{})
-	phase := replay.PhaseReading
+	phase := PhaseReading
 	var phaseMu sync.Mutex
 	go func() {
 		defer close(reported)
@@ -199,31 +279,31 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 	// and until its counts are acknowledged: a replay of the same files on
 	// another host or state dir waits, then starts where this one left
 	// them.
-	claims := p.newReplayClaims()
+	claims := s.newReplayClaims()
 	renewCtx, stopRenew := context.WithCancel(context.Background())
 	renewed := make(chan struct{})
 	go func() { defer close(renewed); claims.run(renewCtx) }()
 	defer func() { stopRenew(); <-renewed }()
 
-	readErr := p.readReplay(ctx, req.Jobs, files, claims)
+	readErr := s.readReplay(ctx, req.Jobs, files, claims)
 	stopped := errors.Is(readErr, context.Canceled) || errors.Is(readErr, context.DeadlineExceeded)
 	if readErr != nil && !stopped {
 		return nil, readErr
 	}
 	phaseMu.Lock()
-	phase = replay.PhaseFlushing
+	phase = PhaseFlushing
 	phaseMu.Unlock()
 	var waitErr error
 	if !stopped {
-		waitErr = p.waitAcked(ctx, files)
+		waitErr = s.waitAcked(ctx, files)
 		stopped = waitErr != nil && ctx.Err() != nil
 	}
 	if !stopped && waitErr == nil {
 		claims.releaseAll()
 	} // else counts may not be acknowledged yet: the claims expire by themselves
 
-	agg1, fl1 := p.agg.Stats(), p.flush.Stats()
-	sum := &ReplaySummary{
+	agg1, fl1 := s.agg.Stats(), s.flush.Stats()
+	sum := &Summary{
 		Updates: fl1.Updates - fl0.Updates, Inserts: fl1.Inserts - fl0.Inserts,
 		Finds: fl1.Finds - fl0.Finds, BulkWrites: fl1.BulkWrites - fl0.BulkWrites,
 		ExpiredHits: fl1.ExpiredHits - fl0.ExpiredHits,
@@ -233,7 +313,7 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 		sum.Lines += agg1.BySource[n].Lines - agg0.BySource[n].Lines
 		sum.Hits += agg1.BySource[n].Hits - agg0.BySource[n].Hits
 	}
-	if p.cfg.NoTail { // nothing else is parsed: the outcomes are the replay's
+	if s.cfg.NoTail { // nothing else is parsed: the outcomes are the replay's
 		for o := range agg1.Outcomes {
 			if n := agg1.Outcomes[o] - agg0.Outcomes[o]; n > 0 && parser.Outcome(o) != parser.OK {
 				sum.Outcomes[parser.Outcome(o).String()] = n
@@ -241,20 +321,20 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 		}
 	}
 	var damaged []error
-	p.replayMu.Lock()
+	s.replayMu.Lock()
 	for _, f := range files {
 		if f.Status == "" {
-			f.Status = ReplayStopped
+			f.Status = StatusStopped
 		}
 		if f.damage != nil {
 			damaged = append(damaged, f.damage)
 		}
-		sum.Files = append(sum.Files, f.ReplayFile)
+		sum.Files = append(sum.Files, f.File)
 	}
-	p.replayMu.Unlock()
-	slices.SortStableFunc(sum.Files, func(a, b ReplayFile) int { return a.First.Compare(b.First) })
+	s.replayMu.Unlock()
+	slices.SortStableFunc(sum.Files, func(a, b File) int { return a.First.Compare(b.First) })
 	if report != nil {
-		report(progress(replay.PhaseDone))
+		report(progress(PhaseDone))
 	}
 	log.Info("replay finished", "lines", sum.Lines, "hits", sum.Hits, "stopped", stopped, "damaged", len(damaged), "took", sum.Elapsed)
 	if waitErr != nil && !stopped {
@@ -264,4 +344,15 @@ func (p *Pipeline) Replay(ctx context.Context, req ReplayRequest, report func(re
 		return sum, fmt.Errorf("%w; their whole lines before the damage are counted: replaying the intact files counts the rest", errors.Join(damaged...))
 	}
 	return sum, nil
+}
+
+// keepReplaySource keeps a replay source's parser settings in the buffer:
+// a batch holding its lines names the source, and a rebuild of that batch
+// (a lost state dir) parses the archive again with the same settings.
+func (s *Service) keepReplaySource(name string, pc parser.Config) error {
+	b, err := json.Marshal(pc)
+	if err != nil {
+		return fmt.Errorf("replay source %q: %w", name, err)
+	}
+	return s.buf.PutArchiveSource(name, b)
 }

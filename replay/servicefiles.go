@@ -1,4 +1,4 @@
-package pipeline
+package replay
 
 // Replay, before reading: the files checked, their sources and parsers.
 
@@ -15,23 +15,20 @@ import (
 
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/tailer"
 )
 
 // prepareReplay checks every file and makes the parsers, before anything
 // is read. It returns the files and the aggregator source names added.
-func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, error) {
+func (s *Service) prepareReplay(req Request) ([]*replayFile, []string, error) {
 	if len(req.Files) == 0 {
 		return nil, nil, errors.New("no files to replay")
 	}
 	followed := map[tailer.FileID]string{}
-	for _, t := range p.tailers {
-		for _, f := range t.Followed() {
-			followed[f.ID] = f.Path
-		}
+	for _, f := range s.p.Followed() {
+		followed[f.ID] = f.Path
 	}
-	stored, err := p.buf.Checkpoints()
+	stored, err := s.buf.Checkpoints()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -44,7 +41,7 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 			streams = append(streams, cp)
 		}
 	}
-	if !p.cfg.NoTail {
+	if !s.cfg.NoTail {
 		streams = append(streams, followedHeads(followed)...)
 	}
 	var errs []error
@@ -65,7 +62,7 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 			errs = append(errs, fmt.Errorf("%s: not a regular file", path))
 			continue
 		}
-		if id, ok := tailer.IDOf(fi); ok && !p.cfg.NoTail {
+		if id, ok := tailer.IDOf(fi); ok && !s.cfg.NoTail {
 			at := followed[id]
 			if cp, ok := held[id]; ok && at == "" {
 				// A stored checkpoint names it unless the inode was
@@ -79,7 +76,7 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 				continue
 			}
 		}
-		name, pc, err := p.replayConfig(req, path)
+		name, pc, err := s.replayConfig(req, path)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -87,12 +84,12 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 		if _, ok := configs[name]; !ok {
 			configs[name] = pc
 		}
-		head, kind, err := replay.Head(path)
+		head, kind, err := Head(path)
 		var damage error // damaged before any byte: nothing to read
 		switch {
-		case replay.IsDamaged(err) && len(head) == 0:
+		case IsDamaged(err) && len(head) == 0:
 			damage = err
-		case err != nil && !replay.IsDamaged(err):
+		case err != nil && !IsDamaged(err):
 			// (Damaged past its first bytes: Stream reports it, after
 			// counting its whole lines.)
 			errs = append(errs, err)
@@ -102,19 +99,19 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 		// beside the tailers, the tailer counts it; with none running,
 		// it starts where the checkpoint or the ledger says, the further.
 		_, cp := tailer.StreamStart(head, 0, streams)
-		if cp != nil && !p.cfg.NoTail {
+		if cp != nil && !s.cfg.NoTail {
 			errs = append(errs, fmt.Errorf("%s: this logtally follows it (as %s: the same first bytes): it is counted as it is written, not replayed", path, cp.Path))
 			continue
 		}
-		f := &replayFile{ReplayFile: ReplayFile{Path: path, Compression: string(kind)}, source: name, head: head, size: fi.Size()}
+		f := &replayFile{File: File{Path: path, Compression: string(kind)}, source: name, head: head, size: fi.Size()}
 		if cp != nil {
 			f.held, f.live = *cp, true
 		}
 		switch {
 		case damage != nil:
-			f.Status, f.damage = ReplayDamaged, damage
+			f.Status, f.damage = StatusDamaged, damage
 		case len(head) == 0:
-			f.Status = ReplayEmpty
+			f.Status = StatusEmpty
 		}
 		files = append(files, f)
 	}
@@ -125,12 +122,12 @@ func (p *Pipeline) prepareReplay(req ReplayRequest) ([]*replayFile, []string, er
 	for name, pc := range configs {
 		pr, err := parser.New(pc)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", strings.TrimPrefix(name, replaySourcePrefix), err)
+			return nil, nil, fmt.Errorf("%s: %w", strings.TrimPrefix(name, SourcePrefix), err)
 		}
-		if err := p.keepReplaySource(name, pc); err != nil {
+		if err := s.keepReplaySource(name, pc); err != nil {
 			return nil, nil, err
 		}
-		if err := p.agg.AddSource(name, pr, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute)); err != nil {
+		if err := s.agg.AddSource(name, pr, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute)); err != nil {
 			return nil, nil, err
 		}
 		names = append(names, name)
@@ -168,18 +165,18 @@ func followedHeads(followed map[tailer.FileID]string) []tailer.Checkpoint {
 	return out
 }
 
-// replaySourcePrefix begins the aggregator source names of replayed files
+// SourcePrefix begins the aggregator source names of replayed files
 // (and so their ledger marks' Source).
-const replaySourcePrefix = "replay:"
+const SourcePrefix = "replay:"
 
 // replayConfig returns the aggregator source name and parser settings of a
 // replayed file.
-func (p *Pipeline) replayConfig(req ReplayRequest, path string) (string, parser.Config, error) {
+func (s *Service) replayConfig(req Request, path string) (string, parser.Config, error) {
 	var src *Source
 	if req.Source != "" {
-		for i := range p.cfg.Sources {
-			if p.cfg.Sources[i].Name == req.Source {
-				src = &p.cfg.Sources[i]
+		for i := range s.cfg.Sources {
+			if s.cfg.Sources[i].Name == req.Source {
+				src = &s.cfg.Sources[i]
 			}
 		}
 		if src == nil {
@@ -187,12 +184,12 @@ func (p *Pipeline) replayConfig(req ReplayRequest, path string) (string, parser.
 		}
 	} else {
 		var err error
-		if src, err = p.sourceOf(path); err != nil {
+		if src, err = s.sourceOf(path); err != nil {
 			return "", parser.Config{}, err
 		}
 	}
 	var pc parser.Config
-	name := replaySourcePrefix
+	name := SourcePrefix
 	if src != nil {
 		pc, name = src.Parser, name+src.Name
 	} else if req.Site == "" || req.Format == "" {
@@ -215,17 +212,17 @@ func (p *Pipeline) replayConfig(req ReplayRequest, path string) (string, parser.
 // of their matches (path.* and path-*, compressed ones too); else the one
 // source whose globs match it by base name alone (archives kept in another
 // directory). Several sources matching by base name is an error.
-func (p *Pipeline) sourceOf(path string) (*Source, error) {
+func (s *Service) sourceOf(path string) (*Source, error) {
 	var byName []*Source
-	for i, s := range p.cfg.Sources {
-		for _, g := range s.Paths {
+	for i, src := range s.cfg.Sources {
+		for _, g := range src.Paths {
 			for _, suffix := range []string{"", ".*", "-*"} {
 				if ok, _ := filepath.Match(g+suffix, path); ok {
-					return &p.cfg.Sources[i], nil
+					return &s.cfg.Sources[i], nil
 				}
 				if ok, _ := filepath.Match(filepath.Base(g)+suffix, filepath.Base(path)); ok {
-					if !slices.Contains(byName, &p.cfg.Sources[i]) {
-						byName = append(byName, &p.cfg.Sources[i])
+					if !slices.Contains(byName, &s.cfg.Sources[i]) {
+						byName = append(byName, &s.cfg.Sources[i])
 					}
 				}
 			}
@@ -238,8 +235,8 @@ func (p *Pipeline) sourceOf(path string) (*Source, error) {
 		return byName[0], nil
 	}
 	names := make([]string, len(byName))
-	for i, s := range byName {
-		names[i] = s.Name
+	for i, src := range byName {
+		names[i] = src.Name
 	}
 	return nil, fmt.Errorf("%s: its name matches the globs of sources %s: choose one with -source NAME", path, strings.Join(names, ", "))
 }

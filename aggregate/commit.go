@@ -1,0 +1,99 @@
+package aggregate
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/logtally/logtally/buffer"
+)
+
+// commitOrWait commits. When the commit fails for lack of space on the
+// state dir's file system (StateDirFull), it reads nothing more (the
+// tailers and replays block on the channel, so what is held is bounded by
+// what was read) and retries the same commit with a backoff from
+// CommitInterval up to maxFullBackoff until it succeeds, returning nil, or
+// ctx ends, returning nil too (Run's final commit tries once more). The
+// failure is logged at ERROR once, then once every fullLogEvery, and shown
+// by Full meanwhile. Any other error is returned at once.
+//
+// A failed bbolt commit is rolled back, counts and checkpoints together, so
+// a retry applies them once; buffer.CommitWith tells a commit that reached
+// the file before its error (a failed sync of the meta page) as done.
+func (a *Aggregator) commitOrWait(ctx context.Context) error {
+	err := a.Commit()
+	if err == nil || !StateDirFull(err) {
+		return err
+	}
+	since := a.cfg.Clock.Now()
+	a.setFull(since, err)
+	defer a.setFull(time.Time{}, nil)
+	path := a.cfg.Buffer.Path()
+	a.log.Error("state dir full: the commit to the buffer fails; reading paused, the counts read are held in memory "+
+		"and the commit retried until there is space (free space on the state dir's file system)",
+		"path", path, "err", err, "pending_keys", len(a.counts))
+	logged, notLogged := since, 0
+	backoff := a.cfg.CommitInterval
+	next := since.Add(backoff)
+	for attempt := 2; ; {
+		// A turn every CommitInterval keeps LastBeat fresh (a full
+		// disk is not a stuck pipeline: the watchdog must not kill
+		// it); the commit is tried at the backoff's pace.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.cfg.Clock.After(a.cfg.CommitInterval):
+		}
+		now := a.cfg.Clock.Now()
+		a.beat.Store(now.UnixNano())
+		if now.Before(next) {
+			continue
+		}
+		err = a.Commit()
+		switch {
+		case err == nil:
+			a.log.Info("state dir has space again: committed, reading resumed", "path", path,
+				"full_for", now.Sub(since).Round(time.Millisecond), "attempts", attempt)
+			return nil
+		case !StateDirFull(err):
+			return err
+		}
+		a.setFull(since, err)
+		if now.Sub(logged) < fullLogEvery {
+			notLogged++
+		} else {
+			a.log.Error("state dir still full: the commit to the buffer fails; reading paused", "path", path,
+				"since", since.UTC().Format(time.RFC3339), "attempt", attempt, "attempts_not_logged", notLogged, "err", err)
+			logged, notLogged = now, 0
+		}
+		attempt++
+		backoff = min(2*backoff, max(maxFullBackoff, a.cfg.CommitInterval))
+		next = now.Add(backoff)
+	}
+}
+
+// Commit writes the sums and checkpoints held, in one transaction. Run
+// commits by itself; Commit is for an Aggregator that is not run (tools,
+// tests), called from the goroutine that calls Add.
+func (a *Aggregator) Commit() error {
+	if len(a.counts) == 0 && len(a.cps) == 0 && len(a.marks) == 0 && len(a.archives) == 0 {
+		return nil
+	}
+	if a.cfg.HoldUntilStart && !a.started {
+		return nil // held back until every start chunk is added
+	}
+	counts, marks := a.Sums()
+	err := a.cfg.Buffer.CommitWith(buffer.Commit{
+		Counts: counts, Checkpoints: a.cps, Marks: marks, Finished: a.finished, Archives: a.archiveRanges(), KeepLastCommit: a.cfg.KeepLastCommit,
+	})
+	if err != nil {
+		return fmt.Errorf("aggregator: %w", err)
+	}
+	a.commits.Add(1)
+	clear(a.index)
+	a.counts = a.counts[:0]
+	a.cps = map[string][]byte{}
+	a.finished, a.archives = nil, nil
+	clear(a.marks)
+	return nil
+}

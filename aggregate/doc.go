@@ -1,0 +1,28 @@
+// Package aggregate is the aggregator: it parses the tailers' (and
+// replays') chunks with their source's parser, sums hits per (site, page,
+// second) in memory, and every commit interval commits the sums to the
+// buffer together with the checkpoints, finished files, archive parts and
+// ledger marks of the chunks they came from, in one transaction.
+//
+// New makes the Aggregator a run uses (Run reads its input channel);
+// NewSummer makes one that only parses and sums (Add, Sums), for the
+// state-dir rebuild, so that a lost batch is re-read and keyed exactly as
+// it was counted.
+//
+// Caveats:
+//   - Only whole chunks are committed: a checkpoint always sits just past a
+//     line whose hit (or malformed count) is in the same commit.
+//   - When the buffer is full the aggregator commits what it holds and stops
+//     reading chunks until the flusher frees space; the senders then block,
+//     and the log files hold what is not read yet.
+//   - With Config.HoldUntilStart nothing is committed before StartMarker
+//     has been read from the input (see package pipeline).
+//   - A commit refused for lack of space on the state dir (StateDirFull)
+//     is retried, the counts held in memory and nothing more read; another
+//     commit error stops Run, and what was not committed is read again at
+//     the next start.
+//   - Malformed-line counters are kept in memory, not in the buffer: after a
+//     crash the lines re-read are counted again in the statistics (never in
+//     the page views). A line's contents are never logged above debug
+//     level.
+package aggregate

@@ -1,0 +1,119 @@
+package aggregate
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/logtally/logtally/parser"
+)
+
+// MaxSitesCounted bounds the sites Stats counts hits for: sites taken
+// from the lines (site = "{host}") could otherwise grow without bound.
+// Hits of further sites are counted under OtherSites.
+const MaxSitesCounted = 200
+
+// OtherSites is the site the hits of sites past MaxSitesCounted are
+// counted under in Stats.HitsBySite.
+const OtherSites = "(other sites)"
+
+// SourceStats are one source's running totals.
+type SourceStats struct {
+	Lines, Hits uint64
+}
+
+type sourceCounters struct{ lines, hits atomic.Uint64 }
+
+func (a *Aggregator) sourceCounter(name string) *sourceCounters {
+	a.byMu.Lock()
+	defer a.byMu.Unlock()
+	if a.bySource == nil {
+		a.bySource = map[string]*sourceCounters{}
+	}
+	c := a.bySource[name]
+	if c == nil {
+		c = &sourceCounters{}
+		a.bySource[name] = c
+	}
+	return c
+}
+
+func (a *Aggregator) siteCounter(site []byte) *atomic.Uint64 {
+	a.byMu.Lock()
+	defer a.byMu.Unlock()
+	if a.bySite == nil {
+		a.bySite = map[string]*atomic.Uint64{}
+	}
+	if c := a.bySite[string(site)]; c != nil {
+		return c
+	}
+	name := string(site)
+	if len(a.bySite) >= MaxSitesCounted {
+		name = OtherSites
+		if c := a.bySite[name]; c != nil {
+			return c
+		}
+	}
+	c := &atomic.Uint64{}
+	a.bySite[name] = c
+	return c
+}
+
+// Stats are running totals since New.
+type Stats struct {
+	Lines, Hits, Malformed, Filtered, TooLong, Commits uint64
+	// Other counts hits counted as "(other)" by max_pages_per_minute.
+	Other uint64
+	// SitesFolded counts hits counted under the site "(other)" by
+	// max_sites (parser.Parser.SitesFolded).
+	SitesFolded uint64
+	// Outcomes counts lines per parser outcome (malformed and filtered
+	// reasons).
+	Outcomes parser.Counts
+	// BySource holds lines and hits per source name.
+	BySource map[string]SourceStats
+	// HitsBySite holds hits per site, at most MaxSitesCounted of them
+	// and OtherSites.
+	HitsBySite map[string]uint64
+	// FullSince is when commits began failing on a full state dir
+	// (StateDirFull), zero while they do not.
+	FullSince time.Time
+	// FullErr is the last such commit error, nil while none fails.
+	FullErr error
+}
+
+// Stats returns the running totals.
+func (a *Aggregator) Stats() Stats {
+	st := Stats{
+		Lines: a.lines.Load(), Hits: a.hits.Load(), Malformed: a.malformed.Load(), Filtered: a.filtered.Load(),
+		TooLong: a.tooLong.Load(), Commits: a.commits.Load(), Other: a.other.Load(), SitesFolded: a.sitesFolded.Load(),
+	}
+	for i := range a.outcomes {
+		st.Outcomes[i] = a.outcomes[i].Load()
+	}
+	a.byMu.Lock()
+	st.BySource = make(map[string]SourceStats, len(a.bySource))
+	for k, c := range a.bySource {
+		st.BySource[k] = SourceStats{Lines: c.lines.Load(), Hits: c.hits.Load()}
+	}
+	st.HitsBySite = make(map[string]uint64, len(a.bySite))
+	for k, c := range a.bySite {
+		st.HitsBySite[k] = c.Load()
+	}
+	a.byMu.Unlock()
+	st.FullSince, st.FullErr = a.Full()
+	return st
+}
+
+// Full returns when commits began failing on a full state dir and the last
+// failure, or the zero time and nil while they do not.
+func (a *Aggregator) Full() (since time.Time, err error) {
+	a.fullMu.Lock()
+	defer a.fullMu.Unlock()
+	return a.fullSince, a.fullErr
+}
+
+func (a *Aggregator) setFull(since time.Time, err error) {
+	a.fullMu.Lock()
+	a.fullSince, a.fullErr = since, err
+	a.fullMu.Unlock()
+}

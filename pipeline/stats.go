@@ -1,0 +1,83 @@
+package pipeline
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/tailer"
+)
+
+// Alive reports whether the aggregator and the flusher are making their
+// rounds (nil), or which one has not for too long: the aggregator turns
+// every CommitInterval, the flusher at least once per flush interval plus
+// its retry backoff and operation timeout. It is meant for a watchdog: a
+// stuck pipeline (a disk or a database call that hangs, a deadlock) stops
+// proving it is alive, while one that merely waits for MongoDB does not.
+func (p *Pipeline) Alive(now time.Time) error {
+	if b := p.agg.LastBeat(); b.IsZero() || now.Sub(b) > 3*p.cfg.CommitInterval+time.Second {
+		return fmt.Errorf("aggregator: no progress since %s", b.UTC().Format(time.RFC3339))
+	}
+	f := p.cfg.Flush
+	limit := 2*(cmp.Or(f.Interval, flusher.DefaultInterval)+cmp.Or(f.MaxBackoff, flusher.DefaultMaxBackoff)+
+		cmp.Or(f.Timeout, flusher.DefaultTimeout)) + time.Second
+	if b := p.flush.LastBeat(); b.IsZero() || now.Sub(b) > limit {
+		return fmt.Errorf("flusher: no progress since %s", b.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// Health is Alive, and also not healthy while commits fail on a full state
+// dir (the aggregator retries them, reading paused): nil when both are
+// fine. It is meant for /healthz; a watchdog uses Alive, which a full disk
+// does not fail, so that the daemon waiting for space is not killed.
+func (p *Pipeline) Health(now time.Time) error {
+	if err := p.Alive(now); err != nil {
+		return err
+	}
+	if since, err := p.agg.Full(); !since.IsZero() {
+		return fmt.Errorf("state dir full: commit failing since %s, reading paused: %w", since.UTC().Format(time.RFC3339), err)
+	}
+	return nil
+}
+
+// Stats returns the running totals.
+func (p *Pipeline) Stats() Stats {
+	st := Stats{Aggregator: p.agg.Stats(), Flusher: p.flush.Stats(), BufferBytes: p.buf.Size()}
+	st.PendingKeys, st.PendingHits = p.buf.Unacked()
+	st.Tailers = make(map[string]tailer.Stats, len(p.tailers))
+	for i, t := range p.tailers {
+		st.Tailers[p.cfg.Sources[i].Name] = t.Stats()
+	}
+	return st
+}
+
+// logStats logs the running totals.
+func (p *Pipeline) logStats() {
+	st := p.Stats()
+	a, f := st.Aggregator, st.Flusher
+	p.log.Info("stats",
+		"lines", a.Lines, "hits", a.Hits, "malformed", a.Malformed, "filtered", a.Filtered, "other", a.Other,
+		"too_long", a.TooLong, "commits", a.Commits, "by_reason", reasons(a.Outcomes),
+		"pending_keys", st.PendingKeys, "pending_hits", st.PendingHits, "buffer_bytes", st.BufferBytes,
+		"batches", f.Batches, "hits_written", f.Hits, "bulk_writes", f.BulkWrites, "updates", f.Updates,
+		"finds", f.Finds, "inserts", f.Inserts, "insert_calls", f.InsertCalls, "retries", f.Retries)
+}
+
+// reasons formats the non-zero malformed and filtered counters.
+func reasons(c parser.Counts) string {
+	var b strings.Builder
+	for o, n := range c {
+		if n == 0 || parser.Outcome(o) == parser.OK {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s=%d", parser.Outcome(o), n)
+	}
+	return b.String()
+}
