@@ -30,11 +30,11 @@ func benchKeys(pages, secs int) [][]byte {
 // buildAll groups keys into chunks of maxOps buckets for each pass and
 // builds their update models, as writeBatch does minus bbolt and the
 // network; encode also marshals each update as the driver would.
-func buildAll(b *testing.B, c *chunker, keys [][]byte, encode bool) {
+func buildAll(b *testing.B, c *Chunker, keys [][]byte, encode bool) {
 	for p := minutePass; p < donePass; p++ {
 		for i := 0; i < len(keys); {
-			c.reset(p, 1000)
-			for i < len(keys) && c.add(keys[i], 3) {
+			c.Reset(p.level(), 1000)
+			for i < len(keys) && c.Add(keys[i], 3) {
 				i++
 			}
 			models := updates(c.Docs, "applied.0123456789abcdef", "00112233445566778899aabb")
@@ -66,7 +66,7 @@ func BenchmarkBuildUpdates(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			keys := benchKeys(200, 50)
 			hits := float64(3 * len(keys))
-			var c chunker
+			var c Chunker
 			b.ReportAllocs()
 			for b.Loop() {
 				buildAll(b, &c, keys, encode)
@@ -79,12 +79,12 @@ func BenchmarkBuildUpdates(b *testing.B) {
 // BenchmarkZeroDocs measures building and encoding the zero-filled
 // documents of new buckets, the cost of a batch after an outage.
 func BenchmarkZeroDocs(b *testing.B) {
-	var c chunker
+	var c Chunker
 	keys := benchKeys(1, 1)
 	for p := minutePass; p < donePass; p++ {
 		b.Run(p.String(), func(b *testing.B) {
-			c.reset(p, 1)
-			c.add(keys[0], 1)
+			c.Reset(p.level(), 1)
+			c.Add(keys[0], 1)
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := bson.Marshal(c.Docs[0].Zero()); err != nil {

@@ -26,21 +26,26 @@ func (p pass) String() string {
 	return p.level().String()
 }
 
-// chunker groups consecutive batch keys into the buckets of one pass. Its
-// add method is a buffer.ScanBatch callback: it stops the scan when max
-// buckets are complete and remembers the key that starts the next one.
-type chunker struct {
+// Chunker cuts a sealed batch's keys into the chunks of one level, at
+// most max buckets each, exactly as the flusher writes them: its Add is a
+// buffer.ScanBatch callback that stops the scan when max buckets are
+// complete and remembers the key that starts the next chunk (Next). The
+// fleet simulation (bench/fleet) plans batches with it.
+type Chunker struct {
 	bucket.Grouper
 	next []byte // first key of the next chunk; nil when the batch ended
 	err  error
 }
 
-func (c *chunker) reset(p pass, max int) {
-	c.Grouper.Reset(p.level(), max)
+// Reset starts a chunk of level l of at most max buckets.
+func (c *Chunker) Reset(l bucket.Level, max int) {
+	c.Grouper.Reset(l, max)
 	c.next, c.err = nil, nil
 }
 
-func (c *chunker) add(key []byte, n uint64) bool {
+// Add adds one batch key and its count; false stops the scan (the chunk is
+// full, or the key could not be decoded: Err).
+func (c *Chunker) Add(key []byte, n uint64) bool {
 	site, page, sec, err := buffer.DecodeKey(key)
 	if err != nil {
 		c.err = err
@@ -52,6 +57,12 @@ func (c *chunker) add(key []byte, n uint64) bool {
 	}
 	return true
 }
+
+// Next returns the key the next chunk starts at, nil when the batch ended.
+func (c *Chunker) Next() []byte { return c.next }
+
+// Err returns the error of a key that could not be decoded.
+func (c *Chunker) Err() error { return c.err }
 
 // updates returns one guarded UpdateOne per bucket (bucket.Doc.Update):
 // it applies the bucket's counts unless the document already took batch

@@ -166,7 +166,7 @@ type Flusher struct {
 	log        *slog.Logger
 
 	mu sync.Mutex // one Flush at a time
-	ch chunker
+	ch Chunker
 
 	batches, hits, bulkWrites, updates, finds, inserts, insertCalls, retries atomic.Uint64
 	beat                                                                     atomic.Int64 // Unix nanoseconds, see LastBeat

@@ -384,9 +384,9 @@ func TestExistingBucketsAreNotInsertedAgain(t *testing.T) {
 	ctx := context.Background()
 
 	// Another host created a minute bucket and counted into it.
-	var other chunker
-	other.reset(minutePass, 8)
-	other.add(buffer.AppendKey(nil, []byte("a.example"), []byte("/x"), mustUnix(t, "2024-03-05T10:20:30Z")), 5)
+	var other Chunker
+	other.Reset(minutePass.level(), 8)
+	other.Add(buffer.AppendKey(nil, []byte("a.example"), []byte("/x"), mustUnix(t, "2024-03-05T10:20:30Z")), 5)
 	doc := other.Docs[0].Zero()
 	doc[len(doc)-1].Value = bson.D{{Key: "otherhost", Value: "b0"}}
 	for i := range doc {
@@ -755,9 +755,9 @@ func TestBucketCreatedAfterStep1StillCounts(t *testing.T) {
 			return
 		}
 		// Another host creates the minute bucket of /x and counts 4 hits.
-		var other chunker
-		other.reset(minutePass, 8)
-		other.add(buffer.AppendKey(nil, []byte("a.example"), []byte("/x"), mustUnix(t, "2024-03-05T10:20:30Z")), 4)
+		var other Chunker
+		other.Reset(minutePass.level(), 8)
+		other.Add(buffer.AppendKey(nil, []byte("a.example"), []byte("/x"), mustUnix(t, "2024-03-05T10:20:30Z")), 4)
 		b := &other.Docs[0]
 		if !slices.Contains(ids, b.ID) {
 			t.Errorf("minute chunk %v lacks %s", ids, b.ID)

@@ -160,10 +160,10 @@ func equalD(a, b bson.D) bool {
 // The zero-filled documents keep their field order: users match the whole
 // metadata subdocument, {metadata: {date, site, page}}.
 func TestDocumentFieldOrderUnchanged(t *testing.T) {
-	var c chunker
+	var c Chunker
 	for _, p := range []pass{minutePass, dailyPass, monthlyPass} {
-		c.reset(p, 4)
-		c.add(keyAt(t, "a.example", "/x", "2024-03-05T10:20:30Z"), 1)
+		c.Reset(p.level(), 4)
+		c.Add(keyAt(t, "a.example", "/x", "2024-03-05T10:20:30Z"), 1)
 		doc := c.Docs[0].Zero()
 		var keys []string
 		for _, el := range doc {

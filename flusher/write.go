@@ -39,7 +39,7 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 		last = dailyPass // its counts wait for a full batch
 	}
 	for chunk := 1; p < last; chunk++ {
-		f.ch.reset(p, f.chunkOps)
+		f.ch.Reset(p.level(), f.chunkOps)
 		if r := f.retention.Of(p.level()); r > 0 {
 			f.ch.ExpiredBy = f.clock.Now().Add(-r).Unix()
 		}
@@ -47,11 +47,11 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 		if p != minutePass {
 			scan = f.buf.ScanCoarse
 		}
-		if err := scan(batch.ID, from, f.ch.add); err != nil {
+		if err := scan(batch.ID, from, f.ch.Add); err != nil {
 			return err
 		}
-		if f.ch.err != nil {
-			return fmt.Errorf("%s pass: %w", p, f.ch.err)
+		if f.ch.Err() != nil {
+			return fmt.Errorf("%s pass: %w", p, f.ch.Err())
 		}
 		if len(f.ch.Docs) > 0 {
 			if err := f.writeChunk(ctx, p, batch.ID, f.ch.Docs); err != nil {
@@ -72,7 +72,7 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 				f.chunkOps, f.chunksOK = min(f.chunkOps*2, f.maxOps), 0
 			}
 		}
-		from = f.ch.next
+		from = f.ch.Next()
 		if from == nil {
 			p++
 		}

@@ -90,7 +90,7 @@ func PlanBatch(buf *buffer.Buffer, batchID string, maxOps int, levels ...bucket.
 	}
 	plan := &Plan{BatchID: batchID, Instance: buf.InstanceID()}
 	applied := bucket.FieldApplied + "." + plan.Instance
-	var ch chunker
+	var ch flusher.Chunker
 	for _, p := range levels {
 		if p >= bucket.Levels {
 			return nil, fmt.Errorf("plan batch: no level %d", p)
@@ -99,12 +99,12 @@ func PlanBatch(buf *buffer.Buffer, batchID string, maxOps int, levels ...bucket.
 		seen := map[string]struct{}{}
 		var from []byte
 		for {
-			ch.reset(p, maxOps)
-			if err := buf.ScanBatch(batchID, from, ch.add); err != nil {
+			ch.Reset(p, maxOps)
+			if err := buf.ScanBatch(batchID, from, ch.Add); err != nil {
 				return nil, fmt.Errorf("plan batch: %w", err)
 			}
-			if ch.err != nil {
-				return nil, fmt.Errorf("plan batch: %s pass: %w", p, ch.err)
+			if ch.Err() != nil {
+				return nil, fmt.Errorf("plan batch: %s pass: %w", p, ch.Err())
 			}
 			if len(ch.Docs) > 0 {
 				find, err := bson.Marshal(bucket.FindApplied(ch.Docs, applied, batchID))
@@ -127,10 +127,10 @@ func PlanBatch(buf *buffer.Buffer, batchID string, maxOps int, levels ...bucket.
 				}
 				out.Chunks++
 			}
-			if ch.next == nil {
+			if ch.Next() == nil {
 				break
 			}
-			from = append(from[:0], ch.next...)
+			from = append(from[:0], ch.Next()...)
 		}
 		out.Buckets = len(seen)
 	}
@@ -156,30 +156,4 @@ func planBucket(b *bucket.Doc, applied, batchID string) (PlannedBucket, error) {
 		ID: b.ID, Site: b.Site, Page: b.Page, Start: time.Unix(b.Start, 0).UTC(), Hits: b.Total,
 		FilterBytes: len(filter), UpdateBytes: len(update), ZeroBytes: len(zero),
 	}, nil
-}
-
-// chunker cuts a batch's keys into chunks of one level, as the flusher's
-// does: a bucket.Grouper fed by buffer.ScanBatch.
-type chunker struct {
-	bucket.Grouper
-	next []byte // first key of the next chunk; nil when the batch ended
-	err  error
-}
-
-func (c *chunker) reset(l bucket.Level, max int) {
-	c.Grouper.Reset(l, max)
-	c.next, c.err = nil, nil
-}
-
-func (c *chunker) add(key []byte, n uint64) bool {
-	site, page, sec, err := buffer.DecodeKey(key)
-	if err != nil {
-		c.err = err
-		return false
-	}
-	if !c.Grouper.Add(site, page, sec, n) {
-		c.next = append(c.next[:0], key...)
-		return false
-	}
-	return true
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/flusher"
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
@@ -50,9 +51,9 @@ func TestPlanBatch(t *testing.T) {
 		}
 	}
 	// The first minute bucket of /a, rebuilt with the flusher's builders.
-	var ch chunker
-	ch.reset(bucket.Minute, 1)
-	if err := buf.ScanBatch(batch.ID, nil, ch.add); err != nil {
+	var ch flusher.Chunker
+	ch.Reset(bucket.Minute, 1)
+	if err := buf.ScanBatch(batch.ID, nil, ch.Add); err != nil {
 		t.Fatal(err)
 	}
 	f, u := ch.Docs[0].Update("applied."+buf.InstanceID(), batch.ID)
