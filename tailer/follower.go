@@ -202,8 +202,8 @@ func (fl *follower) headKept(size int64) bool {
 	return int64(n) == k && bytes.Equal(buf, fl.head[:k])
 }
 
-// resumeAt moves the follower of a file shrunk in place to size, below
-// what was read, to size (see Tailer.cut): the lines before size were
+// resumeAt moves the follower to size, the new size of a file shrunk in
+// place below what was read (see Tailer.cut). The lines before size were
 // counted, so reading goes on at size: a line the cut split was counted
 // whole, and what the writer appends after the cut begins at size. A cut
 // within the unfinished line after the last line handed on only shortens
