@@ -12,6 +12,10 @@
 // per-user watch limits raised. A poll costs an fstat, a stat of the path
 // and a pread of at most 1 KiB per idle file; every decision is derived from
 // what the poll sees, so there is no event stream to get out of step with.
+// As in filebeat's filestream input, a follower (the harvester) only reads
+// its file and reports what a poll saw (grown, cut, deleted); the Tailer
+// (the prospector) decides what becomes of the file (a rename, a rotation,
+// a copytruncate whose copy it adopts, a shrink in place, a finish).
 //
 // We do not use github.com/nxadm/tail. Measured here: on rename it reopens
 // the path at once and never reads the old file to its end (85 of 3,000

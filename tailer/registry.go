@@ -2,7 +2,6 @@ package tailer
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -44,7 +43,7 @@ func planHeads(plan []*follower) [][]byte {
 // copyState compares the first bytes of a file with heads, the leading
 // bytes of followed files. full: the file begins with one of them, so it is
 // a copy of a followed file and is left alone (if the original is then
-// truncated, its follower adopts the copy at the right offset). partial:
+// truncated, the copy is adopted at the right offset: Tailer.cut). partial:
 // the whole file is a prefix of one of them (a copy being written, or a new
 // file too short to tell), so it is not read yet.
 func copyState(r io.ReaderAt, heads [][]byte) (full, partial bool) {
@@ -141,9 +140,6 @@ func (t *Tailer) lostFile(path string, offset int64, why string) {
 		"replay", "logtally replay -config CONFIG -source "+t.cfg.Source+" ROTATED-FILE")
 }
 
-// countShrunk counts a file shrunk in place.
-func (t *Tailer) countShrunk() { t.stats.shrunk.Add(1) }
-
 // claimCopy registers fl unless its file is claimed by a follower that has
 // read from it; a fresh follower that has not is told to stop.
 func (t *Tailer) claimCopy(fl *follower) bool {
@@ -185,21 +181,6 @@ func (t *Tailer) release(id FileID, fl *follower) {
 	}
 }
 
-// spawn runs fl in a goroutine Run waits for. Once ctx is cancelled it
-// closes fl instead: files released by exiting followers must not be
-// picked up again and read from 0.
-func (t *Tailer) spawn(ctx context.Context, fl *follower) {
-	if ctx.Err() != nil {
-		fl.exit()
-		return
-	}
-	t.wg.Add(1)
-	go func() {
-		defer t.wg.Done()
-		fl.run(ctx)
-	}()
-}
-
 // openFollower opens path and checks it is still the file id.
 func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower, error) {
 	f, err := t.open(path)
@@ -227,7 +208,7 @@ func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower,
 	n, _ := f.ReadAt(head, 0) // a short read shows as a fingerprint mismatch later
 	head = head[:n]
 	return &follower{
-		cfg: &t.fcfg, log: t.log, out: t.out, reg: t,
+		cfg: &t.fcfg, log: t.log, out: t.out,
 		f: f, id: id, path: path,
 		off: cp.Offset, pos: cp.Offset,
 		fpLen: fpLen, fpSum: fpSum, head: head,

@@ -23,10 +23,10 @@ func (t *Tailer) start(ctx context.Context) error {
 	recovered := t.recoverUnread(r.order, r.planned)
 	if err := r.sendStart(ctx, recovered); err != nil {
 		for _, fl := range r.plan {
-			fl.exit()
+			t.unfollow(fl)
 		}
 		for _, fl := range recovered {
-			fl.exit()
+			t.unfollow(fl)
 		}
 		return err
 	}
@@ -212,7 +212,7 @@ func (r *restore) settleLost() {
 			if err == nil {
 				// It reads the copy's tail first, then resets its
 				// checkpoint (same key) and reads itself from 0.
-				fl.adopt = cpy
+				fl.decided.adopt = cpy
 				r.planned[own.id] = fl
 				r.plan = append(r.plan, fl)
 				if !own.matched {
@@ -229,7 +229,7 @@ func (r *restore) settleLost() {
 			continue
 		}
 		retire := cp
-		cpy.retire = &retire
+		cpy.decided.retire = &retire
 		r.plan = append(r.plan, cpy)
 	}
 }
@@ -240,7 +240,7 @@ func (r *restore) settleLost() {
 // and no copy of it was found (a copytruncate would leave one, and a
 // truncated file that begins with new bytes). The lines before its size
 // were counted: it resumes there, its new checkpoint sent before it reads
-// (see follower.shrunk). A file shrunk below cp.FPLen cannot be told from
+// (see Tailer.cut and follower.resumeAt). A file shrunk below cp.FPLen cannot be told from
 // one rewritten and is read from 0.
 func (r *restore) resumeShrunk(cp Checkpoint) *follower {
 	t := r.t
@@ -257,7 +257,7 @@ func (r *restore) resumeShrunk(cp Checkpoint) *follower {
 	if err != nil {
 		return nil
 	}
-	fl.announce = true
+	fl.decided.announce = true
 	t.stats.shrunk.Add(1)
 	t.log.Warn("file shrank in place while logtally was down, its first bytes unchanged and no copy of it found: the lines before its new end were counted, reading on from there",
 		"path", own.path, "offset", cp.Offset, "size", own.size)
@@ -329,12 +329,12 @@ func (t *Tailer) register(plan []*follower) {
 	}
 	for _, fl := range plan {
 		t.files[fl.id] = fl
-		if fl.adopt != nil {
-			t.files[fl.adopt.id] = fl.adopt
+		if fl.decided.adopt != nil {
+			t.files[fl.decided.adopt.id] = fl.decided.adopt
 		}
-		if fl.retire != nil {
-			if _, ok := t.files[fl.retire.File]; !ok {
-				t.files[fl.retire.File] = nil
+		if fl.decided.retire != nil {
+			if _, ok := t.files[fl.decided.retire.File]; !ok {
+				t.files[fl.decided.retire.File] = nil
 			}
 		}
 	}

@@ -161,8 +161,6 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 		out: &output{ch: out, bufs: newFreeList(cfg.ReadSize)},
 		fcfg: followerConfig{
 			source:       cfg.Source,
-			pollInterval: cfg.PollInterval,
-			rotateGrace:  cfg.RotateGrace,
 			maxLineBytes: cfg.MaxLineBytes,
 			readSize:     cfg.ReadSize,
 			clk:          cfg.Clock,
