@@ -42,8 +42,10 @@
 // cut shorter than bbolt uses (every method then returns ErrTruncated
 // rather than touch the map), Replaced notices it deleted or replaced, and
 // Restore writes the open file's contents back to the path. CheckDir
-// validates a state dir (writable, owned by this user or root, not
-// writable by others) and reports a buffer locked by a running logtally.
+// validates a state dir (writable; it, the directories above it and the
+// buffer file owned by this user or root and not writable by group or
+// others, sticky directories above it excepted) and reports a buffer
+// locked by a running logtally.
 //
 // Caveats:
 //   - bbolt holds one writer at a time and a file lock: a second process

@@ -1,7 +1,8 @@
 // Package fnv1a is the 64-bit FNV-1a hash, resumable from a stored sum.
 // Both of its persisted uses go through it, so they cannot drift apart:
-// the tailer's file fingerprints (stored in checkpoints, and in MongoDB's
-// progress record) and the parser's suffix of over-long pages (stored in
+// the tailer's file fingerprints (stored in checkpoints, in MongoDB's
+// progress record, and as the buffer's and MongoDB's ledger keys) and the
+// parser's suffix of over-long pages (stored in
 // bucket ids). Its output equals hash/fnv's New64a; tests pin both uses.
 package fnv1a
 

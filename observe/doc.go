@@ -6,9 +6,12 @@
 //     scrape time (Source.Stats and Source.Status); nothing is counted
 //     twice and nothing is kept here. Besides logtally_* it has the Go
 //     runtime's go_* and the process's process_* metrics.
-//   - GET /healthz: 200 "ok" while Source.Alive is nil, else 503 and the
-//     reason. It is the liveness probe: a pipeline that waits for MongoDB
-//     is alive; one whose aggregator or flusher has stopped turning is not.
+//   - GET /healthz: 200 "ok" while the source is healthy (its Health when
+//     it has one, else Alive), else 503 and the reason. It is the liveness
+//     probe: a pipeline that waits for MongoDB is alive; one whose
+//     aggregator or flusher has stopped turning is not, nor one whose
+//     commits fail on a full state dir (pipeline.Pipeline.Health), nor
+//     cmd/logtally's stand-in while the first start waits for MongoDB.
 //   - GET /status: JSON for people and for `logtally state` while the
 //     daemon runs: instance, buffer id, files per source (path, dev:ino,
 //     committed offset, size, lag), pending counts, the batch in flight,
@@ -23,10 +26,10 @@
 // Metrics (all totals since the daemon started, except the gauges):
 //
 //	logtally_build_info{version}                      1
-//	logtally_alive                                    1 while /healthz is ok, else 0
-//	logtally_lines_total                              lines parsed (every outcome)
+//	logtally_alive                                    1 while Source.Alive is nil (a full state dir fails /healthz only), else 0
+//	logtally_lines_total{source}                      lines parsed (every outcome)
 //	logtally_too_long_lines_total                     lines over max_line_bytes, skipped (not in lines_total)
-//	logtally_hits_total                               lines counted as hits
+//	logtally_hits_total{site}                         lines counted as hits (at most 200 sites, the rest as "(other sites)")
 //	logtally_other_hits_total                         hits counted as "(other)" by max_pages_per_minute
 //	logtally_sites_folded_hits_total                  hits counted under the site "(other)" by max_sites
 //	logtally_malformed_lines_total{reason}            empty_line, fields, time, request, status, host
@@ -37,7 +40,7 @@
 //	logtally_buffer_pending_hits                      hits not yet acknowledged, batch in flight included
 //	logtally_buffer_size_bytes                        live data in buffer.db (pending and sealed counts)
 //	logtally_flush_batches_total{result}              batch writes: ok (acknowledged) or failed
-//	logtally_flush_duration_seconds                   histogram of the time to write one batch
+//	logtally_flush_duration_seconds                   histogram of the time to write one batch, record to acknowledgement
 //	logtally_last_flush_timestamp_seconds             when MongoDB last acknowledged a batch
 //	logtally_flushed_hits_total                       hits in those batches
 //	logtally_flush_retries_total                      failed attempts retried
@@ -48,15 +51,20 @@
 //	logtally_bucket_expiry_mode{level,mode}           1 per level: off, pending, ttl or deletemany
 //	logtally_expired_buckets_deleted_total{level}     buckets the deleteMany fallback deleted
 //	logtally_late_buckets_created_total               buckets created again for counts later than the retention
+//	logtally_expired_hits_total                       hits not written to a level whose bucket was past its retention
 //	logtally_preallocated_buckets_total{result}       created, existing or dropped by preallocation
 //	logtally_preallocation_failures_total             failed preallocation inserts (counts are written regardless)
 //	logtally_preallocation_tracked_pages              pages tracked for preallocation now
 //	logtally_files_followed{source}                   files a source's tailer follows now
 //	logtally_file_lag_bytes{source}                   sum over the source's files of size - committed offset
+//	logtally_lost_files_total{source}                 followed files not found again with lines possibly unread
+//	logtally_refused_symlinks_total{source}           symbolic links not followed (follow_symlinks off), each path once
+//	logtally_state_dir_full                           1 while commits fail for lack of space on the state dir
 //
 // Caveats:
 //   - Labels are bounded: source names (from the config), fixed reason and
-//     op names, the version. Never a file path, site or page.
+//     op names, the version, and at most 200 sites (the aggregator counts
+//     the rest as "(other sites)"). Never a file path or a page.
 //   - The counters restart at 0 with the daemon (Prometheus handles that);
 //     after a crash the lines read again are counted again here, never in
 //     the page views.
@@ -65,14 +73,11 @@
 //     neither at its path nor among its rotated candidates (path.*,
 //     path-*) has no size and adds no lag. A file not yet matched by a
 //     glob is not known and adds none either.
-//   - logtally_last_acked_batch_sealed_timestamp_seconds stands in for a
-//     last-flush time, which the flusher does not record: a batch is
-//     sealed when its write begins, so this is when the last successful
-//     flush began. With nothing pending it stays put: alert on it only
-//     together with logtally_buffer_pending_hits > 0.
-//   - Totals only: there are no per-source line counts, no per-site hit
-//     counts and no flush duration histogram yet (the aggregator and the
-//     flusher count totals only).
+//   - logtally_last_acked_batch_sealed_timestamp_seconds is when the last
+//     successful flush began (a batch is sealed when its write begins);
+//     logtally_last_flush_timestamp_seconds when it ended. With nothing
+//     pending both stay put: alert on them only together with
+//     logtally_buffer_pending_hits > 0.
 //   - The MongoDB URI appears only redacted, and its password is cut out
 //     of every /status and /healthz response whatever field it got into.
 //   - /status reads the buffer in a few read transactions: a batch sealed

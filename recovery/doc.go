@@ -5,8 +5,8 @@
 // again from that record.
 //
 // Rebuild restores the checkpoints where the acknowledged counts end,
-// finding each file again under the source's globs (its identity may
-// differ on a rebuilt host). When a batch was in flight it re-reads the
+// finding each file again under the source's globs and rotated globs
+// (tailer.LocateSource; its identity may differ on a rebuilt host). When a batch was in flight it re-reads the
 // batch's lines, from the files and from the replayed archives the record
 // names, sums them with the real aggregator (aggregate.NewSummer), and
 // seals them under the batch's own id, so that writing it again counts only
