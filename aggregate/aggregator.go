@@ -99,6 +99,7 @@ type Aggregator struct {
 	hit      parser.Hit
 
 	malformedByFile map[tailer.FileID]*malformedLog
+	onMalformed     func(n uint64, out parser.Outcome, length int) // OnMalformed's
 
 	lines, hits, malformed, filtered, tooLong, commits, other atomic.Uint64
 	sitesFolded                                               atomic.Uint64
@@ -357,6 +358,9 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 			if out.Malformed() {
 				malformed++
 				a.logMalformed(cp, end, out, line)
+				if a.onMalformed != nil {
+					a.onMalformed(lines, out, len(line))
+				}
 			} else {
 				filtered++
 			}

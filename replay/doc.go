@@ -10,9 +10,14 @@
 // are acknowledged. Service.Serve answers `logtally replay` on the
 // daemon's control socket (Listen; AskDaemon is the client), so that one
 // process with one buffer counts both the live files and the archives.
-// The dry run uses the same parser, page rules, filters and
-// max_pages_per_minute as a source, summing hits in memory and printing a
-// summary, with no buffer or database.
+// The dry run (DryRun) reads files as Stream does and sums them with the
+// daemon's own aggregator (aggregate.NewSummer: the same parser, filters,
+// window, max_sites, max_pages_per_minute, outcome counting and buffer
+// keys), with no buffer or database: every maxKeys sums it drains them
+// (aggregate's Drain, as a commit would) and decodes their keys
+// (buffer.DecodeKey) for the summary's sites, distinct pages and distinct
+// seconds; the other rows are the aggregator's Stats. Malformed lines are
+// printed by file, line number and reason, never their contents.
 //
 // Caveats:
 //   - Lines are cut as the daemon's tailer cuts them (tailer.Cutter): a
@@ -30,6 +35,9 @@
 //   - Only root and the daemon's own user may use the control socket
 //     (SO_PEERCRED); a request is checked before anything is read, and its
 //     contents are never logged.
-//   - Page ids are 26 bits; past 2^26 distinct pages the ids start again
-//     after a commit, and the distinct-pages figure adds the forgotten ones.
+//   - The dry run holds at most about maxKeys sums (checked after each
+//     chunk, as the aggregator checks MaxKeys) and remembers up to 2^26
+//     (site, page) pairs; past that they are forgotten and the
+//     distinct-pages figure counts the pairs seen again after it twice.
+//     Its "keys committed" counts a key once per drain that holds it.
 package replay

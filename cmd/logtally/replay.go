@@ -325,7 +325,9 @@ func dryRun(req replay.Request, cfgPath, logFormat string, stdout, stderr io.Wri
 			return fmt.Errorf("replay: %w", err)
 		}
 	}
-	d.Summary(stdout, clk.Now().Sub(start))
+	if err := d.Summary(stdout, clk.Now().Sub(start)); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
 	return nil
 }
 
