@@ -42,23 +42,18 @@ func cmdRun(args []string, stderr io.Writer) error {
 		return err
 	}
 
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(sigs)
+	// The first SIGTERM or SIGINT stops reading and drains; a second exits
+	// at once.
+	ctx, release := onStopSignals(func(sig os.Signal) {
+		log.Info("stopping: reading stopped, flushing what is buffered", "signal", sig.String(), "timeout", cfg.ShutdownTimeout.D())
+		sdNotify(log, "STOPPING=1", notify.Stopping())
+	}, func(sig os.Signal) {
+		log.Warn("second signal: exiting at once; the buffer keeps what was not written", "signal", sig.String())
+	}, 1)
+	defer release()
 	hups := make(chan os.Signal, 1)
 	signal.Notify(hups, syscall.SIGHUP)
 	defer signal.Stop(hups)
-	go func() {
-		sig := <-sigs
-		log.Info("stopping: reading stopped, flushing what is buffered", "signal", sig.String(), "timeout", cfg.ShutdownTimeout.D())
-		sdNotify(log, "STOPPING=1", notify.Stopping())
-		stop()
-		sig = <-sigs
-		log.Warn("second signal: exiting at once; the buffer keeps what was not written", "signal", sig.String())
-		os.Exit(1)
-	}()
 
 	// Each turn runs one pipeline; SIGHUP with a valid config ends it
 	// (committed, not drained) and the next turn starts with the new one.
