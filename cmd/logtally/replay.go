@@ -150,14 +150,17 @@ func runReplay(ctx context.Context, cfg config.Config, req replay.Request, repor
 	if pc.Buffer.MaxSize <= 0 || pc.Buffer.MaxSize > replayMaxBuffer {
 		pc.Buffer.MaxSize = replayMaxBuffer
 	}
-	p, err := pipeline.New(ctx, pc)
+	p, err := pipeline.New(pc)
 	if err != nil {
+		return nil, "", err
+	}
+	if err := p.Open(ctx); err != nil {
 		if errors.Is(err, buffer.ErrLocked) {
 			return nil, "", fmt.Errorf("%w: a logtally holds the state dir but does not answer on %s", err, controlSocket(cfg))
 		}
 		return nil, "", err
 	}
-	defer p.Close()
+	defer p.Close(context.Background())
 	runCtx, stopRun := context.WithCancel(context.Background())
 	runDone := make(chan error, 1)
 	go func() { runDone <- p.Run(runCtx) }()

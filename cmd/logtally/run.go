@@ -90,7 +90,12 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 		client.Disconnect(ctx)
 	}()
 
-	// The endpoints answer from the start: while New waits for MongoDB
+	p, err := pipeline.New(pipelineConfig(cfg, log, db))
+	if err != nil {
+		return nil, err
+	}
+
+	// The endpoints answer from the start: while Open waits for MongoDB
 	// (a missing buffer is rebuilt from the instance's progress record),
 	// /healthz says so.
 	src := &lateSource{}
@@ -105,11 +110,9 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	stopHTTP = sync.OnceFunc(stopHTTP)
 	defer stopHTTP()
 
-	// New may wait for MongoDB; a signal ends the wait.
+	// Open may wait for MongoDB; a signal ends the wait.
 	sdNotify(log, "STATUS=", notify.Status("starting: opening the buffer (a missing buffer.db waits for MongoDB)"))
-	pc := pipelineConfig(cfg, log, db)
-	p, err := pipeline.New(ctx, pc)
-	if err != nil {
+	if err := p.Open(ctx); err != nil {
 		if ctx.Err() != nil {
 			log.Info("stopped before starting")
 			return nil, nil
@@ -118,7 +121,7 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	}
 	defer func() {
 		stopHTTP() // before p.Close: /status answers through the drain
-		if err := p.Close(); err != nil {
+		if err := p.Close(context.Background()); err != nil {
 			log.Error("close", "err", err)
 		}
 	}()
@@ -156,17 +159,15 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	// signal (STOPPING=1 ends systemd's watchdog; the drain that follows
 	// has no aggregator to prove progress) or the end of Run.
 	watchCtx, stopWatchdog := context.WithCancel(runCtx)
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
+	var side sync.WaitGroup
+	side.Go(func() {
 		notify.New(notify.Config{Alive: p.Alive, Status: statusLine(p, len(cfg.Sources)), Logger: log}).Run(watchCtx)
-	}()
-	ctlDone := serveControl(p, controlSocket(cfg), log)
+	})
+	side.Go(serveControl(p, controlSocket(cfg), log))
 	sdNotify(log, "READY=1", notify.Ready())
 	err = p.Run(runCtx)
 	stopWatchdog()
-	<-watchDone
-	<-ctlDone
+	side.Wait()
 	if err != nil {
 		return nil, err
 	}
@@ -180,20 +181,18 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	return nil, nil
 }
 
-// serveControl answers `logtally replay` on the control socket path with
-// p's replay service until p stops reading; the returned channel is closed
-// once it has stopped and the replays it took have returned. A socket that
-// cannot be made is logged: the daemon runs without it.
-func serveControl(p *pipeline.Pipeline, path string, log *slog.Logger) <-chan struct{} {
-	done := make(chan struct{})
+// serveControl listens on the control socket path and returns the func
+// that answers `logtally replay` there with p's replay service until p
+// stops reading, returning once the replays it took have returned. A
+// socket that cannot be made is logged: the daemon runs without it, and
+// the func returns at once.
+func serveControl(p *pipeline.Pipeline, path string, log *slog.Logger) func() {
 	ln, err := replay.Listen(path)
 	if err != nil {
 		log.Error("no control socket: `logtally replay` cannot run beside this logtally", "component", "pipeline", "err", err)
-		close(done)
-		return done
+		return func() {}
 	}
-	go func() { defer close(done); replay.NewService(p).Serve(p.Reading(), ln) }()
-	return done
+	return func() { replay.NewService(p).Serve(p.Reading(), ln) }
 }
 
 // lateSource is what the HTTP endpoints read: the pipeline once New has
