@@ -158,13 +158,15 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	// pings systemd while the pipeline makes progress, until the stop
 	// signal (STOPPING=1 ends systemd's watchdog; the drain that follows
 	// has no aggregator to prove progress) or the end of Run.
-	watchCtx, stopWatchdog := context.WithCancel(runCtx)
+	// READY=1 goes before the watchdog starts, whose first status line
+	// must follow it.
 	var side sync.WaitGroup
+	side.Go(serveControl(p, controlSocket(cfg), log))
+	sdNotify(log, "READY=1", notify.Ready())
+	watchCtx, stopWatchdog := context.WithCancel(runCtx)
 	side.Go(func() {
 		notify.New(notify.Config{Alive: p.Alive, Status: statusLine(p, len(cfg.Sources)), Logger: log}).Run(watchCtx)
 	})
-	side.Go(serveControl(p, controlSocket(cfg), log))
-	sdNotify(log, "READY=1", notify.Ready())
 	err = p.Run(runCtx)
 	stopWatchdog()
 	side.Wait()
