@@ -39,7 +39,7 @@ func TestRealPipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	tap := NewTap(slog.DiscardHandler)
-	p, err := pipeline.New(context.Background(), pipeline.Config{
+	p, err := pipeline.New(pipeline.Config{
 		BufferPath:      filepath.Join(dir, "state", "buffer.db"),
 		Buffer:          buffer.Options{LockTimeout: time.Second},
 		Flush:           flusher.Config{DB: db, Interval: 30 * time.Millisecond, MaxOps: 32, Timeout: 5 * time.Second, MaxBackoff: 100 * time.Millisecond},
@@ -56,13 +56,16 @@ func TestRealPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := p.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
 	defer func() {
 		cancel()
 		<-done
-		p.Close()
+		p.Close(context.Background())
 	}()
 
 	s, err := New(Config{Listen: "127.0.0.1:0", Source: p, Version: "test", MongoURI: "mongodb://u:s3cret@db/", Tap: tap})

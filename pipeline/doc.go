@@ -2,19 +2,27 @@
 //
 //	tailers -> aggregator -> buffer <- flusher -> MongoDB
 //
-// A Pipeline owns one run. New opens the buffer (rebuilding a missing or
-// corrupt one from the instance's progress record: package recovery),
-// decodes the checkpoints it holds, groups them by source for the tailers,
-// and hands each tailer the buffer's last-commit time
-// (tailer.Config.Since); it makes the aggregator (package aggregate) and
-// the flusher. Run starts the tailers, the aggregator, the flusher, the
-// buffer-file watch and the progress record's lease, and on cancel stops
-// reading, makes the final commit and drains the buffer to MongoDB within
-// the shutdown timeout. `logtally run` and `logtally replay` (with no
-// daemon, Config.NoTail) use it; a reload makes a new Pipeline on the same
-// buffer. It satisfies replay.Pipeline, so a replay.Service counts
-// archives into it while it runs. Status and ReadStatus report what the
-// buffer and the tailers hold, for /status and `logtally state`.
+// A Pipeline owns one run, in the order litestream's DB keeps: New checks
+// the config and does no I/O; Open opens the buffer (rebuilding a missing
+// or corrupt one from the instance's progress record, which may wait for
+// MongoDB: package recovery), decodes the checkpoints it holds, groups them
+// by source for the tailers, and hands each tailer the buffer's
+// last-commit time (tailer.Config.Since); it makes the aggregator (package
+// aggregate) and the flusher. Run starts the components, each owning its
+// goroutines, in stages (an errgroup each), and waits for all of them
+// before it returns. A component's error stops the run as a cancel does,
+// and the stages stop in the exactly-once protocol's order: reading (the
+// tailers, the commit gate; replays watch Reading) -> the aggregator's
+// final commit -> the flusher, then its drain within the shutdown timeout
+// (none on a reload) -> the buffer-file watch, then the restore of a
+// deleted buffer.db -> the progress record's lease, released. Close(ctx)
+// stops a Run still under way, waits for it and closes the buffer last.
+// `logtally run` and `logtally replay` (with no daemon, Config.NoTail) use
+// it; a reload makes a new Pipeline on the same buffer. It satisfies
+// replay.Pipeline, so a replay.Service counts archives into it while it
+// runs. Status and ReadStatus report what the buffer and the tailers hold,
+// for /status and `logtally state`. Signals are cmd/logtally's: the
+// pipeline sees only its context and the cause it ends with (ErrReload).
 //
 // Caveats:
 //   - Nothing is committed until every tailer's start chunks have been

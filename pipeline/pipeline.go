@@ -44,19 +44,19 @@ type Source struct {
 	// Parser parses the source's lines.
 	Parser parser.Config
 	// Tailer holds tailer settings (intervals, sizes); its Source, Paths,
-	// Checkpoints, Since, Clock and Logger are set by New.
+	// Checkpoints, Since, Clock and Logger are set by Open.
 	Tailer tailer.Config
 }
 
 // Config configures New.
 type Config struct {
-	// BufferPath is the buffer file, opened (or created) by New and
+	// BufferPath is the buffer file, opened (or created) by Open and
 	// closed by Close.
 	BufferPath string
-	// Buffer holds the buffer's options; its Logger is set by New.
+	// Buffer holds the buffer's options; its Logger is set by Open.
 	Buffer buffer.Options
 	// Flush configures the flusher. DB is required; Buffer, Clock and
-	// Logger are set by New.
+	// Logger are set by Open.
 	Flush flusher.Config
 	// Sources are the sources to follow. At least one.
 	Sources []Source
@@ -110,11 +110,19 @@ type Stats struct {
 }
 
 // Pipeline is one run of tailers -> aggregator -> buffer <- flusher. New
-// restores the restart state from the buffer; Run runs it once; Close
-// closes the buffer. A Pipeline is not restarted: make a new one.
+// checks the config and touches nothing; Open opens the buffer, restores
+// the restart state it holds and makes the components; Run runs them once;
+// Close stops a Run still under way, waits for it and closes the buffer. A
+// Pipeline is not restarted: make a new one. The methods other than Open,
+// Run, Reading and Close are for an open Pipeline.
 type Pipeline struct {
-	cfg     Config
-	log     *slog.Logger
+	cfg      Config
+	log      *slog.Logger
+	store    *progress.Store // nil without Config.Instance
+	parsers  map[string]*parser.Parser
+	limiters map[string]*parser.PageLimiter
+
+	// Made by Open.
 	buf     *buffer.Buffer
 	flush   *flusher.Flusher
 	agg     *aggregate.Aggregator
@@ -127,61 +135,97 @@ type Pipeline struct {
 	// sending chunks.
 	readCtx     context.Context
 	stopReading context.CancelFunc
+
+	mu     sync.Mutex
+	opened bool
+	// stopRun stops the Run under way (Close); ran is closed once it has
+	// returned. Both nil before Run.
+	stopRun context.CancelFunc
+	ran     chan struct{}
 }
 
-// New opens the buffer, restores the checkpoints it holds and wires a
-// tailer per source, the aggregator and the flusher. A bad source (parser
-// settings, globs) is an error naming it.
-//
-// With Config.Instance set and no buffer file, New first asks MongoDB for
-// the instance's progress record, waiting (until ctx ends) while MongoDB
-// cannot be reached, and rebuilds the buffer from it: see package
-// progress. No record means a genuine first start.
-func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
+// New checks cfg (sources, their parser settings, the database) and
+// returns a Pipeline to Open. It does no I/O. A bad source is an error
+// naming it.
+func New(cfg Config) (*Pipeline, error) {
 	if len(cfg.Sources) == 0 {
 		return nil, errors.New("new pipeline: no sources")
+	}
+	if cfg.Flush.DB == nil {
+		return nil, errors.New("new pipeline: no database (Config.Flush.DB)")
 	}
 	cfg.Clock = cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
 	cfg.CommitInterval = cmp.Or(cfg.CommitInterval, DefaultCommitInterval)
 	cfg.ShutdownTimeout = cmp.Or(cfg.ShutdownTimeout, DefaultShutdownTimeout)
 	cfg.StatsInterval = cmp.Or(cfg.StatsInterval, DefaultStatsInterval)
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Pipeline{
-		cfg:    cfg,
-		log:    log.With("component", "pipeline"),
-		chunks: make(chan tailer.Chunk, chunkQueue),
+		cfg:      cfg,
+		log:      cfg.Logger.With("component", "pipeline"),
+		parsers:  map[string]*parser.Parser{},
+		limiters: map[string]*parser.PageLimiter{},
+		chunks:   make(chan tailer.Chunk, chunkQueue),
 	}
-	p.readCtx, p.stopReading = context.WithCancel(context.Background())
-	defer func() {
-		if err != nil {
-			p.Close()
+	for _, s := range cfg.Sources {
+		if _, dup := p.parsers[s.Name]; dup {
+			return nil, fmt.Errorf("source %q: defined twice", s.Name)
 		}
-	}()
-
-	var store *progress.Store
-	if cfg.Instance != "" && cfg.Flush.DB != nil {
-		store, err = progress.NewStore(progress.Config{
+		pr, err := parser.New(s.Parser)
+		if err != nil {
+			return nil, fmt.Errorf("source %q: %w", s.Name, err)
+		}
+		p.parsers[s.Name] = pr
+		p.limiters[s.Name] = parser.NewPageLimiter(s.Parser.Page.MaxPagesPerMinute)
+	}
+	if cfg.Instance != "" {
+		var err error
+		p.store, err = progress.NewStore(progress.Config{
 			DB: cfg.Flush.DB, Collection: cfg.ProgressCollection, Instance: cfg.Instance,
-			Holder: progress.NewHolder(), Timeout: cfg.Flush.Timeout, LeaseTTL: cfg.LeaseTTL, Clock: cfg.Clock, Logger: log,
+			Holder: progress.NewHolder(), Timeout: cfg.Flush.Timeout, LeaseTTL: cfg.LeaseTTL, Clock: cfg.Clock, Logger: cfg.Logger,
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	if err := p.openBuffer(ctx, store); err != nil {
-		return nil, err
+	p.readCtx, p.stopReading = context.WithCancel(context.Background())
+	return p, nil
+}
+
+// Open opens the buffer, restores the checkpoints it holds and wires a
+// tailer per source, the aggregator and the flusher. Call it once, before
+// Run; on an error, what it opened is closed again.
+//
+// With Config.Instance set and no buffer file, Open first asks MongoDB for
+// the instance's progress record, waiting (until ctx ends) while MongoDB
+// cannot be reached, and rebuilds the buffer from it: see package
+// recovery. No record means a genuine first start.
+func (p *Pipeline) Open(ctx context.Context) (err error) {
+	p.mu.Lock()
+	if p.opened {
+		p.mu.Unlock()
+		return errors.New("open pipeline: opened twice")
+	}
+	p.opened = true
+	p.mu.Unlock()
+	defer func() {
+		if err != nil {
+			p.closeBuffer()
+		}
+	}()
+	cfg, log := p.cfg, p.cfg.Logger
+	if err := p.openBuffer(ctx); err != nil {
+		return err
 	}
 	fcfg := cfg.Flush
 	fcfg.Buffer, fcfg.Clock, fcfg.Logger = p.buf, cfg.Clock, log
-	if store != nil {
-		p.rec = recovery.NewRecorder(store, p.buf, cfg.Clock, log, cfg.Flush.User)
+	if p.store != nil {
+		p.rec = recovery.NewRecorder(p.store, p.buf, cfg.Clock, log, cfg.Flush.User)
 		fcfg.Recorder = p.rec
 	}
 	if p.flush, err = flusher.New(fcfg); err != nil {
-		return nil, err
+		return err
 	}
 
 	names := make([]string, len(cfg.Sources))
@@ -190,22 +234,11 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 	}
 	state, err := loadRestart(p.buf, names, log)
 	if err != nil {
-		return nil, fmt.Errorf("new pipeline: %w", err)
+		return fmt.Errorf("open pipeline: %w", err)
 	}
-	parsers := map[string]*parser.Parser{}
-	limiters := map[string]*parser.PageLimiter{}
 	for _, s := range cfg.Sources {
-		if _, dup := parsers[s.Name]; dup {
-			return nil, fmt.Errorf("source %q: defined twice", s.Name)
-		}
-		pr, err := parser.New(s.Parser)
-		if err != nil {
-			return nil, fmt.Errorf("source %q: %w", s.Name, err)
-		}
-		parsers[s.Name] = pr
-		limiters[s.Name] = parser.NewPageLimiter(s.Parser.Page.MaxPagesPerMinute)
 		if cfg.NoTail {
-			continue
+			break
 		}
 		tc := s.Tailer
 		tc.Source, tc.Paths, tc.Checkpoints, tc.Since = s.Name, s.Paths, state.bySource[s.Name], state.since
@@ -213,29 +246,23 @@ func New(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 		tc.Counted = p.countedLocally(s.Name)
 		t, err := tailer.New(tc, p.chunks)
 		if err != nil {
-			return nil, fmt.Errorf("source %q: %w", s.Name, err)
+			return fmt.Errorf("source %q: %w", s.Name, err)
 		}
 		p.tailers = append(p.tailers, t)
 	}
 	p.agg, err = aggregate.New(aggregate.Config{
-		Buffer: p.buf, Parsers: parsers, Limiters: limiters, HoldUntilStart: !cfg.NoTail, KeepLastCommit: cfg.NoTail,
+		Buffer: p.buf, Parsers: p.parsers, Limiters: p.limiters, HoldUntilStart: !cfg.NoTail, KeepLastCommit: cfg.NoTail,
 		CommitInterval: cfg.CommitInterval, Clock: cfg.Clock, Logger: log,
 	}, p.chunks)
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
+	return err
 }
 
 // openBuffer opens the buffer file. With a progress store, a missing file
 // is rebuilt from the instance's record first, and a corrupt one is moved
 // aside (buffer.db.corrupt-<UTC time>) and rebuilt; without one, a corrupt
 // file is an error.
-func (p *Pipeline) openBuffer(ctx context.Context, store *progress.Store) error {
-	cfg, log := p.cfg, p.cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+func (p *Pipeline) openBuffer(ctx context.Context) error {
+	cfg, log, store := p.cfg, p.cfg.Logger, p.store
 	rebuildNow := func() error {
 		ok, st, err := recovery.Rebuild(ctx, p.recoveryConfig(), store, log)
 		if err != nil {
@@ -299,8 +326,28 @@ func (p *Pipeline) Buffer() *buffer.Buffer { return p.buf }
 // tools).
 func (p *Pipeline) Flusher() *flusher.Flusher { return p.flush }
 
-// Close closes the buffer. Call it after Run has returned.
-func (p *Pipeline) Close() error {
+// Close stops a Run still under way (as cancelling its ctx does: final
+// commit and drain), waits for it to return and closes the buffer. If ctx
+// ends first, Close returns its error and leaves the buffer open to the
+// Run that still uses it.
+func (p *Pipeline) Close(ctx context.Context) error {
+	p.mu.Lock()
+	stop, ran := p.stopRun, p.ran
+	p.mu.Unlock()
+	if stop != nil {
+		stop()
+		select {
+		case <-ran:
+		case <-ctx.Done():
+			return fmt.Errorf("close pipeline: the run is still stopping: %w", context.Cause(ctx))
+		}
+	}
+	p.stopReading()
+	return p.closeBuffer()
+}
+
+// closeBuffer closes the buffer, if open.
+func (p *Pipeline) closeBuffer() error {
 	if p.buf == nil {
 		return nil
 	}
@@ -310,165 +357,4 @@ func (p *Pipeline) Close() error {
 		return fmt.Errorf("close buffer: %w", err)
 	}
 	return nil
-}
-
-// Run runs the pipeline until ctx is cancelled or a component fails. Then
-// it stops reading, commits what was parsed (chunks still queued are read
-// again from their checkpoints at the next start), and drains the buffer to
-// MongoDB within Config.ShutdownTimeout; what it cannot write stays in the
-// buffer for the next start. It returns nil after a stop by ctx, else the
-// component's error. Call it once.
-func (p *Pipeline) Run(ctx context.Context) error {
-	readCtx, stopReading := p.readCtx, p.stopReading
-	defer stopReading()
-	aggCtx, stopAggregating := context.WithCancel(context.Background())
-	defer stopAggregating()
-	flushCtx, stopFlushing := context.WithCancel(context.Background())
-	defer stopFlushing()
-
-	fatal := make(chan error, len(p.tailers)+2)
-	watchCtx, stopWatching := context.WithCancel(context.Background())
-	defer stopWatching()
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		if err := p.watchBuffer(watchCtx, p.cfg.CommitInterval); err != nil {
-			fatal <- err
-		}
-	}()
-	recCtx, stopRecording := context.WithCancel(context.Background())
-	defer stopRecording()
-	recDone := make(chan struct{})
-	if p.rec != nil {
-		go func() {
-			defer close(recDone)
-			if err := p.rec.Keep(recCtx); err != nil {
-				p.log.Error("stopping: this instance's progress record belongs to another logtally", "err", err)
-				fatal <- fmt.Errorf("progress record: %w", err)
-			}
-		}()
-	} else {
-		close(recDone)
-	}
-	var tails sync.WaitGroup
-	for _, t := range p.tailers {
-		tails.Add(1)
-		go func() {
-			defer tails.Done()
-			if err := t.Run(readCtx); err != nil {
-				fatal <- fmt.Errorf("tailer: %w", err)
-			}
-		}()
-	}
-	tails.Add(1)
-	go func() {
-		defer tails.Done()
-		p.gateCommits(readCtx)
-	}()
-	// The channel is never closed: replays send on it too. The
-	// aggregator stops by its context, after reading has stopped.
-
-	aggDone := make(chan error, 1)
-	go func() { aggDone <- p.agg.Run(aggCtx) }()
-	flushDone := make(chan error, 1)
-	go func() { flushDone <- p.flush.Run(flushCtx) }()
-
-	p.log.Info("pipeline running", "sources", len(p.tailers), "buffer", p.buf.Path())
-	var runErr error
-	aggFinished, flushFinished := false, false
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case err := <-fatal:
-			runErr = err
-			break loop
-		case err := <-aggDone:
-			aggFinished = true
-			runErr = fmt.Errorf("aggregator stopped: %w", err)
-			break loop
-		case err := <-flushDone:
-			flushFinished = true
-			runErr = fmt.Errorf("flusher stopped: %w", err)
-			break loop
-		case <-p.cfg.Clock.After(p.cfg.StatsInterval):
-			p.logStats()
-		}
-	}
-
-	stopReading()
-	if p.buf.Truncated() != nil {
-		// Nothing more is read from or written to the buffer: its
-		// final commit fails with buffer.ErrTruncated, the drain and
-		// the restore are skipped.
-		truncErr := p.buf.Truncated()
-		if !errors.Is(runErr, buffer.ErrTruncated) {
-			runErr = errors.Join(runErr, truncErr)
-		}
-		p.log.Error("buffer file truncated while running: stopping without touching it again; "+
-			"the restart moves it aside and rebuilds it from MongoDB's record (with no instance, it must be moved aside by hand)",
-			"path", p.buf.Path(), "err", truncErr)
-	}
-	stopAggregating()
-	if !aggFinished {
-		if err := <-aggDone; err != nil {
-			runErr = errors.Join(runErr, fmt.Errorf("final commit: %w", err))
-		}
-	}
-	stopFlushing()
-	if !flushFinished {
-		<-flushDone
-	}
-	tails.Wait()
-	if p.buf.Truncated() != nil {
-		// Neither a drain nor a restore can read it.
-	} else if errors.Is(context.Cause(ctx), ErrReload) {
-		// The next Pipeline on this buffer flushes what is pending.
-		p.log.Info("stopped for a reload: what is buffered is written by the reloaded pipeline")
-	} else {
-		dctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout)
-		defer cancel()
-		if err := p.flush.Drain(dctx); err != nil {
-			st := p.Stats()
-			p.log.Warn("shutdown flush incomplete: the rest stays buffered for the next start",
-				"err", err, "pending_keys", st.PendingKeys, "pending_hits", st.PendingHits)
-		}
-	}
-	stopWatching()
-	<-watchDone
-	if errors.Is(runErr, ErrBufferReplaced) && p.buf.Truncated() == nil {
-		// After the final commit and drain: the copy holds everything.
-		aside, err := p.buf.Restore()
-		if err != nil {
-			runErr = errors.Join(runErr, fmt.Errorf("restore the buffer file: %w", err))
-			p.log.Error("cannot restore the buffer file: the next start rebuilds it from MongoDB's record", "err", err)
-		} else {
-			p.log.Error("buffer file restored from the open file: restart logtally to resume exactly",
-				"path", p.buf.Path(), "moved_aside", aside)
-		}
-	}
-	stopRecording() // marks the last batch acknowledged and releases the lease
-	<-recDone
-	p.logStats()
-	return runErr
-}
-
-// gateCommits sends StartMarker once every tailer has sent its start
-// chunks. The aggregator commits nothing before it reads the marker, and
-// channel order puts every start chunk before it, so the buffer's
-// last-commit time (the next start's Since) never moves past a file whose
-// checkpoint is not committed yet.
-func (p *Pipeline) gateCommits(ctx context.Context) {
-	for _, t := range p.tailers {
-		select {
-		case <-t.Started():
-		case <-ctx.Done():
-			return
-		}
-	}
-	select {
-	case p.chunks <- aggregate.StartMarker():
-	case <-ctx.Done():
-	}
 }

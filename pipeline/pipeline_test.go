@@ -64,7 +64,7 @@ func config(dir string, db *mongo.Database, sites ...site) pipeline.Config {
 // stops it and checks Run returns nil.
 func runUntil(t *testing.T, cfg pipeline.Config, db *mongo.Database, total int64) {
 	t.Helper()
-	p, err := pipeline.New(context.Background(), cfg)
+	p, err := openPipeline(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func runUntil(t *testing.T, cfg pipeline.Config, db *mongo.Database, total int64
 	defer func() {
 		cancel()
 		<-done
-		p.Close()
+		p.Close(context.Background())
 	}()
 	waitFor(t, fmt.Sprintf("MongoDB's monthly total to reach %d", total), func() bool {
 		return bucketcheck.Read(t, db).MonthTotal >= total
@@ -141,7 +141,7 @@ func TestStatsCountSealedBatch(t *testing.T) {
 	db := srv.Database(t)
 	a := site{"a.test", filepath.Join(dir, "a.log")}
 	a.appendLines(t, 0, 10)
-	p, err := pipeline.New(context.Background(), config(dir, db, a))
+	p, err := openPipeline(context.Background(), config(dir, db, a))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestStatsCountSealedBatch(t *testing.T) {
 		stopped = true
 		cancel()
 		err := <-done
-		p.Close()
+		p.Close(context.Background())
 		return err
 	}
 	t.Cleanup(func() { stop() })
@@ -202,7 +202,7 @@ func TestAlive(t *testing.T) {
 	db := mongotest.Start(t).Database(t)
 	a := site{"a.test", filepath.Join(dir, "a.log")}
 	a.appendLines(t, 0, 5)
-	p, err := pipeline.New(context.Background(), config(dir, db, a))
+	p, err := openPipeline(context.Background(), config(dir, db, a))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,9 +212,21 @@ func TestAlive(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	defer func() { cancel(); <-done; p.Close() }()
+	defer func() { cancel(); <-done; p.Close(context.Background()) }()
 	waitFor(t, "the pipeline to be alive", func() bool { return p.Alive(time.Now()) == nil })
 	if err := p.Alive(time.Now().Add(10 * time.Minute)); err == nil || !strings.Contains(err.Error(), "aggregator") {
 		t.Errorf("Alive ten minutes on: %v, want the aggregator named", err)
 	}
+}
+
+// openPipeline makes a Pipeline and opens it.
+func openPipeline(ctx context.Context, cfg pipeline.Config) (*pipeline.Pipeline, error) {
+	p, err := pipeline.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Open(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
 }

@@ -35,7 +35,7 @@ type running struct {
 
 func startRun(t *testing.T, cfg pipeline.Config) *running {
 	t.Helper()
-	p, err := pipeline.New(context.Background(), cfg)
+	p, err := openPipeline(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func (r *running) stop() error {
 	}
 	r.cancel()
 	err := <-r.done
-	r.p.Close()
+	r.p.Close(context.Background())
 	r.p = nil
 	return err
 }
@@ -184,7 +184,7 @@ func TestSecondDaemonWithSameInstanceRefused(t *testing.T) {
 	other := recorded(filepath.Join(dir, "other"), db, a)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := pipeline.New(ctx, other)
+	_, err := openPipeline(ctx, other)
 	if err == nil || !errors.Is(err, progress.ErrInstanceInUse) {
 		t.Fatalf("second pipeline with the same instance: %v, want ErrInstanceInUse", err)
 	}

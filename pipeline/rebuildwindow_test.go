@@ -286,11 +286,14 @@ func (r *windowRig) age(names ...string) {
 // every line of the log files, and compares every bucket with them.
 func (r *windowRig) rebuild(batch string, want map[string]uint64) *Pipeline {
 	r.t.Helper()
-	p, err := New(context.Background(), r.cfg)
+	p, err := New(r.cfg)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	r.t.Cleanup(func() { p.Close() })
+	if err := p.Open(context.Background()); err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { p.Close(context.Background()) })
 	if p.rebuilt == nil || p.rebuilt.Batch != batch {
 		r.t.Fatalf("rebuild: %+v, want batch %s rebuilt", p.rebuilt, batch)
 	}

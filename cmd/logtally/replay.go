@@ -9,12 +9,10 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/logtally/logtally/buffer"
@@ -98,22 +96,12 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	// The first signal stops reading (what is counted is flushed); a
 	// second exits at once: what is committed is in the buffer, what is
 	// not was never counted.
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; !ok {
-			return
-		}
+	ctx, release := onStopSignals(func(os.Signal) {
 		fmt.Fprintln(stderr, "\nreplay: stopping: reading stopped, flushing what was counted (Ctrl-C again exits at once; nothing is lost either way)")
-		stop()
-		if _, ok := <-sigs; ok {
-			fmt.Fprintln(stderr, "replay: exiting at once; run the same command again to resume")
-			os.Exit(130)
-		}
-	}()
+	}, func(os.Signal) {
+		fmt.Fprintln(stderr, "replay: exiting at once; run the same command again to resume")
+	}, 130)
+	defer release()
 
 	show := newReplayProgress(stderr, isTerminal(os.Stderr), clock.Real{})
 	var last replay.Progress
@@ -162,14 +150,17 @@ func runReplay(ctx context.Context, cfg config.Config, req replay.Request, repor
 	if pc.Buffer.MaxSize <= 0 || pc.Buffer.MaxSize > replayMaxBuffer {
 		pc.Buffer.MaxSize = replayMaxBuffer
 	}
-	p, err := pipeline.New(ctx, pc)
+	p, err := pipeline.New(pc)
 	if err != nil {
+		return nil, "", err
+	}
+	if err := p.Open(ctx); err != nil {
 		if errors.Is(err, buffer.ErrLocked) {
 			return nil, "", fmt.Errorf("%w: a logtally holds the state dir but does not answer on %s", err, controlSocket(cfg))
 		}
 		return nil, "", err
 	}
-	defer p.Close()
+	defer p.Close(context.Background())
 	runCtx, stopRun := context.WithCancel(context.Background())
 	runDone := make(chan error, 1)
 	go func() { runDone <- p.Run(runCtx) }()

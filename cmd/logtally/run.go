@@ -42,23 +42,18 @@ func cmdRun(args []string, stderr io.Writer) error {
 		return err
 	}
 
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(sigs)
+	// The first SIGTERM or SIGINT stops reading and drains; a second exits
+	// at once.
+	ctx, release := onStopSignals(func(sig os.Signal) {
+		log.Info("stopping: reading stopped, flushing what is buffered", "signal", sig.String(), "timeout", cfg.ShutdownTimeout.D())
+		sdNotify(log, "STOPPING=1", notify.Stopping())
+	}, func(sig os.Signal) {
+		log.Warn("second signal: exiting at once; the buffer keeps what was not written", "signal", sig.String())
+	}, 1)
+	defer release()
 	hups := make(chan os.Signal, 1)
 	signal.Notify(hups, syscall.SIGHUP)
 	defer signal.Stop(hups)
-	go func() {
-		sig := <-sigs
-		log.Info("stopping: reading stopped, flushing what is buffered", "signal", sig.String(), "timeout", cfg.ShutdownTimeout.D())
-		sdNotify(log, "STOPPING=1", notify.Stopping())
-		stop()
-		sig = <-sigs
-		log.Warn("second signal: exiting at once; the buffer keeps what was not written", "signal", sig.String())
-		os.Exit(1)
-	}()
 
 	// Each turn runs one pipeline; SIGHUP with a valid config ends it
 	// (committed, not drained) and the next turn starts with the new one.
@@ -95,7 +90,12 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 		client.Disconnect(ctx)
 	}()
 
-	// The endpoints answer from the start: while New waits for MongoDB
+	p, err := pipeline.New(pipelineConfig(cfg, log, db))
+	if err != nil {
+		return nil, err
+	}
+
+	// The endpoints answer from the start: while Open waits for MongoDB
 	// (a missing buffer is rebuilt from the instance's progress record),
 	// /healthz says so.
 	src := &lateSource{}
@@ -110,11 +110,9 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	stopHTTP = sync.OnceFunc(stopHTTP)
 	defer stopHTTP()
 
-	// New may wait for MongoDB; a signal ends the wait.
+	// Open may wait for MongoDB; a signal ends the wait.
 	sdNotify(log, "STATUS=", notify.Status("starting: opening the buffer (a missing buffer.db waits for MongoDB)"))
-	pc := pipelineConfig(cfg, log, db)
-	p, err := pipeline.New(ctx, pc)
-	if err != nil {
+	if err := p.Open(ctx); err != nil {
 		if ctx.Err() != nil {
 			log.Info("stopped before starting")
 			return nil, nil
@@ -123,7 +121,7 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	}
 	defer func() {
 		stopHTTP() // before p.Close: /status answers through the drain
-		if err := p.Close(); err != nil {
+		if err := p.Close(context.Background()); err != nil {
 			log.Error("close", "err", err)
 		}
 	}()
@@ -160,18 +158,18 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	// pings systemd while the pipeline makes progress, until the stop
 	// signal (STOPPING=1 ends systemd's watchdog; the drain that follows
 	// has no aggregator to prove progress) or the end of Run.
-	watchCtx, stopWatchdog := context.WithCancel(runCtx)
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		notify.New(notify.Config{Alive: p.Alive, Status: statusLine(p, len(cfg.Sources)), Logger: log}).Run(watchCtx)
-	}()
-	ctlDone := serveControl(p, controlSocket(cfg), log)
+	// READY=1 goes before the watchdog starts, whose first status line
+	// must follow it.
+	var side sync.WaitGroup
+	side.Go(serveControl(p, controlSocket(cfg), log))
 	sdNotify(log, "READY=1", notify.Ready())
+	watchCtx, stopWatchdog := context.WithCancel(runCtx)
+	side.Go(func() {
+		notify.New(notify.Config{Alive: p.Alive, Status: statusLine(p, len(cfg.Sources)), Logger: log}).Run(watchCtx)
+	})
 	err = p.Run(runCtx)
 	stopWatchdog()
-	<-watchDone
-	<-ctlDone
+	side.Wait()
 	if err != nil {
 		return nil, err
 	}
@@ -185,20 +183,18 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	return nil, nil
 }
 
-// serveControl answers `logtally replay` on the control socket path with
-// p's replay service until p stops reading; the returned channel is closed
-// once it has stopped and the replays it took have returned. A socket that
-// cannot be made is logged: the daemon runs without it.
-func serveControl(p *pipeline.Pipeline, path string, log *slog.Logger) <-chan struct{} {
-	done := make(chan struct{})
+// serveControl listens on the control socket path and returns the func
+// that answers `logtally replay` there with p's replay service until p
+// stops reading, returning once the replays it took have returned. A
+// socket that cannot be made is logged: the daemon runs without it, and
+// the func returns at once.
+func serveControl(p *pipeline.Pipeline, path string, log *slog.Logger) func() {
 	ln, err := replay.Listen(path)
 	if err != nil {
 		log.Error("no control socket: `logtally replay` cannot run beside this logtally", "component", "pipeline", "err", err)
-		close(done)
-		return done
+		return func() {}
 	}
-	go func() { defer close(done); replay.NewService(p).Serve(p.Reading(), ln) }()
-	return done
+	return func() { replay.NewService(p).Serve(p.Reading(), ln) }
 }
 
 // lateSource is what the HTTP endpoints read: the pipeline once New has
