@@ -1,7 +1,6 @@
 package buffer
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/rand"
 	"encoding/binary"
@@ -10,10 +9,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -319,199 +316,6 @@ func (b *Buffer) Path() string { return b.db.Path() }
 // InstanceID returns the random id made when the file was created. The
 // flusher records it in every bucket it updates.
 func (b *Buffer) InstanceID() string { return b.instance }
-
-// AppendKey appends the key of a count for (site, page, sec) to dst. Keys
-// sort by site, then page, then second ascending.
-func AppendKey(dst []byte, site, page []byte, sec int64) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(site)))
-	dst = append(dst, site...)
-	dst = binary.AppendUvarint(dst, uint64(len(page)))
-	dst = append(dst, page...)
-	return binary.BigEndian.AppendUint64(dst, uint64(sec)^(1<<63))
-}
-
-// DecodeKey splits a key made by AppendKey. site and page alias k.
-func DecodeKey(k []byte) (site, page []byte, sec int64, err error) {
-	n, w := binary.Uvarint(k)
-	if w <= 0 || uint64(len(k)-w) < n {
-		return nil, nil, 0, fmt.Errorf("bad buffer key %q", k)
-	}
-	site, k = k[w:w+int(n)], k[w+int(n):]
-	n, w = binary.Uvarint(k)
-	if w <= 0 || uint64(len(k)-w) != n+8 {
-		return nil, nil, 0, fmt.Errorf("bad buffer key %q", k)
-	}
-	page, k = k[w:w+int(n)], k[w+int(n):]
-	return site, page, int64(binary.BigEndian.Uint64(k) ^ (1 << 63)), nil
-}
-
-// Commit adds counts (keys from AppendKey) to the pending counts and writes
-// checkpoints (a nil value deletes one) in one transaction: after it returns
-// both are on disk, and after a crash either both or neither are.
-func (b *Buffer) Commit(counts map[string]uint64, checkpoints map[string][]byte) error {
-	return b.CommitWith(Commit{Counts: counts, Checkpoints: checkpoints})
-}
-
-// Commit is what CommitWith writes in one transaction.
-type Commit struct {
-	// Counts are added to the pending counts (keys from AppendKey).
-	Counts map[string]uint64
-	// Checkpoints are written; a nil value deletes one.
-	Checkpoints map[string][]byte
-	// Marks move the ledger: each key keeps its greatest offset.
-	Marks []Mark
-	// Finished holds the last checkpoints of files finished (their
-	// checkpoints deleted) by this commit, under keys the caller makes
-	// unique per file: the next sealed batch names them (Snapshot.Finished).
-	Finished map[string][]byte
-	// Archives are the parts of replayed archives counted by this commit
-	// (merged per archive until the next seal: see ArchiveRange).
-	Archives []ArchiveRange
-	// KeepLastCommit leaves LastCommit where it is: a replay that reads
-	// no live file must not move the time the next start compares files'
-	// modification times with.
-	KeepLastCommit bool
-}
-
-// CommitWith writes c in one transaction: after it returns all of it is on
-// disk, and after a crash either all or none of it is.
-func (b *Buffer) CommitWith(c Commit) error {
-	counts, checkpoints := c.Counts, c.Checkpoints
-	if len(counts) == 0 && len(checkpoints) == 0 && len(c.Marks) == 0 && len(c.Finished) == 0 && len(c.Archives) == 0 {
-		return nil
-	}
-	keys := slices.Sorted(maps.Keys(counts))
-	// A random token written with the commit tells, after an error, a
-	// commit whose meta page reached the file (its sync failed: bbolt
-	// reports an error, yet the next transaction sees it) from one that
-	// did not: a caller retrying the first would count it twice.
-	token := make([]byte, 8)
-	if _, err := io.ReadFull(rand.Reader, token); err != nil {
-		return fmt.Errorf("commit buffer: %w", err)
-	}
-	var newKeys int
-	var hits uint64
-	var newBytes int64
-	err := b.update(func(tx *bolt.Tx) error {
-		newKeys, hits, newBytes = 0, 0, 0
-		pending := tx.Bucket(bktPending)
-		pc := pending.Bucket(subCounts)
-		vals := make([]byte, 8*len(keys))
-		for i, k := range keys {
-			n := counts[k]
-			kb := []byte(k)
-			if old := pc.Get(kb); old != nil {
-				n += binary.BigEndian.Uint64(old)
-			} else {
-				newKeys++
-				newBytes += int64(len(kb)) + 8 + perKeyOverhead
-			}
-			v := vals[8*i : 8*i+8]
-			binary.BigEndian.PutUint64(v, n)
-			if err := pc.Put(kb, v); err != nil {
-				return fmt.Errorf("put count: %w", err)
-			}
-			hits += counts[k]
-		}
-		if len(keys) > 0 {
-			b.mu.Lock()
-			k, h := b.pendingKeys+newKeys, b.pendingHits+hits
-			b.mu.Unlock()
-			if err := pending.Put(keyKeys, u64(uint64(k))); err != nil {
-				return err
-			}
-			if err := pending.Put(keyHits, u64(h)); err != nil {
-				return err
-			}
-		}
-		if err := tx.Bucket(bktMeta).Put(keyToken, token); err != nil {
-			return err
-		}
-		now := time.Now()
-		if !c.KeepLastCommit {
-			if err := tx.Bucket(bktMeta).Put(keyLast, u64(uint64(now.UnixNano()))); err != nil {
-				return err
-			}
-		}
-		if err := putMarks(tx, c.Marks, now); err != nil {
-			return err
-		}
-		if err := putFinished(tx, c.Finished); err != nil {
-			return fmt.Errorf("put finished file: %w", err)
-		}
-		if err := putArchives(tx, c.Archives); err != nil {
-			return err
-		}
-		cb := tx.Bucket(bktCheckpoints)
-		for k, v := range checkpoints {
-			var err error
-			if v == nil {
-				err = cb.Delete([]byte(k))
-			} else {
-				err = cb.Put([]byte(k), v)
-			}
-			if err != nil {
-				return fmt.Errorf("put checkpoint: %w", err)
-			}
-		}
-		return nil
-	})
-	if err != nil && b.landed(token) {
-		b.log.Warn("the buffer commit reported an error after it reached the file: it is taken as done", "err", err)
-		err = nil
-	}
-	if err != nil {
-		return fmt.Errorf("commit buffer: %w", err)
-	}
-	b.mu.Lock()
-	b.pendingKeys += newKeys
-	b.pendingHits += hits
-	b.pendingBytes += newBytes
-	b.mu.Unlock()
-	return nil
-}
-
-// landed reports whether the file holds the commit that wrote token.
-func (b *Buffer) landed(token []byte) bool {
-	var ok bool
-	b.view(func(tx *bolt.Tx) error {
-		ok = bytes.Equal(tx.Bucket(bktMeta).Get(keyToken), token)
-		return nil
-	})
-	return ok
-}
-
-// LastCommit returns the wall-clock time of the last Commit, or the zero
-// time if there was none. At start it tells which files changed while the
-// daemon was down.
-func (b *Buffer) LastCommit() (time.Time, error) {
-	var t time.Time
-	err := b.view(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bktMeta).Get(keyLast); len(v) == 8 {
-			t = time.Unix(0, int64(binary.BigEndian.Uint64(v)))
-		}
-		return nil
-	})
-	if err != nil {
-		return time.Time{}, fmt.Errorf("read last commit: %w", err)
-	}
-	return t, nil
-}
-
-// Checkpoints returns every stored checkpoint.
-func (b *Buffer) Checkpoints() (map[string][]byte, error) {
-	out := map[string][]byte{}
-	err := b.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bktCheckpoints).ForEach(func(k, v []byte) error {
-			out[string(k)] = bytes.Clone(v)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read checkpoints: %w", err)
-	}
-	return out, nil
-}
 
 // Pending returns the number of keys and hits not yet sealed.
 func (b *Buffer) Pending() (keys int, hits uint64) {

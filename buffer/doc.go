@@ -6,9 +6,10 @@
 // MongoDB.
 //
 // Counts, the checkpoints of the lines they came from and the ledger marks
-// they move are written in one bbolt transaction (Commit, CommitWith), so
-// after a crash at any instant they agree: lines after a checkpoint are
-// read again, lines before it are counted in the buffer, none twice.
+// they move are written in one bbolt transaction (commit.go: Commit,
+// CommitWith), so after a crash at any instant they agree: lines after a
+// checkpoint are read again, lines before it are counted in the buffer,
+// none twice.
 //
 // The flusher seals all pending counts into one batch (Seal, an O(1) bucket
 // move), writes it to MongoDB, and only then deletes it (Ack). One batch is

@@ -2,10 +2,11 @@
 // (Default), then the file decoded over them (Load), then Validate, which
 // names every bad field with its value.
 //
-// Files: config.go (the types, Default, Load, Parse), include.go (the
-// included files, include = ["sites.d/*.toml"]), validate.go
-// (Validate), lines.go (FieldError and finding a key's line), values.go
-// (Duration, Size, WriteConcern).
+// Files: config.go (the types, Default, Load, Parse), source.go (the
+// [[source]] tables and Source.Parser), include.go (the included files,
+// include = ["sites.d/*.toml"]), validate.go (Validate), lines.go
+// (FieldError and finding a key's line), values.go (Duration, Size,
+// WriteConcern).
 //
 // Each default is defined once, beside the package that takes the value
 // and applies it to a zero value (pipeline.DefaultCommitInterval,
