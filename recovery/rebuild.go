@@ -317,7 +317,7 @@ func (s *stream) holds(cp tailer.Checkpoint, loc *locator) bool {
 	}
 	defer f.Close()
 	head := make([]byte, cp.FPLen)
-	if _, err := f.ReadAt(head, 0); err != nil {
+	if n, _ := f.ReadAt(head, 0); n < len(head) {
 		return false
 	}
 	return fnv1a.Extend(fnv1a.Offset, head) == cp.FPSum
