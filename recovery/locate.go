@@ -88,6 +88,13 @@ type locResult struct {
 	ok  bool
 }
 
+// relocate looks for cp's file again, its last answer forgotten: the file
+// found there moved since (a rotation renaming files).
+func (l *locator) relocate(cp tailer.Checkpoint) (tailer.Located, bool) {
+	delete(l.found, locKey{cp.Key(), cp.Offset, cp.FPLen, cp.FPSum})
+	return l.locate(cp)
+}
+
 func (l *locator) locate(cp tailer.Checkpoint) (tailer.Located, bool) {
 	k := locKey{cp.Key(), cp.Offset, cp.FPLen, cp.FPSum}
 	if r, done := l.found[k]; done {

@@ -16,6 +16,7 @@ import (
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/tailer"
@@ -297,8 +298,8 @@ type stream struct {
 
 // holds reports whether cp (an end or a from checkpoint) is of the
 // stream: same source, not further, and its fingerprinted bytes begin
-// the stream's file.
-func (s *stream) holds(cp tailer.Checkpoint) bool {
+// the stream's file (looked for again when it moved: see openLocated).
+func (s *stream) holds(cp tailer.Checkpoint, loc *locator) bool {
 	e := s.end
 	if cp.Source != e.Source || cp.FPLen == 0 || cp.FPLen > e.FPLen || cp.Offset > e.Offset {
 		return false
@@ -309,8 +310,57 @@ func (s *stream) holds(cp tailer.Checkpoint) bool {
 	if !s.found {
 		return false
 	}
-	ok, err := tailer.HasFingerprint(s.loc.Path, cp.FPLen, cp.FPSum)
-	return err == nil && ok
+	var f *os.File
+	f, s.loc, s.found = openLocated(loc, s.end, s.loc)
+	if f == nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, cp.FPLen)
+	if n, _ := f.ReadAt(head, 0); n < len(head) {
+		return false
+	}
+	return fnv1a.Extend(fnv1a.Offset, head) == cp.FPSum
+}
+
+// errMoved: the file at a located path is no longer the located file.
+var errMoved = errors.New("file moved")
+
+// openAs opens path if it is still the file id.
+func openAs(path string, id tailer.FileID) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if got, ok := tailer.IDOf(st); !ok || got != id {
+		f.Close()
+		return nil, fmt.Errorf("re-read %s: %w", path, errMoved)
+	}
+	return f, nil
+}
+
+// openLocated opens the file l located for cp. A rotation renaming files
+// while the rebuild reads (logrotate shifting access.log.N to N+1) can
+// put another file at l.Path: the file is then looked for again, a few
+// times, rather than reading another file's bytes. It returns nil when the
+// file is not found (or cannot be opened), with where it was last found.
+func openLocated(loc *locator, cp tailer.Checkpoint, l tailer.Located) (*os.File, tailer.Located, bool) {
+	for try := 0; try < 5; try++ {
+		f, err := openAs(l.Path, l.ID)
+		if err == nil {
+			return f, l, true
+		}
+		var found bool
+		if l, found = loc.relocate(cp); !found {
+			return nil, l, false
+		}
+	}
+	return nil, l, true
 }
 
 // reread rebuilds the counts of a window (the batch in flight, or the
@@ -340,7 +390,16 @@ func reread(ctx context.Context, cfg Config, w window, loc *locator, st *Stats, 
 		if end <= start {
 			return nil
 		}
-		if !found || l.Size < end {
+		var f *os.File
+		if found {
+			if f, l, _ = openLocated(loc, cp, l); f != nil {
+				defer f.Close()
+				if fi, err := f.Stat(); err == nil {
+					l.Size = fi.Size()
+				}
+			}
+		}
+		if f == nil || l.Size < end {
 			st.LostBytes += end - start
 			log.Error("file of the batch in flight not found: its lines are not counted", "path", cp.Path,
 				"file", fmt.Sprintf("%d:%d", cp.File.Dev, cp.File.Ino), "from", start, "to", end,
@@ -352,7 +411,7 @@ func reread(ctx context.Context, cfg Config, w window, loc *locator, st *Stats, 
 			log.Error("source of the batch in flight no longer configured: its lines are not counted", "source", cp.Source, "path", cp.Path)
 			return nil
 		}
-		n, err := feedRange(agg.Add, cp, l.Path, start, end, maxLine[cp.Source])
+		n, err := feedFile(agg.Add, cp, f, start, end, maxLine[cp.Source])
 		st.ReadBytes += n
 		return err
 	}
@@ -371,7 +430,7 @@ next:
 			continue // nothing read of it yet
 		}
 		for _, s := range streams {
-			if s.holds(e) {
+			if s.holds(e, loc) {
 				continue next
 			}
 		}
@@ -383,11 +442,14 @@ next:
 	for _, k := range slices.Sorted(maps.Keys(w.from)) {
 		f := w.from[k]
 		for _, s := range streams {
-			if s.holds(f) {
+			if s.holds(f, loc) {
 				s.start = max(s.start, f.Offset)
 				used[k] = true
 			}
 		}
+	}
+	if beforeRead != nil {
+		beforeRead()
 	}
 	for _, s := range streams {
 		if err := readRange(s.end, s.loc, s.found, s.start, s.end.Offset); err != nil {
@@ -430,6 +492,16 @@ func feedRange(add func(*tailer.Chunk) error, cp tailer.Checkpoint, path string,
 		return 0, fmt.Errorf("re-read %s: %w", path, err)
 	}
 	defer f.Close()
+	return feedFile(add, cp, f, start, end, maxLine)
+}
+
+// beforeRead, when set (tests), is called once the window's files are
+// located, before they are read.
+var beforeRead func()
+
+// feedFile is feedRange for an open file.
+func feedFile(add func(*tailer.Chunk) error, cp tailer.Checkpoint, f *os.File, start, end int64, maxLine int) (int64, error) {
+	path := f.Name()
 	r := io.NewSectionReader(f, start, end-start)
 	buf := make([]byte, rebuildReadSize)
 	n := 0      // bytes of buf: the partial line carried over

@@ -58,7 +58,10 @@
 // before anything else, and logged at ERROR (lines after Offset may be
 // unread) with the `logtally replay` command that counts them, and counted
 // in Stats.LostFiles. Glob matches without a checkpoint are read from 0, at
-// start and when found by a later rescan.
+// start and when found by a later rescan. The matching is made again (up
+// to five times, a poll interval apart) when the files moved meanwhile: a
+// rotation renaming them while the daemon starts would make a file opened
+// by a name it no longer has look gone.
 //
 // # Files written while the daemon was down
 //

@@ -14,13 +14,37 @@ import (
 // start matches the restored checkpoints to files and starts following, in
 // the steps the package doc describes.
 func (t *Tailer) start(ctx context.Context) error {
-	r := t.survey()
-	r.resumeOwn()
-	r.findCopies()
-	r.settleLost()
-	// Rotated files written while the daemon was down that nothing
-	// accounts for: read from 0.
-	recovered := t.recoverUnread(r.order, r.planned)
+	var r *restore
+	var recovered []*follower
+	for attempt := 1; ; attempt++ {
+		r = t.survey()
+		if afterSurvey != nil {
+			afterSurvey()
+		}
+		r.resumeOwn()
+		r.findCopies()
+		r.settleLost()
+		// Rotated files written while the daemon was down that nothing
+		// accounts for: read from 0.
+		recovered = t.recoverUnread(r.order, r.planned)
+		// The plan holds only if the files did not move while it was
+		// made: a rotation renaming them meanwhile (logrotate shifting
+		// access.log.N to N+1) makes a file opened by a name it no
+		// longer has look gone, and its checkpoint would be dropped.
+		if attempt == startAttempts || t.survey().sameFiles(r) {
+			break
+		}
+		t.log.Info("files moved while matching the checkpoints at start (a rotation), looking again", "attempt", attempt)
+		r.discard(recovered)
+		select { // let the rotation finish
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.clk.After(t.cfg.PollInterval):
+		}
+	}
+	for _, report := range r.reports {
+		report()
+	}
 	if err := r.sendStart(ctx, recovered); err != nil {
 		for _, fl := range r.plan {
 			t.unfollow(fl)
@@ -39,6 +63,14 @@ func (t *Tailer) start(ctx context.Context) error {
 	return nil
 }
 
+// startAttempts bounds how often start matches the checkpoints to the
+// files again when they moved while it did.
+const startAttempts = 5
+
+// afterSurvey, when set (tests), is called after each look at the files
+// at start, before they are opened.
+var afterSurvey func()
+
 // restore is the state of start while it matches the restored checkpoints
 // to the files found.
 type restore struct {
@@ -53,6 +85,38 @@ type restore struct {
 	copies  map[FileID]*follower // a copy of a lost checkpoint's file, by that file
 	dropped []Checkpoint         // checkpoints that match nothing
 	jumped  []*follower          // resumed past their checkpoint, where the ledger says (counted)
+	reports []func()             // what is logged and counted once the plan holds
+}
+
+// sameFiles reports whether r found the same files as o, each at the same
+// path: nothing was renamed, created or removed between the two looks.
+// Sizes and times are not compared (the logs are written meanwhile).
+func (r *restore) sameFiles(o *restore) bool {
+	if len(r.order) != len(o.order) {
+		return false
+	}
+	for _, fi := range r.order {
+		ofi, ok := o.byID[fi.id]
+		if !ok || ofi.path != fi.path {
+			return false
+		}
+	}
+	return true
+}
+
+// discard closes what r planned, and forgets the checkpoints it set
+// waiting, so that start can match them again.
+func (r *restore) discard(recovered []*follower) {
+	for _, fl := range r.plan {
+		r.t.unfollow(fl)
+	}
+	for _, fl := range recovered {
+		r.t.unfollow(fl)
+	}
+	for _, fl := range r.copies { // closed already when planned
+		fl.close()
+	}
+	clear(r.t.waiting)
 }
 
 // survey finds the glob matches and the rotated candidates of the matches,
@@ -219,7 +283,9 @@ func (r *restore) settleLost() {
 					t.log.Info("rotated file changed while down, reading it from 0", "path", own.path, "was", cp.Path)
 				}
 				if cpy == nil && cp.Offset > 0 {
-					t.lostFile(cp.Path, cp.Offset, "followed file truncated or replaced while logtally was down and no copy of it found among its rotated files, reading it from 0")
+					r.reports = append(r.reports, func() {
+						t.lostFile(cp.Path, cp.Offset, "followed file truncated or replaced while logtally was down and no copy of it found among its rotated files, reading it from 0")
+					})
 				}
 				continue
 			}
@@ -258,9 +324,11 @@ func (r *restore) resumeShrunk(cp Checkpoint) *follower {
 		return nil
 	}
 	fl.decided.announce = true
-	t.stats.shrunk.Add(1)
-	t.log.Warn("file shrank in place while logtally was down, its first bytes unchanged and no copy of it found: the lines before its new end were counted, reading on from there",
-		"path", own.path, "offset", cp.Offset, "size", own.size)
+	r.reports = append(r.reports, func() {
+		t.stats.shrunk.Add(1)
+		t.log.Warn("file shrank in place while logtally was down, its first bytes unchanged and no copy of it found: the lines before its new end were counted, reading on from there",
+			"path", own.path, "offset", cp.Offset, "size", own.size)
+	})
 	return fl
 }
 
