@@ -81,32 +81,47 @@ func headerLine(data []byte, n int) bool {
 // tableLine returns the line of the header of table ("source[1]",
 // "source[1].page"), or 0.
 func tableLine(lines []string, table toml.Key) int {
-	var names []string
-	idx := -1
-	for _, part := range table {
-		name, i := splitIndex(part)
-		names = append(names, name)
-		if i >= 0 {
-			idx = i
-		}
-	}
-	want := strings.Join(names, ".")
-	arrays := map[string]int{} // [[name]] headers seen
+	m := newTableMatcher(table)
 	for i, raw := range lines {
-		line := strings.TrimSpace(raw)
-		if !strings.HasPrefix(line, "[") {
-			continue
-		}
-		name := strings.TrimSpace(strings.Trim(strings.SplitN(line, "#", 2)[0], " []"))
-		if strings.HasPrefix(line, "[[") {
-			arrays[name]++
-		}
-		top := strings.SplitN(name, ".", 2)[0]
-		if name == want && (idx < 0 || arrays[top]-1 == idx) {
+		if line := strings.TrimSpace(raw); strings.HasPrefix(line, "[") && m.opens(line) {
 			return i + 1
 		}
 	}
 	return 0
+}
+
+// tableMatcher tells which header line opens a table ("source[1]",
+// "source[1].page"): it is fed every header line in order, since the
+// index of an array table is counted by its [[name]] headers.
+type tableMatcher struct {
+	want   string         // the table's dotted name, indexes left out
+	idx    int            // the array index, -1 for none
+	arrays map[string]int // [[name]] headers seen
+}
+
+func newTableMatcher(table toml.Key) *tableMatcher {
+	m := &tableMatcher{idx: -1, arrays: map[string]int{}}
+	var names []string
+	for _, part := range table {
+		name, i := splitIndex(part)
+		names = append(names, name)
+		if i >= 0 {
+			m.idx = i
+		}
+	}
+	m.want = strings.Join(names, ".")
+	return m
+}
+
+// opens reports whether header line (trimmed, starting with "[") opens
+// the table.
+func (m *tableMatcher) opens(line string) bool {
+	name := strings.TrimSpace(strings.Trim(strings.SplitN(line, "#", 2)[0], " []"))
+	if strings.HasPrefix(line, "[[") {
+		m.arrays[name]++
+	}
+	top := strings.SplitN(name, ".", 2)[0]
+	return name == m.want && (m.idx < 0 || m.arrays[top]-1 == m.idx)
 }
 
 // splitIndex splits "source[2]" into "source" and 2; the index is -1 if
@@ -122,33 +137,18 @@ func splitIndex(part string) (string, int) {
 // findKey returns the line of key rest (its first part, or all of it
 // dotted) inside the table named by table, or 0.
 func findKey(lines []string, table, rest toml.Key) int {
-	var names []string
-	idx := -1
-	for _, part := range table {
-		name, i := splitIndex(part)
-		names = append(names, name)
-		if i >= 0 {
-			idx = i
-		}
-	}
-	want := strings.Join(names, ".")
+	m := newTableMatcher(table)
 	var leaves []string
 	for _, part := range rest {
 		name, _ := splitIndex(part)
 		leaves = append(leaves, name)
 	}
 	leaf, dotted := leaves[0], strings.Join(leaves, ".")
-	inTable := want == ""
-	arrays := map[string]int{} // [[name]] headers seen
+	inTable := m.want == ""
 	for i, raw := range lines {
 		line := strings.TrimSpace(raw)
 		if strings.HasPrefix(line, "[") {
-			name := strings.TrimSpace(strings.Trim(strings.SplitN(line, "#", 2)[0], " []"))
-			if strings.HasPrefix(line, "[[") {
-				arrays[name]++
-			}
-			top := strings.SplitN(name, ".", 2)[0]
-			inTable = name == want && (idx < 0 || arrays[top]-1 == idx)
+			inTable = m.opens(line)
 			continue
 		}
 		if !inTable {
