@@ -139,6 +139,11 @@ func New(cfg Config, in <-chan tailer.Chunk) (*Aggregator, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	return newAggregator(cfg, in, log), nil
+}
+
+// newAggregator makes an Aggregator of cfg reading in (nil for a Summer).
+func newAggregator(cfg Config, in <-chan tailer.Chunk, log *slog.Logger) *Aggregator {
 	return &Aggregator{
 		cfg:             cfg,
 		in:              in,
@@ -148,7 +153,7 @@ func New(cfg Config, in <-chan tailer.Chunk) (*Aggregator, error) {
 		marks:           map[string]buffer.Mark{},
 		extra:           map[string]extraSource{},
 		malformedByFile: map[tailer.FileID]*malformedLog{},
-	}, nil
+	}
 }
 
 // NewSummer returns an Aggregator that only parses and sums: Add chunks
@@ -167,15 +172,7 @@ func NewSummer(parsers map[string]*parser.Parser, limiters map[string]*parser.Pa
 	if limiters == nil {
 		limiters = map[string]*parser.PageLimiter{}
 	}
-	return &Aggregator{
-		cfg:             Config{Parsers: parsers, Limiters: limiters, Clock: clk},
-		log:             log.With("component", "aggregator"),
-		index:           map[string]int32{},
-		cps:             map[string][]byte{},
-		marks:           map[string]buffer.Mark{},
-		extra:           map[string]extraSource{},
-		malformedByFile: map[tailer.FileID]*malformedLog{},
-	}
+	return newAggregator(Config{Parsers: parsers, Limiters: limiters, Clock: clk}, nil, log)
 }
 
 // Sums returns the counts held (buffer key -> hits) and the ledger marks
