@@ -323,27 +323,6 @@ func (s *stream) holds(cp tailer.Checkpoint, loc *locator) bool {
 	return fnv1a.Extend(fnv1a.Offset, head) == cp.FPSum
 }
 
-// errMoved: the file at a located path is no longer the located file.
-var errMoved = errors.New("file moved")
-
-// openAs opens path if it is still the file id.
-func openAs(path string, id tailer.FileID) (*os.File, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if got, ok := tailer.IDOf(st); !ok || got != id {
-		f.Close()
-		return nil, fmt.Errorf("re-read %s: %w", path, errMoved)
-	}
-	return f, nil
-}
-
 // openLocated opens the file l located for cp. A rotation renaming files
 // while the rebuild reads (logrotate shifting access.log.N to N+1) can
 // put another file at l.Path: the file is then looked for again, a few
@@ -351,7 +330,7 @@ func openAs(path string, id tailer.FileID) (*os.File, error) {
 // file is not found (or cannot be opened), with where it was last found.
 func openLocated(loc *locator, cp tailer.Checkpoint, l tailer.Located) (*os.File, tailer.Located, bool) {
 	for try := 0; try < 5; try++ {
-		f, err := openAs(l.Path, l.ID)
+		f, err := tailer.OpenLocated(loc.globs[cp.Source], l)
 		if err == nil {
 			return f, l, true
 		}

@@ -3,7 +3,6 @@ package tailer
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -183,19 +182,9 @@ func (t *Tailer) release(id FileID, fl *follower) {
 
 // openFollower opens path and checks it is still the file id.
 func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower, error) {
-	f, err := t.open(path)
+	f, st, err := openID(t.open, path, id)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("stat %s: %w", path, err)
-	}
-	got, _, ok := statID(st)
-	if !ok || got != id {
-		f.Close()
-		return nil, fmt.Errorf("open %s: %w (replaced while opening)", path, os.ErrNotExist)
+		return nil, err
 	}
 	if t.cfg.Counted != nil {
 		cp = t.counted(f, path, st.Size(), cp)

@@ -141,3 +141,33 @@ func (t *Tailer) open(p string) (*os.File, error) {
 	}
 	return f, err
 }
+
+// openID opens path with open and returns it, with its FileInfo, only if
+// it is still the file id: a rotation may have put another file at path
+// since it was seen. Another file there is an os.ErrNotExist ("replaced
+// while opening").
+func openID(open func(string) (*os.File, error), path string, id FileID) (*os.File, os.FileInfo, error) {
+	f, err := open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	if got, _, ok := statID(st); !ok || got != id {
+		f.Close()
+		return nil, nil, fmt.Errorf("open %s: %w (replaced while opening)", path, os.ErrNotExist)
+	}
+	return f, st, nil
+}
+
+// OpenLocated opens the file a Locate found (path and identity) under the
+// source's symbolic-link rule, as a Tailer of src would, and only if path
+// still names that file.
+func OpenLocated(src SourceFiles, l Located) (*os.File, error) {
+	lp := newLinkPolicy(src.Paths, src.Rotated, src.FollowSymlinks)
+	f, _, err := openID(lp.open, l.Path, l.ID)
+	return f, err
+}
