@@ -6,12 +6,18 @@
 //
 // Rebuild restores the checkpoints where the acknowledged counts end,
 // finding each file again under the source's globs and rotated globs
-// (tailer.LocateSource; its identity may differ on a rebuilt host). When a batch was in flight it re-reads the
-// batch's lines, from the files and from the replayed archives the record
+// (tailer.LocateSource; its identity may differ on a rebuilt host).
+// When a batch was in flight it re-reads the batch's lines, from the files and from the replayed archives the record
 // names, sums them with the real aggregator (aggregate.NewSummer), and
 // seals them under the batch's own id, so that writing it again counts only
 // what the buckets lack. With flush.coarse_interval it rebuilds the coarse
 // counts the same way.
+//
+// Files by role: rebuild.go (Rebuild: the record, the lease, the new
+// buffer), reread.go (re-reading a window's lines: streams, ranges, the
+// line cutter), rebuildarchive.go (a window's archive parts), locate.go
+// (decoding the record's checkpoints, finding their files again),
+// record.go (the Recorder and the lease), config.go.
 //
 // Caveats:
 //   - Rebuild takes the instance's lease first, waiting for a live one to
