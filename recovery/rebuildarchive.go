@@ -79,7 +79,7 @@ func rereadArchive(ctx context.Context, a progress.Archive, agg *aggregate.Aggre
 	if err != nil {
 		return 0, err.Error(), nil
 	}
-	if len(head) < a.FPLen || fnv1a.Extend(fnv1a.Offset, head[:a.FPLen]) != uint64(a.FPSum) {
+	if !tailer.SameStream(tailer.Checkpoint{FPLen: a.FPLen, FPSum: uint64(a.FPSum)}, head) {
 		return 0, "its first bytes are not the ones counted: another file", nil
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/tailer"
@@ -64,10 +63,8 @@ func (s *stream) holds(cp tailer.Checkpoint, loc *locator) bool {
 	}
 	defer f.Close()
 	head := make([]byte, cp.FPLen)
-	if n, _ := f.ReadAt(head, 0); n < len(head) {
-		return false
-	}
-	return fnv1a.Extend(fnv1a.Offset, head) == cp.FPSum
+	n, _ := f.ReadAt(head, 0)
+	return tailer.SameStream(cp, head[:n])
 }
 
 // openLocated opens the file l located for cp. A rotation renaming files

@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"slices"
 	"time"
-
-	"github.com/logtally/logtally/fnv1a"
 )
 
 // Recovery: rotated files written while the daemon was down (Config.Since).
@@ -116,7 +114,7 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[FileID]*follower) 
 // file held when it was read (up to FPLen bytes at least).
 func (t *Tailer) coveredBy(head []byte) (Checkpoint, bool) {
 	for _, cp := range t.cfg.Checkpoints {
-		if cp.FPLen > 0 && cp.FPLen <= len(head) && fnv1a.Extend(fnv1a.Offset, head[:cp.FPLen]) == cp.FPSum {
+		if SameStream(cp, head) {
 			return cp, true
 		}
 	}
