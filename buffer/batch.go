@@ -3,10 +3,10 @@ package buffer
 import (
 	"bytes"
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"time"
 
+	"github.com/logtally/logtally/measure"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -149,12 +149,12 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) 
 // the first key >= from (nil: the first key), until fn returns false. It
 // runs in one read transaction: key is valid only inside fn, and fn should
 // not do network I/O.
-func (b *Buffer) ScanBatch(id string, from []byte, fn func(key []byte, n uint64) bool) error {
+func (b *Buffer) ScanBatch(id string, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
 	return b.scan(id, false, from, fn)
 }
 
 // scan is ScanBatch (coarse false) and ScanCoarse.
-func (b *Buffer) scan(id string, coarse bool, from []byte, fn func(key []byte, n uint64) bool) error {
+func (b *Buffer) scan(id string, coarse bool, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
 	err := b.view(func(tx *bolt.Tx) error {
 		sealed := tx.Bucket(bktSealed)
 		sc := sealed.Bucket(subCounts)
@@ -176,8 +176,12 @@ func (b *Buffer) scan(id string, coarse bool, from []byte, fn func(key []byte, n
 		} else {
 			k, v = c.Seek(from)
 		}
+		var vec measure.Vector
 		for ; k != nil; k, v = c.Next() {
-			if !fn(k, binary.BigEndian.Uint64(v)) {
+			if err := vec.Decode(v); err != nil {
+				return fmt.Errorf("count of key %x: %w", k, err)
+			}
+			if !fn(k, &vec) {
 				return nil
 			}
 		}

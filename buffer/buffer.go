@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/logtally/logtally/measure"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -52,7 +53,27 @@ const DefaultLockTimeout = time.Second
 const DefaultMaxSize = 1 << 30
 
 // formatVersion is the on-disk layout version stored in the meta bucket.
-const formatVersion = 1
+// Version 2 stores each count as an encoded measure.Vector; version 1
+// stored the views alone (8 bytes), which version 2 still reads: a
+// version-1 file opened read-write is marked version 2 before anything
+// is written to it, so that an older logtally refuses it ("unsupported
+// buffer format 2") instead of misreading its counts.
+const (
+	formatVersion   = 2
+	formatVersionV1 = 1
+)
+
+// checkFormat returns an error unless v (the stored format, nil in a new
+// file) is one this version reads.
+func checkFormat(v []byte) error {
+	if v == nil {
+		return nil
+	}
+	if f := binary.BigEndian.Uint64(v); f != formatVersion && f != formatVersionV1 {
+		return fmt.Errorf("unsupported buffer format %d (this logtally reads %d and %d)", f, formatVersionV1, formatVersion)
+	}
+	return nil
+}
 
 // perKeyOverhead approximates bbolt's per-element cost (leaf element header
 // plus page slack) for the size estimate.
@@ -217,8 +238,8 @@ func (b *Buffer) load(tx *bolt.Tx) error {
 		return errors.New("buckets missing: the file was not written by this version of logtally; " +
 			"open it once read-write (start logtally) to upgrade it")
 	}
-	if v := meta.Get(keyFormat); v != nil && binary.BigEndian.Uint64(v) != formatVersion {
-		return fmt.Errorf("unsupported buffer format %d", binary.BigEndian.Uint64(v))
+	if err := checkFormat(meta.Get(keyFormat)); err != nil {
+		return err
 	}
 	b.instance = string(meta.Get(keyInstance))
 	b.pendingKeys = int(getU64(pending.Get(keyKeys)))
@@ -239,11 +260,14 @@ func (b *Buffer) init(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	if v := meta.Get(keyFormat); v != nil && binary.BigEndian.Uint64(v) != formatVersion {
-		return fmt.Errorf("unsupported buffer format %d", binary.BigEndian.Uint64(v))
+	if err := checkFormat(meta.Get(keyFormat)); err != nil {
+		return err
 	}
 	if id := meta.Get(keyInstance); id != nil {
 		b.instance = string(id)
+		if err := meta.Put(keyFormat, u64(formatVersion)); err != nil {
+			return err
+		}
 	} else {
 		b.instance = cmp.Or(b.adopt, randomID(8))
 		if err := meta.Put(keyInstance, []byte(b.instance)); err != nil {
@@ -364,6 +388,16 @@ func randomID(n int) string {
 }
 
 func u64(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
+
+// views returns the views of an encoded count, 0 if it cannot be decoded
+// (a statistic: the flusher's scan reports such a value).
+func views(v []byte) uint64 {
+	var vec measure.Vector
+	if vec.Decode(v) != nil {
+		return 0
+	}
+	return vec[measure.Views]
+}
 
 func getU64(v []byte) uint64 {
 	if len(v) != 8 {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/measure"
 )
 
 // openTest opens the buffer at path with opts for a test and registers
@@ -87,13 +89,13 @@ func TestCommitSealScanAck(t *testing.T) {
 		t.Fatalf("LastCommit before any commit = %v, %v; want zero", last, err)
 	}
 	before := time.Now()
-	if err := b.Commit(map[string]uint64{k1: 2, k2: 1}, map[string][]byte{"f1": []byte("10")}); err != nil {
+	if err := b.Commit(viewsOf(map[string]uint64{k1: 2, k2: 1}), map[string][]byte{"f1": []byte("10")}); err != nil {
 		t.Fatal(err)
 	}
 	if last, err := b.LastCommit(); err != nil || last.Before(before) || last.After(time.Now()) {
 		t.Fatalf("LastCommit = %v, %v; want between %v and now", last, err, before)
 	}
-	if err := b.Commit(map[string]uint64{k1: 3}, map[string][]byte{"f1": []byte("20")}); err != nil {
+	if err := b.Commit(viewsOf(map[string]uint64{k1: 3}), map[string][]byte{"f1": []byte("20")}); err != nil {
 		t.Fatal(err)
 	}
 	if keys, hits := b.Pending(); keys != 2 || hits != 6 {
@@ -107,7 +109,7 @@ func TestCommitSealScanAck(t *testing.T) {
 		t.Fatalf("batch = %+v", batch)
 	}
 	// Counts committed while a batch is in flight stay pending.
-	if err := b.Commit(map[string]uint64{k1: 7}, nil); err != nil {
+	if err := b.Commit(viewsOf(map[string]uint64{k1: 7}), nil); err != nil {
 		t.Fatal(err)
 	}
 	again, err := b.Seal()
@@ -115,7 +117,7 @@ func TestCommitSealScanAck(t *testing.T) {
 		t.Fatalf("second Seal returned %v, %v; want the batch in flight %s", again, err, batch.ID)
 	}
 	got := map[string]uint64{}
-	if err := b.ScanBatch(batch.ID, nil, func(k []byte, n uint64) bool { got[string(k)] = n; return true }); err != nil {
+	if err := scanViews(b.ScanBatch, batch.ID, nil, func(k []byte, n uint64) bool { got[string(k)] = n; return true }); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got[k1] != 5 || got[k2] != 1 {
@@ -123,13 +125,13 @@ func TestCommitSealScanAck(t *testing.T) {
 	}
 	// Scanning from a key starts there and stops when told.
 	var seen []string
-	if err := b.ScanBatch(batch.ID, []byte(k2), func(k []byte, n uint64) bool { seen = append(seen, string(k)); return false }); err != nil {
+	if err := scanViews(b.ScanBatch, batch.ID, []byte(k2), func(k []byte, n uint64) bool { seen = append(seen, string(k)); return false }); err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) != 1 || seen[0] != k2 {
 		t.Fatalf("scan from k2 saw %q", seen)
 	}
-	if err := b.ScanBatch("nope", nil, func([]byte, uint64) bool { return true }); !errors.Is(err, ErrNoBatch) {
+	if err := scanViews(b.ScanBatch, "nope", nil, func([]byte, uint64) bool { return true }); !errors.Is(err, ErrNoBatch) {
 		t.Fatalf("scan of unknown batch: %v", err)
 	}
 	if err := b.SaveProgress(batch.ID, []byte("p1")); err != nil {
@@ -233,7 +235,7 @@ func TestFullAtMaxSize(t *testing.T) {
 		}
 		clear(counts)
 		counts[key("s", "/page/"+strconv.Itoa(i), 1)] = 1
-		if err := b.Commit(counts, nil); err != nil {
+		if err := b.Commit(viewsOf(counts), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -322,7 +324,7 @@ func TestCrashKeepsCountsAndCheckpointsTogether(t *testing.T) {
 		_, pending := b.Pending()
 		var sealed uint64
 		if s, _ := b.Sealed(); s != nil {
-			b.ScanBatch(s.ID, nil, func(_ []byte, n uint64) bool { sealed += n; return true })
+			scanViews(b.ScanBatch, s.ID, nil, func(_ []byte, n uint64) bool { sealed += n; return true })
 		}
 		held := pending + sealed + acked
 		if s, _ := b.Sealed(); s != nil && round%2 == 1 {
@@ -359,7 +361,7 @@ func crashChild(path string) {
 			add += n
 		}
 		total += add
-		if err := b.Commit(counts, map[string][]byte{"total": u64(total)}); err != nil {
+		if err := b.Commit(viewsOf(counts), map[string][]byte{"total": u64(total)}); err != nil {
 			os.Exit(4)
 		}
 		if i%5 == 4 {
@@ -369,4 +371,20 @@ func crashChild(path string) {
 		}
 		fmt.Println(i)
 	}
+}
+
+// viewsOf turns views-only counts into vectors.
+func viewsOf(m map[string]uint64) map[string]measure.Vector {
+	out := make(map[string]measure.Vector, len(m))
+	for k, n := range m {
+		var v measure.Vector
+		v[measure.Views] = n
+		out[k] = v
+	}
+	return out
+}
+
+// scanViews scans with a views-only callback.
+func scanViews(scan func(string, []byte, func([]byte, *measure.Vector) bool) error, id string, from []byte, fn func([]byte, uint64) bool) error {
+	return scan(id, from, func(k []byte, v *measure.Vector) bool { return fn(k, v[measure.Views]) })
 }

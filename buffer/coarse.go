@@ -1,10 +1,11 @@
 package buffer
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/logtally/logtally/measure"
 )
 
 // The coarse counts: with the flusher's coarse interval, most batches are
@@ -53,11 +54,17 @@ func sealCoarse(sealed, pending *bolt.Bucket, minuteOnly, waiting bool) error {
 // addCounts adds every count of src to dst.
 func addCounts(dst, src *bolt.Bucket) error {
 	return src.ForEach(func(k, v []byte) error {
-		n := binary.BigEndian.Uint64(v)
-		if old := dst.Get(k); old != nil {
-			n += binary.BigEndian.Uint64(old)
+		var n, o measure.Vector
+		if err := n.Decode(v); err != nil {
+			return fmt.Errorf("count of key %x: %w", k, err)
 		}
-		return dst.Put(k, u64(n))
+		if old := dst.Get(k); old != nil {
+			if err := o.Decode(old); err != nil {
+				return fmt.Errorf("count of key %x: %w", k, err)
+			}
+			n.Merge(&o)
+		}
+		return dst.Put(k, n.AppendBinary(nil))
 	})
 }
 
@@ -83,7 +90,7 @@ func ackCoarse(tx *bolt.Tx, sealed *bolt.Bucket) error {
 // ScanCoarse is ScanBatch for the daily and monthly passes of a full
 // batch: its coarse counts when it has some, else its own counts. A
 // minute-only batch has none: an error.
-func (b *Buffer) ScanCoarse(id string, from []byte, fn func(key []byte, n uint64) bool) error {
+func (b *Buffer) ScanCoarse(id string, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
 	return b.scan(id, true, from, fn)
 }
 
@@ -94,7 +101,7 @@ func (b *Buffer) Coarse() (keys int, hits uint64) {
 	b.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktPending).Bucket(subCoarse).ForEach(func(_, v []byte) error {
 			keys++
-			hits += binary.BigEndian.Uint64(v)
+			hits += views(v)
 			return nil
 		})
 	})

@@ -13,7 +13,7 @@ func scanAll(t *testing.T, b *Buffer, id string, coarse bool) map[string]uint64 
 	if coarse {
 		scan = b.ScanCoarse
 	}
-	if err := scan(id, nil, func(k []byte, n uint64) bool { out[string(k)] = n; return true }); err != nil {
+	if err := scanViews(scan, id, nil, func(k []byte, n uint64) bool { out[string(k)] = n; return true }); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -24,14 +24,14 @@ func scanAll(t *testing.T, b *Buffer, id string, coarse bool) map[string]uint64 
 func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
 	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{})
 	k := func(page string, sec int64) string { return string(AppendKey(nil, []byte("s"), []byte(page), sec)) }
-	if err := b.Commit(map[string]uint64{k("/a", 60): 2, k("/b", 61): 1}, nil); err != nil {
+	if err := b.Commit(viewsOf(map[string]uint64{k("/a", 60): 2, k("/b", 61): 1}), nil); err != nil {
 		t.Fatal(err)
 	}
 	m, err := b.SealMinuteOnly()
 	if err != nil || m == nil || !m.MinuteOnly {
 		t.Fatalf("minute-only batch %+v, %v", m, err)
 	}
-	if err := b.ScanCoarse(m.ID, nil, func([]byte, uint64) bool { return true }); err == nil {
+	if err := scanViews(b.ScanCoarse, m.ID, nil, func([]byte, uint64) bool { return true }); err == nil {
 		t.Error("a minute-only batch has coarse counts")
 	}
 	if again, _ := b.Seal(); again == nil || again.ID != m.ID || !again.MinuteOnly {
@@ -48,7 +48,7 @@ func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
 	if none, err := b.SealMinuteOnly(); none != nil || err != nil {
 		t.Fatalf("minute-only seal of nothing: %+v, %v", none, err)
 	}
-	if err := b.Commit(map[string]uint64{k("/a", 60): 5, k("/c", 120): 1}, nil); err != nil {
+	if err := b.Commit(viewsOf(map[string]uint64{k("/a", 60): 5, k("/c", 120): 1}), nil); err != nil {
 		t.Fatal(err)
 	}
 	full, err := b.Seal()
@@ -71,7 +71,7 @@ func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
 		t.Errorf("%d coarse keys after the full batch", keys)
 	}
 	// A full batch with nothing waiting reads its own counts.
-	if err := b.Commit(map[string]uint64{k("/d", 180): 1}, nil); err != nil {
+	if err := b.Commit(viewsOf(map[string]uint64{k("/d", 180): 1}), nil); err != nil {
 		t.Fatal(err)
 	}
 	plain, _ := b.Seal()
@@ -80,7 +80,7 @@ func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
 	}
 	// Only coarse counts waiting: a full seal still makes a batch.
 	b.Ack(plain.ID)
-	b.Commit(map[string]uint64{k("/e", 240): 4}, nil)
+	b.Commit(viewsOf(map[string]uint64{k("/e", 240): 4}), nil)
 	m, _ = b.SealMinuteOnly()
 	b.Ack(m.ID)
 	last, err := b.Seal()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/logtally/logtally/measure"
 )
 
 // AppendKey appends the key of a count for (site, page, sec) to dst. Keys
@@ -41,14 +43,15 @@ func DecodeKey(k []byte) (site, page []byte, sec int64, err error) {
 // Commit adds counts (keys from AppendKey) to the pending counts and writes
 // checkpoints (a nil value deletes one) in one transaction: after it returns
 // both are on disk, and after a crash either both or neither are.
-func (b *Buffer) Commit(counts map[string]uint64, checkpoints map[string][]byte) error {
+func (b *Buffer) Commit(counts map[string]measure.Vector, checkpoints map[string][]byte) error {
 	return b.CommitWith(Commit{Counts: counts, Checkpoints: checkpoints})
 }
 
 // Commit is what CommitWith writes in one transaction.
 type Commit struct {
-	// Counts are added to the pending counts (keys from AppendKey).
-	Counts map[string]uint64
+	// Counts are added to the pending counts (keys from AppendKey): each
+	// key's measures merged (measure.Vector.Merge).
+	Counts map[string]measure.Vector
 	// Checkpoints are written; a nil value deletes one.
 	Checkpoints map[string][]byte
 	// Marks move the ledger: each key keeps its greatest offset.
@@ -89,22 +92,28 @@ func (b *Buffer) CommitWith(c Commit) error {
 		newKeys, hits, newBytes = 0, 0, 0
 		pending := tx.Bucket(bktPending)
 		pc := pending.Bucket(subCounts)
-		vals := make([]byte, 8*len(keys))
-		for i, k := range keys {
-			n := counts[k]
+		var vals []byte // the encoded values, one allocation for all (bbolt keeps them until the commit)
+		for _, k := range keys {
+			v := counts[k]
 			kb := []byte(k)
-			if old := pc.Get(kb); old != nil {
-				n += binary.BigEndian.Uint64(old)
-			} else {
-				newKeys++
-				newBytes += int64(len(kb)) + 8 + perKeyOverhead
+			old := pc.Get(kb)
+			if old != nil {
+				var o measure.Vector
+				if err := o.Decode(old); err != nil {
+					return fmt.Errorf("count of key %x: %w", kb, err)
+				}
+				v.Merge(&o)
 			}
-			v := vals[8*i : 8*i+8]
-			binary.BigEndian.PutUint64(v, n)
-			if err := pc.Put(kb, v); err != nil {
+			from := len(vals)
+			vals = v.AppendBinary(vals)
+			if old == nil {
+				newKeys++
+				newBytes += int64(len(kb)+len(vals)-from) + perKeyOverhead
+			}
+			if err := pc.Put(kb, vals[from:len(vals):len(vals)]); err != nil {
 				return fmt.Errorf("put count: %w", err)
 			}
-			hits += counts[k]
+			hits += counts[k][measure.Views]
 		}
 		if len(keys) > 0 {
 			b.mu.Lock()

@@ -36,7 +36,7 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 	sum := fnv1a.Extend(fnv1a.Offset, head)
 	m := Mark{FPLen: len(head), FPSum: sum, Offset: int64(len(head)), Source: "s", Path: "/a.gz"}
 	key := AppendKey(nil, []byte("site"), []byte("/"), 60)
-	if err := b.CommitWith(Commit{Counts: map[string]uint64{string(key): 2}, Marks: []Mark{m}, KeepLastCommit: true}); err != nil {
+	if err := b.CommitWith(Commit{Counts: viewsOf(map[string]uint64{string(key): 2}), Marks: []Mark{m}, KeepLastCommit: true}); err != nil {
 		t.Fatal(err)
 	}
 	if last, _ := b.LastCommit(); !last.IsZero() {

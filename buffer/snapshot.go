@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/logtally/logtally/measure"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -221,7 +222,7 @@ func (b *Buffer) AckedSnapshot() (Snapshot, error) {
 // counts is not nil, it is sealed at once as a batch with id inflight (the
 // batch the lost buffer had in flight, rebuilt), whose snapshot is cps,
 // sealed at since (the lost batch's own seal time).
-func (b *Buffer) Rebuild(acked Snapshot, cps map[string][]byte, counts map[string]uint64, inflight string, since time.Time) error {
+func (b *Buffer) Rebuild(acked Snapshot, cps map[string][]byte, counts map[string]measure.Vector, inflight string, since time.Time) error {
 	return b.RebuildCoarse(acked, cps, counts, inflight, since, Coarse{})
 }
 
@@ -234,7 +235,7 @@ type Coarse struct {
 	Snapshot Snapshot
 	// Counts are the counts acknowledged in the minute buckets only,
 	// waiting for a full batch (re-read from Snapshot on).
-	Counts map[string]uint64
+	Counts map[string]measure.Vector
 	// MinuteOnly: the batch in flight was minute-only.
 	MinuteOnly bool
 }
@@ -243,7 +244,7 @@ type Coarse struct {
 // monthly buckets less often than the minute ones: c.Counts wait in the
 // coarse counts (a full batch in flight takes them at once, as its seal
 // did), and c.Snapshot is where the daily and monthly counts end.
-func (b *Buffer) RebuildCoarse(acked Snapshot, cps map[string][]byte, counts map[string]uint64, inflight string, since time.Time, c Coarse) error {
+func (b *Buffer) RebuildCoarse(acked Snapshot, cps map[string][]byte, counts map[string]measure.Vector, inflight string, since time.Time, c Coarse) error {
 	return b.RebuildWith(Rebuilt{Acked: acked, Checkpoints: cps, Counts: counts, Batch: inflight, Since: since, Coarse: c})
 }
 
@@ -256,7 +257,7 @@ type Rebuilt struct {
 	// Counts, when not nil, are sealed at once as batch Batch (the batch
 	// the lost buffer had in flight, rebuilt), whose snapshot is
 	// Checkpoints, sealed at Since.
-	Counts map[string]uint64
+	Counts map[string]measure.Vector
 	Batch  string
 	// Since becomes the last-commit time (the time the rebuilt position
 	// was reached, so the tailers read rotated files written after it).
@@ -286,7 +287,7 @@ func (b *Buffer) RebuildWith(r Rebuilt) error {
 		err := b.update(func(tx *bolt.Tx) error {
 			pc := tx.Bucket(bktPending).Bucket(subCoarse)
 			for k, n := range c.Counts {
-				if err := pc.Put([]byte(k), u64(n)); err != nil {
+				if err := pc.Put([]byte(k), n.AppendBinary(nil)); err != nil {
 					return err
 				}
 			}

@@ -11,7 +11,7 @@ func TestSnapshotsFollowSealAndAck(t *testing.T) {
 	b := openTest(t, filepath.Join(t.TempDir(), "buffer.db"), Options{})
 	key := string(AppendKey(nil, []byte("s"), []byte("/a"), 1_700_000_000))
 	c1 := map[string][]byte{"f1": []byte("at 10"), "f2": []byte("at 20")}
-	if err := b.Commit(map[string]uint64{key: 3}, c1); err != nil {
+	if err := b.Commit(viewsOf(map[string]uint64{key: 3}), c1); err != nil {
 		t.Fatal(err)
 	}
 	batch, err := b.Seal()
@@ -19,7 +19,7 @@ func TestSnapshotsFollowSealAndAck(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Checkpoints committed after the seal are not the batch's.
-	if err := b.Commit(map[string]uint64{key: 1}, map[string][]byte{"f1": []byte("at 30"), "f2": nil}); err != nil {
+	if err := b.Commit(viewsOf(map[string]uint64{key: 1}), map[string][]byte{"f1": []byte("at 30"), "f2": nil}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := b.SealedSnapshot()
@@ -60,7 +60,7 @@ func TestRebuild(t *testing.T) {
 	acked := Snapshot{Batch: "prev", SealedAt: time.Unix(1_700_000_000, 0), Checkpoints: map[string][]byte{"f1": []byte("at 10")}}
 	cps := map[string][]byte{"f1": []byte("at 40"), "f3": []byte("at 5")}
 	since := time.Unix(1_700_000_100, 0)
-	if err := b.Rebuild(acked, cps, map[string]uint64{key: 7}, "inflight-n", since); err != nil {
+	if err := b.Rebuild(acked, cps, viewsOf(map[string]uint64{key: 7}), "inflight-n", since); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/logtally/logtally/botclass"
 )
 
 // Hit is one parsed request. Its slices point into the line, into the
@@ -28,6 +30,12 @@ type Hit struct {
 	// Method is the request method as logged, an HTTP token; "-" for
 	// formats that do not log it.
 	Method []byte
+	// Bytes is the response size the line logs ($body_bytes_sent, or $bytes_sent; %b/%O; a JSON field); 0 for "-" or when the format has none.
+	Bytes uint64
+	// RT is the response time in microseconds, or -1 when the line logs none.
+	RT int64
+	// Bot is the user agent's class (botclass.Person when the format logs no user agent).
+	Bot botclass.Class
 }
 
 type formatKind uint8
@@ -295,6 +303,7 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 	h.Time = f.time
 	h.Status = f.status
 	h.Method = f.method
+	h.RT = -1
 	return OK
 }
 
