@@ -13,6 +13,7 @@ import (
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/tailer"
 )
@@ -88,7 +89,7 @@ type Aggregator struct {
 	log *slog.Logger
 
 	index  map[string]int32 // buffer key -> position in counts
-	counts []uint64
+	counts []measure.Vector
 	cps    map[string][]byte
 	marks  map[string]buffer.Mark // ledger key -> mark, since the last commit
 	// finished holds the last checkpoints of the files finished since the
@@ -105,8 +106,9 @@ type Aggregator struct {
 	sitesFolded                                               atomic.Uint64
 	foldWarned                                                map[string]bool // sources whose max_sites was reached, logged
 	outcomes                                                  [parser.NumOutcomes]atomic.Uint64
-	started                                                   bool         // StartMarker read
-	beat                                                      atomic.Int64 // Clock.Now() of the last loop turn, Unix nanoseconds
+	measures                                                  [measure.N]atomic.Uint64 // Stats.Measures
+	started                                                   bool                     // StartMarker read
+	beat                                                      atomic.Int64             // Clock.Now() of the last loop turn, Unix nanoseconds
 	lastSite                                                  []byte
 
 	fullMu    sync.Mutex // guards fullSince and fullErr
@@ -177,8 +179,8 @@ func NewSummer(parsers map[string]*parser.Parser, limiters map[string]*parser.Pa
 
 // Sums returns the counts held (buffer key -> hits) and the ledger marks
 // of the chunks added since the last commit: what a commit would write.
-func (a *Aggregator) Sums() (map[string]uint64, []buffer.Mark) {
-	counts := make(map[string]uint64, len(a.index))
+func (a *Aggregator) Sums() (map[string]measure.Vector, []buffer.Mark) {
+	counts := make(map[string]measure.Vector, len(a.index))
 	for k, i := range a.index {
 		counts[k] = a.counts[i]
 	}
@@ -347,6 +349,7 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 	var outcomes parser.Counts
 	var siteHits *atomic.Uint64 // the counter of a.lastSite
 	var siteRun uint64          // hits of a.lastSite not yet added to it
+	var classes measure.Vector  // this chunk's hits by class, for Stats
 	c.Lines(func(line []byte, end int64) {
 		lines++
 		out := p.Parse(line, &a.hit)
@@ -374,18 +377,22 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 		siteRun++
 		page := lim.Apply(a.hit.Site, a.hit.Page, a.hit.Time/60)
 		a.keyBuf = buffer.AppendKey(a.keyBuf[:0], a.hit.Site, page, a.hit.Time)
-		if i, ok := a.index[string(a.keyBuf)]; ok {
-			a.counts[i]++
-			return
+		i, ok := a.index[string(a.keyBuf)]
+		if !ok {
+			i = int32(len(a.counts))
+			a.index[string(a.keyBuf)] = i
+			a.counts = append(a.counts, measure.Vector{})
 		}
-		a.index[string(a.keyBuf)] = int32(len(a.counts))
-		a.counts = append(a.counts, 1)
+		m := measure.Hit{Status: a.hit.Status, Bot: a.hit.Bot, Bytes: a.hit.Bytes, RT: a.hit.RT}
+		a.counts[i].Add(&m)
+		classes.Add(&m)
 	})
 	if siteHits != nil {
 		siteHits.Add(siteRun)
 	}
 	a.lines.Add(lines)
 	a.hits.Add(hits)
+	a.addClasses(&classes)
 	src := a.sourceCounter(cp.Source)
 	src.lines.Add(lines)
 	src.hits.Add(hits)

@@ -15,6 +15,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/tailer"
 )
@@ -203,7 +204,8 @@ func drain(t *testing.T, buf *buffer.Buffer) map[hitKey]uint64 {
 		return out
 	}
 	var sum uint64
-	err = buf.ScanBatch(b.ID, nil, func(k []byte, n uint64) bool {
+	err = buf.ScanBatch(b.ID, nil, func(k []byte, v *measure.Vector) bool {
+		n := v[measure.Views]
 		site, page, sec, err := buffer.DecodeKey(k)
 		if err != nil {
 			t.Error(err)
@@ -407,6 +409,7 @@ func TestMalformedAndTooLongLinesAreCountedAndPassed(t *testing.T) {
 	want.Outcomes[parser.MalformedStatus] = 1 // 999
 	want.BySource = map[string]aggregate.SourceStats{"src": {Lines: 6, Hits: 2}}
 	want.HitsBySite = map[string]uint64{"s": 2}
+	want.Measures[measure.Views], want.Measures[measure.Status2xx] = 2, 2 // both hits are 200s
 	if s := h.agg.Stats(); !reflect.DeepEqual(s, want) {
 		t.Errorf("stats %+v, want %+v", s, want)
 	}
@@ -475,7 +478,7 @@ func TestFullBufferStopsReadingUntilSpaceIsFreed(t *testing.T) {
 	h.refused(b)
 	batch, _ := h.buf.Sealed()
 	var got uint64
-	h.buf.ScanBatch(batch.ID, nil, func(_ []byte, n uint64) bool { got += n; return true })
+	h.buf.ScanBatch(batch.ID, nil, func(_ []byte, v *measure.Vector) bool { got += v[measure.Views]; return true })
 	if got != 1 {
 		t.Fatalf("sealed batch holds %d hits, want 1", got)
 	}

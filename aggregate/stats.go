@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 )
 
@@ -74,6 +75,9 @@ type Stats struct {
 	// HitsBySite holds hits per site, at most MaxSitesCounted of them
 	// and OtherSites.
 	HitsBySite map[string]uint64
+	// Measures are the measures of every hit counted (Hits is their
+	// views): by status class, by bot class, bytes, response times.
+	Measures measure.Vector
 	// FullSince is when commits began failing on a full state dir
 	// (StateDirFull), zero while they do not.
 	FullSince time.Time
@@ -90,6 +94,9 @@ func (a *Aggregator) Stats() Stats {
 	for i := range a.outcomes {
 		st.Outcomes[i] = a.outcomes[i].Load()
 	}
+	for i := range a.measures {
+		st.Measures[i] = a.measures[i].Load()
+	}
 	a.byMu.Lock()
 	st.BySource = make(map[string]SourceStats, len(a.bySource))
 	for k, c := range a.bySource {
@@ -102,6 +109,21 @@ func (a *Aggregator) Stats() Stats {
 	a.byMu.Unlock()
 	st.FullSince, st.FullErr = a.Full()
 	return st
+}
+
+// addClasses adds a chunk's measures to the running totals.
+func (a *Aggregator) addClasses(v *measure.Vector) {
+	for i, n := range v {
+		if n == 0 {
+			continue
+		}
+		if measure.Index(i).IsMax() {
+			for old := a.measures[i].Load(); n > old && !a.measures[i].CompareAndSwap(old, n); old = a.measures[i].Load() {
+			}
+			continue
+		}
+		a.measures[i].Add(n)
+	}
 }
 
 // Full returns when commits began failing on a full state dir and the last

@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 )
 
@@ -23,16 +24,16 @@ func (a *Aggregator) LinesParsed() uint64 { return a.lines.Load() }
 func (a *Aggregator) Held() int { return len(a.counts) }
 
 // Drain hands each sum held (a buffer key, see buffer.AppendKey and
-// buffer.DecodeKey, and its hits) to f, in no order, then forgets
+// buffer.DecodeKey, and its measures) to f, in no order, then forgets
 // everything a commit would write (sums, checkpoints, finished files,
 // archive parts, ledger marks), writing nothing: a Summer bounding its
 // memory as Run does with Config.MaxKeys. key is valid only during the
 // call. Stats keep counting.
-func (a *Aggregator) Drain(f func(key []byte, hits uint64)) {
+func (a *Aggregator) Drain(f func(key []byte, v *measure.Vector)) {
 	var kb []byte
 	for k, i := range a.index {
 		kb = append(kb[:0], k...)
-		f(kb, a.counts[i])
+		f(kb, &a.counts[i])
 	}
 	clear(a.index)
 	a.counts = a.counts[:0]

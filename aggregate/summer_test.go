@@ -6,6 +6,7 @@ import (
 
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 )
 
@@ -44,15 +45,15 @@ func TestSummerDrainAndOnMalformed(t *testing.T) {
 	}
 	sums, marks := a.Sums()
 	drained := map[hitKey]uint64{}
-	a.Drain(func(k []byte, n uint64) {
+	a.Drain(func(k []byte, v *measure.Vector) {
 		site, page, sec, err := buffer.DecodeKey(k)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sums[string(k)] != n {
-			t.Errorf("drained %q: %d, Sums said %d", k, n, sums[string(k)])
+		if s := sums[string(k)]; s != *v {
+			t.Errorf("drained %q: %v, Sums said %v", k, v, &s)
 		}
-		drained[hitKey{string(site), string(page), sec}] = n
+		drained[hitKey{string(site), string(page), sec}] = v[measure.Views]
 	})
 	wantCounts(t, drained, map[hitKey]uint64{key("/a", 0): 2, key("/b", 1): 1})
 	if len(marks) == 0 {

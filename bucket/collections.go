@@ -26,7 +26,12 @@ type Collections struct {
 	Daily string
 	// Monthly holds the per-month buckets.
 	Monthly string
+	// Sites holds the sites' daily totals (DefaultSiteCollection).
+	Sites string
 }
+
+// SiteName returns the sites' collection, its default if empty.
+func (c Collections) SiteName() string { return cmp.Or(c.Sites, DefaultSiteCollection) }
 
 // Name returns the collection of level l, its default if empty.
 func (c Collections) Name(l Level) string {

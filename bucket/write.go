@@ -3,6 +3,7 @@ package bucket
 import (
 	"time"
 
+	"github.com/logtally/logtally/measure"
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
@@ -25,6 +26,8 @@ type Doc struct {
 	// counts holds each family's counters (in document order), by
 	// ascending slot.
 	counts [][]Counter
+	// meas holds the measures by measure slot (MeasureSlots), ascending.
+	meas []slotMeasures
 }
 
 // NewDoc returns the empty l document of site and page holding sec.
@@ -45,20 +48,24 @@ func (d *Doc) reset(l Level) {
 	for i := range d.counts {
 		d.counts[i] = d.counts[i][:0]
 	}
+	d.meas = d.meas[:0]
 	d.Level, d.Total = l, 0
 }
 
-// Add counts n hits at sec, which lies in d's period. Hits arrive in time
-// order.
-func (d *Doc) Add(sec, n int64) {
+// Add adds the hits of v at sec, which lies in d's period: their views to
+// the counter families and the total, the other measures to the slot of
+// the level's measure grain. Hits arrive in time order.
+func (d *Doc) Add(sec int64, v *measure.Vector) {
 	if n := len(shapes[d.Level].families); len(d.counts) != n {
 		d.counts = make([][]Counter, n)
 	}
 	off := sec - d.Start
+	n := int64(v[measure.Views])
 	for i, f := range shapes[d.Level].families {
 		d.counts[i] = bump(d.counts[i], f.Slots.index(off), n)
 	}
 	d.Total += n
+	d.meas = bumpMeasures(d.meas, measureSlots[d.Level].measureIndex(off), v)
 }
 
 // bump adds n to the last counter if it is i, else appends {i, n}. Hits
@@ -77,20 +84,34 @@ func (d *Doc) AppendKey(f bson.D) bson.D {
 }
 
 // Inc returns d's $inc document: each family's counters (the finest
-// first), then the total.
+// first), the total, then the measures summed (measureInc).
 func (d *Doc) Inc() bson.D {
 	n := 1
 	for _, cs := range d.counts {
 		n += len(cs)
 	}
-	inc := make(bson.D, 0, n)
+	inc := make(bson.D, 0, n+len(d.meas)*int(measure.N))
 	fs := shapes[d.Level].families
 	for i := len(d.counts) - 1; i >= 0; i-- {
 		for _, c := range d.counts[i] {
 			inc = append(inc, bson.E{Key: fs[i].paths[c.Slot], Value: c.N})
 		}
 	}
-	return append(inc, bson.E{Key: shapes[d.Level].total, Value: d.Total})
+	inc = append(inc, bson.E{Key: shapes[d.Level].total, Value: d.Total})
+	for _, s := range d.meas {
+		inc = measureInc(inc, &measurePaths[d.Level], s.slot, &s.v, true)
+	}
+	return inc
+}
+
+// Max returns d's $max document (the measures that are maxima), nil when
+// they are all 0.
+func (d *Doc) Max() bson.D {
+	var mx bson.D
+	for _, s := range d.meas {
+		mx = measureMax(mx, &measurePaths[d.Level], s.slot, &s.v)
+	}
+	return mx
 }
 
 // Update returns the guarded update of d for batch batchID of the
@@ -102,8 +123,17 @@ func (d *Doc) Inc() bson.D {
 func (d *Doc) Update(applied, batchID string) (filter, update bson.D) {
 	filter = d.AppendKey(make(bson.D, 0, 5))
 	filter = append(filter, bson.E{Key: applied, Value: bson.D{{Key: "$ne", Value: batchID}}})
-	update = bson.D{{Key: "$inc", Value: d.Inc()}, {Key: "$set", Value: bson.D{{Key: applied, Value: batchID}}}}
-	return filter, update
+	return filter, guardedUpdate(d.Inc(), d.Max(), applied, batchID)
+}
+
+// guardedUpdate is {$inc: inc, $max: mx (when not empty), $set: {applied:
+// batchID}}.
+func guardedUpdate(inc, mx bson.D, applied, batchID string) bson.D {
+	update := bson.D{{Key: "$inc", Value: inc}}
+	if len(mx) > 0 {
+		update = append(update, bson.E{Key: "$max", Value: mx})
+	}
+	return append(update, bson.E{Key: "$set", Value: bson.D{{Key: applied, Value: batchID}}})
 }
 
 // FindApplied returns the filter selecting those of docs (all of one
@@ -111,12 +141,25 @@ func (d *Doc) Update(applied, batchID string) (filter, update bson.D) {
 // [{_id, <shard key>}, ...], applied: batchID}, so that a router asks only
 // the shards holding them.
 func FindApplied(docs []Doc, applied, batchID string) bson.D {
-	or := make(bson.A, len(docs))
+	keys := make([]bson.D, len(docs))
 	for i := range docs {
-		or[i] = docs[i].AppendKey(make(bson.D, 0, 4))
+		keys[i] = docs[i].AppendKey(make(bson.D, 0, 4))
+	}
+	return FindAppliedKeys(keys, applied, batchID)
+}
+
+// FindAppliedKeys is FindApplied of documents given by their keys
+// (AppendKey of a Doc or a SiteDoc).
+func FindAppliedKeys(keys []bson.D, applied, batchID string) bson.D {
+	or := make(bson.A, len(keys))
+	for i := range keys {
+		or[i] = keys[i]
 	}
 	return bson.D{{Key: "$or", Value: or}, {Key: applied, Value: batchID}}
 }
+
+// DocID returns d's _id.
+func (d *Doc) DocID() string { return d.ID }
 
 // Zero returns d's whole document with every counter zero and an empty
 // applied map: the document a bucket is created as.
@@ -139,6 +182,7 @@ func (d *Doc) Zero() bson.D {
 		f := &sh.families[i]
 		doc = append(doc, bson.E{Key: f.Field, Value: f.Slots.zero(d.Start, d.End)})
 	}
+	doc = append(doc, bson.E{Key: FieldMeasures, Value: zeroMeasures(d.Level, d.Start, d.End)})
 	return append(doc, bson.E{Key: FieldApplied, Value: bson.D{}})
 }
 
@@ -163,14 +207,14 @@ func (g *Grouper) Reset(l Level, max int) {
 	g.ExpiredBy, g.Dropped = 0, 0
 }
 
-// Add adds n hits of site and page at sec. It returns false, adding
+// Add adds the hits v of site and page at sec. It returns false, adding
 // nothing, when they start a new document and Max documents are complete:
 // the next chunk starts with them.
-func (g *Grouper) Add(site, page []byte, sec int64, n uint64) bool {
+func (g *Grouper) Add(site, page []byte, sec int64, v *measure.Vector) bool {
 	if k := len(g.Docs) - 1; k >= 0 {
 		d := &g.Docs[k]
 		if sec >= d.Start && sec < d.End && string(site) == d.Site && string(page) == d.Page {
-			d.Add(sec, int64(n))
+			d.Add(sec, v)
 			return true
 		}
 		if len(g.Docs) >= g.Max {
@@ -179,7 +223,7 @@ func (g *Grouper) Add(site, page []byte, sec int64, n uint64) bool {
 	}
 	if g.ExpiredBy != 0 {
 		if _, end := g.Level.Bounds(sec); end <= g.ExpiredBy {
-			g.Dropped += n // the bucket is past its retention
+			g.Dropped += v[measure.Views] // the bucket is past its retention
 			return true
 		}
 	}
@@ -206,6 +250,6 @@ func (g *Grouper) Add(site, page []byte, sec int64, n uint64) bool {
 	}
 	g.idBuf = g.Level.AppendID(g.idBuf[:0], d.Start, site, page)
 	d.ID = string(g.idBuf)
-	d.Add(sec, int64(n))
+	d.Add(sec, v)
 	return true
 }

@@ -5,13 +5,14 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/logtally/logtally/bucket"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/logtally/logtally/bucket"
 
 	"github.com/BurntSushi/toml"
 
@@ -114,6 +115,8 @@ type Buckets struct {
 	Daily string `toml:"daily"`
 	// Monthly is the per-month bucket collection.
 	Monthly string `toml:"monthly"`
+	// Sites is the collection of the sites' daily totals.
+	Sites string `toml:"sites"`
 	// Preallocate creates, ahead of time, the next period's buckets of
 	// the pages active in the current one. Default true.
 	Preallocate bool `toml:"preallocate"`
@@ -128,6 +131,11 @@ type Buckets struct {
 	DailyRetention Duration `toml:"daily_retention"`
 	// MonthlyRetention is how long monthly buckets are kept; 0 keeps them.
 	MonthlyRetention Duration `toml:"monthly_retention"`
+}
+
+// Collections returns the collection names of b.
+func (b Buckets) Collections() bucket.Collections {
+	return bucket.Collections{Minute: b.Minute, Daily: b.Daily, Monthly: b.Monthly, Sites: b.Sites}
 }
 
 // HTTP is the [http] table.
@@ -212,6 +220,7 @@ func Default() Config {
 			Minute:  bucket.DefaultMinuteCollection,
 			Daily:   bucket.DefaultDailyCollection,
 			Monthly: bucket.DefaultMonthlyCollection,
+			Sites:   bucket.DefaultSiteCollection,
 			// Preallocation and retention defaults: see [buckets] in
 			// docs/buckets.md.
 			Preallocate:        true,

@@ -3,13 +3,14 @@ package config
 import (
 	"errors"
 	"fmt"
-	"github.com/logtally/logtally/bucket"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/bucket"
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"

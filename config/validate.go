@@ -99,6 +99,7 @@ func (c *Config) Validate() error {
 	names := map[string]string{}
 	for _, b := range []struct{ field, name string }{
 		{"buckets.minute", c.Buckets.Minute}, {"buckets.daily", c.Buckets.Daily}, {"buckets.monthly", c.Buckets.Monthly},
+		{"buckets.sites", c.Buckets.Sites},
 	} {
 		switch {
 		case b.name == "" || strings.ContainsAny(b.name, "$\x00") || strings.HasPrefix(b.name, "system."):

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/measure"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
@@ -31,13 +32,18 @@ func benchKeys(pages, secs int) [][]byte {
 // builds their update models, as writeBatch does minus bbolt and the
 // network; encode also marshals each update as the driver would.
 func buildAll(b *testing.B, c *Chunker, keys [][]byte, encode bool) {
-	for p := minutePass; p < donePass; p++ {
+	three := measure.OfViews(3)
+	for p := minutePass; p <= monthlyPass; p++ {
 		for i := 0; i < len(keys); {
 			c.Reset(p.level(), 1000)
-			for i < len(keys) && c.Add(keys[i], 3) {
+			for i < len(keys) && c.Add(keys[i], &three) {
 				i++
 			}
-			models := updates(c.Docs, "applied.0123456789abcdef", "00112233445566778899aabb")
+			docs := make([]guarded, len(c.Docs))
+			for i := range c.Docs {
+				docs[i] = &c.Docs[i]
+			}
+			models := updates(docs, "applied.0123456789abcdef", "00112233445566778899aabb")
 			if !encode {
 				continue
 			}
@@ -79,12 +85,13 @@ func BenchmarkBuildUpdates(b *testing.B) {
 // BenchmarkZeroDocs measures building and encoding the zero-filled
 // documents of new buckets, the cost of a batch after an outage.
 func BenchmarkZeroDocs(b *testing.B) {
+	one := measure.OfViews(1)
 	var c Chunker
 	keys := benchKeys(1, 1)
-	for p := minutePass; p < donePass; p++ {
+	for p := minutePass; p <= monthlyPass; p++ {
 		b.Run(p.String(), func(b *testing.B) {
 			c.Reset(p.level(), 1)
-			c.Add(keys[0], 1)
+			c.Add(keys[0], &one)
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := bson.Marshal(c.Docs[0].Zero()); err != nil {

@@ -3,24 +3,33 @@ package flusher
 import (
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/measure"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // pass is one of the three levels a batch is written in, in this order,
-// or donePass: the progress value once every level is written.
+// then sitePass (the sites' daily totals), or donePass: the progress
+// value once every pass is written. A batch whose progress a version
+// without sitePass saved as done (3) is taken up at sitePass: that
+// version wrote no site totals.
 type pass uint8
 
 const (
 	minutePass  = pass(bucket.Minute)
 	dailyPass   = pass(bucket.Daily)
 	monthlyPass = pass(bucket.Monthly)
-	donePass    = pass(bucket.Levels) // progress value once every pass is written
+	sitePass    = pass(bucket.Levels)
+	donePass    = sitePass + 1 // progress value once every pass is written
 )
 
+// level is the page-bucket level of a pass before sitePass.
 func (p pass) level() bucket.Level { return bucket.Level(p) }
 
 func (p pass) String() string {
-	if p >= donePass {
+	switch {
+	case p == sitePass:
+		return "sites"
+	case p >= donePass:
 		return "done"
 	}
 	return p.level().String()
@@ -45,13 +54,13 @@ func (c *Chunker) Reset(l bucket.Level, max int) {
 
 // Add adds one batch key and its count; false stops the scan (the chunk is
 // full, or the key could not be decoded: Err).
-func (c *Chunker) Add(key []byte, n uint64) bool {
+func (c *Chunker) Add(key []byte, v *measure.Vector) bool {
 	site, page, sec, err := buffer.DecodeKey(key)
 	if err != nil {
 		c.err = err
 		return false
 	}
-	if !c.Grouper.Add(site, page, sec, n) {
+	if !c.Grouper.Add(site, page, sec, v) {
 		c.next = append(c.next[:0], key...)
 		return false
 	}
@@ -67,7 +76,7 @@ func (c *Chunker) Err() error { return c.err }
 // updates returns one guarded UpdateOne per bucket (bucket.Doc.Update):
 // it applies the bucket's counts unless the document already took batch
 // batchID from this instance. applied is "applied.<instance>".
-func updates(docs []bucket.Doc, applied, batchID string) []mongo.WriteModel {
+func updates(docs []guarded, applied, batchID string) []mongo.WriteModel {
 	models := make([]mongo.WriteModel, len(docs))
 	for i := range docs {
 		filter, update := docs[i].Update(applied, batchID)

@@ -147,23 +147,25 @@ const baseBackoff = 500 * time.Millisecond
 
 // Flusher writes the buffer's sealed batches to MongoDB exactly once.
 type Flusher struct {
-	buf        *buffer.Buffer
-	recorder   Recorder
-	user       string
-	colls      [3]*mongo.Collection // by pass
-	retention  bucket.Retention
-	applied    string // "applied.<instance>"
-	interval   time.Duration
-	coarse     time.Duration // Config.CoarseInterval
-	lastFull   time.Time     // when the last full batch was sealed (under mu)
-	draining   bool          // Drain: every batch is full (under mu)
-	maxOps     int
-	chunkOps   int // current chunk size: halved after a timed-out chunk, doubled after regrowAfter written ones
-	chunksOK   int // chunks written since chunkOps last changed
-	maxBackoff time.Duration
-	timeout    time.Duration
-	clock      clock.Clock
-	log        *slog.Logger
+	buf          *buffer.Buffer
+	recorder     Recorder
+	user         string
+	colls        [3]*mongo.Collection // by pass
+	sites        *mongo.Collection    // the sites' daily totals (sitePass)
+	sitesIndexed bool                 // its index was created (under mu)
+	retention    bucket.Retention
+	applied      string // "applied.<instance>"
+	interval     time.Duration
+	coarse       time.Duration // Config.CoarseInterval
+	lastFull     time.Time     // when the last full batch was sealed (under mu)
+	draining     bool          // Drain: every batch is full (under mu)
+	maxOps       int
+	chunkOps     int // current chunk size: halved after a timed-out chunk, doubled after regrowAfter written ones
+	chunksOK     int // chunks written since chunkOps last changed
+	maxBackoff   time.Duration
+	timeout      time.Duration
+	clock        clock.Clock
+	log          *slog.Logger
 
 	mu sync.Mutex // one Flush at a time
 	ch Chunker
@@ -205,6 +207,7 @@ func New(cfg Config) (*Flusher, error) {
 			cfg.DB.Collection(cfg.Collections.Name(bucket.Daily)),
 			cfg.DB.Collection(cfg.Collections.Name(bucket.Monthly)),
 		},
+		sites:      cfg.DB.Collection(cfg.Collections.SiteName()),
 		retention:  cfg.Retention,
 		recorder:   cfg.Recorder,
 		user:       cfg.User,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/logtally/logtally/bucket"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/botclass"
+	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/measure"
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
@@ -90,13 +93,19 @@ type hit struct {
 // commit adds hits to the buffer and to the expectations.
 func (e *env) commit(t *testing.T, hits ...hit) {
 	t.Helper()
-	counts := map[string]uint64{}
+	counts := map[string]measure.Vector{}
 	for _, h := range hits {
 		at, err := time.Parse(time.RFC3339, h.at)
 		if err != nil {
 			t.Fatal(err)
 		}
-		counts[string(buffer.AppendKey(nil, []byte(h.site), []byte(h.page), at.Unix()))] += h.n
+		k := string(buffer.AppendKey(nil, []byte(h.site), []byte(h.page), at.Unix()))
+		v := counts[k]
+		f := factsOf(h.page, at)
+		for range h.n {
+			v.Add(&f)
+		}
+		counts[k] = v
 		e.want.add(h.site, h.page, at.UTC(), int64(h.n))
 	}
 	if err := e.buf.Commit(counts, nil); err != nil {
@@ -112,12 +121,26 @@ func (e *env) flush(t *testing.T) {
 	}
 }
 
+// factsOf returns the facts every test hit of page at t has: a status,
+// a bot class, bytes and a response time that vary with the page and the
+// second, so that each measure's slots and sums are told apart.
+func factsOf(page string, t time.Time) measure.Hit {
+	f := measure.Hit{Status: 200, Bytes: uint64(100 + len(page)), RT: int64(1000 * (t.Second() + 1))}
+	if strings.Contains(page, "b") {
+		f.Status, f.Bot = 404, botclass.AI
+	}
+	if t.Second()%7 == 3 {
+		f.RT = -1 // no response time logged
+	}
+	return f
+}
+
 // expected holds, per collection and bucket id, every non-zero counter as
 // a dotted path, computed here independently of the flusher's code.
 type expected map[string]map[string]map[string]int64
 
 func newExpected() expected {
-	return expected{"minutes": {}, "daily": {}, "monthly": {}}
+	return expected{"minutes": {}, "daily": {}, "monthly": {}, "sites": {}}
 }
 
 func (x expected) add(site, page string, at time.Time, n int64) {
@@ -130,6 +153,39 @@ func (x expected) add(site, page string, at time.Time, n int64) {
 		}
 	}
 	key := site + page
+	f := factsOf(page, at)
+	var ms []string // the measures each hit adds one to
+	if f.Status == 200 {
+		ms = append(ms, "status_2xx")
+	} else {
+		ms = append(ms, "status_4xx")
+	}
+	if f.Bot == botclass.AI {
+		ms = append(ms, "bot_ai")
+	}
+	if f.RT >= 0 {
+		ms = append(ms, "rt_n")
+	}
+	measures := func(coll, id, slot string) {
+		if x[coll][id] == nil {
+			x[coll][id] = map[string]int64{}
+		}
+		c := x[coll][id]
+		for _, m := range ms {
+			c["measures."+m+slot] += n
+		}
+		c["measures.bytes"+slot] += n * int64(f.Bytes)
+		if f.RT >= 0 {
+			c["measures.rt_us"+slot] += n * f.RT
+			c["measures.rt_max_us"+slot] = max(c["measures.rt_max_us"+slot], f.RT)
+		}
+	}
+	measures("minutes", fmt.Sprintf("%04d%02d%02d%02d%02d/%s", at.Year(), at.Month(), at.Day(), at.Hour(), at.Minute(), key), "")
+	measures("daily", fmt.Sprintf("%04d%02d%02d/%s", at.Year(), at.Month(), at.Day(), key), fmt.Sprintf(".%d", at.Hour()))
+	measures("monthly", fmt.Sprintf("%04d%02d/%s", at.Year(), at.Month(), key), fmt.Sprintf(".%d", at.Day()))
+	site0 := fmt.Sprintf("%04d%02d%02d/%s", at.Year(), at.Month(), at.Day(), site)
+	measures("sites", site0, "")
+	x["sites"][site0]["views"] += n
 	inc("minutes", fmt.Sprintf("%04d%02d%02d%02d%02d/%s", at.Year(), at.Month(), at.Day(), at.Hour(), at.Minute(), key),
 		fmt.Sprintf("seconds.%d", at.Second()), "totalViews")
 	inc("daily", fmt.Sprintf("%04d%02d%02d/%s", at.Year(), at.Month(), at.Day(), key),
@@ -142,8 +198,19 @@ func (x expected) add(site, page string, at time.Time, n int64) {
 // for a bucket starting at date.
 func shape(coll string, date time.Time) []string {
 	var paths []string
+	measures := func(slots ...string) {
+		for _, m := range measureNames {
+			for _, s := range slots {
+				paths = append(paths, "measures."+m+s)
+			}
+		}
+	}
 	switch coll {
+	case "sites":
+		paths = append(paths, "views")
+		measures("")
 	case "minutes":
+		measures("")
 		for s := 0; s < 60; s++ {
 			paths = append(paths, fmt.Sprintf("seconds.%d", s))
 		}
@@ -154,31 +221,47 @@ func shape(coll string, date time.Time) []string {
 				paths = append(paths, fmt.Sprintf("minute.%d.%d", h, m))
 			}
 			paths = append(paths, fmt.Sprintf("hourly.%d", h))
+			measures(fmt.Sprintf(".%d", h))
 		}
 		paths = append(paths, "daily")
 	case "monthly":
 		days := time.Date(date.Year(), date.Month()+1, 0, 0, 0, 0, 0, time.UTC).Day()
 		for d := 1; d <= days; d++ {
 			paths = append(paths, fmt.Sprintf("daily.%d", d))
+			measures(fmt.Sprintf(".%d", d))
 		}
 		paths = append(paths, "total")
 	}
 	return paths
 }
 
-// flatten collects the int64 leaves of d under their dotted paths and
-// fails on any other leaf type.
-func flatten(t *testing.T, prefix string, d bson.D, out map[string]int64) {
+// measureNames are the measures' field names, written out here.
+var measureNames = []string{"status_2xx", "status_3xx", "status_4xx", "status_5xx", "status_other",
+	"bot_search", "bot_ai", "bot_tool", "bot_other", "bot_suspect", "bytes", "rt_us", "rt_n", "rt_max_us"}
+
+// flatten collects the integer leaves of d under their dotted paths and
+// fails on any other leaf type: int64, except the counts of hits among
+// the measures of a page bucket (int32; narrow false: the sites').
+func flatten(t *testing.T, prefix string, d bson.D, out map[string]int64, narrow bool) {
 	t.Helper()
 	for _, el := range d {
 		path := prefix + el.Key
+		count := strings.HasPrefix(path, "measures.status_") || strings.HasPrefix(path, "measures.bot_") || strings.HasPrefix(path, "measures.rt_n")
 		switch v := el.Value.(type) {
 		case bson.D:
-			flatten(t, path+".", v, out)
+			flatten(t, path+".", v, out, narrow)
 		case int64:
+			if narrow && count {
+				t.Errorf("%s is int64 %d, want int32", path, v)
+			}
 			out[path] = v
+		case int32:
+			if !narrow || !count {
+				t.Errorf("%s is int32 %d, want int64", path, v)
+			}
+			out[path] = int64(v)
 		default:
-			t.Errorf("%s is %T %v, want int64", path, el.Value, el.Value)
+			t.Errorf("%s is %T %v, want an integer", path, el.Value, el.Value)
 		}
 	}
 }
@@ -213,13 +296,13 @@ func (e *env) check(t *testing.T) {
 			if !strings.HasSuffix(id, "/"+site+page) {
 				t.Errorf("%s %s: site %q page %q do not match the id", coll, id, site, page)
 			}
-			if got := date.Format(map[string]string{"minutes": "200601021504", "daily": "20060102", "monthly": "200601"}[coll]); !strings.HasPrefix(id, got+"/") {
+			if got := date.Format(map[string]string{"minutes": "200601021504", "daily": "20060102", "monthly": "200601", "sites": "20060102"}[coll]); !strings.HasPrefix(id, got+"/") {
 				t.Errorf("%s %s: date %v does not match the id", coll, id, date)
 			}
 			counters := map[string]int64{}
 			for _, el := range doc {
 				if v, ok := el.Value.(bson.D); ok && el.Key != "metadata" && el.Key != "applied" {
-					flatten(t, el.Key+".", v, counters)
+					flatten(t, el.Key+".", v, counters, coll != "sites")
 				} else if v, ok := el.Value.(int64); ok {
 					counters[el.Key] = v
 				}
@@ -292,10 +375,11 @@ func TestCountsLandExactlyAndBucketsAreCreatedOnce(t *testing.T) {
 	e.flush(t)
 	e.check(t)
 
-	// 3 pages x (3 minutes, 2 days, 2 months) = 21 buckets, created once.
+	// 3 pages x (3 minutes, 2 days, 2 months) = 21 buckets and 2 sites x
+	// 2 days = 4 site totals, created once.
 	st := e.f.Stats()
-	if st.Batches != 1 || st.Inserts != 21 || st.Hits == 0 {
-		t.Errorf("stats %+v: want 1 batch, 21 inserts", st)
+	if st.Batches != 1 || st.Inserts != 25 || st.Hits == 0 {
+		t.Errorf("stats %+v: want 1 batch, 25 inserts", st)
 	}
 	if keys, hits := e.buf.Pending(); keys != 0 || hits != 0 {
 		t.Errorf("pending %d keys %d hits after flush", keys, hits)
@@ -309,7 +393,7 @@ func TestCountsLandExactlyAndBucketsAreCreatedOnce(t *testing.T) {
 
 	// A second batch into the same buckets only updates them: no finds,
 	// no inserts, one bulk write per chunk (9 minute, 6 daily, 6 monthly
-	// buckets by 4).
+	// buckets, 4 site totals, by 4).
 	first := e.f.Stats()
 	if first.Finds == 0 {
 		t.Errorf("first batch into new buckets made no find")
@@ -321,11 +405,11 @@ func TestCountsLandExactlyAndBucketsAreCreatedOnce(t *testing.T) {
 		t.Errorf("second batch into existing buckets: finds %d->%d inserts %d->%d, want unchanged",
 			first.Finds, second.Finds, first.Inserts, second.Inserts)
 	}
-	if got := second.BulkWrites - first.BulkWrites; got != 3+2+2 {
-		t.Errorf("second batch took %d bulk writes, want 7", got)
+	if got := second.BulkWrites - first.BulkWrites; got != 3+2+2+1 {
+		t.Errorf("second batch took %d bulk writes, want 8", got)
 	}
-	if got := second.Updates - first.Updates; got != 21 {
-		t.Errorf("second batch sent %d updates, want 21", got)
+	if got := second.Updates - first.Updates; got != 21+4 {
+		t.Errorf("second batch sent %d updates, want 25", got)
 	}
 	e.check(t)
 }
@@ -373,8 +457,8 @@ func TestBatchSentTwiceCountsOnce(t *testing.T) {
 	e.f = e.newFlusher(t, Config{MaxOps: 4})
 	e.flush(t)
 	st := e.f.Stats()
-	if st.Updates != 8 || st.Inserts != 0 || st.Batches != 1 {
-		t.Errorf("resend stats %+v: want 8 updates, 0 inserts, 1 batch", st)
+	if st.Updates != 8+1 || st.Inserts != 0 || st.Batches != 1 {
+		t.Errorf("resend stats %+v: want 9 updates (8 buckets, 1 site total), 0 inserts, 1 batch", st)
 	}
 	e.check(t)
 }
@@ -386,7 +470,7 @@ func TestExistingBucketsAreNotInsertedAgain(t *testing.T) {
 	// Another host created a minute bucket and counted into it.
 	var other Chunker
 	other.Reset(minutePass.level(), 8)
-	other.Add(buffer.AppendKey(nil, []byte("a.example"), []byte("/x"), mustUnix(t, "2024-03-05T10:20:30Z")), 5)
+	other.Add(buffer.AppendKey(nil, []byte("a.example"), []byte("/x"), mustUnix(t, "2024-03-05T10:20:30Z")), new(measure.OfViews(5)))
 	doc := other.Docs[0].Zero()
 	doc[len(doc)-1].Value = bson.D{{Key: "otherhost", Value: "b0"}}
 	for i := range doc {
@@ -429,9 +513,10 @@ func TestExistingBucketsAreNotInsertedAgain(t *testing.T) {
 	if raced == "" {
 		t.Fatal("the racing insert did not happen")
 	}
-	// 2 minute (1 existed) + 2 daily (1 raced) + 2 monthly buckets.
-	if st := e.f.Stats(); st.Inserts != 1+1+2 {
-		t.Errorf("inserts %d, want 4", st.Inserts)
+	// 2 minute (1 existed) + 2 daily (1 raced) + 2 monthly buckets + 1
+	// site total.
+	if st := e.f.Stats(); st.Inserts != 1+1+2+1 {
+		t.Errorf("inserts %d, want 5", st.Inserts)
 	}
 	e.check(t)
 	var got bson.D
@@ -502,11 +587,11 @@ func TestLargeBatchInterruptedAndResumed(t *testing.T) {
 	testHooks(e.f).afterChunk = nil
 	e.flush(t)
 	after := e.f.Stats()
-	if got := after.Updates - before.Updates; got != 2*(24-11) {
-		t.Errorf("resume sent %d updates, want 26: twice each of the remaining 13", got)
+	if got := after.Updates - before.Updates; got != 2*(24-11+1) {
+		t.Errorf("resume sent %d updates, want 28: twice each of the remaining 13 and the site total", got)
 	}
-	if after.Inserts != 24 {
-		t.Errorf("%d inserts, want 24", after.Inserts)
+	if after.Inserts != 24+1 {
+		t.Errorf("%d inserts, want 25 (24 buckets, 1 site total)", after.Inserts)
 	}
 	e.check(t)
 }
@@ -757,7 +842,7 @@ func TestBucketCreatedAfterStep1StillCounts(t *testing.T) {
 		// Another host creates the minute bucket of /x and counts 4 hits.
 		var other Chunker
 		other.Reset(minutePass.level(), 8)
-		other.Add(buffer.AppendKey(nil, []byte("a.example"), []byte("/x"), mustUnix(t, "2024-03-05T10:20:30Z")), 4)
+		other.Add(buffer.AppendKey(nil, []byte("a.example"), []byte("/x"), mustUnix(t, "2024-03-05T10:20:30Z")), new(measure.OfViews(4)))
 		b := &other.Docs[0]
 		if !slices.Contains(ids, b.ID) {
 			t.Errorf("minute chunk %v lacks %s", ids, b.ID)

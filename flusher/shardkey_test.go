@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/measure"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -163,16 +164,16 @@ func TestDocumentFieldOrderUnchanged(t *testing.T) {
 	var c Chunker
 	for _, p := range []pass{minutePass, dailyPass, monthlyPass} {
 		c.Reset(p.level(), 4)
-		c.Add(keyAt(t, "a.example", "/x", "2024-03-05T10:20:30Z"), 1)
+		c.Add(keyAt(t, "a.example", "/x", "2024-03-05T10:20:30Z"), new(measure.OfViews(1)))
 		doc := c.Docs[0].Zero()
 		var keys []string
 		for _, el := range doc {
 			keys = append(keys, el.Key)
 		}
 		want := map[pass]string{
-			minutePass:  "_id site page timestamp totalViews seconds applied",
-			dailyPass:   "_id metadata daily hourly minute applied",
-			monthlyPass: "_id metadata total daily applied",
+			minutePass:  "_id site page timestamp totalViews seconds measures applied",
+			dailyPass:   "_id metadata daily hourly minute measures applied",
+			monthlyPass: "_id metadata total daily measures applied",
 		}[p]
 		if got := strings.Join(keys, " "); got != want {
 			t.Errorf("%s document fields %q, want %q", p, got, want)

@@ -1,6 +1,7 @@
 package flusher
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/measure"
 )
 
 // progress is where a batch's write resumes: a pass and the key starting
@@ -39,6 +41,21 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 		last = dailyPass // its counts wait for a full batch
 	}
 	for chunk := 1; p < last; chunk++ {
+		if p == sitePass {
+			if err := f.writeSites(ctx, batch.ID); err != nil {
+				return fmt.Errorf("%s pass: %w", p, err)
+			}
+			p, from = donePass, nil
+			if err := f.buf.SaveProgress(batch.ID, encodeProgress(p, nil)); err != nil {
+				return err
+			}
+			if h := f.hooks; h != nil && h.afterChunk != nil {
+				if err := h.afterChunk(p, chunk); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		f.ch.Reset(p.level(), f.chunkOps)
 		if r := f.retention.Of(p.level()); r > 0 {
 			f.ch.ExpiredBy = f.clock.Now().Add(-r).Unix()
@@ -92,11 +109,76 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 	return nil
 }
 
+// writeSites adds a full batch's counts (its coarse counts, as the daily
+// pass) to the sites' daily totals: one document per site and day of the
+// batch, in chunks of chunkOps, each applied once for batchID. A pass cut
+// short is done again whole: the documents that took the batch skip it.
+func (f *Flusher) writeSites(ctx context.Context, batchID string) error {
+	var sites bucket.Sites
+	var scanErr error
+	err := f.buf.ScanCoarse(batchID, nil, func(key []byte, v *measure.Vector) bool {
+		site, _, sec, err := buffer.DecodeKey(key)
+		if err != nil {
+			scanErr = err
+			return false
+		}
+		sites.Add(site, sec, v)
+		return true
+	})
+	if err = cmp.Or(err, scanErr); err != nil {
+		return err
+	}
+	docs := sites.Docs()
+	if len(docs) > 0 && !f.sitesIndexed {
+		ictx, cancel := context.WithTimeout(ctx, f.timeout)
+		_, err := f.sites.Indexes().CreateOne(ictx, mongo.IndexModel{Keys: bucket.SiteIndex()})
+		cancel()
+		if err != nil && (!refused(err) || authFailure(err)) {
+			return fmt.Errorf("create index on %s: %w", f.sites.Name(), err)
+		}
+		f.sitesIndexed = true
+	}
+	for len(docs) > 0 {
+		n := min(len(docs), f.chunkOps)
+		gs := make([]guarded, n)
+		for i := range gs {
+			gs[i] = &docs[i]
+		}
+		if err := f.applyOnce(ctx, sitePass, f.sites, batchID, gs, nil); err != nil {
+			return fmt.Errorf("%s: %w", f.sites.Name(), err)
+		}
+		docs = docs[n:]
+		f.heartbeat()
+	}
+	return nil
+}
+
+// guarded is a document the flusher applies once per batch: a page
+// bucket (bucket.Doc) or a site's day (bucket.SiteDoc).
+type guarded interface {
+	DocID() string
+	AppendKey(bson.D) bson.D
+	Update(applied, batchID string) (filter, update bson.D)
+	Zero() bson.D
+}
+
 // writeChunk applies buckets' counts to pass p's collection, each exactly
-// once for batchID: update the existing ones, create the missing ones
-// zero-filled, update those.
+// once for batchID (applyOnce).
 func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, buckets []bucket.Doc) error {
-	coll := f.colls[p]
+	docs := make([]guarded, len(buckets))
+	for i := range buckets {
+		docs[i] = &buckets[i]
+	}
+	return f.applyOnce(ctx, p, f.colls[p], batchID, docs, func(missing []int, insErr error) {
+		f.countLate(p, buckets, missing, insErr)
+	})
+}
+
+// applyOnce applies docs to coll, each exactly once for batchID: update
+// the existing ones, create the missing ones zero-filled, update those.
+// inserted, when not nil, is told which docs (indexes) were inserted and
+// the insert's error (duplicates: created by another host first).
+func (f *Flusher) applyOnce(ctx context.Context, p pass, coll *mongo.Collection, batchID string, buckets []guarded, inserted func(missing []int, insErr error)) error {
 	matched, err := f.bulkWrite(ctx, coll, updates(buckets, f.applied, batchID))
 	if err != nil {
 		return err
@@ -107,7 +189,7 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, bucket
 
 	ids := make([]string, len(buckets))
 	for i := range buckets {
-		ids[i] = buckets[i].ID
+		ids[i] = buckets[i].DocID()
 	}
 	if h := f.hooks; h != nil && h.afterUpdate != nil {
 		h.afterUpdate(p, ids)
@@ -116,14 +198,16 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, bucket
 	// or (after a retry) took it in an earlier attempt. Ask which carry
 	// it, not which exist: a bucket another writer created since step 1
 	// exists but has not taken this batch.
-	done, err := f.withBatch(ctx, p, coll, buckets, batchID)
+	done, err := f.withBatch(ctx, coll, buckets, batchID)
 	if err != nil {
 		return err
 	}
-	var missing []bucket.Doc
+	var missing []guarded
+	var missingAt []int
 	for i := range buckets {
-		if _, ok := done[buckets[i].ID]; !ok {
+		if _, ok := done[buckets[i].DocID()]; !ok {
 			missing = append(missing, buckets[i])
+			missingAt = append(missingAt, i)
 		}
 	}
 	if len(missing) == 0 {
@@ -132,8 +216,12 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, bucket
 	if h := f.hooks; h != nil && h.beforeInsert != nil {
 		h.beforeInsert(p, ids)
 	}
-	if err := f.insertZero(ctx, p, coll, missing); err != nil {
+	insErr, err := f.insertZero(ctx, coll, missing)
+	if err != nil {
 		return err
+	}
+	if inserted != nil {
+		inserted(missingAt, insErr)
 	}
 	matched, err = f.bulkWrite(ctx, coll, updates(missing, f.applied, batchID))
 	if err != nil {
@@ -169,11 +257,15 @@ func (f *Flusher) bulkWrite(ctx context.Context, coll *mongo.Collection, models 
 // instance's applied entry. The filter names each bucket by its _id and
 // shard key ({$or: [{_id, <shard key>}, ...]}), so that a router asks only
 // the shards holding them.
-func (f *Flusher) withBatch(ctx context.Context, p pass, coll *mongo.Collection, buckets []bucket.Doc, batchID string) (map[string]struct{}, error) {
+func (f *Flusher) withBatch(ctx context.Context, coll *mongo.Collection, buckets []guarded, batchID string) (map[string]struct{}, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	f.finds.Add(1)
-	cur, err := coll.Find(ctx, bucket.FindApplied(buckets, f.applied, batchID),
+	keys := make([]bson.D, len(buckets))
+	for i := range buckets {
+		keys[i] = buckets[i].AppendKey(make(bson.D, 0, 4))
+	}
+	cur, err := coll.Find(ctx, bucket.FindAppliedKeys(keys, f.applied, batchID),
 		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("find %d buckets: %w", len(buckets), err)
@@ -192,8 +284,9 @@ func (f *Flusher) withBatch(ctx context.Context, p pass, coll *mongo.Collection,
 }
 
 // insertZero creates buckets zero-filled. A bucket another host created
-// first is left as it is.
-func (f *Flusher) insertZero(ctx context.Context, p pass, coll *mongo.Collection, buckets []bucket.Doc) error {
+// first is left as it is; insErr is the insert's error then (duplicates
+// only).
+func (f *Flusher) insertZero(ctx context.Context, coll *mongo.Collection, buckets []guarded) (insErr, err error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	docs := make([]bson.D, len(buckets))
@@ -201,22 +294,21 @@ func (f *Flusher) insertZero(ctx context.Context, p pass, coll *mongo.Collection
 		docs[i] = buckets[i].Zero()
 	}
 	f.insertCalls.Add(1)
-	_, insErr := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	_, insErr = coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
 	dups, err := ignoreDuplicates(insErr)
 	if err != nil {
-		return fmt.Errorf("insert %d buckets: %w", len(buckets), err)
+		return nil, fmt.Errorf("insert %d buckets: %w", len(buckets), err)
 	}
 	f.inserts.Add(uint64(len(buckets) - dups))
-	f.countLate(p, buckets, insErr)
-	return nil
+	return insErr, nil
 }
 
-// countLate counts the buckets just created (those whose insert did not
-// meet a duplicate, insErr) whose period had already expired: late counts
-// re-create a bucket that expiry deleted, they are written, and the next
-// expiry round deletes the bucket again. A warning says so at most every
-// 10 minutes.
-func (f *Flusher) countLate(p pass, buckets []bucket.Doc, insErr error) {
+// countLate counts the buckets just created (missing: their indexes in
+// buckets, in insert order; those whose insert did not meet a duplicate,
+// insErr) whose period had already expired: late counts re-create a
+// bucket that expiry deleted, they are written, and the next expiry round
+// deletes the bucket again. A warning says so at most every 10 minutes.
+func (f *Flusher) countLate(p pass, buckets []bucket.Doc, missing []int, insErr error) {
 	r := f.retention.Of(p.level())
 	if r == 0 {
 		return
@@ -230,8 +322,8 @@ func (f *Flusher) countLate(p pass, buckets []bucket.Doc, insErr error) {
 	}
 	now := f.clock.Now()
 	var n uint64
-	for i := range buckets {
-		if !dup[i] && f.retention.Expired(p.level(), now, buckets[i].End) {
+	for j, i := range missing {
+		if !dup[j] && f.retention.Expired(p.level(), now, buckets[i].End) {
 			n++
 		}
 	}

@@ -204,3 +204,11 @@ func (v *Vector) String() string {
 	}
 	return s
 }
+
+// OfViews returns a Vector of n views and no other measure (a hit whose
+// facts are unknown: tests, tools).
+func OfViews(n uint64) Vector {
+	var v Vector
+	v[Views] = n
+	return v
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/tailer"
@@ -175,7 +176,7 @@ func TestReadStatusResume(t *testing.T) {
 	defer buf.Close()
 	sec := time.Date(2026, 2, 1, 10, 0, 5, 0, time.UTC).Unix()
 	key := buffer.AppendKey(nil, []byte("example.com"), []byte("/p"), sec)
-	if err := buf.Commit(map[string]uint64{string(key): 3}, nil); err != nil {
+	if err := buf.Commit(map[string]measure.Vector{string(key): measure.OfViews(3)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	batch, err := buf.Seal()

@@ -32,6 +32,7 @@ import (
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/recovery"
@@ -222,7 +223,7 @@ func (r *windowRig) rename(from, to string) {
 // named in cut are not written (their pass goes to a scratch collection):
 // the batch is left as a process killed in that pass leaves it, with the
 // progress record saying it is in flight.
-func (r *windowRig) flush(cut ...string) (batch string, counts map[string]uint64) {
+func (r *windowRig) flush(cut ...string) (batch string, counts map[string]measure.Vector) {
 	fc := r.cfg.Flush
 	fc.Buffer, fc.Recorder = r.buf, r.rec
 	for _, c := range cut {
@@ -243,8 +244,8 @@ func (r *windowRig) flush(cut ...string) (batch string, counts map[string]uint64
 	if err != nil || b == nil {
 		r.t.Fatalf("seal: %v, %v", b, err)
 	}
-	counts = map[string]uint64{}
-	r.buf.ScanBatch(b.ID, nil, func(k []byte, n uint64) bool { counts[string(k)] = n; return true })
+	counts = map[string]measure.Vector{}
+	r.buf.ScanBatch(b.ID, nil, func(k []byte, v *measure.Vector) bool { counts[string(k)] = *v; return true })
 	if sent, err := fl.Flush(context.Background()); err != nil || !sent {
 		r.t.Fatalf("flush: %v, %v", sent, err)
 	}
@@ -284,7 +285,7 @@ func (r *windowRig) age(names ...string) {
 // from the record. It checks that the rebuilt batch holds exactly want
 // (the lost batch's counts), then runs the pipeline until MongoDB holds
 // every line of the log files, and compares every bucket with them.
-func (r *windowRig) rebuild(batch string, want map[string]uint64) *Pipeline {
+func (r *windowRig) rebuild(batch string, want map[string]measure.Vector) *Pipeline {
 	r.t.Helper()
 	p, err := New(r.cfg)
 	if err != nil {
@@ -297,22 +298,22 @@ func (r *windowRig) rebuild(batch string, want map[string]uint64) *Pipeline {
 	if p.rebuilt == nil || p.rebuilt.Batch != batch {
 		r.t.Fatalf("rebuild: %+v, want batch %s rebuilt", p.rebuilt, batch)
 	}
-	got := map[string]uint64{}
-	if err := p.buf.ScanBatch(batch, nil, func(k []byte, n uint64) bool { got[string(k)] = n; return true }); err != nil {
+	got := map[string]measure.Vector{}
+	if err := p.buf.ScanBatch(batch, nil, func(k []byte, v *measure.Vector) bool { got[string(k)] = *v; return true }); err != nil {
 		r.t.Fatal(err)
 	}
 	var wantHits, gotHits uint64
 	for k, n := range want {
-		wantHits += n
-		if got[k] != n {
+		wantHits += n[measure.Views]
+		if g := got[k]; g != n {
 			site, page, sec, _ := buffer.DecodeKey([]byte(k))
-			r.t.Errorf("rebuilt batch: %s%s at %s: %d hits, the lost batch had %d", site, page, time.Unix(sec, 0).UTC(), got[k], n)
+			r.t.Errorf("rebuilt batch: %s%s at %s: %v, the lost batch had %v", site, page, time.Unix(sec, 0).UTC(), &g, &n)
 		}
 	}
 	for k, n := range got {
-		gotHits += n
+		gotHits += n[measure.Views]
 		if _, ok := want[k]; !ok {
-			r.t.Errorf("rebuilt batch: key %q with %d hits the lost batch did not have", k, n)
+			r.t.Errorf("rebuilt batch: key %q with %v the lost batch did not have", k, &n)
 		}
 	}
 	r.t.Logf("lost batch %s: %d hits; rebuilt: %d hits (%+v)", batch, wantHits, gotHits, *p.rebuilt)

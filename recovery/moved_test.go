@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/tailer"
 )
@@ -90,9 +91,9 @@ func TestRereadFileRenamedWhileRebuilding(t *testing.T) {
 	var hits uint64
 	for k, n := range counts {
 		if !strings.Contains(k, "/a") {
-			t.Errorf("key %q counted %d hits: not a line of the window's file", k, n)
+			t.Errorf("key %q counted %v: not a line of the window's file", k, n)
 		}
-		hits += n
+		hits += n[measure.Views]
 	}
 	if hits != 60 || st.LostBytes != 0 {
 		t.Errorf("re-read %d hits, %d bytes lost; want the window's 60 lines, none lost", hits, st.LostBytes)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/tailer"
 )
@@ -114,7 +115,7 @@ func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 	// Find every file again; on a rebuilt host its identity may differ.
 	loc := &locator{globs: globs, clock: cfg.Clock, found: map[locKey]locResult{}}
 
-	var counts map[string]uint64
+	var counts map[string]measure.Vector
 	var marks []buffer.Mark
 	inFlight := rec.Batch != "" && !rec.Acked
 	if inFlight {
@@ -208,7 +209,7 @@ func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 		// hold only the coarse counts).
 		acked = buffer.Snapshot{Batch: rec.FromBatch, SealedAt: rec.FromSealedAt, Checkpoints: fromEnc}
 		if counts == nil {
-			counts = map[string]uint64{}
+			counts = map[string]measure.Vector{}
 		}
 	} else {
 		counts = nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/tailer"
@@ -94,7 +95,7 @@ func openLocated(loc *locator, cp tailer.Checkpoint, l tailer.Located) (*os.File
 // window) to its furthest end, in the file holding that end. So a log
 // truncated twice within the window (copytruncate) is read from its
 // first copy, its second copy and itself, each part once.
-func reread(ctx context.Context, cfg Config, w window, loc *locator, st *Stats, log *slog.Logger) (map[string]uint64, []buffer.Mark, error) {
+func reread(ctx context.Context, cfg Config, w window, loc *locator, st *Stats, log *slog.Logger) (map[string]measure.Vector, []buffer.Mark, error) {
 	parsers := map[string]*parser.Parser{}
 	limiters := map[string]*parser.PageLimiter{}
 	maxLine := map[string]int{}
@@ -200,7 +201,7 @@ next:
 	}
 	counts, marks := agg.Sums()
 	for _, n := range counts {
-		st.Hits += n
+		st.Hits += n[measure.Views]
 	}
 	return counts, append(lost, marks...), nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/digits"
+	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/tailer"
 )
@@ -123,7 +124,7 @@ func (d *DryRun) malformedLine(n uint64, o parser.Outcome, length int) {
 // (a bug: the aggregator made it) is an error.
 func (d *DryRun) drain() error {
 	var bad error
-	d.agg.Drain(func(key []byte, _ uint64) {
+	d.agg.Drain(func(key []byte, _ *measure.Vector) {
 		d.committed++
 		site, page, sec, err := buffer.DecodeKey(key)
 		if err != nil {

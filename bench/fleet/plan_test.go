@@ -8,6 +8,7 @@ import (
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/measure"
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
@@ -21,10 +22,10 @@ func TestPlanBatch(t *testing.T) {
 	}
 	defer buf.Close()
 	base := time.Date(2026, 3, 10, 10, 4, 59, 0, time.UTC).Unix()
-	counts := map[string]uint64{}
+	counts := map[string]measure.Vector{}
 	for _, page := range []string{"/a", "/b", "/c"} {
 		for s := range int64(3) {
-			counts[string(buffer.AppendKey(nil, []byte("example.com"), []byte(page), base+s))] = uint64(s + 1)
+			counts[string(buffer.AppendKey(nil, []byte("example.com"), []byte(page), base+s))] = measure.OfViews(uint64(s + 1))
 		}
 	}
 	if err := buf.Commit(counts, nil); err != nil {

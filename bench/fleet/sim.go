@@ -15,6 +15,7 @@ import (
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/tailer"
 )
@@ -221,9 +222,11 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 		res.add(plan, &res.passes, res.pageBatches, true, winFrom, winTo)
 		// The coarse stream: the same counts, kept for the daily and
 		// monthly passes of every coarse interval.
-		counts := map[string]uint64{}
-		if err := buf.ScanBatch(batch.ID, nil, func(k []byte, n uint64) bool {
-			counts[string(k)] += n
+		counts := map[string]measure.Vector{}
+		if err := buf.ScanBatch(batch.ID, nil, func(k []byte, v *measure.Vector) bool {
+			c := counts[string(k)]
+			c.Merge(v)
+			counts[string(k)] = c
 			return true
 		}); err != nil {
 			return nil, err

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/logtally/logtally/bucket"
 	"io"
 	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/logtally/logtally/bucket"
 
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/query"
@@ -68,7 +69,7 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 	r := &query.Reader{
-		Collections: bucket.Collections{Minute: cfg.Buckets.Minute, Daily: cfg.Buckets.Daily, Monthly: cfg.Buckets.Monthly},
+		Collections: cfg.Buckets.Collections(),
 		Retention: bucket.Retention{
 			Minute:  cfg.Buckets.MinuteRetention.D(),
 			Daily:   cfg.Buckets.DailyRetention.D(),

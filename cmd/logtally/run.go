@@ -262,10 +262,8 @@ func pipelineConfig(cfg config.Config, log *slog.Logger, db *mongo.Database) pip
 		BufferPath: cfg.BufferPath(),
 		Buffer:     buffer.Options{LockTimeout: 2 * time.Second, MaxSize: int64(cfg.Buffer.MaxSize)},
 		Flush: flusher.Config{
-			DB: db,
-			Collections: bucket.Collections{
-				Minute: cfg.Buckets.Minute, Daily: cfg.Buckets.Daily, Monthly: cfg.Buckets.Monthly,
-			},
+			DB:             db,
+			Collections:    cfg.Buckets.Collections(),
 			Interval:       cfg.Flush.Interval.D(),
 			MaxOps:         cfg.Flush.MaxOps,
 			MaxBackoff:     cfg.Flush.MaxBackoff.D(),

@@ -1,0 +1,139 @@
+package bucket
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/logtally/logtally/measure"
+)
+
+// Sites: one small document per site and day holding the site's views and
+// measures of that day, so that "how much of my traffic is AI crawlers"
+// reads one document per day instead of every page's buckets.
+
+// DefaultSiteCollection is the collection of the per-site daily totals.
+const DefaultSiteCollection = "sites"
+
+// FieldViews is the views of a site's day.
+const FieldViews = "views"
+
+// SiteID returns the _id of site's document of the day holding sec:
+// "YYYYMMDD/<site>".
+func SiteID(sec int64, site string) string {
+	start, _ := Daily.Bounds(sec)
+	return time.Unix(start, 0).UTC().Format(Daily.idLayout()) + "/" + site
+}
+
+// SiteMeasurePath returns the dotted path of measure m in a site's
+// document: FieldViews for measure.Views, "measures.<name>" for the others.
+func SiteMeasurePath(m measure.Index) string {
+	if m == measure.Views {
+		return FieldViews
+	}
+	return FieldMeasures + "." + m.Name()
+}
+
+// sitePaths[m][0] is measure m's path in a site's document.
+var sitePaths = func() (p [measure.N][]string) {
+	for m := range measure.N {
+		p[m] = []string{SiteMeasurePath(m)}
+	}
+	return p
+}()
+
+// SiteDoc is one site's day of a batch: the sums of its hits.
+type SiteDoc struct {
+	ID, Site string
+	// Start is the day's start (Unix seconds, UTC).
+	Start int64
+	// V holds the day's views and measures.
+	V measure.Vector
+}
+
+// AppendKey appends the SiteDoc's _id and shard-key fields
+// (metadata.site, metadata.date) to f.
+func (d *SiteDoc) AppendKey(f bson.D) bson.D {
+	return append(f,
+		bson.E{Key: FieldID, Value: d.ID},
+		bson.E{Key: FieldMetadata + "." + FieldSite, Value: d.Site},
+		bson.E{Key: FieldMetadata + "." + FieldDate, Value: bson.NewDateTimeFromTime(time.Unix(d.Start, 0).UTC())},
+	)
+}
+
+// Update returns the guarded update of d, as Doc.Update: applied once per
+// batch and instance.
+func (d *SiteDoc) Update(applied, batchID string) (filter, update bson.D) {
+	filter = d.AppendKey(make(bson.D, 0, 4))
+	filter = append(filter, bson.E{Key: applied, Value: bson.D{{Key: "$ne", Value: batchID}}})
+	inc := bson.D{{Key: FieldViews, Value: int64(d.V[measure.Views])}}
+	inc = measureInc(inc, &sitePaths, 0, &d.V, false)
+	return filter, guardedUpdate(inc, measureMax(nil, &sitePaths, 0, &d.V), applied, batchID)
+}
+
+// Zero returns d's document zero-filled, with an empty applied map. Its
+// counts are 64-bit: a site's day may exceed 2^31 hits.
+func (d *SiteDoc) Zero() bson.D {
+	ms := make(bson.D, 0, measure.N-1)
+	for m := measure.Views + 1; m < measure.N; m++ {
+		ms = append(ms, bson.E{Key: m.Name(), Value: zeroMeasure(m, false)})
+	}
+	return bson.D{
+		{Key: FieldID, Value: d.ID},
+		{Key: FieldMetadata, Value: bson.D{
+			{Key: FieldDate, Value: bson.NewDateTimeFromTime(time.Unix(d.Start, 0).UTC())},
+			{Key: FieldSite, Value: d.Site},
+		}},
+		{Key: FieldViews, Value: int64(0)},
+		{Key: FieldMeasures, Value: ms},
+		{Key: FieldApplied, Value: bson.D{}},
+	}
+}
+
+// DocID returns d's _id.
+func (d *SiteDoc) DocID() string { return d.ID }
+
+// SiteIndex is the query index of the site collection: site, date.
+func SiteIndex() bson.D {
+	return bson.D{{Key: FieldMetadata + "." + FieldSite, Value: 1}, {Key: FieldMetadata + "." + FieldDate, Value: 1}}
+}
+
+// Sites sums a batch's hits per site and day. Unlike the page buckets,
+// a site's day gathers keys that are not adjacent in key order (site,
+// page, second), so it holds them in a map: one entry per site and day
+// of the batch.
+type Sites struct {
+	m map[siteDay]*SiteDoc
+}
+
+type siteDay struct {
+	site  string
+	start int64
+}
+
+// Add adds the hits v of site at sec.
+func (s *Sites) Add(site []byte, sec int64, v *measure.Vector) {
+	start, _ := Daily.Bounds(sec)
+	d := s.m[siteDay{string(site), start}]
+	if d == nil {
+		if s.m == nil {
+			s.m = map[siteDay]*SiteDoc{}
+		}
+		d = &SiteDoc{ID: SiteID(sec, string(site)), Site: string(site), Start: start}
+		s.m[siteDay{d.Site, start}] = d
+	}
+	d.V.Merge(v)
+}
+
+// Docs returns the documents, by _id, and empties s.
+func (s *Sites) Docs() []SiteDoc {
+	out := make([]SiteDoc, 0, len(s.m))
+	for _, d := range s.m {
+		out = append(out, *d)
+	}
+	clear(s.m)
+	slices.SortFunc(out, func(a, b SiteDoc) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
