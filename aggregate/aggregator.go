@@ -107,6 +107,7 @@ type Aggregator struct {
 	foldWarned                                                map[string]bool // sources whose max_sites was reached, logged
 	outcomes                                                  [parser.NumOutcomes]atomic.Uint64
 	measures                                                  [measure.N]atomic.Uint64 // Stats.Measures
+	hitsOnly                                                  bool                     // count views alone: the benchmarks' baseline (export_test.go)
 	started                                                   bool                     // StartMarker read
 	beat                                                      atomic.Int64             // Clock.Now() of the last loop turn, Unix nanoseconds
 	lastSite                                                  []byte
@@ -349,7 +350,6 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 	var outcomes parser.Counts
 	var siteHits *atomic.Uint64 // the counter of a.lastSite
 	var siteRun uint64          // hits of a.lastSite not yet added to it
-	var classes measure.Vector  // this chunk's hits by class, for Stats
 	c.Lines(func(line []byte, end int64) {
 		lines++
 		out := p.Parse(line, &a.hit)
@@ -383,16 +383,18 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 			a.index[string(a.keyBuf)] = i
 			a.counts = append(a.counts, measure.Vector{})
 		}
+		if a.hitsOnly {
+			a.counts[i][measure.Views]++
+			return
+		}
 		m := measure.Hit{Status: a.hit.Status, Bot: a.hit.Bot, Bytes: a.hit.Bytes, RT: a.hit.RT}
 		a.counts[i].Add(&m)
-		classes.Add(&m)
 	})
 	if siteHits != nil {
 		siteHits.Add(siteRun)
 	}
 	a.lines.Add(lines)
 	a.hits.Add(hits)
-	a.addClasses(&classes)
 	src := a.sourceCounter(cp.Source)
 	src.lines.Add(lines)
 	src.hits.Add(hits)

@@ -90,6 +90,7 @@ func (a *Aggregator) Commit() error {
 		return fmt.Errorf("aggregator: %w", err)
 	}
 	a.commits.Add(1)
+	a.addMeasures()
 	clear(a.index)
 	a.counts = a.counts[:0]
 	a.cps = map[string][]byte{}

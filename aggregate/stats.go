@@ -75,8 +75,9 @@ type Stats struct {
 	// HitsBySite holds hits per site, at most MaxSitesCounted of them
 	// and OtherSites.
 	HitsBySite map[string]uint64
-	// Measures are the measures of every hit counted (Hits is their
-	// views): by status class, by bot class, bytes, response times.
+	// Measures are the measures of the hits committed (or drained, for a
+	// Summer): by status class, by bot class, bytes, response times. They
+	// move at each commit, where Hits moves at each chunk.
 	Measures measure.Vector
 	// FullSince is when commits began failing on a full state dir
 	// (StateDirFull), zero while they do not.
@@ -111,8 +112,14 @@ func (a *Aggregator) Stats() Stats {
 	return st
 }
 
-// addClasses adds a chunk's measures to the running totals.
-func (a *Aggregator) addClasses(v *measure.Vector) {
+// addMeasures adds the measures held (committed or drained now) to the
+// running totals: once per commit, not per hit, which keeps the per-line
+// path to one vector addition.
+func (a *Aggregator) addMeasures() {
+	var v measure.Vector
+	for i := range a.counts {
+		v.Merge(&a.counts[i])
+	}
 	for i, n := range v {
 		if n == 0 {
 			continue

@@ -28,13 +28,17 @@ func (a *Aggregator) Held() int { return len(a.counts) }
 // everything a commit would write (sums, checkpoints, finished files,
 // archive parts, ledger marks), writing nothing: a Summer bounding its
 // memory as Run does with Config.MaxKeys. key is valid only during the
-// call. Stats keep counting.
+// call; f nil forgets without handing anything on. Stats keep counting.
 func (a *Aggregator) Drain(f func(key []byte, v *measure.Vector)) {
 	var kb []byte
 	for k, i := range a.index {
+		if f == nil {
+			break
+		}
 		kb = append(kb[:0], k...)
 		f(kb, &a.counts[i])
 	}
+	a.addMeasures()
 	clear(a.index)
 	a.counts = a.counts[:0]
 	clear(a.cps)

@@ -1,0 +1,89 @@
+package aggregate_test
+
+import (
+	"bytes"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/logtally/logtally/aggregate"
+	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/tailer"
+)
+
+// apacheChunk returns the real Apache log of the test data as one chunk of
+// source "src".
+func apacheChunk(tb testing.TB) tailer.Chunk {
+	data, err := os.ReadFile("../testdata/apache_combined_real.log")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tailer.Chunk{
+		Checkpoint: tailer.Checkpoint{Source: "src", Path: "/logs/access.log", File: tailer.FileID{Dev: 1, Ino: 1}, Offset: int64(len(data))},
+		Data:       data,
+	}
+}
+
+func newParser(tb testing.TB, format string) *parser.Parser {
+	p, err := parser.New(parser.Config{Format: format, Site: "example.com"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkMeasuresCost parses and aggregates the real Apache log of the
+// test data with every measure (the user agent read and classified, the
+// status and bot classes, bytes: a measure vector per key), and, in the
+// same run, the hits-only path it replaced: the same lines parsed without
+// the user agent (format common stops after the size) by an aggregator
+// counting views alone. It reports ns per line of each, their ratio
+// (x_hits_only: the target is at most 1.25) and the classifier cache's hit
+// rate. Both aggregators start each round empty, as after a commit.
+func BenchmarkMeasuresCost(b *testing.B) {
+	c := apacheChunk(b)
+	lines := bytes.Count(c.Data, []byte("\n"))
+	full := newParser(b, "combined")
+	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": full}, nil, nil, nil)
+	base := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "common")}, nil, nil, nil)
+	base.SetHitsOnly()
+	var tFull, tBase time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if err := sum.Add(&c); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := base.Add(&c); err != nil {
+			b.Fatal(err)
+		}
+		tFull += t1.Sub(t0)
+		tBase += time.Since(t1)
+		sum.Drain(nil)
+		base.Drain(nil)
+	}
+	n := float64(b.N) * float64(lines)
+	b.ReportMetric(float64(tFull.Nanoseconds())/n, "ns/line")
+	b.ReportMetric(float64(tBase.Nanoseconds())/n, "ns/line_hits_only")
+	b.ReportMetric(float64(tFull)/float64(tBase), "x_hits_only")
+	// TODO(lead): ua_cache_hit% once the parser reports BotCacheStats.
+}
+
+// Adding a chunk whose keys are all held allocates nothing per line: the
+// hot path (parse, classify from the cache, add to a held vector) is free
+// of allocations; what a chunk allocates is its checkpoint's (a few, per
+// chunk).
+func TestAddAllocatesNothingOnHeldKeys(t *testing.T) {
+	c := apacheChunk(t)
+	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(t, "combined")}, nil, nil, nil)
+	if err := sum.Add(&c); err != nil { // holds every key, warms the cache
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(5, func() {
+		if err := sum.Add(&c); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 8 {
+		t.Errorf("Add of %d held lines: %.1f allocations, want the chunk's few, none per line", bytes.Count(c.Data, []byte("\n")), n)
+	}
+}
