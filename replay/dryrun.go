@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/logtally/logtally/aggregate"
+	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/digits"
 	"github.com/logtally/logtally/measure"
@@ -206,6 +208,28 @@ func (d *DryRun) Summary(w io.Writer, elapsed time.Duration) error {
 	row("files", d.files, "")
 	row("lines", lines, "")
 	row("hits", st.Hits, "")
+	m := &st.Measures
+	var bots uint64
+	for c := botclass.Person + 1; c < botclass.NumClasses; c++ {
+		i, _ := measure.Bot(c)
+		bots += m[i]
+	}
+	row("  people", m[measure.Views]-bots, " (hits whose user agent no list or heuristic classified)")
+	for c := botclass.Person + 1; c < botclass.NumClasses; c++ {
+		if i, _ := measure.Bot(c); m[i] > 0 {
+			row("  "+c.String(), m[i], "")
+		}
+	}
+	for i := measure.Status2xx; i <= measure.StatusOther; i++ {
+		if m[i] > 0 {
+			row("  "+strings.TrimPrefix(i.Name(), "status_"), m[i], "")
+		}
+	}
+	row("bytes", m[measure.Bytes], "")
+	if m[measure.RTCount] > 0 {
+		row("response time avg (µs)", m[measure.RTSum]/m[measure.RTCount], fmt.Sprintf(" (max %s µs, over %s hits)",
+			digits.Group(m[measure.RTMax]), digits.Group(m[measure.RTCount])))
+	}
 	row("malformed", st.Malformed, "")
 	row("filtered", st.Filtered, "")
 	var reasons []parser.Outcome
