@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/logtally/logtally/botclass"
 )
 
 // Hit is one parsed request. Its slices point into the line, into the
@@ -28,6 +30,12 @@ type Hit struct {
 	// Method is the request method as logged, an HTTP token; "-" for
 	// formats that do not log it.
 	Method []byte
+	// Bytes is the response size the line logs ($body_bytes_sent, or $bytes_sent; %b/%O; a JSON field); 0 for "-" or when the format has none.
+	Bytes uint64
+	// RT is the response time in microseconds, or -1 when the line logs none.
+	RT int64
+	// Bot is the user agent's class (botclass.Person when the format logs no user agent).
+	Bot botclass.Class
 }
 
 type formatKind uint8
@@ -62,6 +70,11 @@ type Parser struct {
 
 	rules  *pageRules
 	filter filters
+	// bots classifies user agents; nil when the format logs none.
+	bots *botclass.Cache
+	// hitsOnly skips the measures (bytes, response time, bot class):
+	// set only by the benchmark that compares them with hits alone.
+	hitsOnly bool
 	// since and until bound the hits' times (Config.Since, Until).
 	since, until int64
 	f            fields
@@ -75,7 +88,9 @@ type fields struct {
 	method []byte
 	path   []byte // target reduced to its path (starts with '/'), query kept, escaped as logged
 	host   []byte
-	ua     []byte
+	ua     []byte // nil when the line has no user agent
+	bytes  uint64
+	rt     int64
 }
 
 var dash = []byte("-")
@@ -181,6 +196,14 @@ func New(cfg Config) (*Parser, error) {
 	f, ferrs := newFilters(cfg.Filter, hasUA, hasMethod)
 	errs = append(errs, ferrs...)
 	p.filter = f
+	var botRules *botclass.Rules
+	if len(cfg.Bots) > 0 && !hasUA {
+		bad("bots", "the format does not log the user agent")
+	} else if hasUA {
+		var berrs []error
+		botRules, berrs = newBotRules(cfg.Bots)
+		errs = append(errs, berrs...)
+	}
 	p.since, p.until = math.MinInt64, math.MaxInt64
 	if !cfg.Since.IsZero() {
 		p.since = cfg.Since.Unix()
@@ -201,6 +224,9 @@ func New(cfg Config) (*Parser, error) {
 	if len(p.filter.agents) > 0 {
 		p.filter.uaBuf = make([]byte, 0, maxUALen)
 	}
+	if botRules != nil {
+		p.bots = botclass.NewCache(botRules, 0)
+	}
 	return p, nil
 }
 
@@ -212,7 +238,8 @@ func (p *Parser) Counts() Counts { return p.counts }
 // are stripped if present). On OK it fills h; otherwise it sets h to the
 // zero Hit and the Outcome says why. Parse never panics, whatever the
 // bytes, and does not allocate for the combined, common, vhost_combined
-// and nginx formats (rewrite rules that match do allocate).
+// and nginx formats (rewrite rules that match do allocate, and so does
+// classifying a user agent the Parser's bot cache does not hold yet).
 func (p *Parser) Parse(line []byte, h *Hit) Outcome {
 	o := p.parse(line, h)
 	if o != OK {
@@ -233,7 +260,7 @@ func (p *Parser) parse(line []byte, h *Hit) Outcome {
 		return MalformedEmpty
 	}
 	f := &p.f
-	*f = fields{}
+	*f = fields{rt: NoRT}
 	var o Outcome
 	switch p.kind {
 	case kindCLF, kindVhost:
@@ -295,6 +322,9 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 	h.Time = f.time
 	h.Status = f.status
 	h.Method = f.method
+	h.Bytes = f.bytes
+	h.RT = f.rt
+	h.Bot = p.classify(f.ua)
 	return OK
 }
 
