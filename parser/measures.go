@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"sync"
@@ -229,6 +230,16 @@ func newBotRules(pats []botclass.Pattern) (*botclass.Rules, []error) {
 	return r, nil
 }
 
+// lastBot remembers the class of the last user agent classified: lines
+// in a row from one client (a page and its assets) skip the cache's
+// lookup, which hashes the whole user agent.
+type lastBot struct {
+	ua    []byte // capacity maxUALen
+	class botclass.Class
+	set   bool
+	hits  uint64
+}
+
 // classify returns the class of the user agent read from the line: Person
 // when the line has none (the format or the line does not log it),
 // otherwise the cached class of its first maxUALen bytes, as logged.
@@ -236,15 +247,25 @@ func (p *Parser) classify(ua []byte) botclass.Class {
 	if p.bots == nil || ua == nil {
 		return botclass.Person
 	}
-	return p.bots.Class(ua[:min(len(ua), maxUALen)])
+	ua = ua[:min(len(ua), maxUALen)]
+	l := &p.lastBot
+	if l.set && bytes.Equal(ua, l.ua) {
+		l.hits++
+		return l.class
+	}
+	l.class, l.set = p.bots.Class(ua), true
+	l.ua = append(l.ua[:0], ua...)
+	return l.class
 }
 
 // BotCacheStats returns how many user agents this Parser's classification
-// cache answered (hits) and how many it classified (misses); both 0 for a
-// format without a user agent.
+// cache answered (hits: the same user agent as the line before included)
+// and how many it classified (misses); both 0 for a format without a user
+// agent.
 func (p *Parser) BotCacheStats() (hits, misses uint64) {
 	if p.bots == nil {
 		return 0, 0
 	}
-	return p.bots.Stats()
+	hits, misses = p.bots.Stats()
+	return hits + p.lastBot.hits, misses
 }

@@ -71,7 +71,8 @@ type Parser struct {
 	rules  *pageRules
 	filter filters
 	// bots classifies user agents; nil when the format logs none.
-	bots *botclass.Cache
+	bots    *botclass.Cache
+	lastBot lastBot
 	// hitsOnly skips the measures (bytes, response time, bot class):
 	// set only by the benchmark that compares them with hits alone.
 	hitsOnly bool
@@ -226,6 +227,7 @@ func New(cfg Config) (*Parser, error) {
 	}
 	if botRules != nil {
 		p.bots = botclass.NewCache(botRules, 0)
+		p.lastBot.ua = make([]byte, 0, maxUALen)
 	}
 	return p, nil
 }
