@@ -73,8 +73,9 @@ type Parser struct {
 	// bots classifies user agents; nil when the format logs none.
 	bots    *botclass.Cache
 	lastBot lastBot
-	// hitsOnly skips the measures (bytes, response time, bot class):
-	// set only by the benchmark that compares them with hits alone.
+	// hitsOnly makes the CLF formats skip the size and (with bots nil)
+	// the user agent, as before the measures: set only by the benchmark
+	// that compares the measures with hits alone.
 	hitsOnly bool
 	// since and until bound the hits' times (Config.Since, Until).
 	since, until int64
