@@ -1,6 +1,9 @@
 package config
 
-import "github.com/logtally/logtally/parser"
+import (
+	"github.com/logtally/logtally/botclass"
+	"github.com/logtally/logtally/parser"
+)
 
 // Source is one [[source]] table.
 type Source struct {
@@ -35,6 +38,10 @@ type Source struct {
 	Page Page `toml:"page"`
 	// Filter decides which hits count ([source.filter]).
 	Filter Filter `toml:"filter"`
+	// Bots are the source's own user-agent patterns (bots = [{ class =
+	// "ai", match = '...' }]), tried before the embedded lists; only for
+	// formats that log the user agent.
+	Bots []Bot `toml:"bots"`
 	// MaxSites bounds, for site = "{host}", the distinct hosts that become
 	// sites (clients choose the Host header); the hits of further hosts
 	// count under the site "(other)". Hosts in [site_aliases] are always
@@ -48,7 +55,8 @@ type Source struct {
 // JSONFields is a source's [source.json] table: the field names of a JSON
 // line, dotted for nested fields ("request.uri"). Empty means the default,
 // the nginx variable name (time, request_uri, request, request_method,
-// status, host, http_user_agent).
+// status, host, http_user_agent, body_bytes_sent, request_time,
+// upstream_response_time).
 type JSONFields struct {
 	// Time is the request time's field (default "time").
 	Time string `toml:"time"`
@@ -65,6 +73,25 @@ type JSONFields struct {
 	Host string `toml:"host"`
 	// UserAgent is the user agent's field (default "http_user_agent").
 	UserAgent string `toml:"user_agent"`
+	// Bytes is the response size's field (default "body_bytes_sent").
+	Bytes string `toml:"bytes"`
+	// RequestTime is the response time's field (default "request_time").
+	RequestTime string `toml:"request_time"`
+	// UpstreamResponseTime is the upstream response time's field, used
+	// when the line has no request time (default "upstream_response_time").
+	UpstreamResponseTime string `toml:"upstream_response_time"`
+	// TimeUnit is the unit of both time fields: "s" (default), "ms", "us"
+	// or "ns".
+	TimeUnit string `toml:"time_unit"`
+}
+
+// Bot is one { class = "...", match = '...' } pattern of a source's bots.
+type Bot struct {
+	// Class is search, ai, tool, bot or suspect (botclass.ParseClass).
+	Class string `toml:"class"`
+	// Match is a Go regular expression, matched case-insensitively with
+	// the user agent as logged.
+	Match string `toml:"match"`
 }
 
 // Page is a source's [source.page] table: see parser.PageConfig.
@@ -154,6 +181,8 @@ func (s Source) Parser() parser.Config {
 		JSON: parser.JSONFields{
 			Time: s.JSON.Time, URI: s.JSON.URI, Request: s.JSON.Request, Method: s.JSON.Method,
 			Status: s.JSON.Status, Host: s.JSON.Host, UserAgent: s.JSON.UserAgent,
+			Bytes: s.JSON.Bytes, RequestTime: s.JSON.RequestTime, UpstreamResponseTime: s.JSON.UpstreamResponseTime,
+			TimeUnit: s.JSON.TimeUnit,
 		},
 		Page: parser.PageConfig{
 			KeepQuery:          s.Page.KeepQuery,
@@ -172,6 +201,15 @@ func (s Source) Parser() parser.Config {
 	}
 	for _, r := range s.Page.Rewrite {
 		c.Page.Rewrite = append(c.Page.Rewrite, parser.Rewrite{Match: r.Match, Replace: r.Replace})
+	}
+	for _, b := range s.Bots {
+		// An unknown class name becomes a class the parser refuses;
+		// Validate names the bad name.
+		cl, err := botclass.ParseClass(b.Class)
+		if err != nil {
+			cl = botclass.NumClasses
+		}
+		c.Bots = append(c.Bots, botclass.Pattern{Class: cl, Match: b.Match})
 	}
 	return c
 }

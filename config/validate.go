@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/parser"
 )
 
@@ -187,10 +188,21 @@ func (c *Config) Validate() error {
 				bad(f+"rotated", "%q: must be an absolute path or glob (where the source's rotated files go, e.g. \"/var/log/nginx/old/access.log*\")", p)
 			}
 		}
+		badClass := map[string]bool{}
+		for j, b := range s.Bots {
+			if _, err := botclass.ParseClass(b.Class); err != nil {
+				k := fmt.Sprintf("bots[%d].class", j)
+				badClass[k] = true
+				bad(f+k, "%q: must be search, ai, tool, bot or suspect", b.Class)
+			}
+		}
 		if _, err := parser.New(s.Parser()); err != nil {
 			for _, e := range unjoin(err) {
 				var ce *parser.ConfigError
 				if errors.As(e, &ce) {
+					if badClass[ce.Field] {
+						continue // named above
+					}
 					bad(f+ce.Field, "%s", ce.Problem)
 				} else {
 					bad(f+"format", "%v", e)

@@ -3,7 +3,7 @@ package parser
 import "bytes"
 
 // readCLF reads the common log format, with the vhost prefix for
-// vhost_combined, and the user agent of combined when a filter needs it.
+// vhost_combined, and the user agent of combined and vhost_combined.
 func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 	if p.kind == kindVhost {
 		sp := bytes.IndexByte(line, ' ')
@@ -94,10 +94,14 @@ func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 	if !isSize(rest[:end]) {
 		return MalformedFields
 	}
+	if !p.hitsOnly {
+		f.bytes = sizeOf(rest[:end]) // "-": 0
+	}
 	// What follows %b (combined's referer and user agent, extra fields)
-	// is read only for user-agent filters; a broken referer or user agent
-	// does not make the line malformed: see doc.go.
-	if len(p.filter.agents) > 0 {
+	// is read only for the user agent (combined and vhost_combined: its
+	// bot class, user-agent filters); a broken referer or user agent does
+	// not make the line malformed: see doc.go.
+	if p.bots != nil || len(p.filter.agents) > 0 {
 		f.ua = combinedUA(rest[end:])
 	}
 	f.time = t
@@ -108,7 +112,8 @@ func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 }
 
 // combinedUA returns the user agent of ` "referer" "user agent"`, or as
-// much of it as is there; nil if there is none.
+// much of it as is there; nil if there is none (a common line), empty
+// (not nil) for `""`.
 func combinedUA(rest []byte) []byte {
 	if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
 		return nil

@@ -1,6 +1,10 @@
 package parser
 
-import "time"
+import (
+	"time"
+
+	"github.com/logtally/logtally/botclass"
+)
 
 // DefaultMaxPageLen is the page length bound used when Config.MaxPageLen
 // is 0.
@@ -60,6 +64,10 @@ type Config struct {
 	Page PageConfig
 	// Filter holds the filters.
 	Filter FilterConfig
+	// Bots are the source's own user-agent patterns, tried before the
+	// embedded lists (config: bots = [{class, match}]). Only for formats
+	// that log the user agent.
+	Bots []botclass.Pattern
 	// Since and Until, when not zero, keep only hits at or after Since and
 	// before Until; the others are FilteredWindow (replay's -since and
 	// -until).
@@ -85,9 +93,23 @@ type JSONFields struct {
 	Status string
 	// Host is the host, for Site SiteFromLine (default "host").
 	Host string
-	// UserAgent is the user agent, for user-agent filters (default
-	// "http_user_agent").
+	// UserAgent is the user agent, for user-agent filters and the bot
+	// class (default "http_user_agent").
 	UserAgent string
+	// Bytes is the response size, a number or a numeric string (default
+	// "body_bytes_sent").
+	Bytes string
+	// RequestTime is the response time, a number or a numeric string in
+	// TimeUnit (default "request_time").
+	RequestTime string
+	// UpstreamResponseTime is the upstream's response time, used when the
+	// line has no RequestTime: a number, or a string holding one or a list
+	// as nginx writes it ("0.012, 0.030"), in TimeUnit (default
+	// "upstream_response_time").
+	UpstreamResponseTime string
+	// TimeUnit is the unit of both time fields: "s" (default; nginx,
+	// Caddy's duration), "ms", "us" or "ns" (Traefik's Duration).
+	TimeUnit string
 }
 
 // PageConfig holds the rules that turn a path into a page. Rules apply in

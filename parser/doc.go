@@ -1,13 +1,15 @@
 // Package parser turns one access-log line into a Hit: site, page, time
-// (UTC Unix seconds), status and method, and decides whether it counts.
+// (UTC Unix seconds), status and method, and decides whether it counts;
+// with the measures beside it: response bytes, response time and the bot
+// class of the user agent.
 //
 // Formats (Config.Format):
 //
 //   - "common" (%h %l %u %t "%r" %>s %b) and "combined" (common plus
 //     "%{Referer}i" "%{User-Agent}i"), the Apache and nginx defaults. Both
-//     read the common part the same way and ignore what follows %b unless
-//     a user-agent filter needs combined's user agent: a combined parser
-//     accepts common lines and a common parser combined lines, and extra
+//     read the common part the same way and ignore what follows %b but
+//     combined's user agent (a common parser does not read it): a combined
+//     parser accepts common lines and a common parser combined lines, and extra
 //     trailing fields (nginx's "$http_x_forwarded_for", Apache's %D) are
 //     fine. A line whose referer or user agent is broken still counts:
 //     real logs have them (line 8899 of testdata/apache_combined_real.log
@@ -17,21 +19,55 @@
 //   - "nginx": Config.LogFormat, an nginx log_format string, compiled once.
 //     Read: $time_local, $time_iso8601, $msec (the first of them is the
 //     time), $request, $request_uri, $uri, $request_method, $status, $host,
-//     $http_host, $server_name, $http_user_agent; other variables are
-//     skipped. A variable's value ends where the literal text after it
+//     $http_host, $server_name, $http_user_agent, and for the measures
+//     $body_bytes_sent, $bytes_sent, $request_time and
+//     $upstream_response_time; other variables are skipped, and nothing
+//     after the last variable read is split. A variable's value ends where the literal text after it
 //     starts (for text starting with '"', at a '"' not escaped by a
 //     backslash), so two variables must not touch, and a value holding the
 //     text that follows it in the format (a $remote_user with " [") splits
 //     wrongly. A broken field after every field a hit needs (a cut user
-//     agent) does not lose the hit.
+//     agent) does not lose the hit; the measures after it are then not
+//     read.
 //   - "json": one object per line; Config.JSON names the fields (dotted
 //     for nested objects, Caddy's "request.uri"), Config.TimeLayout the
 //     time. Values are JSON-unescaped; the path is not log-unescaped.
 //     Arrays are skipped (Caddy's header arrays cannot be read), objects
 //     deeper than 16 are malformed. Decoding escaped strings may allocate.
 //   - "regex": Config.Regex with named groups time, path or request,
-//     status, and optionally method, site, user_agent. The slow path: a
-//     match allocates.
+//     status, and optionally method, site, user_agent, bytes,
+//     request_time (seconds, Apache's %T), request_time_ms and
+//     request_time_us (Apache's %D; the first of the three that holds a
+//     number is the response time). The slow path: a match allocates.
+//
+// Measures (Hit.Bytes, RT, Bot):
+//
+//   - Bytes: %b of the CLF formats ("-" is 0; a size that is not digits
+//     stays a malformed line, as before the measures), $body_bytes_sent
+//     (else $bytes_sent), the json Bytes field, the regex bytes group. In
+//     nginx, json and regex a size that is not digits ("-", garbage, a
+//     negative number) is 0 and the hit counts. Sizes above MaxBytes
+//     (1 PiB) count as MaxBytes.
+//   - RT, in microseconds: nginx's $request_time, or when the line logs
+//     none ("-" or not a number) the sum of $upstream_response_time (a
+//     list "0.012, 0.030" or "0.012 : 0.030": every element a number or
+//     "-", "-" skipped); json's RequestTime then UpstreamResponseTime, in
+//     JSONFields.TimeUnit; regex's groups. NoRT (-1) when the line logs
+//     none, or the value is not an unsigned decimal number (a sign, garbage,
+//     an element of a list that is not a number): a bad time never loses
+//     the hit. Values are read with integer arithmetic: digits below a
+//     microsecond are truncated (toward zero); an exponent ("1.5e-3") is
+//     accepted; values above MaxRT (one day) count as MaxRT.
+//   - Bot: the class (botclass) of the user agent as logged: Apache's \"
+//     and nginx's \x22 escapes are left in, JSON strings are unescaped; its
+//     first 1 KiB (maxUALen), as for the filters. botclass.Person when the
+//     format logs no user agent (common, nginx without $http_user_agent,
+//     regex without user_agent) or the line lacks the field (a common line
+//     read as combined, a JSON line without it); an empty one ("") is
+//     classified (suspect). Config.Bots are tried before the embedded
+//     lists. Only hits are classified: a line a filter excludes is not.
+//     Each Parser keeps a bounded cache (botclass.Cache) plus the last user
+//     agent's class; classifying one the cache does not hold allocates.
 //
 // Formats without a method give Method "-", and cannot use filter.methods.
 // With Site SiteFromLine the host is lowercased, its port and a trailing

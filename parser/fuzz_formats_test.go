@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/logtally/logtally/botclass"
 )
 
 // fuzzConfigs are the parsers FuzzFormats runs each input through, with
@@ -15,15 +17,18 @@ var fuzzConfigs = []Config{
 		Page: PageConfig{KeepQuery: []string{"id", "page"}, Lowercase: true, StripTrailingSlash: true, IndexFiles: []string{"index.html"},
 			Rewrite: []Rewrite{{Match: `^/u/[0-9]+`, Replace: "/u/:id"}}}},
 	{Format: "nginx", Site: SiteFromLine, LogFormat: `$time_iso8601|$http_host|$request_method|$request_uri|$status|$msec|$http_user_agent`},
+	{Format: "nginx", Site: "example.com", Bots: []botclass.Pattern{{Class: botclass.Tool, Match: `^x`}},
+		LogFormat: `$upstream_response_time|$time_iso8601|$request_uri|$status|$bytes_sent|$http_user_agent|$request_time|$body_bytes_sent`},
 	{Format: "json", Site: SiteFromLine, Page: PageConfig{KeepQuery: []string{"q"}}},
-	{Format: "json", Site: "example.com", TimeLayout: "unix", JSON: JSONFields{Time: "ts", URI: "request.uri", Method: "request.method"}},
-	{Format: "regex", Site: SiteFromLine, Regex: `^(?P<site>\S+) \[(?P<time>[^\]]+)\] "(?P<request>[^"]*)" (?P<status>\d+) "(?P<user_agent>[^"]*)"`,
+	{Format: "json", Site: "example.com", TimeLayout: "unix", JSON: JSONFields{Time: "ts", URI: "request.uri", Method: "request.method", Bytes: "size", RequestTime: "duration", TimeUnit: "ns"}},
+	{Format: "regex", Site: SiteFromLine, Regex: `^(?P<site>\S+) \[(?P<time>[^\]]+)\] "(?P<request>[^"]*)" (?P<status>\d+) "(?P<user_agent>[^"]*)"(?: (?P<bytes>\S+) (?P<request_time>\S*) ?(?P<request_time_us>\S*))?`,
 		Filter: FilterConfig{ExcludePaths: []string{"/admin", "^/x+$"}, Status: []string{"2xx", "404"}}},
 }
 
 // FuzzFormats checks, for any bytes and every format in fuzzConfigs:
 // Parse does not panic or modify the line; a hit has a valid site and a
-// page that starts with '/', is valid UTF-8 and within MaxPageLen; a
+// page that starts with '/', is valid UTF-8 and within MaxPageLen, and
+// measures in range (RT >= -1, Bot < NumClasses: checkMeasures); a
 // non-hit is malformed or filtered with a zero Hit; parsing the line again
 // (after another line) gives the same result.
 func FuzzFormats(f *testing.F) {
@@ -38,6 +43,9 @@ func FuzzFormats(f *testing.F) {
 		`{"time":"2000-10-10T13:55:36-07:00","host":"example.com","request_uri":"/a/b?q=1","status":200}`,
 		`{"ts":971211336.5,"request":{"uri":"/d","method":"GET"},"status":200}`,
 		`example.com [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 "ua"`,
+		`example.com [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 "ua" 12 0.5e1 1234`,
+		`0.012, - : 0.5|2000-10-10T13:55:36-07:00|/a|200|12|xbot|0.001|-`,
+		`{"ts":971211336.5,"request":{"uri":"/d","method":"GET"},"status":200,"size":"12","duration":123456789}`,
 		`203.0.113.5 - - [10/Oct/2000:13:55:36 -0700] "GET /U/12/index.html?page=2&id=1 HTTP/1.1" 200 612 "-" "curl" 0.004`,
 	} {
 		f.Add([]byte(s))
@@ -62,7 +70,8 @@ func FuzzFormats(f *testing.F) {
 				if len(h.Site) == 0 || !utf8.Valid(h.Site) || h.Time < 0 || h.Status < 100 || h.Status > 599 || !isToken(h.Method) {
 					t.Fatalf("%s: Parse(%q): hit %+v", fuzzConfigs[i].Format, line, h)
 				}
-			} else if !o.Malformed() && !o.Filtered() || h.Site != nil || h.Page != nil || h.Method != nil || h.Time != 0 || h.Status != 0 {
+				checkMeasures(t, line, &h)
+			} else if !o.Malformed() && !o.Filtered() || h.Site != nil || h.Page != nil || h.Method != nil || h.Time != 0 || h.Status != 0 || h.Bytes != 0 || h.RT != 0 || h.Bot != 0 {
 				t.Fatalf("%s: Parse(%q) = %v, hit %+v", fuzzConfigs[i].Format, line, o, h)
 			}
 			first := cloneHit(h)

@@ -6,12 +6,14 @@ import (
 	"os"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/logtally/logtally/botclass"
 )
 
 // FuzzParse checks, for any bytes: Parse does not panic and does not
 // modify the line; a hit has a page that starts with '/', is valid UTF-8
-// and within MaxPageLen, a time >= 0, a status in 100..599 and a token
-// method; a non-hit is malformed with a zero Hit; parsing the same line
+// and within MaxPageLen, a time >= 0, a status in 100..599, a token
+// method, an RT >= -1 and a Bot < NumClasses; a non-hit is malformed with a zero Hit; parsing the same line
 // again (after another line) gives the same result; and a "\r\n" ending
 // changes nothing.
 func FuzzParse(f *testing.F) {
@@ -66,7 +68,7 @@ func checkHit(t *testing.T, p *Parser, line []byte, o Outcome, h *Hit) {
 		if !o.Malformed() {
 			t.Fatalf("Parse(%q) = %v: neither ok nor malformed", line, o)
 		}
-		if h.Site != nil || h.Page != nil || h.Method != nil || h.Time != 0 || h.Status != 0 {
+		if h.Site != nil || h.Page != nil || h.Method != nil || h.Time != 0 || h.Status != 0 || h.Bytes != 0 || h.RT != 0 || h.Bot != 0 {
 			t.Fatalf("Parse(%q) = %v with hit %+v", line, o, h)
 		}
 		return
@@ -77,6 +79,7 @@ func checkHit(t *testing.T, p *Parser, line []byte, o Outcome, h *Hit) {
 	if h.Time < 0 || h.Status < 100 || h.Status > 599 {
 		t.Fatalf("Parse(%q): time %d status %d", line, h.Time, h.Status)
 	}
+	checkMeasures(t, line, h)
 	if len(h.Method) == 0 || len(h.Method) > maxMethodLen {
 		t.Fatalf("Parse(%q): method %q", line, h.Method)
 	}
@@ -90,6 +93,15 @@ func checkHit(t *testing.T, p *Parser, line []byte, o Outcome, h *Hit) {
 	}
 }
 
+// checkMeasures checks a hit's measures: RT is NoRT or 0..MaxRT, Bytes
+// at most MaxBytes, Bot a class.
+func checkMeasures(t *testing.T, line []byte, h *Hit) {
+	t.Helper()
+	if h.RT < NoRT || h.RT > MaxRT || h.Bytes > MaxBytes || h.Bot >= botclass.NumClasses {
+		t.Fatalf("Parse(%q): bytes %d rt %d bot %v", line, h.Bytes, h.RT, h.Bot)
+	}
+}
+
 func cloneHit(h Hit) Hit {
 	h.Site = bytes.Clone(h.Site)
 	h.Page = bytes.Clone(h.Page)
@@ -99,5 +111,6 @@ func cloneHit(h Hit) Hit {
 
 func sameHit(a, b Hit) bool {
 	return bytes.Equal(a.Site, b.Site) && bytes.Equal(a.Page, b.Page) && bytes.Equal(a.Method, b.Method) &&
-		a.Time == b.Time && a.Status == b.Status && (a.Page == nil) == (b.Page == nil)
+		a.Time == b.Time && a.Status == b.Status && (a.Page == nil) == (b.Page == nil) &&
+		a.Bytes == b.Bytes && a.RT == b.RT && a.Bot == b.Bot
 }

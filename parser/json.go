@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -14,8 +15,15 @@ const (
 	jStatus
 	jHost
 	jUA
+	jBytes
+	jRT
+	jUpstream
 	numJSON
 )
+
+// jMeasures is the first of the fields read for a measure only: they are
+// not unescaped, and a bad value does not lose the hit.
+const jMeasures = jBytes
 
 // maxJSONDepth bounds the nesting of objects read; deeper lines are
 // malformed. maxJSONPath bounds a dotted field name.
@@ -28,6 +36,7 @@ const (
 type jsonFormat struct {
 	names  [numJSON]string
 	layout timeLayout
+	scale  int // TimeUnit as a power of ten of microseconds
 
 	vals [numJSON]jsonVal
 	bufs [numJSON][]byte // decoded strings, reused
@@ -47,7 +56,8 @@ func newJSONFormat(c JSONFields, layout string) (*jsonFormat, error) {
 	for i, v := range []struct{ name, def string }{
 		jTime: {c.Time, "time"}, jURI: {c.URI, "request_uri"}, jRequest: {c.Request, "request"},
 		jMethod: {c.Method, "request_method"}, jStatus: {c.Status, "status"}, jHost: {c.Host, "host"},
-		jUA: {c.UserAgent, "http_user_agent"},
+		jUA: {c.UserAgent, "http_user_agent"}, jBytes: {c.Bytes, "body_bytes_sent"},
+		jRT: {c.RequestTime, "request_time"}, jUpstream: {c.UpstreamResponseTime, "upstream_response_time"},
 	} {
 		j.names[i] = v.def
 		if v.name != "" {
@@ -59,6 +69,15 @@ func newJSONFormat(c JSONFields, layout string) (*jsonFormat, error) {
 		return nil, &ConfigError{Field: "time_layout", Problem: err.Error()}
 	}
 	j.layout = l
+	unit := c.TimeUnit
+	if unit == "" {
+		unit = "s"
+	}
+	scale, ok := timeUnits[unit]
+	if !ok {
+		return nil, &ConfigError{Field: "json.time_unit", Problem: fmt.Sprintf("%q: must be s, ms, us or ns", c.TimeUnit)}
+	}
+	j.scale = scale
 	return j, nil
 }
 
@@ -76,7 +95,7 @@ func (j *jsonFormat) read(line []byte, f *fields) Outcome {
 		return MalformedFields
 	}
 	var str [numJSON][]byte
-	for k := range j.vals {
+	for k := range j.vals[:jMeasures] {
 		v := &j.vals[k]
 		if !v.set {
 			continue
@@ -129,7 +148,26 @@ func (j *jsonFormat) read(line []byte, f *fields) Outcome {
 	if j.vals[jUA].str {
 		f.ua = str[jUA]
 	}
+	f.bytes = sizeOf(j.number(jBytes))
+	if v := j.number(jRT); v != nil {
+		f.rt = rtOf(v, j.scale)
+	}
+	if v := j.number(jUpstream); f.rt == NoRT && v != nil {
+		f.rt = sumDurations(v, j.scale)
+	}
 	return OK
+}
+
+// number returns the value of measure field k: a number token, or a
+// string's contents; nil when the field is absent or null. A string with
+// escapes is returned as it is, so it reads as garbage (no number needs
+// them).
+func (j *jsonFormat) number(k int) []byte {
+	v := &j.vals[k]
+	if !v.set || !v.str && string(v.raw) == "null" {
+		return nil
+	}
+	return v.raw
 }
 
 func skipWS(b []byte, i int) int {

@@ -23,6 +23,10 @@ const (
 	ngxHTTPHost
 	ngxServerName
 	ngxUA
+	ngxBodyBytes
+	ngxBytesSent
+	ngxRequestTime
+	ngxUpstreamTime
 )
 
 var ngxVars = map[string]ngxVar{
@@ -39,6 +43,11 @@ var ngxVars = map[string]ngxVar{
 	"http_host":       ngxHTTPHost,
 	"server_name":     ngxServerName,
 	"http_user_agent": ngxUA,
+
+	"body_bytes_sent":        ngxBodyBytes,
+	"bytes_sent":             ngxBytesSent,
+	"request_time":           ngxRequestTime,
+	"upstream_response_time": ngxUpstreamTime,
 }
 
 // ngxSeg is one variable of a log_format and the literal text after it.
@@ -55,6 +64,8 @@ type nginxFormat struct {
 	timeVar   ngxVar
 	hostVar   ngxVar // 0 if none
 	lastNeed  int    // index of the last segment whose value a hit needs
+	lastRead  int    // index of the last segment whose value is read (needed, measures, user agent)
+	bytesVar  ngxVar // $body_bytes_sent, else $bytes_sent; 0 if none
 	hasUA     bool
 	hasMethod bool
 }
@@ -116,8 +127,11 @@ func compileNginx(format string) (*nginxFormat, error) {
 	flush()
 	var hasTarget, hasStatus bool
 	for i, s := range n.segs {
-		if s.v != ngxOther && s.v != ngxUA {
+		if s.v != ngxOther && s.v != ngxUA && !s.v.measure() {
 			n.lastNeed = i
+		}
+		if s.v != ngxOther {
+			n.lastRead = i
 		}
 		if len(s.after) == 0 && i < len(n.segs)-1 && s.v != ngxTimeLocal {
 			return nil, fmt.Errorf("$%s and $%s have nothing between them: the line cannot be split", s.name, n.segs[i+1].name)
@@ -141,6 +155,10 @@ func compileNginx(format string) (*nginxFormat, error) {
 			}
 		case ngxUA:
 			n.hasUA = true
+		case ngxBodyBytes, ngxBytesSent:
+			if n.bytesVar == 0 || s.v < n.bytesVar {
+				n.bytesVar = s.v
+			}
 		}
 	}
 	switch {
@@ -160,10 +178,12 @@ func (n *nginxFormat) read(line []byte, f *fields) Outcome {
 		return MalformedFields
 	}
 	rest := line[len(n.prefix):]
-	var tm, req, target, method, status []byte
+	var tm, req, target, method, status, rt, upstream []byte
 	var targetVar ngxVar
+	// Segments after the last one read are not split: nothing in them is
+	// used, and a broken one there would not lose the hit anyway.
 segs:
-	for i, s := range n.segs {
+	for i, s := range n.segs[:n.lastRead+1] {
 		var val []byte
 		switch {
 		case s.v == ngxTimeLocal:
@@ -182,7 +202,8 @@ segs:
 			}
 			if j < 0 && i > n.lastNeed {
 				// A broken field after all those a hit needs (an
-				// unterminated user agent) does not lose the hit.
+				// unterminated user agent) does not lose the hit;
+				// the measures after it are not read.
 				if s.v == ngxUA {
 					f.ua = rest
 				}
@@ -214,6 +235,14 @@ segs:
 			}
 		case ngxUA:
 			f.ua = val
+		case ngxBodyBytes, ngxBytesSent:
+			if s.v == n.bytesVar {
+				f.bytes = sizeOf(val)
+			}
+		case ngxRequestTime:
+			rt = val
+		case ngxUpstreamTime:
+			upstream = val
 		}
 	}
 	var t int64
@@ -254,8 +283,18 @@ segs:
 		return MalformedStatus
 	}
 	f.time, f.status = t, st
+	if rt != nil {
+		f.rt = rtOf(rt, 6)
+	}
+	if f.rt == NoRT && upstream != nil {
+		f.rt = sumDurations(upstream, 6)
+	}
 	return OK
 }
+
+// measure reports whether v is read for a measure only: a broken value
+// does not lose the hit.
+func (v ngxVar) measure() bool { return v >= ngxBodyBytes }
 
 // quotedEnd returns the index of the first '"' in s not escaped by a
 // backslash that starts after, or -1.

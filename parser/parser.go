@@ -70,6 +70,13 @@ type Parser struct {
 
 	rules  *pageRules
 	filter filters
+	// bots classifies user agents; nil when the format logs none.
+	bots    *botclass.Cache
+	lastBot lastBot
+	// hitsOnly makes the CLF formats skip the size and (with bots nil)
+	// the user agent, as before the measures: set only by the benchmark
+	// that compares the measures with hits alone.
+	hitsOnly bool
 	// since and until bound the hits' times (Config.Since, Until).
 	since, until int64
 	f            fields
@@ -83,7 +90,9 @@ type fields struct {
 	method []byte
 	path   []byte // target reduced to its path (starts with '/'), query kept, escaped as logged
 	host   []byte
-	ua     []byte
+	ua     []byte // nil when the line has no user agent
+	bytes  uint64
+	rt     int64
 }
 
 var dash = []byte("-")
@@ -189,6 +198,14 @@ func New(cfg Config) (*Parser, error) {
 	f, ferrs := newFilters(cfg.Filter, hasUA, hasMethod)
 	errs = append(errs, ferrs...)
 	p.filter = f
+	var botRules *botclass.Rules
+	if len(cfg.Bots) > 0 && !hasUA {
+		bad("bots", "the format does not log the user agent")
+	} else if hasUA {
+		var berrs []error
+		botRules, berrs = newBotRules(cfg.Bots)
+		errs = append(errs, berrs...)
+	}
 	p.since, p.until = math.MinInt64, math.MaxInt64
 	if !cfg.Since.IsZero() {
 		p.since = cfg.Since.Unix()
@@ -209,6 +226,10 @@ func New(cfg Config) (*Parser, error) {
 	if len(p.filter.agents) > 0 {
 		p.filter.uaBuf = make([]byte, 0, maxUALen)
 	}
+	if botRules != nil {
+		p.bots = botclass.NewCache(botRules, 0)
+		p.lastBot.ua = make([]byte, 0, maxUALen)
+	}
 	return p, nil
 }
 
@@ -220,7 +241,8 @@ func (p *Parser) Counts() Counts { return p.counts }
 // are stripped if present). On OK it fills h; otherwise it sets h to the
 // zero Hit and the Outcome says why. Parse never panics, whatever the
 // bytes, and does not allocate for the combined, common, vhost_combined
-// and nginx formats (rewrite rules that match do allocate).
+// and nginx formats (rewrite rules that match do allocate, and so does
+// classifying a user agent the Parser's bot cache does not hold yet).
 func (p *Parser) Parse(line []byte, h *Hit) Outcome {
 	o := p.parse(line, h)
 	if o != OK {
@@ -241,7 +263,7 @@ func (p *Parser) parse(line []byte, h *Hit) Outcome {
 		return MalformedEmpty
 	}
 	f := &p.f
-	*f = fields{}
+	*f = fields{rt: NoRT}
 	var o Outcome
 	switch p.kind {
 	case kindCLF, kindVhost:
@@ -303,7 +325,9 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 	h.Time = f.time
 	h.Status = f.status
 	h.Method = f.method
-	h.RT = -1
+	h.Bytes = f.bytes
+	h.RT = f.rt
+	h.Bot = p.classify(f.ua)
 	return OK
 }
 

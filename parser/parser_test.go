@@ -358,6 +358,38 @@ func TestParseAllocs(t *testing.T) {
 		if allocs != 0 {
 			t.Errorf("%s: %v allocs per run of %d lines, want 0", format, allocs, len(lines))
 		}
+		if hits, _ := p.BotCacheStats(); format == "combined" && hits == 0 {
+			t.Errorf("combined: no user agent classified")
+		}
+	}
+	// nginx with every measure, and vhost_combined: the bot cache warmed
+	// by AllocsPerRun's first run, classifying allocates nothing.
+	for _, tc := range []struct {
+		cfg  Config
+		conv func([]byte) []byte
+	}{
+		{Config{Format: "nginx", Site: "example.com", LogFormat: ngxDefault + ` $bytes_sent $request_time "$upstream_response_time"`},
+			func(l []byte) []byte { return append(bytes.Clone(l), ` 700 - "0.012, 0.030 : 0.001"`...) }},
+		{Config{Format: "vhost_combined", Site: SiteFromLine},
+			func(l []byte) []byte { return append([]byte("www.example.com:443 "), l...) }},
+	} {
+		p := mustNew(t, tc.cfg)
+		var conv [][]byte
+		for _, l := range lines {
+			conv = append(conv, tc.conv(l))
+		}
+		var h Hit
+		allocs := testing.AllocsPerRun(20, func() {
+			for _, l := range conv {
+				p.Parse(l, &h)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %v allocs per run of %d lines, want 0", tc.cfg.Format, allocs, len(conv))
+		}
+		if hits, _ := p.BotCacheStats(); hits == 0 {
+			t.Errorf("%s: no user agent classified", tc.cfg.Format)
+		}
 	}
 }
 

@@ -10,6 +10,8 @@ type regexFormat struct {
 	re                                        *regexp.Regexp
 	time, path, request, method, status, site int
 	ua                                        int
+	bytes                                     int
+	rt                                        [3]int // request_time, request_time_ms, request_time_us
 	layout                                    timeLayout
 }
 
@@ -26,7 +28,8 @@ func compileRegex(expr, layout string) (*regexFormat, error) {
 		name string
 		idx  *int
 	}{{"time", &r.time}, {"path", &r.path}, {"request", &r.request}, {"method", &r.method},
-		{"status", &r.status}, {"site", &r.site}, {"user_agent", &r.ua}} {
+		{"status", &r.status}, {"site", &r.site}, {"user_agent", &r.ua}, {"bytes", &r.bytes},
+		{"request_time", &r.rt[0]}, {"request_time_ms", &r.rt[1]}, {"request_time_us", &r.rt[2]}} {
 		*g.idx = re.SubexpIndex(g.name)
 	}
 	switch {
@@ -86,5 +89,17 @@ func (r *regexFormat) read(line []byte, f *fields) Outcome {
 	f.time, f.status = t, st
 	f.host = group(r.site)
 	f.ua = group(r.ua)
+	f.bytes = sizeOf(group(r.bytes))
+	for i, g := range r.rt {
+		if v := group(g); v != nil {
+			if f.rt = rtOf(v, regexScales[i]); f.rt != NoRT {
+				break
+			}
+		}
+	}
 	return OK
 }
+
+// regexScales are the units of the groups request_time (seconds, Apache's
+// %T), request_time_ms and request_time_us (Apache's %D).
+var regexScales = [3]int{6, 3, 0}

@@ -70,8 +70,9 @@ func TestPlanBatch(t *testing.T) {
 		t.Errorf("first minute bucket sizes %d/%d/%d, want %d/%d/%d",
 			got.FilterBytes, got.UpdateBytes, got.ZeroBytes, len(filter), len(update), len(zero))
 	}
-	// A daily bucket is created with 1,440 + 24 counters.
-	if z := plan.Passes[bucket.Daily].Docs[0].ZeroBytes; z < 1464*10 || z > 1464*14 {
+	// A daily bucket is created with 1,440 + 24 counters and 24 x 14
+	// measures (11 of them int32).
+	if z := plan.Passes[bucket.Daily].Docs[0].ZeroBytes; z < 1464*10+24*14*7 || z > 1464*14+24*14*11 {
 		t.Errorf("daily zero document %d bytes", z)
 	}
 	if n := plan.AppliedEntryBytes(); n != 1+16+1+4+24+1 {
