@@ -37,9 +37,13 @@ type literal struct {
 // (ASCII letters folded, bytes no literal uses to symbol 0), so that a
 // state's row has one entry per symbol rather than 256.
 type automaton struct {
-	sym   [256]uint8
-	nsym  int
-	next  []uint32 // next[state*nsym+sym]: the state after reading sym
+	sym  [256]uint8
+	nsym int
+	// next[row+sym] is the step from the state whose row starts at row,
+	// reading sym, encoded as the next state's row<<1 | 1 if some
+	// literal ends there: the scan needs no multiplication and looks at
+	// the outputs only when there are some.
+	next  []uint32
 	outAt []uint32 // literals ending in state s: outs[outAt[s]:outAt[s+1]]
 	outs  []uint32 // indexes in lits
 	lits  []literal
@@ -136,5 +140,21 @@ func newAutomaton(lits []literal) *automaton {
 		a.outs = append(a.outs, slices.Compact(out[s])...)
 		a.outAt[s+1] = uint32(len(a.outs))
 	}
+	if uint64(n)*uint64(a.nsym)*2 >= 1<<32 {
+		panic("botclass: automaton too large for 32-bit steps")
+	}
+	for i, t := range a.next {
+		v := t * uint32(a.nsym) << 1
+		if a.outAt[t+1] > a.outAt[t] {
+			v |= 1
+		}
+		a.next[i] = v
+	}
 	return a
+}
+
+// outputs returns the literals ending in the state a step v leads to.
+func (a *automaton) outputs(v uint32) []uint32 {
+	s := v >> 1 / uint32(a.nsym)
+	return a.outs[a.outAt[s]:a.outAt[s+1]]
 }

@@ -89,12 +89,20 @@ func (l *lists) classify(ua []byte) Class {
 	best := rankNone
 	var cand [8]int // regexps to run
 	nc, overflow := 0, false
-	s := uint32(0)
+	exempt := false
+	v := uint32(0) // the root
 	for i := 0; i < len(ua); i++ {
-		s = a.next[int(s)*a.nsym+int(a.sym[ua[i]])]
-		for _, k := range a.outs[a.outAt[s]:a.outAt[s+1]] {
+		v = a.next[v>>1+uint32(a.sym[ua[i]])]
+		if v&1 == 0 {
+			continue
+		}
+		for _, k := range a.outputs(v) {
 			lit := &a.lits[k]
 			if lit.rank >= best {
+				continue
+			}
+			if lit.rank == rankExempt {
+				exempt = true
 				continue
 			}
 			end := i + 1
@@ -142,7 +150,7 @@ func (l *lists) classify(ua []byte) Class {
 			}
 		}
 	}
-	if suspect(ua) {
+	if suspect(ua, exempt) {
 		return Suspect
 	}
 	return Person

@@ -46,6 +46,7 @@ const (
 	rankHeadless             // data/headless.txt: Suspect
 	rankOther                // crawler-user-agents' literal patterns
 	rankRegex                // a required literal of a crawler-user-agents regexp: run it
+	rankExempt               // an ancientExempt device: old versions are normal
 	rankNone
 )
 
@@ -134,6 +135,9 @@ func compileLists() (*lists, error) {
 		for _, s := range req {
 			add(literal{text: s, rank: rankRegex, re: len(l.res) - 1})
 		}
+	}
+	for _, x := range ancientExempt {
+		add(literal{text: x, rank: rankExempt})
 	}
 	l.ac = newAutomaton(lits)
 	return l, nil

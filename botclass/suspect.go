@@ -20,14 +20,15 @@ const (
 
 // ancientExempt are the devices whose browsers keep old engines for years
 // (smart TVs, set-top boxes, consoles): an old version there is normal.
-// Lowercase, matched in any case.
+// Matched in any case, by the automaton (rankExempt).
 var ancientExempt = []string{
 	"smart-tv", "smarttv", "tizen", "web0s", "webos", "netcast", "hbbtv",
 	"crkey", "playstation", "nintendo", "xbox", "aftb", "aftm", "aftt",
 }
 
-// suspect reports whether ua, which no list matched, looks automated.
-func suspect(ua []byte) bool {
+// suspect reports whether ua, which no list matched, looks automated;
+// exempt says ua names a device of ancientExempt.
+func suspect(ua []byte, exempt bool) bool {
 	ua = bytes.TrimSpace(ua)
 	switch {
 	case len(ua) == 0 || len(ua) == 1 && ua[0] == '-':
@@ -39,7 +40,7 @@ func suspect(ua []byte) bool {
 	case bytes.HasPrefix(ua, []byte("Mozilla/")) && bytes.IndexByte(ua, '(') < 0:
 		return true // "Mozilla/5.0" and nothing else: every browser sends a (platform)
 	}
-	return ancient(ua)
+	return !exempt && ancient(ua)
 }
 
 // hasProduct reports whether ua holds a product token with a version: a
@@ -54,30 +55,23 @@ func hasProduct(ua []byte) bool {
 }
 
 // ancient reports whether ua is a browser far older than anyone still
-// browses with, outside the devices of ancientExempt.
+// browses with.
 func ancient(ua []byte) bool {
-	old := false
-	if v, ok := version(ua, "Chrome/"); ok && v < minChrome {
-		old = true
-	} else if v, ok := version(ua, "Firefox/"); ok && v < minFirefox {
-		old = true
-	} else if v, ok := version(ua, "MSIE "); ok {
+	if v, ok := version(ua, "Chrome/"); ok {
+		return v < minChrome
+	}
+	if v, ok := version(ua, "Firefox/"); ok {
+		return v < minFirefox
+	}
+	if v, ok := version(ua, "MSIE "); ok {
 		// Compatibility view sends an old MSIE version with the real
 		// engine: Trident/7.0 is IE 11 (Outlook and Office send this).
 		if t, ok := version(ua, "Trident/"); ok {
 			v = t + 4
 		}
-		old = v <= maxOldIE
+		return v <= maxOldIE
 	}
-	if !old {
-		return false
-	}
-	for _, x := range ancientExempt {
-		if containsFold(ua, x) {
-			return false
-		}
-	}
-	return true
+	return false
 }
 
 // version returns the major version after the first tok in ua that does
@@ -103,19 +97,4 @@ func version(ua []byte, tok string) (int, bool) {
 		}
 		return v, true
 	}
-}
-
-// containsFold reports whether s contains lower (lowercase ASCII) in any
-// ASCII case.
-func containsFold(s []byte, lower string) bool {
-	for i := 0; i+len(lower) <= len(s); i++ {
-		j := 0
-		for j < len(lower) && lowerASCII(s[i+j]) == lower[j] {
-			j++
-		}
-		if j == len(lower) {
-			return true
-		}
-	}
-	return false
 }
