@@ -220,7 +220,7 @@ func TestClassifyUpstreamInstances(t *testing.T) {
 }
 
 func TestClassifyExtra(t *testing.T) {
-	r, err := New([]Pattern{
+	_, err := New([]Pattern{
 		{Class: Tool, Match: `^internal-checker/`},
 		{Class: Person, Match: "x"},
 	})
@@ -233,7 +233,7 @@ func TestClassifyExtra(t *testing.T) {
 	if _, err := New([]Pattern{{Class: NumClasses, Match: "x"}}); err == nil || !strings.Contains(err.Error(), "bots[0].class") {
 		t.Fatalf("New with class NumClasses: %v, want a bots[0].class error", err)
 	}
-	r, err = New([]Pattern{
+	r, err := New([]Pattern{
 		{Class: Tool, Match: `^INTERNAL-checker/`},
 		{Class: Other, Match: `GPTBot`}, // before the lists
 		{Class: Suspect, Match: `Chrome/142\.`},

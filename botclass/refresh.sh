@@ -65,10 +65,18 @@ resolve() {
 	fi
 }
 
-# commitdate REPO GITDIR COMMIT prints the committer date (YYYY-MM-DD, UTC).
+# commitdate NAME REPO GITDIR COMMIT prints the committer date (YYYY-MM-DD,
+# UTC): from the clone, or from VERSIONS if it pins this commit, or from the
+# GitHub API.
 commitdate() {
+	local name=$1
+	shift
+	local d
+	d=$(awk -F'\t' -v n="$name" -v c="$3" '$1 == n && $3 == c { print $4 }' "$data/VERSIONS" 2>/dev/null || true)
 	if [ -n "$2" ]; then
 		TZ=UTC git -C "$2" show -s --date=format-local:%Y-%m-%d --format=%cd "$3"
+	elif [ -n "$d" ]; then
+		echo "$d"
 	else
 		curl -fsSL "https://api.github.com/repos/$1/commits/$3" | jq -er '.commit.committer.date[:10]'
 	fi
@@ -85,8 +93,8 @@ get() {
 
 cua_commit=$(resolve "$cua_repo" "$cua_git" "$cua_commit")
 ai_commit=$(resolve "$ai_repo" "$ai_git" "$ai_commit")
-cua_date=$(commitdate "$cua_repo" "$cua_git" "$cua_commit")
-ai_date=$(commitdate "$ai_repo" "$ai_git" "$ai_commit")
+cua_date=$(commitdate crawler-user-agents "$cua_repo" "$cua_git" "$cua_commit")
+ai_date=$(commitdate ai.robots.txt "$ai_repo" "$ai_git" "$ai_commit")
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
