@@ -2,6 +2,7 @@ package botclass
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -80,6 +81,25 @@ func TestClassifyMatchesReference(t *testing.T) {
 		for _, ua := range uas {
 			check([]byte(ua))
 		}
+	}
+	// Pieces of literals run together: a literal often ends inside
+	// another's prefix, where only the failure links find it.
+	rnd := rand.New(rand.NewPCG(18, 1))
+	lits := l.ac.lits
+	for range 5000 {
+		var ua []byte
+		for range 1 + rnd.IntN(4) {
+			x := lits[rnd.IntN(len(lits))].text
+			i, j := rnd.IntN(len(x)/2+1), len(x)-rnd.IntN(len(x)/2+1)
+			if rnd.IntN(2) == 0 {
+				i, j = 0, len(x) // whole
+			}
+			ua = append(ua, x[i:max(i, j)]...)
+			if rnd.IntN(3) == 0 {
+				ua = append(ua, " /;.-("[rnd.IntN(6)])
+			}
+		}
+		check(ua)
 	}
 	seen := map[string]bool{}
 	for _, ua := range apacheAgents(t) {
