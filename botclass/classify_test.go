@@ -3,8 +3,10 @@ package botclass
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -270,6 +272,39 @@ func TestClassifyBoundaries(t *testing.T) {
 		if got := r.Classify([]byte(ua)); got != want {
 			t.Errorf("Classify(%q) = %v, want %v", ua, got, want)
 		}
+	}
+}
+
+// TestClassifyConcurrent: one Rules used by several goroutines (run with
+// -race), each with its own Cache, agree with a single-goroutine pass.
+func TestClassifyConcurrent(t *testing.T) {
+	uas := apacheAgents(t)
+	r, err := New([]Pattern{{Class: Tool, Match: "feedparser"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]Class, len(uas))
+	for i, ua := range uas {
+		want[i] = r.Classify(ua)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := range 4 {
+		wg.Go(func() {
+			c := NewCache(r, 64)
+			for i := range uas {
+				j := (i + g*2500) % len(uas)
+				if got := c.Class(uas[j]); got != want[j] {
+					errs <- fmt.Sprintf("goroutine %d: %q = %v, want %v", g, uas[j], got, want[j])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
 
