@@ -1,9 +1,10 @@
 package botclass
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
+	"sync"
 )
 
 // DefaultCacheSize is the number of distinct user agents a Cache holds
@@ -23,6 +24,7 @@ type Pattern struct {
 // by any number of goroutines.
 type Rules struct {
 	extra []rule
+	l     *lists // shared by every Rules
 }
 
 type rule struct {
@@ -30,9 +32,29 @@ type rule struct {
 	re    *regexp.Regexp
 }
 
+// embedded compiles the embedded lists once.
+var embedded = sync.OnceValues(compileLists)
+
+// defaultRules are the embedded lists alone.
+var defaultRules = sync.OnceValue(func() *Rules {
+	r, err := New(nil)
+	if err != nil {
+		panic(fmt.Sprintf("botclass: the embedded lists: %v", err)) // TestEmbeddedData
+	}
+	return r
+})
+
+// Default returns the embedded lists with no extra patterns, compiled
+// once.
+func Default() *Rules { return defaultRules() }
+
 // New returns the embedded lists with extra patterns tried first.
 func New(extra []Pattern) (*Rules, error) {
-	r := &Rules{}
+	l, err := embedded()
+	if err != nil {
+		return nil, fmt.Errorf("botclass: the embedded lists: %w", err)
+	}
+	r := &Rules{l: l}
 	for i, p := range extra {
 		if p.Class == Person || p.Class >= NumClasses {
 			return nil, fmt.Errorf("bots[%d].class: %v: must be search, ai, tool, bot or suspect", i, p.Class)
@@ -47,55 +69,108 @@ func New(extra []Pattern) (*Rules, error) {
 }
 
 // Classify returns the class of ua (the user agent as logged, without
-// quotes).
+// quotes). In order: the extra patterns; the ai, search, tool, headless
+// and crawler-user-agents lists (the best class any of them matches);
+// the suspect heuristics; else Person. See doc.go.
 func (r *Rules) Classify(ua []byte) Class {
 	for _, x := range r.extra {
 		if x.re.Match(ua) {
 			return x.class
 		}
 	}
-	if len(ua) == 0 || bytes.Equal(ua, []byte("-")) {
-		return Suspect
+	return r.l.classify(ua)
+}
+
+// classify matches ua against the lists in one pass of the automaton,
+// then the crawler-user-agents regexps whose required literal it saw,
+// then the heuristics.
+func (l *lists) classify(ua []byte) Class {
+	a := l.ac
+	best := rankNone
+	var cand [8]int // regexps to run
+	nc, overflow := 0, false
+	exempt := false
+	v := uint32(0) // the root
+	for i := 0; i < len(ua); i++ {
+		v = a.next[v>>1+uint32(a.sym[ua[i]])]
+		if v&1 == 0 {
+			continue
+		}
+		for _, k := range a.outputs(v) {
+			lit := &a.lits[k]
+			if lit.rank >= best {
+				continue
+			}
+			if lit.rank == rankExempt {
+				exempt = true
+				continue
+			}
+			end := i + 1
+			start := end - len(lit.text)
+			if lit.flags&litExact != 0 && string(ua[start:end]) != lit.text {
+				continue
+			}
+			if lit.flags&(litWord|litProduct) != 0 && !wordAt(ua, start, end, lit.flags&litProduct != 0) {
+				continue
+			}
+			if lit.rank == rankRegex {
+				if !slices.Contains(cand[:nc], lit.re) {
+					if nc == len(cand) {
+						overflow = true
+					} else {
+						cand[nc] = lit.re
+						nc++
+					}
+				}
+				continue
+			}
+			if best = lit.rank; best == rankAI {
+				return AI
+			}
+		}
 	}
-	if bytes.Contains(bytes.ToLower(ua), []byte("bot")) {
-		return Other
+	if best <= rankOther {
+		return rankClass[best]
+	}
+	if overflow {
+		for _, re := range l.res {
+			if re.Match(ua) {
+				return Other
+			}
+		}
+	} else {
+		for _, i := range cand[:nc] {
+			if l.res[i].Match(ua) {
+				return Other
+			}
+		}
+		for _, i := range l.always {
+			if l.res[i].Match(ua) {
+				return Other
+			}
+		}
+	}
+	if suspect(ua, exempt) {
+		return Suspect
 	}
 	return Person
 }
 
-// Cache remembers the class of the user agents it saw, up to a bound. It
-// is not safe for concurrent use: make one per goroutine (per Parser).
-type Cache struct {
-	r            *Rules
-	size         int
-	m            map[string]Class
-	hits, misses uint64
-}
-
-// NewCache returns a cache of r holding up to size user agents
-// (DefaultCacheSize if size <= 0).
-func NewCache(r *Rules, size int) *Cache {
-	if size <= 0 {
-		size = DefaultCacheSize
+// wordAt reports whether ua[start:end] is a whole word: an end that is a
+// letter or digit does not touch another letter or digit. With product,
+// it is also not within a host name, path or address (see litProduct).
+func wordAt(ua []byte, start, end int, product bool) bool {
+	if start > 0 {
+		b := ua[start-1]
+		if isAlnum(ua[start]) && isAlnum(b) || product && (b == '.' || b == '/' || b == '@') {
+			return false
+		}
 	}
-	return &Cache{r: r, size: size, m: make(map[string]Class)}
-}
-
-// Class returns the class of ua, from the cache when it holds ua.
-func (c *Cache) Class(ua []byte) Class {
-	if cl, ok := c.m[string(ua)]; ok {
-		c.hits++
-		return cl
+	if end < len(ua) {
+		b := ua[end]
+		if isAlnum(ua[end-1]) && isAlnum(b) || product && (b == '.' || b == '@') {
+			return false
+		}
 	}
-	c.misses++
-	cl := c.r.Classify(ua)
-	if len(c.m) >= c.size {
-		clear(c.m)
-	}
-	c.m[string(ua)] = cl
-	return cl
+	return true
 }
-
-// Stats returns how many Class calls the cache answered (hits) and how
-// many it classified (misses).
-func (c *Cache) Stats() (hits, misses uint64) { return c.hits, c.misses }

@@ -1,0 +1,76 @@
+package botclass
+
+// maxCachedLen is the longest user agent a Cache keeps: longer ones (no
+// real browser sends one) are classified every time, so that a client
+// sending long random user agents cannot make the cache hold more than
+// size × maxCachedLen bytes of keys.
+const maxCachedLen = 1024
+
+// Cache remembers the class of the user agents it saw, up to a bound. It
+// is not safe for concurrent use: make one per goroutine (per Parser).
+//
+// It keeps two generations: user agents are added to the current one; when
+// it is full (size/2 entries) it becomes the previous one and the old
+// previous one is dropped. A hit in the previous generation moves the
+// entry to the current one. So the cache holds at most size user agents,
+// those seen recently or often survive, and no per-entry bookkeeping is
+// needed (a cheap approximation of LRU).
+type Cache struct {
+	r            *Rules
+	gen          int // entries per generation
+	cur, prev    map[string]entry
+	hits, misses uint64
+}
+
+type entry struct {
+	key   string // the map's key, kept to move it without a copy
+	class Class
+}
+
+// NewCache returns a cache of r holding up to size user agents
+// (DefaultCacheSize if size <= 0; at least 2).
+func NewCache(r *Rules, size int) *Cache {
+	if size <= 0 {
+		size = DefaultCacheSize
+	}
+	gen := max(1, size/2)
+	return &Cache{r: r, gen: gen, cur: make(map[string]entry, gen), prev: make(map[string]entry, gen)}
+}
+
+// Class returns the class of ua, from the cache when it holds ua. A hit
+// allocates nothing.
+func (c *Cache) Class(ua []byte) Class {
+	if e, ok := c.cur[string(ua)]; ok {
+		c.hits++
+		return e.class
+	}
+	if e, ok := c.prev[string(ua)]; ok {
+		c.hits++
+		delete(c.prev, e.key)
+		c.add(e)
+		return e.class
+	}
+	c.misses++
+	cl := c.r.Classify(ua)
+	if len(ua) <= maxCachedLen {
+		c.add(entry{string(ua), cl})
+	}
+	return cl
+}
+
+// add puts e in the current generation, first retiring it if it is full.
+// The maps keep their room when cleared, so adding allocates nothing.
+func (c *Cache) add(e entry) {
+	if len(c.cur) >= c.gen {
+		c.prev, c.cur = c.cur, c.prev
+		clear(c.cur)
+	}
+	c.cur[e.key] = e
+}
+
+// Len returns the number of user agents the cache holds.
+func (c *Cache) Len() int { return len(c.cur) + len(c.prev) }
+
+// Stats returns how many Class calls the cache answered (hits) and how
+// many it classified (misses).
+func (c *Cache) Stats() (hits, misses uint64) { return c.hits, c.misses }

@@ -1,0 +1,241 @@
+package botclass
+
+import (
+	"bufio"
+	_ "embed"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+)
+
+// The embedded lists: see data/VERSIONS and doc.go.
+var (
+	//go:embed data/crawler-user-agents/patterns.txt
+	cuaPatterns string
+	//go:embed data/ai.robots.txt/agents.txt
+	aiAgents string
+	//go:embed data/search.txt
+	searchList string
+	//go:embed data/tool.txt
+	toolList string
+	//go:embed data/headless.txt
+	headlessList string
+	//go:embed data/VERSIONS
+	versions string
+)
+
+// aiSkipped are the ai.robots.txt names not used as user-agent tokens,
+// and why. (Names that are robots.txt tokens only, such as Google-Extended
+// or Applebot-Extended, are kept: no user agent carries them, so they
+// match nothing and cost nothing.)
+var aiSkipped = map[string]string{
+	// A common word: as a whole word it would make "Sogou web spider"
+	// and other search engines' spiders "ai".
+	"Spider": "generic word",
+}
+
+// rank orders the literal lists: a user agent gets the class of the best
+// (lowest) rank it matches.
+type rank uint8
+
+const (
+	rankAI       rank = iota // ai.robots.txt
+	rankSearch               // data/search.txt
+	rankTool                 // data/tool.txt
+	rankHeadless             // data/headless.txt: Suspect
+	rankOther                // crawler-user-agents' literal patterns
+	rankRegex                // a required literal of a crawler-user-agents regexp: run it
+	rankExempt               // an ancientExempt device: old versions are normal
+	rankNone
+)
+
+var rankClass = [rankOther + 1]Class{AI, Search, Tool, Suspect, Other}
+
+// lists are the embedded lists, compiled.
+type lists struct {
+	ac *automaton
+	// res are the crawler-user-agents patterns that are not plain
+	// literals, compiled as upstream matches them (case-sensitive); each
+	// runs only when one of its required literals is in the user agent,
+	// or always if it has none (always).
+	res    []*regexp.Regexp
+	always []int
+	// Counts, for Version and the tests.
+	nCUA, nCUALiteral, nAI, nSearch, nTool, nHeadless int
+}
+
+// compileLists compiles the embedded lists.
+func compileLists() (*lists, error) {
+	l := &lists{}
+	var lits []literal
+	seen := map[literal]bool{}
+	add := func(x literal) {
+		if !seen[x] {
+			seen[x] = true
+			lits = append(lits, x)
+		}
+	}
+
+	// ai.robots.txt: agent names, product tokens, any case.
+	for i, name := range strings.Split(strings.TrimSuffix(aiAgents, "\n"), "\n") {
+		if name == "" {
+			return nil, fmt.Errorf("data/ai.robots.txt/agents.txt:%d: empty name", i+1)
+		}
+		l.nAI++
+		if _, skip := aiSkipped[name]; !skip {
+			add(literal{text: name, rank: rankAI, flags: litProduct})
+		}
+	}
+	// Our lists.
+	for _, o := range []struct {
+		file string
+		text string
+		rank rank
+		n    *int
+	}{
+		{"data/search.txt", searchList, rankSearch, &l.nSearch},
+		{"data/tool.txt", toolList, rankTool, &l.nTool},
+		{"data/headless.txt", headlessList, rankHeadless, &l.nHeadless},
+	} {
+		toks, err := parseOwnList(o.file, o.text)
+		if err != nil {
+			return nil, err
+		}
+		*o.n = len(toks)
+		for _, t := range toks {
+			add(literal{text: t, rank: o.rank, flags: litWord})
+		}
+	}
+	// crawler-user-agents: plain literals into the automaton, with their
+	// case; the others compiled, with their required literals (any case)
+	// into the automaton.
+	for i, p := range strings.Split(strings.TrimSuffix(cuaPatterns, "\n"), "\n") {
+		l.nCUA++
+		re, err := syntax.Parse(p, syntax.Perl)
+		if err != nil {
+			return nil, fmt.Errorf("data/crawler-user-agents/patterns.txt:%d: %w", i+1, err)
+		}
+		re = re.Simplify()
+		if re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0 && len(re.Rune) > 0 {
+			l.nCUALiteral++
+			add(literal{text: string(re.Rune), rank: rankOther, flags: litExact})
+			continue
+		}
+		c, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("data/crawler-user-agents/patterns.txt:%d: %w", i+1, err)
+		}
+		l.res = append(l.res, c)
+		req, ok := required(re)
+		if !ok {
+			l.always = append(l.always, len(l.res)-1)
+			continue
+		}
+		for _, s := range req {
+			add(literal{text: s, rank: rankRegex, re: len(l.res) - 1})
+		}
+	}
+	for _, x := range ancientExempt {
+		add(literal{text: x, rank: rankExempt})
+	}
+	l.ac = newAutomaton(lits)
+	return l, nil
+}
+
+// parseOwnList returns the tokens of one of our lists: "token<TAB>source"
+// lines, # comments and blank lines.
+func parseOwnList(file, text string) ([]string, error) {
+	var toks []string
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		tok, src, ok := strings.Cut(line, "\t")
+		tok = strings.TrimSpace(tok)
+		if !ok || tok == "" || strings.TrimSpace(src) == "" {
+			return nil, fmt.Errorf("%s:%d: want a token, a TAB and its source", file, n)
+		}
+		toks = append(toks, tok)
+	}
+	return toks, sc.Err()
+}
+
+// required returns literals one of which every match of re contains
+// (compared ASCII-case-insensitively), or false if it finds none (re can
+// match without any literal, or is beyond this simple analysis).
+func required(re *syntax.Regexp) ([]string, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return []string{string(re.Rune)}, len(re.Rune) > 0
+	case syntax.OpCapture, syntax.OpPlus:
+		return required(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return required(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		// The best of: each run of adjacent literals, each child's set;
+		// best is the set whose shortest literal is longest.
+		var best []string
+		bestLen := 0
+		consider := func(set []string) {
+			m := len(set[0])
+			for _, s := range set[1:] {
+				m = min(m, len(s))
+			}
+			if m > bestLen {
+				best, bestLen = set, m
+			}
+		}
+		run := ""
+		for _, sub := range re.Sub {
+			if sub.Op == syntax.OpLiteral {
+				run += string(sub.Rune)
+				continue
+			}
+			if run != "" {
+				consider([]string{run})
+				run = ""
+			}
+			if set, ok := required(sub); ok {
+				consider(set)
+			}
+		}
+		if run != "" {
+			consider([]string{run})
+		}
+		return best, best != nil
+	case syntax.OpAlternate:
+		var all []string
+		for _, sub := range re.Sub {
+			set, ok := required(sub)
+			if !ok {
+				return nil, false
+			}
+			all = append(all, set...)
+		}
+		return all, true
+	}
+	return nil, false
+}
+
+// Version describes the embedded upstream lists: each one's name, commit
+// and commit date, from data/VERSIONS (for logs and /status).
+func Version() string {
+	var parts []string
+	for _, line := range strings.Split(versions, "\n") {
+		f := strings.Split(line, "\t")
+		if strings.HasPrefix(line, "#") || len(f) < 4 {
+			continue
+		}
+		c := f[2]
+		if len(c) > 12 {
+			c = c[:12]
+		}
+		parts = append(parts, f[0]+"@"+c+" ("+f[3]+")")
+	}
+	return strings.Join(parts, ", ")
+}
