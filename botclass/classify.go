@@ -124,8 +124,8 @@ func (l *lists) classify(ua []byte) Class {
 				}
 				continue
 			}
-			if best = lit.rank; best == rankAI {
-				return AI
+			if best = lit.rank; best == rankSearch { // the first rank: nothing beats it
+				return Search
 			}
 		}
 	}

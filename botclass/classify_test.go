@@ -28,14 +28,12 @@ var realAgents = map[Class][]string{
 		"Mozilla/5.0 (Linux; Android 5.0) AppleWebKit/537.36 (KHTML, like Gecko) Mobile Safari/537.36 (compatible; Bytespider; spider-feedback@bytedance.com)",
 		"meta-externalagent/1.1 (+https://developers.facebook.com/docs/sharing/webmasters/crawler)",
 		"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Amazonbot/0.1; +https://developer.amazon.com/support/amazonbot) Chrome/119.0.6045.214 Safari/537.36",
-		"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/13.1.1 Safari/605.1.15 (Applebot/0.1; +http://www.apple.com/go/applebot)",
 		"DuckAssistBot/1.2; (+http://duckduckgo.com/duckassistbot.html)",
 		"Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/137.0.7151.119 Mobile Safari/537.36 (compatible; Google-CloudVertexBot; +https://cloud.google.com/enterprise-search)",
 		"cohere-ai",
 		"Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/41.0.2272.96 Safari/537.36 (compatible; Diffbot/0.1; +http://www.diffbot.com)",
 		"Mozilla/5.0 (compatible; YouBot (+http://www.you.com))",
 		"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; MistralAI-User/1.0; +https://docs.mistral.ai/robots)",
-		"Mozilla/5.0 (compatible; PetalBot;+https://webmaster.petalsearch.com/site/petalbot)",
 		"facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)",
 		"Mozilla/5.0 (compatible; GoogleOther)",
 		"Mozilla/5.0 (compatible; AI2Bot/1.0; +https://allenai.org/crawler)",
@@ -44,6 +42,8 @@ var realAgents = map[Class][]string{
 		"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/128.0.0.0 Safari/537.36; Devin/1.0; +devin.ai",
 	},
 	Search: {
+		"Mozilla/5.0 (compatible; PetalBot;+https://webmaster.petalsearch.com/site/petalbot)",
+		"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/13.1.1 Safari/605.1.15 (Applebot/0.1; +http://www.apple.com/go/applebot)",
 		"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
 		"Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/141.0.7390.122 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
 		"Googlebot-Image/1.0",
@@ -183,6 +183,11 @@ func TestClassifyRealAgents(t *testing.T) {
 // crawler-user-agents is classified as some bot (each matches its own
 // pattern upstream), and every ai.robots.txt name used, sent as a
 // product token, is "ai".
+// searchFirst are the ai.robots.txt names data/search.txt names too (or
+// whose first word it names, as a robots.txt token built on it): search
+// engines' crawlers, "search" since that list is checked first.
+var searchFirst = map[string]struct{}{"Applebot": {}, "Applebot-Extended": {}, "PetalBot": {}}
+
 func TestClassifyUpstreamInstances(t *testing.T) {
 	r := Default()
 	f, err := os.Open("testdata/crawler-user-agents-instances.txt")
@@ -213,9 +218,13 @@ func TestClassifyUpstreamInstances(t *testing.T) {
 		if _, skip := aiSkipped[name]; skip {
 			continue
 		}
+		want := AI
+		if _, ok := searchFirst[name]; ok {
+			want = Search
+		}
 		for _, ua := range []string{name, "Mozilla/5.0 (compatible; " + name + "/1.0; +https://example.com/bot)"} {
-			if got := r.Classify([]byte(ua)); got != AI {
-				t.Errorf("ai.robots.txt %q: Classify(%q) = %v, want ai", name, ua, got)
+			if got := r.Classify([]byte(ua)); got != want {
+				t.Errorf("ai.robots.txt %q: Classify(%q) = %v, want %v", name, ua, got, want)
 			}
 		}
 	}

@@ -31,19 +31,23 @@
 //
 //  1. the source's own patterns (New's extra: config bots = [{class,
 //     match}]), Go regexps matched case-insensitively, in their order;
-//  2. the lists, all found in one pass: ai.robots.txt (ai), then
-//     data/search.txt (search), data/tool.txt (tool), data/headless.txt
+//  2. the lists, all found in one pass: data/search.txt (search), then
+//     ai.robots.txt (ai), data/tool.txt (tool), data/headless.txt
 //     (suspect), crawler-user-agents (bot): a user agent several lists
 //     match gets the first of these;
 //  3. the suspect heuristics;
 //  4. else Person.
 //
 // crawler-user-agents also names search engines, AI crawlers and tools; the
-// specific lists come first so they win. The order has consequences worth
-// knowing: ai.robots.txt names Applebot, PetalBot, GoogleOther,
-// facebookexternalhit, Scrapy and ExaBot, so these are "ai" even when they
-// crawl for search, previews or a plain scraper (and Exalead's old Exabot
-// with them); a bot that names the library it uses ("LinkedInBot/1.0 (...;
+// specific lists come first so they win. Our short search list comes
+// before ai.robots.txt, which also names search crawlers (Applebot,
+// PetalBot): a search engine's crawler is "search" even when its operator
+// also trains models on what it fetches (a user agent cannot say which; the
+// AI-only agents such as GPTBot, ClaudeBot, Google-CloudVertexBot are
+// "ai"). The order has consequences worth knowing: ai.robots.txt names
+// GoogleOther, facebookexternalhit, Scrapy and ExaBot, so these are "ai"
+// even when they fetch for previews or a plain scraper (and Exalead's old
+// Exabot with them); a bot that names the library it uses ("LinkedInBot/1.0 (...;
 // Apache-HttpClient ...)") is "tool". Headless browsers are checked before
 // crawler-user-agents, which tags them browser-automation, so that they
 // are "suspect" as Class says.

@@ -40,8 +40,8 @@ var aiSkipped = map[string]string{
 type rank uint8
 
 const (
-	rankAI       rank = iota // ai.robots.txt
-	rankSearch               // data/search.txt
+	rankSearch   rank = iota // data/search.txt: the search engines we name, before the broad AI list
+	rankAI                   // ai.robots.txt
 	rankTool                 // data/tool.txt
 	rankHeadless             // data/headless.txt: Suspect
 	rankOther                // crawler-user-agents' literal patterns
@@ -50,7 +50,7 @@ const (
 	rankNone
 )
 
-var rankClass = [rankOther + 1]Class{AI, Search, Tool, Suspect, Other}
+var rankClass = [rankOther + 1]Class{Search, AI, Tool, Suspect, Other}
 
 // lists are the embedded lists, compiled.
 type lists struct {

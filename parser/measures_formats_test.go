@@ -96,12 +96,12 @@ func TestMeasuresNginx(t *testing.T) {
 		{"upstream list", pre + `612 "-" "` + uaGooglebot + `" 900 - "0.012, 0.030"`, 612, 42000, anyBot},
 		{"redirect list", pre + `0 "-" "` + uaTest + `" 900 - "0.012 : 0.030"`, 0, 42000, botclass.AI},
 		{"no times", pre + `0 "-" "-" 900 - "-"`, 0, NoRT, botclass.Suspect},
-		{"garbage request_time", pre + `1 "-" "x" 900 abc "0.002"`, 1, 2000, botclass.Person},
-		{"garbage both", pre + `1 "-" "x" 900 -1.5 "fast"`, 1, NoRT, botclass.Person},
-		{"garbage bytes", pre + `x1 "-" "x" 900 0.001 "-"`, 0, 1000, botclass.Person},
-		{"dash bytes", pre + `- "-" "x" 900 0.001 "-"`, 0, 1000, botclass.Person},
-		{"whole seconds", pre + `1 "-" "x" 900 3 "-"`, 1, 3_000_000, botclass.Person},
-		{"capped", pre + `1 "-" "x" 900 100000.000 "-"`, 1, MaxRT, botclass.Person},
+		{"garbage request_time", pre + `1 "-" "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0" 900 abc "0.002"`, 1, 2000, botclass.Person},
+		{"garbage both", pre + `1 "-" "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0" 900 -1.5 "fast"`, 1, NoRT, botclass.Person},
+		{"garbage bytes", pre + `x1 "-" "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0" 900 0.001 "-"`, 0, 1000, botclass.Person},
+		{"dash bytes", pre + `- "-" "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0" 900 0.001 "-"`, 0, 1000, botclass.Person},
+		{"whole seconds", pre + `1 "-" "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0" 900 3 "-"`, 1, 3_000_000, botclass.Person},
+		{"capped", pre + `1 "-" "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0" 900 100000.000 "-"`, 1, MaxRT, botclass.Person},
 		// A cut user agent loses what follows it, not the hit.
 		{"cut user agent", pre + `7 "-" "` + uaTest[:20], 7, NoRT, botclass.AI},
 	})
@@ -218,7 +218,8 @@ func TestClassifyAfterFilters(t *testing.T) {
 // TestUserAgentBound checks that the classifier sees at most maxUALen
 // bytes of a user agent.
 func TestUserAgentBound(t *testing.T) {
-	long := strings.Repeat("a", maxUALen) + "TestCrawler/1.0"
+	browser := "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0 "
+	long := browser + strings.Repeat("a", maxUALen-len(browser)) + "TestCrawler/1.0"
 	p := mustNew(t, Config{Format: "combined", Site: "example.com", Bots: []botclass.Pattern{{Class: botclass.Tool, Match: `testcrawler`}}})
 	var h Hit
 	if o := p.Parse([]byte(clf("1", ` "-" "`+long+`"`)), &h); o != OK || h.Bot != botclass.Person {
