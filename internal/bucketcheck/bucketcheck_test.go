@@ -100,14 +100,14 @@ func TestCountFilesByHand(t *testing.T) {
 		},
 		Sites: Buckets{
 			"20260131/s.test": {
-				"views": 5,
+				"views":               5,
 				"measures.status_2xx": 2, "measures.status_3xx": 1, "measures.status_4xx": 1, "measures.status_5xx": 1,
 				"measures.bot_tool": 2, "measures.bot_suspect": 1, "measures.bot_search": 1, "measures.bot_ai": 1,
 				"measures.bytes": 1053,
 				"measures.rt_us": 629000, "measures.rt_n": 4, "measures.rt_max_us": 500000,
 			},
 			"20260201/s.test": {
-				"views": 2,
+				"views":               2,
 				"measures.status_5xx": 1, "measures.status_other": 1, "measures.bytes": 7,
 			},
 		},
@@ -131,7 +131,9 @@ type recorder struct {
 	errs []string
 }
 
-func (r *recorder) Errorf(format string, args ...any) { r.errs = append(r.errs, fmt.Sprintf(format, args...)) }
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
 
 // TestCompareAll checks that every kind of difference is reported: a
 // measure of each level and of a site document, a hit lost, one
