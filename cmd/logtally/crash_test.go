@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/internal/bucketcheck"
+	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/internal/mongotest"
 )
 
@@ -29,14 +30,21 @@ var (
 
 const crashSpan = 150 // seconds of log time the lines are spread over
 
+// measuresLogFormat is the nginx log_format of the lines with every measure
+// (loggen.Gen.Measures, bucketcheck's trailing fields): status, bytes, user
+// agent, $request_time and $upstream_response_time.
+const measuresLogFormat = `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" rt=$request_time urt="$upstream_response_time"`
+
 // TestCrashAndRotation runs logtally as a subprocess while a writer appends
 // and rotates (rename, and copytruncate), kills it with SIGKILL at random
 // moments, cuts MongoDB off for a while, removes the state dir after two
 // of the kills (the next start rebuilds it from MongoDB's progress record:
 // the first right after MongoDB is back, when the batch in flight holds
 // everything buffered while it was away, rotations and restarts included),
-// restarts it each time, and at the end compares every bucket with the
-// counts taken from the log files.
+// restarts it each time, and at the end compares every counter and every
+// measure of every bucket and site document with the counts taken from the
+// log files. The lines carry every measure (statuses, sizes, user agents of
+// every bot class, response times, through an nginx log_format).
 func TestCrashAndRotation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
@@ -46,7 +54,10 @@ func TestCrashAndRotation(t *testing.T) {
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "logs")
 	os.MkdirAll(logs, 0o755)
-	conf := fastConfig(t, dir, srv.URI(), db.Name(), "crash.test", filepath.Join(logs, "access.log"))
+	conf := writeConfig(t, filepath.Join(dir, "logtally.toml"), testConfig{
+		StateDir: filepath.Join(dir, "state"), URI: srv.URI(), DB: db.Name(), Site: "crash.test",
+		LogPath: filepath.Join(logs, "access.log"), LogFormat: measuresLogFormat,
+	})
 
 	// A new seed each run covers more orders of events over many CI runs;
 	// it is logged so a failure's writer and kill schedule can be rerun
@@ -68,7 +79,8 @@ func TestCrashAndRotation(t *testing.T) {
 	b, _ := os.ReadFile(conf)
 	os.WriteFile(conf, []byte(strings.Replace(string(b), "[flush]\n", "[flush]\ncoarse_interval = \""+coarse+"\"\n", 1)), 0o600)
 	t.Logf("seed %d, flush.coarse_interval %s", seed, coarse)
-	w := &writer{dir: logs, rng: rand.New(rand.NewPCG(seed, 2))}
+	w := &writer{dir: logs, rng: rand.New(rand.NewPCG(seed, 2)), gen: loggen.New(seed)}
+	w.gen.Measures = true
 	w.open(t)
 	ctx, stopWriting := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -190,11 +202,15 @@ type testConfig struct {
 	// Buckets holds extra [buckets] lines; the minute buckets are always
 	// kept (the test lines are older than the default 48h).
 	Buckets string
+	// LogFormat, when set, makes the source format "nginx" with this
+	// log_format (no single quote in it); else the source is combined.
+	LogFormat string
 }
 
 // writeConfig writes c at path with the end-to-end tests' settings: short
 // commit and flush intervals, small chunks (the embedded server), no
-// HTTP, one combined-format source. It returns path.
+// HTTP, one combined-format source (nginx with c.LogFormat). It returns
+// path.
 func writeConfig(t *testing.T, path string, c testConfig) string {
 	t.Helper()
 	var b strings.Builder
@@ -221,20 +237,27 @@ max_backoff = "200ms"
 [[source]]
 site = %q
 paths = [%q]
-format = "combined"
 `, c.URI, c.DB, cmp.Or(c.Buckets, `minute_retention = "0"`), c.Site, c.LogPath)
+	if c.LogFormat != "" {
+		fmt.Fprintf(&b, "format = \"nginx\"\nlog_format = '%s'\n", c.LogFormat)
+	} else {
+		b.WriteString("format = \"combined\"\n")
+	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
 }
 
-// writer appends combined-format lines and rotates the file now and then,
+// writer appends lines of measuresLogFormat (the rest of each line after
+// the request from loggen: statuses, sizes, user agents, timing) and
+// rotates the file now and then,
 // the way logrotate does: rename (the writer goes on writing the renamed
 // file for a moment, as nginx does until it reopens) or copytruncate.
 type writer struct {
 	dir                        string
 	rng                        *rand.Rand
+	gen                        *loggen.Gen
 	f                          *os.File
 	n, sinceRotate             int
 	renames, copies, malformed int
@@ -268,8 +291,9 @@ func (w *writer) write(t *testing.T, lines int) {
 		}
 		ts := crashBase.Add(time.Duration(w.rng.IntN(crashSpan)) * time.Second).In(time.FixedZone("", -5*3600))
 		page := crashPages[w.rng.IntN(len(crashPages))]
-		b = fmt.Appendf(b, "2001:db8::%x - - [%s] \"GET %s?n=%d HTTP/1.1\" 200 512 \"-\" \"crash-test\"\n",
+		b = fmt.Appendf(b, "2001:db8::%x - - [%s] \"GET %s?n=%d HTTP/1.1\"",
 			w.n, ts.Format("02/Jan/2006:15:04:05 -0700"), page, w.n)
+		b = append(w.gen.AppendRest(b), '\n')
 	}
 	if _, err := w.f.Write(b); err != nil {
 		t.Error(err)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -17,20 +18,49 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/internal/bucketcheck"
+	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/internal/mongotest"
 )
 
 // nginxPages are the pages the test requests: few, so the embedded server's
-// collections stay at tens of buckets.
-var nginxPages = []string{"/", "/about.html", "/blog/"}
+// collections stay at tens of buckets. /api/ is proxied to a second server
+// (a real $upstream_response_time, a list of two when the first upstream,
+// a closed port, refuses), the others are served directly (upstream "-"),
+// /missing.html is a 404.
+var nginxPages = []struct {
+	path   string
+	status int
+}{{"/", 200}, {"/about.html", 200}, {"/blog/", 200}, {"/api/", 200}, {"/missing.html", 404}}
+
+// nginxAgents are the user agents the clients send, from loggen.Agents (so
+// bucketcheck knows their classes): a browser, a search engine, an AI
+// crawler, curl, and none at all (nginx logs "-").
+var nginxAgents = []string{
+	agentLike("Chrome/124.0.0.0 Safari/537.36"), agentLike("Googlebot/2.1; +http"),
+	agentLike("GPTBot"), agentLike("curl/"), "",
+}
+
+// agentLike returns the user agent of loggen.Agents containing s.
+func agentLike(s string) string {
+	for _, a := range loggen.Agents {
+		if strings.Contains(a.UA, s) {
+			return a.UA
+		}
+	}
+	panic("no agent like " + s)
+}
 
 // TestNginxLogrotate runs the real nginx and the real logrotate: a private
-// nginx serves a few static pages to 4 client goroutines while logtally
-// counts its access log; on the way logrotate rotates it twice, once with
+// nginx serves a few pages (static, proxied to a second server, a 404) to
+// 4 client goroutines sending several user agents while logtally counts
+// its access log, written with measuresLogFormat ($status,
+// $body_bytes_sent, $http_user_agent, $request_time,
+// $upstream_response_time); on the way logrotate rotates it twice, once with
 // create + postrotate (nginx reopens its log on SIGUSR1, as Debian's
 // /etc/logrotate.d/nginx does) and once with copytruncate, and logtally is
-// killed with SIGKILL and restarted. At the end every bucket in MongoDB must
-// equal the counts taken from all access.log* files.
+// killed with SIGKILL and restarted. At the end every counter and measure of
+// every bucket and site document in MongoDB must equal the counts taken from
+// all access.log* files.
 //
 // With copytruncate, lines nginx writes between logrotate's copy and its
 // truncate are lost from the files themselves; the test compares MongoDB
@@ -48,12 +78,12 @@ func TestNginxLogrotate(t *testing.T) {
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "logs")
 	unrotated := filepath.Join(dir, "unrotated") // nginx's second access log
-	for _, d := range []string{logs, unrotated, filepath.Join(dir, "html", "blog"), filepath.Join(dir, "tmp")} {
+	for _, d := range []string{logs, unrotated, filepath.Join(dir, "html", "blog"), filepath.Join(dir, "html", "api"), filepath.Join(dir, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for name, body := range map[string]string{"index.html": "home", "about.html": "about", "blog/index.html": "blog"} {
+	for name, body := range map[string]string{"index.html": "home", "about.html": "about", "blog/index.html": "blog", "api/index.html": "api"} {
 		writeFile(t, filepath.Join(dir, "html", name), "<!doctype html><title>"+body+"</title><p>"+body+"\n")
 	}
 	access := filepath.Join(logs, "access.log")
@@ -61,7 +91,10 @@ func TestNginxLogrotate(t *testing.T) {
 
 	srv := mongotest.Start(t)
 	db := srv.Database(t)
-	conf := fastConfig(t, dir, srv.URI(), db.Name(), "nginx.test", access)
+	conf := writeConfig(t, filepath.Join(dir, "logtally.toml"), testConfig{
+		StateDir: filepath.Join(dir, "state"), URI: srv.URI(), DB: db.Name(), Site: "nginx.test",
+		LogPath: access, LogFormat: measuresLogFormat,
+	})
 
 	// Two logrotate configs, each with its own state file, forced with -f.
 	pidFile := filepath.Join(dir, "nginx.pid")
@@ -106,11 +139,12 @@ func TestNginxLogrotate(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < perWorker && ctx.Err() == nil; i++ {
-				url := base + nginxPages[(w+i)%len(nginxPages)]
+				page := nginxPages[(w+i)%len(nginxPages)]
+				url := base + page.path
 				if i%5 == 0 {
 					url += fmt.Sprintf("?w=%d&i=%d", w, i) // the query is not part of the page
 				}
-				if err := get(client, url); err != nil {
+				if err := getAs(client, url, nginxAgents[(w+i/len(nginxPages))%len(nginxAgents)], page.status); err != nil {
 					if failed.Add(1) <= 3 {
 						t.Errorf("GET %s: %v", url, err)
 					}
@@ -195,6 +229,7 @@ func TestNginxLogrotate(t *testing.T) {
 		within(t, "minute", want.Minute, all.Minute, got.Minute)
 		within(t, "daily", want.Daily, all.Daily, got.Daily)
 		within(t, "monthly", want.Monthly, all.Monthly, got.Monthly)
+		within(t, "sites", want.Sites, all.Sites, got.Sites)
 		return
 	}
 	res := bucketcheck.CompareAll(t, want, got)
@@ -204,7 +239,10 @@ func TestNginxLogrotate(t *testing.T) {
 		waited.Round(time.Millisecond), res)
 }
 
-// within reports every counter of got that is below lo's or above hi's.
+// within reports every counter and measure of got that is below lo's or
+// above hi's. The hits logtally counted are those of the files (lo) and
+// perhaps some of the lines lost to copytruncate, all in nginx's
+// unrotated log (hi): every sum, and rt_max_us, a maximum, lies between.
 func within(t *testing.T, kind string, lo, hi, got bucketcheck.Buckets) {
 	t.Helper()
 	for id, h := range hi {
@@ -239,17 +277,23 @@ func findBinary(name string) string {
 }
 
 // startNginx starts a private nginx with its prefix, config, logs, pid file
-// and temp paths in dir, serving dir/html on a free port of 127.0.0.1, waits
+// and temp paths in dir, serving dir/html on a free port of 127.0.0.1 (and
+// /api/ through a proxy to a second server block on another port, behind a
+// closed port tried first every other time), logging measuresLogFormat,
+// waits
 // until it has answered one request (a line in the access log) and returns
 // its base URL and a func that stops it gracefully (also called at cleanup).
 func startNginx(t *testing.T, bin, dir string) (base string, stop func()) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	freePort := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return ln.Addr().String()
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr, backend, closed := freePort(), freePort(), freePort()
 	// As root without a user directive the workers run as nobody, who
 	// cannot enter the test's 0700 temporary directory.
 	user := ""
@@ -266,22 +310,37 @@ events { worker_connections 64; }
 http {
 	types { text/html html; }
 	default_type application/octet-stream;
-	access_log %s combined;
-	access_log %s combined;
+	log_format measures '%s';
+	access_log %s measures;
+	access_log %s measures;
 	client_body_temp_path %s;
 	proxy_temp_path %s;
 	fastcgi_temp_path %s;
 	uwsgi_temp_path %s;
 	scgi_temp_path %s;
+	upstream backend {
+		server %s max_fails=0;
+		server %s max_fails=0;
+	}
 	server {
 		listen %s;
 		root %s;
 		index index.html;
+		location /api/ {
+			proxy_pass http://backend;
+		}
+	}
+	server {
+		listen %[13]s;
+		root %[15]s;
+		index index.html;
+		access_log off;
 	}
 }
-`, user, filepath.Join(dir, "nginx.pid"), filepath.Join(dir, "error.log"), filepath.Join(dir, "logs", "access.log"),
-		filepath.Join(dir, "unrotated", "access.log"), filepath.Join(tmp, "body"), filepath.Join(tmp, "proxy"), filepath.Join(tmp, "fastcgi"),
-		filepath.Join(tmp, "uwsgi"), filepath.Join(tmp, "scgi"), addr, filepath.Join(dir, "html")))
+`, user, filepath.Join(dir, "nginx.pid"), filepath.Join(dir, "error.log"), measuresLogFormat,
+		filepath.Join(dir, "logs", "access.log"), filepath.Join(dir, "unrotated", "access.log"),
+		filepath.Join(tmp, "body"), filepath.Join(tmp, "proxy"), filepath.Join(tmp, "fastcgi"), filepath.Join(tmp, "uwsgi"), filepath.Join(tmp, "scgi"),
+		closed, backend, addr, filepath.Join(dir, "html")))
 
 	cmd := exec.Command(bin, "-p", dir, "-c", conf, "-g", "daemon off;")
 	out, err := os.Create(filepath.Join(dir, "nginx.out"))
@@ -330,15 +389,23 @@ http {
 }
 
 // get requests url and wants 200 OK.
-func get(c *http.Client, url string) error {
-	resp, err := c.Get(url)
+func get(c *http.Client, url string) error { return getAs(c, url, "Go-http-client/1.1", http.StatusOK) }
+
+// getAs requests url with user agent ua (none if empty) and wants status.
+func getAs(c *http.Client, url, ua string, status int) error {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("User-Agent", ua) // empty: no User-Agent header
+	resp, err := c.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %s", resp.Status)
+	if resp.StatusCode != status {
+		return fmt.Errorf("status %s, want %d", resp.Status, status)
 	}
 	return nil
 }
