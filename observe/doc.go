@@ -68,9 +68,10 @@
 //	logtally_state_dir_full                           1 while commits fail for lack of space on the state dir
 //
 // Caveats:
-//   - Labels are bounded: source names (from the config), fixed reason and
-//     op names, the fixed class names, the version, and at most 200 sites (the aggregator counts
-//     the rest as "(other sites)"). Never a file path or a page.
+//   - Labels are bounded: source names (from the config), fixed reason, op
+//     and class names, the version, and at most 200 sites (the aggregator
+//     counts the rest as "(other sites)"). Never a file path, a page or a
+//     user agent.
 //   - The counters restart at 0 with the daemon (Prometheus handles that);
 //     after a crash the lines read again are counted again here, never in
 //     the page views.
