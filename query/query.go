@@ -41,9 +41,10 @@ func badRequest(format string, args ...any) error {
 // MaxSteps bounds the steps of one result.
 const MaxSteps = 100000
 
-// MaxCells bounds the counts one result holds: pages × steps, every page
-// with views in the range while it is read (Top ranks after reading), 8
-// bytes each. A request over it is refused with an *ErrTooLarge.
+// MaxCells bounds the counts one result holds: pages × steps × sums
+// (the views, and the fields the measures need), every page with views in
+// the range while it is read (Top ranks after reading), 8 bytes each. A
+// request over it is refused with a *TooLargeError.
 const MaxCells = 5_000_000
 
 // The range a request may ask: buckets are dated from 1970 to 9999.
@@ -282,9 +283,10 @@ func (r *Reader) checkRetention(req Request, l bucket.Level) error {
 }
 
 // Query answers req: it checks it (see Check), reads the cheapest level
-// that answers its step (minute buckets for minutes, daily buckets for
-// hours and days, monthly buckets for months), fills the steps without
-// views with 0, and ranks the pages. A site without any bucket is
+// that answers its step and measures (minute buckets for minutes, daily
+// buckets for hours and for days of views alone, monthly buckets for
+// months and for days with measures), fills the steps without views with
+// 0, and ranks the pages by their views. A site without any bucket is
 // ErrUnknownSite, a page without any bucket ErrUnknownPage.
 func (r *Reader) Query(ctx context.Context, req Request) (*Result, error) {
 	req, err := r.Check(req)
