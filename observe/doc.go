@@ -32,6 +32,12 @@
 //	logtally_hits_total{site}                         lines counted as hits (at most 200 sites, the rest as "(other sites)")
 //	logtally_other_hits_total                         hits counted as "(other)" by max_pages_per_minute
 //	logtally_sites_folded_hits_total                  hits counted under the site "(other)" by max_sites
+//	logtally_hits_by_class_total{class}               hits by user-agent class: people, search, ai, tool, bot, suspect
+//	                                                  (people: views minus the bot classes)
+//	logtally_hits_by_status_total{class}              hits by status class: 2xx, 3xx, 4xx, 5xx, other
+//	logtally_response_bytes_total                     response bytes the counted hits' lines log
+//	logtally_response_time_seconds_total              sum of the response times of the hits that log one
+//	logtally_response_time_count_total                hits that log a response time
 //	logtally_malformed_lines_total{reason}            empty_line, fields, time, request, status, host
 //	logtally_filtered_lines_total{reason}             method, status, user_agent, extension, path
 //	logtally_commits_total                            buffer commits of counts and checkpoints
@@ -62,9 +68,10 @@
 //	logtally_state_dir_full                           1 while commits fail for lack of space on the state dir
 //
 // Caveats:
-//   - Labels are bounded: source names (from the config), fixed reason and
-//     op names, the version, and at most 200 sites (the aggregator counts
-//     the rest as "(other sites)"). Never a file path or a page.
+//   - Labels are bounded: source names (from the config), fixed reason, op
+//     and class names, the version, and at most 200 sites (the aggregator
+//     counts the rest as "(other sites)"). Never a file path, a page or a
+//     user agent.
 //   - The counters restart at 0 with the daemon (Prometheus handles that);
 //     after a crash the lines read again are counted again here, never in
 //     the page views.

@@ -6,8 +6,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 )
 
@@ -29,6 +31,7 @@ type collector struct {
 	sitesFolded                                               *prometheus.Desc
 	prealloc, preallocFailures, preallocTracked               *prometheus.Desc
 	stateDirFull                                              *prometheus.Desc
+	byClass, byStatus, respBytes, respTime, respTimeCount     *prometheus.Desc
 }
 
 func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger) *collector {
@@ -76,6 +79,12 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 		refusedLinks: d("refused_symlinks_total", "Symbolic links not followed because their target leaves the source's directories (follow_symlinks off), each path once.", "source"),
 		stateDirFull: d("state_dir_full",
 			"1 while commits to the buffer fail for lack of space on the state dir (reading paused, the commit retried), else 0."),
+		byClass: d("hits_by_class_total",
+			"Hits counted, by the user agent's class: people, search, ai, tool, bot or suspect (people: the hits of no bot class; a client can send any user agent).", "class"),
+		byStatus:      d("hits_by_status_total", "Hits counted, by status class: 2xx, 3xx, 4xx, 5xx or other.", "class"),
+		respBytes:     d("response_bytes_total", "Response bytes the counted hits' lines log ($body_bytes_sent, %b, %O)."),
+		respTime:      d("response_time_seconds_total", "Sum of the response times of the counted hits whose line logs one."),
+		respTimeCount: d("response_time_count_total", "Counted hits whose line logs a response time."),
 	}
 }
 
@@ -87,6 +96,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		c.lastAcked, c.mongoOps, c.created, c.followed, c.lag, c.flushDuration, c.lastFlush,
 		c.expiryMode, c.expired, c.late, c.expiredHits, c.prealloc, c.preallocFailures, c.preallocTracked,
 		c.lostFiles, c.refusedLinks, c.stateDirFull,
+		c.byClass, c.byStatus, c.respBytes, c.respTime, c.respTimeCount,
 	} {
 		ch <- d
 	}
@@ -132,6 +142,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			counter(c.filtered, a.Outcomes[o], reason(o))
 		}
 	}
+	c.collectMeasures(ch, &a.Measures)
 	gauge(c.pendingKeys, float64(st.PendingKeys))
 	gauge(c.pendingHits, float64(st.PendingHits))
 	gauge(c.bufferBytes, float64(st.BufferBytes))
@@ -195,6 +206,38 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.followed, float64(n), s.Name)
 		gauge(c.lag, float64(s.LagBytes), s.Name)
 	}
+}
+
+// statusClasses are the status measures and their label values.
+var statusClasses = [...]struct {
+	m     measure.Index
+	label string
+}{
+	{measure.Status2xx, "2xx"}, {measure.Status3xx, "3xx"}, {measure.Status4xx, "4xx"},
+	{measure.Status5xx, "5xx"}, {measure.StatusOther, "other"},
+}
+
+// collectMeasures sends the measures' counters: hits by bot class (people
+// are the views of no bot class) and by status class, bytes, response
+// times. The labels are the fixed class names.
+func (c *collector) collectMeasures(ch chan<- prometheus.Metric, v *measure.Vector) {
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	var bots uint64
+	for cl := botclass.Person + 1; cl < botclass.NumClasses; cl++ {
+		m, _ := measure.Bot(cl)
+		bots += v[m]
+		counter(c.byClass, float64(v[m]), cl.String())
+	}
+	people := v[measure.Views] - min(bots, v[measure.Views])
+	counter(c.byClass, float64(people), botclass.Person.String())
+	for _, s := range statusClasses {
+		counter(c.byStatus, float64(v[s.m]), s.label)
+	}
+	counter(c.respBytes, float64(v[measure.Bytes]))
+	counter(c.respTime, float64(v[measure.RTSum])/1e6)
+	counter(c.respTimeCount, float64(v[measure.RTCount]))
 }
 
 func seconds(nanos int64) float64 { return float64(nanos) / 1e9 }

@@ -19,6 +19,7 @@ import (
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
 )
@@ -348,5 +349,62 @@ func TestNewNeedsListenAndSource(t *testing.T) {
 	}
 	if _, err := New(Config{Listen: "127.0.0.1:0"}); err == nil {
 		t.Error("no source: no error")
+	}
+}
+
+// The measures' counters: hits by bot class (people = views minus the bot
+// classes) and by status class, bytes, and response times in seconds,
+// with the fixed class names as their only labels.
+func TestMetricsMeasures(t *testing.T) {
+	f := sampleFake()
+	m := &f.stats.Aggregator.Measures
+	m[measure.Views] = 100
+	m[measure.Status2xx], m[measure.Status3xx], m[measure.Status4xx], m[measure.Status5xx], m[measure.StatusOther] = 80, 9, 7, 3, 1
+	m[measure.BotSearch], m[measure.BotAI], m[measure.BotTool], m[measure.BotOther], m[measure.BotSuspect] = 5, 12, 4, 2, 1
+	m[measure.Bytes] = 123456789
+	m[measure.RTSum], m[measure.RTCount], m[measure.RTMax] = 2_500_000, 90, 700_000
+	_, body, _ := get(t, newServer(t, f, Config{}).Handler(), "/metrics")
+	for _, want := range []string{
+		`logtally_hits_by_class_total{class="people"} 76`,
+		`logtally_hits_by_class_total{class="search"} 5`,
+		`logtally_hits_by_class_total{class="ai"} 12`,
+		`logtally_hits_by_class_total{class="tool"} 4`,
+		`logtally_hits_by_class_total{class="bot"} 2`,
+		`logtally_hits_by_class_total{class="suspect"} 1`,
+		`logtally_hits_by_status_total{class="2xx"} 80`,
+		`logtally_hits_by_status_total{class="3xx"} 9`,
+		`logtally_hits_by_status_total{class="4xx"} 7`,
+		`logtally_hits_by_status_total{class="5xx"} 3`,
+		`logtally_hits_by_status_total{class="other"} 1`,
+		`logtally_response_bytes_total 1.23456789e+08`,
+		`logtally_response_time_seconds_total 2.5`,
+		`logtally_response_time_count_total 90`,
+		"# TYPE logtally_hits_by_class_total counter",
+		"# TYPE logtally_response_time_seconds_total counter",
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("no %q in /metrics", want)
+		}
+	}
+	// Six classes and five status classes, nothing else.
+	if n := strings.Count(body, "\nlogtally_hits_by_class_total{"); n != 6 {
+		t.Errorf("%d hits_by_class series, want 6", n)
+	}
+	if n := strings.Count(body, "\nlogtally_hits_by_status_total{"); n != 5 {
+		t.Errorf("%d hits_by_status series, want 5", n)
+	}
+	// More bot hits than views (never in a real count): people is 0, not
+	// a wrapped-around 2^64.
+	m[measure.Views] = 10
+	_, body, _ = get(t, newServer(t, f, Config{}).Handler(), "/metrics")
+	if !strings.Contains(body, `logtally_hits_by_class_total{class="people"} 0`+"\n") {
+		t.Errorf("people with more bots than views:\n%s", body)
+	}
+	problems, err := testutil.CollectAndLint(newCollector(f, "v", clock.NewFake(t0), slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
 	}
 }

@@ -12,6 +12,21 @@
 //   - month step: the monthly buckets' total, one document per page and
 //     month.
 //
+// Request.Measures asks for measures beside (or instead of) the views:
+// bots, people (views - bots), 2xx to 5xx, error_rate ((4xx+5xx)/views),
+// bytes, rt_avg and rt_max (milliseconds). The buckets hold them at one
+// grain per level (bucket.Level.MeasureSlots), so a step reads: minute,
+// the minute buckets' measures; hour, the daily buckets' hourly ones; day,
+// the monthly buckets' daily ones (and their daily view counters, not the
+// daily buckets); month, the monthly buckets' days summed (rt_max: the
+// greatest). Only the measures' fields asked are fetched. The views alone
+// are read as before, and pages are ranked by views whatever the measures.
+//
+// Reader.Classes answers "how much of the traffic is which user-agent
+// class" over whole days: a site's from the sites collection (one small
+// document per site and day, no page's bucket read), a page's from its
+// monthly buckets.
+//
 // Every find filters on the site, the page when one is asked, and the
 // bucket's time field: the fields of the collections' indexes and of the
 // suggested shard keys, so a sharded cluster can route it. Steps without a
@@ -44,6 +59,14 @@
 //     page (zero-filled, preallocated buckets do not make a page appear).
 //     Unknown sites and pages are told apart from quiet ones by one more
 //     find per collection, made only when the range has no bucket of them.
+//   - Buckets written before the measures existed hold none: their views
+//     are read with 0 for every other measure, so they count as people.
+//     Likewise the sites collection begins with the version that writes
+//     it: days before have no site document and Classes finds no views
+//     there. A client can send any user agent: a class is what the agent
+//     says, or what the heuristics suspect (package botclass).
+//   - MaxCells counts every sum held: pages × steps × (1 + the fields the
+//     measures need: rt_avg two, error_rate two, the others one or none).
 //   - The chart repeats each step's count across the columns of a short
 //     series (a staircase of exact values) and draws at most ChartSeries
 //     pages; it has no horizontal scroll, so a long range at a fine step is

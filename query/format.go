@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -39,9 +38,18 @@ type Options struct {
 // (an asciigraph line chart of at most ChartSeries pages, with a legend).
 // CSV and JSON times are RFC 3339 in the zone; table and chart labels are
 // shorter.
+//
+// With measures other than the views alone (Request.Measures), the count
+// column is the measure's (Measure.Column: "bytes", "rt_avg_ms"…) and a
+// total is the measure over the whole range (error_rate of the range's
+// hits, the greatest rt_max); CSV and JSON have one column or key per
+// measure, in the request's order. Table and chart show one measure.
 func Write(w io.Writer, res *Result, format string, opts Options) error {
 	if opts.Location == nil {
 		opts.Location = time.UTC
+	}
+	if ms := res.Request.measures(); len(ms) > 1 && (format == "table" || format == "chart") {
+		return badRequest("%d measures: a %s shows one; use -format csv or json for more", len(ms), format)
 	}
 	var err error
 	switch format {
@@ -85,30 +93,41 @@ func zoneName(loc *time.Location) string {
 }
 
 func writeTable(w io.Writer, res *Result, opts Options) error {
+	m := res.Request.measures()[0]
+	column := "count"
+	if m != Views {
+		column = m.Column()
+	}
 	head := "time (" + zoneName(opts.Location) + ")"
-	timeW, pageW, countW := len(head), len("page"), len("count")
+	timeW, pageW, countW := len(head), len("page"), len(column)
 	labels := make([]string, len(res.Times))
 	for i, t := range res.Times {
 		labels[i] = Label(t, res.Request.Step, opts.Location)
 		timeW = max(timeW, len(labels[i]))
 	}
-	for _, s := range res.Series {
+	values := make([][]string, len(res.Series)) // per series: the steps, then the total
+	for k := range res.Series {
+		s := &res.Series[k]
 		pageW = max(pageW, utf8.RuneCountInString(s.Page))
-		countW = max(countW, len(strconv.FormatInt(s.Total, 10)))
+		values[k] = make([]string, len(res.Times)+1)
+		for i := range len(res.Times) + 1 {
+			values[k][i] = res.Value(s, m, i-1).String()
+			countW = max(countW, len(values[k][i]))
+		}
 	}
 	bw := bufio.NewWriter(w)
 	row := func(t, page, count string) {
 		pad := pageW - utf8.RuneCountInString(page)
 		fmt.Fprintf(bw, "%-*s  %s%s  %*s\n", timeW, t, page, strings.Repeat(" ", pad), countW, count)
 	}
-	row(head, "page", "count")
+	row(head, "page", column)
 	for i := range res.Times {
-		for _, s := range res.Series {
-			row(labels[i], s.Page, strconv.FormatInt(s.Counts[i], 10))
+		for k, s := range res.Series {
+			row(labels[i], s.Page, values[k][i+1])
 		}
 	}
-	for _, s := range res.Series {
-		row("total", s.Page, strconv.FormatInt(s.Total, 10))
+	for k, s := range res.Series {
+		row("total", s.Page, values[k][0])
 	}
 	switch {
 	case len(res.Series) == 0:
@@ -123,12 +142,24 @@ func writeTable(w io.Writer, res *Result, opts Options) error {
 // result.
 func writeCSV(w io.Writer, res *Result, opts Options) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"time", "page", "count"})
-	row := make([]string, 3)
+	ms := res.Request.measures()
+	head := []string{"time", "page", "count"}
+	if !res.Request.viewsOnly() {
+		head = head[:2]
+		for _, m := range ms {
+			head = append(head, m.Column())
+		}
+	}
+	cw.Write(head)
+	row := make([]string, len(head))
 	for i, t := range res.Times {
 		row[0] = t.In(opts.Location).Format(time.RFC3339)
-		for _, s := range res.Series {
-			row[1], row[2] = s.Page, strconv.FormatInt(s.Counts[i], 10)
+		for k := range res.Series {
+			s := &res.Series[k]
+			row[1] = s.Page
+			for j, m := range ms {
+				row[2+j] = res.Value(s, m, i).String()
+			}
 			if err := cw.Write(row); err != nil {
 				return err
 			}
@@ -139,19 +170,28 @@ func writeCSV(w io.Writer, res *Result, opts Options) error {
 }
 
 // writeJSON streams the points as one indented array, as an encoder
-// writing res.Points() would, without making them.
+// writing res.Points() would, without making them. With measures, each
+// point is {time, page, <measure>…} (measurePoint).
 func writeJSON(w io.Writer, res *Result, opts Options) error {
 	if len(res.Times) == 0 || len(res.Series) == 0 {
 		_, err := io.WriteString(w, "[]\n")
 		return err
 	}
+	viewsOnly := res.Request.viewsOnly()
 	bw := bufio.NewWriter(w)
 	bw.WriteString("[\n")
 	first := true
 	for i, t := range res.Times {
 		t = t.In(opts.Location)
-		for _, s := range res.Series {
-			b, err := json.MarshalIndent(Point{Time: t, Page: s.Page, Count: s.Counts[i]}, "  ", "  ")
+		for k := range res.Series {
+			s := &res.Series[k]
+			var b []byte
+			var err error
+			if viewsOnly {
+				b, err = json.MarshalIndent(Point{Time: t, Page: s.Page, Count: s.Counts[i]}, "  ", "  ")
+			} else {
+				b, err = measurePoint(res, t, s, i)
+			}
 			if err != nil {
 				return err
 			}
@@ -167,6 +207,31 @@ func writeJSON(w io.Writer, res *Result, opts Options) error {
 	}
 	bw.WriteString("\n]\n")
 	return bw.Flush()
+}
+
+// measurePoint returns the JSON object of s's measures in step i, indented
+// as writeJSON's points: {"time": …, "page": …, "views": 3, "bytes": 812,
+// "rt_avg_ms": 12.5}, the keys in the request's order.
+func measurePoint(res *Result, t time.Time, s *Series, i int) ([]byte, error) {
+	tb, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	pb, err := json.Marshal(s.Page)
+	if err != nil {
+		return nil, err
+	}
+	b := []byte("{\n    \"time\": ")
+	b = append(b, tb...)
+	b = append(b, ",\n    \"page\": "...)
+	b = append(b, pb...)
+	for _, m := range res.Request.measures() {
+		b = append(b, ",\n    \""...)
+		b = append(b, m.Column()...)
+		b = append(b, "\": "...)
+		b = append(b, res.Value(s, m, i).String()...)
+	}
+	return append(b, "\n  }"...), nil
 }
 
 // axisLayout returns the layout of a chart's x labels for steps from
@@ -207,7 +272,8 @@ func writeChart(w io.Writer, res *Result, opts Options) error {
 		series = series[:ChartSeries]
 	}
 	req := res.Request
-	caption := fmt.Sprintf("views of %s per %s, %s to %s (%s)", req.Site, req.Step,
+	m := req.measures()[0]
+	caption := fmt.Sprintf("%s of %s per %s, %s to %s (%s)", m.Column(), req.Site, req.Step,
 		Label(req.From, req.Step, opts.Location), Label(req.Step.Truncate(req.To.Add(-time.Nanosecond)), req.Step, opts.Location), zoneName(opts.Location))
 	if res.Pages > len(series) {
 		caption += fmt.Sprintf(", top %d of %d pages", len(series), res.Pages)
@@ -223,16 +289,18 @@ func writeChart(w io.Writer, res *Result, opts Options) error {
 	data := make([][]float64, len(series))
 	legends := make([]string, len(series))
 	var chars []asciigraph.CharSet
-	var top int64
-	for i, s := range series {
+	var top float64
+	for i := range series {
+		s := &series[i]
 		data[i] = make([]float64, 0, n*repeat)
-		for _, c := range s.Counts {
+		for j := range s.Counts {
+			c := res.Value(s, m, j).Float64()
 			for range repeat {
-				data[i] = append(data[i], float64(c))
+				data[i] = append(data[i], c)
 			}
 			top = max(top, c)
 		}
-		legends[i] = fmt.Sprintf("%s (%d)", s.Page, s.Total)
+		legends[i] = fmt.Sprintf("%s (%s)", s.Page, res.Value(s, m, -1))
 		if !opts.Color && len(series) > 1 {
 			if i == 0 {
 				chars = append(chars, asciigraph.DefaultCharSet)
@@ -248,12 +316,17 @@ func writeChart(w io.Writer, res *Result, opts Options) error {
 	if height <= 0 {
 		height = 15
 	}
-	// No more lines than views: the y labels are whole numbers.
-	height = int(min(int64(height), max(top, 1)))
+	precision := uint(0)
+	if m.fractional() {
+		precision = 3
+	} else {
+		// No more lines than views: the y labels are whole numbers.
+		height = int(min(float64(height), max(top, 1)))
+	}
 	aopts := []asciigraph.Option{
 		asciigraph.Height(height),
 		asciigraph.LowerBound(0),
-		asciigraph.Precision(0),
+		asciigraph.Precision(precision),
 		asciigraph.Caption(caption),
 	}
 	if n > 1 { // one step: its time is in the caption

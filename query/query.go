@@ -41,9 +41,10 @@ func badRequest(format string, args ...any) error {
 // MaxSteps bounds the steps of one result.
 const MaxSteps = 100000
 
-// MaxCells bounds the counts one result holds: pages × steps, every page
-// with views in the range while it is read (Top ranks after reading), 8
-// bytes each. A request over it is refused with an *ErrTooLarge.
+// MaxCells bounds the counts one result holds: pages × steps × sums
+// (the views, and the fields the measures need), every page with views in
+// the range while it is read (Top ranks after reading), 8 bytes each. A
+// request over it is refused with a *TooLargeError.
 const MaxCells = 5_000_000
 
 // The range a request may ask: buckets are dated from 1970 to 9999.
@@ -58,12 +59,19 @@ type TooLargeError struct {
 	// steps of the range.
 	Pages, Steps int
 	Step         Step
+	// Fields is the number of sums held per page and step beside the
+	// views (the measures' fields); 0 for the views alone.
+	Fields int
 }
 
 func (e *TooLargeError) Error() string {
-	msg := fmt.Sprintf("too large a result: %d or more pages × %d steps of a %s is over %d counts", e.Pages, e.Steps, e.Step, MaxCells)
+	msg := fmt.Sprintf("too large a result: %d or more pages × %d steps of a %s", e.Pages, e.Steps, e.Step)
+	if e.Fields > 0 {
+		msg += fmt.Sprintf(" × %d sums (the views and %d for the measures)", e.Fields+1, e.Fields)
+	}
+	msg += fmt.Sprintf(" is over %d counts", MaxCells)
 	var hints []string
-	if top := MaxCells / max(e.Steps, 1); top >= 1 {
+	if top := MaxCells / max(e.Steps*(e.Fields+1), 1); top >= 1 {
 		hints = append(hints, fmt.Sprintf("-top N (N up to %d at this step)", top))
 	}
 	if e.Step < Month {
@@ -105,6 +113,9 @@ type Request struct {
 	// Top, when positive, keeps the Top pages with the most views over
 	// the range. Not with Page.
 	Top int
+	// Measures are what each point reports, in order; empty means Views
+	// alone. Pages are ranked by their views whatever the measures.
+	Measures []Measure
 }
 
 // Series is one page's counts, one per step of its Result.
@@ -115,6 +126,10 @@ type Series struct {
 	Total int64
 	// Counts holds one count per step, 0 where no bucket has views.
 	Counts []int64
+	// fields holds the request's fields (Result.fields), one value per
+	// step each; totals their sums (or maxima) over the range.
+	fields [][]int64
+	totals []int64
 }
 
 // Result is the answer to a Request.
@@ -132,6 +147,8 @@ type Result struct {
 	// Pages is the number of pages with views in the range, before Top
 	// kept the first ones.
 	Pages int
+	// fields are what the series hold beside the views (Value).
+	fields fieldSet
 }
 
 // Point is one count of a Result: the views of Page in the step starting at
@@ -175,7 +192,7 @@ func (e *RetentionError) Error() string {
 	msg := fmt.Sprintf("%s buckets are kept for %s (buckets.%s): %s to %s cannot be answered at -step %s",
 		e.Level, e.Retention, e.Key, e.From.Format(time.RFC3339), end.Format(time.RFC3339), e.Step)
 	var hints []string
-	if e.Step < Month {
+	if e.Step < Month && e.Level != bucket.Monthly.String() {
 		coarser := map[Step]string{Minute: "hour", Hour: "month", Day: "month"}[e.Step]
 		hints = append(hints, "use -step "+coarser)
 	}
@@ -206,6 +223,15 @@ func (r *Reader) now() time.Time {
 // and To aligned to its step: a bad request wraps ErrBadRequest, a range
 // reaching back before its level's retention is a *RetentionError.
 func (r *Reader) Check(req Request) (Request, error) {
+	req, err := checkRequest(req)
+	if err != nil {
+		return req, err
+	}
+	return req, r.checkRetention(req, req.level())
+}
+
+// checkRequest validates req and aligns its range to its step.
+func checkRequest(req Request) (Request, error) {
 	switch {
 	case req.Site == "":
 		return req, badRequest("a site is required")
@@ -215,6 +241,8 @@ func (r *Reader) Check(req Request) (Request, error) {
 		return req, badRequest("top %d: must be positive", req.Top)
 	case req.Top > 0 && req.Page != "":
 		return req, badRequest("top ranks the pages of a site; it cannot be used with a page")
+	case !validMeasures(req.Measures):
+		return req, badRequest("measures %v: each must be one of %s, once", req.Measures, MeasureNames)
 	case req.From.Before(minTime) || !req.From.Before(maxTime):
 		return req, badRequest("from %s: out of range; times from 1970-01-01 to 9999-12-31 are accepted",
 			req.From.UTC().Format(time.RFC3339))
@@ -229,18 +257,15 @@ func (r *Reader) Check(req Request) (Request, error) {
 	if n := req.Step.index(req.From, req.To); n > MaxSteps || n < 0 {
 		return req, badRequest("%d steps of a %s: at most %d; use a longer step or a shorter range", n, req.Step, MaxSteps)
 	}
-	if err := r.checkRetention(req); err != nil {
-		return req, err
-	}
 	return req, nil
 }
 
 // checkRetention returns a *RetentionError when req reaches back before
-// the first bucket its level keeps whole: the oldest bucket still kept
-// (bucket.Retention.Cutoff), or the one after it when part of its period
-// lies before now minus the retention (it expires within its period).
-func (r *Reader) checkRetention(req Request) error {
-	l := req.Step.level()
+// the first bucket of level l (the level read) kept whole: the oldest
+// bucket still kept (bucket.Retention.Cutoff), or the one after it when
+// part of its period lies before now minus the retention (it expires
+// within its period).
+func (r *Reader) checkRetention(req Request, l bucket.Level) error {
 	keep := r.Retention.Of(l)
 	if keep <= 0 {
 		return nil
@@ -258,16 +283,17 @@ func (r *Reader) checkRetention(req Request) error {
 }
 
 // Query answers req: it checks it (see Check), reads the cheapest level
-// that answers its step (minute buckets for minutes, daily buckets for
-// hours and days, monthly buckets for months), fills the steps without
-// views with 0, and ranks the pages. A site without any bucket is
+// that answers its step and measures (minute buckets for minutes, daily
+// buckets for hours and for days of views alone, monthly buckets for
+// months and for days with measures), fills the steps without views with
+// 0, and ranks the pages by their views. A site without any bucket is
 // ErrUnknownSite, a page without any bucket ErrUnknownPage.
 func (r *Reader) Query(ctx context.Context, req Request) (*Result, error) {
 	req, err := r.Check(req)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Request: req}
+	res := &Result{Request: req, fields: fieldsOf(req.Measures)}
 	for t := req.From; t.Before(req.To); t = req.Step.Next(t) {
 		res.Times = append(res.Times, t)
 	}
@@ -277,12 +303,12 @@ func (r *Reader) Query(ctx context.Context, req Request) (*Result, error) {
 	}
 	pages := -1 // pages with views, when the top passes counted them
 	if acc.tooLarge != nil {
-		if req.Top == 0 || req.Top > MaxCells/len(res.Times) {
+		if req.Top == 0 || req.Top > MaxCells/(len(res.Times)*(len(res.fields.list)+1)) {
 			return nil, acc.tooLarge
 		}
 		// Too many pages to hold them all: rank them by their totals
 		// alone, then read the top ones' counts.
-		totals := accumulator{res: res, totals: map[string]int64{}}
+		totals := accumulator{res: res, totals: map[string]int64{}, viewsOnly: true}
 		if err := r.read(ctx, req, &totals); err != nil {
 			return nil, err
 		}
@@ -330,6 +356,18 @@ func (r *Reader) Query(ctx context.Context, req Request) (*Result, error) {
 		res.Series = res.Series[:req.Top]
 	}
 	return res, nil
+}
+
+// validMeasures reports whether ms are known measures, each once.
+func validMeasures(ms []Measure) bool {
+	var seen [numMeasures]bool
+	for _, m := range ms {
+		if m >= numMeasures || seen[m] {
+			return false
+		}
+		seen[m] = true
+	}
+	return true
 }
 
 // rank sorts series the most viewed first, equal totals by page.

@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/measure"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// read reads the cheapest level that answers req's step into acc.
+// read reads the level that answers req (Request.level) into acc.
 func (r *Reader) read(ctx context.Context, req Request, acc *accumulator) error {
-	switch req.Step.level() {
+	switch req.level() {
 	case bucket.Minute:
 		return r.readMinutes(ctx, req, acc)
 	case bucket.Daily:
@@ -24,14 +25,21 @@ func (r *Reader) read(ctx context.Context, req Request, acc *accumulator) error 
 	return r.readMonthly(ctx, req, acc)
 }
 
-// level is the bucket level that answers step s: minute buckets for
-// minutes, daily buckets for hours and days, monthly buckets for months.
-func (s Step) level() bucket.Level {
-	switch s {
+// level is the bucket level that answers req: minute buckets for minutes,
+// daily buckets for hours and for days of views alone, monthly buckets
+// for months and for days with measures. Each level holds its measures at
+// one grain (bucket.Level.MeasureSlots): per minute in the minute
+// buckets, per hour in the daily buckets, per day in the monthly ones.
+func (req *Request) level() bucket.Level {
+	switch req.Step {
 	case Minute:
 		return bucket.Minute
-	case Hour, Day:
+	case Hour:
 		return bucket.Daily
+	case Day:
+		if req.viewsOnly() {
+			return bucket.Daily
+		}
 	}
 	return bucket.Monthly
 }
@@ -48,16 +56,33 @@ type accumulator struct {
 	// tooLarge is set when one more page would pass MaxCells; reading
 	// stops then.
 	tooLarge *TooLargeError
+	// viewsOnly: the measures' fields are not read (the ranking pass).
+	viewsOnly bool
+}
+
+// fields returns the fields the accumulator reads beside the views.
+func (a *accumulator) fields() *fieldSet {
+	if a.viewsOnly {
+		return &fieldSet{}
+	}
+	return &a.res.fields
 }
 
 func (a *accumulator) series(page string) *Series {
 	s := a.pages[page]
 	if s == nil {
-		if n := len(a.res.Times); (len(a.pages)+1)*n > MaxCells {
-			a.tooLarge = &TooLargeError{Pages: len(a.pages) + 1, Steps: n, Step: a.res.Request.Step}
+		k := len(a.res.fields.list)
+		if n := len(a.res.Times); (len(a.pages)+1)*n*(k+1) > MaxCells {
+			a.tooLarge = &TooLargeError{Pages: len(a.pages) + 1, Steps: n, Step: a.res.Request.Step, Fields: k}
 			return nil
 		}
 		s = &Series{Page: page, Counts: make([]int64, len(a.res.Times))}
+		if k > 0 {
+			s.fields, s.totals = make([][]int64, k), make([]int64, k)
+			for i := range s.fields {
+				s.fields[i] = make([]int64, len(a.res.Times))
+			}
+		}
 		a.pages[page] = s
 	}
 	return s
@@ -67,6 +92,11 @@ func (a *accumulator) series(page string) *Series {
 // ignored. It returns false when the result would pass MaxCells: reading
 // should stop.
 func (a *accumulator) add(page string, t time.Time, n int64) bool {
+	return a.addWith(page, t, n, nil)
+}
+
+// addWith is add with the fields' values v of the same views (nil: none).
+func (a *accumulator) addWith(page string, t time.Time, n int64, v *[numFields]int64) bool {
 	req := a.res.Request
 	t = t.UTC()
 	if t.Before(req.From) || !t.Before(req.To) {
@@ -76,21 +106,29 @@ func (a *accumulator) add(page string, t time.Time, n int64) bool {
 		a.totals[page] += n
 		return true
 	}
-	if n == 0 || a.only != nil && !a.only[page] {
+	if n == 0 && (v == nil || *v == [numFields]int64{}) || a.only != nil && !a.only[page] {
 		return true // a zero-filled bucket adds nothing
 	}
 	s := a.series(page)
 	if s == nil {
 		return false
 	}
-	s.Counts[req.Step.index(req.From, req.Step.Truncate(t))] += n
+	i := req.Step.index(req.From, req.Step.Truncate(t))
+	s.Counts[i] += n
 	s.Total += n
+	if v != nil {
+		for p, f := range a.res.fields.list {
+			f.merge(&s.fields[p][i], v[f])
+			f.merge(&s.totals[p], v[f])
+		}
+	}
 	return true
 }
 
 // each runs fn on every document of level l's collection matching f,
-// with projection proj, until fn returns false.
-func (r *Reader) each(ctx context.Context, l bucket.Level, f, proj bson.D, fn func(*bucket.Read) bool) error {
+// with projection proj, until fn returns false or an error; raw is the
+// document as read.
+func (r *Reader) each(ctx context.Context, l bucket.Level, f, proj bson.D, fn func(d *bucket.Read, raw bson.Raw) (bool, error)) error {
 	coll := r.DB.Collection(r.Collections.Name(l))
 	cur, err := coll.Find(ctx, f, options.Find().SetProjection(proj))
 	if err != nil {
@@ -102,7 +140,11 @@ func (r *Reader) each(ctx context.Context, l bucket.Level, f, proj bson.D, fn fu
 		if err := l.Decode(cur.Current, &d); err != nil {
 			return fmt.Errorf("read %s: %w", coll.Name(), err)
 		}
-		if !fn(&d) {
+		more, err := fn(&d, cur.Current)
+		if err != nil {
+			return fmt.Errorf("read %s: %s: %w", coll.Name(), d.Page, err)
+		}
+		if !more {
 			return nil
 		}
 	}
@@ -112,61 +154,210 @@ func (r *Reader) each(ctx context.Context, l bucket.Level, f, proj bson.D, fn fu
 	return nil
 }
 
-// projection returns the projection of l's page, date and fields.
-func projection(l bucket.Level, fields ...string) bson.D {
+// projection returns the projection of l's page, date and fields, and
+// of the stored measures ms (measures.<name>, every slot).
+func projection(l bucket.Level, ms []measure.Index, fields ...string) bson.D {
 	proj := bson.D{{Key: bucket.FieldID, Value: 0}, {Key: l.PageField(), Value: 1}, {Key: l.TimeField(), Value: 1}}
 	for _, f := range fields {
 		proj = append(proj, bson.E{Key: f, Value: 1})
 	}
+	for _, m := range ms {
+		proj = append(proj, bson.E{Key: bucket.FieldMeasures + "." + m.Name(), Value: 1})
+	}
 	return proj
 }
 
-// readMinutes reads the minute buckets of the range: their totals.
+// slotValues are the stored measures of one measure slot of a bucket, by
+// measure.Index.
+type slotValues [measure.N]int64
+
+// readSlots returns the stored measures ms of doc by slot: the key of
+// the slot in measures.<name> ("13", the hour of a daily bucket; "25", the
+// day of a monthly one), "" for the minute buckets' single values. A
+// measure the document lacks (a bucket written before measures existed)
+// is 0. Counts are int32 or int64 (the server widens an int32 that
+// overflows), bytes and microseconds int64: both are read.
+func readSlots(doc bson.Raw, ms []measure.Index) (map[string]*slotValues, error) {
+	out := map[string]*slotValues{}
+	at := func(key string) *slotValues {
+		v := out[key]
+		if v == nil {
+			v = &slotValues{}
+			out[key] = v
+		}
+		return v
+	}
+	for _, m := range ms {
+		path := bucket.FieldMeasures + "." + m.Name()
+		v, err := doc.LookupErr(bucket.FieldMeasures, m.Name())
+		if err != nil {
+			continue // absent
+		}
+		if sub, ok := v.DocumentOK(); ok {
+			elems, err := sub.Elements()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			for _, e := range elems {
+				n, err := intValue(e.Value())
+				if err != nil {
+					return nil, fmt.Errorf("%s.%s: %w", path, e.Key(), err)
+				}
+				at(e.Key())[m] = n
+			}
+			continue
+		}
+		n, err := intValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		at("")[m] = n
+	}
+	return out, nil
+}
+
+// intValue returns v, an int32 or int64.
+func intValue(v bson.RawValue) (int64, error) {
+	if n, ok := v.Int32OK(); ok {
+		return int64(n), nil
+	}
+	if n, ok := v.Int64OK(); ok {
+		return n, nil
+	}
+	return 0, fmt.Errorf("a %s, not an integer", v.Type)
+}
+
+// values returns the fields fs of the stored measures sv (nil: none).
+func (fs *fieldSet) values(sv *slotValues) *[numFields]int64 {
+	if sv == nil {
+		return nil
+	}
+	var v [numFields]int64
+	for _, f := range fs.list {
+		for _, m := range fieldSources[f] {
+			f.merge(&v[f], sv[m])
+		}
+	}
+	return &v
+}
+
+// readMinutes reads the minute buckets of the range: their totals and
+// measures.
 func (r *Reader) readMinutes(ctx context.Context, req Request, acc *accumulator) error {
 	l := bucket.Minute
 	f := l.Range(req.Site, req.Page, req.From, req.To)
-	return r.each(ctx, l, f, projection(l, l.TotalField()), func(d *bucket.Read) bool {
-		return acc.add(d.Page, d.Start, d.Total)
+	fs := acc.fields()
+	ms := fs.sources()
+	return r.each(ctx, l, f, projection(l, ms, l.TotalField()), func(d *bucket.Read, raw bson.Raw) (bool, error) {
+		if len(ms) == 0 {
+			return acc.add(d.Page, d.Start, d.Total), nil
+		}
+		slots, err := readSlots(raw, ms)
+		if err != nil {
+			return false, err
+		}
+		return acc.addWith(d.Page, d.Start, d.Total, fs.values(slots[""])), nil
 	})
 }
 
-// hourly is the daily buckets' family of hourly counters.
-const hourly = "hourly"
+// hourly is the daily buckets' family of hourly counters; daily the
+// monthly buckets' family of daily counters.
+const (
+	hourly = "hourly"
+	daily  = "daily"
+)
 
 // readDaily reads the daily buckets of the days the range touches: their
-// hourly counters for an hour step, their totals for a day step. One
-// page's day is one document.
+// hourly counters and measures for an hour step, their totals for a day
+// step (of views alone). One page's day is one document.
 func (r *Reader) readDaily(ctx context.Context, req Request, acc *accumulator) error {
 	l := bucket.Daily
 	f := l.Range(req.Site, req.Page, Day.Truncate(req.From), req.To)
-	proj := projection(l, l.TotalField())
+	fs := acc.fields()
+	ms := fs.sources()
+	proj := projection(l, nil, l.TotalField())
 	if req.Step == Hour {
-		proj = projection(l, hourly)
+		proj = projection(l, ms, hourly)
 	}
-	return r.each(ctx, l, f, proj, func(d *bucket.Read) bool {
+	return r.each(ctx, l, f, proj, func(d *bucket.Read, raw bson.Raw) (bool, error) {
 		day := d.Start.UTC()
 		if req.Step == Day {
-			return acc.add(d.Page, day, d.Total)
+			return acc.add(d.Page, day, d.Total), nil
 		}
-		for h, n := range d.Counters[hourly] {
-			hour, err := strconv.Atoi(h)
-			if err != nil || hour < 0 || hour > 23 || n == 0 {
+		var slots map[string]*slotValues
+		if len(ms) > 0 {
+			var err error
+			if slots, err = readSlots(raw, ms); err != nil {
+				return false, err
+			}
+		}
+		for hour := range 24 {
+			key := strconv.Itoa(hour)
+			n := d.Counters[hourly][key]
+			if n == 0 && slots[key] == nil {
 				continue
 			}
-			if !acc.add(d.Page, day.Add(time.Duration(hour)*time.Hour), n) {
-				return false
+			if !acc.addWith(d.Page, day.Add(time.Duration(hour)*time.Hour), n, fs.values(slots[key])) {
+				return false, nil
 			}
 		}
-		return true
+		return true, nil
 	})
 }
 
-// readMonthly reads the monthly buckets of the range: their totals.
+// readMonthly reads the monthly buckets of the range: their totals and
+// measures (summed over the days, maxima the greatest) for a month step;
+// their daily counters and measures for a day step with measures.
 func (r *Reader) readMonthly(ctx context.Context, req Request, acc *accumulator) error {
 	l := bucket.Monthly
+	fs := acc.fields()
+	ms := fs.sources()
+	if req.Step == Day {
+		f := l.Range(req.Site, req.Page, Month.Truncate(req.From), req.To)
+		return r.each(ctx, l, f, projection(l, ms, daily), func(d *bucket.Read, raw bson.Raw) (bool, error) {
+			slots, err := readSlots(raw, ms)
+			if err != nil {
+				return false, err
+			}
+			month := d.Start.UTC()
+			for day := 1; day <= 31; day++ {
+				t := month.AddDate(0, 0, day-1)
+				if t.Month() != month.Month() {
+					break
+				}
+				key := strconv.Itoa(day)
+				n := d.Counters[daily][key]
+				if n == 0 && slots[key] == nil {
+					continue
+				}
+				if !acc.addWith(d.Page, t, n, fs.values(slots[key])) {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+	}
 	f := l.Range(req.Site, req.Page, req.From, req.To)
-	return r.each(ctx, l, f, projection(l, l.TotalField()), func(d *bucket.Read) bool {
-		return acc.add(d.Page, d.Start, d.Total)
+	return r.each(ctx, l, f, projection(l, ms, l.TotalField()), func(d *bucket.Read, raw bson.Raw) (bool, error) {
+		if len(ms) == 0 {
+			return acc.add(d.Page, d.Start, d.Total), nil
+		}
+		slots, err := readSlots(raw, ms)
+		if err != nil {
+			return false, err
+		}
+		var sum *[numFields]int64
+		for _, sv := range slots {
+			v := fs.values(sv)
+			if sum == nil {
+				sum = v
+				continue
+			}
+			for _, f := range fs.list {
+				f.merge(&sum[f], v[f])
+			}
+		}
+		return acc.addWith(d.Page, d.Start, d.Total, sum), nil
 	})
 }
 

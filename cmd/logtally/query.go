@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,7 +23,8 @@ var queryNow = time.Now
 // queryTimeout bounds a whole query, reads included.
 const queryTimeout = 2 * time.Minute
 
-// cmdQuery prints the page views of a site from the buckets.
+// cmdQuery prints the page views of a site from the buckets, or their
+// measures (-measure), or the views by user-agent class (-bots).
 func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	fs, path := parseFlags("query", stderr)
 	site := fs.String("site", "", "the `site` (required)")
@@ -33,9 +35,14 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	top := fs.Int("top", 0, "only the `N` pages with the most views over the range")
 	format := fs.String("format", "table", "output `format`: "+strings.Join(query.Formats, ", "))
 	tz := fs.String("tz", "UTC", "time `zone` of the output, such as Europe/Paris or Local (steps stay UTC-aligned)")
+	measures := fs.String("measure", "views", "what each point reports, a comma-separated `list` (more than one with -format csv or json): "+query.MeasureNames+
+		" (error_rate: (4xx+5xx)/views; rt_avg and rt_max in milliseconds; people: views minus bots)")
+	bots := fs.Bool("bots", false, "the views of each user-agent class (people, search, ai, tool, bot, suspect) over the range, per whole day: from the sites collection, or with -page from its monthly buckets")
 	if err := requireConfig(fs, args, path); err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
 	case *site == "":
 		return usagef("query: -site is required")
@@ -47,6 +54,22 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 		return usagef("query: -top ranks the pages of a site; it cannot be used with -page")
 	case *top < 0:
 		return usagef("query: -top %d: must be positive", *top)
+	case *bots && set["measure"]:
+		return usagef("query: -bots counts views by class; it cannot be used with -measure")
+	case *bots && *top > 0:
+		return usagef("query: -bots counts the site's or one page's views by class; it cannot be used with -top")
+	case *bots && !slices.Contains(query.ClassFormats, *format):
+		return usagef("query: -bots -format %q: must be one of %s", *format, strings.Join(query.ClassFormats, ", "))
+	}
+	ms, err := query.ParseMeasures(*measures)
+	if err != nil {
+		return usagef("query: -measure: %w", err)
+	}
+	if len(ms) > 1 && *format != "csv" && *format != "json" {
+		return usagef("query: -measure %s: more than one measure needs -format csv or json (a %s shows one)", *measures, *format)
+	}
+	if *bots && !set["step"] {
+		*stepName = "day" // the classes are kept per day
 	}
 	loc, err := time.LoadLocation(*tz)
 	if err != nil {
@@ -57,7 +80,10 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 		return usagef("query: %w", err)
 	}
 	now := queryNow()
-	req := query.Request{Site: *site, Page: *page, Step: step, Top: *top}
+	req := query.Request{Site: *site, Page: *page, Step: step, Top: *top, Measures: ms}
+	if *bots {
+		req.Measures = nil
+	}
 	if req.From, err = query.ParseTime(*from, now, loc); err != nil {
 		return usagef("query: -from: %w", err)
 	}
@@ -79,7 +105,11 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	}
 	// The request is checked before connecting: its mistakes need no
 	// database.
-	if _, err := r.Check(req); err != nil {
+	check := r.Check
+	if *bots {
+		check = r.CheckClasses
+	}
+	if _, err := check(req); err != nil {
 		return queryError(err)
 	}
 	client, db, err := connect(cfg.Mongo, "logtally-query")
@@ -90,6 +120,13 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	r.DB = db
 	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
 	defer cancel()
+	if *bots {
+		c, err := r.Classes(ctx, req)
+		if err != nil {
+			return queryError(err)
+		}
+		return query.WriteClasses(stdout, c, *format, query.Options{Location: loc})
+	}
 	res, err := r.Query(ctx, req)
 	if err != nil {
 		return queryError(err)

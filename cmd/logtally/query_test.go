@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,8 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/botclass"
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/measure"
 )
 
 const querySite = "query.test"
@@ -455,5 +461,348 @@ func TestQuery(t *testing.T) {
 		"-from", "2026-10-30T00:00:00Z", "-to", "2026-10-31T23:59:00Z", "-page", "/")
 	if code != 0 || !strings.Contains(stdout, "2026-10-31T23:00:00Z,/,5\n") {
 		t.Errorf("hour step before the minute retention: exit %d, %s\n%s", code, stderr, stdout)
+	}
+}
+
+// qhit is a hit of TestQueryMeasures' fixture with its facts.
+type qhit struct {
+	page string
+	at   time.Time
+	f    measure.Hit
+}
+
+// qsums are the sums of a set of hits, counted here.
+type qsums struct {
+	views, s2, s3, s4, s5, bytes, rtSum, rtN, rtMax int64
+	classes                                         [botclass.NumClasses]int64
+}
+
+func (s *qsums) add(f measure.Hit) {
+	s.views++
+	s.classes[f.Bot]++
+	switch f.Status / 100 {
+	case 2:
+		s.s2++
+	case 3:
+		s.s3++
+	case 4:
+		s.s4++
+	case 5:
+		s.s5++
+	}
+	s.bytes += int64(f.Bytes)
+	if f.RT >= 0 {
+		s.rtSum += f.RT
+		s.rtN++
+		s.rtMax = max(s.rtMax, f.RT)
+	}
+}
+
+// value returns measure name of s as the query prints it, parsed: whole
+// measures exactly, fractions as float64.
+func (s *qsums) value(name string) float64 {
+	bots := s.views - s.classes[botclass.Person]
+	switch name {
+	case "views":
+		return float64(s.views)
+	case "bots":
+		return float64(bots)
+	case "people":
+		return float64(s.views - bots)
+	case "2xx":
+		return float64(s.s2)
+	case "3xx":
+		return float64(s.s3)
+	case "4xx":
+		return float64(s.s4)
+	case "5xx":
+		return float64(s.s5)
+	case "bytes":
+		return float64(s.bytes)
+	case "error_rate":
+		if s.views == 0 {
+			return 0
+		}
+		return float64(s.s4+s.s5) / float64(s.views)
+	case "rt_avg_ms":
+		if s.rtN == 0 {
+			return 0
+		}
+		return float64(s.rtSum) / float64(s.rtN) / 1000
+	case "rt_max_ms":
+		return float64(s.rtMax) / 1000
+	}
+	panic(name)
+}
+
+// near compares a printed value with the expected one: exactly for whole
+// measures, to the printed precision for fractions.
+func near(name, got string, want float64) bool {
+	g, err := strconv.ParseFloat(got, 64)
+	if err != nil {
+		return false
+	}
+	switch name {
+	case "error_rate":
+		return math.Abs(g-want) <= 0.5e-6+1e-12
+	case "rt_avg_ms", "rt_max_ms":
+		return math.Abs(g-want) <= 0.5e-3+1e-12
+	}
+	return g == want && !strings.Contains(got, ".")
+}
+
+var queryMeasureColumns = []string{"views", "bots", "people", "2xx", "3xx", "4xx", "5xx", "error_rate", "bytes", "rt_avg_ms", "rt_max_ms"}
+
+// TestQueryMeasures writes hits with every measure through a buffer and
+// the real flusher into the embedded server, then checks logtally query
+// -measure at every step and in CSV, JSON and table against the sums
+// counted here from the hits, -bots from the sites collection and from a
+// page, and each new misuse (exit 2, one message, nothing on stdout).
+func TestQueryMeasures(t *testing.T) {
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	dir := t.TempDir()
+	var hits []qhit
+	starts := []time.Time{
+		time.Date(2026, 10, 31, 23, 58, 0, 0, time.UTC), time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 11, 1, 0, 1, 0, 0, time.UTC), time.Date(2026, 11, 1, 10, 30, 0, 0, time.UTC),
+	}
+	statuses := []int{200, 200, 304, 404, 500, 201, 101}
+	for i := range 30 {
+		f := measure.Hit{Status: statuses[i%7], Bot: botclass.Class(i % 6), Bytes: uint64(1000*i + 7), RT: int64(1500*i + 1)}
+		if i%4 == 0 {
+			f.RT = -1
+		}
+		hits = append(hits, qhit{[]string{"/", "/a", "/api"}[i%3], starts[i%4].Add(time.Duration(i) * time.Second), f})
+	}
+	buf, err := buffer.Open(filepath.Join(dir, "buffer.db"), buffer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]measure.Vector{}
+	for _, h := range hits {
+		k := string(buffer.AppendKey(nil, []byte(querySite), []byte(h.page), h.at.Unix()))
+		v := counts[k]
+		v.Add(&h.f)
+		counts[k] = v
+	}
+	if err := buf.Commit(counts, nil); err != nil {
+		t.Fatal(err)
+	}
+	fl, err := flusher.New(flusher.Config{Buffer: buf, DB: db, MaxOps: 40, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent, err := fl.Flush(context.Background()); err != nil || !sent {
+		t.Fatalf("flush: %v %v", sent, err)
+	}
+	buf.Close()
+
+	conf := queryConfig(t, dir, "query.toml", srv.URI(), db.Name(), filepath.Join(dir, "access.log"), "48h")
+	now := time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC)
+	queryNow = func() time.Time { return now }
+	t.Cleanup(func() { queryNow = time.Now })
+	base := []string{"query", "-config", conf, "-site", querySite}
+
+	// expect returns the sums per page and step start of [from, to).
+	expect := func(step string, from, to time.Time, page string) map[point]*qsums {
+		out := map[point]*qsums{}
+		for _, h := range hits {
+			if h.at.Before(from) || !h.at.Before(to) || page != "" && h.page != page {
+				continue
+			}
+			var st time.Time
+			for _, s := range stepStarts(step, from, to) {
+				if !h.at.Before(s) {
+					st = s
+				}
+			}
+			k := point{st.Format(time.RFC3339), h.page}
+			if out[k] == nil {
+				out[k] = &qsums{}
+			}
+			out[k].add(h.f)
+		}
+		return out
+	}
+	all := "views,bots,people,2xx,3xx,4xx,5xx,error_rate,bytes,rt_avg,rt_max"
+	for _, tc := range []struct {
+		step, page, format string
+		from, to           time.Time
+	}{
+		{"minute", "", "csv", time.Date(2026, 10, 31, 23, 58, 0, 0, time.UTC), time.Date(2026, 11, 1, 0, 3, 0, 0, time.UTC)},
+		{"hour", "", "json", time.Date(2026, 10, 31, 23, 0, 0, 0, time.UTC), time.Date(2026, 11, 1, 11, 0, 0, 0, time.UTC)},
+		{"hour", "/a", "csv", time.Date(2026, 10, 31, 23, 0, 0, 0, time.UTC), time.Date(2026, 11, 1, 11, 0, 0, 0, time.UTC)},
+		{"day", "", "csv", time.Date(2026, 10, 30, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)},
+		{"month", "", "json", time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		t.Run(tc.step+tc.page, func(t *testing.T) {
+			args := append(slices.Clone(base), "-step", tc.step, "-format", tc.format, "-measure", all,
+				"-from", tc.from.Format(time.RFC3339), "-to", tc.to.Format(time.RFC3339))
+			if tc.page != "" {
+				args = append(args, "-page", tc.page)
+			}
+			stdout, stderr, code := queryRun(args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			// Parse into point -> column -> printed value.
+			got := map[point]map[string]string{}
+			if tc.format == "csv" {
+				rows, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := "time,page," + strings.Join(queryMeasureColumns, ","); strings.Join(rows[0], ",") != want {
+					t.Fatalf("header %q, want %q", rows[0], want)
+				}
+				for _, r := range rows[1:] {
+					m := map[string]string{}
+					for i, c := range queryMeasureColumns {
+						m[c] = r[2+i]
+					}
+					got[point{r[0], r[1]}] = m
+				}
+			} else {
+				var pts []map[string]json.RawMessage
+				if err := json.Unmarshal([]byte(stdout), &pts); err != nil {
+					t.Fatalf("%v\n%s", err, stdout)
+				}
+				for _, p := range pts {
+					m := map[string]string{}
+					for _, c := range queryMeasureColumns {
+						m[c] = string(p[c])
+					}
+					var ts, page string
+					json.Unmarshal(p["time"], &ts)
+					json.Unmarshal(p["page"], &page)
+					got[point{ts, page}] = m
+				}
+			}
+			want := expect(tc.step, tc.from, tc.to, tc.page)
+			pages := map[string]bool{}
+			for k := range want {
+				pages[k.page] = true
+			}
+			steps := stepStarts(tc.step, tc.from, tc.to)
+			if len(got) != len(steps)*len(pages) {
+				t.Errorf("%d points, want %d steps × %d pages", len(got), len(steps), len(pages))
+			}
+			for _, st := range steps {
+				for p := range pages {
+					k := point{st.Format(time.RFC3339), p}
+					w := want[k]
+					if w == nil {
+						w = &qsums{}
+					}
+					for _, c := range queryMeasureColumns {
+						if g, ok := got[k][c]; !ok || !near(c, g, w.value(c)) {
+							t.Errorf("%s %s %s = %q, want %v", k.time, k.page, c, g, w.value(c))
+						}
+					}
+				}
+			}
+		})
+	}
+
+	// A table shows one measure; its total is the range's.
+	stdout, stderr, code := queryRun(append(slices.Clone(base), "-step", "day", "-measure", "error_rate", "-page", "/api",
+		"-from", "2026-10-31", "-to", "2026-11-02")...)
+	var api qsums
+	for _, h := range hits {
+		if h.page == "/api" {
+			api.add(h.f)
+		}
+	}
+	wantTotal := strconv.FormatFloat(math.Round(api.value("error_rate")*1e6)/1e6, 'f', -1, 64)
+	if code != 0 || !strings.HasPrefix(stdout, "time (UTC)  page  error_rate\n") || !strings.Contains(stdout, "total       /api  "+strings.Repeat(" ", len("error_rate")-len(wantTotal))+wantTotal+"\n") {
+		t.Errorf("table of error_rate: exit %d %s\n%s(want total %s)", code, stderr, stdout, wantTotal)
+	}
+
+	// -bots: the site's classes from the sites collection, a page's from
+	// its monthly buckets; csv and json.
+	for _, tc := range []struct {
+		page, from, to string
+	}{
+		{"", "2026-10-31", "2026-11-02"},
+		{"", "2026-11-01", "2026-11-02"},
+		{"/a", "2026-10-01", "2026-11-30"},
+	} {
+		from, _ := time.Parse("2006-01-02", tc.from)
+		to, _ := time.Parse("2006-01-02", tc.to)
+		var w qsums
+		for _, h := range hits {
+			if (tc.page == "" || h.page == tc.page) && !h.at.Before(from) && h.at.Before(to) {
+				w.add(h.f)
+			}
+		}
+		args := append(slices.Clone(base), "-bots", "-from", tc.from, "-to", tc.to)
+		if tc.page != "" {
+			args = append(args, "-page", tc.page)
+		}
+		stdout, stderr, code := queryRun(append(args, "-format", "csv")...)
+		if code != 0 {
+			t.Fatalf("-bots %q: exit %d: %s", tc.page, code, stderr)
+		}
+		rows, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+		if err != nil || len(rows) != 7 || strings.Join(rows[0], ",") != "class,views,share_percent" {
+			t.Fatalf("-bots csv: %v\n%s", err, stdout)
+		}
+		for cl := range botclass.NumClasses {
+			r := rows[1+int(cl)]
+			share := math.Round(10000*float64(w.classes[cl])/float64(w.views)) / 100
+			if r[0] != cl.String() || r[1] != strconv.FormatInt(w.classes[cl], 10) || r[2] != strconv.FormatFloat(share, 'f', -1, 64) {
+				t.Errorf("-bots %q %s: %q, want %d (%g%%)", tc.page, cl, r, w.classes[cl], share)
+			}
+		}
+		stdout, stderr, code = queryRun(args...)
+		source := "from sites;"
+		if tc.page != "" {
+			source = "from monthly;"
+		}
+		if code != 0 || !strings.HasPrefix(stdout, "class    views    share\npeople ") || !strings.Contains(stdout, fmt.Sprintf("\ntotal    %*d  100.00%%\n", len("views"), w.views)) || !strings.Contains(stdout, source) {
+			t.Errorf("-bots %q table: exit %d %s\n%s", tc.page, code, stderr, stdout)
+		}
+		stdout, _, code = queryRun(append(args, "-format", "json")...)
+		var rs []struct {
+			Class string `json:"class"`
+			Views int64  `json:"views"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &rs); code != 0 || err != nil || len(rs) != 6 || rs[0].Class != "people" || rs[0].Views != w.classes[botclass.Person] {
+			t.Errorf("-bots %q json: exit %d %v\n%s", tc.page, code, err, stdout)
+		}
+	}
+
+	// Each misuse: exit 2, one message, nothing on stdout.
+	q := append(slices.Clone(base), "-from", "2026-11-01")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{append(slices.Clone(q), "-measure", "views,bytes"), "logtally: query: -measure views,bytes: more than one measure needs -format csv or json (a table shows one)"},
+		{append(slices.Clone(q), "-measure", "bytes,rt_avg", "-format", "chart"), "more than one measure needs -format csv or json (a chart shows one)"},
+		{append(slices.Clone(q), "-measure", "hits"), `logtally: query: -measure: measure "hits": must be one of views, bots, people, 2xx, 3xx, 4xx, 5xx, error_rate, bytes, rt_avg, rt_max`},
+		{append(slices.Clone(q), "-measure", "bytes,bytes", "-format", "csv"), `measure "bytes": listed twice`},
+		{append(slices.Clone(q), "-bots", "-measure", "bots"), "logtally: query: -bots counts views by class; it cannot be used with -measure"},
+		{append(slices.Clone(q), "-bots", "-top", "3"), "-bots counts the site's or one page's views by class; it cannot be used with -top"},
+		{append(slices.Clone(q), "-bots", "-format", "chart"), `logtally: query: -bots -format "chart": must be one of table, csv, json`},
+		{append(slices.Clone(q), "-bots", "-step", "hour"), "logtally: query: the bot classes are counted per day: step hour: use day or month"},
+		{append(slices.Clone(base), "-bots", "-from", "2020-01-01", "-to", "2020-02-01"), ""}, // sites: no retention; below
+		{append(slices.Clone(base), "-step", "minute", "-measure", "rt_avg,bytes", "-format", "csv", "-from", "2026-10-30T00:00:00Z", "-to", "2026-10-31T00:00:00Z"),
+			"logtally: query: minute buckets are kept for 48h0m0s (buckets.minute_retention): 2026-10-30T00:00:00Z to 2026-10-31T00:00:00Z cannot be answered at -step minute; use -step hour\n"},
+		{append(slices.Clone(base), "-bots", "-site", "nosuch.test", "-from", "2026-10-01", "-to", "2026-11-02"), `logtally: query: unknown site "nosuch.test"`},
+		{append(slices.Clone(base), "-bots", "-page", "/nope", "-from", "2026-10-01", "-to", "2026-11-02"), `logtally: query: no buckets for page "/nope"`},
+	} {
+		stdout, stderr, code := queryRun(tc.args...)
+		if tc.want == "" {
+			// A site's classes before any document: zeros, exit 0.
+			if code != 0 || !strings.Contains(stdout, "\ntotal        0    0.00%\n") {
+				t.Errorf("%q: exit %d %s\n%s", tc.args[4:], code, stderr, stdout)
+			}
+			continue
+		}
+		if code != 2 || !strings.Contains(stderr, tc.want) || stdout != "" {
+			t.Errorf("%q: exit %d, stderr %q, stdout %q; want 2, %q", tc.args[4:], code, stderr, stdout, tc.want)
+		}
 	}
 }
