@@ -409,7 +409,10 @@ func TestMalformedAndTooLongLinesAreCountedAndPassed(t *testing.T) {
 	want.Outcomes[parser.MalformedStatus] = 1 // 999
 	want.BySource = map[string]aggregate.SourceStats{"src": {Lines: 6, Hits: 2}}
 	want.HitsBySite = map[string]uint64{"s": 2}
-	want.Measures[measure.Views], want.Measures[measure.Status2xx] = 2, 2 // both hits are 200s
+	// Both hits: status 200, 100 bytes, user agent "Mozilla/5.0" (suspect:
+	// no comment, no product), no response time.
+	want.Measures[measure.Views], want.Measures[measure.Status2xx] = 2, 2
+	want.Measures[measure.BotSuspect], want.Measures[measure.Bytes] = 2, 200
 	if s := h.agg.Stats(); !reflect.DeepEqual(s, want) {
 		t.Errorf("stats %+v, want %+v", s, want)
 	}

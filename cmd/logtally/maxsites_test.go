@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 )
@@ -29,7 +30,7 @@ func TestMaxSitesInMongo(t *testing.T) {
 		`format = "combined"`, fmt.Sprintf("format = \"vhost_combined\"\nmax_sites = %d", maxSites), 1))
 	os.WriteFile(conf, b, 0o600)
 
-	want := bucketcheck.Counts{Minute: bucketcheck.Buckets{}, Daily: bucketcheck.Buckets{}, Monthly: bucketcheck.Buckets{}}
+	want := bucketcheck.Counts{Minute: bucketcheck.Buckets{}, Daily: bucketcheck.Buckets{}, Monthly: bucketcheck.Buckets{}, Sites: bucketcheck.Buckets{}}
 	t0 := time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC)
 	var lines []byte
 	for i := range hosts {
@@ -40,7 +41,8 @@ func TestMaxSitesInMongo(t *testing.T) {
 		if i >= maxSites {
 			site = "(other)"
 		}
-		want.Add(ts, site, "/a")
+		// "t": under 10 bytes, a suspect user agent (botclass's short rule).
+		want.AddHit(ts, site, "/a", bucketcheck.Hit{Status: 200, Bytes: 10, Bot: botclass.Suspect, RT: -1})
 	}
 	os.WriteFile(logPath, lines, 0o644)
 
