@@ -33,8 +33,9 @@ commands:
                         each line once; -dry-run (no -config needed) parses them and
                         prints a summary, with no database or state
   query -config FILE -site S -from T [-to T] [-page P] [-step minute|hour|day|month]
-        [-top N] [-format table|csv|json|chart] [-tz ZONE]
-                        print a site's page views from the buckets
+        [-top N] [-measure M[,M...]] [-format table|csv|json|chart] [-tz ZONE]
+                        print a site's page views (or other measures) from
+                        the buckets; with -bots instead, its views by bot class
   version               print the version
 
 logtally <command> -h describes the command's flags.
