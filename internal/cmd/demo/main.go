@@ -216,7 +216,39 @@ func show(ctx context.Context, db *mongo.Database) error {
 	}
 	fmt.Printf("busiest minute bucket %s: totalViews=%d seconds(non-zero)=%s applied=%v\n",
 		minute["_id"], minute["totalViews"], nonZero(asM(minute["seconds"])), minute["applied"])
+	fmt.Printf("  its measures (non-zero): %s\n", nonZeroNamed(asM(minute["measures"])))
+	cur, err = db.Collection("sites").Find(ctx, bson.D{})
+	if err != nil {
+		return err
+	}
+	var sites []bson.M
+	if err := cur.All(ctx, &sites); err != nil {
+		return err
+	}
+	fmt.Println("\nsites (one document per site and day: views and measures; people = views - bot_*):")
+	for _, d := range sites {
+		fmt.Printf("  %s: views=%d %s\n", d["_id"], d["views"], nonZeroNamed(asM(d["measures"])))
+	}
 	return nil
+}
+
+// nonZeroNamed lists the non-zero integer fields of m by name.
+func nonZeroNamed(m bson.M) string {
+	var parts []string
+	for k, v := range m {
+		var n int64
+		switch v := v.(type) {
+		case int32:
+			n = int64(v)
+		case int64:
+			n = v
+		}
+		if n != 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, n))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
 }
 
 func nonZero(m bson.M) string {
