@@ -109,20 +109,9 @@ type Hit struct {
 // Add adds one hit.
 func (v *Vector) Add(h *Hit) {
 	v[Views]++
-	switch h.Status / 100 {
-	case 2:
-		v[Status2xx]++
-	case 3:
-		v[Status3xx]++
-	case 4:
-		v[Status4xx]++
-	case 5:
-		v[Status5xx]++
-	default:
-		v[StatusOther]++
-	}
-	if i, ok := Bot(h.Bot); ok {
-		v[i]++
+	v[statusIndex[uint(h.Status/100)%8]]++
+	if h.Bot != botclass.Person && h.Bot < botclass.NumClasses {
+		v[BotSearch+Index(h.Bot-1)]++
 	}
 	v[Bytes] += h.Bytes
 	if h.RT >= 0 {
@@ -132,16 +121,27 @@ func (v *Vector) Add(h *Hit) {
 	}
 }
 
+// statusIndex maps a status's hundreds to its measure.
+var statusIndex = [8]Index{StatusOther, StatusOther, Status2xx, Status3xx, Status4xx, Status5xx, StatusOther, StatusOther}
+
 // Merge adds o to v: sums add, maxima take the greater.
 func (v *Vector) Merge(o *Vector) {
+	rtMax := max(v[RTMax], o[RTMax])
 	for i := range v {
-		if infos[i].max {
-			v[i] = max(v[i], o[i])
-		} else {
-			v[i] += o[i]
+		v[i] += o[i]
+	}
+	v[RTMax] = rtMax // the one maximum (see the check below)
+}
+
+// Merge relies on RTMax being the only maximum.
+var _ = func() bool {
+	for i := range N {
+		if i.IsMax() != (i == RTMax) {
+			panic("measure: Merge handles RTMax as the only maximum")
 		}
 	}
-}
+	return true
+}()
 
 // IsZero reports whether every measure is 0.
 func (v *Vector) IsZero() bool { return *v == Vector{} }
