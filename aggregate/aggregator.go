@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/measure"
@@ -71,6 +72,9 @@ type Config struct {
 	// MaxKeys forces a commit when this many keys are held. Default
 	// DefaultMaxKeys.
 	MaxKeys int
+	// Visitors, when not nil, keeps the visitor sketches (package
+	// visitor) of the hits counted as people.
+	Visitors *Visitors
 	// Clock defaults to clock.Real.
 	Clock clock.Clock
 	// Logger defaults to discarding.
@@ -108,6 +112,7 @@ type Aggregator struct {
 	outcomes                                                  [parser.NumOutcomes]atomic.Uint64
 	measures                                                  [measure.N]atomic.Uint64 // Stats.Measures
 	hitsOnly                                                  bool                     // count views alone: the benchmarks' baseline (export_test.go)
+	vis                                                       visitorState             // see visitors.go
 	started                                                   bool                     // StartMarker read
 	beat                                                      atomic.Int64             // Clock.Now() of the last loop turn, Unix nanoseconds
 	lastSite                                                  []byte
@@ -389,6 +394,9 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 		}
 		m := measure.Hit{Status: a.hit.Status, Bot: a.hit.Bot, Bytes: a.hit.Bytes, RT: a.hit.RT}
 		a.counts[i].Add(&m)
+		if a.cfg.Visitors != nil && a.hit.Bot == botclass.Person && len(a.hit.Client) > 0 {
+			a.addVisitor(&a.hit)
+		}
 	})
 	if siteHits != nil {
 		siteHits.Add(siteRun)

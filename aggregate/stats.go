@@ -75,6 +75,9 @@ type Stats struct {
 	// HitsBySite holds hits per site, at most MaxSitesCounted of them
 	// and OtherSites.
 	HitsBySite map[string]uint64
+	// VisitorsUnsalted counts hits of people that added no visitor: no
+	// salt was held for their period (see package salts).
+	VisitorsUnsalted uint64
 	// Measures are the measures of the hits committed (or drained, for a
 	// Summer): by status class, by bot class, bytes, response times. They
 	// move at each commit, where Hits moves at each chunk.
@@ -95,6 +98,7 @@ func (a *Aggregator) Stats() Stats {
 	for i := range a.outcomes {
 		st.Outcomes[i] = a.outcomes[i].Load()
 	}
+	st.VisitorsUnsalted = a.vis.unsalted.Load()
 	for i := range a.measures {
 		st.Measures[i] = a.measures[i].Load()
 	}

@@ -28,7 +28,12 @@ type Collections struct {
 	Monthly string
 	// Sites holds the sites' daily totals (DefaultSiteCollection).
 	Sites string
+	// Visitors holds the visitor registers (DefaultVisitorCollection).
+	Visitors string
 }
+
+// VisitorName returns the visitors' collection, its default if empty.
+func (c Collections) VisitorName() string { return cmp.Or(c.Visitors, DefaultVisitorCollection) }
 
 // SiteName returns the sites' collection, its default if empty.
 func (c Collections) SiteName() string { return cmp.Or(c.Sites, DefaultSiteCollection) }

@@ -298,6 +298,12 @@ func (b *Buffer) init(tx *bolt.Tx) error {
 	if _, err := tx.CreateBucketIfNotExists(bktLedger); err != nil {
 		return err
 	}
+	if _, err := tx.CreateBucketIfNotExists(bktVisitors); err != nil {
+		return err
+	}
+	if _, err := tx.CreateBucketIfNotExists(bktSalts); err != nil {
+		return err
+	}
 	if _, err := pending.CreateBucketIfNotExists(subMarks); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/logtally/logtally/measure"
+	"github.com/logtally/logtally/visitor"
 )
 
 // AppendKey appends the key of a count for (site, page, sec) to dst. Keys
@@ -63,6 +64,9 @@ type Commit struct {
 	// Archives are the parts of replayed archives counted by this commit
 	// (merged per archive until the next seal: see ArchiveRange).
 	Archives []ArchiveRange
+	// Visitors are merged into the visitor sketches (VisitorKey ->
+	// sketch; register-wise maximum).
+	Visitors map[string]*visitor.Sketch
 	// KeepLastCommit leaves LastCommit where it is: a replay that reads
 	// no live file must not move the time the next start compares files'
 	// modification times with.
@@ -73,7 +77,7 @@ type Commit struct {
 // disk, and after a crash either all or none of it is.
 func (b *Buffer) CommitWith(c Commit) error {
 	counts, checkpoints := c.Counts, c.Checkpoints
-	if len(counts) == 0 && len(checkpoints) == 0 && len(c.Marks) == 0 && len(c.Finished) == 0 && len(c.Archives) == 0 {
+	if len(counts) == 0 && len(checkpoints) == 0 && len(c.Marks) == 0 && len(c.Finished) == 0 && len(c.Archives) == 0 && len(c.Visitors) == 0 {
 		return nil
 	}
 	keys := slices.Sorted(maps.Keys(counts))
@@ -142,6 +146,9 @@ func (b *Buffer) CommitWith(c Commit) error {
 			return fmt.Errorf("put finished file: %w", err)
 		}
 		if err := putArchives(tx, c.Archives); err != nil {
+			return err
+		}
+		if err := putSketches(tx, c.Visitors); err != nil {
 			return err
 		}
 		cb := tx.Bucket(bktCheckpoints)

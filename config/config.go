@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/salts"
+	"github.com/logtally/logtally/visitor"
 
 	"github.com/BurntSushi/toml"
 
@@ -61,6 +63,8 @@ type Config struct {
 	HTTP HTTP `toml:"http"`
 	// Log configures the daemon's log.
 	Log Log `toml:"log"`
+	// Visitors configures the unique visitors.
+	Visitors Visitors `toml:"visitors"`
 	// Sources are the log files to follow, one [[source]] table each.
 	Sources []Source `toml:"source"`
 	// SiteAliases maps a host found in the lines (lowercase, without port)
@@ -117,6 +121,8 @@ type Buckets struct {
 	Monthly string `toml:"monthly"`
 	// Sites is the collection of the sites' daily totals.
 	Sites string `toml:"sites"`
+	// Visitors is the collection of the visitor registers.
+	Visitors string `toml:"visitors"`
 	// Preallocate creates, ahead of time, the next period's buckets of
 	// the pages active in the current one. Default true.
 	Preallocate bool `toml:"preallocate"`
@@ -135,7 +141,7 @@ type Buckets struct {
 
 // Collections returns the collection names of b.
 func (b Buckets) Collections() bucket.Collections {
-	return bucket.Collections{Minute: b.Minute, Daily: b.Daily, Monthly: b.Monthly, Sites: b.Sites}
+	return bucket.Collections{Minute: b.Minute, Daily: b.Daily, Monthly: b.Monthly, Sites: b.Sites, Visitors: b.Visitors}
 }
 
 // HTTP is the [http] table.
@@ -143,6 +149,28 @@ type HTTP struct {
 	// Listen is the host:port of the HTTP endpoints (/metrics, /healthz,
 	// /status); empty disables them. Default DefaultHTTPListen.
 	Listen string `toml:"listen"`
+}
+
+// Visitors is the [visitors] table.
+type Visitors struct {
+	// Enabled counts unique visitors (keyed hashes of site, address and
+	// user agent in HyperLogLog registers; no address or user agent is
+	// stored). Default true.
+	Enabled bool `toml:"enabled"`
+	// SaltPeriod is "day" (default) or "month": how long one salt keys the
+	// visitors, so how long a visitor counts once. "month" makes monthly
+	// uniques possible and is less private: a salt, the link between a
+	// register and an address, lives a month.
+	SaltPeriod string `toml:"salt_period"`
+	// SaltGrace is how long a salt is kept after its period ends, for late
+	// lines. Default salts.DefaultGrace.
+	SaltGrace Duration `toml:"salt_grace"`
+}
+
+// Period returns the salt period (Validate checked it).
+func (v Visitors) Period() visitor.Period {
+	p, _ := visitor.ParsePeriod(v.SaltPeriod)
+	return p
 }
 
 // Log is the [log] table.
@@ -217,10 +245,11 @@ func Default() Config {
 			MaxBackoff: Duration(flusher.DefaultMaxBackoff),
 		},
 		Buckets: Buckets{
-			Minute:  bucket.DefaultMinuteCollection,
-			Daily:   bucket.DefaultDailyCollection,
-			Monthly: bucket.DefaultMonthlyCollection,
-			Sites:   bucket.DefaultSiteCollection,
+			Minute:   bucket.DefaultMinuteCollection,
+			Daily:    bucket.DefaultDailyCollection,
+			Monthly:  bucket.DefaultMonthlyCollection,
+			Sites:    bucket.DefaultSiteCollection,
+			Visitors: bucket.DefaultVisitorCollection,
 			// Preallocation and retention defaults: see [buckets] in
 			// docs/buckets.md.
 			Preallocate:        true,
@@ -228,8 +257,9 @@ func Default() Config {
 			PreallocateMinHits: flusher.DefaultPreallocateMinHits,
 			MinuteRetention:    Duration(48 * time.Hour),
 		},
-		HTTP: HTTP{Listen: DefaultHTTPListen},
-		Log:  Log{Format: DefaultLogFormat, Level: DefaultLogLevel},
+		HTTP:     HTTP{Listen: DefaultHTTPListen},
+		Visitors: Visitors{Enabled: true, SaltPeriod: "day", SaltGrace: Duration(salts.DefaultGrace)},
+		Log:      Log{Format: DefaultLogFormat, Level: DefaultLogLevel},
 	}
 }
 

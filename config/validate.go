@@ -13,6 +13,7 @@ import (
 
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/visitor"
 )
 
 // MaxLineBytesLimit bounds max_line_bytes: a line is held in memory whole
@@ -94,13 +95,19 @@ func (c *Config) Validate() error {
 	if c.Flush.MaxBackoff < Duration(10*time.Millisecond) {
 		bad("flush.max_backoff", "%q: must be at least 10ms", c.Flush.MaxBackoff)
 	}
+	if _, err := visitor.ParsePeriod(c.Visitors.SaltPeriod); err != nil {
+		bad("visitors.salt_period", "%v", err)
+	}
+	if c.Visitors.SaltGrace < 0 {
+		bad("visitors.salt_grace", "%q: must not be negative", c.Visitors.SaltGrace)
+	}
 	if c.Flush.CoarseInterval != 0 && c.Flush.CoarseInterval < c.Flush.Interval {
 		bad("flush.coarse_interval", "%q: must be \"0\" (off) or at least flush.interval (%s)", c.Flush.CoarseInterval, c.Flush.Interval)
 	}
 	names := map[string]string{}
 	for _, b := range []struct{ field, name string }{
 		{"buckets.minute", c.Buckets.Minute}, {"buckets.daily", c.Buckets.Daily}, {"buckets.monthly", c.Buckets.Monthly},
-		{"buckets.sites", c.Buckets.Sites},
+		{"buckets.sites", c.Buckets.Sites}, {"buckets.visitors", c.Buckets.Visitors},
 	} {
 		switch {
 		case b.name == "" || strings.ContainsAny(b.name, "$\x00") || strings.HasPrefix(b.name, "system."):

@@ -62,6 +62,9 @@ func (f *Flusher) Flush(ctx context.Context) (sent bool, err error) {
 	if err := f.writeBatch(ctx, batch); err != nil {
 		return true, fmt.Errorf("flush batch %s: %w", batch.ID, err)
 	}
+	if err := f.writeVisitors(ctx); err != nil {
+		return true, fmt.Errorf("flush batch %s: visitors: %w", batch.ID, err)
+	}
 	if err := f.writeMarks(ctx, batch); err != nil {
 		return true, fmt.Errorf("flush batch %s: %w", batch.ID, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/visitor"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
@@ -66,6 +67,9 @@ type Config struct {
 	// up to CoarseInterval + Interval, and a fleet sends them a fraction
 	// of the updates (docs/scaling.md). Zero: every batch is full.
 	CoarseInterval time.Duration
+	// VisitorPeriod is the salt period of the visitor sketches the
+	// buffer holds (their documents' ids name it).
+	VisitorPeriod visitor.Period
 	// MaxOps is the number of bucket updates per bulk write. Default
 	// DefaultMaxOps.
 	MaxOps int
@@ -147,25 +151,27 @@ const baseBackoff = 500 * time.Millisecond
 
 // Flusher writes the buffer's sealed batches to MongoDB exactly once.
 type Flusher struct {
-	buf          *buffer.Buffer
-	recorder     Recorder
-	user         string
-	colls        [3]*mongo.Collection // by pass
-	sites        *mongo.Collection    // the sites' daily totals (sitePass)
-	sitesIndexed bool                 // its index was created (under mu)
-	retention    bucket.Retention
-	applied      string // "applied.<instance>"
-	interval     time.Duration
-	coarse       time.Duration // Config.CoarseInterval
-	lastFull     time.Time     // when the last full batch was sealed (under mu)
-	draining     bool          // Drain: every batch is full (under mu)
-	maxOps       int
-	chunkOps     int // current chunk size: halved after a timed-out chunk, doubled after regrowAfter written ones
-	chunksOK     int // chunks written since chunkOps last changed
-	maxBackoff   time.Duration
-	timeout      time.Duration
-	clock        clock.Clock
-	log          *slog.Logger
+	buf           *buffer.Buffer
+	recorder      Recorder
+	user          string
+	colls         [3]*mongo.Collection // by pass
+	sites         *mongo.Collection    // the sites' daily totals (sitePass)
+	visitorColl   *mongo.Collection    // the visitor registers (writeVisitors)
+	visitorPeriod visitor.Period
+	sitesIndexed  bool // its index was created (under mu)
+	retention     bucket.Retention
+	applied       string // "applied.<instance>"
+	interval      time.Duration
+	coarse        time.Duration // Config.CoarseInterval
+	lastFull      time.Time     // when the last full batch was sealed (under mu)
+	draining      bool          // Drain: every batch is full (under mu)
+	maxOps        int
+	chunkOps      int // current chunk size: halved after a timed-out chunk, doubled after regrowAfter written ones
+	chunksOK      int // chunks written since chunkOps last changed
+	maxBackoff    time.Duration
+	timeout       time.Duration
+	clock         clock.Clock
+	log           *slog.Logger
 
 	mu sync.Mutex // one Flush at a time
 	ch Chunker
@@ -207,18 +213,20 @@ func New(cfg Config) (*Flusher, error) {
 			cfg.DB.Collection(cfg.Collections.Name(bucket.Daily)),
 			cfg.DB.Collection(cfg.Collections.Name(bucket.Monthly)),
 		},
-		sites:      cfg.DB.Collection(cfg.Collections.SiteName()),
-		retention:  cfg.Retention,
-		recorder:   cfg.Recorder,
-		user:       cfg.User,
-		applied:    "applied." + cfg.Buffer.InstanceID(),
-		interval:   cfg.Interval,
-		coarse:     cfg.CoarseInterval,
-		maxOps:     cfg.MaxOps,
-		maxBackoff: cfg.MaxBackoff,
-		timeout:    cfg.Timeout,
-		clock:      cfg.Clock,
-		log:        cfg.Logger,
+		sites:         cfg.DB.Collection(cfg.Collections.SiteName()),
+		visitorColl:   cfg.DB.Collection(cfg.Collections.VisitorName()),
+		visitorPeriod: cfg.VisitorPeriod,
+		retention:     cfg.Retention,
+		recorder:      cfg.Recorder,
+		user:          cfg.User,
+		applied:       "applied." + cfg.Buffer.InstanceID(),
+		interval:      cfg.Interval,
+		coarse:        cfg.CoarseInterval,
+		maxOps:        cfg.MaxOps,
+		maxBackoff:    cfg.MaxBackoff,
+		timeout:       cfg.Timeout,
+		clock:         cfg.Clock,
+		log:           cfg.Logger,
 	}
 	f.chunkOps = f.maxOps
 	var err error

@@ -36,6 +36,10 @@ type Hit struct {
 	RT int64
 	// Bot is the user agent's class (botclass.Person when the format logs no user agent).
 	Bot botclass.Class
+	// Client is the client address as logged (%h, $remote_addr, the JSON or regex field), nil when the format has none. It points into the line (valid until the next Parse), bounded to maxClientLen bytes.
+	Client []byte
+	// UA is the user agent as logged (the bytes the bot class was decided on: at most maxUALen), nil when the format has none.
+	UA []byte
 }
 
 type formatKind uint8

@@ -17,7 +17,9 @@ import (
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/recovery"
+	"github.com/logtally/logtally/salts"
 	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/visitor"
 )
 
 // DefaultStatsInterval is how often a running Pipeline logs its totals.
@@ -79,6 +81,10 @@ type Config struct {
 	// LeaseTTL is the progress record's lease time. Default
 	// progress.DefaultLeaseTTL.
 	LeaseTTL time.Duration
+	// Visitors, when not nil, counts unique visitors: their salts are kept
+	// by a salts.Keeper on Flush.DB, their sketches by the aggregator and
+	// the buffer, written by the flusher.
+	Visitors *Visitors
 	// NoTail makes no tailer: the pipeline counts only what Replay hands
 	// it (`logtally replay` with no daemon running), and its commits
 	// leave the buffer's last-commit time alone.
@@ -87,6 +93,14 @@ type Config struct {
 	Clock clock.Clock
 	// Logger defaults to discarding.
 	Logger *slog.Logger
+}
+
+// Visitors configures the unique visitors of a Pipeline.
+type Visitors struct {
+	// Period is the salt period; Grace how long a salt outlives it
+	// (salts.Config).
+	Period visitor.Period
+	Grace  time.Duration
 }
 
 // ErrReload, as the cause of the context given to Run
@@ -125,6 +139,7 @@ type Pipeline struct {
 	// Made by Open.
 	buf     *buffer.Buffer
 	flush   *flusher.Flusher
+	salts   *salts.Keeper // nil: visitors off
 	agg     *aggregate.Aggregator
 	tailers []*tailer.Tailer
 	chunks  chan tailer.Chunk
@@ -220,6 +235,26 @@ func (p *Pipeline) Open(ctx context.Context) (err error) {
 	}
 	fcfg := cfg.Flush
 	fcfg.Buffer, fcfg.Clock, fcfg.Logger = p.buf, cfg.Clock, log
+	var vis *aggregate.Visitors
+	if v := cfg.Visitors; v != nil {
+		fcfg.VisitorPeriod = v.Period
+		if p.salts, err = salts.New(salts.Config{DB: cfg.Flush.DB, Buffer: p.buf, Period: v.Period, Grace: v.Grace,
+			Timeout: cfg.Flush.Timeout, Clock: cfg.Clock, Logger: log}); err != nil {
+			return fmt.Errorf("open pipeline: %w", err)
+		}
+		if err := p.salts.Load(); err != nil {
+			return fmt.Errorf("open pipeline: %w", err)
+		}
+		// Fetch the current period's salt before the first line is
+		// read, if MongoDB answers soon; else lines are keyed from the
+		// first round that gets it (Run).
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := p.salts.Round(sctx); err != nil {
+			log.Warn("salts not fetched at start: visitors are counted once they are", "err", err)
+		}
+		cancel()
+		vis = &aggregate.Visitors{Salts: p.salts, Period: v.Period}
+	}
 	if p.store != nil {
 		p.rec = recovery.NewRecorder(p.store, p.buf, cfg.Clock, log, cfg.Flush.User)
 		fcfg.Recorder = p.rec
@@ -252,7 +287,7 @@ func (p *Pipeline) Open(ctx context.Context) (err error) {
 	}
 	p.agg, err = aggregate.New(aggregate.Config{
 		Buffer: p.buf, Parsers: p.parsers, Limiters: p.limiters, HoldUntilStart: !cfg.NoTail, KeepLastCommit: cfg.NoTail,
-		CommitInterval: cfg.CommitInterval, Clock: cfg.Clock, Logger: log,
+		CommitInterval: cfg.CommitInterval, Visitors: vis, Clock: cfg.Clock, Logger: log,
 	}, p.chunks)
 	return err
 }

@@ -130,6 +130,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			return errors.New("aggregator stopped")
 		}
 	})
+	if p.salts != nil {
+		flushing.Go(p.salts.Run)
+	}
 	flushing.Go(func(ctx context.Context) error {
 		if err := p.flush.Run(ctx); err != nil {
 			return fmt.Errorf("flusher stopped: %w", err)

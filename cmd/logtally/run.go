@@ -285,6 +285,9 @@ func pipelineConfig(cfg config.Config, log *slog.Logger, db *mongo.Database) pip
 		ShutdownTimeout: cfg.ShutdownTimeout.D(),
 		Logger:          log,
 	}
+	if cfg.Visitors.Enabled {
+		pc.Visitors = &pipeline.Visitors{Period: cfg.Visitors.Period(), Grace: cfg.Visitors.SaltGrace.D()}
+	}
 	for _, s := range cfg.Sources {
 		pc.Sources = append(pc.Sources, pipeline.Source{
 			Name: s.Name, Paths: s.Paths, Parser: s.Parser(),

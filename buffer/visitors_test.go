@@ -1,0 +1,94 @@
+package buffer
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/logtally/logtally/visitor"
+)
+
+func sketchOf(p uint8, regs map[int]uint8) *visitor.Sketch {
+	s := &visitor.Sketch{P: p, R: make([]uint8, 1<<p)}
+	for i, r := range regs {
+		s.R[i] = r
+	}
+	return s
+}
+
+// Registers merge by maximum across commits; VisitorRises returns only
+// those above what was sent; a sketch fully sent is dropped once old.
+func TestVisitorRegisters(t *testing.T) {
+	b := open(t, filepath.Join(t.TempDir(), "buffer.db"))
+	defer b.Close()
+	day := int64(1_764_028_800) // 2025-11-25
+	k := VisitorKey(day, []byte("example.com"))
+	commit := func(regs map[int]uint8) {
+		t.Helper()
+		if err := b.CommitWith(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(4, regs)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(map[int]uint8{1: 3, 5: 2})
+	commit(map[int]uint8{1: 2, 7: 4}) // 1 stays 3
+	rs, err := b.VisitorRises()
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("rises %v, %v", rs, err)
+	}
+	if r := rs[0]; r.Site != "example.com" || r.Start != day || r.P != 4 || len(r.Regs) != 3 ||
+		r.Regs[0] != (Register{1, 3}) || r.Regs[1] != (Register{5, 2}) || r.Regs[2] != (Register{7, 4}) {
+		t.Fatalf("rise %+v", r)
+	}
+	if err := b.MarkVisitorsSent(rs); err != nil {
+		t.Fatal(err)
+	}
+	if rs, _ := b.VisitorRises(); len(rs) != 0 {
+		t.Fatalf("rises after sent: %+v", rs)
+	}
+	commit(map[int]uint8{5: 6})
+	rs, _ = b.VisitorRises()
+	if len(rs) != 1 || len(rs[0].Regs) != 1 || rs[0].Regs[0] != (Register{5, 6}) {
+		t.Fatalf("rises after a new maximum: %+v", rs)
+	}
+	if n, err := b.DropVisitors(day + 86400); err != nil || n != 0 {
+		t.Fatalf("dropped %d (%v) with a register unsent", n, err)
+	}
+	b.MarkVisitorsSent(rs)
+	if n, err := b.DropVisitors(day); err != nil || n != 0 {
+		t.Fatalf("dropped %d (%v) a sketch not before the bound", n, err)
+	}
+	if n, err := b.DropVisitors(day + 86400); err != nil || n != 1 {
+		t.Fatalf("dropped %d (%v), want the sent sketch", n, err)
+	}
+	// A precision that changed is an error, not a silent merge.
+	if err := b.CommitWith(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(4, nil)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CommitWith(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(5, nil)}}); err == nil {
+		t.Fatal("merged sketches of two precisions")
+	}
+}
+
+func TestSalts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "buffer.db")
+	b := open(t, path)
+	exp := time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC)
+	e := SaltEntry{ID: "day:20261125", Expires: exp}
+	copy(e.Salt[:], "0123456789abcdef")
+	if err := b.PutSalt(e); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	b = open(t, path)
+	defer b.Close()
+	es, err := b.Salts()
+	if err != nil || len(es) != 1 || es[0].ID != e.ID || es[0].Salt != e.Salt || !es[0].Expires.Equal(exp) {
+		t.Fatalf("salts %+v, %v", es, err)
+	}
+	if err := b.DeleteSalt(e.ID); err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := b.Salts(); len(es) != 0 {
+		t.Fatalf("salts after delete: %+v", es)
+	}
+}

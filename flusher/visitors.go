@@ -1,0 +1,94 @@
+package flusher
+
+// The visitors step of a flush: before a batch is acknowledged, every
+// visitor register that rose in the buffer since it was last sent is
+// written with $max to its site's visitors document, then marked sent. So
+// when a batch is acknowledged, the registers of its lines (and of every
+// line committed before it) are in MongoDB: a lost state dir, rebuilt from
+// the acknowledged position, loses none. $max is idempotent: a step cut
+// short and done again, or two hosts writing the same register, cannot
+// overcount.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/buffer"
+)
+
+// writeVisitors sends the risen registers, marks them sent, and drops
+// the sketches of periods long over whose registers are all sent.
+func (f *Flusher) writeVisitors(ctx context.Context) error {
+	rises, err := f.buf.VisitorRises()
+	if err != nil || len(rises) == 0 {
+		return err
+	}
+	for from := 0; from < len(rises); {
+		n := min(len(rises)-from, f.chunkOps)
+		if err := f.maxRegisters(ctx, rises[from:from+n]); err != nil {
+			return err
+		}
+		from += n
+	}
+	if err := f.buf.MarkVisitorsSent(rises); err != nil {
+		return err
+	}
+	// A period's sketch is kept a day past its end (late lines, replays
+	// within the salt's grace), then dropped once all is sent.
+	before := f.clock.Now().Add(-32 * 24 * time.Hour).Unix()
+	if f.visitorPeriod.String() == "day" {
+		before = f.clock.Now().Add(-48 * time.Hour).Unix()
+	}
+	_, err = f.buf.DropVisitors(before)
+	return err
+}
+
+// maxRegisters applies rises with $max, creating the documents missing
+// zero-filled (a document another host created first is kept).
+func (f *Flusher) maxRegisters(ctx context.Context, rises []buffer.VisitorRise) error {
+	models := make([]mongo.WriteModel, len(rises))
+	for i, r := range rises {
+		mx := make(bson.D, len(r.Regs))
+		for j, g := range r.Regs {
+			mx[j] = bson.E{Key: bucket.RegisterPath(int(g.I)), Value: int32(g.R)}
+		}
+		models[i] = mongo.NewUpdateOneModel().
+			SetFilter(bucket.VisitorKey(f.visitorPeriod, r.Start, r.Site)).
+			SetUpdate(bson.D{{Key: "$max", Value: mx}})
+	}
+	matched, err := f.bulkWrite(ctx, f.visitorColl, models)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.visitorColl.Name(), err)
+	}
+	if matched == len(rises) {
+		return nil
+	}
+	// Some documents are missing: create every one (duplicates ignored),
+	// then apply all again ($max: the ones applied take nothing).
+	docs := make([]bson.D, len(rises))
+	for i, r := range rises {
+		docs[i] = bucket.VisitorZero(f.visitorPeriod, r.Start, r.Site, r.P)
+	}
+	ictx, cancel := context.WithTimeout(ctx, f.timeout)
+	f.insertCalls.Add(1)
+	_, insErr := f.visitorColl.InsertMany(ictx, docs, options.InsertMany().SetOrdered(false))
+	cancel()
+	dups, err := ignoreDuplicates(insErr)
+	if err != nil {
+		return fmt.Errorf("%s: insert %d documents: %w", f.visitorColl.Name(), len(docs), err)
+	}
+	f.inserts.Add(uint64(len(docs) - dups))
+	if matched, err = f.bulkWrite(ctx, f.visitorColl, models); err != nil {
+		return fmt.Errorf("%s: %w", f.visitorColl.Name(), err)
+	}
+	if matched != len(rises) {
+		return fmt.Errorf("%s: %d of %d documents did not take the registers", f.visitorColl.Name(), len(rises)-matched, len(rises))
+	}
+	return nil
+}
