@@ -76,6 +76,10 @@ func (a *Aggregator) addVisitor(h *parser.Hit) {
 	l.ua = append(l.ua[:0], h.UA...)
 }
 
+// SetVisitors makes a Summer keep visitor sketches (Config.Visitors of a
+// run Aggregator); nil: none. Call it before the first Add.
+func (a *Aggregator) SetVisitors(v *Visitors) { a.cfg.Visitors = v }
+
 // Sketches returns the visitor sketches held (buffer.VisitorKey ->
 // sketch): what a commit would merge into the buffer. They must not be
 // modified.

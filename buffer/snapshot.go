@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/measure"
+	"github.com/logtally/logtally/visitor"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -274,6 +275,8 @@ type Rebuilt struct {
 	Sources  map[string][]byte
 	// Coarse is the coarse counts' state (see RebuildCoarse).
 	Coarse Coarse
+	// Visitors are the visitor sketches of the lines re-read.
+	Visitors map[string]*visitor.Sketch
 }
 
 // RebuildWith sets up a buffer rebuilt from the database's progress
@@ -297,7 +300,7 @@ func (b *Buffer) RebuildWith(r Rebuilt) error {
 			return fmt.Errorf("rebuild: %w", err)
 		}
 	}
-	com := Commit{Counts: counts, Checkpoints: cps, Marks: r.Marks}
+	com := Commit{Counts: counts, Checkpoints: cps, Marks: r.Marks, Visitors: r.Visitors}
 	if counts != nil {
 		com.Finished, com.Archives = r.Finished, r.Archives
 	}

@@ -344,6 +344,9 @@ func (p *Pipeline) openBuffer(ctx context.Context) error {
 // recoveryConfig is what a rebuild of the buffer needs of the config.
 func (p *Pipeline) recoveryConfig() recovery.Config {
 	rc := recovery.Config{BufferPath: p.cfg.BufferPath, Buffer: p.cfg.Buffer, Clock: p.cfg.Clock}
+	if v := p.cfg.Visitors; v != nil {
+		rc.Visitors = &aggregate.Visitors{Salts: salts.NewLookup(p.cfg.Flush.DB, v.Period, p.cfg.Flush.Timeout), Period: v.Period}
+	}
 	for _, s := range p.cfg.Sources {
 		rc.Sources = append(rc.Sources, recovery.Source{
 			Name:   s.Name,

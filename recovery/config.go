@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/parser"
@@ -17,6 +18,10 @@ type Config struct {
 	// Sources are the configured sources: where their files are found
 	// again and how their lines are parsed.
 	Sources []Source
+	// Visitors, when not nil, makes the re-read lines add their visitors
+	// too (the salts from MongoDB: salts.Lookup), put in the rebuilt
+	// buffer for the flusher to send.
+	Visitors *aggregate.Visitors
 	// Clock is required.
 	Clock clock.Clock
 }

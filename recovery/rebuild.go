@@ -16,6 +16,7 @@ import (
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/visitor"
 )
 
 // rebuildReadSize is the read size of the re-read of a batch in flight.
@@ -117,13 +118,16 @@ func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 
 	var counts map[string]measure.Vector
 	var marks []buffer.Mark
+	sketches := map[string]*visitor.Sketch{} // of every line re-read: $max makes re-sending harmless
 	inFlight := rec.Batch != "" && !rec.Acked
 	if inFlight {
 		st.Unrecorded += rec.FinishedLeftOut + rec.ArchivesLeftOut
-		counts, marks, err = reread(ctx, cfg, window{to: to, finished: finished, known: rec.FinishedKnown, from: from, archives: rec.Archives}, loc, &st, log)
+		var sk map[string]*visitor.Sketch
+		counts, marks, sk, err = reread(ctx, cfg, window{to: to, finished: finished, known: rec.FinishedKnown, from: from, archives: rec.Archives}, loc, &st, log)
 		if err != nil {
 			return false, st, err
 		}
+		mergeSketches(sketches, sk)
 		st.Batch = rec.Batch
 	}
 	// With flush.coarse_interval, the daily and monthly buckets end
@@ -149,10 +153,12 @@ func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 			before := st.Hits
 			st.Unrecorded += rec.CoarseFinishedLeftOut + rec.CoarseArchivesLeftOut
 			var cmarks []buffer.Mark
-			co.Counts, cmarks, err = reread(ctx, cfg, window{to: ackedAt, finished: ackedFinished, known: ackedKnown, from: coarseAt, archives: ackedArchives}, loc, &st, log)
+			var sk map[string]*visitor.Sketch
+			co.Counts, cmarks, sk, err = reread(ctx, cfg, window{to: ackedAt, finished: ackedFinished, known: ackedKnown, from: coarseAt, archives: ackedArchives}, loc, &st, log)
 			if err != nil {
 				return false, st, err
 			}
+			mergeSketches(sketches, sk)
 			marks = append(marks, cmarks...)
 			st.CoarseHits, st.Hits = st.Hits-before, before
 		}
@@ -239,7 +245,7 @@ func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 		}
 	}
 	err = b.RebuildWith(buffer.Rebuilt{Acked: acked, Checkpoints: toEnc, Counts: counts, Batch: rec.Batch,
-		Since: rec.SealedAt, Finished: fin, Marks: marks, Archives: arcs, Sources: sources, Coarse: co})
+		Since: rec.SealedAt, Finished: fin, Marks: marks, Archives: arcs, Sources: sources, Coarse: co, Visitors: sketches})
 	if cerr := b.Close(); err == nil {
 		err = cerr
 	}
@@ -265,4 +271,15 @@ func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 		log.Warn("state rebuilt from MongoDB's record: reading resumes where the counts end", args...)
 	}
 	return true, st, nil
+}
+
+// mergeSketches merges src into dst (register-wise maximum).
+func mergeSketches(dst, src map[string]*visitor.Sketch) {
+	for k, s := range src {
+		if d := dst[k]; d != nil {
+			d.Merge(s)
+		} else {
+			dst[k] = s
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/visitor"
 )
 
 // window is what a re-read covers: the lines counted between the
@@ -95,14 +96,14 @@ func openLocated(loc *locator, cp tailer.Checkpoint, l tailer.Located) (*os.File
 // window) to its furthest end, in the file holding that end. So a log
 // truncated twice within the window (copytruncate) is read from its
 // first copy, its second copy and itself, each part once.
-func reread(ctx context.Context, cfg Config, w window, loc *locator, st *Stats, log *slog.Logger) (map[string]measure.Vector, []buffer.Mark, error) {
+func reread(ctx context.Context, cfg Config, w window, loc *locator, st *Stats, log *slog.Logger) (map[string]measure.Vector, []buffer.Mark, map[string]*visitor.Sketch, error) {
 	parsers := map[string]*parser.Parser{}
 	limiters := map[string]*parser.PageLimiter{}
 	maxLine := map[string]int{}
 	for _, s := range cfg.Sources {
 		p, err := parser.New(s.Parser)
 		if err != nil {
-			return nil, nil, fmt.Errorf("source %q: %w", s.Name, err)
+			return nil, nil, nil, fmt.Errorf("source %q: %w", s.Name, err)
 		}
 		parsers[s.Name] = p
 		limiters[s.Name] = parser.NewPageLimiter(s.Parser.Page.MaxPagesPerMinute)
@@ -110,6 +111,7 @@ func reread(ctx context.Context, cfg Config, w window, loc *locator, st *Stats, 
 	}
 	// An aggregator only for its sums: it is never run or committed.
 	agg := aggregate.NewSummer(parsers, limiters, cfg.Clock, log)
+	agg.SetVisitors(cfg.Visitors)
 	readRange := func(cp tailer.Checkpoint, l tailer.Located, found bool, start, end int64) error {
 		if end <= start {
 			return nil
@@ -177,7 +179,7 @@ next:
 	}
 	for _, s := range streams {
 		if err := readRange(s.end, s.loc, s.found, s.start, s.end.Offset); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if !w.known {
@@ -190,20 +192,20 @@ next:
 			}
 			if l, ok := loc.locate(f); ok {
 				if err := readRange(f, l, true, f.Offset, l.Size); err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 			}
 		}
 	}
 	lost, err := rereadArchives(ctx, cfg, w.archives, agg, st, log)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	counts, marks := agg.Sums()
 	for _, n := range counts {
 		st.Hits += n[measure.Views]
 	}
-	return counts, append(lost, marks...), nil
+	return counts, append(lost, marks...), agg.Sketches(), nil
 }
 
 // feedRange hands the lines in [start, end) of path to add as chunks, cut

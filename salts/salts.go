@@ -266,3 +266,39 @@ func (k *Keeper) expire(ctx context.Context, now time.Time) error {
 	}
 	return err
 }
+
+// Lookup reads the salts from MongoDB only, for a re-read before any
+// buffer exists (a state dir rebuilt): For asks MongoDB once per period
+// and never inserts (a period without a salt had none when its lines were
+// counted).
+type Lookup struct {
+	db      *mongo.Database
+	period  visitor.Period
+	timeout time.Duration
+	cache   map[int64]*visitor.Salt
+}
+
+// NewLookup returns a Lookup of db's salts of period.
+func NewLookup(db *mongo.Database, period visitor.Period, timeout time.Duration) *Lookup {
+	return &Lookup{db: db, period: period, timeout: cmp.Or(timeout, 10*time.Second), cache: map[int64]*visitor.Salt{}}
+}
+
+// For returns the salt of the period holding sec, if MongoDB has it.
+func (l *Lookup) For(sec int64) (*visitor.Salt, bool) {
+	start, _ := l.period.Bounds(sec)
+	s, ok := l.cache[start]
+	if !ok {
+		var doc struct {
+			Salt bson.Binary `bson:"salt"`
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+		err := l.db.Collection(Collection).FindOne(ctx, bson.D{{Key: "_id", Value: l.period.ID(start)}}).Decode(&doc)
+		cancel()
+		if err == nil && len(doc.Salt.Data) == len(visitor.Salt{}) {
+			s = new(visitor.Salt)
+			copy(s[:], doc.Salt.Data)
+		}
+		l.cache[start] = s
+	}
+	return s, s != nil
+}
