@@ -31,7 +31,7 @@
 //   - A source's checkpoints are filed under its name (default: its site).
 //     Renaming a source makes logtally read its files again from the start.
 //   - A source's parser settings (format, log_format, regex, time_layout,
-//     bots, [source.json], [source.page], [source.filter]) are checked by
+//     bots, client, [source.json], [source.page], [source.filter]) are checked by
 //     building its parser.Parser; each problem names its key, e.g.
 //     source[1].page.rewrite[0].match. Keys inside inline tables are
 //     reported at the line of the array that holds them.

@@ -42,6 +42,12 @@ type Source struct {
 	// "ai", match = '...' }]), tried before the embedded lists; only for
 	// formats that log the user agent.
 	Bots []Bot `toml:"bots"`
+	// Client says which logged address identifies a visitor:
+	// "remote_addr" (the default: %h, $remote_addr, [source.json] client,
+	// the regex group client) or "x_forwarded_for" (the leftmost address of
+	// $http_x_forwarded_for or [source.json] forwarded_for, falling back to
+	// the remote address; formats nginx and json only).
+	Client string `toml:"client"`
 	// MaxSites bounds, for site = "{host}", the distinct hosts that become
 	// sites (clients choose the Host header); the hits of further hosts
 	// count under the site "(other)". Hosts in [site_aliases] are always
@@ -56,7 +62,7 @@ type Source struct {
 // line, dotted for nested fields ("request.uri"). Empty means the default,
 // the nginx variable name (time, request_uri, request, request_method,
 // status, host, http_user_agent, body_bytes_sent, request_time,
-// upstream_response_time).
+// upstream_response_time, remote_addr, http_x_forwarded_for).
 type JSONFields struct {
 	// Time is the request time's field (default "time").
 	Time string `toml:"time"`
@@ -83,6 +89,11 @@ type JSONFields struct {
 	// TimeUnit is the unit of both time fields: "s" (default), "ms", "us"
 	// or "ns".
 	TimeUnit string `toml:"time_unit"`
+	// Client is the client address's field (default "remote_addr").
+	Client string `toml:"client"`
+	// ForwardedFor is the X-Forwarded-For field, read with client =
+	// "x_forwarded_for" (default "http_x_forwarded_for").
+	ForwardedFor string `toml:"forwarded_for"`
 }
 
 // Bot is one { class = "...", match = '...' } pattern of a source's bots.
@@ -177,12 +188,13 @@ func (s Source) Parser() parser.Config {
 		MaxPageLen:  s.Page.MaxLength,
 		LogFormat:   s.LogFormat,
 		Regex:       s.Regex,
+		Client:      s.Client,
 		TimeLayout:  s.TimeLayout,
 		JSON: parser.JSONFields{
 			Time: s.JSON.Time, URI: s.JSON.URI, Request: s.JSON.Request, Method: s.JSON.Method,
 			Status: s.JSON.Status, Host: s.JSON.Host, UserAgent: s.JSON.UserAgent,
 			Bytes: s.JSON.Bytes, RequestTime: s.JSON.RequestTime, UpstreamResponseTime: s.JSON.UpstreamResponseTime,
-			TimeUnit: s.JSON.TimeUnit,
+			TimeUnit: s.JSON.TimeUnit, Client: s.JSON.Client, ForwardedFor: s.JSON.ForwardedFor,
 		},
 		Page: parser.PageConfig{
 			KeepQuery:          s.Page.KeepQuery,

@@ -19,6 +19,7 @@ func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 	if sp <= 0 {
 		return MalformedFields
 	}
+	f.client = line[:sp]
 	// %l %u: two fields before " [". The user may hold spaces and '['
 	// (not every server escapes it), so the time is the first " [" whose
 	// ']' is where a timestamp's would be.

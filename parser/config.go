@@ -19,6 +19,12 @@ const MinMaxPageLen = 32
 // the host field of json, the "site" group of regex.
 const SiteFromLine = "{host}"
 
+// The values of Config.Client.
+const (
+	ClientRemoteAddr   = "remote_addr"
+	ClientForwardedFor = "x_forwarded_for"
+)
+
 // Formats lists the accepted values of Config.Format.
 var Formats = []string{"combined", "common", "vhost_combined", "nginx", "json", "regex"}
 
@@ -68,6 +74,13 @@ type Config struct {
 	// embedded lists (config: bots = [{class, match}]). Only for formats
 	// that log the user agent.
 	Bots []botclass.Pattern
+	// Client says which logged address is a hit's Hit.Client:
+	// ClientRemoteAddr ("", the default: %h, $remote_addr, JSONFields.Client,
+	// the regex group client) or ClientForwardedFor (the leftmost address
+	// of $http_x_forwarded_for or JSONFields.ForwardedFor, else the
+	// remote address; only for formats nginx, with $http_x_forwarded_for in
+	// its log_format, and json). Config key: client.
+	Client string
 	// Since and Until, when not zero, keep only hits at or after Since and
 	// before Until; the others are FilteredWindow (replay's -since and
 	// -until).
@@ -107,6 +120,14 @@ type JSONFields struct {
 	// as nginx writes it ("0.012, 0.030"), in TimeUnit (default
 	// "upstream_response_time").
 	UpstreamResponseTime string
+	// Client is the client address, for Hit.Client (default
+	// "remote_addr"). Traefik: "ClientHost" (its "ClientAddr" holds the
+	// port); Caddy: "request.remote_ip".
+	Client string
+	// ForwardedFor is the X-Forwarded-For header, read only with
+	// Config.Client ClientForwardedFor (default "http_x_forwarded_for"):
+	// a string "client, proxy1, proxy2" whose leftmost address is taken.
+	ForwardedFor string
 	// TimeUnit is the unit of both time fields: "s" (default; nginx,
 	// Caddy's duration), "ms", "us" or "ns" (Traefik's Duration).
 	TimeUnit string

@@ -19,23 +19,25 @@
 //   - "nginx": Config.LogFormat, an nginx log_format string, compiled once.
 //     Read: $time_local, $time_iso8601, $msec (the first of them is the
 //     time), $request, $request_uri, $uri, $request_method, $status, $host,
-//     $http_host, $server_name, $http_user_agent, and for the measures
-//     $body_bytes_sent, $bytes_sent, $request_time and
-//     $upstream_response_time; other variables are skipped, and nothing
+//     $http_host, $server_name, $http_user_agent, $remote_addr (and
+//     $http_x_forwarded_for with Config.Client ClientForwardedFor), and
+//     for the measures $body_bytes_sent, $bytes_sent, $request_time and
+//     $upstream_response_time; other variables ($binary_remote_addr
+//     included) are skipped, and nothing
 //     after the last variable read is split. A variable's value ends where the literal text after it
 //     starts (for text starting with '"', at a '"' not escaped by a
 //     backslash), so two variables must not touch, and a value holding the
 //     text that follows it in the format (a $remote_user with " [") splits
 //     wrongly. A broken field after every field a hit needs (a cut user
-//     agent) does not lose the hit; the measures after it are then not
-//     read.
+//     agent) does not lose the hit; the measures and addresses after it
+//     are then not read.
 //   - "json": one object per line; Config.JSON names the fields (dotted
 //     for nested objects, Caddy's "request.uri"), Config.TimeLayout the
 //     time. Values are JSON-unescaped; the path is not log-unescaped.
 //     Arrays are skipped (Caddy's header arrays cannot be read), objects
 //     deeper than 16 are malformed. Decoding escaped strings may allocate.
 //   - "regex": Config.Regex with named groups time, path or request,
-//     status, and optionally method, site, user_agent, bytes,
+//     status, and optionally method, site, user_agent, client, bytes,
 //     request_time (seconds, Apache's %T), request_time_ms and
 //     request_time_us (Apache's %D; the first of the three that holds a
 //     number is the response time). The slow path: a match allocates.
@@ -68,6 +70,32 @@
 //     lists. Only hits are classified: a line a filter excludes is not.
 //     Each Parser keeps a bounded cache (botclass.Cache) plus the last user
 //     agent's class; classifying one the cache does not hold allocates.
+//
+// Client and user agent (Hit.Client, UA), for a visitor key; the hit
+// counts whether or not it has them:
+//
+//   - Client: the address as logged, never checked to be an IP (hosts
+//     behind odd proxies log names; "2001:db8::1" and "fe80::1%eth0" are
+//     kept whole): %h of the CLF formats (after the vhost of
+//     vhost_combined), $remote_addr, the json Client field (a string,
+//     JSON-unescaped), the regex client group. nil when the format or the
+//     line has none, when it is "-" or empty, and when it is longer than
+//     maxClientLen (64) bytes: that is garbage, so no client (not cut).
+//     With Config.Client ClientForwardedFor (nginx with
+//     $http_x_forwarded_for, json's ForwardedFor field; other formats are a
+//     config error naming client) it is the leftmost element of the list,
+//     up to its first ',' and trimmed of spaces and tabs, or the remote
+//     address when that element is "-" or empty or the field is absent
+//     (or, in nginx, cut short); a leftmost element over the bound is no
+//     client. The leftmost element is what the client or the first proxy
+//     claims: a client can send any. A port is not removed (Traefik's
+//     ClientAddr holds one: use ClientHost).
+//   - UA: the user agent the bot class was decided on, its first
+//     maxUALen bytes as logged (Apache's \" escapes left in, JSON
+//     unescaped); nil when the format logs none or the line lacks it, empty
+//     for "". A json value with escapes (client or user agent) is decoded
+//     into the Parser's buffers; a client whose escapes are bad, or that is
+//     more than 6 × maxClientLen bytes before decoding, is no client.
 //
 // Formats without a method give Method "-", and cannot use filter.methods.
 // With Site SiteFromLine the host is lowercased, its port and a trailing

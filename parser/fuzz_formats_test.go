@@ -23,13 +23,18 @@ var fuzzConfigs = []Config{
 	{Format: "json", Site: "example.com", TimeLayout: "unix", JSON: JSONFields{Time: "ts", URI: "request.uri", Method: "request.method", Bytes: "size", RequestTime: "duration", TimeUnit: "ns"}},
 	{Format: "regex", Site: SiteFromLine, Regex: `^(?P<site>\S+) \[(?P<time>[^\]]+)\] "(?P<request>[^"]*)" (?P<status>\d+) "(?P<user_agent>[^"]*)"(?: (?P<bytes>\S+) (?P<request_time>\S*) ?(?P<request_time_us>\S*))?`,
 		Filter: FilterConfig{ExcludePaths: []string{"/admin", "^/x+$"}, Status: []string{"2xx", "404"}}},
+	{Format: "nginx", Site: "example.com", Client: ClientForwardedFor, LogFormat: ngxDefault + ` "$http_x_forwarded_for"`},
+	{Format: "json", Site: "example.com", Client: ClientForwardedFor, JSON: JSONFields{Client: "c.ip", ForwardedFor: "xff"}},
+	{Format: "regex", Site: "example.com", Regex: realRegex},
 }
 
 // FuzzFormats checks, for any bytes and every format in fuzzConfigs:
 // Parse does not panic or modify the line; a hit has a valid site and a
-// page that starts with '/', is valid UTF-8 and within MaxPageLen, and
-// measures in range (RT >= -1, Bot < NumClasses: checkMeasures); a
-// non-hit is malformed or filtered with a zero Hit; parsing the line again
+// page that starts with '/', is valid UTF-8 and within MaxPageLen,
+// measures in range (RT >= -1, Bot < NumClasses: checkMeasures), and a
+// Client and UA within their bounds, inside the line or the Parser's
+// buffers (checkClientUA); a non-hit is malformed or filtered with a zero
+// Hit; parsing the line again
 // (after another line) gives the same result.
 func FuzzFormats(f *testing.F) {
 	for _, fc := range formatCases {
@@ -47,6 +52,8 @@ func FuzzFormats(f *testing.F) {
 		`0.012, - : 0.5|2000-10-10T13:55:36-07:00|/a|200|12|xbot|0.001|-`,
 		`{"ts":971211336.5,"request":{"uri":"/d","method":"GET"},"status":200,"size":"12","duration":123456789}`,
 		`203.0.113.5 - - [10/Oct/2000:13:55:36 -0700] "GET /U/12/index.html?page=2&id=1 HTTP/1.1" 200 612 "-" "curl" 0.004`,
+		`2001:db8::1 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 612 "-" "curl" " 198.51.100.7 , 10.0.0.2"`,
+		`{"time":"2000-10-10T13:55:36-07:00","request_uri":"/a","status":200,"c":{"ip":"10.0.0.1"},"xff":"198.51.100.7, 10.0.0.2"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -71,7 +78,8 @@ func FuzzFormats(f *testing.F) {
 					t.Fatalf("%s: Parse(%q): hit %+v", fuzzConfigs[i].Format, line, h)
 				}
 				checkMeasures(t, line, &h)
-			} else if !o.Malformed() && !o.Filtered() || h.Site != nil || h.Page != nil || h.Method != nil || h.Time != 0 || h.Status != 0 || h.Bytes != 0 || h.RT != 0 || h.Bot != 0 {
+				checkClientUA(t, p, line, &h)
+			} else if !o.Malformed() && !o.Filtered() || h.Site != nil || h.Page != nil || h.Method != nil || h.Time != 0 || h.Status != 0 || h.Bytes != 0 || h.RT != 0 || h.Bot != 0 || h.Client != nil || h.UA != nil {
 				t.Fatalf("%s: Parse(%q) = %v, hit %+v", fuzzConfigs[i].Format, line, o, h)
 			}
 			first := cloneHit(h)

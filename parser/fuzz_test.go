@@ -13,7 +13,9 @@ import (
 // FuzzParse checks, for any bytes: Parse does not panic and does not
 // modify the line; a hit has a page that starts with '/', is valid UTF-8
 // and within MaxPageLen, a time >= 0, a status in 100..599, a token
-// method, an RT >= -1 and a Bot < NumClasses; a non-hit is malformed with a zero Hit; parsing the same line
+// method, an RT >= -1 and a Bot < NumClasses, a Client and UA within
+// their bounds and inside the line (checkClientUA); a non-hit is malformed
+// with a zero Hit; parsing the same line
 // again (after another line) gives the same result; and a "\r\n" ending
 // changes nothing.
 func FuzzParse(f *testing.F) {
@@ -68,7 +70,7 @@ func checkHit(t *testing.T, p *Parser, line []byte, o Outcome, h *Hit) {
 		if !o.Malformed() {
 			t.Fatalf("Parse(%q) = %v: neither ok nor malformed", line, o)
 		}
-		if h.Site != nil || h.Page != nil || h.Method != nil || h.Time != 0 || h.Status != 0 || h.Bytes != 0 || h.RT != 0 || h.Bot != 0 {
+		if h.Site != nil || h.Page != nil || h.Method != nil || h.Time != 0 || h.Status != 0 || h.Bytes != 0 || h.RT != 0 || h.Bot != 0 || h.Client != nil || h.UA != nil {
 			t.Fatalf("Parse(%q) = %v with hit %+v", line, o, h)
 		}
 		return
@@ -80,6 +82,7 @@ func checkHit(t *testing.T, p *Parser, line []byte, o Outcome, h *Hit) {
 		t.Fatalf("Parse(%q): time %d status %d", line, h.Time, h.Status)
 	}
 	checkMeasures(t, line, h)
+	checkClientUA(t, p, line, h)
 	if len(h.Method) == 0 || len(h.Method) > maxMethodLen {
 		t.Fatalf("Parse(%q): method %q", line, h.Method)
 	}
@@ -106,11 +109,15 @@ func cloneHit(h Hit) Hit {
 	h.Site = bytes.Clone(h.Site)
 	h.Page = bytes.Clone(h.Page)
 	h.Method = bytes.Clone(h.Method)
+	h.Client = bytes.Clone(h.Client)
+	h.UA = bytes.Clone(h.UA)
 	return h
 }
 
 func sameHit(a, b Hit) bool {
 	return bytes.Equal(a.Site, b.Site) && bytes.Equal(a.Page, b.Page) && bytes.Equal(a.Method, b.Method) &&
 		a.Time == b.Time && a.Status == b.Status && (a.Page == nil) == (b.Page == nil) &&
-		a.Bytes == b.Bytes && a.RT == b.RT && a.Bot == b.Bot
+		a.Bytes == b.Bytes && a.RT == b.RT && a.Bot == b.Bot &&
+		bytes.Equal(a.Client, b.Client) && (a.Client == nil) == (b.Client == nil) &&
+		bytes.Equal(a.UA, b.UA) && (a.UA == nil) == (b.UA == nil)
 }

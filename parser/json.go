@@ -18,11 +18,14 @@ const (
 	jBytes
 	jRT
 	jUpstream
+	jClient
+	jXFF
 	numJSON
 )
 
-// jMeasures is the first of the fields read for a measure only: they are
-// not unescaped, and a bad value does not lose the hit.
+// jMeasures is the first of the fields read for a measure or the client
+// only: they are not unescaped with the others (the client is, bounded:
+// clientField), and a bad value does not lose the hit.
 const jMeasures = jBytes
 
 // maxJSONDepth bounds the nesting of objects read; deeper lines are
@@ -51,14 +54,20 @@ type jsonVal struct {
 	set bool
 }
 
-func newJSONFormat(c JSONFields, layout string) (*jsonFormat, error) {
+// newJSONFormat reads the fields c names; the X-Forwarded-For field only
+// with xff (Config.Client ClientForwardedFor).
+func newJSONFormat(c JSONFields, layout string, xff bool) (*jsonFormat, error) {
 	j := &jsonFormat{path: make([]byte, 0, maxJSONPath)}
 	for i, v := range []struct{ name, def string }{
 		jTime: {c.Time, "time"}, jURI: {c.URI, "request_uri"}, jRequest: {c.Request, "request"},
 		jMethod: {c.Method, "request_method"}, jStatus: {c.Status, "status"}, jHost: {c.Host, "host"},
 		jUA: {c.UserAgent, "http_user_agent"}, jBytes: {c.Bytes, "body_bytes_sent"},
 		jRT: {c.RequestTime, "request_time"}, jUpstream: {c.UpstreamResponseTime, "upstream_response_time"},
+		jClient: {c.Client, "remote_addr"}, jXFF: {c.ForwardedFor, "http_x_forwarded_for"},
 	} {
+		if i == jXFF && !xff {
+			continue // names[jXFF] "": matches no field
+		}
 		j.names[i] = v.def
 		if v.name != "" {
 			j.names[i] = v.name
@@ -155,7 +164,37 @@ func (j *jsonFormat) read(line []byte, f *fields) Outcome {
 	if v := j.number(jUpstream); f.rt == NoRT && v != nil {
 		f.rt = sumDurations(v, j.scale)
 	}
+	f.client = j.clientField(jClient, false)
+	f.xff = j.clientField(jXFF, true)
 	return OK
+}
+
+// clientField returns the string value of field k (jClient, or with list
+// the leftmost element of jXFF), unescaped into j.bufs[k]; nil when the
+// field is absent or not a string, or when its escapes are bad or make it
+// longer than 6 × maxClientLen before decoding (it could only decode to
+// more than maxClientLen bytes, no client: the buffer stays bounded).
+func (j *jsonFormat) clientField(k int, list bool) []byte {
+	v := &j.vals[k]
+	if !v.set || !v.str {
+		return nil
+	}
+	raw := v.raw
+	if list {
+		raw = leftmost(raw)
+	}
+	if !v.esc {
+		return raw
+	}
+	if len(raw) > 6*maxClientLen {
+		return nil
+	}
+	b, ok := jsonUnescape(j.bufs[k][:0], raw)
+	j.bufs[k] = b
+	if !ok {
+		return nil
+	}
+	return b
 }
 
 // number returns the value of measure field k: a number token, or a
@@ -213,7 +252,7 @@ func (j *jsonFormat) object(i, depth int) (int, bool) {
 		match := -1
 		if fits {
 			for k, name := range j.names {
-				if string(j.path) == name {
+				if string(j.path) == name && name != "" {
 					match = k
 					break
 				}

@@ -27,6 +27,8 @@ const (
 	ngxBytesSent
 	ngxRequestTime
 	ngxUpstreamTime
+	ngxRemoteAddr
+	ngxXFF
 )
 
 var ngxVars = map[string]ngxVar{
@@ -48,6 +50,9 @@ var ngxVars = map[string]ngxVar{
 	"bytes_sent":             ngxBytesSent,
 	"request_time":           ngxRequestTime,
 	"upstream_response_time": ngxUpstreamTime,
+
+	"remote_addr":          ngxRemoteAddr,
+	"http_x_forwarded_for": ngxXFF, // read only with Config.Client ClientForwardedFor
 }
 
 // ngxSeg is one variable of a log_format and the literal text after it.
@@ -68,13 +73,15 @@ type nginxFormat struct {
 	bytesVar  ngxVar // $body_bytes_sent, else $bytes_sent; 0 if none
 	hasUA     bool
 	hasMethod bool
+	hasXFF    bool // $http_x_forwarded_for is read
 }
 
 // compileNginx compiles an nginx log_format string: literal text and
 // $variables (or ${variable}). Each variable's value ends where the
 // literal text after it starts (after a closing '"' not escaped by a
 // backslash, for literals starting with '"'); $time_local is 26 bytes.
-func compileNginx(format string) (*nginxFormat, error) {
+// $http_x_forwarded_for is read only with xff.
+func compileNginx(format string, xff bool) (*nginxFormat, error) {
 	if format == "" {
 		return nil, errors.New("must not be empty for format nginx")
 	}
@@ -120,7 +127,11 @@ func compileNginx(format string) (*nginxFormat, error) {
 			continue
 		}
 		flush()
-		n.segs = append(n.segs, ngxSeg{v: ngxVars[name], name: name})
+		v := ngxVars[name]
+		if v == ngxXFF && !xff {
+			v = ngxOther
+		}
+		n.segs = append(n.segs, ngxSeg{v: v, name: name})
 		cur = &n.segs[len(n.segs)-1]
 		i = j
 	}
@@ -155,6 +166,8 @@ func compileNginx(format string) (*nginxFormat, error) {
 			}
 		case ngxUA:
 			n.hasUA = true
+		case ngxXFF:
+			n.hasXFF = true
 		case ngxBodyBytes, ngxBytesSent:
 			if n.bytesVar == 0 || s.v < n.bytesVar {
 				n.bytesVar = s.v
@@ -203,7 +216,9 @@ segs:
 			if j < 0 && i > n.lastNeed {
 				// A broken field after all those a hit needs (an
 				// unterminated user agent) does not lose the hit;
-				// the measures after it are not read.
+				// the measures and addresses after it are not read
+				// (nor a cut X-Forwarded-For: the client is then
+				// $remote_addr).
 				if s.v == ngxUA {
 					f.ua = rest
 				}
@@ -243,6 +258,10 @@ segs:
 			rt = val
 		case ngxUpstreamTime:
 			upstream = val
+		case ngxRemoteAddr:
+			f.client = val
+		case ngxXFF:
+			f.xff = val
 		}
 	}
 	var t int64
@@ -292,8 +311,8 @@ segs:
 	return OK
 }
 
-// measure reports whether v is read for a measure only: a broken value
-// does not lose the hit.
+// measure reports whether v is read for a measure or the client only: a
+// broken value does not lose the hit.
 func (v ngxVar) measure() bool { return v >= ngxBodyBytes }
 
 // quotedEnd returns the index of the first '"' in s not escaped by a

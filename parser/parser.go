@@ -37,6 +37,7 @@ type Hit struct {
 	// Bot is the user agent's class (botclass.Person when the format logs no user agent).
 	Bot botclass.Class
 	// Client is the client address as logged (%h, $remote_addr, the JSON or regex field), nil when the format has none. It points into the line (valid until the next Parse), bounded to maxClientLen bytes.
+	// With Config.Client ClientForwardedFor it is the leftmost address of the X-Forwarded-For list, else the remote address. Nil too when the line logs "-", nothing, or more than maxClientLen bytes; a JSON value with escapes is decoded into the Parser's scratch space.
 	Client []byte
 	// UA is the user agent as logged (the bytes the bot class was decided on: at most maxUALen), nil when the format has none.
 	UA []byte
@@ -81,6 +82,9 @@ type Parser struct {
 	// the user agent, as before the measures: set only by the benchmark
 	// that compares the measures with hits alone.
 	hitsOnly bool
+	// xff makes Hit.Client the leftmost address of fields.xff when there
+	// is one (Config.Client ClientForwardedFor).
+	xff bool
 	// since and until bound the hits' times (Config.Since, Until).
 	since, until int64
 	f            fields
@@ -95,6 +99,8 @@ type fields struct {
 	path   []byte // target reduced to its path (starts with '/'), query kept, escaped as logged
 	host   []byte
 	ua     []byte // nil when the line has no user agent
+	client []byte // the remote address as logged; nil when the format or line has none
+	xff    []byte // the X-Forwarded-For list, read with Config.Client ClientForwardedFor only
 	bytes  uint64
 	rt     int64
 }
@@ -112,6 +118,13 @@ func New(cfg Config) (*Parser, error) {
 	needHost := cfg.Site == SiteFromLine
 	p.siteFromLine = needHost
 	hasUA, hasMethod := false, true
+	switch cfg.Client {
+	case "", ClientRemoteAddr:
+	case ClientForwardedFor:
+		p.xff = true
+	default:
+		bad("client", "%q: must be %q or %q", cfg.Client, ClientRemoteAddr, ClientForwardedFor)
+	}
 	switch cfg.Format {
 	case "combined":
 		p.kind, hasUA = kindCLF, true
@@ -124,7 +137,7 @@ func New(cfg Config) (*Parser, error) {
 		p.kind, hasUA = kindVhost, true
 	case "nginx":
 		p.kind = kindNginx
-		n, err := compileNginx(cfg.LogFormat)
+		n, err := compileNginx(cfg.LogFormat, p.xff)
 		if err != nil {
 			bad("log_format", "%v", err)
 			break
@@ -134,9 +147,12 @@ func New(cfg Config) (*Parser, error) {
 		if needHost && n.hostVar == 0 {
 			bad("site", "%q: log_format has no $host, $http_host or $server_name", cfg.Site)
 		}
+		if p.xff && !n.hasXFF {
+			bad("client", "%q: log_format has no $http_x_forwarded_for", cfg.Client)
+		}
 	case "json":
 		p.kind, p.logEsc = kindJSON, false
-		j, err := newJSONFormat(cfg.JSON, cfg.TimeLayout)
+		j, err := newJSONFormat(cfg.JSON, cfg.TimeLayout, p.xff)
 		if err != nil {
 			errs = append(errs, err)
 			break
@@ -158,6 +174,12 @@ func New(cfg Config) (*Parser, error) {
 		bad("format", "must not be empty (want one of %s)", strings.Join(Formats, ", "))
 	default:
 		bad("format", "%q: unknown log format (want one of %s)", cfg.Format, strings.Join(Formats, ", "))
+	}
+	if p.xff && cfg.Format != "nginx" && cfg.Format != "json" && cfg.Format != "" {
+		bad("client", "%q: format %s logs no X-Forwarded-For (only nginx with $http_x_forwarded_for and json read it; a regex names the address to use in (?P<client>...))", cfg.Client, cfg.Format)
+	}
+	if !p.xff && cfg.Format == "json" && cfg.JSON.ForwardedFor != "" {
+		bad("json.forwarded_for", "only with client = %q", ClientForwardedFor)
 	}
 	if cfg.Format != "nginx" && cfg.LogFormat != "" {
 		bad("log_format", "only for format nginx")
@@ -332,7 +354,48 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 	h.Bytes = f.bytes
 	h.RT = f.rt
 	h.Bot = p.classify(f.ua)
+	if p.bots != nil && f.ua != nil {
+		h.UA = f.ua[:min(len(f.ua), maxUALen)]
+	}
+	h.Client = p.clientOf(f)
 	return OK
+}
+
+// maxClientLen bounds Hit.Client: the longest IPv6 address with a zone
+// fits, and a host name an odd proxy logs usually does; a longer value is
+// garbage, no client.
+const maxClientLen = 64
+
+// clientOf returns the hit's client: with Config.Client
+// ClientForwardedFor the leftmost address of the X-Forwarded-For list
+// when that is neither empty nor "-", else the remote address; nil when
+// there is none, it is "-", or it is longer than maxClientLen.
+func (p *Parser) clientOf(f *fields) []byte {
+	c := f.client
+	if p.xff {
+		if l := leftmost(f.xff); len(l) > 0 && !(len(l) == 1 && l[0] == '-') {
+			c = l
+		}
+	}
+	if len(c) == 0 || len(c) > maxClientLen || len(c) == 1 && c[0] == '-' {
+		return nil
+	}
+	return c
+}
+
+// leftmost returns the first element of an X-Forwarded-For list
+// ("client, proxy1, proxy2"), trimmed of spaces and tabs.
+func leftmost(list []byte) []byte {
+	if i := bytes.IndexByte(list, ','); i >= 0 {
+		list = list[:i]
+	}
+	for len(list) > 0 && (list[0] == ' ' || list[0] == '\t') {
+		list = list[1:]
+	}
+	for n := len(list); n > 0 && (list[n-1] == ' ' || list[n-1] == '\t'); n-- {
+		list = list[:n-1]
+	}
+	return list
 }
 
 // maxHostLen bounds a host taken from the line.
