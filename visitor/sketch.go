@@ -137,15 +137,19 @@ func (s *Sketch) SetMax(i int, r uint8) (changed bool, err error) {
 // find returns the position of index i in the sparse list, or where it
 // would go.
 func (s *Sketch) find(i uint32) (int, bool) {
-	return slices.BinarySearchFunc(s.sp, i, func(e, i uint32) int {
-		switch ei := e >> 8; {
-		case ei < i:
-			return -1
-		case ei > i:
-			return 1
+	// Entries compare by index: i<<8 is at most any entry of index i and
+	// above every entry of a smaller index.
+	sp, x := s.sp, i<<8
+	lo, hi := 0, len(sp)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if sp[h] < x {
+			lo = h + 1
+		} else {
+			hi = h
 		}
-		return 0
-	})
+	}
+	return lo, lo < len(sp) && sp[lo]>>8 == i
 }
 
 func (s *Sketch) setMaxSparse(i uint32, r uint8) bool {
