@@ -36,11 +36,11 @@
 // algorithms for HyperLogLog sketches", 2017, algorithm 6, the one Redis
 // uses): from the histogram of register values, with his σ and τ series
 // correcting the empty and saturated registers, it is close to unbiased
-// from 0 to well beyond 10^15 keys with no bias table and no switch of
-// correction. Its relative standard error is StdError(p) = 1.04/√2^p:
+// from 0 to about 10^19 keys (near 2^64, where the registers saturate)
+// with no bias table and no switch of correction. Its relative standard error is StdError(p) = 1.04/√2^p:
 // 1.6 % at SitePrecision (12), 3.3 % at PagePrecision (10). Tests hold the
 // estimate within 3 standard errors at 10^3 … 10^6 added keys and, by
-// registers drawn from their distribution, at 10^9 … 10^18.
+// registers drawn from their distribution, at 10^9 … 10^19.
 //
 // Merge is the register-wise maximum: commutative, associative,
 // idempotent. The sketch of a batch sent twice, or of the same visitor

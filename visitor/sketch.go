@@ -298,10 +298,10 @@ func (s *Sketch) RisenFrom(sent *Sketch, f func(i int, r uint8)) {
 // improved raw estimator ("New cardinality estimation algorithms for
 // HyperLogLog sketches", 2017, algorithm 6), computed from the histogram
 // of register values. It needs no bias table and no switch between small-
-// and large-range corrections: it is close to unbiased from 0 to far
-// beyond 2^50 keys. Registers above MaxRank count as MaxRank. It is 0 for
-// an empty sketch and +Inf only when every register is at MaxRank (no
-// real key set comes near).
+// and large-range corrections: it is close to unbiased from 0 to about
+// 10^19 keys (near 2^64, where the registers saturate). Registers above
+// MaxRank count as MaxRank. It is 0 for an empty sketch and +Inf only
+// when every register is at MaxRank (no real key set comes near).
 func (s *Sketch) Estimate() float64 {
 	var c [66]int // c[k]: registers of value k, k = 0 … q+1 (q = 64-P ≤ 60)
 	q := int(64 - s.P)
