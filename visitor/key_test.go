@@ -3,7 +3,9 @@ package visitor
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -136,4 +138,31 @@ func TestKeyNoAlloc(t *testing.T) {
 		t.Errorf("Key allocates %v times per call pair, want 0", n)
 	}
 	_ = sink
+}
+
+// Keys from Key count like random keys: 100,000 visitors (distinct
+// addresses, a few user agents) estimate within 3 standard errors, and
+// counting them again under the same salt changes nothing.
+func TestKeyEstimate(t *testing.T) {
+	s := testSalt(7)
+	sk := NewSketch(SitePrecision)
+	const n = 100_000
+	uas := [][]byte{tUA, []byte("Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X)"), nil}
+	for i := range n {
+		client := []byte("10." + strconv.Itoa(i>>16) + "." + strconv.Itoa(i>>8&255) + "." + strconv.Itoa(i&255))
+		sk.Add(Key(s, tSite, client, uas[i%3]))
+	}
+	before := slices.Clone(sk.R)
+	for i := range n {
+		client := []byte("10." + strconv.Itoa(i>>16) + "." + strconv.Itoa(i>>8&255) + "." + strconv.Itoa(i&255))
+		sk.Add(Key(s, tSite, client, uas[i%3]))
+	}
+	if !slices.Equal(before, sk.R) {
+		t.Error("the same visitors counted again changed the registers")
+	}
+	rel := (sk.Estimate() - n) / n
+	if math.Abs(rel) > 3*StdError(SitePrecision) {
+		t.Errorf("100,000 visitors estimated with error %+.2f%%", 100*rel)
+	}
+	t.Logf("100,000 visitors through Key at p=12: error %+.2f%%", 100*rel)
 }
