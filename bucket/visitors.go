@@ -33,14 +33,15 @@ func VisitorID(p visitor.Period, start int64, site string) string {
 
 // registerPaths[i] is "registers.<i>", so an update allocates none.
 var registerPaths = func() []string {
-	out := make([]string, 1<<visitor.MaxPrecision)
+	out := make([]string, 1<<max(visitor.SitePrecision, visitor.PagePrecision))
 	for i := range out {
 		out[i] = FieldRegisters + "." + strconv.Itoa(i)
 	}
 	return out
 }()
 
-// RegisterPath returns the dotted path of register i.
+// RegisterPath returns the dotted path of register i (below
+// 2^SitePrecision).
 func RegisterPath(i int) string { return registerPaths[i] }
 
 // VisitorKey returns the filter naming site's visitors document of the

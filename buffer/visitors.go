@@ -57,6 +57,7 @@ func decodeSketch(v []byte) (p uint8, regs, sent []byte, err error) {
 func putSketches(tx *bolt.Tx, sketches map[string]*visitor.Sketch) error {
 	vb := tx.Bucket(bktVisitors)
 	for k, s := range sketches {
+		s.Dense()
 		n := 1 << s.P
 		v := make([]byte, 2+2*n)
 		v[0], v[1] = sketchVersion, s.P

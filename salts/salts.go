@@ -168,15 +168,21 @@ func (k *Keeper) Run(ctx context.Context) error {
 	}
 }
 
-// Round fetches the salts of the period holding now and of the next one,
-// and deletes the expired ones from MongoDB and the buffer.
+// Round fetches the salts of the period holding now, of the next one, and
+// of the previous one while its grace lasts (lines of yesterday read after
+// midnight, a restart catching up), and deletes the expired ones from
+// MongoDB and the buffer.
 func (k *Keeper) Round(ctx context.Context) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	now := k.cfg.Clock.Now()
 	start, end := k.cfg.Period.Bounds(now.Unix())
+	periods := []int64{start, end}
+	if prev, _ := k.cfg.Period.Bounds(start - 1); now.Before(k.expires(prev)) {
+		periods = append(periods, prev)
+	}
 	var errs []error
-	for _, s := range []int64{start, end} {
+	for _, s := range periods {
 		if err := k.ensure(ctx, s); err != nil {
 			errs = append(errs, err)
 		}
