@@ -27,9 +27,10 @@ type Visitors struct {
 type visitorState struct {
 	sketches map[string]*visitor.Sketch // buffer.VisitorKey -> sketch
 	last     struct {
-		set              bool
-		start            int64
-		site, client, ua []byte
+		set          bool
+		start        int64
+		site, client []byte
+		ua           uint64 // the user agent's digest
 	}
 	saltStart   int64
 	salt        *visitor.Salt // nil: none held for saltStart
@@ -45,7 +46,7 @@ func (a *Aggregator) addVisitor(h *parser.Hit) {
 	v := &a.vis
 	start, _ := a.cfg.Visitors.Period.Bounds(h.Time)
 	l := &v.last
-	if l.set && l.start == start && bytes.Equal(l.client, h.Client) && bytes.Equal(l.ua, h.UA) && bytes.Equal(l.site, h.Site) {
+	if l.set && l.start == start && l.ua == h.UADigest && bytes.Equal(l.client, h.Client) && bytes.Equal(l.site, h.Site) {
 		return
 	}
 	if !v.saltSet || v.saltStart != start {
@@ -69,11 +70,10 @@ func (a *Aggregator) addVisitor(h *parser.Hit) {
 		v.sketch, v.sketchStart = s, start
 		v.sketchSite = append(v.sketchSite[:0], h.Site...)
 	}
-	v.sketch.Add(visitor.Key(v.salt, h.Site, h.Client, h.UA))
-	l.set, l.start = true, start
+	v.sketch.Add(visitor.KeyOf(v.salt, h.Site, h.Client, h.UADigest))
+	l.set, l.start, l.ua = true, start, h.UADigest
 	l.site = append(l.site[:0], h.Site...)
 	l.client = append(l.client[:0], h.Client...)
-	l.ua = append(l.ua[:0], h.UA...)
 }
 
 // SetVisitors makes a Summer keep visitor sketches (Config.Visitors of a

@@ -17,14 +17,16 @@ const maxCachedLen = 1024
 // needed (a cheap approximation of LRU).
 type Cache struct {
 	r            *Rules
-	gen          int // entries per generation
+	digest       func([]byte) uint64 // nil: no digests (NewCacheDigest)
+	gen          int                 // entries per generation
 	cur, prev    map[string]entry
 	hits, misses uint64
 }
 
 type entry struct {
-	key   string // the map's key, kept to move it without a copy
-	class Class
+	key    string // the map's key, kept to move it without a copy
+	class  Class
+	digest uint64
 }
 
 // NewCache returns a cache of r holding up to size user agents
@@ -37,25 +39,46 @@ func NewCache(r *Rules, size int) *Cache {
 	return &Cache{r: r, gen: gen, cur: make(map[string]entry, gen), prev: make(map[string]entry, gen)}
 }
 
+// NewCacheDigest is NewCache whose entries also hold digest(ua), computed
+// once per user agent cached: a caller needing a hash of each line's user
+// agent (the visitor key) gets it with the class, for the price of the
+// lookup it makes anyway.
+func NewCacheDigest(r *Rules, size int, digest func([]byte) uint64) *Cache {
+	c := NewCache(r, size)
+	c.digest = digest
+	return c
+}
+
 // Class returns the class of ua, from the cache when it holds ua. A hit
 // allocates nothing.
 func (c *Cache) Class(ua []byte) Class {
+	cl, _ := c.Lookup(ua)
+	return cl
+}
+
+// Lookup returns the class of ua and its digest (0 without a digest
+// function), from the cache when it holds ua. A hit allocates nothing.
+func (c *Cache) Lookup(ua []byte) (Class, uint64) {
 	if e, ok := c.cur[string(ua)]; ok {
 		c.hits++
-		return e.class
+		return e.class, e.digest
 	}
 	if e, ok := c.prev[string(ua)]; ok {
 		c.hits++
 		delete(c.prev, e.key)
 		c.add(e)
-		return e.class
+		return e.class, e.digest
 	}
 	c.misses++
 	cl := c.r.Classify(ua)
-	if len(ua) <= maxCachedLen {
-		c.add(entry{string(ua), cl})
+	var d uint64
+	if c.digest != nil {
+		d = c.digest(ua)
 	}
-	return cl
+	if len(ua) <= maxCachedLen {
+		c.add(entry{string(ua), cl, d})
+	}
+	return cl, d
 }
 
 // add puts e in the current generation, first retiring it if it is full.

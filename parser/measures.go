@@ -234,28 +234,32 @@ func newBotRules(pats []botclass.Pattern) (*botclass.Rules, []error) {
 // in a row from one client (a page and its assets) skip the cache's
 // lookup, which hashes the whole user agent.
 type lastBot struct {
-	ua    []byte // capacity maxUALen
-	class botclass.Class
-	set   bool
-	hits  uint64
+	ua     []byte // capacity maxUALen
+	class  botclass.Class
+	set    bool
+	hits   uint64
+	digest uint64
 }
 
 // classify returns the class of the user agent read from the line: Person
 // when the line has none (the format or the line does not log it),
 // otherwise the cached class of its first maxUALen bytes, as logged.
-func (p *Parser) classify(ua []byte) botclass.Class {
+// It also returns the user agent's digest (visitor.UADigest), the part of
+// the visitor key the user agent gives, cached with the class.
+func (p *Parser) classify(ua []byte) (botclass.Class, uint64) {
 	if p.bots == nil || ua == nil {
-		return botclass.Person
+		return botclass.Person, 0
 	}
 	ua = ua[:min(len(ua), maxUALen)]
 	l := &p.lastBot
 	if l.set && bytes.Equal(ua, l.ua) {
 		l.hits++
-		return l.class
+		return l.class, l.digest
 	}
-	l.class, l.set = p.bots.Class(ua), true
+	l.class, l.digest = p.bots.Lookup(ua)
+	l.set = true
 	l.ua = append(l.ua[:0], ua...)
-	return l.class
+	return l.class, l.digest
 }
 
 // BotCacheStats returns how many user agents this Parser's classification

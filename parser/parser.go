@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/logtally/logtally/botclass"
+	"github.com/logtally/logtally/visitor"
 )
 
 // Hit is one parsed request. Its slices point into the line, into the
@@ -39,6 +40,9 @@ type Hit struct {
 	// Client is the client address as logged (%h, $remote_addr, the JSON or regex field), nil when the format has none. It points into the line (valid until the next Parse), bounded to maxClientLen bytes.
 	// With Config.Client ClientForwardedFor it is the leftmost address of the X-Forwarded-For list, else the remote address. Nil too when the line logs "-", nothing, or more than maxClientLen bytes; a JSON value with escapes is decoded into the Parser's scratch space.
 	Client []byte
+	// UADigest is visitor.UADigest(UA), 0 when UA is nil: the user
+	// agent's part of the visitor key, cached with its bot class.
+	UADigest uint64
 	// UA is the user agent as logged (the bytes the bot class was decided on: at most maxUALen), nil when the format has none.
 	UA []byte
 }
@@ -253,7 +257,7 @@ func New(cfg Config) (*Parser, error) {
 		p.filter.uaBuf = make([]byte, 0, maxUALen)
 	}
 	if botRules != nil {
-		p.bots = botclass.NewCache(botRules, 0)
+		p.bots = botclass.NewCacheDigest(botRules, 0, visitor.UADigest)
 		p.lastBot.ua = make([]byte, 0, maxUALen)
 	}
 	return p, nil
@@ -353,7 +357,7 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 	h.Method = f.method
 	h.Bytes = f.bytes
 	h.RT = f.rt
-	h.Bot = p.classify(f.ua)
+	h.Bot, h.UADigest = p.classify(f.ua)
 	if p.bots != nil && f.ua != nil {
 		h.UA = f.ua[:min(len(f.ua), maxUALen)]
 	}

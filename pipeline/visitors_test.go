@@ -72,7 +72,7 @@ func expectedSketch(t *testing.T, db *mongo.Database, site string, paths ...stri
 			if m == nil || string(m[2]) == botUA {
 				continue
 			}
-			s.Add(visitor.Key(salt, []byte(site), m[1], m[2]))
+			s.Add(visitor.KeyOf(salt, []byte(site), m[1], visitor.UADigest(m[2])))
 		}
 		f.Close()
 	}

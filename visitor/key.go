@@ -1,6 +1,10 @@
 package visitor
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/logtally/logtally/fnv1a"
+)
 
 // Salt is a period's secret key, 16 random bytes shared by every host.
 // Whoever holds it can test a guessed (site, address, user agent) against
@@ -51,3 +55,19 @@ func key(s *Salt, site, client, ua []byte, c, d int) uint64 {
 
 // keyBuf is the framed length Key hashes from one stack buffer.
 const keyBuf = 384
+
+// UADigest is a user agent's part of a visitor key: its 64-bit FNV-1a
+// hash. A user agent enters the key as this digest, computed once per
+// distinct user agent (the parser caches it with the bot class), so that
+// the keyed hash of a line covers a few dozen bytes, not the whole user
+// agent. Two user agents with one digest (2^-64 per pair) count as one.
+func UADigest(ua []byte) uint64 { return fnv1a.Extend(fnv1a.Offset, ua) }
+
+// KeyOf returns the visitor key of a line: Key of its site, its client
+// address and its user agent's digest (UADigest), little-endian. Every
+// writer and every test keys lines with it.
+func KeyOf(s *Salt, site, client []byte, uaDigest uint64) uint64 {
+	var d [8]byte
+	binary.LittleEndian.PutUint64(d[:], uaDigest)
+	return Key(s, site, client, d[:])
+}
