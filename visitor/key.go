@@ -67,6 +67,22 @@ func UADigest(ua []byte) uint64 { return fnv1a.Extend(fnv1a.Offset, ua) }
 // address and its user agent's digest (UADigest), little-endian. Every
 // writer and every test keys lines with it.
 func KeyOf(s *Salt, site, client []byte, uaDigest uint64) uint64 {
+	// The usual line (a site and an address of a few dozen bytes) is
+	// framed in a small buffer: what Key frames, without zeroing Key's
+	// larger one.
+	if len(site)+len(client) <= 48 {
+		var buf [64]byte
+		n := binary.PutUvarint(buf[:], uint64(len(site)))
+		n += binary.PutUvarint(buf[n:], uint64(len(client)))
+		n += binary.PutUvarint(buf[n:], 8)
+		n += copy(buf[n:], site)
+		n += copy(buf[n:], client)
+		binary.LittleEndian.PutUint64(buf[n:], uaDigest)
+		var h sip
+		h.init(binary.LittleEndian.Uint64(s[:8]), binary.LittleEndian.Uint64(s[8:]), 1)
+		h.write(buf[:n+8])
+		return h.sum64(3)
+	}
 	var d [8]byte
 	binary.LittleEndian.PutUint64(d[:], uaDigest)
 	return Key(s, site, client, d[:])

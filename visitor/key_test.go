@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -165,4 +166,21 @@ func TestKeyEstimate(t *testing.T) {
 		t.Errorf("100,000 visitors estimated with error %+.2f%%", 100*rel)
 	}
 	t.Logf("100,000 visitors through Key at p=12: error %+.2f%%", 100*rel)
+}
+
+// KeyOf's short path frames exactly as Key does.
+func TestKeyOfMatchesKey(t *testing.T) {
+	var s Salt
+	copy(s[:], "0123456789abcdef")
+	for _, site := range []string{"", "a", "www.example.com", strings.Repeat("s", 40), strings.Repeat("s", 60)} {
+		for _, client := range []string{"", "203.0.113.7", "2001:db8::1", strings.Repeat("c", 48)} {
+			for _, d := range []uint64{0, 1, 0xfedcba9876543210} {
+				var b [8]byte
+				binary.LittleEndian.PutUint64(b[:], d)
+				if got, want := KeyOf(&s, []byte(site), []byte(client), d), Key(&s, []byte(site), []byte(client), b[:]); got != want {
+					t.Errorf("KeyOf(%q, %q, %x) = %x, Key gives %x", site, client, d, got, want)
+				}
+			}
+		}
+	}
 }
