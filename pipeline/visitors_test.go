@@ -165,3 +165,19 @@ func TestVisitorsExactThroughRebuild(t *testing.T) {
 		t.Errorf("a visitors document holds an address or a user agent")
 	}
 }
+
+// With visitors off, nothing about visitors is kept: no salt, no sketch,
+// no visitors document.
+func TestVisitorsOff(t *testing.T) {
+	dir := t.TempDir()
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	a := site{"v.test", filepath.Join(dir, "a.log")}
+	appendVisits(t, a.path, 0, 100)
+	runUntil(t, config(dir, db, a), db, 200)
+	for _, coll := range []string{bucket.DefaultVisitorCollection, salts.Collection} {
+		if n, err := db.Collection(coll).CountDocuments(context.Background(), bson.D{}); err != nil || n != 0 {
+			t.Errorf("%s: %d documents (%v) with visitors off", coll, n, err)
+		}
+	}
+}
