@@ -395,7 +395,7 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 		m := measure.Hit{Status: a.hit.Status, Bot: a.hit.Bot, Bytes: a.hit.Bytes, RT: a.hit.RT}
 		a.counts[i].Add(&m)
 		if a.cfg.Visitors != nil && a.hit.Bot == botclass.Person && len(a.hit.Client) > 0 {
-			a.addVisitor(&a.hit)
+			a.addVisitor(&a.hit, page)
 		}
 	})
 	if siteHits != nil {

@@ -12,8 +12,13 @@ import (
 // Visitors: one document per site and salt period holds the site's
 // HyperLogLog registers (package visitor), merged from every host with
 // $max: {_id: "<period id>/<site>", metadata: {date, site, period}, p,
-// registers: {"0": int32, ...}}. A register is a maximum: applying it
-// twice changes nothing, so these documents need no batch guard.
+// registers: {"0": int32, ...}}, zero-filled; one per page of the site
+// and period holds the page's, at a lower precision: {_id: "<period
+// id>/<site><page>", metadata: {date, site, page, period}, p, registers:
+// {...}}, holding only the registers that rose (a page's are mostly zero:
+// a page with 100 visitors has about 100 of its 1,024). A register is a
+// maximum: applying it twice changes nothing, so these documents need no
+// batch guard.
 
 // DefaultVisitorCollection is the collection of the visitor registers.
 const DefaultVisitorCollection = "visitors"
@@ -25,10 +30,11 @@ const (
 	FieldRegisters = "registers"
 )
 
-// VisitorID returns the _id of site's visitors document of the period
-// starting at start: "day:20261125/<site>".
-func VisitorID(p visitor.Period, start int64, site string) string {
-	return p.ID(start) + "/" + site
+// VisitorID returns the _id of the visitors document of site (page
+// empty) or of its page, for the period starting at start:
+// "day:20261125/<site>", "day:20261125/<site><page>".
+func VisitorID(p visitor.Period, start int64, site, page string) string {
+	return p.ID(start) + "/" + site + page
 }
 
 // registerPaths[i] is "registers.<i>", so an update allocates none.
@@ -44,31 +50,43 @@ var registerPaths = func() []string {
 // 2^SitePrecision).
 func RegisterPath(i int) string { return registerPaths[i] }
 
-// VisitorKey returns the filter naming site's visitors document of the
-// period starting at start: its _id and shard-key fields.
-func VisitorKey(p visitor.Period, start int64, site string) bson.D {
-	return bson.D{
-		{Key: FieldID, Value: VisitorID(p, start, site)},
+// VisitorKey returns the filter naming the visitors document of site
+// (page empty) or its page for the period starting at start: its _id and
+// the fields a sharded collection would be keyed on.
+func VisitorKey(p visitor.Period, start int64, site, page string) bson.D {
+	f := bson.D{
+		{Key: FieldID, Value: VisitorID(p, start, site, page)},
 		{Key: FieldMetadata + "." + FieldSite, Value: site},
-		{Key: FieldMetadata + "." + FieldDate, Value: bson.NewDateTimeFromTime(time.Unix(start, 0).UTC())},
 	}
+	if page != "" {
+		f = append(f, bson.E{Key: FieldMetadata + "." + FieldPage, Value: page})
+	}
+	return append(f, bson.E{Key: FieldMetadata + "." + FieldDate, Value: bson.NewDateTimeFromTime(time.Unix(start, 0).UTC())})
 }
 
-// VisitorZero returns the zero-filled visitors document of site and the
-// period starting at start, of precision prec: every register present, so
-// that $max never grows it.
-func VisitorZero(p visitor.Period, start int64, site string, prec uint8) bson.D {
-	regs := make(bson.D, 1<<prec)
-	for i := range regs {
-		regs[i] = bson.E{Key: strconv.Itoa(i), Value: int32(0)}
+// VisitorZero returns the visitors document of site (page empty) or its
+// page for the period starting at start, of precision prec, as it is
+// created: a site's with every register present and zero, so that $max
+// never grows it; a page's with none (its registers come as they rise).
+func VisitorZero(p visitor.Period, start int64, site, page string, prec uint8) bson.D {
+	regs := bson.D{}
+	if page == "" {
+		regs = make(bson.D, 1<<prec)
+		for i := range regs {
+			regs[i] = bson.E{Key: strconv.Itoa(i), Value: int32(0)}
+		}
 	}
+	meta := bson.D{
+		{Key: FieldDate, Value: bson.NewDateTimeFromTime(time.Unix(start, 0).UTC())},
+		{Key: FieldSite, Value: site},
+	}
+	if page != "" {
+		meta = append(meta, bson.E{Key: FieldPage, Value: page})
+	}
+	meta = append(meta, bson.E{Key: FieldPeriod, Value: p.String()})
 	return bson.D{
-		{Key: FieldID, Value: VisitorID(p, start, site)},
-		{Key: FieldMetadata, Value: bson.D{
-			{Key: FieldDate, Value: bson.NewDateTimeFromTime(time.Unix(start, 0).UTC())},
-			{Key: FieldSite, Value: site},
-			{Key: FieldPeriod, Value: p.String()},
-		}},
+		{Key: FieldID, Value: VisitorID(p, start, site, page)},
+		{Key: FieldMetadata, Value: meta},
 		{Key: FieldPrecision, Value: int32(prec)},
 		{Key: FieldRegisters, Value: regs},
 	}

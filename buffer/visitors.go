@@ -9,7 +9,6 @@ package buffer
 // buffer sending it again, changes nothing.
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -24,57 +23,103 @@ var (
 	bktSalts    = []byte("salts")    // period id -> salt and expiry
 )
 
-// sketchVersion is the first byte of a stored sketch: then its precision,
-// its registers, the registers sent.
-const sketchVersion = 1
+// sketchVersion is the first byte of a stored sketch: then the uvarint
+// length of the registers' encoding, that encoding and the encoding of the
+// registers sent (visitor.Sketch.AppendBinary: dense or sparse, whichever
+// is shorter; a page's sketch is mostly sparse).
+const sketchVersion = 2
 
-// VisitorKey returns the buffer key of site's sketch of the salt period
-// starting at start: the start (8 bytes, ordered) then the site.
-func VisitorKey(start int64, site []byte) string {
-	k := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(site)), uint64(start)^(1<<63))
-	return string(append(k, site...))
+// VisitorKey returns the buffer key of the sketch of site (page empty) or
+// of one of its pages, for the salt period starting at start: the start
+// (8 bytes, ordered), then the site's length, the site and the page.
+func VisitorKey(start int64, site, page []byte) string {
+	k := binary.BigEndian.AppendUint64(make([]byte, 0, 10+len(site)+len(page)), uint64(start)^(1<<63))
+	k = binary.AppendUvarint(k, uint64(len(site)))
+	return string(append(append(k, site...), page...))
+}
+
+// AppendVisitorKey is VisitorKey appending to dst (no allocation when dst
+// has room).
+func AppendVisitorKey(dst []byte, start int64, site, page []byte) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, uint64(start)^(1<<63))
+	dst = binary.AppendUvarint(dst, uint64(len(site)))
+	return append(append(dst, site...), page...)
 }
 
 // DecodeVisitorKey splits a VisitorKey.
-func DecodeVisitorKey(k []byte) (start int64, site []byte, err error) {
-	if len(k) < 8 {
-		return 0, nil, fmt.Errorf("bad visitor key %x", k)
+func DecodeVisitorKey(k []byte) (start int64, site, page []byte, err error) {
+	if len(k) < 9 {
+		return 0, nil, nil, fmt.Errorf("bad visitor key %x", k)
 	}
-	return int64(binary.BigEndian.Uint64(k) ^ (1 << 63)), k[8:], nil
+	start = int64(binary.BigEndian.Uint64(k) ^ (1 << 63))
+	n, w := binary.Uvarint(k[8:])
+	if w <= 0 || uint64(len(k)-8-w) < n {
+		return 0, nil, nil, fmt.Errorf("bad visitor key %x", k)
+	}
+	rest := k[8+w:]
+	return start, rest[:n], rest[n:], nil
 }
 
-// decodeSketch splits a stored sketch into its precision, registers and
-// sent registers (aliasing v).
-func decodeSketch(v []byte) (p uint8, regs, sent []byte, err error) {
-	if len(v) < 2 || v[0] != sketchVersion || v[1] > 18 || len(v) != 2+2<<v[1] {
-		return 0, nil, nil, fmt.Errorf("bad stored sketch (%d bytes)", len(v))
+// decodeSketch returns a stored sketch's registers and registers sent.
+func decodeSketch(v []byte) (regs, sent *visitor.Sketch, err error) {
+	if len(v) < 2 || v[0] != sketchVersion {
+		return nil, nil, fmt.Errorf("bad stored sketch (%d bytes)", len(v))
 	}
-	n := 1 << v[1]
-	return v[1], v[2 : 2+n], v[2+n:], nil
+	n, w := binary.Uvarint(v[1:])
+	if w <= 0 || uint64(len(v)-1-w) < n {
+		return nil, nil, fmt.Errorf("bad stored sketch (%d bytes)", len(v))
+	}
+	body := v[1+w:]
+	if regs, err = visitor.Decode(body[:n]); err != nil {
+		return nil, nil, err
+	}
+	if sent, err = visitor.Decode(body[n:]); err != nil {
+		return nil, nil, err
+	}
+	if regs.P != sent.P {
+		return nil, nil, fmt.Errorf("stored sketch of precision %d, sent %d", regs.P, sent.P)
+	}
+	return regs, sent, nil
+}
+
+// encodeSketch encodes regs and sent for storage.
+func encodeSketch(regs, sent *visitor.Sketch) ([]byte, error) {
+	r, err := regs.AppendBinary(nil)
+	if err != nil {
+		return nil, err
+	}
+	v := binary.AppendUvarint([]byte{sketchVersion}, uint64(len(r)))
+	v = append(v, r...)
+	return sent.AppendBinary(v)
+}
+
+// emptyLike returns an empty sketch of s's precision and form.
+func emptyLike(s *visitor.Sketch) *visitor.Sketch {
+	if s.IsSparse() {
+		return visitor.NewSparse(s.P)
+	}
+	return visitor.NewSketch(s.P)
 }
 
 // putSketches merges sketches (VisitorKey -> sketch) into tx's visitors.
 func putSketches(tx *bolt.Tx, sketches map[string]*visitor.Sketch) error {
 	vb := tx.Bucket(bktVisitors)
 	for k, s := range sketches {
-		s.Dense()
-		n := 1 << s.P
-		v := make([]byte, 2+2*n)
-		v[0], v[1] = sketchVersion, s.P
+		regs, sent := s.Clone(), emptyLike(s)
 		if old := vb.Get([]byte(k)); old != nil {
-			p, regs, sent, err := decodeSketch(old)
+			oregs, osent, err := decodeSketch(old)
 			if err != nil {
 				return fmt.Errorf("visitors of key %x: %w", k, err)
 			}
-			if p != s.P {
-				return fmt.Errorf("visitors of key %x: precision %d, stored %d", k, s.P, p)
+			if oregs.P != s.P {
+				return fmt.Errorf("visitors of key %x: precision %d, stored %d", k, s.P, oregs.P)
 			}
-			copy(v[2:], regs)
-			copy(v[2+n:], sent)
+			regs.Merge(oregs)
+			sent = osent
 		}
-		regs := v[2 : 2+n]
-		for i, r := range s.R {
-			regs[i] = max(regs[i], r)
+		v, err := encodeSketch(regs, sent)
+		if err != nil {
+			return fmt.Errorf("visitors of key %x: %w", k, err)
 		}
 		if err := vb.Put([]byte(k), v); err != nil {
 			return fmt.Errorf("put visitors: %w", err)
@@ -92,7 +137,8 @@ type Register struct {
 // VisitorRise is a sketch's registers above what was sent.
 type VisitorRise struct {
 	Site  string
-	Start int64 // the salt period's start
+	Page  string // empty: the site's sketch
+	Start int64  // the salt period's start
 	P     uint8
 	Regs  []Register
 }
@@ -107,22 +153,18 @@ func (b *Buffer) VisitorRises() ([]VisitorRise, error) {
 			return nil
 		}
 		return vb.ForEach(func(k, v []byte) error {
-			start, site, err := DecodeVisitorKey(k)
+			start, site, page, err := DecodeVisitorKey(k)
 			if err != nil {
 				return err
 			}
-			p, regs, sent, err := decodeSketch(v)
+			regs, sent, err := decodeSketch(v)
 			if err != nil {
-				return fmt.Errorf("visitors of %s: %w", site, err)
+				return fmt.Errorf("visitors of %s%s: %w", site, page, err)
 			}
 			var rs []Register
-			for i, r := range regs {
-				if r > sent[i] {
-					rs = append(rs, Register{uint32(i), r})
-				}
-			}
+			regs.RisenFrom(sent, func(i int, r uint8) { rs = append(rs, Register{uint32(i), r}) })
 			if len(rs) > 0 {
-				out = append(out, VisitorRise{Site: string(site), Start: start, P: p, Regs: rs})
+				out = append(out, VisitorRise{Site: string(site), Page: string(page), Start: start, P: regs.P, Regs: rs})
 			}
 			return nil
 		})
@@ -139,18 +181,23 @@ func (b *Buffer) MarkVisitorsSent(rs []VisitorRise) error {
 	err := b.update(func(tx *bolt.Tx) error {
 		vb := tx.Bucket(bktVisitors)
 		for _, r := range rs {
-			k := []byte(VisitorKey(r.Start, []byte(r.Site)))
+			k := []byte(VisitorKey(r.Start, []byte(r.Site), []byte(r.Page)))
 			old := vb.Get(k)
 			if old == nil {
 				continue // dropped meanwhile
 			}
-			v := bytes.Clone(old)
-			_, _, sent, err := decodeSketch(v)
+			regs, sent, err := decodeSketch(old)
 			if err != nil {
-				return fmt.Errorf("visitors of %s: %w", r.Site, err)
+				return fmt.Errorf("visitors of %s%s: %w", r.Site, r.Page, err)
 			}
 			for _, g := range r.Regs {
-				sent[g.I] = max(sent[g.I], g.R)
+				if _, err := sent.SetMax(int(g.I), g.R); err != nil {
+					return fmt.Errorf("visitors of %s%s: %w", r.Site, r.Page, err)
+				}
+			}
+			v, err := encodeSketch(regs, sent)
+			if err != nil {
+				return err
 			}
 			if err := vb.Put(k, v); err != nil {
 				return err
@@ -171,15 +218,20 @@ func (b *Buffer) DropVisitors(before int64) (int, error) {
 	err := b.update(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bktVisitors).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			start, _, err := DecodeVisitorKey(k)
+			start, _, _, err := DecodeVisitorKey(k)
 			if err != nil {
 				return err
 			}
 			if start >= before {
 				break // keys are ordered by start
 			}
-			_, regs, sent, err := decodeSketch(v)
-			if err != nil || !allSent(regs, sent) {
+			regs, sent, err := decodeSketch(v)
+			if err != nil {
+				continue
+			}
+			risen := false
+			regs.RisenFrom(sent, func(int, uint8) { risen = true })
+			if risen {
 				continue
 			}
 			if err := c.Delete(); err != nil {
@@ -193,15 +245,6 @@ func (b *Buffer) DropVisitors(before int64) (int, error) {
 		return 0, fmt.Errorf("drop visitors: %w", err)
 	}
 	return n, nil
-}
-
-func allSent(regs, sent []byte) bool {
-	for i := range regs {
-		if regs[i] > sent[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // SaltEntry is a salt the host holds: its period, key and the time it must

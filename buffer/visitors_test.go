@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/visitor"
+	bolt "go.etcd.io/bbolt"
 )
 
 func sketchOf(p uint8, regs map[int]uint8) *visitor.Sketch {
@@ -22,7 +23,7 @@ func TestVisitorRegisters(t *testing.T) {
 	b := open(t, filepath.Join(t.TempDir(), "buffer.db"))
 	defer b.Close()
 	day := int64(1_764_028_800) // 2025-11-25
-	k := VisitorKey(day, []byte("example.com"))
+	k := VisitorKey(day, []byte("example.com"), nil)
 	commit := func(regs map[int]uint8) {
 		t.Helper()
 		if err := b.CommitWith(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(4, regs)}}); err != nil {
@@ -35,7 +36,7 @@ func TestVisitorRegisters(t *testing.T) {
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("rises %v, %v", rs, err)
 	}
-	if r := rs[0]; r.Site != "example.com" || r.Start != day || r.P != 4 || len(r.Regs) != 3 ||
+	if r := rs[0]; r.Site != "example.com" || r.Page != "" || r.Start != day || r.P != 4 || len(r.Regs) != 3 ||
 		r.Regs[0] != (Register{1, 3}) || r.Regs[1] != (Register{5, 2}) || r.Regs[2] != (Register{7, 4}) {
 		t.Fatalf("rise %+v", r)
 	}
@@ -90,5 +91,42 @@ func TestSalts(t *testing.T) {
 	}
 	if es, _ := b.Salts(); len(es) != 0 {
 		t.Fatalf("salts after delete: %+v", es)
+	}
+}
+
+// A page's sketch is kept sparse, beside its site's, and read back with
+// its page.
+func TestVisitorPageSketch(t *testing.T) {
+	b := open(t, filepath.Join(t.TempDir(), "buffer.db"))
+	defer b.Close()
+	day := int64(1_764_028_800)
+	page := visitor.NewSparse(10)
+	page.SetMax(3, 2)
+	page.SetMax(900, 5)
+	k := VisitorKey(day, []byte("example.com"), []byte("/a"))
+	if err := b.CommitWith(Commit{Visitors: map[string]*visitor.Sketch{k: page,
+		VisitorKey(day, []byte("example.com"), nil): sketchOf(4, map[int]uint8{1: 1})}}); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := b.VisitorRises()
+	if err != nil || len(rs) != 2 {
+		t.Fatalf("rises %+v, %v", rs, err)
+	}
+	var pr VisitorRise
+	for _, r := range rs {
+		if r.Page == "/a" {
+			pr = r
+		}
+	}
+	if pr.Site != "example.com" || pr.P != 10 || len(pr.Regs) != 2 || pr.Regs[0] != (Register{3, 2}) || pr.Regs[1] != (Register{900, 5}) {
+		t.Fatalf("page rise %+v", pr)
+	}
+	var size int
+	b.view(func(tx *bolt.Tx) error { size = len(tx.Bucket(bktVisitors).Get([]byte(k))); return nil })
+	if size > 32 {
+		t.Errorf("a page sketch of 2 registers takes %d bytes stored, want it sparse", size)
+	}
+	if st, si, pg, err := DecodeVisitorKey([]byte(k)); err != nil || st != day || string(si) != "example.com" || string(pg) != "/a" {
+		t.Errorf("DecodeVisitorKey = %d %q %q %v", st, si, pg, err)
 	}
 }

@@ -59,7 +59,7 @@ func (f *Flusher) maxRegisters(ctx context.Context, rises []buffer.VisitorRise) 
 			mx[j] = bson.E{Key: bucket.RegisterPath(int(g.I)), Value: int32(g.R)}
 		}
 		models[i] = mongo.NewUpdateOneModel().
-			SetFilter(bucket.VisitorKey(f.visitorPeriod, r.Start, r.Site)).
+			SetFilter(bucket.VisitorKey(f.visitorPeriod, r.Start, r.Site, r.Page)).
 			SetUpdate(bson.D{{Key: "$max", Value: mx}})
 	}
 	matched, err := f.bulkWrite(ctx, f.visitorColl, models)
@@ -73,7 +73,7 @@ func (f *Flusher) maxRegisters(ctx context.Context, rises []buffer.VisitorRise) 
 	// then apply all again ($max: the ones applied take nothing).
 	docs := make([]bson.D, len(rises))
 	for i, r := range rises {
-		docs[i] = bucket.VisitorZero(f.visitorPeriod, r.Start, r.Site, r.P)
+		docs[i] = bucket.VisitorZero(f.visitorPeriod, r.Start, r.Site, r.Page, r.P)
 	}
 	ictx, cancel := context.WithTimeout(ctx, f.timeout)
 	f.insertCalls.Add(1)

@@ -50,17 +50,26 @@ func appendVisits(t *testing.T, path string, from, n int) {
 	}
 }
 
-var visitLine = regexp.MustCompile(`^(\S+) .*"([^"]*)"$`)
+var visitLine = regexp.MustCompile(`^(\S+) .*"GET (\S+) .*"([^"]*)"$`)
 
 // expectedSketch is the site's sketch computed here from the files with
 // today's salt read from MongoDB: the registers every host must reach.
 func expectedSketch(t *testing.T, db *mongo.Database, site string, paths ...string) *visitor.Sketch {
+	return expectedPageSketch(t, db, site, "", paths...)
+}
+
+// expectedPageSketch is expectedSketch of one page (all pages: "").
+func expectedPageSketch(t *testing.T, db *mongo.Database, site, page string, paths ...string) *visitor.Sketch {
 	t.Helper()
 	salt, ok := salts.NewLookup(db, visitor.Day, 0).For(time.Now().Add(-time.Minute).Unix())
 	if !ok {
 		t.Fatal("no salt for today in MongoDB")
 	}
-	s := visitor.NewSketch(visitor.SitePrecision)
+	prec := visitor.SitePrecision
+	if page != "" {
+		prec = visitor.PagePrecision
+	}
+	s := visitor.NewSketch(prec)
 	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
@@ -69,10 +78,10 @@ func expectedSketch(t *testing.T, db *mongo.Database, site string, paths ...stri
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
 			m := visitLine.FindSubmatch(sc.Bytes())
-			if m == nil || string(m[2]) == botUA {
+			if m == nil || string(m[3]) == botUA || page != "" && string(m[2]) != page {
 				continue
 			}
-			s.Add(visitor.KeyOf(salt, []byte(site), m[1], visitor.UADigest(m[2])))
+			s.Add(visitor.KeyOf(salt, []byte(site), m[1], visitor.UADigest(m[3])))
 		}
 		f.Close()
 	}
@@ -81,14 +90,24 @@ func expectedSketch(t *testing.T, db *mongo.Database, site string, paths ...stri
 
 // storedSketch reads site's visitors document of today.
 func storedSketch(t *testing.T, db *mongo.Database, site string) *visitor.Sketch {
+	return storedPageSketch(t, db, site, "")
+}
+
+// storedPageSketch reads the visitors document of today of site's page
+// (the site's: "").
+func storedPageSketch(t *testing.T, db *mongo.Database, site, page string) *visitor.Sketch {
 	t.Helper()
 	start, _ := visitor.Day.Bounds(time.Now().Add(-time.Minute).Unix())
 	var doc bson.M
-	err := db.Collection(bucket.DefaultVisitorCollection).FindOne(context.Background(), bson.D{{Key: "_id", Value: bucket.VisitorID(visitor.Day, start, site)}}).Decode(&doc)
+	err := db.Collection(bucket.DefaultVisitorCollection).FindOne(context.Background(), bson.D{{Key: "_id", Value: bucket.VisitorID(visitor.Day, start, site, page)}}).Decode(&doc)
 	if err != nil {
 		return nil
 	}
-	s := visitor.NewSketch(visitor.SitePrecision)
+	prec := visitor.SitePrecision
+	if page != "" {
+		prec = visitor.PagePrecision
+	}
+	s := visitor.NewSketch(prec)
 	regs, _ := doc[bucket.FieldRegisters].(bson.D)
 	for _, e := range regs {
 		i, _ := strconv.Atoi(e.Key)
@@ -156,6 +175,14 @@ func TestVisitorsExactThroughRebuild(t *testing.T) {
 	}
 	if got := storedSketch(t, db, a.name); !sameRegisters(want, got) {
 		t.Errorf("registers differ from the files' after the rebuild: estimate %.0f, want %.0f", got.Estimate(), want.Estimate())
+	}
+	for _, page := range []string{"/p0", "/p1", "/p2"} {
+		want, got := expectedPageSketch(t, db, a.name, page, a.path), storedPageSketch(t, db, a.name, page)
+		if !sameRegisters(want, got) {
+			t.Errorf("page %s: registers differ from the files'", page)
+			continue
+		}
+		t.Logf("page %s: estimate %.0f (σ %.2f%%)", page, got.Estimate(), 100*visitor.StdError(visitor.PagePrecision))
 	}
 	// No address or user agent stored: the visitors documents hold
 	// registers only (a broader search is in cmd/logtally's tests).
