@@ -403,7 +403,7 @@ func writeVisitorTable(w io.Writer, res *VisitorsResult, opts Options) error {
 		if p.Docs > 0 {
 			e = "±" + strconv.FormatFloat(100*p.Error, 'f', 1, 64) + "%"
 		}
-		fmt.Fprintf(bw, "%-*s  %*s  %s\n", timeW, labels[i], valW, values[i], e)
+		bw.WriteString(strings.TrimRight(fmt.Sprintf("%-*s  %*s  %s", timeW, labels[i], valW, values[i], e), " ") + "\n")
 	}
 	fmt.Fprintf(bw, "(site %s, from %s", res.Request.Site, res.Collection)
 	switch per := periodNames(res.Periods); per {
