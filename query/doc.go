@@ -1,7 +1,7 @@
 // Package query reads logtally's page-view buckets back: the views of one
 // site (one page, every page, or the Top most viewed) over a range, one
-// count per step, or the site's unique visitors, and writes them as a table, CSV, JSON or a terminal
-// chart. It is what `logtally query` runs.
+// count per step, or the site's unique visitors, and writes them as a
+// table, CSV, JSON or a terminal chart. It is what `logtally query` runs.
 //
 // A Reader reads the cheapest level that answers the step:
 //
