@@ -57,10 +57,6 @@ type VisitorPoint struct {
 	Periods uint8
 }
 
-// Sum reports whether p adds several documents: a sum of uniques, not
-// uniques.
-func (p *VisitorPoint) Sum() bool { return p.Docs > 1 }
-
 // PeriodName returns the salt periods of p's documents: "day", "month",
 // "day+month" (mixed), or "" without a document.
 func (p *VisitorPoint) PeriodName() string { return periodNames(p.Periods) }
@@ -82,9 +78,9 @@ type VisitorsResult struct {
 	Request Request
 	// Points holds one point per step, from Request.From.
 	Points []VisitorPoint
-	// DailySum: some step adds several daily uniques (daily salts read
-	// at a month step): the values are sums of daily uniques, not
-	// uniques, and are labelled so (visitors_daily_sum).
+	// DailySum: daily-salt documents were read at a month step: the
+	// values are sums of daily uniques, not uniques, and are labelled so
+	// (visitors_daily_sum), even a month with one day of visitors.
 	DailySum bool
 	// Periods are the salt periods of every document read (a bit per
 	// visitor.Period): both bits when the range mixes them.
@@ -186,6 +182,9 @@ func (r *Reader) Visitors(ctx context.Context, req Request) (*VisitorsResult, er
 		p.Docs++
 		p.Periods |= 1 << d.period
 		res.Periods |= 1 << d.period
+		if req.Step == Month && d.period == visitor.Day {
+			res.DailySum = true // whatever the days found: the label follows the salts
+		}
 	}
 	if err := cur.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
@@ -199,9 +198,6 @@ func (r *Reader) Visitors(ctx context.Context, req Request) (*VisitorsResult, er
 			p.Error = math.Sqrt(sq[i]) / p.Estimate
 		default:
 			p.Error = sigma[i]
-		}
-		if p.Sum() && p.Periods&(1<<visitor.Day) != 0 {
-			res.DailySum = true
 		}
 	}
 	if !found {
