@@ -298,3 +298,44 @@ func (b *Buffer) DeleteSalt(id string) error {
 	}
 	return nil
 }
+
+// VisitorEstimate is this host's estimate of a site's visitors in one
+// salt period, from the registers its buffer holds.
+type VisitorEstimate struct {
+	Site     string
+	Estimate float64
+	P        uint8 // the sketch's precision: its error is visitor.StdError(P)
+}
+
+// VisitorEstimates returns the estimates of the sketches of the period
+// starting at start, the first limit sites in key order (limit <= 0:
+// all). They count what this host read since its sketch began (a rebuilt
+// buffer: since the rebuild), not the fleet's.
+func (b *Buffer) VisitorEstimates(start int64, limit int) ([]VisitorEstimate, error) {
+	var out []VisitorEstimate
+	prefix := []byte(VisitorKey(start, nil))
+	err := b.view(func(tx *bolt.Tx) error {
+		vb := tx.Bucket(bktVisitors)
+		if vb == nil {
+			return nil
+		}
+		c := vb.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if limit > 0 && len(out) == limit {
+				break
+			}
+			p, regs, _, err := decodeSketch(v)
+			if err != nil {
+				return fmt.Errorf("visitors of %s: %w", k[8:], err)
+			}
+			s := visitor.NewSketch(p)
+			copy(s.R, regs)
+			out = append(out, VisitorEstimate{Site: string(k[8:]), Estimate: s.Estimate(), P: p})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read visitors: %w", err)
+	}
+	return out, nil
+}

@@ -66,12 +66,22 @@
 //	logtally_lost_files_total{source}                 followed files not found again with lines possibly unread
 //	logtally_refused_symlinks_total{source}           symbolic links not followed (follow_symlinks off), each path once
 //	logtally_state_dir_full                           1 while commits fail for lack of space on the state dir
+//	logtally_visitors_unsalted_hits_total             hits of people that added no visitor: their salt period's salt not held
+//	logtally_visitors_today{site}                     this host's estimate of the current salt period's visitors (at most
+//	                                                  200 sites, the first by name; absent with visitors off)
+//	logtally_visitors_error_ratio                     its relative standard error (1 s.e.: 0.01625)
 //
 // Caveats:
 //   - Labels are bounded: source names (from the config), fixed reason, op
 //     and class names, the version, and at most 200 sites (the aggregator
 //     counts the rest as "(other sites)"). Never a file path, a page or a
 //     user agent.
+//   - logtally_visitors_today is this host's own sketch, read from its
+//     buffer at each scrape: the visitors it read since its sketch of the
+//     period began (a lost state dir starts it again), not the fleet's,
+//     which only MongoDB holds (logtally query -measure visitors). Hosts'
+//     estimates do not add up: one visitor seen by two hosts is in both.
+//     It needs a Source with VisitorsNow (*pipeline.Pipeline has it).
 //   - The counters restart at 0 with the daemon (Prometheus handles that);
 //     after a crash the lines read again are counted again here, never in
 //     the page views.

@@ -2,7 +2,9 @@ package observe
 
 import (
 	"log/slog"
+	"math"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/pipeline"
 )
 
 // collector turns the pipeline's counters into metrics at scrape time.
@@ -32,6 +35,13 @@ type collector struct {
 	prealloc, preallocFailures, preallocTracked               *prometheus.Desc
 	stateDirFull                                              *prometheus.Desc
 	byClass, byStatus, respBytes, respTime, respTimeCount     *prometheus.Desc
+	visitorsUnsalted, visitorsNow, visitorsError              *prometheus.Desc
+}
+
+// visitorsSource is a Source that can tell this host's visitors of the
+// current salt period (a *pipeline.Pipeline).
+type visitorsSource interface {
+	VisitorsNow(now time.Time) (pipeline.VisitorsNow, bool, error)
 }
 
 func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger) *collector {
@@ -85,6 +95,12 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 		respBytes:     d("response_bytes_total", "Response bytes the counted hits' lines log ($body_bytes_sent, %b, %O)."),
 		respTime:      d("response_time_seconds_total", "Sum of the response times of the counted hits whose line logs one."),
 		respTimeCount: d("response_time_count_total", "Counted hits whose line logs a response time."),
+		visitorsUnsalted: d("visitors_unsalted_hits_total",
+			"Hits of people that added no visitor: this host never held their salt period's salt (MongoDB away at a fresh start across midnight), or it was deleted (a replay of archives older than the salt's grace)."),
+		visitorsNow: d("visitors_today",
+			"This host's estimate of the site's unique visitors since its sketch of the current salt period (today, or this month with salt_period = month) began: what this host read, not the fleet's (logtally query -measure visitors reads that). At most 200 sites, the first by name. Absent with visitors off.", "site"),
+		visitorsError: d("visitors_error_ratio",
+			"The relative standard error (1 s.e.) of logtally_visitors_today: about 68 % of estimates lie within it of the truth. Absent with visitors off."),
 	}
 }
 
@@ -97,6 +113,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		c.expiryMode, c.expired, c.late, c.expiredHits, c.prealloc, c.preallocFailures, c.preallocTracked,
 		c.lostFiles, c.refusedLinks, c.stateDirFull,
 		c.byClass, c.byStatus, c.respBytes, c.respTime, c.respTimeCount,
+		c.visitorsUnsalted, c.visitorsNow, c.visitorsError,
 	} {
 		ch <- d
 	}
@@ -143,6 +160,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	c.collectMeasures(ch, &a.Measures)
+	counter(c.visitorsUnsalted, a.VisitorsUnsalted)
+	c.collectVisitors(ch)
 	gauge(c.pendingKeys, float64(st.PendingKeys))
 	gauge(c.pendingHits, float64(st.PendingHits))
 	gauge(c.bufferBytes, float64(st.BufferBytes))
@@ -238,6 +257,28 @@ func (c *collector) collectMeasures(ch chan<- prometheus.Metric, v *measure.Vect
 	counter(c.respBytes, float64(v[measure.Bytes]))
 	counter(c.respTime, float64(v[measure.RTSum])/1e6)
 	counter(c.respTimeCount, float64(v[measure.RTCount]))
+}
+
+// collectVisitors sends this host's estimates of the current salt
+// period's visitors, per site (bounded: buffer.VisitorEstimates' limit),
+// and their error, when the source keeps visitors.
+func (c *collector) collectVisitors(ch chan<- prometheus.Metric) {
+	vs, ok := c.src.(visitorsSource)
+	if !ok {
+		return
+	}
+	v, on, err := vs.VisitorsNow(c.clock.Now())
+	if err != nil {
+		c.log.Warn("metrics: cannot read the visitors; left out", "err", err)
+		return
+	}
+	if !on {
+		return
+	}
+	for _, e := range v.Sites {
+		ch <- prometheus.MustNewConstMetric(c.visitorsNow, prometheus.GaugeValue, math.Round(e.Estimate), e.Site)
+	}
+	ch <- prometheus.MustNewConstMetric(c.visitorsError, prometheus.GaugeValue, v.StdError)
 }
 
 func seconds(nanos int64) float64 { return float64(nanos) / 1e9 }

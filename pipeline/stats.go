@@ -6,9 +6,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/logtally/logtally/aggregate"
+	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/visitor"
 )
 
 // Alive reports whether the aggregator and the flusher are making their
@@ -53,6 +56,34 @@ func (p *Pipeline) Stats() Stats {
 		st.Tailers[p.cfg.Sources[i].Name] = t.Stats()
 	}
 	return st
+}
+
+// VisitorsNow is this host's estimate of its sites' visitors in the
+// current salt period (today, or this month with monthly salts), from the
+// registers its buffer holds: what it read since its sketch began (a
+// rebuilt state dir starts again), not the fleet's (logtally query
+// -measure visitors reads that).
+type VisitorsNow struct {
+	// Period is the salt period, Start the current one's start.
+	Period visitor.Period
+	Start  time.Time
+	// Sites are the first aggregate.MaxSitesCounted sites' estimates, by
+	// site name.
+	Sites []buffer.VisitorEstimate
+	// StdError is the estimates' relative standard error (1 s.e.).
+	StdError float64
+}
+
+// VisitorsNow returns this host's visitors of the salt period holding
+// now; ok is false when visitors are off.
+func (p *Pipeline) VisitorsNow(now time.Time) (v VisitorsNow, ok bool, err error) {
+	if p.cfg.Visitors == nil {
+		return v, false, nil
+	}
+	start, _ := p.cfg.Visitors.Period.Bounds(now.Unix())
+	v = VisitorsNow{Period: p.cfg.Visitors.Period, Start: time.Unix(start, 0).UTC(), StdError: visitor.StdError(visitor.SitePrecision)}
+	v.Sites, err = p.buf.VisitorEstimates(start, aggregate.MaxSitesCounted)
+	return v, true, err
 }
 
 // logStats logs the running totals.

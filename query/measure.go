@@ -45,13 +45,17 @@ var (
 	measureColumns = [numMeasures]string{"views", "bots", "people", "2xx", "3xx", "4xx", "5xx", "error_rate", "bytes", "rt_avg_ms", "rt_max_ms"}
 )
 
-// MeasureNames is the list of names ParseMeasures takes, comma-separated.
-var MeasureNames = strings.Join(measureNames[:], ", ")
+// MeasureNames is the list of names ParseMeasures takes, comma-separated
+// (visitors last: it is read alone, see Visitors).
+var MeasureNames = strings.Join(measureNames[:], ", ") + ", " + visitorsName
 
 // String returns the measure's name as ParseMeasures takes it.
 func (m Measure) String() string {
 	if m < numMeasures {
 		return measureNames[m]
+	}
+	if m == Visitors {
+		return visitorsName
 	}
 	return "measure(" + strconv.Itoa(int(m)) + ")"
 }
@@ -70,6 +74,8 @@ func (m Measure) fractional() bool { return m == ErrorRate || m == RTAvg || m ==
 
 // ParseMeasures parses a comma-separated list of measure names ("views",
 // "bots,people", "2xx,4xx,error_rate"). Each name may appear once.
+// "visitors" parses as Visitors, which Reader.Visitors reads alone (Query
+// refuses it).
 func ParseMeasures(s string) ([]Measure, error) {
 	var ms []Measure
 	for _, name := range strings.Split(s, ",") {
@@ -78,7 +84,9 @@ func ParseMeasures(s string) ([]Measure, error) {
 		for m < numMeasures && measureNames[m] != name {
 			m++
 		}
-		if m == numMeasures {
+		if m == numMeasures && name == visitorsName {
+			m = Visitors
+		} else if m == numMeasures {
 			return nil, badRequest("measure %q: must be one of %s", name, MeasureNames)
 		}
 		for _, o := range ms {

@@ -241,6 +241,8 @@ func checkRequest(req Request) (Request, error) {
 		return req, badRequest("top %d: must be positive", req.Top)
 	case req.Top > 0 && req.Page != "":
 		return req, badRequest("top ranks the pages of a site; it cannot be used with a page")
+	case slices.Contains(req.Measures, Visitors):
+		return req, badRequest("visitors are counted per site and read alone (Reader.Visitors): -measure visitors with no other measure")
 	case !validMeasures(req.Measures):
 		return req, badRequest("measures %v: each must be one of %s, once", req.Measures, MeasureNames)
 	case req.From.Before(minTime) || !req.From.Before(maxTime):

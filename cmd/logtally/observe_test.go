@@ -72,6 +72,9 @@ format = "combined"
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if !strings.Contains(metrics, "logtally_visitors_error_ratio 0.01625\n") {
+		t.Errorf("the daemon's /metrics has no visitors (lateSource.VisitorsNow):\n%s", metrics)
+	}
 	code, health := get("/healthz")
 	if code != 200 {
 		t.Errorf("/healthz = %d %s, want 200 while the pipeline runs (MongoDB down is not a stuck pipeline)", code, health)

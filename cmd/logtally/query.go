@@ -24,7 +24,8 @@ var queryNow = time.Now
 const queryTimeout = 2 * time.Minute
 
 // cmdQuery prints the page views of a site from the buckets, or their
-// measures (-measure), or the views by user-agent class (-bots).
+// measures (-measure), or the views by user-agent class (-bots), or the
+// site's unique visitors (-measure visitors).
 func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	fs, path := parseFlags("query", stderr)
 	site := fs.String("site", "", "the `site` (required)")
@@ -36,7 +37,8 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "table", "output `format`: "+strings.Join(query.Formats, ", "))
 	tz := fs.String("tz", "UTC", "time `zone` of the output, such as Europe/Paris or Local (steps stay UTC-aligned)")
 	measures := fs.String("measure", "views", "what each point reports, a comma-separated `list` (more than one with -format csv or json): "+query.MeasureNames+
-		" (error_rate: (4xx+5xx)/views; rt_avg and rt_max in milliseconds; people: views minus bots)")
+		" (error_rate: (4xx+5xx)/views; rt_avg and rt_max in milliseconds; people: views minus bots;"+
+		" visitors: the site's unique visitors, alone, at -step day (the default with it) or month, with their standard error)")
 	bots := fs.Bool("bots", false, "the views of each user-agent class (people, search, ai, tool, bot, suspect) over the range, per whole day: from the sites collection, or with -page from its monthly buckets")
 	if err := requireConfig(fs, args, path); err != nil {
 		return err
@@ -64,6 +66,19 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	ms, err := query.ParseMeasures(*measures)
 	if err != nil {
 		return usagef("query: -measure: %w", err)
+	}
+	visitors := slices.Contains(ms, query.Visitors)
+	switch {
+	case visitors && len(ms) > 1:
+		return usagef("query: -measure %s: visitors are counted per site and read alone; use -measure visitors", *measures)
+	case visitors && *page != "":
+		return usagef("query: -measure visitors: visitors are counted per site, not per page; drop -page")
+	case visitors && *top > 0:
+		return usagef("query: -measure visitors: visitors are counted per site; -top ranks pages")
+	case visitors && !slices.Contains(query.VisitorFormats, *format):
+		return usagef("query: -measure visitors -format %q: must be one of %s", *format, strings.Join(query.VisitorFormats, ", "))
+	case visitors && !set["step"]:
+		*stepName = "day" // visitors exist per salt period
 	}
 	if len(ms) > 1 && *format != "csv" && *format != "json" {
 		return usagef("query: -measure %s: more than one measure needs -format csv or json (a %s shows one)", *measures, *format)
@@ -108,6 +123,8 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	check := r.Check
 	if *bots {
 		check = r.CheckClasses
+	} else if visitors {
+		check = r.CheckVisitors
 	}
 	if _, err := check(req); err != nil {
 		return queryError(err)
@@ -126,6 +143,13 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 			return queryError(err)
 		}
 		return query.WriteClasses(stdout, c, *format, query.Options{Location: loc})
+	}
+	if visitors {
+		v, err := r.Visitors(ctx, req)
+		if err != nil {
+			return queryError(err)
+		}
+		return query.WriteVisitors(stdout, v, *format, query.Options{Location: loc})
 	}
 	res, err := r.Query(ctx, req)
 	if err != nil {

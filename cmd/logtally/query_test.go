@@ -22,6 +22,8 @@ import (
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/measure"
+	"github.com/logtally/logtally/salts"
+	"github.com/logtally/logtally/visitor"
 )
 
 const querySite = "query.test"
@@ -804,5 +806,136 @@ func TestQueryMeasures(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) || stdout != "" {
 			t.Errorf("%q: exit %d, stderr %q, stdout %q; want 2, %q", tc.args[4:], code, stderr, stdout, tc.want)
 		}
+	}
+}
+
+// TestQueryVisitors counts a log of known visitors with the real daemon
+// into the wire server (buckets compared with the file's count), then
+// checks logtally query -measure visitors: the day's estimate is the one
+// of the registers computed here from the file under the day's salt
+// (read from MongoDB), within 3 standard errors of the people in it, with
+// its error; a month step over daily salts is labelled a sum of daily
+// uniques; a page, a minute or hour step, another measure, -top and the
+// chart are refused with exit 2.
+func TestQueryVisitors(t *testing.T) {
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "access.log")
+	const site, n = "visitors.test", 1500
+	at := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	var b strings.Builder
+	people := 0
+	for i := range n {
+		ua := "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0"
+		if i%5 == 0 {
+			ua = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+		} else {
+			people++
+		}
+		fmt.Fprintf(&b, "10.9.%d.%d - - [%s] \"GET /p%d HTTP/1.1\" 200 512 \"-\" \"%s\"\n",
+			i>>8&255, i&255, at.Format("02/Jan/2006:15:04:05 -0700"), i%3, ua)
+	}
+	if err := os.WriteFile(logPath, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := bucketcheck.CountFiles(t, logPath, site)
+	conf := writeConfig(t, filepath.Join(dir, "daemon.toml"), testConfig{
+		StateDir: filepath.Join(dir, "state"), URI: srv.URI(), DB: db.Name(), Site: site, LogPath: logPath,
+		Buckets: "preallocate = false",
+	})
+	d, out := daemon(t, conf)
+	exited := make(chan error, 1)
+	go func() { exited <- d.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for bucketcheck.Read(t, db).MonthTotal < want.Hits {
+		select {
+		case err := <-exited:
+			t.Fatalf("logtally run exited early: %v\n%s", err, out)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("MongoDB did not reach %d hits:\n%s", want.Hits, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	d.Process.Signal(syscall.SIGTERM)
+	if err := <-exited; err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, out)
+	}
+	if res := bucketcheck.CompareAll(t, want, bucketcheck.Read(t, db)); !res.Exact() {
+		t.Fatalf("buckets differ from the log: %v", res)
+	}
+
+	// The registers every host must reach: the file's people keyed here.
+	salt, ok := salts.NewLookup(db, visitor.Day, 0).For(at.Unix())
+	if !ok {
+		t.Fatal("no salt of the day in MongoDB")
+	}
+	sk := visitor.NewSketch(visitor.SitePrecision)
+	for l := range strings.Lines(b.String()) {
+		if strings.Contains(l, "Googlebot") {
+			continue
+		}
+		client, _, _ := strings.Cut(l, " ")
+		sk.Add(visitor.KeyOf(salt, []byte(site), []byte(client), visitor.UADigest([]byte("Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0"))))
+	}
+	est := math.Round(sk.Estimate())
+	if d := est/float64(people) - 1; math.Abs(d) > 3*visitor.StdError(visitor.SitePrecision) {
+		t.Fatalf("the file's sketch estimates %.0f of %d people: beyond 3 s.e.", est, people)
+	}
+
+	day := at.Format("2006-01-02")
+	next := at.AddDate(0, 0, 1).Format("2006-01-02")
+	base := []string{"query", "-config", conf, "-site", site, "-measure", "visitors", "-from", day, "-to", next}
+	stdout, stderr, code := queryRun(append(base, "-format", "csv")...) // -step day: the default with visitors
+	if code != 0 {
+		t.Fatalf("csv: exit %d: %s", code, stderr)
+	}
+	rows, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRow := []string{day + "T00:00:00Z", site, strconv.FormatFloat(est, 'f', 0, 64), "0.01625", "day"}
+	if len(rows) != 2 || strings.Join(rows[0], ",") != "time,site,visitors,visitors_error,salt_period" || !slices.Equal(rows[1], wantRow) {
+		t.Errorf("csv:\n%s\nwant the row %q", stdout, wantRow)
+	}
+	t.Logf("%d people: estimate %.0f ± 1.6%%", people, est)
+	stdout, stderr, code = queryRun(append(base, "-step", "day")...)
+	if code != 0 || !strings.Contains(stdout, "(1 s.e.)") || !strings.Contains(stdout, strconv.FormatFloat(est, 'f', 0, 64)+"  ±1.6%") {
+		t.Errorf("table: exit %d: %s\n%s", code, stderr, stdout)
+	}
+
+	// A month step over daily salts: a sum of daily uniques, so labelled.
+	month := []string{"query", "-config", conf, "-site", site, "-measure", "visitors", "-step", "month", "-from", at.Format("2006-01"), "-to", at.AddDate(0, 1, 0).Format("2006-01")}
+	stdout, stderr, code = queryRun(append(month, "-format", "json")...)
+	var pts []map[string]any
+	if code != 0 || json.Unmarshal([]byte(stdout), &pts) != nil || len(pts) != 1 || pts[0]["visitors_daily_sum"] != est || pts[0]["visitors"] != nil {
+		t.Errorf("month json: exit %d: %s\n%s", code, stderr, stdout)
+	}
+	stdout, _, _ = queryRun(month...)
+	if head, _, _ := strings.Cut(stdout, "\n"); !strings.Contains(head, "sum of daily uniques, not uniques") {
+		t.Errorf("month table header %q", head)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-page", "/p1"}, "per site, not per page"},
+		{[]string{"-step", "hour"}, "-step day or -step month"},
+		{[]string{"-step", "minute"}, "-step day or -step month"},
+		{[]string{"-measure", "visitors,views"}, "read alone"},
+		{[]string{"-top", "2"}, "per site"},
+		{[]string{"-format", "chart"}, "table, csv, json"},
+	} {
+		stdout, stderr, code := queryRun(append(slices.Clone(base), c.args...)...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and %q", c.args, code, stdout, stderr, c.want)
+		}
+	}
+	stdout, stderr, code = queryRun("query", "-config", conf, "-site", "nobody.test", "-measure", "visitors", "-from", day)
+	if code != 2 || !strings.Contains(stderr, "no visitors document") {
+		t.Errorf("unknown site: exit %d: %s%s", code, stdout, stderr)
 	}
 }

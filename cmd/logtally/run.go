@@ -228,6 +228,14 @@ func (s *lateSource) Stats() pipeline.Stats {
 	return pipeline.Stats{}
 }
 
+// VisitorsNow is the pipeline's, or none (for /metrics).
+func (s *lateSource) VisitorsNow(now time.Time) (pipeline.VisitorsNow, bool, error) {
+	if p := s.p.Load(); p != nil {
+		return p.VisitorsNow(now)
+	}
+	return pipeline.VisitorsNow{}, false, nil
+}
+
 func (s *lateSource) Status() (pipeline.Status, error) {
 	if p := s.p.Load(); p != nil {
 		return p.Status()

@@ -1,0 +1,420 @@
+package query
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/visitor"
+)
+
+// Visitors is the unique visitors of a site: the estimate of its
+// HyperLogLog registers (package visitor), read by Reader.Visitors. It is
+// counted per site and salt period, not per page, and is read alone.
+const Visitors Measure = numMeasures
+
+// visitorsName is Visitors' name and column; visitorsSumColumn its column
+// when a step adds several daily uniques.
+const (
+	visitorsName      = "visitors"
+	visitorsSumColumn = "visitors_daily_sum"
+	visitorsErrColumn = "visitors_error"
+)
+
+// VisitorFormats are the formats WriteVisitors takes.
+var VisitorFormats = []string{"table", "csv", "json"}
+
+// VisitorPoint is the visitors of one step.
+type VisitorPoint struct {
+	// Time is the step's start (UTC).
+	Time time.Time
+	// Estimate is the sum of the estimates of the visitors documents
+	// whose period starts in the step: one document's (the uniques of a
+	// day, or of a month with monthly salts), or several daily uniques
+	// added (a month step over daily salts). 0 without a document.
+	Estimate float64
+	// Error is the relative standard error of Estimate (1 s.e.): the
+	// estimator's, StdError of the document's precision, or for a sum of
+	// independent daily estimates sqrt(Σ(σ·e)²)/Σe. 0 without a
+	// document.
+	Error float64
+	// Docs is the number of documents read into the step; Periods which
+	// salt periods they had (a bit per visitor.Period).
+	Docs    int
+	Periods uint8
+}
+
+// PeriodName returns the salt periods of p's documents: "day", "month",
+// "day+month" (mixed), or "" without a document.
+func (p *VisitorPoint) PeriodName() string { return periodNames(p.Periods) }
+
+func periodNames(bits uint8) string {
+	var names []string
+	for _, per := range []visitor.Period{visitor.Day, visitor.Month} {
+		if bits&(1<<per) != 0 {
+			names = append(names, per.String())
+		}
+	}
+	return strings.Join(names, "+")
+}
+
+// VisitorsResult is the unique visitors of a site over a range, one point
+// per step.
+type VisitorsResult struct {
+	// Request is the request answered, its range aligned to its step.
+	Request Request
+	// Points holds one point per step, from Request.From.
+	Points []VisitorPoint
+	// DailySum: daily-salt documents were read at a month step: the
+	// values are sums of daily uniques, not uniques, and are labelled so
+	// (visitors_daily_sum), even a month with one day of visitors.
+	DailySum bool
+	// Periods are the salt periods of every document read (a bit per
+	// visitor.Period): both bits when the range mixes them.
+	Periods uint8
+	// Collection is where the registers were read.
+	Collection string
+}
+
+// Column returns the name of r's value column: "visitors", or
+// "visitors_daily_sum" when a step adds daily uniques.
+func (r *VisitorsResult) Column() string {
+	if r.DailySum {
+		return visitorsSumColumn
+	}
+	return visitorsName
+}
+
+// CheckVisitors validates a visitors request without reading anything,
+// as Check does: the site's (no page, no Top), at a day or month step
+// (visitors exist per salt period only), with Measures nil or Visitors
+// alone. Visitors documents do not expire: no retention applies.
+func (r *Reader) CheckVisitors(req Request) (Request, error) {
+	switch {
+	case req.Page != "":
+		return req, badRequest("visitors are counted per site, not per page: -measure visitors takes no page (%s)", req.Page)
+	case req.Top > 0:
+		return req, badRequest("visitors are counted per site: -measure visitors takes no top")
+	case req.Step == Minute || req.Step == Hour:
+		return req, badRequest("visitors exist per salt period (a day, or a month with salt_period = month): step %s: use -step day or -step month", req.Step)
+	case len(req.Measures) > 1 || len(req.Measures) == 1 && req.Measures[0] != Visitors:
+		return req, badRequest("visitors are counted per site and read alone: -measure visitors with no other measure")
+	}
+	ms := req.Measures
+	req.Measures = nil
+	req, err := checkRequest(req)
+	req.Measures = ms
+	return req, err
+}
+
+// Visitors answers req with the site's unique visitors per step, read
+// from the visitors collection (one document per site and salt period).
+// At a day step each day is its daily-salt document's estimate; a
+// monthly-salt document cannot be split into days and is refused (use a
+// month step). At a month step a month is its monthly-salt document's
+// estimate, or the sum of its days' daily uniques (DailySum). A step
+// without a document is 0. A site without any visitors document is
+// ErrUnknownSite.
+func (r *Reader) Visitors(ctx context.Context, req Request) (*VisitorsResult, error) {
+	req, err := r.CheckVisitors(req)
+	if err != nil {
+		return nil, err
+	}
+	name := r.Collections.VisitorName()
+	res := &VisitorsResult{Request: req, Collection: name}
+	for t := req.From; t.Before(req.To); t = req.Step.Next(t) {
+		res.Points = append(res.Points, VisitorPoint{Time: t})
+	}
+	// Per step: Σe and Σ(σe)², and the largest σ (an empty sum's error).
+	sq := make([]float64, len(res.Points))
+	sigma := make([]float64, len(res.Points))
+	coll := r.DB.Collection(name)
+	f := bson.D{
+		{Key: bucket.FieldMetadata + "." + bucket.FieldSite, Value: req.Site},
+		{Key: bucket.FieldMetadata + "." + bucket.FieldDate, Value: bson.D{
+			{Key: "$gte", Value: bson.NewDateTimeFromTime(req.From)},
+			{Key: "$lt", Value: bson.NewDateTimeFromTime(req.To)},
+		}},
+	}
+	proj := bson.D{
+		{Key: bucket.FieldID, Value: 1}, {Key: bucket.FieldMetadata, Value: 1},
+		{Key: bucket.FieldPrecision, Value: 1}, {Key: bucket.FieldRegisters, Value: 1},
+	}
+	cur, err := coll.Find(ctx, f, options.Find().SetProjection(proj))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	defer cur.Close(ctx)
+	found := false
+	for cur.Next(ctx) {
+		found = true
+		id, _ := cur.Current.Lookup(bucket.FieldID).StringValueOK()
+		d, err := decodeVisitors(cur.Current)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %s: %w", name, id, err)
+		}
+		if req.Step == Day && d.period == visitor.Month {
+			return nil, badRequest("site %q's visitors of %s are kept per month (salt_period = month, document %s): a month's uniques cannot be split into days; use -step month",
+				req.Site, d.start.Format("2006-01"), id)
+		}
+		i := req.Step.index(req.From, req.Step.Truncate(d.start))
+		if i < 0 || i >= len(res.Points) {
+			continue
+		}
+		p := &res.Points[i]
+		e, s := d.sketch.Estimate(), visitor.StdError(d.sketch.P)
+		p.Estimate += e
+		sq[i] += (s * e) * (s * e)
+		sigma[i] = max(sigma[i], s)
+		p.Docs++
+		p.Periods |= 1 << d.period
+		res.Periods |= 1 << d.period
+		if req.Step == Month && d.period == visitor.Day {
+			res.DailySum = true // whatever the days found: the label follows the salts
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	for i := range res.Points {
+		p := &res.Points[i]
+		switch {
+		case p.Docs == 0:
+			continue
+		case p.Estimate > 0:
+			p.Error = math.Sqrt(sq[i]) / p.Estimate
+		default:
+			p.Error = sigma[i]
+		}
+	}
+	if !found {
+		if err := r.visitorsExist(ctx, req.Site); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// visitorsExist returns nil if site has a visitors document, else
+// ErrUnknownSite.
+func (r *Reader) visitorsExist(ctx context.Context, site string) error {
+	name := r.Collections.VisitorName()
+	err := r.DB.Collection(name).FindOne(ctx, bson.D{{Key: bucket.FieldMetadata + "." + bucket.FieldSite, Value: site}},
+		options.FindOne().SetProjection(bson.D{{Key: bucket.FieldID, Value: 1}})).Err()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return fmt.Errorf("%w %q: no visitors document in %s (visitors are counted with [visitors] enabled, from hits of people with a client address)",
+			ErrUnknownSite, site, name)
+	}
+	return fmt.Errorf("read %s: %w", name, err)
+}
+
+// visitorsDoc is one visitors document as read.
+type visitorsDoc struct {
+	start  time.Time
+	period visitor.Period
+	sketch *visitor.Sketch
+}
+
+// decodeVisitors reads a visitors document: its date, its salt period
+// (metadata.period, else its _id's prefix), its precision and its
+// registers ({"<index>": int32 or int64}), checked.
+func decodeVisitors(raw bson.Raw) (*visitorsDoc, error) {
+	var d visitorsDoc
+	dv, err := raw.LookupErr(bucket.FieldMetadata, bucket.FieldDate)
+	if err != nil {
+		return nil, fmt.Errorf("%s.%s: missing", bucket.FieldMetadata, bucket.FieldDate)
+	}
+	dt, ok := dv.DateTimeOK()
+	if !ok {
+		return nil, fmt.Errorf("%s.%s: a %s, not a date", bucket.FieldMetadata, bucket.FieldDate, dv.Type)
+	}
+	d.start = time.UnixMilli(dt).UTC()
+	per := ""
+	if v, err := raw.LookupErr(bucket.FieldMetadata, bucket.FieldPeriod); err == nil {
+		per, _ = v.StringValueOK()
+	} else if id, ok := raw.Lookup(bucket.FieldID).StringValueOK(); ok {
+		per, _, _ = strings.Cut(id, ":")
+	}
+	if d.period, err = visitor.ParsePeriod(per); err != nil {
+		return nil, fmt.Errorf("%s.%s: %w", bucket.FieldMetadata, bucket.FieldPeriod, err)
+	}
+	pv, err := raw.LookupErr(bucket.FieldPrecision)
+	if err != nil {
+		return nil, fmt.Errorf("%s: missing", bucket.FieldPrecision)
+	}
+	p, err := intValue(pv)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", bucket.FieldPrecision, err)
+	}
+	if p < int64(visitor.MinPrecision) || p > int64(visitor.MaxPrecision) {
+		return nil, fmt.Errorf("%s: %d outside %d..%d", bucket.FieldPrecision, p, visitor.MinPrecision, visitor.MaxPrecision)
+	}
+	d.sketch = visitor.NewSketch(uint8(p))
+	rv, err := raw.LookupErr(bucket.FieldRegisters)
+	if err != nil {
+		return &d, nil // no register: nobody yet
+	}
+	regs, ok := rv.DocumentOK()
+	if !ok {
+		return nil, fmt.Errorf("%s: a %s, not a document", bucket.FieldRegisters, rv.Type)
+	}
+	elems, err := regs.Elements()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", bucket.FieldRegisters, err)
+	}
+	m := d.sketch.M()
+	for _, e := range elems {
+		i, err := strconv.Atoi(e.Key())
+		if err != nil || i < 0 || i >= m {
+			return nil, fmt.Errorf("%s.%s: not a register of precision %d (0..%d)", bucket.FieldRegisters, e.Key(), p, m-1)
+		}
+		n, err := intValue(e.Value())
+		if err == nil && (n < 0 || n > int64(visitor.MaxRank(uint8(p)))) {
+			err = fmt.Errorf("%d outside 0..%d", n, visitor.MaxRank(uint8(p)))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", bucket.FieldRegisters, e.Key(), err)
+		}
+		if _, err := d.sketch.SetMax(i, uint8(n)); err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", bucket.FieldRegisters, e.Key(), err)
+		}
+	}
+	return &d, nil
+}
+
+// value returns p's estimate rounded to a whole number of visitors.
+func (p *VisitorPoint) value() string {
+	return strconv.FormatFloat(math.Round(p.Estimate), 'f', 0, 64)
+}
+
+// errorFraction returns p's relative standard error as a fraction,
+// rounded to 6 decimals.
+func (p *VisitorPoint) errorFraction() string {
+	return strconv.FormatFloat(round(p.Error, 6), 'f', -1, 64)
+}
+
+// WriteVisitors writes res to w in format: "table" (time, the visitors,
+// their error as ±percent of 1 standard error; then the site and salt
+// periods), "csv" (header time,site,visitors,visitors_error,salt_period;
+// one line per step) or "json" (an array of {time, site, visitors,
+// visitors_error, salt_period}). When a step adds daily uniques
+// (DailySum), the value's column or key is visitors_daily_sum and the
+// table's header says it is a sum of daily uniques, not uniques. The
+// error is a fraction in CSV and JSON (0.01625), 0 for a step without a
+// document; salt_period is day, month, day+month or empty.
+func WriteVisitors(w io.Writer, res *VisitorsResult, format string, opts Options) error {
+	if opts.Location == nil {
+		opts.Location = time.UTC
+	}
+	var err error
+	switch format {
+	case "table":
+		err = writeVisitorTable(w, res, opts)
+	case "csv":
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"time", "site", res.Column(), visitorsErrColumn, "salt_period"})
+		for i := range res.Points {
+			p := &res.Points[i]
+			cw.Write([]string{p.Time.In(opts.Location).Format(time.RFC3339), res.Request.Site, p.value(), p.errorFraction(), p.PeriodName()})
+		}
+		cw.Flush()
+		err = cw.Error()
+	case "json":
+		err = writeVisitorJSON(w, res, opts)
+	default:
+		return badRequest("format %q: visitors are written as %s", format, strings.Join(VisitorFormats, ", "))
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", format, err)
+	}
+	return nil
+}
+
+// writeVisitorJSON writes the points as an indented array, the value's
+// key named by res.Column().
+func writeVisitorJSON(w io.Writer, res *VisitorsResult, opts Options) error {
+	bw := bufio.NewWriter(w)
+	if len(res.Points) == 0 {
+		bw.WriteString("[]\n")
+		return bw.Flush()
+	}
+	site, err := json.Marshal(res.Request.Site)
+	if err != nil {
+		return err
+	}
+	bw.WriteString("[\n")
+	for i := range res.Points {
+		p := &res.Points[i]
+		tb, err := json.Marshal(p.Time.In(opts.Location))
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.WriteString(",\n")
+		}
+		per, _ := json.Marshal(p.PeriodName())
+		fmt.Fprintf(bw, "  {\n    \"time\": %s,\n    \"site\": %s,\n    %q: %s,\n    %q: %s,\n    \"salt_period\": %s\n  }",
+			tb, site, res.Column(), p.value(), visitorsErrColumn, p.errorFraction(), per)
+	}
+	bw.WriteString("\n]\n")
+	return bw.Flush()
+}
+
+func writeVisitorTable(w io.Writer, res *VisitorsResult, opts Options) error {
+	head := "time (" + zoneName(opts.Location) + ")"
+	column := visitorsName
+	if res.DailySum {
+		column = visitorsSumColumn + " (sum of daily uniques, not uniques)"
+	}
+	errHead := "error (1 s.e.)"
+	timeW, valW := len(head), len(column)
+	labels := make([]string, len(res.Points))
+	values := make([]string, len(res.Points))
+	for i := range res.Points {
+		labels[i] = Label(res.Points[i].Time, res.Request.Step, opts.Location)
+		values[i] = res.Points[i].value()
+		timeW, valW = max(timeW, len(labels[i])), max(valW, len(values[i]))
+	}
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%-*s  %*s  %s\n", timeW, head, valW, column, errHead)
+	for i := range res.Points {
+		p := &res.Points[i]
+		e := ""
+		if p.Docs > 0 {
+			e = "±" + strconv.FormatFloat(100*p.Error, 'f', 1, 64) + "%"
+		}
+		bw.WriteString(strings.TrimRight(fmt.Sprintf("%-*s  %*s  %s", timeW, labels[i], valW, values[i], e), " ") + "\n")
+	}
+	fmt.Fprintf(bw, "(site %s, from %s", res.Request.Site, res.Collection)
+	switch per := periodNames(res.Periods); per {
+	case "":
+		bw.WriteString("; no visitors document in this range")
+	case "day+month":
+		bw.WriteString("; the range mixes daily and monthly salts: each document counted with its own")
+	case "day":
+		bw.WriteString("; daily salts")
+	case "month":
+		bw.WriteString("; monthly salts")
+	}
+	if res.DailySum {
+		bw.WriteString("; a visitor on two days counts twice")
+	}
+	bw.WriteString(")\n")
+	return bw.Flush()
+}
