@@ -19,12 +19,12 @@ func TestVisitorEstimates(t *testing.T) {
 		for k := range uint64(100 * (i + 1)) {
 			s.Add(k*0x9E3779B97F4A7C15 + uint64(i))
 		}
-		sk[VisitorKey(day, []byte(site))] = s
+		sk[VisitorKey(day, []byte(site), nil)] = s
 	}
 	other := visitor.NewSketch(visitor.SitePrecision)
 	other.Add(1)
-	sk[VisitorKey(day+86400, []byte("a.test"))] = other
-	sk[VisitorKey(day-86400, []byte("a.test"))] = other
+	sk[VisitorKey(day+86400, []byte("a.test"), nil)] = other
+	sk[VisitorKey(day-86400, []byte("a.test"), nil)] = other
 	if err := b.CommitWith(Commit{Visitors: sk}); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestVisitorEstimates(t *testing.T) {
 		t.Fatalf("estimates %+v, want a.test and b.test", es)
 	}
 	for _, e := range es {
-		if w := sk[VisitorKey(day, []byte(e.Site))].Estimate(); e.Estimate != w || e.P != visitor.SitePrecision {
+		if w := sk[VisitorKey(day, []byte(e.Site), nil)].Estimate(); e.Estimate != w || e.P != visitor.SitePrecision {
 			t.Errorf("%s: %v (p %d), want %v", e.Site, e.Estimate, e.P, w)
 		}
 	}

@@ -9,6 +9,7 @@ package buffer
 // buffer sending it again, changes nothing.
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -313,7 +314,7 @@ type VisitorEstimate struct {
 // buffer: since the rebuild), not the fleet's.
 func (b *Buffer) VisitorEstimates(start int64, limit int) ([]VisitorEstimate, error) {
 	var out []VisitorEstimate
-	prefix := []byte(VisitorKey(start, nil))
+	prefix := binary.BigEndian.AppendUint64(nil, uint64(start)^(1<<63))
 	err := b.view(func(tx *bolt.Tx) error {
 		vb := tx.Bucket(bktVisitors)
 		if vb == nil {
@@ -324,13 +325,18 @@ func (b *Buffer) VisitorEstimates(start int64, limit int) ([]VisitorEstimate, er
 			if limit > 0 && len(out) == limit {
 				break
 			}
-			p, regs, _, err := decodeSketch(v)
+			_, site, page, err := DecodeVisitorKey(k)
 			if err != nil {
-				return fmt.Errorf("visitors of %s: %w", k[8:], err)
+				return err
 			}
-			s := visitor.NewSketch(p)
-			copy(s.R, regs)
-			out = append(out, VisitorEstimate{Site: string(k[8:]), Estimate: s.Estimate(), P: p})
+			if len(page) > 0 {
+				continue // a page's sketch
+			}
+			regs, _, err := decodeSketch(v)
+			if err != nil {
+				return fmt.Errorf("visitors of %s: %w", site, err)
+			}
+			out = append(out, VisitorEstimate{Site: string(site), Estimate: regs.Estimate(), P: regs.P})
 		}
 		return nil
 	})

@@ -23,7 +23,8 @@ import (
 
 // Visitors is the unique visitors of a site: the estimate of its
 // HyperLogLog registers (package visitor), read by Reader.Visitors. It is
-// counted per site and salt period, not per page, and is read alone.
+// counted per site (and, at a lower precision, per page) and salt period,
+// and is read alone.
 const Visitors Measure = numMeasures
 
 // visitorsName is Visitors' name and column; visitorsSumColumn its column
@@ -99,13 +100,11 @@ func (r *VisitorsResult) Column() string {
 }
 
 // CheckVisitors validates a visitors request without reading anything,
-// as Check does: the site's (no page, no Top), at a day or month step
+// as Check does: the site's or one page's (no Top), at a day or month step
 // (visitors exist per salt period only), with Measures nil or Visitors
 // alone. Visitors documents do not expire: no retention applies.
 func (r *Reader) CheckVisitors(req Request) (Request, error) {
 	switch {
-	case req.Page != "":
-		return req, badRequest("visitors are counted per site, not per page: -measure visitors takes no page (%s)", req.Page)
 	case req.Top > 0:
 		return req, badRequest("visitors are counted per site: -measure visitors takes no top")
 	case req.Step == Minute || req.Step == Hour:
@@ -142,8 +141,14 @@ func (r *Reader) Visitors(ctx context.Context, req Request) (*VisitorsResult, er
 	sq := make([]float64, len(res.Points))
 	sigma := make([]float64, len(res.Points))
 	coll := r.DB.Collection(name)
+	// A site's documents have no page; a page's name it.
+	page := any(bson.D{{Key: "$exists", Value: false}})
+	if req.Page != "" {
+		page = req.Page
+	}
 	f := bson.D{
 		{Key: bucket.FieldMetadata + "." + bucket.FieldSite, Value: req.Site},
+		{Key: bucket.FieldMetadata + "." + bucket.FieldPage, Value: page},
 		{Key: bucket.FieldMetadata + "." + bucket.FieldDate, Value: bson.D{
 			{Key: "$gte", Value: bson.NewDateTimeFromTime(req.From)},
 			{Key: "$lt", Value: bson.NewDateTimeFromTime(req.To)},

@@ -36,7 +36,7 @@ func putVisitors(t *testing.T, coll *mongo.Collection, per visitor.Period, start
 		client := fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)
 		s.Add(visitor.KeyOf(&salt, []byte(site), []byte(client), visitor.UADigest([]byte("Firefox"))))
 	}
-	if _, err := coll.InsertOne(ctx, bucket.VisitorZero(per, start.Unix(), site, visitor.SitePrecision)); err != nil {
+	if _, err := coll.InsertOne(ctx, bucket.VisitorZero(per, start.Unix(), site, "", visitor.SitePrecision)); err != nil {
 		t.Fatal(err)
 	}
 	var mx bson.D
@@ -48,7 +48,7 @@ func putVisitors(t *testing.T, coll *mongo.Collection, per visitor.Period, start
 		mx = append(mx, bson.E{Key: bucket.RegisterPath(i), Value: v})
 	})
 	if len(mx) > 0 {
-		_, err := coll.UpdateOne(ctx, bucket.VisitorKey(per, start.Unix(), site), bson.D{{Key: "$max", Value: mx}})
+		_, err := coll.UpdateOne(ctx, bucket.VisitorKey(per, start.Unix(), site, ""), bson.D{{Key: "$max", Value: mx}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +238,6 @@ func TestVisitorsQuery(t *testing.T) {
 		edit func(*Request)
 		want string
 	}{
-		{"page", func(q *Request) { q.Page = "/a" }, "per site, not per page"},
 		{"minute", func(q *Request) { q.Step = Minute }, "-step day or -step month"},
 		{"hour", func(q *Request) { q.Step = Hour }, "-step day or -step month"},
 		{"top", func(q *Request) { q.Top = 3 }, "per site"},
@@ -278,5 +277,42 @@ func TestParseMeasuresVisitors(t *testing.T) {
 	}
 	if _, err := ParseMeasures("visitors,visitors"); err == nil {
 		t.Error("visitors twice parsed")
+	}
+}
+
+// A page's visitors are read from its own document (sparse, precision
+// 10); the site's answer ignores the pages' documents.
+func TestVisitorsQueryPage(t *testing.T) {
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	coll := db.Collection(bucket.DefaultVisitorCollection)
+	r := &Reader{DB: db}
+	ctx := context.Background()
+	day := utc("2026-11-01T00:00:00Z")
+	site := putVisitors(t, coll, visitor.Day, day, "v.test", 0, 1000, false)
+	var salt visitor.Salt
+	page := visitor.NewSparse(visitor.PagePrecision)
+	for i := range 300 {
+		page.Add(visitor.KeyOf(&salt, []byte("v.test"), fmt.Appendf(nil, "10.9.%d.%d", i>>8, i&255), 1))
+	}
+	if _, err := coll.InsertOne(ctx, bucket.VisitorZero(visitor.Day, day.Unix(), "v.test", "/a", visitor.PagePrecision)); err != nil {
+		t.Fatal(err)
+	}
+	var mx bson.D
+	page.Risen(nil, func(i int, r uint8) { mx = append(mx, bson.E{Key: bucket.RegisterPath(i), Value: int32(r)}) })
+	if _, err := coll.UpdateOne(ctx, bucket.VisitorKey(visitor.Day, day.Unix(), "v.test", "/a"), bson.D{{Key: "$max", Value: mx}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		page string
+		want *visitor.Sketch
+	}{{"", site}, {"/a", page}} {
+		res, err := r.Visitors(ctx, Request{Site: "v.test", Page: c.page, From: day, To: day.AddDate(0, 0, 1), Step: Day, Measures: []Measure{Visitors}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Points) != 1 || res.Points[0].Estimate != c.want.Estimate() {
+			t.Errorf("page %q: %+v, want the estimate %.0f", c.page, res.Points, c.want.Estimate())
+		}
 	}
 }

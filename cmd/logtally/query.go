@@ -71,8 +71,6 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case visitors && len(ms) > 1:
 		return usagef("query: -measure %s: visitors are counted per site and read alone; use -measure visitors", *measures)
-	case visitors && *page != "":
-		return usagef("query: -measure visitors: visitors are counted per site, not per page; drop -page")
 	case visitors && *top > 0:
 		return usagef("query: -measure visitors: visitors are counted per site; -top ranks pages")
 	case visitors && !slices.Contains(query.VisitorFormats, *format):

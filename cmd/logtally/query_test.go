@@ -922,7 +922,6 @@ func TestQueryVisitors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-page", "/p1"}, "per site, not per page"},
 		{[]string{"-step", "hour"}, "-step day or -step month"},
 		{[]string{"-step", "minute"}, "-step day or -step month"},
 		{[]string{"-measure", "visitors,views"}, "read alone"},
