@@ -250,7 +250,14 @@ func TestReplayKilledAndRunAgain(t *testing.T) {
 		if round == stops-1 {
 			cmd.Process.Signal(os.Interrupt)
 			err := <-done
-			if o := out.String(); err == nil || !strings.Contains(o, "stopped before the end") || !strings.Contains(o, "run the same command again to resume") {
+			o := out.String()
+			if strings.Contains(o, "replayed in this process") && !strings.Contains(o, "stopped before the end") {
+				// The replay had ended (its summary printed, its
+				// signal handler released) when Ctrl-C came: not a stop.
+				t.Logf("round %d finished before its Ctrl-C (%v)", round, err)
+				continue
+			}
+			if err == nil || !strings.Contains(o, "stopped before the end") || !strings.Contains(o, "run the same command again to resume") {
 				t.Errorf("Ctrl-C: %v\n%s", err, o)
 			}
 		} else {
