@@ -26,6 +26,7 @@ import (
 
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/salts"
@@ -672,6 +673,14 @@ func TestVisitorsNothingTwiceNothingLost(t *testing.T) {
 	next += 700
 	time.Sleep(1500 * time.Millisecond)
 	e.stop(c, syscall.SIGKILL)
+	// C's buffer holds the registers it read while MongoDB was away, not
+	// sent: the rebuild must not lose them.
+	rises := bufferRises(t, c.state)
+	if len(rises) == 0 {
+		t.Fatal("host C's buffer holds no unsent register after it read lines while MongoDB was away: the case is not tested")
+	}
+	t.Logf("cost: the flush C owed after 700 new visitors read while MongoDB was away: %d registers, %d bytes of update statement",
+		len(rises[0].Regs), flushBytes(rises[0].Start, rises[0].Regs))
 	if err := os.RemoveAll(c.state); err != nil {
 		t.Fatal(err)
 	}
@@ -831,5 +840,96 @@ func (e *venv) checkPrivacy(from, to int) {
 		docs, len(names), dbBytes, stateFiles, stateBytes, len(e.outputs), outBytes, len(texts)-len(visitorUAs)-len(visitorBotUAs), len(visitorUAs)+len(visitorBotUAs), found)
 	if docs == 0 || stateBytes == 0 || outBytes == 0 {
 		e.t.Errorf("privacy: nothing to search in (documents %d, state bytes %d, output bytes %d)", docs, stateBytes, outBytes)
+	}
+}
+
+// bufferRises returns the registers the buffer of a stopped host holds
+// and has not sent (buffer.VisitorRises).
+func bufferRises(t *testing.T, state string) []buffer.VisitorRise {
+	t.Helper()
+	b, err := buffer.Open(filepath.Join(state, "buffer.db"), buffer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rises, err := b.VisitorRises()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rises
+}
+
+// flushBytes returns the BSON size of the update statement a flush sends
+// for regs of the site's visitors document of the period starting at
+// start, built as the flusher builds it (filter and $max; the command's
+// envelope, a few dozen bytes per bulk write, is not counted).
+func flushBytes(start int64, regs []buffer.Register) int {
+	mx := make(bson.D, len(regs))
+	for j, g := range regs {
+		mx[j] = bson.E{Key: bucket.RegisterPath(int(g.I)), Value: int32(g.R)}
+	}
+	b, err := bson.Marshal(bson.D{
+		{Key: "q", Value: bucket.VisitorKey(visitor.Day, start, visitorSite)},
+		{Key: "u", Value: bson.D{{Key: "$max", Value: mx}}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return len(b)
+}
+
+// TestVisitorsFlushCost measures what the visitors cost MongoDB per
+// flush: a day of 1,000 and of 100,000 distinct visitors (the test's
+// addresses and browsers, keyed with the test salt), arriving at uniform
+// random times, flushed every flush.interval (10 s, the default): per
+// flush, the registers that rose since the last one (what the buffer's
+// VisitorRises returns) as the update statement the flusher sends. It
+// checks that the registers sent over the day make up the day's sketch
+// (nothing lost between flushes) and that no flush sends more registers
+// than the sketch has, and logs the figures.
+func TestVisitorsFlushCost(t *testing.T) {
+	const day, interval = 86400, 10
+	start, _ := visitor.Day.Bounds(time.Now().Unix())
+	for _, n := range []int{1000, 100000} {
+		rng := rand.New(rand.NewPCG(uint64(n), 19))
+		arrivals := make([][]int, day/interval) // flush -> visitors arriving in its interval
+		for i := range n {
+			f := rng.IntN(day) / interval
+			arrivals[f] = append(arrivals[f], i)
+		}
+		sk := visitor.NewSketch(visitor.SitePrecision)
+		sent := make([]uint8, sk.M())
+		merged := visitor.NewSketch(visitor.SitePrecision)
+		var flushes, total, most, regs int
+		for _, vs := range arrivals {
+			for _, i := range vs {
+				addr, ua := visitorOf(i)
+				sk.Add(visitor.KeyOf(&testSalt, []byte(visitorSite), []byte(addr), visitor.UADigest([]byte(ua))))
+			}
+			var rs []buffer.Register
+			sk.Risen(sent, func(i int, r uint8) { rs = append(rs, buffer.Register{I: uint32(i), R: r}) })
+			if len(rs) == 0 {
+				continue // no visitor write in this flush
+			}
+			for _, g := range rs {
+				sent[g.I] = g.R
+				merged.SetMax(int(g.I), g.R)
+			}
+			b := flushBytes(start, rs)
+			flushes++
+			total += b
+			regs += len(rs)
+			most = max(most, b)
+		}
+		if !sameSketch(sk, merged) {
+			t.Errorf("%d visitors: the registers sent over the day differ from the day's sketch", n)
+		}
+		if regs < sk.NonZero() {
+			t.Errorf("%d visitors: %d registers sent, the sketch has %d non-zero", n, regs, sk.NonZero())
+		}
+		var all []buffer.Register
+		sk.Risen(nil, func(i int, r uint8) { all = append(all, buffer.Register{I: uint32(i), R: r}) })
+		t.Logf("cost: %d visitors a day, flush every %ds: %d of %d flushes send registers, %.1f registers and %.0f bytes per such flush on average (%.1f bytes per flush over all %d), largest %d bytes, %d bytes a day (%d register writes); one flush of the whole day's registers (a catch-up): %d registers, %d bytes; estimate %.0f",
+			n, interval, flushes, len(arrivals), float64(regs)/float64(max(flushes, 1)), float64(total)/float64(max(flushes, 1)), float64(total)/float64(len(arrivals)), len(arrivals), most, total, regs, len(all), flushBytes(start, all), sk.Estimate())
 	}
 }
