@@ -29,6 +29,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/salts"
 	"github.com/logtally/logtally/visitor"
 )
@@ -688,7 +689,37 @@ func TestVisitorsNothingTwiceNothingLost(t *testing.T) {
 	e.appendLog(c, next, next+300, 2)
 	next += 300
 	e.start(c)
-	final := e.waitCounted("host C's state dir removed after a batch read while MongoDB was away")
+	e.waitCounted("host C's state dir removed after a batch read while MongoDB was away")
+
+	// Host C is killed in the middle of a flush (its batch recorded in
+	// flight, its minute buckets written, its registers not yet sent) and
+	// loses its state dir: the rebuild re-reads that batch's lines, whose
+	// registers only it can send. The kill is retried until it lands there.
+	landed := false
+	for attempt := 1; attempt <= 8 && !landed; attempt++ {
+		before := minuteTotal(t, e.db)
+		e.appendLog(c, next, next+2000, 1)
+		next += 2000
+		deadline := time.Now().Add(60 * time.Second)
+		for minuteTotal(t, e.db) == before && time.Now().Before(deadline) {
+		}
+		e.stop(c, syscall.SIGKILL)
+		acked := progressAcked(t, e.db, c.name)
+		rises := bufferRises(t, c.state)
+		t.Logf("mid-flush kill %d: batch acknowledged %v, %d periods of unsent registers", attempt, acked, len(rises))
+		if landed = !acked && len(rises) > 0; !landed {
+			e.start(c)
+			e.waitCounted(fmt.Sprintf("host C restarted after kill %d", attempt))
+		}
+	}
+	if !landed {
+		t.Fatal("no kill landed between a batch's record and its registers' write in 8 attempts: the rebuild of a batch in flight is not tested")
+	}
+	if err := os.RemoveAll(c.state); err != nil {
+		t.Fatal(err)
+	}
+	e.start(c)
+	final := e.waitCounted("host C's state dir removed after a kill in the middle of a flush")
 	checkEstimate(t, "at the end", final.Estimate(), next, 5)
 
 	for _, h := range e.hosts {
@@ -932,4 +963,19 @@ func TestVisitorsFlushCost(t *testing.T) {
 		t.Logf("cost: %d visitors a day, flush every %ds: %d of %d flushes send registers, %.1f registers and %.0f bytes per such flush on average (%.1f bytes per flush over all %d), largest %d bytes, %d bytes a day (%d register writes); one flush of the whole day's registers (a catch-up): %d registers, %d bytes; estimate %.0f",
 			n, interval, flushes, len(arrivals), float64(regs)/float64(max(flushes, 1)), float64(total)/float64(max(flushes, 1)), float64(total)/float64(len(arrivals)), len(arrivals), most, total, regs, len(all), flushBytes(start, all), sk.Estimate())
 	}
+}
+
+// progressAcked reports whether instance's progress record says its last
+// batch was acknowledged.
+func progressAcked(t *testing.T, db *mongo.Database, instance string) bool {
+	t.Helper()
+	var rec struct {
+		Acked bool `bson:"acked"`
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := db.Collection(progress.DefaultCollection).FindOne(ctx, bson.D{{Key: "_id", Value: instance}}).Decode(&rec); err != nil {
+		t.Fatalf("progress record of %s: %v", instance, err)
+	}
+	return rec.Acked
 }
