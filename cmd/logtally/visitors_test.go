@@ -105,6 +105,7 @@ type vhost struct {
 	name, conf, state, log string
 	cmd                    *exec.Cmd
 	done                   chan error
+	out                    string // the running daemon's output file
 	runs                   int
 }
 
@@ -180,7 +181,7 @@ func (e *venv) start(h *vhost) {
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
-	h.cmd, h.done = cmd, make(chan error, 1)
+	h.cmd, h.done, h.out = cmd, make(chan error, 1), out
 	go func() { h.done <- cmd.Wait(); f.Close() }()
 	e.t.Cleanup(func() {
 		if h.cmd == cmd {
@@ -198,7 +199,7 @@ func (e *venv) stop(h *vhost, sig syscall.Signal) {
 	err := <-h.done
 	h.cmd = nil
 	if sig == syscall.SIGTERM && err != nil {
-		e.t.Errorf("%s after SIGTERM: %v (want exit 0); output in %s", h.name, err, e.outputs[len(e.outputs)-1])
+		e.t.Errorf("%s after SIGTERM: %v (want exit 0); output in %s", h.name, err, h.out)
 	}
 }
 
@@ -702,6 +703,7 @@ func TestVisitorsNothingTwiceNothingLost(t *testing.T) {
 		next += 2000
 		deadline := time.Now().Add(60 * time.Second)
 		for minuteTotal(t, e.db) == before && time.Now().Before(deadline) {
+			// No sleep: the kill must come right after the minute pass.
 		}
 		e.stop(c, syscall.SIGKILL)
 		acked := progressAcked(t, e.db, c.name)
