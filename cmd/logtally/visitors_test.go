@@ -382,7 +382,7 @@ func (e *venv) storedDoc() bson.Raw {
 	start, _ := visitor.Day.Bounds(e.ts.Unix())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	raw, err := e.db.Collection(bucket.DefaultVisitorCollection).FindOne(ctx, bson.D{{Key: "_id", Value: bucket.VisitorID(visitor.Day, start, visitorSite)}}).Raw()
+	raw, err := e.db.Collection(bucket.DefaultVisitorCollection).FindOne(ctx, bson.D{{Key: "_id", Value: bucket.VisitorID(visitor.Day, start, visitorSite, "")}}).Raw()
 	if err != nil {
 		return nil
 	}
@@ -902,7 +902,7 @@ func flushBytes(start int64, regs []buffer.Register) int {
 		mx[j] = bson.E{Key: bucket.RegisterPath(int(g.I)), Value: int32(g.R)}
 	}
 	b, err := bson.Marshal(bson.D{
-		{Key: "q", Value: bucket.VisitorKey(visitor.Day, start, visitorSite)},
+		{Key: "q", Value: bucket.VisitorKey(visitor.Day, start, visitorSite, "")},
 		{Key: "u", Value: bson.D{{Key: "$max", Value: mx}}},
 	})
 	if err != nil {
