@@ -108,23 +108,29 @@ func (f *fixedSalt) For(int64) (*visitor.Salt, bool) { return &f.s, true }
 // reports ns per line of each and their ratio (x_visitors_off: the target
 // is at most 1.15).
 func BenchmarkVisitorsCost(b *testing.B) {
-	b.Run("apache", func(b *testing.B) { benchmarkVisitorsCost(b, apacheChunk(b)) })
+	for _, pages := range []bool{true, false} {
+		name := map[bool]string{true: "/sites+pages", false: "/sites"}[pages]
+		b.Run("apache"+name, func(b *testing.B) { benchmarkVisitorsCost(b, apacheChunk(b), pages) })
+	}
 	// The generated lines: mostly browsers (people), random addresses.
 	g := loggen.New(1)
 	var data []byte
 	for range 10000 {
 		data = append(g.Append(data, false), '\n')
 	}
-	b.Run("generated", func(b *testing.B) {
-		benchmarkVisitorsCost(b, tailer.Chunk{Checkpoint: tailer.Checkpoint{Source: "src", Path: "/logs/gen.log",
-			File: tailer.FileID{Dev: 1, Ino: 2}, Offset: int64(len(data))}, Data: data})
-	})
+	for _, pages := range []bool{true, false} {
+		name := map[bool]string{true: "/sites+pages", false: "/sites"}[pages]
+		b.Run("generated"+name, func(b *testing.B) {
+			benchmarkVisitorsCost(b, tailer.Chunk{Checkpoint: tailer.Checkpoint{Source: "src", Path: "/logs/gen.log",
+				File: tailer.FileID{Dev: 1, Ino: 2}, Offset: int64(len(data))}, Data: data}, pages)
+		})
+	}
 }
 
-func benchmarkVisitorsCost(b *testing.B, c tailer.Chunk) {
+func benchmarkVisitorsCost(b *testing.B, c tailer.Chunk, pages bool) {
 	lines := bytes.Count(c.Data, []byte("\n"))
 	on := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil, nil)
-	on.SetVisitors(&aggregate.Visitors{Salts: &fixedSalt{}, Period: visitor.Day})
+	on.SetVisitors(&aggregate.Visitors{Salts: &fixedSalt{}, Period: visitor.Day, Pages: pages})
 	off := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil, nil)
 	var tOn, tOff time.Duration
 	for i := 0; b.Loop(); i++ {
@@ -135,8 +141,9 @@ func benchmarkVisitorsCost(b *testing.B, c tailer.Chunk) {
 			tOff += timeAdd(b, off, &c)
 			tOn += timeAdd(b, on, &c)
 		}
-		on.Drain(nil)
-		off.Drain(nil)
+		// A round is a commit: the sums go, the sketches stay (clean).
+		on.CommittedWithoutBuffer()
+		off.CommittedWithoutBuffer()
 	}
 	n := float64(b.N) * float64(lines)
 	b.ReportMetric(float64(tOn.Nanoseconds())/n, "ns/line")

@@ -76,7 +76,7 @@ func (a *Aggregator) commitOrWait(ctx context.Context) error {
 // commits by itself; Commit is for an Aggregator that is not run (tools,
 // tests), called from the goroutine that calls Add.
 func (a *Aggregator) Commit() error {
-	if len(a.counts) == 0 && len(a.cps) == 0 && len(a.marks) == 0 && len(a.archives) == 0 && len(a.vis.sketches) == 0 {
+	if len(a.counts) == 0 && len(a.cps) == 0 && len(a.marks) == 0 && len(a.archives) == 0 && len(a.vis.dirty) == 0 {
 		return nil
 	}
 	if a.cfg.HoldUntilStart && !a.started {
@@ -85,14 +85,14 @@ func (a *Aggregator) Commit() error {
 	counts, marks := a.Sums()
 	err := a.cfg.Buffer.CommitWith(buffer.Commit{
 		Counts: counts, Checkpoints: a.cps, Marks: marks, Finished: a.finished, Archives: a.archiveRanges(), KeepLastCommit: a.cfg.KeepLastCommit,
-		Visitors: a.vis.sketches,
+		Visitors: a.Sketches(),
 	})
 	if err != nil {
 		return fmt.Errorf("aggregator: %w", err)
 	}
 	a.commits.Add(1)
 	a.addMeasures()
-	a.takeSketches()
+	a.committedSketches()
 	clear(a.index)
 	a.counts = a.counts[:0]
 	a.cps = map[string][]byte{}

@@ -39,7 +39,7 @@ func (a *Aggregator) Drain(f func(key []byte, v *measure.Vector)) {
 		f(kb, &a.counts[i])
 	}
 	a.addMeasures()
-	a.takeSketches()
+	a.dropSketches()
 	clear(a.index)
 	a.counts = a.counts[:0]
 	clear(a.cps)

@@ -18,15 +18,26 @@ type Visitors struct {
 	}
 	// Period is the salt period.
 	Period visitor.Period
+	// Pages keeps a sketch per page too, beside the site's.
+	Pages bool
 }
 
-// visitorState is the Aggregator's visitor sketches since the last commit
-// and what makes a line cheap: the last visitor seen (lines in a row from
-// one client skip the keyed hash; adding a key twice changes nothing, so
-// the skip is exact), the last period's salt and the last sketch used.
+// maxHeldSketches bounds the sketches an Aggregator keeps between
+// commits (a site's, and one per page and period): past it, a commit
+// forgets those it wrote, and lines after it start them again (the buffer
+// merges by maximum, so nothing is lost; only the work of re-making them).
+const maxHeldSketches = 100_000
+
+// visitorState is the Aggregator's visitor sketches and what makes a line
+// cheap: the sketches are kept across commits (a commit writes those that
+// changed since the last, which the buffer merges by maximum), the last
+// visitor seen (lines in a row from one client skip the keyed hash; adding
+// a key twice changes nothing, so the skip is exact), the last period's
+// salt and the last sketch used.
 type visitorState struct {
-	sketches map[string]*visitor.Sketch // buffer.VisitorKey -> sketch
-	last     struct {
+	held  map[string]*heldSketch // buffer.VisitorKey -> sketch
+	dirty []*heldSketch          // changed since the last commit
+	last  struct {
 		set                bool
 		start              int64
 		site, client, page []byte
@@ -36,7 +47,7 @@ type visitorState struct {
 	saltStart   int64
 	salt        *visitor.Salt // nil: none held for saltStart
 	saltSet     bool
-	sketch      *visitor.Sketch // the sketch of (sketchStart, sketchSite)
+	sketch      *heldSketch // the sketch of (sketchStart, sketchSite)
 	sketchStart int64
 	sketchSite  []byte
 	keyBuf      []byte
@@ -52,8 +63,8 @@ func (a *Aggregator) addVisitor(h *parser.Hit, page []byte) {
 	if l.set && l.start == start && l.ua == h.UADigest && bytes.Equal(l.client, h.Client) && bytes.Equal(l.site, h.Site) {
 		// The visitor of the line before: its key is in the site's
 		// sketch; a page it had not seen still takes it.
-		if !bytes.Equal(l.page, page) {
-			a.pageSketch(start, h.Site, page).Add(l.key)
+		if a.cfg.Visitors.Pages && !bytes.Equal(l.page, page) {
+			a.addKey(a.pageSketch(start, h.Site, page), l.key)
 			l.page = append(l.page[:0], page...)
 		}
 		return
@@ -72,8 +83,10 @@ func (a *Aggregator) addVisitor(h *parser.Hit, page []byte) {
 		v.sketchSite = append(v.sketchSite[:0], h.Site...)
 	}
 	key := visitor.KeyOf(v.salt, h.Site, h.Client, h.UADigest)
-	v.sketch.Add(key)
-	a.pageSketch(start, h.Site, page).Add(key)
+	a.addKey(v.sketch, key)
+	if a.cfg.Visitors.Pages {
+		a.addKey(a.pageSketch(start, h.Site, page), key)
+	}
 	l.set, l.start, l.ua, l.key = true, start, h.UADigest, key
 	l.site = append(l.site[:0], h.Site...)
 	l.client = append(l.client[:0], h.Client...)
@@ -82,46 +95,84 @@ func (a *Aggregator) addVisitor(h *parser.Hit, page []byte) {
 
 // pageSketch returns the sparse sketch of site's page for the period
 // starting at start.
-func (a *Aggregator) pageSketch(start int64, site, page []byte) *visitor.Sketch {
+func (a *Aggregator) pageSketch(start int64, site, page []byte) *heldSketch {
 	return a.sketch(start, site, page, visitor.PagePrecision)
 }
 
-// sketch returns the sketch of site (page nil) or of its page for the
+// heldSketch is a sketch the Aggregator keeps, with its key.
+type heldSketch struct {
+	key   string
+	s     *visitor.Sketch
+	dirty bool
+}
+
+// sketch returns the held sketch of site (page nil) or of its page for the
 // period starting at start, making it (dense for a site, sparse for a
 // page) if there is none. Looking one up allocates nothing; making one
-// allocates its key.
-func (a *Aggregator) sketch(start int64, site, page []byte, p uint8) *visitor.Sketch {
+// allocates it and its key.
+func (a *Aggregator) sketch(start int64, site, page []byte, p uint8) *heldSketch {
 	v := &a.vis
 	v.keyBuf = buffer.AppendVisitorKey(v.keyBuf[:0], start, site, page)
-	if s := v.sketches[string(v.keyBuf)]; s != nil {
-		return s
+	if h := v.held[string(v.keyBuf)]; h != nil {
+		return h
 	}
-	if v.sketches == nil {
-		v.sketches = map[string]*visitor.Sketch{}
+	if v.held == nil {
+		v.held = map[string]*heldSketch{}
 	}
-	s := visitor.NewSketch(p)
+	h := &heldSketch{key: string(v.keyBuf), s: visitor.NewSketch(p)}
 	if page != nil {
-		s = visitor.NewSparse(p)
+		h.s = visitor.NewSparse(p)
 	}
-	v.sketches[string(v.keyBuf)] = s
-	return s
+	v.held[h.key] = h
+	return h
+}
+
+// addKey adds key to h and notes h for the next commit if it changed.
+func (a *Aggregator) addKey(h *heldSketch, key uint64) {
+	if h.s.Add(key) && !h.dirty {
+		h.dirty = true
+		a.vis.dirty = append(a.vis.dirty, h)
+	}
 }
 
 // SetVisitors makes a Summer keep visitor sketches (Config.Visitors of a
 // run Aggregator); nil: none. Call it before the first Add.
 func (a *Aggregator) SetVisitors(v *Visitors) { a.cfg.Visitors = v }
 
-// Sketches returns the visitor sketches held (buffer.VisitorKey ->
-// sketch): what a commit would merge into the buffer. They must not be
-// modified.
-func (a *Aggregator) Sketches() map[string]*visitor.Sketch { return a.vis.sketches }
+// Sketches returns the visitor sketches changed since the last commit
+// (buffer.VisitorKey -> sketch): what a commit merges into the buffer.
+// They must not be modified.
+func (a *Aggregator) Sketches() map[string]*visitor.Sketch {
+	if len(a.vis.dirty) == 0 {
+		return nil
+	}
+	m := make(map[string]*visitor.Sketch, len(a.vis.dirty))
+	for _, h := range a.vis.dirty {
+		m[h.key] = h.s
+	}
+	return m
+}
 
-// takeSketches returns the sketches held and forgets them (a commit took
-// them), and forgets the salt looked up last so that a salt fetched since
-// is seen.
-func (a *Aggregator) takeSketches() map[string]*visitor.Sketch {
+// committedSketches records that a commit took Sketches: they are clean
+// again. Past maxHeldSketches every sketch is forgotten (all are in the
+// buffer), and the salt looked up last is forgotten so that a salt
+// fetched since is seen.
+func (a *Aggregator) committedSketches() {
 	v := &a.vis
-	s := v.sketches
-	v.sketches, v.sketch, v.saltSet = nil, nil, false
-	return s
+	for _, h := range v.dirty {
+		h.dirty = false
+	}
+	v.dirty = v.dirty[:0]
+	if len(v.held) > maxHeldSketches {
+		v.held, v.sketch = nil, nil
+	}
+	v.saltSet = false
+}
+
+// dropSketches forgets every sketch (a Summer's Drain: nothing is
+// written).
+func (a *Aggregator) dropSketches() {
+	v := &a.vis
+	v.held, v.dirty, v.sketch, v.saltSet = nil, v.dirty[:0], nil, false
+	v.last.set = false
 }

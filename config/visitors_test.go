@@ -24,14 +24,14 @@ func TestVisitorsKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := c.Visitors; !v.Enabled || v.Period() != visitor.Day || v.SaltGrace.D() != 2*time.Hour || c.Buckets.Visitors != "visitors" {
+	if v := c.Visitors; !v.Enabled || !v.Pages || v.Period() != visitor.Day || v.SaltGrace.D() != 2*time.Hour || c.Buckets.Visitors != "visitors" {
 		t.Errorf("defaults %+v, buckets.visitors %q: want on, day, 2h, visitors", v, c.Buckets.Visitors)
 	}
-	c, err = Parse("t.toml", []byte(visitorsBase+"[visitors]\nenabled = false\nsalt_period = \"month\"\nsalt_grace = \"30m\"\n"))
+	c, err = Parse("t.toml", []byte(visitorsBase+"[visitors]\nenabled = false\nsalt_period = \"month\"\nsalt_grace = \"30m\"\npages = false\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := c.Visitors; v.Enabled || v.Period() != visitor.Month || v.SaltGrace.D() != 30*time.Minute {
+	if v := c.Visitors; v.Enabled || v.Pages || v.Period() != visitor.Month || v.SaltGrace.D() != 30*time.Minute {
 		t.Errorf("set %+v: want off, month, 30m", v)
 	}
 	for _, tc := range []struct{ add, want string }{

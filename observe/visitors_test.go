@@ -56,7 +56,7 @@ func TestVisitorsMetrics(t *testing.T) {
 		Flush:           flusher.Config{DB: db, Interval: 30 * time.Millisecond, MaxOps: 32, Timeout: 5 * time.Second, MaxBackoff: 100 * time.Millisecond},
 		CommitInterval:  10 * time.Millisecond,
 		ShutdownTimeout: 10 * time.Second,
-		Visitors:        &pipeline.Visitors{Period: visitor.Day},
+		Visitors:        &pipeline.Visitors{Period: visitor.Day, Pages: true},
 		Sources: []pipeline.Source{{
 			Name: "web", Paths: []string{logPath},
 			Parser: parser.Config{Format: "combined", Site: "example.com"},

@@ -101,6 +101,8 @@ type Visitors struct {
 	// (salts.Config).
 	Period visitor.Period
 	Grace  time.Duration
+	// Pages counts each page's visitors too.
+	Pages bool
 }
 
 // ErrReload, as the cause of the context given to Run
@@ -253,7 +255,7 @@ func (p *Pipeline) Open(ctx context.Context) (err error) {
 			log.Warn("salts not fetched at start: visitors are counted once they are", "err", err)
 		}
 		cancel()
-		vis = &aggregate.Visitors{Salts: p.salts, Period: v.Period}
+		vis = &aggregate.Visitors{Salts: p.salts, Period: v.Period, Pages: v.Pages}
 	}
 	if p.store != nil {
 		p.rec = recovery.NewRecorder(p.store, p.buf, cfg.Clock, log, cfg.Flush.User)
@@ -345,7 +347,7 @@ func (p *Pipeline) openBuffer(ctx context.Context) error {
 func (p *Pipeline) recoveryConfig() recovery.Config {
 	rc := recovery.Config{BufferPath: p.cfg.BufferPath, Buffer: p.cfg.Buffer, Clock: p.cfg.Clock}
 	if v := p.cfg.Visitors; v != nil {
-		rc.Visitors = &aggregate.Visitors{Salts: salts.NewLookup(p.cfg.Flush.DB, v.Period, p.cfg.Flush.Timeout), Period: v.Period}
+		rc.Visitors = &aggregate.Visitors{Salts: salts.NewLookup(p.cfg.Flush.DB, v.Period, p.cfg.Flush.Timeout), Period: v.Period, Pages: v.Pages}
 	}
 	for _, s := range p.cfg.Sources {
 		rc.Sources = append(rc.Sources, recovery.Source{

@@ -140,7 +140,7 @@ func TestVisitorsExactThroughRebuild(t *testing.T) {
 	a := site{"v.test", filepath.Join(dir, "a.log")}
 	appendVisits(t, a.path, 0, 3000)
 	cfg := recorded(dir, db, a)
-	cfg.Visitors = &pipeline.Visitors{Period: visitor.Day}
+	cfg.Visitors = &pipeline.Visitors{Period: visitor.Day, Pages: true}
 	r := startRun(t, cfg)
 	waitFor(t, "6000 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal == 6000 })
 	want := expectedSketch(t, db, a.name, a.path)

@@ -294,7 +294,7 @@ func pipelineConfig(cfg config.Config, log *slog.Logger, db *mongo.Database) pip
 		Logger:          log,
 	}
 	if cfg.Visitors.Enabled {
-		pc.Visitors = &pipeline.Visitors{Period: cfg.Visitors.Period(), Grace: cfg.Visitors.SaltGrace.D()}
+		pc.Visitors = &pipeline.Visitors{Period: cfg.Visitors.Period(), Grace: cfg.Visitors.SaltGrace.D(), Pages: cfg.Visitors.Pages}
 	}
 	for _, s := range cfg.Sources {
 		pc.Sources = append(pc.Sources, pipeline.Source{
