@@ -66,7 +66,10 @@ func TestExpiryModes(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("expiry never set up:\n%s", logs)
 		}
-		blockUntil(t, fake)
+		// Both loops wait (the flush loop, and the expiry's retry):
+		// advancing when only one did let a starved expiry goroutine
+		// see an hour pass, under load.
+		waiters(t, fake, 2)
 		fake.Advance(500 * time.Millisecond)
 	}
 	st := e.f.Stats().Expiry
