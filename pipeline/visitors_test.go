@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/pipeline"
+	"github.com/logtally/logtally/query"
 	"github.com/logtally/logtally/salts"
 	"github.com/logtally/logtally/visitor"
 )
@@ -98,37 +98,18 @@ func storedSketch(t *testing.T, db *mongo.Database, site string) *visitor.Sketch
 func storedPageSketch(t *testing.T, db *mongo.Database, site, page string) *visitor.Sketch {
 	t.Helper()
 	start, _ := visitor.Day.Bounds(time.Now().Add(-time.Minute).Unix())
-	var doc bson.M
-	err := db.Collection(bucket.DefaultVisitorCollection).FindOne(context.Background(), bson.D{{Key: "_id", Value: bucket.VisitorID(visitor.Day, start, site, page)}}).Decode(&doc)
+	raw, err := db.Collection(bucket.DefaultVisitorCollection).FindOne(context.Background(), bson.D{{Key: "_id", Value: bucket.VisitorID(visitor.Day, start, site, page)}}).Raw()
 	if err != nil {
 		return nil
 	}
-	prec := visitor.SitePrecision
-	if page != "" {
-		prec = visitor.PagePrecision
-	}
-	s := visitor.NewSketch(prec)
-	regs, _ := doc[bucket.FieldRegisters].(bson.D)
-	for _, e := range regs {
-		i, _ := strconv.Atoi(e.Key)
-		if r, ok := e.Value.(int32); ok && r > 0 {
-			s.SetMax(i, uint8(r))
-		}
+	_, _, s, err := query.DecodeVisitors(raw)
+	if err != nil {
+		t.Fatalf("visitors document of %s%s: %v", site, page, err)
 	}
 	return s
 }
 
-func sameRegisters(a, b *visitor.Sketch) bool {
-	if a == nil || b == nil {
-		return false
-	}
-	for i := range a.R {
-		if a.R[i] != b.R[i] {
-			return false
-		}
-	}
-	return true
-}
+func sameRegisters(a, b *visitor.Sketch) bool { return a.Equal(b) }
 
 // TestVisitorsExactThroughRebuild: the registers in MongoDB equal, one by
 // one, the sketch of the files' people; a lost state dir, rebuilt, and the

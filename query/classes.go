@@ -162,22 +162,18 @@ func (r *Reader) readPageClasses(ctx context.Context, req Request, views *int64,
 			return false, err
 		}
 		month := d.Start.UTC()
-		for day := 1; day <= 31; day++ {
-			t := month.AddDate(0, 0, day-1)
-			if t.Month() != month.Month() {
-				break
-			}
+		forDays(month, func(t time.Time, key string) bool {
 			if t.Before(req.From) || !t.Before(req.To) {
-				continue
+				return true
 			}
-			key := strconv.Itoa(day)
 			*views += d.Counters[daily][key]
 			if sv := slots[key]; sv != nil {
 				for cl := botclass.Person + 1; cl < botclass.NumClasses; cl++ {
 					bots[cl] += sv[botMeasures[cl]]
 				}
 			}
-		}
+			return true
+		})
 		return true, nil
 	})
 	return found, err

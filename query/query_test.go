@@ -5,10 +5,11 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"github.com/logtally/logtally/bucket"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/bucket"
 )
 
 func utc(s string) time.Time {

@@ -319,22 +319,16 @@ func (r *Reader) readMonthly(ctx context.Context, req Request, acc *accumulator)
 			if err != nil {
 				return false, err
 			}
-			month := d.Start.UTC()
-			for day := 1; day <= 31; day++ {
-				t := month.AddDate(0, 0, day-1)
-				if t.Month() != month.Month() {
-					break
-				}
-				key := strconv.Itoa(day)
+			more := true
+			forDays(d.Start.UTC(), func(t time.Time, key string) bool {
 				n := d.Counters[daily][key]
 				if n == 0 && slots[key] == nil {
-					continue
+					return true
 				}
-				if !acc.addWith(d.Page, t, n, fs.values(slots[key])) {
-					return false, nil
-				}
-			}
-			return true, nil
+				more = acc.addWith(d.Page, t, n, fs.values(slots[key]))
+				return more
+			})
+			return more, nil
 		})
 	}
 	f := l.Range(req.Site, req.Page, req.From, req.To)
@@ -400,4 +394,16 @@ func (r *Reader) exists(ctx context.Context, site, page string) error {
 			ErrUnknownPage, page, site)
 	}
 	return nil
+}
+
+// forDays calls fn for each day of the month starting at month, with the
+// day's start and its key in a monthly bucket's per-day fields ("1" to
+// "31"), until fn returns false.
+func forDays(month time.Time, fn func(t time.Time, key string) bool) {
+	for day := 1; day <= 31; day++ {
+		t := month.AddDate(0, 0, day-1)
+		if t.Month() != month.Month() || !fn(t, strconv.Itoa(day)) {
+			return
+		}
+	}
 }

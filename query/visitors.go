@@ -236,6 +236,17 @@ type visitorsDoc struct {
 	sketch *visitor.Sketch
 }
 
+// DecodeVisitors reads a visitors document as the query does: its
+// period's start, its salt period and its registers as a sketch (tests
+// compare them with sketches of their own).
+func DecodeVisitors(raw bson.Raw) (start time.Time, period visitor.Period, s *visitor.Sketch, err error) {
+	d, err := decodeVisitors(raw)
+	if err != nil {
+		return time.Time{}, 0, nil, err
+	}
+	return d.start, d.period, d.sketch, nil
+}
+
 // decodeVisitors reads a visitors document: its date, its salt period
 // (metadata.period, else its _id's prefix), its precision and its
 // registers ({"<index>": int32 or int64}), checked.

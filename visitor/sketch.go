@@ -359,3 +359,17 @@ func tau(x float64) float64 {
 		}
 	}
 }
+
+// Equal reports whether s and o hold the same registers (whatever their
+// forms); nil equals nothing.
+func (s *Sketch) Equal(o *Sketch) bool {
+	if s == nil || o == nil || s.P != o.P {
+		return false
+	}
+	for i := range s.M() {
+		if s.Get(i) != o.Get(i) {
+			return false
+		}
+	}
+	return true
+}

@@ -30,6 +30,7 @@ import (
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/query"
 	"github.com/logtally/logtally/salts"
 	"github.com/logtally/logtally/visitor"
 )
@@ -396,36 +397,14 @@ func (e *venv) stored() *visitor.Sketch {
 	if raw == nil {
 		return nil
 	}
-	s := visitor.NewSketch(visitor.SitePrecision)
-	regs, ok := raw.Lookup(bucket.FieldRegisters).DocumentOK()
-	if !ok {
-		e.t.Fatalf("visitors document without registers: %s", raw)
-	}
-	elems, _ := regs.Elements()
-	for _, el := range elems {
-		i, err := strconv.Atoi(el.Key())
-		r, ok := el.Value().Int32OK()
-		if err != nil || !ok || i < 0 || i >= len(s.R) {
-			e.t.Fatalf("visitors document: register %q = %v", el.Key(), el.Value())
-		}
-		if r > 0 {
-			s.SetMax(i, uint8(r))
-		}
+	_, _, s, err := query.DecodeVisitors(raw)
+	if err != nil {
+		e.t.Fatalf("visitors document: %v", err)
 	}
 	return s
 }
 
-func sameSketch(a, b *visitor.Sketch) bool {
-	if a == nil || b == nil {
-		return false
-	}
-	for i := range a.R {
-		if a.R[i] != b.R[i] {
-			return false
-		}
-	}
-	return true
-}
+func sameSketch(a, b *visitor.Sketch) bool { return a.Equal(b) }
 
 // checkEstimate fails the test unless est lies within k standard errors
 // of n.
