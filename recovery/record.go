@@ -30,6 +30,15 @@ type Recorder struct {
 	user     string        // the connection string's user, for refused credentials
 	acquired chan struct{} // closed once the lease is held
 	held     sync.Once     // closes acquired
+	// writing serializes the writes to the record from the flusher
+	// (Begin) and from Keep (renew, release). MongoDB applies each
+	// update atomically, and a renew's "acknowledged" only matches the
+	// batch it names, so concurrent writes are safe there; a server that
+	// does not (FerretDB: two updates of one document at once can lose
+	// one) could let a renew write back the record as it was before a
+	// Begin, naming the previous batch acknowledged while the next one's
+	// updates begin: a rebuild would then count that batch again.
+	writing sync.Mutex
 }
 
 // NewRecorder returns the Recorder of store's instance for buf; user is
@@ -55,6 +64,8 @@ func (r *Recorder) Begin(ctx context.Context, sealed, acked buffer.Snapshot) err
 	if err != nil {
 		return err
 	}
+	r.writing.Lock()
+	defer r.writing.Unlock()
 	return r.store.BeginWith(ctx, r.buf.InstanceID(), sealed.Batch, sealed.SealedAt, toRecord(sealed.Checkpoints),
 		acked.Batch, acked.SealedAt, toRecord(acked.Checkpoints), progress.CoarseRecord{
 			MinuteOnly: sealed.MinuteOnly, Batch: coarse.Batch, SealedAt: coarse.SealedAt, At: toRecord(coarse.Checkpoints),
@@ -131,6 +142,8 @@ func (r *Recorder) renew(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.writing.Lock()
+	defer r.writing.Unlock()
 	return r.store.Renew(ctx, acked.Batch)
 }
 
@@ -143,7 +156,10 @@ func (r *Recorder) release() {
 		r.log.Warn("cannot record the last batch as acknowledged", "err", err)
 		return
 	}
-	if err := r.store.Release(ctx); err != nil {
+	r.writing.Lock()
+	err := r.store.Release(ctx)
+	r.writing.Unlock()
+	if err != nil {
 		r.log.Warn("cannot release the instance's lease: a rebuilt state dir waits for it to expire", "err", err)
 	}
 }
