@@ -24,22 +24,27 @@ func (s *sip) init(k0, k1 uint64, c int) {
 	s.tail, s.ntail, s.n, s.c = 0, 0, 0, c
 }
 
-func (s *sip) round() {
-	s.v0 += s.v1
-	s.v1 = bits.RotateLeft64(s.v1, 13)
-	s.v1 ^= s.v0
-	s.v0 = bits.RotateLeft64(s.v0, 32)
-	s.v2 += s.v3
-	s.v3 = bits.RotateLeft64(s.v3, 16)
-	s.v3 ^= s.v2
-	s.v0 += s.v3
-	s.v3 = bits.RotateLeft64(s.v3, 21)
-	s.v3 ^= s.v0
-	s.v2 += s.v1
-	s.v1 = bits.RotateLeft64(s.v1, 17)
-	s.v1 ^= s.v2
-	s.v2 = bits.RotateLeft64(s.v2, 32)
+// sipRound is SipHash's round, written once: the state in and out as
+// values, so that it inlines and the loops keep the state in registers.
+func sipRound(v0, v1, v2, v3 uint64) (uint64, uint64, uint64, uint64) {
+	v0 += v1
+	v1 = bits.RotateLeft64(v1, 13)
+	v1 ^= v0
+	v0 = bits.RotateLeft64(v0, 32)
+	v2 += v3
+	v3 = bits.RotateLeft64(v3, 16)
+	v3 ^= v2
+	v0 += v3
+	v3 = bits.RotateLeft64(v3, 21)
+	v3 ^= v0
+	v2 += v1
+	v1 = bits.RotateLeft64(v1, 17)
+	v1 ^= v2
+	v2 = bits.RotateLeft64(v2, 32)
+	return v0, v1, v2, v3
 }
+
+func (s *sip) round() { s.v0, s.v1, s.v2, s.v3 = sipRound(s.v0, s.v1, s.v2, s.v3) }
 
 func (s *sip) word(m uint64) {
 	s.v3 ^= m
@@ -126,22 +131,8 @@ func (s *sip) blocks24(p []byte) []byte {
 	for ; len(p) >= 8; p = p[8:] {
 		m := binary.LittleEndian.Uint64(p)
 		v3 ^= m
-		for range 2 {
-			v0 += v1
-			v1 = bits.RotateLeft64(v1, 13)
-			v1 ^= v0
-			v0 = bits.RotateLeft64(v0, 32)
-			v2 += v3
-			v3 = bits.RotateLeft64(v3, 16)
-			v3 ^= v2
-			v0 += v3
-			v3 = bits.RotateLeft64(v3, 21)
-			v3 ^= v0
-			v2 += v1
-			v1 = bits.RotateLeft64(v1, 17)
-			v1 ^= v2
-			v2 = bits.RotateLeft64(v2, 32)
-		}
+		v0, v1, v2, v3 = sipRound(v0, v1, v2, v3)
+		v0, v1, v2, v3 = sipRound(v0, v1, v2, v3)
 		v0 ^= m
 	}
 	s.v0, s.v1, s.v2, s.v3 = v0, v1, v2, v3
@@ -154,20 +145,7 @@ func (s *sip) blocks13(p []byte) []byte {
 	for ; len(p) >= 8; p = p[8:] {
 		m := binary.LittleEndian.Uint64(p)
 		v3 ^= m
-		v0 += v1
-		v1 = bits.RotateLeft64(v1, 13)
-		v1 ^= v0
-		v0 = bits.RotateLeft64(v0, 32)
-		v2 += v3
-		v3 = bits.RotateLeft64(v3, 16)
-		v3 ^= v2
-		v0 += v3
-		v3 = bits.RotateLeft64(v3, 21)
-		v3 ^= v0
-		v2 += v1
-		v1 = bits.RotateLeft64(v1, 17)
-		v1 ^= v2
-		v2 = bits.RotateLeft64(v2, 32)
+		v0, v1, v2, v3 = sipRound(v0, v1, v2, v3)
 		v0 ^= m
 	}
 	s.v0, s.v1, s.v2, s.v3 = v0, v1, v2, v3
