@@ -37,15 +37,16 @@ func TestCheckRangeMessages(t *testing.T) {
 }
 
 // Pages × steps past MaxCells stop the reading with an error that names
-// the numbers and suggests -top and a coarser step.
+// the numbers and suggests -top and a coarser step. The site's sum is one
+// series of the bound.
 func TestTooLarge(t *testing.T) {
 	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	res := &Result{Request: Request{Site: "s", From: from, To: from.Add(MaxSteps * time.Minute), Step: Minute}}
 	for tm := from; tm.Before(res.Request.To); tm = tm.Add(time.Minute) {
 		res.Times = append(res.Times, tm)
 	}
-	acc := accumulator{res: res, pages: map[string]*Series{}}
-	limit := MaxCells / MaxSteps
+	acc := newAccumulator(res, MaxCells)
+	limit := MaxCells/MaxSteps - 1
 	for i := 0; ; i++ {
 		if !acc.add("/p"+strings.Repeat("x", i), from, 1) {
 			if i != limit {
@@ -62,7 +63,7 @@ func TestTooLarge(t *testing.T) {
 	if !errors.As(err, &tl) || !errors.Is(err, ErrBadRequest) {
 		t.Fatalf("%v", err)
 	}
-	for _, want := range []string{"51 or more pages × 100000 steps of a minute is over 5000000 counts", "-top N (N up to 50 at this step)", "a coarser -step (hour)"} {
+	for _, want := range []string{"50 or more pages × 100000 steps of a minute is over 5000000 counts", "-top N (N up to 49 at this step)", "a coarser -step (hour)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("no %q in %q", want, err)
 		}

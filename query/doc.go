@@ -14,7 +14,12 @@
 //
 // Request.Measures asks for measures beside (or instead of) the views:
 // bots, people (views - bots), 2xx to 5xx, error_rate ((4xx+5xx)/views),
-// bytes, rt_avg and rt_max (milliseconds). The buckets hold them at one
+// bytes, rt_avg and rt_max (milliseconds), rt_count (the hits that logged
+// a response time), bot_search to bot_suspect (each bot class), and
+// unmeasured (views counted before the measures were recorded: views minus
+// the five status classes, as every measured hit is in one). Result.Site
+// sums every page read (SiteOnly keeps it alone): the site's series from
+// the same read as its top pages. The buckets hold them at one
 // grain per level (bucket.Level.MeasureSlots), so a step reads: minute,
 // the minute buckets' measures; hour, the daily buckets' hourly ones; day,
 // the monthly buckets' daily ones (and their daily view counters, not the
@@ -27,6 +32,9 @@
 // document per site and day, no page's bucket read), a page's from its
 // monthly buckets.
 //
+// Reader.Sites lists the sites (the sites collection's, or the monthly
+// buckets' when it is empty).
+//
 // Reader.Visitors answers "how many people": a site's unique visitors
 // (Measure Visitors, read alone) from the visitors collection, one
 // document of HyperLogLog registers per site and salt period (package
@@ -36,7 +44,8 @@
 // over daily salts a month step adds the days' estimates and labels the
 // value visitors_daily_sum: a sum of daily uniques, not uniques (one
 // person on two days counts twice). Visitors are per site and per salt
-// period: a page, a minute or an hour step is refused.
+// period: a minute or an hour step is refused. Reader.PageVisitors reads
+// many pages' in one find.
 //
 // Every find filters on the site, the page when one is asked, and the
 // bucket's time field: the fields of the collections' indexes and of the

@@ -35,14 +35,32 @@ const (
 	RTAvg
 	// RTMax is the longest response time, in milliseconds.
 	RTMax
+	// RTCount is the hits that logged a response time (0: the log
+	// format has none, and RTAvg and RTMax are not known).
+	RTCount
+	// BotSearch … BotSuspect are the hits of each bot class (package
+	// botclass): search engines, AI crawlers, tools, other bots, and
+	// agents suspected of being bots.
+	BotSearch
+	BotAI
+	BotTool
+	BotOther
+	BotSuspect
+	// Unmeasured are the views counted before the measures were
+	// recorded (buckets of an older logtally): views minus the hits of
+	// the five status classes, each measured hit being in exactly one.
+	// Their status, bytes, response time and class are not known.
+	Unmeasured
 	numMeasures
 )
 
 // measureNames are the names -measure takes; columns are named by
 // measureColumns (the unit in the name where there is one).
 var (
-	measureNames   = [numMeasures]string{"views", "bots", "people", "2xx", "3xx", "4xx", "5xx", "error_rate", "bytes", "rt_avg", "rt_max"}
-	measureColumns = [numMeasures]string{"views", "bots", "people", "2xx", "3xx", "4xx", "5xx", "error_rate", "bytes", "rt_avg_ms", "rt_max_ms"}
+	measureNames = [numMeasures]string{"views", "bots", "people", "2xx", "3xx", "4xx", "5xx", "error_rate", "bytes", "rt_avg", "rt_max",
+		"rt_count", "bot_search", "bot_ai", "bot_tool", "bot_other", "bot_suspect", "unmeasured"}
+	measureColumns = [numMeasures]string{"views", "bots", "people", "2xx", "3xx", "4xx", "5xx", "error_rate", "bytes", "rt_avg_ms", "rt_max_ms",
+		"rt_count", "bot_search", "bot_ai", "bot_tool", "bot_other", "bot_suspect", "unmeasured"}
 )
 
 // MeasureNames is the list of names ParseMeasures takes, comma-separated
@@ -113,21 +131,33 @@ const (
 	fRTSum
 	fRTCount
 	fRTMax
+	fSearch
+	fAI
+	fTool
+	fBotOther
+	fSuspect
+	fStatusOther
 	numFields
 )
 
 // fieldSources are the stored measures each field adds up (fRTMax: their
 // maximum).
 var fieldSources = [numFields][]measure.Index{
-	f2xx:     {measure.Status2xx},
-	f3xx:     {measure.Status3xx},
-	f4xx:     {measure.Status4xx},
-	f5xx:     {measure.Status5xx},
-	fBots:    {measure.BotSearch, measure.BotAI, measure.BotTool, measure.BotOther, measure.BotSuspect},
-	fBytes:   {measure.Bytes},
-	fRTSum:   {measure.RTSum},
-	fRTCount: {measure.RTCount},
-	fRTMax:   {measure.RTMax},
+	f2xx:         {measure.Status2xx},
+	f3xx:         {measure.Status3xx},
+	f4xx:         {measure.Status4xx},
+	f5xx:         {measure.Status5xx},
+	fBots:        {measure.BotSearch, measure.BotAI, measure.BotTool, measure.BotOther, measure.BotSuspect},
+	fBytes:       {measure.Bytes},
+	fRTSum:       {measure.RTSum},
+	fRTCount:     {measure.RTCount},
+	fRTMax:       {measure.RTMax},
+	fSearch:      {measure.BotSearch},
+	fAI:          {measure.BotAI},
+	fTool:        {measure.BotTool},
+	fBotOther:    {measure.BotOther},
+	fSuspect:     {measure.BotSuspect},
+	fStatusOther: {measure.StatusOther},
 }
 
 // isMax reports whether f is merged by max.
@@ -136,16 +166,23 @@ func (f field) isMax() bool { return f == fRTMax }
 // measureFields are the fields each measure is computed from (Views:
 // none, the views are always read).
 var measureFields = [numMeasures][]field{
-	Bots:      {fBots},
-	People:    {fBots},
-	Status2xx: {f2xx},
-	Status3xx: {f3xx},
-	Status4xx: {f4xx},
-	Status5xx: {f5xx},
-	ErrorRate: {f4xx, f5xx},
-	Bytes:     {fBytes},
-	RTAvg:     {fRTSum, fRTCount},
-	RTMax:     {fRTMax},
+	Bots:       {fBots},
+	People:     {fBots},
+	Status2xx:  {f2xx},
+	Status3xx:  {f3xx},
+	Status4xx:  {f4xx},
+	Status5xx:  {f5xx},
+	ErrorRate:  {f4xx, f5xx},
+	Bytes:      {fBytes},
+	RTAvg:      {fRTSum, fRTCount},
+	RTMax:      {fRTMax},
+	RTCount:    {fRTCount},
+	BotSearch:  {fSearch},
+	BotAI:      {fAI},
+	BotTool:    {fTool},
+	BotOther:   {fBotOther},
+	BotSuspect: {fSuspect},
+	Unmeasured: {f2xx, f3xx, f4xx, f5xx, fStatusOther},
 }
 
 // fieldSet is the fields a request reads, in a fixed order, and where
@@ -258,6 +295,20 @@ func compute(m Measure, views int64, get func(field) int64) Value {
 		return Value{F: round(float64(get(fRTSum))/float64(n)/1000, 3), Frac: true}
 	case RTMax:
 		return Value{F: round(float64(get(fRTMax))/1000, 3), Frac: true}
+	case RTCount:
+		return Value{N: get(fRTCount)}
+	case BotSearch:
+		return Value{N: get(fSearch)}
+	case BotAI:
+		return Value{N: get(fAI)}
+	case BotTool:
+		return Value{N: get(fTool)}
+	case BotOther:
+		return Value{N: get(fBotOther)}
+	case BotSuspect:
+		return Value{N: get(fSuspect)}
+	case Unmeasured:
+		return Value{N: max(views-get(f2xx)-get(f3xx)-get(f4xx)-get(f5xx)-get(fStatusOther), 0)}
 	}
 	return Value{}
 }

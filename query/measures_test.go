@@ -217,6 +217,12 @@ func (s *sums) want(m Measure) (n int64, f float64) {
 		return 0, float64(s.rtSum) / float64(s.rtN) / 1000
 	case RTMax:
 		return 0, float64(s.rtMax) / 1000
+	case RTCount:
+		return s.rtN, 0
+	case BotSearch, BotAI, BotTool, BotOther, BotSuspect:
+		return s.classes[botclass.Search+botclass.Class(m-BotSearch)], 0
+	case Unmeasured:
+		return 0, 0 // every hit of the fixture is measured
 	}
 	panic(m)
 }
@@ -235,7 +241,8 @@ func stepOf(step Step, t time.Time) time.Time {
 	return time.Date(y, mo, 1, 0, 0, 0, 0, time.UTC)
 }
 
-var allMeasures = []Measure{Views, Bots, People, Status2xx, Status3xx, Status4xx, Status5xx, ErrorRate, Bytes, RTAvg, RTMax}
+var allMeasures = []Measure{Views, Bots, People, Status2xx, Status3xx, Status4xx, Status5xx, ErrorRate, Bytes, RTAvg, RTMax,
+	RTCount, BotSearch, BotAI, BotTool, BotOther, BotSuspect, Unmeasured}
 
 // checkValue compares got with measure m of want.
 func checkValue(t *testing.T, what string, m Measure, got Value, want *sums) {
@@ -312,11 +319,17 @@ func TestMeasures(t *testing.T) {
 			// Expected: per page and step start, and per page over the range.
 			want := map[string]map[time.Time]*sums{}
 			total := map[string]*sums{}
+			siteWant, siteTotal := map[time.Time]*sums{}, &sums{}
 			for _, h := range hits {
 				if h.at.Before(tc.from) || !h.at.Before(tc.to) {
 					continue
 				}
 				st := stepOf(tc.step, h.at)
+				if siteWant[st] == nil {
+					siteWant[st] = &sums{}
+				}
+				siteWant[st].add(&h.f)
+				siteTotal.add(&h.f)
 				if want[h.page] == nil {
 					want[h.page], total[h.page] = map[time.Time]*sums{}, &sums{}
 				}
@@ -372,6 +385,30 @@ func TestMeasures(t *testing.T) {
 			}
 			if nonZero != steps {
 				t.Errorf("%d steps with hits seen, want %d", nonZero, steps)
+			}
+
+			// The site's sum, read with the pages and alone (SiteOnly),
+			// is every page's hits, at each step and over the range.
+			only, err := r.Query(ctx, Request{Site: mSite, From: tc.from, To: tc.to, Step: tc.step, Measures: allMeasures, SiteOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(only.Series) != 0 || only.Pages != 0 {
+				t.Errorf("site only: %d series, %d pages", len(only.Series), only.Pages)
+			}
+			for _, r := range []*Result{res, only} {
+				for i, ts := range r.Times {
+					w := siteWant[ts]
+					if w == nil {
+						w = &sums{}
+					}
+					for _, m := range allMeasures {
+						checkValue(t, "site "+ts.Format(time.RFC3339), m, r.Value(&r.Site, m, i), w)
+					}
+				}
+				for _, m := range allMeasures {
+					checkValue(t, "site total", m, r.Value(&r.Site, m, -1), siteTotal)
+				}
 			}
 
 			// The views alone read the seed's fields (the daily totals for
@@ -552,8 +589,8 @@ func TestMeasureRequests(t *testing.T) {
 	for tm := from; tm.Before(res.Request.To); tm = tm.Add(time.Minute) {
 		res.Times = append(res.Times, tm)
 	}
-	acc := accumulator{res: res, pages: map[string]*Series{}}
-	limit := MaxCells / (MaxSteps * 3) // views, rt_us, rt_n
+	acc := newAccumulator(res, MaxCells)
+	limit := MaxCells/(MaxSteps*3) - 1 // views, rt_us, rt_n; the site's sum
 	for i := 0; ; i++ {
 		if !acc.addWith(fmt.Sprint("/p", i), from, 1, &[numFields]int64{fRTSum: 5, fRTCount: 1}) {
 			if i != limit {
@@ -565,7 +602,7 @@ func TestMeasureRequests(t *testing.T) {
 			t.Fatal("no bound")
 		}
 	}
-	for _, want := range []string{"17 or more pages × 100000 steps of a minute × 3 sums (the views and 2 for the measures) is over 5000000 counts", "-top N (N up to 16 at this step)"} {
+	for _, want := range []string{"16 or more pages × 100000 steps of a minute × 3 sums (the views and 2 for the measures) is over 5000000 counts", "-top N (N up to 15 at this step)"} {
 		if !strings.Contains(acc.tooLarge.Error(), want) {
 			t.Errorf("no %q in %q", want, acc.tooLarge)
 		}

@@ -62,6 +62,8 @@ type TooLargeError struct {
 	// Fields is the number of sums held per page and step beside the
 	// views (the measures' fields); 0 for the views alone.
 	Fields int
+	// Max is the bound passed (Reader.MaxCells; 0 means MaxCells).
+	Max int
 }
 
 func (e *TooLargeError) Error() string {
@@ -69,9 +71,10 @@ func (e *TooLargeError) Error() string {
 	if e.Fields > 0 {
 		msg += fmt.Sprintf(" × %d sums (the views and %d for the measures)", e.Fields+1, e.Fields)
 	}
-	msg += fmt.Sprintf(" is over %d counts", MaxCells)
+	limit := cmp.Or(e.Max, MaxCells)
+	msg += fmt.Sprintf(" is over %d counts", limit)
 	var hints []string
-	if top := MaxCells / max(e.Steps*(e.Fields+1), 1); top >= 1 {
+	if top := limit/max(e.Steps*(e.Fields+1), 1) - 1; top >= 1 { // one series is the site's sum
 		hints = append(hints, fmt.Sprintf("-top N (N up to %d at this step)", top))
 	}
 	if e.Step < Month {
@@ -96,6 +99,17 @@ type Reader struct {
 	// Now returns the current time; nil means time.Now. The retention
 	// check uses it.
 	Now func() time.Time
+	// MaxCells bounds the counts of one result (see the MaxCells
+	// constant, the default when 0 or more).
+	MaxCells int
+}
+
+// maxCells returns the bound of the counts of one result.
+func (r *Reader) maxCells() int {
+	if r.MaxCells > 0 && r.MaxCells < MaxCells {
+		return r.MaxCells
+	}
+	return MaxCells
 }
 
 // Request is one query: the page views of one site, one page or all of its
@@ -116,6 +130,9 @@ type Request struct {
 	// Measures are what each point reports, in order; empty means Views
 	// alone. Pages are ranked by their views whatever the measures.
 	Measures []Measure
+	// SiteOnly keeps the site's sum alone (Result.Site): no page's
+	// series is held, and Result.Series is empty. Not with Page or Top.
+	SiteOnly bool
 }
 
 // Series is one page's counts, one per step of its Result.
@@ -145,8 +162,12 @@ type Result struct {
 	// are left out; with it, Series is that page alone.
 	Series []Series
 	// Pages is the number of pages with views in the range, before Top
-	// kept the first ones.
+	// kept the first ones (0 with SiteOnly).
 	Pages int
+	// Site is the sum of every page read (Page "", maxima the greatest):
+	// the site's counts and measures, or with Request.Page that page's,
+	// whatever Top kept. Result.Value reads it like a Series.
+	Site Series
 	// fields are what the series hold beside the views (Value).
 	fields fieldSet
 }
@@ -241,6 +262,8 @@ func checkRequest(req Request) (Request, error) {
 		return req, badRequest("top %d: must be positive", req.Top)
 	case req.Top > 0 && req.Page != "":
 		return req, badRequest("top ranks the pages of a site; it cannot be used with a page")
+	case req.SiteOnly && (req.Top > 0 || req.Page != ""):
+		return req, badRequest("site only sums every page: it cannot be used with a page or top")
 	case slices.Contains(req.Measures, Visitors):
 		return req, badRequest("visitors are counted per site and read alone (Reader.Visitors): -measure visitors with no other measure")
 	case !validMeasures(req.Measures):
@@ -299,13 +322,14 @@ func (r *Reader) Query(ctx context.Context, req Request) (*Result, error) {
 	for t := req.From; t.Before(req.To); t = req.Step.Next(t) {
 		res.Times = append(res.Times, t)
 	}
-	acc := accumulator{res: res, pages: map[string]*Series{}}
-	if err := r.read(ctx, req, &acc); err != nil {
+	limit := r.maxCells()
+	acc := newAccumulator(res, limit)
+	if err := r.read(ctx, req, acc); err != nil {
 		return nil, err
 	}
 	pages := -1 // pages with views, when the top passes counted them
 	if acc.tooLarge != nil {
-		if req.Top == 0 || req.Top > MaxCells/(len(res.Times)*(len(res.fields.list)+1)) {
+		if req.Top == 0 || req.Top > limit/(len(res.Times)*(len(res.fields.list)+1)) {
 			return nil, acc.tooLarge
 		}
 		// Too many pages to hold them all: rank them by their totals
@@ -322,11 +346,12 @@ func (r *Reader) Query(ctx context.Context, req Request) (*Result, error) {
 		}
 		rank(ranked)
 		pages = len(ranked)
-		acc = accumulator{res: res, pages: map[string]*Series{}, only: map[string]bool{}}
+		acc = newAccumulator(res, limit)
+		acc.only = map[string]bool{}
 		for _, s := range ranked[:min(req.Top, len(ranked))] {
 			acc.only[s.Page] = true
 		}
-		if err := r.read(ctx, req, &acc); err != nil {
+		if err := r.read(ctx, req, acc); err != nil {
 			return nil, err
 		}
 		if acc.tooLarge != nil {
@@ -339,7 +364,9 @@ func (r *Reader) Query(ctx context.Context, req Request) (*Result, error) {
 		}
 		acc.series(req.Page)
 	}
-	if len(acc.pages) == 0 {
+	res.Site = *acc.site
+	res.Site.Page = req.Page
+	if len(acc.pages) == 0 && res.Site.Total == 0 {
 		if err := r.exists(ctx, req.Site, ""); err != nil {
 			return nil, err
 		}

@@ -58,6 +58,28 @@ type accumulator struct {
 	tooLarge *TooLargeError
 	// viewsOnly: the measures' fields are not read (the ranking pass).
 	viewsOnly bool
+	// site sums every page added, whatever only keeps (Result.Site).
+	site *Series
+	// maxCells bounds the counts held (Reader.maxCells).
+	maxCells int
+}
+
+// newAccumulator returns an accumulator of res's steps and fields,
+// holding at most maxCells counts.
+func newAccumulator(res *Result, maxCells int) *accumulator {
+	return &accumulator{res: res, pages: map[string]*Series{}, site: newSeries(res, ""), maxCells: maxCells}
+}
+
+// newSeries returns page's series of res's steps and fields, zero.
+func newSeries(res *Result, page string) *Series {
+	s := &Series{Page: page, Counts: make([]int64, len(res.Times))}
+	if k := len(res.fields.list); k > 0 {
+		s.fields, s.totals = make([][]int64, k), make([]int64, k)
+		for i := range s.fields {
+			s.fields[i] = make([]int64, len(res.Times))
+		}
+	}
+	return s
 }
 
 // fields returns the fields the accumulator reads beside the views.
@@ -72,17 +94,12 @@ func (a *accumulator) series(page string) *Series {
 	s := a.pages[page]
 	if s == nil {
 		k := len(a.res.fields.list)
-		if n := len(a.res.Times); (len(a.pages)+1)*n*(k+1) > MaxCells {
-			a.tooLarge = &TooLargeError{Pages: len(a.pages) + 1, Steps: n, Step: a.res.Request.Step, Fields: k}
+		// The site's sum is one more series.
+		if n := len(a.res.Times); (len(a.pages)+2)*n*(k+1) > a.maxCells {
+			a.tooLarge = &TooLargeError{Pages: len(a.pages) + 1, Steps: n, Step: a.res.Request.Step, Fields: k, Max: a.maxCells}
 			return nil
 		}
-		s = &Series{Page: page, Counts: make([]int64, len(a.res.Times))}
-		if k > 0 {
-			s.fields, s.totals = make([][]int64, k), make([]int64, k)
-			for i := range s.fields {
-				s.fields[i] = make([]int64, len(a.res.Times))
-			}
-		}
+		s = newSeries(a.res, page)
 		a.pages[page] = s
 	}
 	return s
@@ -106,14 +123,24 @@ func (a *accumulator) addWith(page string, t time.Time, n int64, v *[numFields]i
 		a.totals[page] += n
 		return true
 	}
-	if n == 0 && (v == nil || *v == [numFields]int64{}) || a.only != nil && !a.only[page] {
+	if n == 0 && (v == nil || *v == [numFields]int64{}) {
 		return true // a zero-filled bucket adds nothing
+	}
+	i := req.Step.index(req.From, req.Step.Truncate(t))
+	a.addTo(a.site, i, n, v)
+	if req.SiteOnly || a.only != nil && !a.only[page] {
+		return true
 	}
 	s := a.series(page)
 	if s == nil {
 		return false
 	}
-	i := req.Step.index(req.From, req.Step.Truncate(t))
+	a.addTo(s, i, n, v)
+	return true
+}
+
+// addTo adds n views and the fields' values v (nil: none) to step i of s.
+func (a *accumulator) addTo(s *Series, i int, n int64, v *[numFields]int64) {
 	s.Counts[i] += n
 	s.Total += n
 	if v != nil {
@@ -122,7 +149,6 @@ func (a *accumulator) addWith(page string, t time.Time, n int64, v *[numFields]i
 			f.merge(&s.totals[p], v[f])
 		}
 	}
-	return true
 }
 
 // each runs fn on every document of level l's collection matching f,

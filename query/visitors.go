@@ -132,20 +132,65 @@ func (r *Reader) Visitors(ctx context.Context, req Request) (*VisitorsResult, er
 	if err != nil {
 		return nil, err
 	}
-	name := r.Collections.VisitorName()
-	res := &VisitorsResult{Request: req, Collection: name}
-	for t := req.From; t.Before(req.To); t = req.Step.Next(t) {
-		res.Points = append(res.Points, VisitorPoint{Time: t})
-	}
-	// Per step: Σe and Σ(σe)², and the largest σ (an empty sum's error).
-	sq := make([]float64, len(res.Points))
-	sigma := make([]float64, len(res.Points))
-	coll := r.DB.Collection(name)
-	// A site's documents have no page; a page's name it.
-	page := any(bson.D{{Key: "$exists", Value: false}})
+	page := any(bson.D{{Key: "$exists", Value: false}}) // a site's documents have no page
 	if req.Page != "" {
 		page = req.Page
 	}
+	byPage, err := r.readVisitors(ctx, req, page)
+	if err != nil {
+		return nil, err
+	}
+	res := byPage[req.Page]
+	if res == nil {
+		if err := r.visitorsExist(ctx, req.Site); err != nil {
+			return nil, err
+		}
+		res = newVisitorsResult(req, r.Collections.VisitorName())
+	}
+	return res, nil
+}
+
+// MaxVisitorPages bounds the pages of one PageVisitors request.
+const MaxVisitorPages = 1000
+
+// PageVisitors answers req (a site's, without Page) for each of pages at
+// once, as Visitors answers one page, in one find: the result of a page
+// without any visitors document in the range is left out (pages are
+// counted with [visitors] pages; a page seen by bots alone has none).
+func (r *Reader) PageVisitors(ctx context.Context, req Request, pages []string) (map[string]*VisitorsResult, error) {
+	req, err := r.CheckVisitors(req)
+	switch {
+	case err != nil:
+		return nil, err
+	case req.Page != "":
+		return nil, badRequest("page visitors: the pages are listed, not one page")
+	case len(pages) > MaxVisitorPages:
+		return nil, badRequest("page visitors: %d pages, at most %d", len(pages), MaxVisitorPages)
+	case len(pages) == 0:
+		return map[string]*VisitorsResult{}, nil
+	}
+	return r.readVisitors(ctx, req, bson.D{{Key: "$in", Value: pages}})
+}
+
+func newVisitorsResult(req Request, coll string) *VisitorsResult {
+	res := &VisitorsResult{Request: req, Collection: coll}
+	for t := req.From; t.Before(req.To); t = req.Step.Next(t) {
+		res.Points = append(res.Points, VisitorPoint{Time: t})
+	}
+	return res
+}
+
+// readVisitors reads the visitors documents of req's site and range whose
+// page matches page (a filter value), into one result per page ("" for
+// the site's).
+func (r *Reader) readVisitors(ctx context.Context, req Request, page any) (map[string]*VisitorsResult, error) {
+	name := r.Collections.VisitorName()
+	out := map[string]*VisitorsResult{}
+	// Per result and step: Σ(σe)², and the largest σ (an empty sum's
+	// error).
+	type errs struct{ sq, sigma []float64 }
+	acc := map[string]*errs{}
+	coll := r.DB.Collection(name)
 	f := bson.D{
 		{Key: bucket.FieldMetadata + "." + bucket.FieldSite, Value: req.Site},
 		{Key: bucket.FieldMetadata + "." + bucket.FieldPage, Value: page},
@@ -163,27 +208,32 @@ func (r *Reader) Visitors(ctx context.Context, req Request) (*VisitorsResult, er
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	defer cur.Close(ctx)
-	found := false
 	for cur.Next(ctx) {
-		found = true
 		id, _ := cur.Current.Lookup(bucket.FieldID).StringValueOK()
 		d, err := decodeVisitors(cur.Current)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %s: %w", name, id, err)
 		}
+		pg, _ := cur.Current.Lookup(bucket.FieldMetadata, bucket.FieldPage).StringValueOK()
 		if req.Step == Day && d.period == visitor.Month {
 			return nil, badRequest("site %q's visitors of %s are kept per month (salt_period = month, document %s): a month's uniques cannot be split into days; use -step month",
 				req.Site, d.start.Format("2006-01"), id)
 		}
 		i := req.Step.index(req.From, req.Step.Truncate(d.start))
+		res := out[pg]
+		if res == nil {
+			res = newVisitorsResult(req, name)
+			out[pg] = res
+			acc[pg] = &errs{make([]float64, len(res.Points)), make([]float64, len(res.Points))}
+		}
 		if i < 0 || i >= len(res.Points) {
 			continue
 		}
-		p := &res.Points[i]
-		e, s := d.sketch.Estimate(), visitor.StdError(d.sketch.P)
-		p.Estimate += e
-		sq[i] += (s * e) * (s * e)
-		sigma[i] = max(sigma[i], s)
+		p, e := &res.Points[i], acc[pg]
+		est, s := d.sketch.Estimate(), visitor.StdError(d.sketch.P)
+		p.Estimate += est
+		e.sq[i] += (s * est) * (s * est)
+		e.sigma[i] = max(e.sigma[i], s)
 		p.Docs++
 		p.Periods |= 1 << d.period
 		res.Periods |= 1 << d.period
@@ -194,23 +244,51 @@ func (r *Reader) Visitors(ctx context.Context, req Request) (*VisitorsResult, er
 	if err := cur.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
-	for i := range res.Points {
-		p := &res.Points[i]
-		switch {
-		case p.Docs == 0:
+	for pg, res := range out {
+		e := acc[pg]
+		for i := range res.Points {
+			p := &res.Points[i]
+			switch {
+			case p.Docs == 0:
+				continue
+			case p.Estimate > 0:
+				p.Error = math.Sqrt(e.sq[i]) / p.Estimate
+			default:
+				p.Error = e.sigma[i]
+			}
+		}
+	}
+	return out, nil
+}
+
+// Total returns the sum of r's points: the estimates added (a sum of
+// uniques when r has more than one point with a document, not uniques:
+// one person in two steps counts twice), with the error of independent
+// estimates, sqrt(Σ(σe)²)/Σe.
+func (r *VisitorsResult) Total() VisitorPoint {
+	var t VisitorPoint
+	var sq, sigma float64
+	for _, p := range r.Points {
+		if p.Docs == 0 {
 			continue
-		case p.Estimate > 0:
-			p.Error = math.Sqrt(sq[i]) / p.Estimate
-		default:
-			p.Error = sigma[i]
 		}
+		t.Estimate += p.Estimate
+		sq += (p.Error * p.Estimate) * (p.Error * p.Estimate)
+		sigma = max(sigma, p.Error)
+		t.Docs += p.Docs
+		t.Periods |= p.Periods
 	}
-	if !found {
-		if err := r.visitorsExist(ctx, req.Site); err != nil {
-			return nil, err
-		}
+	switch {
+	case t.Docs == 0:
+	case t.Estimate > 0:
+		t.Error = math.Sqrt(sq) / t.Estimate
+	default:
+		t.Error = sigma
 	}
-	return res, nil
+	if len(r.Points) > 0 {
+		t.Time = r.Points[0].Time
+	}
+	return t
 }
 
 // visitorsExist returns nil if site has a visitors document, else

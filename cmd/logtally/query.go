@@ -37,7 +37,8 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "table", "output `format`: "+strings.Join(query.Formats, ", "))
 	tz := fs.String("tz", "UTC", "time `zone` of the output, such as Europe/Paris or Local (steps stay UTC-aligned)")
 	measures := fs.String("measure", "views", "what each point reports, a comma-separated `list` (more than one with -format csv or json): "+query.MeasureNames+
-		" (error_rate: (4xx+5xx)/views; rt_avg and rt_max in milliseconds; people: views minus bots;"+
+		" (error_rate: (4xx+5xx)/views; rt_avg and rt_max in milliseconds, rt_count the hits that logged a time; people: views minus bots;"+
+		" unmeasured: views counted before the measures were recorded;"+
 		" visitors: the site's unique visitors, alone, at -step day (the default with it) or month, with their standard error)")
 	bots := fs.Bool("bots", false, "the views of each user-agent class (people, search, ai, tool, bot, suspect) over the range, per whole day: from the sites collection, or with -page from its monthly buckets")
 	if err := requireConfig(fs, args, path); err != nil {
