@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,8 +19,7 @@ import (
 
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/bucket"
-	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/internal/fill"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/measure"
 )
@@ -29,11 +27,7 @@ import (
 const mSite = "m.test"
 
 // mhit is one hit of the measures' fixture with its facts.
-type mhit struct {
-	page string
-	at   time.Time
-	f    measure.Hit
-}
+type mhit = fill.Hit
 
 // measureHits returns the fixture: 3 pages, hits in a few minutes of
 // 2026-10-31 to 2026-11-02 (two months, three days), every status class,
@@ -58,39 +52,16 @@ func measureHits() []mhit {
 		if i%5 == 0 {
 			f.RT = -1 // not logged
 		}
-		hits = append(hits, mhit{page, at, f})
+		hits = append(hits, mhit{Page: page, At: at, F: f})
 	}
 	// A page read only by bots, on one day.
-	hits = append(hits, mhit{"/robots.txt", utc("2026-11-01T00:00:07Z"), measure.Hit{Status: 200, Bot: botclass.AI, Bytes: 120, RT: 300}})
+	hits = append(hits, mhit{Page: "/robots.txt", At: utc("2026-11-01T00:00:07Z"), F: measure.Hit{Status: 200, Bot: botclass.AI, Bytes: 120, RT: 300}})
 	return hits
 }
 
-// writeMeasureHits writes hits to db through a buffer and the real
-// flusher (every level and the sites collection), in one batch.
+// writeMeasureHits writes hits of mSite to db as the daemon does.
 func writeMeasureHits(t *testing.T, db *mongo.Database, hits []mhit) {
-	t.Helper()
-	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer buf.Close()
-	counts := map[string]measure.Vector{}
-	for _, h := range hits {
-		k := string(buffer.AppendKey(nil, []byte(mSite), []byte(h.page), h.at.Unix()))
-		v := counts[k]
-		v.Add(&h.f)
-		counts[k] = v
-	}
-	if err := buf.Commit(counts, nil); err != nil {
-		t.Fatal(err)
-	}
-	f, err := flusher.New(flusher.Config{Buffer: buf, DB: db, MaxOps: 40, Timeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sent, err := f.Flush(context.Background()); err != nil || !sent {
-		t.Fatalf("flush: %v, %v", sent, err)
-	}
+	fill.Write(t, db, mSite, hits)
 }
 
 // widen adds an int64 0 to every int32 under "measures" of the documents
@@ -321,23 +292,23 @@ func TestMeasures(t *testing.T) {
 			total := map[string]*sums{}
 			siteWant, siteTotal := map[time.Time]*sums{}, &sums{}
 			for _, h := range hits {
-				if h.at.Before(tc.from) || !h.at.Before(tc.to) {
+				if h.At.Before(tc.from) || !h.At.Before(tc.to) {
 					continue
 				}
-				st := stepOf(tc.step, h.at)
+				st := stepOf(tc.step, h.At)
 				if siteWant[st] == nil {
 					siteWant[st] = &sums{}
 				}
-				siteWant[st].add(&h.f)
-				siteTotal.add(&h.f)
-				if want[h.page] == nil {
-					want[h.page], total[h.page] = map[time.Time]*sums{}, &sums{}
+				siteWant[st].add(&h.F)
+				siteTotal.add(&h.F)
+				if want[h.Page] == nil {
+					want[h.Page], total[h.Page] = map[time.Time]*sums{}, &sums{}
 				}
-				if want[h.page][st] == nil {
-					want[h.page][st] = &sums{}
+				if want[h.Page][st] == nil {
+					want[h.Page][st] = &sums{}
 				}
-				want[h.page][st].add(&h.f)
-				total[h.page].add(&h.f)
+				want[h.Page][st].add(&h.F)
+				total[h.Page].add(&h.F)
 			}
 			res, err := r.Query(ctx, Request{Site: mSite, From: tc.from, To: tc.to, Step: tc.step, Measures: allMeasures})
 			if err != nil {
@@ -464,8 +435,8 @@ func TestMeasures(t *testing.T) {
 	} {
 		var w sums
 		for _, h := range hits {
-			if (tc.page == "" || h.page == tc.page) && !h.at.Before(tc.from) && h.at.Before(tc.to) {
-				w.add(&h.f)
+			if (tc.page == "" || h.Page == tc.page) && !h.At.Before(tc.from) && h.At.Before(tc.to) {
+				w.add(&h.F)
 			}
 		}
 		c, err := r.Classes(ctx, Request{Site: mSite, Page: tc.page, From: tc.from, To: tc.to, Step: tc.step})

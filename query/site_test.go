@@ -45,11 +45,11 @@ func TestUnmeasured(t *testing.T) {
 	var aViews int64
 	var bHour13 sums
 	for _, h := range hits {
-		if h.page == "/a" && !h.at.Before(utc("2026-11-01T00:00:00Z")) && h.at.Before(utc("2026-11-02T00:00:00Z")) {
+		if h.Page == "/a" && !h.At.Before(utc("2026-11-01T00:00:00Z")) && h.At.Before(utc("2026-11-02T00:00:00Z")) {
 			aViews++
 		}
-		if h.page == "/b" && stepOf(Hour, h.at).Equal(utc("2026-11-01T13:00:00Z")) {
-			bHour13.add(&h.f)
+		if h.Page == "/b" && stepOf(Hour, h.At).Equal(utc("2026-11-01T13:00:00Z")) {
+			bHour13.add(&h.F)
 		}
 	}
 	if aViews == 0 || bHour13.views == 0 {
@@ -98,7 +98,7 @@ func TestUnmeasured(t *testing.T) {
 		if step == Month { // the month's other days too
 			want = 0
 			for _, h := range hits {
-				if h.page == "/a" && h.at.Month() == time.November {
+				if h.Page == "/a" && h.At.Month() == time.November {
 					want++
 				}
 			}
@@ -121,9 +121,9 @@ func TestSiteSumOfTopBeyondBound(t *testing.T) {
 	var want sums
 	pages := map[string]int64{}
 	for _, h := range hits {
-		if !h.at.Before(from) && h.at.Before(to) {
-			want.add(&h.f)
-			pages[h.page]++
+		if !h.At.Before(from) && h.At.Before(to) {
+			want.add(&h.F)
+			pages[h.Page]++
 		}
 	}
 	if len(pages) < 3 {

@@ -1,0 +1,52 @@
+// Package fill writes hits into the buckets the way the daemon does, for
+// tests: counted into a buffer, then flushed by the real flusher to every
+// level and the sites collection, in one batch.
+package fill
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/measure"
+)
+
+// Hit is one hit of a page at a time, with its facts.
+type Hit struct {
+	Page string
+	At   time.Time
+	F    measure.Hit
+}
+
+// Write writes hits of site to db through a buffer and the real flusher
+// (every level and the sites collection), in one batch.
+func Write(t testing.TB, db *mongo.Database, site string, hits []Hit) {
+	t.Helper()
+	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Close()
+	counts := map[string]measure.Vector{}
+	for _, h := range hits {
+		k := string(buffer.AppendKey(nil, []byte(site), []byte(h.Page), h.At.Unix()))
+		v := counts[k]
+		v.Add(&h.F)
+		counts[k] = v
+	}
+	if err := buf.Commit(counts, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := flusher.New(flusher.Config{Buffer: buf, DB: db, MaxOps: 40, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent, err := f.Flush(context.Background()); err != nil || !sent {
+		t.Fatalf("flush: %v, %v", sent, err)
+	}
+}
