@@ -3,12 +3,10 @@ package observe
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -19,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/internal/httpserve"
 	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/redact"
 )
@@ -33,10 +32,6 @@ type Source interface {
 	// Status returns the buffer's and the tailers' state.
 	Status() (pipeline.Status, error)
 }
-
-// ShutdownTimeout bounds the wait for requests in progress when Run's
-// context ends.
-const ShutdownTimeout = 5 * time.Second
 
 // Config configures New.
 type Config struct {
@@ -56,6 +51,10 @@ type Config struct {
 	// Tap, when not nil, is the log's Tap: /status shows the last
 	// warning or error of each component.
 	Tap *Tap
+	// Dashboard, when not nil, is served under /dashboard/ (the handler
+	// sees paths without the prefix): package dashboard's page, with its
+	// own checks of who is asking.
+	Dashboard http.Handler
 	// Clock defaults to clock.Real.
 	Clock clock.Clock
 	// Logger defaults to discarding.
@@ -64,12 +63,12 @@ type Config struct {
 
 // Server serves /metrics, /healthz and /status.
 type Server struct {
+	*httpserve.Server
 	cfg     Config
 	log     *slog.Logger
 	mongo   string   // the redacted URI
 	secrets []string // cut out of responses
-	srv     *http.Server
-	ln      net.Listener
+	handler http.Handler
 }
 
 // New returns a Server for cfg. It does not listen yet.
@@ -101,71 +100,22 @@ func New(cfg Config) (*Server, error) {
 	}))
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /status", s.status)
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, "logtally: /metrics /healthz /status\n")
-	})
-	s.srv = &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 5 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	index := "logtally: /metrics /healthz /status\n"
+	if cfg.Dashboard != nil {
+		mux.Handle("/dashboard/", http.StripPrefix("/dashboard", cfg.Dashboard))
+		mux.Handle("GET /dashboard", http.RedirectHandler("/dashboard/", http.StatusMovedPermanently))
+		index = "logtally: /metrics /healthz /status /dashboard/\n"
 	}
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, index)
+	})
+	s.handler = mux
+	s.Server = httpserve.New(cfg.Listen, "http endpoints", mux, s.log)
 	return s, nil
 }
 
 // Handler returns the Server's handler, for tests.
-func (s *Server) Handler() http.Handler { return s.srv.Handler }
-
-// Listen opens the listening socket, so that an address in use is found
-// before Run. Run calls it if it was not called. Call it at most once,
-// before Run and from the same goroutine.
-func (s *Server) Listen() error {
-	if s.ln != nil {
-		return nil
-	}
-	ln, err := net.Listen("tcp", s.cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
-	}
-	s.ln = ln
-	return nil
-}
-
-// Addr returns the address listened on, or nil before Listen.
-func (s *Server) Addr() net.Addr {
-	if s.ln == nil {
-		return nil
-	}
-	return s.ln.Addr()
-}
-
-// Run listens (unless Listen was called) and serves until ctx ends, then
-// shuts down: it stops accepting, waits up to ShutdownTimeout for the
-// requests in progress and returns nil. A listen or serve error is
-// returned at once. Call it once.
-func (s *Server) Run(ctx context.Context) error {
-	if err := s.Listen(); err != nil {
-		return err
-	}
-	s.log.Info("http endpoints listening", "addr", s.ln.Addr().String())
-	served := make(chan error, 1)
-	go func() { served <- s.srv.Serve(s.ln) }()
-	select {
-	case err := <-served:
-		return fmt.Errorf("http server: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
-	defer cancel()
-	err := s.srv.Shutdown(sctx)
-	<-served // http.ErrServerClosed
-	if err != nil {
-		s.srv.Close()
-		return fmt.Errorf("http server shutdown: %w", err)
-	}
-	return nil
-}
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // healther is a Source that can be alive and still not healthy (a full
 // state dir, a start waiting for MongoDB): *pipeline.Pipeline.

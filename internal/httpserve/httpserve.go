@@ -1,0 +1,98 @@
+// Package httpserve runs an http.Server for the life of a context: it
+// listens (early, so that an address in use is found before the rest
+// starts), serves, and on cancellation stops accepting and waits a bounded
+// time for the requests in progress. The daemon's endpoints (package
+// observe) and `logtally serve` (package dashboard) run on it.
+package httpserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// ShutdownTimeout bounds the wait for requests in progress when Run's
+// context ends.
+const ShutdownTimeout = 5 * time.Second
+
+// Server serves one handler on one address.
+type Server struct {
+	addr string
+	what string
+	log  *slog.Logger
+	srv  *http.Server
+	ln   net.Listener
+}
+
+// New returns a Server of h on addr (host:port), named what in its log
+// lines ("http endpoints"), with the timeouts of a small local service.
+// It does not listen yet.
+func New(addr, what string, h http.Handler, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{addr: addr, what: what, log: log, srv: &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}}
+}
+
+// Listen opens the listening socket, so that an address in use is found
+// before Run. Run calls it if it was not called. Call it at most once,
+// before Run and from the same goroutine.
+func (s *Server) Listen() error {
+	if s.ln != nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.addr, err)
+	}
+	s.ln = ln
+	return nil
+}
+
+// Addr returns the address listened on, or nil before Listen.
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Run listens (unless Listen was called) and serves until ctx ends, then
+// shuts down: it stops accepting, waits up to ShutdownTimeout for the
+// requests in progress and returns nil. A listen or serve error is
+// returned at once. Call it once.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	s.log.Info(s.what+" listening", "addr", s.ln.Addr().String())
+	served := make(chan error, 1)
+	go func() { served <- s.srv.Serve(s.ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("%s: %w", s.what, err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	err := s.srv.Shutdown(sctx)
+	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && serr != nil {
+		return fmt.Errorf("%s: %w", s.what, serr)
+	}
+	if err != nil {
+		s.srv.Close()
+		return fmt.Errorf("%s shutdown: %w", s.what, err)
+	}
+	return nil
+}
