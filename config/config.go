@@ -70,6 +70,11 @@ type Config struct {
 	// SiteAliases maps a host found in the lines (lowercase, without port)
 	// to the site it counts for, for sources with site = "{host}".
 	SiteAliases map[string]string `toml:"site_aliases"`
+	// Dashboard configures the web page (logtally serve).
+	Dashboard Dashboard `toml:"dashboard"`
+	// readsOnly: the file is loaded by a command that only reads the
+	// buckets (LoadReader): it needs no [[source]].
+	readsOnly bool
 }
 
 // Mongo is the [mongo] table.
@@ -261,9 +266,10 @@ func Default() Config {
 			PreallocateMinHits: flusher.DefaultPreallocateMinHits,
 			MinuteRetention:    Duration(48 * time.Hour),
 		},
-		HTTP:     HTTP{Listen: DefaultHTTPListen},
-		Visitors: Visitors{Enabled: true, SaltPeriod: "day", SaltGrace: Duration(salts.DefaultGrace), Pages: true},
-		Log:      Log{Format: DefaultLogFormat, Level: DefaultLogLevel},
+		HTTP:      HTTP{Listen: DefaultHTTPListen},
+		Visitors:  Visitors{Enabled: true, SaltPeriod: "day", SaltGrace: Duration(salts.DefaultGrace), Pages: true},
+		Dashboard: Dashboard{Listen: DefaultDashboardListen, Top: DefaultDashboardTop},
+		Log:       Log{Format: DefaultLogFormat, Level: DefaultLogLevel},
 	}
 }
 
@@ -271,7 +277,15 @@ func Default() Config {
 // include globs match (see include.go), reads mongo.uri_file if set, and
 // validates the result. Every problem found is in the error, one per line,
 // each naming the file, the line where it can be found, and the key.
-func Load(path string) (Config, error) {
+func Load(path string) (Config, error) { return load(path, false) }
+
+// LoadReader is Load for the commands that only read the buckets (query,
+// serve): a file without [[source]] is valid, so that a host that runs
+// no daemon (a central dashboard) needs only [mongo], [buckets] and
+// [dashboard].
+func LoadReader(path string) (Config, error) { return load(path, true) }
+
+func load(path string, readsOnly bool) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("read config: %w", err)
@@ -283,6 +297,7 @@ func Load(path string) (Config, error) {
 	if err := cfg.readIncludes(path); err != nil {
 		return Config{}, err
 	}
+	cfg.readsOnly = readsOnly
 	return cfg.finish(path, data)
 }
 
@@ -356,6 +371,9 @@ func (cfg Config) finish(name string, data []byte) (Config, error) {
 				&FieldError{Field: "mongo.uri_file", Problem: fmt.Sprintf("%q: %v", cfg.Mongo.URIFile, err), Err: err})
 		}
 		cfg.Mongo.URI = strings.TrimSpace(string(b))
+	}
+	if err := cfg.readPassword(name, data); err != nil {
+		return Config{}, err
 	}
 	if err := cfg.Validate(); err != nil {
 		var fe *FieldError

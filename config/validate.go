@@ -153,9 +153,10 @@ func (c *Config) Validate() error {
 			bad("include", "%q: not a valid glob", g)
 		}
 	}
-	if len(c.Sources) == 0 {
+	if len(c.Sources) == 0 && !c.readsOnly {
 		bad("source", "at least one [[source]] is needed")
 	}
+	c.validateDashboard(bad)
 	for _, k := range slices.Sorted(maps.Keys(c.SiteAliases)) {
 		v := c.SiteAliases[k]
 		if k == "" || k != strings.ToLower(k) || strings.ContainsAny(k, " /:{}") {
@@ -227,18 +228,7 @@ func (c *Config) Validate() error {
 // paths, the instance name and the sources to whoever reaches them. It
 // returns "" for a loopback address or an empty (disabled) listen.
 func (h HTTP) ListenWarning() string {
-	if h.Listen == "" {
-		return ""
-	}
-	host, _, err := net.SplitHostPort(h.Listen)
-	if err != nil {
-		host = h.Listen
-	}
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return ""
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if h.Listen == "" || isLoopback(h.Listen) {
 		return ""
 	}
 	return fmt.Sprintf("http.listen %q is not a loopback address: /metrics, /healthz and /status are served "+
