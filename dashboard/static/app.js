@@ -313,7 +313,9 @@
     app.inFlight = ctrl;
     const seq = ++app.seq;
     let hash = app.hash;
-    setBusy(true, nav && (!hash || hash !== app.shownHash));
+    const other = nav && (!hash || hash !== app.shownHash);
+    setBusy(true, other && app.shownHash !== null);
+    if (other) setStatus('loading…', 'busy');
     try {
       if (app.sites === null || Date.now() - app.sitesAt > SITES_EVERY_MS) await loadSites(ctrl.signal);
       if (seq !== app.seq) return;
@@ -389,15 +391,15 @@
   function setStatus(text, cls) {
     const s = $('#status');
     s.textContent = text;
+    s.title = text; // the whole text when it is cut
     s.className = cls || '';
   }
 
-  // setBusy marks a fetch under way; loading: a new view is being loaded
-  // (the old one is dimmed until it comes).
-  function setBusy(busy, loading) {
+  // setBusy marks a fetch under way; dim: another view is being loaded
+  // (the one shown is dimmed until it comes).
+  function setBusy(busy, dim) {
     $('#status').classList.toggle('busy', busy);
-    document.body.classList.toggle('loading', !!loading);
-    if (busy && loading) setStatus('loading…', 'busy');
+    document.body.classList.toggle('loading', !!dim);
   }
 
   // ---- rendering -----------------------------------------------------------
@@ -468,9 +470,9 @@
       prevWrap.append(prev);
       cmp.append(delta, prevWrap);
       card.append(label, value, cmp);
-      if (c.key === 'visitors') {
+      if (c.key === 'visitors' || c.key === 'people') {
         const sub = el('div', 'card-sub');
-        sub.id = 'visitors-info';
+        sub.id = `${c.key}-info`;
         card.append(sub);
       }
       box.append(card);
@@ -501,6 +503,14 @@
       } else {
         cur = measure(c.key, getter(totals));
         old = prev ? measure(c.key, getter(ptot)) : NONE;
+      }
+      if (c.key === 'people') {
+        // Views counted before the measures existed have no class and are
+        // counted as people: say how many when some of the range's are.
+        const un = isNum(totals.unmeasured) && !curAll ? totals.unmeasured : 0;
+        const info = $('#people-info');
+        info.textContent = un > 0 ? `incl. ${nfInt.format(un)} not classified` : '';
+        info.title = un > 0 ? 'views counted before the measures were recorded count as people' : '';
       }
       setValue(vEl, cur);
       setValue(pEl, old);
@@ -552,6 +562,7 @@
     $('#chart-title').textContent = d.page ? 'Views of this page' : 'Views';
     $('#chart-hint').textContent = d.step ? STEP_WORDS[d.step] || `per ${d.step}` : '';
     $('#chart-empty').hidden = !empty;
+    $('#chart-empty').textContent = 'no views in this range';
     box.hidden = empty;
     if (empty || typeof uPlot === 'undefined') {
       destroyChart();
@@ -774,8 +785,11 @@
   // API contract); error: a failed fetch's message, first.
   function renderNotes(d, error) {
     const notes = [];
+    // The API may say what the page says too ("13532 views…" and
+    // "13,532 views…"): a note is left out when one alike is listed.
+    const norm = (t) => t.toLowerCase().replace(/[^a-z0-9]+/g, '');
     const add = (text, cls) => {
-      if (text && !notes.some((n) => n.text === text)) notes.push({ text, cls });
+      if (text && !notes.some((n) => norm(n.text) === norm(text))) notes.push({ text, cls });
     };
     if (error) add(error, 'error');
     if (d) {
@@ -848,9 +862,12 @@
 
   // clearPanels empties every panel with a message (no stale numbers).
   function clearPanels(msg) {
-    for (const e of $$('[data-total], [data-prev]')) setValue(e, NONE);
+    for (const e of $$('[data-total], [data-prev]')) {
+      setValue(e, NONE);
+      e.classList.remove('skeleton');
+    }
     for (const e of $$('[data-delta]')) e.textContent = '';
-    $('#visitors-info').textContent = '';
+    for (const e of $$('.card-sub')) e.textContent = '';
     destroyChart();
     $('#chart').hidden = true;
     const ce = $('#chart-empty');
@@ -877,7 +894,12 @@
     app.state = st;
     app.hash = '';
     if (st.site) adopt(st);
-    $('#chart-empty').textContent = 'no views in this range';
+    if (app.shownHash === null && st.site) {
+      // Nothing shown yet (first load, or after an error): name what loads.
+      $('#title-site').textContent = st.site;
+      $('#title-page').textContent = st.page || '';
+      $('#subtitle').textContent = 'loading…';
+    }
     refresh(true);
   }
 
