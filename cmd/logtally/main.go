@@ -36,6 +36,9 @@ commands:
         [-top N] [-measure M[,M...]] [-format table|csv|json|chart] [-tz ZONE]
                         print a site's page views (or other measures) from
                         the buckets; with -bots instead, its views by bot class
+  serve -config FILE [-listen HOST:PORT] [-log-level L]
+                        serve the dashboard, a read-only web page of the buckets
+                        ([dashboard] listen, default 127.0.0.1:9465)
   version               print the version
 
 logtally <command> -h describes the command's flags.
@@ -77,6 +80,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdReplay(args[1:], stdout, stderr)
 	case "query":
 		return cmdQuery(args[1:], stdout, stderr)
+	case "serve":
+		return cmdServe(args[1:], stderr)
 	case "version", "-version", "--version":
 		return cmdVersion(stdout)
 	case "help", "-h", "-help", "--help":

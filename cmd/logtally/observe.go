@@ -5,6 +5,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/observe"
@@ -28,15 +31,24 @@ func newLogger(cfg config.Config, flagLevel string, w io.Writer) (*slog.Logger, 
 }
 
 // serveHTTP serves /metrics, /healthz and /status on [http] listen (empty:
-// nothing) until the returned stop is called; p must not be read once the
+// nothing), and with [dashboard] daemon the page at /dashboard/ reading
+// db, until the returned stop is called; p must not be read once the
 // pipeline is closed (lateSource). A listen address in use is logged and
 // counting goes on.
-func serveHTTP(cfg config.Config, p observe.Source, tap *observe.Tap, log *slog.Logger) (stop func(), err error) {
+func serveHTTP(cfg config.Config, p observe.Source, db *mongo.Database, tap *observe.Tap, log *slog.Logger) (stop func(), err error) {
 	if cfg.HTTP.Listen == "" {
 		return func() {}, nil
 	}
+	var dash http.Handler
+	if cfg.Dashboard.Daemon {
+		d, err := newDashboard(cfg, db, log)
+		if err != nil {
+			return nil, err
+		}
+		dash = d.Handler()
+	}
 	srv, err := observe.New(observe.Config{Listen: cfg.HTTP.Listen, Source: p, Version: version,
-		Instance: cfg.Instance, MongoURI: cfg.Mongo.URI, Tap: tap, Logger: log})
+		Instance: cfg.Instance, MongoURI: cfg.Mongo.URI, Tap: tap, Dashboard: dash, Logger: log})
 	if err != nil {
 		return nil, err
 	}

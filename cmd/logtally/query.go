@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
 	"github.com/logtally/logtally/bucket"
 
 	"github.com/logtally/logtally/config"
@@ -104,19 +106,12 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	if req.To, err = query.ParseTime(*to, now, loc); err != nil {
 		return usagef("query: -to: %w", err)
 	}
-	cfg, err := config.Load(*path)
+	cfg, err := config.LoadReader(*path)
 	if err != nil {
 		return usageError{err}
 	}
-	r := &query.Reader{
-		Collections: cfg.Buckets.Collections(),
-		Retention: bucket.Retention{
-			Minute:  cfg.Buckets.MinuteRetention.D(),
-			Daily:   cfg.Buckets.DailyRetention.D(),
-			Monthly: cfg.Buckets.MonthlyRetention.D(),
-		},
-		Now: func() time.Time { return now },
-	}
+	r := readerOf(cfg, nil)
+	r.Now = func() time.Time { return now }
 	// The request is checked before connecting: its mistakes need no
 	// database.
 	check := r.Check
@@ -155,6 +150,20 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 		return queryError(err)
 	}
 	return query.Write(stdout, res, *format, query.Options{Location: loc, Color: *format == "chart" && colorTerminal(stdout)})
+}
+
+// readerOf returns the reader of cfg's buckets in db: their collections
+// and retention.
+func readerOf(cfg config.Config, db *mongo.Database) *query.Reader {
+	return &query.Reader{
+		DB:          db,
+		Collections: cfg.Buckets.Collections(),
+		Retention: bucket.Retention{
+			Minute:  cfg.Buckets.MinuteRetention.D(),
+			Daily:   cfg.Buckets.DailyRetention.D(),
+			Monthly: cfg.Buckets.MonthlyRetention.D(),
+		},
+	}
 }
 
 // queryError makes the errors of the request itself usage errors (exit 2);

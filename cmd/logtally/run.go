@@ -103,7 +103,7 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	if _, err := os.Stat(cfg.BufferPath()); errors.Is(err, os.ErrNotExist) && cfg.Instance != "" {
 		src.reason.Store("starting: waiting for MongoDB: " + config.BufferFile + " is missing and is rebuilt from this instance's progress record")
 	}
-	stopHTTP, err := serveHTTP(cfg, src, tap, log)
+	stopHTTP, err := serveHTTP(cfg, src, db, tap, log)
 	if err != nil {
 		return nil, err
 	}

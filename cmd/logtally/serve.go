@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/dashboard"
+	"github.com/logtally/logtally/internal/httpserve"
+)
+
+// newDashboard returns the dashboard of cfg's buckets in db, refreshing
+// about every flush interval.
+func newDashboard(cfg config.Config, db *mongo.Database, log *slog.Logger) (*dashboard.Dashboard, error) {
+	d := cfg.Dashboard
+	return dashboard.New(dashboard.Config{Reader: readerOf(cfg, db), Refresh: cfg.Flush.Interval.D(), Top: d.Top,
+		User: d.User, Password: d.Password, Hosts: d.Hosts, Logger: log})
+}
+
+// cmdServe serves the dashboard on [dashboard] listen (or -listen) until
+// SIGTERM or SIGINT. It only reads the buckets: a MongoDB user with the
+// read role on the database is enough.
+func cmdServe(args []string, stderr io.Writer) error {
+	fs, path := parseFlags("serve", stderr)
+	listen := fs.String("listen", "", "`host:port` to listen on (default [dashboard] listen, 127.0.0.1:9465)")
+	level := fs.String("log-level", "", "least `level` logged: debug, info, warn or error (default [log] level)")
+	if err := requireConfig(fs, args, path); err != nil {
+		return err
+	}
+	cfg, err := config.LoadReader(*path)
+	if err != nil {
+		return usageError{err}
+	}
+	if *listen != "" {
+		cfg.Dashboard.Listen = *listen
+		if err := cfg.Validate(); err != nil {
+			return usagef("serve: -listen: %w", err)
+		}
+	}
+	log, _, err := newLogger(cfg, *level, stderr)
+	if err != nil {
+		return err
+	}
+	client, db, err := connect(cfg.Mongo, "logtally-serve")
+	if err != nil {
+		return err
+	}
+	defer client.Disconnect(context.Background())
+	d, err := newDashboard(cfg, db, log)
+	if err != nil {
+		return err
+	}
+	srv := httpserve.New(cfg.Dashboard.Listen, "dashboard", d.Handler(), log.With("component", "dashboard"))
+	if err := srv.Listen(); err != nil {
+		return err
+	}
+	ctx, release := onStopSignals(func(sig os.Signal) { log.Info("stopping", "signal", sig.String()) },
+		func(os.Signal) {}, 1)
+	defer release()
+	log.Info("dashboard serving", "url", fmt.Sprintf("http://%s/", srv.Addr()), "mongo", cfg.Mongo.Redacted(), "database", cfg.Mongo.Database,
+		"auth", cfg.Dashboard.Auth())
+	if err := srv.Run(ctx); err != nil && !errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return nil
+}

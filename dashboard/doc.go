@@ -1,0 +1,47 @@
+// Package dashboard serves logtally's web page: one read-only page of the
+// buckets, for one host or the whole fleet, embedded in the binary
+// (static/: the page, its script and style, and uPlot vendored at a
+// pinned version, with its licence and refresh script).
+//
+// The page asks two JSON endpoints, relative to where it is mounted:
+//
+//   - GET api/sites: the sites with buckets (query.Reader.Sites), the
+//     refresh interval (the flush interval) and the top pages' bound;
+//   - GET api/view?site=S&from=MS&to=MS[&page=P][&top=N]: the range at
+//     the step that suits it (minute up to 3 hours, hour up to 8 days,
+//     day up to 400 days, then month; coarser where the finer buckets
+//     are past their retention, with a note), every measure of the site
+//     (or the page) over the range and per step, its unique visitors,
+//     the previous period of the same length (or why there is none),
+//     and without a page the top pages with their measures, visitors and
+//     a sparkline of their views.
+//
+// Everything is read through package query, in the requests `logtally
+// query` makes: the site's series is query.Result.Site of the same read
+// as its top pages, so the page and the command cannot disagree.
+//
+// Who is asking: every response carries a Content-Security-Policy (the
+// page's own script, style and API only; no inline script), nosniff and
+// no framing. GET and HEAD only: there is no write path. Without
+// authentication, only loopback Host names (and Config.Hosts) are
+// answered, against DNS rebinding; config refuses a listen beyond
+// loopback without a user and password (basic authentication, compared
+// in constant time). The reads are bounded: Concurrent requests at once
+// (503 beyond), Timeout each, MaxCells counts per query (query's
+// three-pass top beyond), MaxRange, Top pages per table.
+//
+// Caveats:
+//   - Steps are UTC, as the buckets are: the page shows each step's
+//     start in the browser's zone, so a day step seen from Paris starts
+//     at 01:00 or 02:00.
+//   - Unique visitors exist per salt period (a UTC day, or a month): the
+//     range is widened to whole periods for them, and over more than one
+//     the value is a sum of the periods' uniques, labelled so.
+//   - Buckets written before the measures existed hold views alone: the
+//     unmeasured measure counts those views, and the page says that their
+//     other measures are not recorded.
+//   - Page names and sites come from the logs: the page inserts them as
+//     text, never as markup, and the CSP forbids inline script.
+//   - Over plain HTTP a basic-auth password crosses the network readable:
+//     beyond loopback, put TLS in front (the web server on the host).
+package dashboard
