@@ -224,7 +224,7 @@
       }
       if (k === 'site' && v) st.site = v;
       else if (k === 'page' && v) st.page = v;
-      else if (k === 'range' && Object.hasOwn(RANGES, v)) st.range = v;
+      else if (k === 'range' && Object.prototype.hasOwnProperty.call(RANGES, v)) st.range = v;
       else if ((k === 'from' || k === 'to') && /^-?\d{1,16}$/.test(v)) st[k] = Number(v);
     }
     const custom = st.from !== null && st.to !== null && st.from < st.to;
@@ -317,7 +317,7 @@
     setBusy(true, other && app.shownHash !== null);
     if (other) setStatus('loading…', 'busy');
     try {
-      if (app.sites === null || Date.now() - app.sitesAt > SITES_EVERY_MS) await loadSites(ctrl.signal);
+      if (!app.sites || !app.sites.length || Date.now() - app.sitesAt > SITES_EVERY_MS) await loadSites(ctrl.signal);
       if (seq !== app.seq) return;
       const st = app.state;
       if (!st.site && app.sites.length) adopt({ ...st, site: app.sites[0] });
@@ -618,7 +618,12 @@
       scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.08 : 1] } },
       axes: [
         { ...axis },
-        { ...axis, size: 56, values: (u, vals) => vals.map((v) => nfInt.format(v)) },
+        {
+          ...axis,
+          values: (u, vals) => vals.map((v) => nfInt.format(v)),
+          // Wide enough for the longest label ("1,500,000").
+          size: (u, vals) => 14 + 7 * Math.max(1, ...(vals || []).map((v) => String(v).length)),
+        },
       ],
       cursor: { y: false, points: { size: 6 } },
       legend: { live: true },
@@ -811,9 +816,14 @@
       } else if (!vis && t.views > 0 && !allUnmeasured(t)) {
         add(d.page ? 'Visitors are not recorded for this page in this range.' : 'Visitors are not recorded for this site in this range.');
       }
-      if (d.step === 'day' || d.step === 'month') {
-        const off = -new Date(isNum(d.from) ? d.from : Date.now()).getTimezoneOffset();
-        if (off !== 0) add(`Days are UTC days, as the buckets are: in ${TZ} each one starts at ${fmtTime(d.from).slice(11)}.`);
+      if ((d.step === 'day' || d.step === 'month') && Array.isArray(d.times)) {
+        // The local wall times the UTC days start at (two across a DST change).
+        const starts = [...new Set(d.times.map((t) => fmtTime(t).slice(11)))];
+        if (starts.some((s) => s !== '00:00')) {
+          const unit = d.step === 'day' ? 'Days are UTC days' : 'Months are UTC months';
+          const each = d.step === 'day' ? 'each one starts at' : 'each one starts on its first day at';
+          add(`${unit}, as the buckets are: in ${TZ} ${each} ${starts.join(' or ')}.`);
+        }
       }
     }
     const ul = $('#notes');
@@ -849,6 +859,7 @@
 
   function renderNoSites() {
     app.shownHash = null;
+    syncControls(app.state);
     $('#title-site').textContent = 'No sites yet';
     $('#title-page').textContent = '';
     $('#subtitle').textContent = 'logtally has not counted a view yet: sites appear here once their first views are flushed.';
