@@ -12,10 +12,21 @@
 //   - The URL hash holds the whole state (#site=…&range=7d or
 //     &from=MS&to=MS, plus &page=…), so a link reproduces a view.
 //
-// Hooks for tests (see the README of the dashboard package):
-//   body[data-renders]  incremented after each successful render
-//   body[data-view]     the hash that render showed
-//   body[data-error]    the last failed fetch's message (removed on success)
+// Hooks for tests (the browser test reads the page through them):
+//   body[data-renders]   incremented after each successful render
+//   body[data-view]      the canonical hash that render showed
+//   body[data-error]     the last failed fetch's message (removed on success)
+//   [data-total=K], [data-prev=K], [data-delta=K]   the totals cards, K in
+//                        views people bots visitors 4xx 5xx error_rate
+//                        rt_avg rt_max bytes
+//   [data-class=C]       bot classes' counts, C in people search ai tool
+//                        other suspect, and unclassified when some views
+//                        were counted before the measures (people is then
+//                        totals.people minus those)
+//   #pages tr[data-page=P] td[data-measure=K]   the top pages
+//   #series-data tr[data-time=MS] td[data-measure=K]   the series
+// Every value element has data-value: the API's number, "" when the
+// measure is not recorded or not logged.
 'use strict';
 
 (() => {
@@ -78,6 +89,8 @@
     timer: 0,           // the next refresh
     missed: false,      // a refresh fell while the page was hidden
     shownHash: null,    // the hash the page shows now (null: nothing)
+    shownState: null,   // and its state
+    editing: false,     // the custom range's inputs were edited, not applied
     shownAt: 0,         // when it was fetched
     renders: 0,
     chart: null,        // the uPlot instance
@@ -382,10 +395,16 @@
       b.classList.toggle('active', on);
       b.setAttribute('aria-pressed', String(on));
     }
+    syncRangeInputs(st);
+    $('#apply').classList.toggle('active', !st.range);
+  }
+
+  // syncRangeInputs shows the range asked in the custom range's inputs.
+  function syncRangeInputs(st) {
     const { from, to } = resolveRange(st);
     $('#from').value = toLocalInput(from);
     $('#to').value = toLocalInput(to);
-    $('#apply').classList.toggle('active', !st.range);
+    app.editing = false;
   }
 
   function setStatus(text, cls) {
@@ -411,7 +430,10 @@
     const empty = !(totals.views > 0);
 
     app.lastData = d;
+    app.shownState = st;
     app.shownHash = hash;
+    // A relative range moves with time: so do its inputs, unless being edited.
+    if (st.range && !app.editing) syncRangeInputs(st);
     app.shownAt = Date.now();
     document.body.classList.toggle('page-view', !!st.page);
     document.body.classList.toggle('empty-view', empty);
@@ -947,6 +969,9 @@
       $(id).addEventListener('keydown', (e) => {
         if (e.key === 'Enter') apply();
       });
+      $(id).addEventListener('input', () => {
+        app.editing = true; // the refresh leaves the inputs alone
+      });
     }
     window.addEventListener('hashchange', onHash);
     document.addEventListener('visibilitychange', () => {
@@ -971,7 +996,7 @@
     theme();
     dark.addEventListener('change', () => {
       theme();
-      if (app.lastData && app.state) render(app.state, app.shownHash, app.lastData);
+      if (app.lastData && app.shownState) render(app.shownState, app.shownHash, app.lastData);
     });
   }
 
