@@ -12,10 +12,21 @@
 //   - The URL hash holds the whole state (#site=…&range=7d or
 //     &from=MS&to=MS, plus &page=…), so a link reproduces a view.
 //
-// Hooks for tests (see the README of the dashboard package):
-//   body[data-renders]  incremented after each successful render
-//   body[data-view]     the hash that render showed
-//   body[data-error]    the last failed fetch's message (removed on success)
+// Hooks for tests (the browser test reads the page through them):
+//   body[data-renders]   incremented after each successful render
+//   body[data-view]      the canonical hash that render showed
+//   body[data-error]     the last failed fetch's message (removed on success)
+//   [data-total=K], [data-prev=K], [data-delta=K]   the totals cards, K in
+//                        views people bots visitors 4xx 5xx error_rate
+//                        rt_avg rt_max bytes
+//   [data-class=C]       bot classes' counts, C in people search ai tool
+//                        other suspect, and unclassified when some views
+//                        were counted before the measures (people is then
+//                        totals.people minus those)
+//   #pages tr[data-page=P] td[data-measure=K]   the top pages
+//   #series-data tr[data-time=MS] td[data-measure=K]   the series
+// Every value element has data-value: the API's number, "" when the
+// measure is not recorded or not logged.
 'use strict';
 
 (() => {
@@ -78,6 +89,8 @@
     timer: 0,           // the next refresh
     missed: false,      // a refresh fell while the page was hidden
     shownHash: null,    // the hash the page shows now (null: nothing)
+    shownState: null,   // and its state
+    editing: false,     // the custom range's inputs were edited, not applied
     shownAt: 0,         // when it was fetched
     renders: 0,
     chart: null,        // the uPlot instance
@@ -224,7 +237,7 @@
       }
       if (k === 'site' && v) st.site = v;
       else if (k === 'page' && v) st.page = v;
-      else if (k === 'range' && Object.hasOwn(RANGES, v)) st.range = v;
+      else if (k === 'range' && Object.prototype.hasOwnProperty.call(RANGES, v)) st.range = v;
       else if ((k === 'from' || k === 'to') && /^-?\d{1,16}$/.test(v)) st[k] = Number(v);
     }
     const custom = st.from !== null && st.to !== null && st.from < st.to;
@@ -317,7 +330,7 @@
     setBusy(true, other && app.shownHash !== null);
     if (other) setStatus('loading…', 'busy');
     try {
-      if (app.sites === null || Date.now() - app.sitesAt > SITES_EVERY_MS) await loadSites(ctrl.signal);
+      if (!app.sites || !app.sites.length || Date.now() - app.sitesAt > SITES_EVERY_MS) await loadSites(ctrl.signal);
       if (seq !== app.seq) return;
       const st = app.state;
       if (!st.site && app.sites.length) adopt({ ...st, site: app.sites[0] });
@@ -382,10 +395,16 @@
       b.classList.toggle('active', on);
       b.setAttribute('aria-pressed', String(on));
     }
+    syncRangeInputs(st);
+    $('#apply').classList.toggle('active', !st.range);
+  }
+
+  // syncRangeInputs shows the range asked in the custom range's inputs.
+  function syncRangeInputs(st) {
     const { from, to } = resolveRange(st);
     $('#from').value = toLocalInput(from);
     $('#to').value = toLocalInput(to);
-    $('#apply').classList.toggle('active', !st.range);
+    app.editing = false;
   }
 
   function setStatus(text, cls) {
@@ -411,7 +430,10 @@
     const empty = !(totals.views > 0);
 
     app.lastData = d;
+    app.shownState = st;
     app.shownHash = hash;
+    // A relative range moves with time: so do its inputs, unless being edited.
+    if (st.range && !app.editing) syncRangeInputs(st);
     app.shownAt = Date.now();
     document.body.classList.toggle('page-view', !!st.page);
     document.body.classList.toggle('empty-view', empty);
@@ -618,7 +640,12 @@
       scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.08 : 1] } },
       axes: [
         { ...axis },
-        { ...axis, size: 56, values: (u, vals) => vals.map((v) => nfInt.format(v)) },
+        {
+          ...axis,
+          values: (u, vals) => vals.map((v) => nfInt.format(v)),
+          // Wide enough for the longest label ("1,500,000").
+          size: (u, vals) => 14 + 7 * Math.max(1, ...(vals || []).map((v) => String(v).length)),
+        },
       ],
       cursor: { y: false, points: { size: 6 } },
       legend: { live: true },
@@ -811,9 +838,14 @@
       } else if (!vis && t.views > 0 && !allUnmeasured(t)) {
         add(d.page ? 'Visitors are not recorded for this page in this range.' : 'Visitors are not recorded for this site in this range.');
       }
-      if (d.step === 'day' || d.step === 'month') {
-        const off = -new Date(isNum(d.from) ? d.from : Date.now()).getTimezoneOffset();
-        if (off !== 0) add(`Days are UTC days, as the buckets are: in ${TZ} each one starts at ${fmtTime(d.from).slice(11)}.`);
+      if ((d.step === 'day' || d.step === 'month') && Array.isArray(d.times)) {
+        // The local wall times the UTC days start at (two across a DST change).
+        const starts = [...new Set(d.times.map((t) => fmtTime(t).slice(11)))];
+        if (starts.some((s) => s !== '00:00')) {
+          const unit = d.step === 'day' ? 'Days are UTC days' : 'Months are UTC months';
+          const each = d.step === 'day' ? 'each one starts at' : 'each one starts on its first day at';
+          add(`${unit}, as the buckets are: in ${TZ} ${each} ${starts.join(' or ')}.`);
+        }
       }
     }
     const ul = $('#notes');
@@ -849,6 +881,7 @@
 
   function renderNoSites() {
     app.shownHash = null;
+    syncControls(app.state);
     $('#title-site').textContent = 'No sites yet';
     $('#title-page').textContent = '';
     $('#subtitle').textContent = 'logtally has not counted a view yet: sites appear here once their first views are flushed.';
@@ -936,6 +969,9 @@
       $(id).addEventListener('keydown', (e) => {
         if (e.key === 'Enter') apply();
       });
+      $(id).addEventListener('input', () => {
+        app.editing = true; // the refresh leaves the inputs alone
+      });
     }
     window.addEventListener('hashchange', onHash);
     document.addEventListener('visibilitychange', () => {
@@ -960,7 +996,7 @@
     theme();
     dark.addEventListener('change', () => {
       theme();
-      if (app.lastData && app.state) render(app.state, app.shownHash, app.lastData);
+      if (app.lastData && app.shownState) render(app.shownState, app.shownHash, app.lastData);
     });
   }
 
