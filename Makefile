@@ -1,13 +1,14 @@
 # Packages whose tests lean on the test MongoDB server (FerretDB) run without the race
 # detector, which slows FerretDB several-fold; every other package runs with it.
-DB_PKGS   := ./flusher/... ./internal/mongotest/... ./cmd/...
-PURE_PKGS := $(shell go list ./... | grep -v -e /flusher -e /internal/mongotest -e /cmd/)
+DB_PKGS   := ./flusher/... ./internal/mongotest/... ./cmd/... ./dashboard/...
+PURE_PKGS := $(shell go list ./... | grep -v -e /flusher -e /internal/mongotest -e /cmd/ -e /dashboard)
 
 .PHONY: test lint build demo deb
 test:
 	go vet ./...
 	go test -race -count=1 $(PURE_PKGS)
-	go test -count=1 -timeout 20m $(DB_PKGS)
+	mkdir -p test-artifacts
+	go test -count=1 -timeout 20m -artifacts -outputdir $(CURDIR)/test-artifacts $(DB_PKGS)
 
 lint:
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))"

@@ -232,9 +232,6 @@ func (d *Dashboard) view(ctx context.Context, r *http.Request) (any, error) {
 	for i := range rep.Pages {
 		rep.Pages[i].Visitors = pv[rep.Pages[i].Page]
 	}
-	if v == nil {
-		rep.Notes = append(rep.Notes, "Unique visitors are not recorded for this range ([visitors] enabled counts them from the hits of people with a client address).")
-	}
 
 	rep.Previous, rep.PrevNote, err = d.previous(ctx, res.Request)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,11 +67,21 @@ func TestRealApacheLog(t *testing.T) {
 	}
 	conf := fastConfig(t, dir, srv.URI(), db.Name(), site, logPath)
 	withSourceKeys(t, conf, apacheRewrite)
+	// A second site for the dashboard, whose page names are markup, and
+	// the daemon's listener with the dashboard on it.
+	bPath := filepath.Join(dir, "logs", "b.log")
+	if err := os.WriteFile(bPath, []byte(markupLog()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	daemonAddr := freeAddr(t)
+	withSourceKeys(t, conf, fmt.Sprintf("[[source]]\nsite = %q\npaths = [%q]\nformat = \"combined\"\n\n[dashboard]\ndaemon = true\n", markupSite, bPath))
+	setHTTPListen(t, conf, daemonAddr)
 
 	want := bucketcheck.CountFilesWith(t, logPath, site, bucketcheck.Options{Page: apachePage})
 	if want.Hits != 10000 {
 		t.Fatalf("bucketcheck counts %d hits in the 10,000 lines", want.Hits)
 	}
+	want.Merge(bucketcheck.CountFilesWith(t, bPath, markupSite, bucketcheck.Options{}))
 
 	d, out := daemon(t, conf)
 	// Wait as long as the monthly totals move (the embedded server is
@@ -92,6 +103,9 @@ func TestRealApacheLog(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	waited := time.Since(begun)
+	t.Run("dashboard", func(t *testing.T) {
+		testDashboard(t, conf, daemonAddr, db, want, site, []string{"/presentations/", "/blog/", "/images/", "/other"}, markupSite, markupPages)
+	})
 	d.Process.Signal(syscall.SIGTERM)
 	if err := d.Wait(); err != nil {
 		t.Errorf("logtally after SIGTERM: %v (want exit 0)\n%s", err, out)
@@ -100,8 +114,45 @@ func TestRealApacheLog(t *testing.T) {
 	res := bucketcheck.CompareAll(t, want, got)
 	t.Logf("real Apache log: %d hits, %d minute/%d daily/%d monthly buckets, %d site documents, in MongoDB after %v; %v",
 		want.Hits, len(want.Minute), len(want.Daily), len(want.Monthly), len(want.Sites), waited.Round(time.Millisecond), res)
-	if !res.Exact() || got.MonthTotal != want.Hits {
+	if !res.Exact() || got.MonthTotal != want.Hits || want.Hits != 10000+90 {
 		t.Errorf("not exact: %d hits in MongoDB", got.MonthTotal)
+	}
+}
+
+// markupSite is the dashboard test's second site; markupPages its pages,
+// two of them markup that must show as text.
+const markupSite = "b.test"
+
+var markupPages = []string{"/", "/about", "/<img/src=x/onerror=window.__xss=1>", "/<script>window.__xss=2</script>"}
+
+// markupLog returns 90 combined lines of markupSite's pages on 18 May 2015
+// from 10:00 to 12:00 UTC: statuses 200 to 503, people and bots.
+func markupLog() string {
+	var b strings.Builder
+	agents := []string{"Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0", "Googlebot/2.1 (+http://www.google.com/bot.html)", "curl/8.5.0", "GPTBot/1.2"}
+	statuses := []int{200, 200, 304, 404, 503}
+	at := time.Date(2015, 5, 18, 10, 0, 0, 0, time.UTC)
+	for i := range 90 {
+		at = at.Add(time.Duration(37+i%50) * time.Second)
+		fmt.Fprintf(&b, "192.0.2.%d - - [%s] \"GET %s HTTP/1.1\" %d %d \"-\" \"%s\"\n", i%40, at.Format("02/Jan/2006:15:04:05 -0700"),
+			markupPages[i%len(markupPages)], statuses[i%len(statuses)], 100+i*7, agents[i%len(agents)])
+	}
+	return b.String()
+}
+
+// setHTTPListen sets [http] listen in the config at conf to addr.
+func setHTTPListen(t *testing.T, conf, addr string) {
+	t.Helper()
+	data, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(data), "[http]\nlisten = \"\"\n", fmt.Sprintf("[http]\nlisten = %q\n", addr), 1)
+	if s == string(data) {
+		t.Fatal("no [http] listen in the config")
+	}
+	if err := os.WriteFile(conf, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -203,8 +203,11 @@
     }
     const err = isNum(vis.error) ? `±${nfPct1.format(vis.error * 100)}%` : '';
     let title = `an estimate${err ? `, ${err} (1 standard error)` : ''}`;
-    if (vis.kind === 'visitors_daily_sum') title += '; a sum of daily uniques: one person on two days counts twice';
-    return { text: nfInt.format(Math.round(vis.value)), value: String(vis.value), title, err, kind: vis.kind || 'visitors' };
+    // The server words what the value is (unique visitors, or a sum of
+    // daily or monthly uniques, over whole UTC days or months).
+    if (vis.label) title = `${vis.label}: ${title}`;
+    if (vis.kind !== 'visitors') title += '; one person seen in two periods counts twice';
+    return { text: nfInt.format(Math.round(vis.value)), value: String(vis.value), title, err, kind: vis.kind || 'visitors', label: vis.label || '' };
   }
 
   // setValue writes a shown value into an element with its data-value.
@@ -519,7 +522,7 @@
         const info = $('#visitors-info');
         const bits = [];
         if (cur.err) bits.push(cur.err);
-        if (cur.kind === 'visitors_daily_sum') bits.push('sum of daily uniques');
+        if (cur.kind && cur.kind !== 'visitors' && cur.label) bits.push(cur.label);
         info.textContent = bits.join(' · ');
         info.title = cur.title || '';
       } else {
@@ -833,10 +836,11 @@
       else if (d.previous_note) add(d.previous_note);
       for (const n of Array.isArray(d.notes) ? d.notes : []) if (typeof n === 'string') add(n);
       const vis = d.visitors;
-      if (vis && vis.kind === 'visitors_daily_sum') {
-        add('Visitors over more than a day are a sum of daily uniques: one person seen on two days counts twice.');
+      if (vis && vis.kind !== 'visitors') {
+        add(`Visitors here are a ${vis.label}: one person seen in two periods counts twice.`);
       } else if (!vis && t.views > 0 && !allUnmeasured(t)) {
-        add(d.page ? 'Visitors are not recorded for this page in this range.' : 'Visitors are not recorded for this site in this range.');
+        add((d.page ? 'Visitors are not recorded for this page in this range' : 'Visitors are not recorded for this site in this range') +
+          ': they are counted with [visitors] enabled, from the hits of people with a client address, for lines read before their day\'s salt is deleted (old logs replayed later have none).');
       }
       if ((d.step === 'day' || d.step === 'month') && Array.isArray(d.times)) {
         // The local wall times the UTC days start at (two across a DST change).
