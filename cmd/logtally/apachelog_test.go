@@ -81,31 +81,21 @@ func TestRealApacheLog(t *testing.T) {
 	if want.Hits != 10000 {
 		t.Fatalf("bucketcheck counts %d hits in the 10,000 lines", want.Hits)
 	}
-	want.Merge(bucketcheck.CountFilesWith(t, bPath, markupSite, bucketcheck.Options{}))
+	bWant := func() bucketcheck.Counts { return bucketcheck.CountFilesWith(t, bPath, markupSite, bucketcheck.Options{}) }
+	want.Merge(bWant())
 
 	d, out := daemon(t, conf)
-	// Wait as long as the monthly totals move (the embedded server is
-	// slow: a few thousand updates), at most 5 minutes.
 	begun := time.Now()
-	stalled, limit := begun.Add(60*time.Second), begun.Add(5*time.Minute)
-	last := int64(-1)
-	for {
-		n := monthTotal(t, db)
-		if n >= want.Hits {
-			break
-		}
-		if time.Now().After(stalled) || time.Now().After(limit) {
-			t.Fatalf("MongoDB holds %d of %d hits after %v:\n%s", n, want.Hits, time.Since(begun).Round(time.Second), out)
-		}
-		if n != last {
-			last, stalled = n, time.Now().Add(60*time.Second)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	waitTotal(t, db, want.Hits, out)
 	waited := time.Since(begun)
 	t.Run("dashboard", func(t *testing.T) {
-		testDashboard(t, conf, daemonAddr, db, want, site, []string{"/presentations/", "/blog/", "/images/", "/other"}, markupSite, markupPages)
+		testDashboard(t, conf, daemonAddr, db, want, site, []string{"/presentations/", "/blog/", "/images/", "/other"}, markupSite, markupPages, bPath)
 	})
+	// The dashboard's live check appended lines to site b's log: the
+	// files are counted again.
+	want = bucketcheck.CountFilesWith(t, logPath, site, bucketcheck.Options{Page: apachePage})
+	want.Merge(bWant())
+	waitTotal(t, db, want.Hits, out)
 	d.Process.Signal(syscall.SIGTERM)
 	if err := d.Wait(); err != nil {
 		t.Errorf("logtally after SIGTERM: %v (want exit 0)\n%s", err, out)
@@ -114,7 +104,7 @@ func TestRealApacheLog(t *testing.T) {
 	res := bucketcheck.CompareAll(t, want, got)
 	t.Logf("real Apache log: %d hits, %d minute/%d daily/%d monthly buckets, %d site documents, in MongoDB after %v; %v",
 		want.Hits, len(want.Minute), len(want.Daily), len(want.Monthly), len(want.Sites), waited.Round(time.Millisecond), res)
-	if !res.Exact() || got.MonthTotal != want.Hits || want.Hits != 10000+90 {
+	if !res.Exact() || got.MonthTotal != want.Hits || want.Hits < 10000+90 {
 		t.Errorf("not exact: %d hits in MongoDB", got.MonthTotal)
 	}
 }
@@ -153,6 +143,30 @@ func setHTTPListen(t *testing.T, conf, addr string) {
 	}
 	if err := os.WriteFile(conf, []byte(s), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// waitTotal waits until the monthly totals reach hits, as long as they
+// move (within 2 minutes: the embedded server is slow, a few thousand
+// updates, and slower under load), at most 5
+// minutes.
+func waitTotal(t *testing.T, db *mongo.Database, hits int64, out fmt.Stringer) {
+	t.Helper()
+	begun := time.Now()
+	stalled, limit := begun.Add(2*time.Minute), begun.Add(5*time.Minute)
+	last := int64(-1)
+	for {
+		n := monthTotal(t, db)
+		if n >= hits {
+			return
+		}
+		if time.Now().After(stalled) || time.Now().After(limit) {
+			t.Fatalf("MongoDB holds %d of %d hits after %v:\n%s", n, hits, time.Since(begun).Round(time.Second), out)
+		}
+		if n != last {
+			last, stalled = n, time.Now().Add(2*time.Minute)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 

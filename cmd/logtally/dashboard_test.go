@@ -280,8 +280,10 @@ func (s *shown) check(t *testing.T, what string, e *dashWant, series bool) {
 // its four days (totals, classes, top pages, the hourly series, visitors
 // against query), a two-hour custom range entered in the browser's zone
 // (per minute), then site b (its page names are markup: shown as text,
-// never run). It keeps a screenshot as the test's artifact.
-func testDashboard(t *testing.T, conf, daemonAddr string, db *mongo.Database, want bucketcheck.Counts, a string, aPages []string, b string, bPages []string) {
+// never run), and live: lines appended to site b's log now appear in its
+// last hour without the page being reloaded, with their visitors. It
+// keeps a screenshot as the test's artifact.
+func testDashboard(t *testing.T, conf, daemonAddr string, db *mongo.Database, want bucketcheck.Counts, a string, aPages []string, b string, bPages []string, bLog string) {
 	addr := freeAddr(t)
 	srv := command("serve", "-config", conf, "-listen", addr)
 	out := &strings.Builder{}
@@ -299,6 +301,7 @@ func testDashboard(t *testing.T, conf, daemonAddr string, db *mongo.Database, wa
 	}
 
 	const zone = "America/New_York"
+	liveSeen := 0
 	br := newBrowser(t, zone)
 	from, to := time.Date(2015, 5, 17, 0, 0, 0, 0, time.UTC), time.Date(2015, 5, 21, 0, 0, 0, 0, time.UTC)
 	hash := func(site string, from, to time.Time) string {
@@ -375,6 +378,57 @@ func testDashboard(t *testing.T, conf, daemonAddr string, db *mongo.Database, wa
 	s.check(t, "site b, two hours", expect(want, b, bPages, cfrom.UTC(), cto.UTC(), time.Minute), true)
 	if s.XSS {
 		t.Error("a page name ran as markup")
+	}
+
+	// Live: the last hour of site b, then lines appended now. The page
+	// refreshes itself (about every flush interval, at least 2 s) and
+	// shows them, without a reload (the marker set here survives).
+	eval[bool](t, br, "mark the page", `(window.__marker = 'same page', true)`)
+	br.do(t, "last hour", chromedp.Click(chromedp.CSS(`[data-range="1h"]`)))
+	live := func(n int) {
+		t.Helper()
+		f, err := os.OpenFile(bLog, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC()
+		for i := range n {
+			fmt.Fprintf(f, "198.51.100.%d - - [%s] \"GET /live HTTP/1.1\" 200 512 \"-\" \"Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0\"\n",
+				liveSeen+i, now.Format("02/Jan/2006:15:04:05 -0700"))
+		}
+		liveSeen += n
+		f.Close()
+	}
+	for _, n := range []int{5, 3} {
+		live(n)
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			s = br.rendered(t, "live")
+			if s.Totals["views"].Text == strconv.Itoa(liveSeen) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("live: the page shows %q views of the last hour, want %d", s.Totals["views"].Text, liveSeen)
+			}
+		}
+	}
+	if m := eval[string](t, br, "the marker", `String(window.__marker)`); m != "same page" {
+		t.Errorf("live: the page was reloaded (marker %q)", m)
+	}
+	if len(s.Pages) != 1 || s.Pages[0].Page != "/live" {
+		t.Errorf("live: pages %+v, want /live", s.Pages)
+	}
+	// These lines are read within their day: their visitors are recorded,
+	// as query reads them (the last hour's whole UTC days).
+	now := time.Now().UTC()
+	vis, err = r.Visitors(context.Background(), query.Request{Site: b, From: now.Add(-time.Hour).Truncate(24 * time.Hour), To: now.Add(24 * time.Hour).Truncate(24 * time.Hour),
+		Step: query.Day, Measures: []query.Measure{query.Visitors}})
+	if err != nil {
+		t.Fatalf("live visitors: %v", err)
+	}
+	got, err := strconv.ParseFloat(s.Totals["visitors"].Value, 64)
+	if tot := vis.Total(); err != nil || math.Abs(got-tot.Estimate) > 0.5 || math.Abs(tot.Estimate-float64(liveSeen)) > 1 {
+		t.Errorf("live visitors: the page shows %q (%q), query reads %.2f, %d people wrote", s.Totals["visitors"].Text, s.Totals["visitors"].Value, tot.Estimate, liveSeen)
 	}
 
 	// The daemon's listener serves the same page at /dashboard/.

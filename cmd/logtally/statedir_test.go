@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/mongo"
-
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/internal/syncbuf"
@@ -48,22 +46,6 @@ func waitLog(t *testing.T, out *syncbuf.Buffer, s string, within time.Duration) 
 			t.Fatalf("no %q logged within %v:\n%s", s, within, out)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// waitTotal waits until MongoDB's monthly totals reach n.
-func waitTotal(t *testing.T, db *mongo.Database, n int64, out *syncbuf.Buffer) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		got := bucketcheck.Read(t, db).MonthTotal
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("MongoDB holds %d of %d hits after 60s:\n%s", got, n, out)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
