@@ -14,9 +14,12 @@ import (
 	"github.com/logtally/logtally/config"
 )
 
-// The unit file lives in systemd/, which holds no Go package; its checks
-// live here, beside the notifications it relies on.
+// The unit files live in systemd/, which holds no Go package; their checks
+// live here, beside the notifications the daemon's relies on.
 const unitPath = "../systemd/logtally.service"
+
+// units are every unit shipped: the daemon's and the dashboard's.
+var units = []string{unitPath, "../systemd/logtally-dashboard.service"}
 
 // maxExposure is the bound on `systemd-analyze security` for the unit.
 const maxExposure = 2.0
@@ -34,28 +37,30 @@ var exposureRE = regexp.MustCompile(`Overall exposure level for \S+: ([0-9]+(?:\
 
 func TestUnitSecurityExposure(t *testing.T) {
 	sa := systemdAnalyze(t)
-	out, err := exec.Command(sa, "security", "--no-pager", "--offline=yes", unitPath).CombinedOutput()
-	if strings.Contains(string(out), "--offline") && !exposureRE.Match(out) {
-		t.Skipf("this systemd-analyze has no --offline (systemd 250 or later needed):\n%s", out)
-	}
-	m := exposureRE.FindSubmatch(out)
-	if m == nil {
-		t.Fatalf("systemd-analyze security: %v, no overall exposure level in:\n%s", err, out)
-	}
-	score, _ := strconv.ParseFloat(string(m[1]), 64)
-	t.Logf("overall exposure level %.1f (bound %.1f)", score, maxExposure)
-	if score > maxExposure {
-		t.Fatalf("exposure %.1f > %.1f:\n%s", score, maxExposure, out)
+	for _, unit := range units {
+		out, err := exec.Command(sa, "security", "--no-pager", "--offline=yes", unit).CombinedOutput()
+		if strings.Contains(string(out), "--offline") && !exposureRE.Match(out) {
+			t.Skipf("this systemd-analyze has no --offline (systemd 250 or later needed):\n%s", out)
+		}
+		m := exposureRE.FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("systemd-analyze security %s: %v, no overall exposure level in:\n%s", unit, err, out)
+		}
+		score, _ := strconv.ParseFloat(string(m[1]), 64)
+		t.Logf("%s: overall exposure level %.1f (bound %.1f)", filepath.Base(unit), score, maxExposure)
+		if score > maxExposure {
+			t.Errorf("%s: exposure %.1f > %.1f:\n%s", unit, score, maxExposure, out)
+		}
 	}
 }
 
-// verify runs `systemd-analyze verify` on a copy of the unit, with
-// ExecStart's binary replaced by bin when bin is set, and returns its
+// verify runs `systemd-analyze verify` on a copy of the unit at path,
+// with ExecStart's binary replaced by bin when bin is set, and returns its
 // output lines.
-func verify(t *testing.T, bin string) []string {
+func verify(t *testing.T, path, bin string) []string {
 	t.Helper()
 	sa := systemdAnalyze(t)
-	b, err := os.ReadFile(unitPath)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +73,7 @@ func verify(t *testing.T, bin string) []string {
 		unit = strings.Replace(unit, line, "ExecStart="+bin+" ", 1)
 	}
 	// The file name is the unit name.
-	copyPath := filepath.Join(t.TempDir(), "logtally.service")
+	copyPath := filepath.Join(t.TempDir(), filepath.Base(path))
 	if err := os.WriteFile(copyPath, []byte(unit), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +97,13 @@ func TestUnitVerify(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		bin = "/usr/bin/true"
 	}
-	for _, l := range verify(t, bin) {
-		if strings.Contains(l, "logtally") {
-			t.Errorf("systemd-analyze verify: %s", l)
-		} else {
-			t.Logf("systemd-analyze verify (not about the unit): %s", l)
+	for _, unit := range units {
+		for _, l := range verify(t, unit, bin) {
+			if strings.Contains(l, "logtally") {
+				t.Errorf("systemd-analyze verify %s: %s", filepath.Base(unit), l)
+			} else {
+				t.Logf("systemd-analyze verify (not about the unit): %s", l)
+			}
 		}
 	}
 }
@@ -106,13 +113,15 @@ func TestUnitVerify(t *testing.T) {
 func TestUnitVerifyAsShipped(t *testing.T) {
 	_, err := os.Stat("/usr/bin/logtally")
 	missing := err != nil
-	for _, l := range verify(t, "") {
-		switch {
-		case !strings.Contains(l, "logtally"):
-			t.Logf("systemd-analyze verify (not about the unit): %s", l)
-		case missing && strings.Contains(l, "/usr/bin/logtally is not executable"):
-		default:
-			t.Errorf("systemd-analyze verify: %s", l)
+	for _, unit := range units {
+		for _, l := range verify(t, unit, "") {
+			switch {
+			case !strings.Contains(l, "logtally"):
+				t.Logf("systemd-analyze verify (not about the unit): %s", l)
+			case missing && strings.Contains(l, "/usr/bin/logtally is not executable"):
+			default:
+				t.Errorf("systemd-analyze verify %s: %s", filepath.Base(unit), l)
+			}
 		}
 	}
 }

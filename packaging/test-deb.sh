@@ -37,6 +37,7 @@ has() { # has MODE PATH: the listing holds PATH with a mode starting MODE
 }
 has /usr/bin/logtally -rwxr-xr-x
 has /usr/lib/systemd/system/logtally.service -rw-r--r--
+has /usr/lib/systemd/system/logtally-dashboard.service -rw-r--r--
 has /usr/lib/sysusers.d/logtally.conf -rw-r--r--
 has /etc/logtally/logtally.toml -rw-r--r--
 has /etc/logtally/sites.d/ d
@@ -125,7 +126,8 @@ id -nG logtally | tr ' ' '\n' | grep -qx adm || fail "logtally is not in group a
 [ "$(getent passwd logtally | cut -d: -f6)" = /var/lib/logtally ] || fail "logtally's home is not /var/lib/logtally"
 ok "user logtally, in adm, home /var/lib/logtally"
 [ ! -e /etc/systemd/system/multi-user.target.wants/logtally.service ] || fail "the service was enabled"
-ok "service not enabled"
+[ ! -e /etc/systemd/system/multi-user.target.wants/logtally-dashboard.service ] || fail "the dashboard's service was enabled"
+ok "services not enabled"
 out=$(/usr/bin/logtally version) || fail "logtally version failed"
 echo "$out"
 [[ $out == "logtally $version "* ]] || fail "logtally version prints \"$out\", not version $version"
