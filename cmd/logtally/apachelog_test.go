@@ -81,7 +81,9 @@ func TestRealApacheLog(t *testing.T) {
 	if want.Hits != 10000 {
 		t.Fatalf("bucketcheck counts %d hits in the 10,000 lines", want.Hits)
 	}
-	bWant := func() bucketcheck.Counts { return bucketcheck.CountFilesWith(t, bPath, markupSite, bucketcheck.Options{}) }
+	bWant := func() bucketcheck.Counts {
+		return bucketcheck.CountFilesWith(t, bPath, markupSite, bucketcheck.Options{})
+	}
 	want.Merge(bWant())
 
 	d, out := daemon(t, conf)
