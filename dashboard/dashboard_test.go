@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -324,6 +326,21 @@ func TestGuard(t *testing.T) {
 		resp, _ := get(t, h, path)
 		if resp.Header.Get("Content-Security-Policy") != CSP || resp.Header.Get("X-Frame-Options") != "DENY" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
 			t.Errorf("%s: headers %v", path, resp.Header)
+		}
+	}
+	// The page's scripts are ES modules (and uPlot a classic script): with
+	// nosniff, the browser runs each only when it comes with a JavaScript
+	// type (http.FileServer's, by extension).
+	scripts, _ := fs.Glob(static, "static/*.js")
+	vendored, _ := fs.Glob(static, "static/vendor/*.js")
+	if len(scripts) < 2 || len(vendored) == 0 {
+		t.Errorf("scripts in static/: %q %q", scripts, vendored)
+	}
+	for _, name := range append(scripts, vendored...) {
+		resp, _ := get(t, h, strings.TrimPrefix(name, "static"))
+		ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if resp.StatusCode != 200 || !slices.Contains([]string{"text/javascript", "application/javascript", "application/x-javascript"}, ct) {
+			t.Errorf("%s: %d, Content-Type %q, want a JavaScript type", name, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
 	}
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
