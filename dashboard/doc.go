@@ -1,6 +1,6 @@
 // Package dashboard serves logtally's web page: one read-only page of the
 // buckets, for one host or the whole fleet, embedded in the binary
-// (static/: the page, its script and style, and uPlot vendored at a
+// (static/: the page, its script modules and style, and uPlot vendored at a
 // pinned version, with its licence and refresh script).
 //
 // The page asks two JSON endpoints, relative to where it is mounted:
