@@ -109,6 +109,9 @@ func TestRealApacheLog(t *testing.T) {
 	if !res.Exact() || got.MonthTotal != want.Hits || want.Hits < 10000+90 {
 		t.Errorf("not exact: %d hits in MongoDB", got.MonthTotal)
 	}
+	t.Run("dashboard before the measures", func(t *testing.T) {
+		testDashboardBeforeMeasures(t, conf, db, want, markupSite, markupPages)
+	})
 }
 
 // markupSite is the dashboard test's second site; markupPages its pages,
