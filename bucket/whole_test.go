@@ -102,7 +102,7 @@ func TestWholeIsZeroWithTheUpdate(t *testing.T) {
 		for i, h := range hits {
 			var v measure.Vector
 			v.Add(&h)
-			d.Add(at+int64(i%2), &v)
+			d.Add(at+int64(i/2), &v)
 		}
 		big := measure.OfViews(3_000_000_000)
 		big[measure.Status2xx] = 3_000_000_000
