@@ -236,7 +236,9 @@ func (f *Flusher) insertWhole(ctx context.Context, p pass, coll *mongo.Collectio
 	for _, i := range fresh {
 		doc, err := buckets[i].Whole(f.applied, batchID)
 		if err != nil {
-			f.log.Warn("whole document not built: the bucket takes the update path", "id", buckets[i].DocID(), "err", err)
+			// Never happens with the documents of package bucket; the
+			// bucket's id (a page of the log) is not logged.
+			f.log.Warn("whole document not built: the bucket takes the update path", "collection", coll.Name(), "err", err)
 			rest = append(rest, i)
 			continue
 		}
