@@ -2,12 +2,18 @@ package flusher
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/measure"
+	"github.com/logtally/logtally/parser"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
@@ -99,5 +105,150 @@ func BenchmarkZeroDocs(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// opsRun is what a traffic cost the database.
+type opsRun struct{ hits, ops, trips, writes uint64 }
+
+// writeTraffic commits each of batches to a fresh buffer and writes it
+// with the real flusher into a fresh database on srv, starting a new
+// flusher (a restart: its known set empty) every restartEvery batches
+// (0: never). before sends every bucket to the guarded update first, as
+// logtally did before new buckets were inserted whole (the three-step
+// path for each new one).
+func writeTraffic(b *testing.B, srv *mongotest.Server, batches []map[string]measure.Vector, restartEvery int, before bool) opsRun {
+	buf, err := buffer.Open(filepath.Join(b.TempDir(), "buffer.db"), buffer.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer buf.Close()
+	db := srv.Database(b)
+	start := func() *Flusher {
+		f, err := New(Config{Buffer: buf, DB: db, MaxOps: 16, Timeout: 5 * time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if before {
+			testHooks(f).exists = func(pass, string) bool { return true }
+		}
+		return f
+	}
+	var r opsRun
+	add := func(st Stats) {
+		r.hits += st.Hits
+		r.ops += st.Updates + st.Inserts + st.InsertDups + st.Finds
+		r.trips += st.BulkWrites + st.InsertCalls + st.Finds
+		r.writes += st.BucketWrites
+	}
+	f := start()
+	for i, counts := range batches {
+		if restartEvery > 0 && i > 0 && i%restartEvery == 0 {
+			add(f.Stats())
+			f = start()
+		}
+		if err := buf.Commit(counts, nil); err != nil {
+			b.Fatal(err)
+		}
+		if sent, err := f.Flush(context.Background()); err != nil || !sent {
+			b.Fatalf("batch %d: Flush = %v, %v", i, sent, err)
+		}
+	}
+	add(f.Stats())
+	return r
+}
+
+// longTailBatches is the first lines lines of the real Apache log
+// (testdata/apache_combined_real.log: a real site, most pages hit once in
+// their minute), in batches of per lines.
+func longTailBatches(b *testing.B, lines, per int) []map[string]measure.Vector {
+	data, err := os.ReadFile("../testdata/apache_combined_real.log")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := parser.New(parser.Config{Format: "combined", Site: "semicomplete.com"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var batches []map[string]measure.Vector
+	for i, line := range bytes.SplitN(data, []byte("\n"), lines+1)[:lines] {
+		if i%per == 0 {
+			batches = append(batches, map[string]measure.Vector{})
+		}
+		var h parser.Hit
+		if p.Parse(line, &h) != parser.OK {
+			continue
+		}
+		k := string(buffer.AppendKey(nil, h.Site, h.Page, h.Time))
+		v := batches[len(batches)-1][k]
+		v.Add(&measure.Hit{Status: h.Status, Bot: h.Bot, Bytes: h.Bytes, RT: h.RT})
+		batches[len(batches)-1][k] = v
+	}
+	return batches
+}
+
+// crashBatches is the crash test's page mix: 3 pages, a hit every 100 ms
+// of log time for 150 s across a day and a month boundary, in batches of
+// 10 s (a flush interval).
+func crashBatches() []map[string]measure.Vector {
+	pages := []string{"/", "/blog/", "/about/"}
+	base := time.Date(2026, 1, 31, 23, 58, 30, 0, time.UTC).Unix()
+	var batches []map[string]measure.Vector
+	for i := range 1500 {
+		if i%100 == 0 {
+			batches = append(batches, map[string]measure.Vector{})
+		}
+		k := string(buffer.AppendKey(nil, []byte("crash.test"), []byte(pages[i*7%len(pages)]), base+int64(i/10)))
+		v := batches[len(batches)-1][k]
+		v.Add(&measure.Hit{Status: 200 + i%4*100, Bytes: uint64(100 + i), RT: int64(i)})
+		batches[len(batches)-1][k] = v
+	}
+	return batches
+}
+
+// BenchmarkOpsPerBucket writes two traffics through the real flusher
+// into the embedded server, as before (every bucket to the guarded update
+// first, the three-step path for new ones) and now (new buckets inserted
+// whole), in the same run, and reports per mode the operations per
+// document written (target: at most 1.2 now), the operations and round
+// trips per 1,000 hits, and the operations over those of one upsert per
+// hit (2 per hit: a daily and a monthly, logtally replay's baseline):
+//   - longtail: the first 300 lines of the real Apache log in batches of
+//     100 (the embedded server scans a collection per update: the
+//     before mode's cost grows fast with more);
+//   - crash: the crash test's page mix, 15 batches of 100 hits, with a
+//     restart every 5 batches (the known set is lost: buckets written
+//     before it meet a duplicate once).
+//
+// Run it once: go test -run '^$' -bench OpsPerBucket -benchtime 1x ./flusher
+func BenchmarkOpsPerBucket(b *testing.B) {
+	srv := mongotest.Start(b)
+	for _, tr := range []struct {
+		name    string
+		batches func() []map[string]measure.Vector
+		restart int
+	}{
+		{"longtail", func() []map[string]measure.Vector { return longTailBatches(b, 300, 100) }, 0},
+		{"crash", crashBatches, 5},
+	} {
+		for _, before := range []bool{true, false} {
+			name := tr.name + "/now"
+			if before {
+				name = tr.name + "/before"
+			}
+			b.Run(name, func(b *testing.B) {
+				var r opsRun
+				for b.Loop() {
+					r = writeTraffic(b, srv, tr.batches(), tr.restart, before)
+				}
+				perBucket := float64(r.ops) / float64(r.writes)
+				b.ReportMetric(perBucket, "ops/bucket")
+				b.ReportMetric(1000*float64(r.ops)/float64(r.hits), "ops/1000hits")
+				b.ReportMetric(1000*float64(r.trips)/float64(r.hits), "roundtrips/1000hits")
+				b.ReportMetric(float64(r.ops)/float64(2*r.hits), "x-upsert-per-hit")
+				b.Logf("%s: %d hits, %d documents written, %d operations (%.2f per document), %d round trips; one upsert per hit: %d operations",
+					name, r.hits, r.writes, r.ops, perBucket, r.trips, 2*r.hits)
+			})
+		}
 	}
 }

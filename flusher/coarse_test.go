@@ -52,10 +52,10 @@ func TestCoarseIntervalWritesDailyAndMonthlyLater(t *testing.T) {
 	if got := levels(); got != [3]int64{3, 3, 3} {
 		t.Fatalf("first batch (full): %v", got)
 	}
-	before := e.f.Stats().Updates
+	before := e.f.Stats()
 	step("10 s later", hit{"a.example", "/b", "2024-03-05T10:21:05Z", 2}, [3]int64{5, 3, 3})
-	if n := e.f.Stats().Updates - before; n != 2 {
-		t.Errorf("a minute-only batch of one new minute bucket sent %d updates, want 2 (steps 1 and 3; no daily or monthly)", n)
+	if d := delta(before, e.f.Stats()); d != (statsDelta{Inserts: 1, InsertCalls: 1}) {
+		t.Errorf("a minute-only batch of one new minute bucket: %+v, want 1 insert and nothing else (no daily or monthly)", d)
 	}
 	step("20 s later", hit{"a.example", "/", "2024-03-05T10:21:15Z", 4}, [3]int64{9, 3, 3})
 	fake.Advance(30 * time.Second) // a minute since the first full batch

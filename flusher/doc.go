@@ -2,23 +2,30 @@
 // once, as bulk $inc updates of pre-aggregated minute, daily and monthly
 // buckets.
 //
-// A batch is written in three passes (minute, daily, monthly). Each pass
-// streams the batch's keys in order, groups them into buckets and sends,
-// per chunk of at most MaxOps buckets, one guarded update per bucket:
+// A batch is written in three passes (minute, daily, monthly), then the
+// sites' daily totals. Each pass streams the batch's keys in order,
+// groups them into buckets and writes them per chunk of at most MaxOps
+// buckets. A bucket this flusher has not written (or preallocated) lately
+// is most likely new: it is inserted whole, this batch's counts and guard
+// already in it (bucket.Doc.Whole), all such buckets of a chunk in one
+// unordered insertMany. The others, and those the insert found existing
+// (duplicate key), get one guarded update each, in one bulk write:
 //
 //	filter: {_id: <bucket id>, <shard key>, "applied.<instance>": {$ne: <batch id>}}
 //	update: {$inc: {...}, $set: {"applied.<instance>": <batch id>}}
 //
-// Buckets that did not match and do not exist are created zero-filled
-// (a duplicate-key error means another host created it first) and updated
-// again; buckets that exist but did not match already took this batch. So
-// a batch may be sent any number of times and counts once. After each
-// chunk the resume point is saved in the buffer, and the batch is
-// acknowledged (deleted) only when all three passes are written.
+// Buckets that did not match are looked up by the batch id: those that
+// carry it already took this batch; the others are missing after all and
+// are created zero-filled (a duplicate-key error means another host
+// created it first) and updated again. So a batch may be sent any number
+// of times and counts once. After each chunk the resume point is saved in
+// the buffer, and the batch is acknowledged (deleted) only when every
+// pass is written.
 //
 // The documents, ids, counters and shard keys are package bucket's
-// (bucket.Doc.Update, bucket.FindApplied, bucket.Doc.Zero); finds carry
-// the shard key too, so a router targets one shard per bucket.
+// (bucket.Doc.Update, bucket.Doc.Whole, bucket.FindApplied,
+// bucket.Doc.Zero); finds carry the shard key too, so a router targets
+// one shard per bucket.
 //
 // Flusher is that write path: seal, passes, guarded updates, the
 // three-step fallback, resume points, ledger marks, acknowledgement,
@@ -48,9 +55,19 @@
 //     expires while its batch is in flight (the deleteMany runs between
 //     the batch's steps) is created again and its counts land, counted in
 //     Stats.LateBuckets; the next expiry deletes it.
+//   - Which buckets are "written lately" (known.go) is a hint kept in
+//     memory: at most 131,072 per pass, forgotten an hour (minute), two
+//     days (daily, sites) or two months (monthly) of log time after the
+//     bucket's end; empty after a restart. A bucket wrongly thought new
+//     costs one more operation (the insert meets a duplicate, then the
+//     update); one wrongly thought to exist costs the three-step path.
+//     Neither changes what is counted. After a restart each bucket written
+//     again in its period costs that one more operation once.
 //   - Preallocation tracks at most PreallocateMaxPages pages per level
 //     and period, learned from this host's batches only, and ignores hits
-//     of past periods; pages it misses take the three-step path. With
+//     of past periods; the buckets it creates are remembered as written,
+//     so their first write is one update; pages it misses are inserted
+//     whole. With
 //     more pages than the window allows at PreallocateRate, the rest is
 //     dropped at the boundary (Stats.Prealloc.Dropped).
 //   - A TTL index counts from the period's start, so its
@@ -59,7 +76,8 @@
 //   - Exactly once relies on every bucket getting at most one update per
 //     batch, so bucket ids must not collide (see package bucket's caveats).
 //   - The write concern must be acknowledged (w:0 is refused): the matched
-//     count decides which buckets are created.
+//     count and the insert's duplicate-key errors decide which buckets are
+//     updated and created.
 //   - Timeout bounds each database call. A chunk that times out is retried
 //     at half the size (down to one update), and the size doubles back
 //     after 16 chunks in a row get through, so a slow server still makes

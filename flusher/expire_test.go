@@ -150,25 +150,38 @@ func TestExpiredBucketsAreNotWritten(t *testing.T) {
 }
 
 // A batch held across the expiry of its buckets: the deleteMany runs
-// before the batch's first update, between its update and its find (after
-// some buckets took the batch), or between its insert and its second
-// update. In the first two, the late counts land: the three-step path
-// creates the buckets again (and counts them as LateBuckets). In the
-// third, the batch fails and its retry finds the buckets expired: their
-// counts are dropped and counted (ExpiredHits).
+// before the batch's first write, between the insert of its new bucket
+// (whole) and the update of the others, between its update and its find
+// (after some buckets took the batch), or between its insert and its
+// second update. In the first three, the late counts land: the insert
+// or the three-step path creates the buckets again (and counts them as
+// LateBuckets); in the second, the bucket inserted whole expires with its
+// counts like any other. In the last, the batch fails and its retry finds
+// the buckets expired: their counts are dropped and counted (ExpiredHits).
+// exists sends every bucket to the update first (the three-step path), as
+// for buckets this flusher wrote before and that expired since.
 func TestBatchHeldAcrossExpiry(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		late uint64
-		hook func(f *Flusher, expire func())
+		name   string
+		late   uint64
+		exists bool
+		gone   string // a minute bucket the deleteMany took with its counts
+		hook   func(f *Flusher, expire func())
 	}{
-		{"before step 1", 3, func(f *Flusher, expire func()) {
+		{"before the first write", 3, false, "", func(f *Flusher, expire func()) {
+			testHooks(f).beforeWhole = func(pass, []string) { expire() }
 			testHooks(f).beforeBulk = func(int) error {
 				expire()
 				return nil
 			}
 		}},
-		{"between step 1 and find", 3, func(f *Flusher, expire func()) {
+		{"between the insert and the update", 2, false, "202403051020/a.example/c", func(f *Flusher, expire func()) {
+			testHooks(f).beforeBulk = func(int) error {
+				expire()
+				return nil
+			}
+		}},
+		{"between step 1 and find", 3, true, "", func(f *Flusher, expire func()) {
 			testHooks(f).afterUpdate = func(p pass, _ []string) {
 				if p == minutePass {
 					expire()
@@ -177,7 +190,7 @@ func TestBatchHeldAcrossExpiry(t *testing.T) {
 		}},
 		// The retry meets the buckets expired: the counts are dropped and
 		// counted, and the 10:20 minute buckets stay deleted.
-		{"between insert and step 3", 0, func(f *Flusher, expire func()) {
+		{"between insert and step 3", 0, true, "", func(f *Flusher, expire func()) {
 			bulks := 0
 			testHooks(f).beforeBulk = func(int) error {
 				if bulks++; bulks == 2 { // the minute pass's step 3
@@ -201,6 +214,9 @@ func TestBatchHeldAcrossExpiry(t *testing.T) {
 				hit{"a.example", "/c", "2024-03-05T10:20:50Z", 5})
 			if _, err := e.buf.Seal(); err != nil {
 				t.Fatal(err)
+			}
+			if tc.exists {
+				testHooks(e.f).exists = func(pass, string) bool { return true }
 			}
 			ran := false
 			tc.hook(e.f, func() {
@@ -229,6 +245,7 @@ func TestBatchHeldAcrossExpiry(t *testing.T) {
 			if st.LateBuckets != tc.late {
 				t.Errorf("LateBuckets %d, want %d", st.LateBuckets, tc.late)
 			}
+			delete(e.want["minutes"], tc.gone)
 			if tc.late == 0 {
 				if st.ExpiredHits != 10 {
 					t.Errorf("ExpiredHits %d, want 10", st.ExpiredHits)

@@ -86,7 +86,8 @@ type Config struct {
 	ExpireEvery time.Duration
 	// Preallocate makes Run create, ahead of time, the next period's
 	// buckets of the pages active in the current one (prealloc.go), so
-	// that their first write is one update instead of three steps.
+	// that their first write is a small update instead of the insert of
+	// a whole document at the period's start.
 	Preallocate bool
 	// PreallocateRate bounds preallocation, in buckets per second.
 	// Default DefaultPreallocateRate.
@@ -112,9 +113,14 @@ type Stats struct {
 	BulkWrites  uint64 // bulk writes sent
 	Updates     uint64 // bucket updates sent, resends included
 	Finds       uint64 // finds for missing buckets
-	Inserts     uint64 // zero-filled buckets this flusher created
+	Inserts     uint64 // buckets this flusher created: whole, or zero-filled (the three-step path)
+	InsertDups  uint64 // documents sent in an insert that met an existing one (duplicate key)
 	InsertCalls uint64 // InsertMany calls sent
-	Retries     uint64 // failed attempts retried by Run or Drain
+	// BucketWrites counts the documents written: one per bucket (site
+	// total, visitors document) and batch, however many operations it
+	// took; resends included.
+	BucketWrites uint64
+	Retries      uint64 // failed attempts retried by Run or Drain
 	// FlushDurations counts the batches written per FlushBuckets bound
 	// (not cumulative), the last entry past the last bound.
 	FlushDurations []uint64
@@ -177,8 +183,11 @@ type Flusher struct {
 	ch Chunker
 
 	batches, hits, bulkWrites, updates, finds, inserts, insertCalls, retries atomic.Uint64
+	insertDups, bucketWrites                                                 atomic.Uint64
 	beat                                                                     atomic.Int64 // Unix nanoseconds, see LastBeat
 	timing                                                                   timing
+
+	known *known // the buckets written or preallocated lately (applyOnce)
 
 	expirer    *expirer
 	prealloc   *preallocator // nil when off
@@ -229,8 +238,9 @@ func New(cfg Config) (*Flusher, error) {
 		log:           cfg.Logger,
 	}
 	f.chunkOps = f.maxOps
+	f.known = newKnown()
 	var err error
-	if f.prealloc, err = newPreallocator(cfg, f.colls); err != nil {
+	if f.prealloc, err = newPreallocator(cfg, f.colls, f.known); err != nil {
 		return nil, fmt.Errorf("new flusher: %w", err)
 	}
 	f.expirer = newExpirer(cfg, f.colls, f.retry)
@@ -276,18 +286,20 @@ func (f *Flusher) LastBeat() time.Time {
 // Stats returns the counters.
 func (f *Flusher) Stats() Stats {
 	st := Stats{
-		Batches:     f.batches.Load(),
-		Hits:        f.hits.Load(),
-		BulkWrites:  f.bulkWrites.Load(),
-		Updates:     f.updates.Load(),
-		Finds:       f.finds.Load(),
-		Inserts:     f.inserts.Load(),
-		InsertCalls: f.insertCalls.Load(),
-		Retries:     f.retries.Load(),
-		Prealloc:    f.prealloc.stats(),
-		Expiry:      f.expirer.stats(),
-		LateBuckets: f.late.Load(),
-		ExpiredHits: f.expired.Load(),
+		Batches:      f.batches.Load(),
+		Hits:         f.hits.Load(),
+		BulkWrites:   f.bulkWrites.Load(),
+		Updates:      f.updates.Load(),
+		Finds:        f.finds.Load(),
+		Inserts:      f.inserts.Load(),
+		InsertDups:   f.insertDups.Load(),
+		InsertCalls:  f.insertCalls.Load(),
+		BucketWrites: f.bucketWrites.Load(),
+		Retries:      f.retries.Load(),
+		Prealloc:     f.prealloc.stats(),
+		Expiry:       f.expirer.stats(),
+		LateBuckets:  f.late.Load(),
+		ExpiredHits:  f.expired.Load(),
 	}
 	f.timing.fill(&st)
 	return st

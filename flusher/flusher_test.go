@@ -391,13 +391,15 @@ func TestCountsLandExactlyAndBucketsAreCreatedOnce(t *testing.T) {
 		t.Errorf("empty Flush = %v, %v", sent, err)
 	}
 
-	// A second batch into the same buckets only updates them: no finds,
-	// no inserts, one bulk write per chunk (9 minute, 6 daily, 6 monthly
-	// buckets, 4 site totals, by 4).
+	// The new buckets are inserted whole: one insert per chunk (9
+	// minute, 6 daily, 6 monthly buckets, 4 site totals, by 4), no
+	// update, no find.
 	first := e.f.Stats()
-	if first.Finds == 0 {
-		t.Errorf("first batch into new buckets made no find")
+	if first.Finds != 0 || first.Updates != 0 || first.InsertCalls != 3+2+2+1 || first.BucketWrites != 25 {
+		t.Errorf("first batch into new buckets: %+v, want 8 insert calls, 25 buckets written, no find or update", first)
 	}
+	// A second batch into the same buckets only updates them: no finds,
+	// no inserts, one bulk write per chunk.
 	e.commit(t, spread()...)
 	e.flush(t)
 	second := e.f.Stats()
@@ -488,10 +490,12 @@ func TestExistingBucketsAreNotInsertedAgain(t *testing.T) {
 	}
 	e.want["minutes"][other.Docs[0].ID] = map[string]int64{"seconds.30": 5, "totalViews": 5}
 
-	// Between steps 1 and 2 of the daily pass, a third host creates one of
-	// the missing daily buckets: the insert meets a duplicate key.
+	// Between the decision to insert the daily buckets (this flusher has
+	// not written them) and the insert, a third host creates one of them:
+	// the insert meets a duplicate key, and the guarded update applies
+	// this batch to it.
 	var raced string
-	testHooks(e.f).beforeInsert = func(p pass, ids []string) {
+	testHooks(e.f).beforeWhole = func(p pass, ids []string) {
 		if p != dailyPass || raced != "" {
 			return
 		}
@@ -514,9 +518,10 @@ func TestExistingBucketsAreNotInsertedAgain(t *testing.T) {
 		t.Fatal("the racing insert did not happen")
 	}
 	// 2 minute (1 existed) + 2 daily (1 raced) + 2 monthly buckets + 1
-	// site total.
-	if st := e.f.Stats(); st.Inserts != 1+1+2+1 {
-		t.Errorf("inserts %d, want 5", st.Inserts)
+	// site total; the 2 that existed met a duplicate and took one update
+	// each, and no find was needed.
+	if st := e.f.Stats(); st.Inserts != 1+1+2+1 || st.InsertDups != 2 || st.Updates != 2 || st.Finds != 0 {
+		t.Errorf("%+v: want 5 inserts, 2 duplicates, 2 updates, no find", st)
 	}
 	e.check(t)
 	var got bson.D
@@ -575,9 +580,9 @@ func TestLargeBatchInterruptedAndResumed(t *testing.T) {
 		t.Fatalf("Flush = %v, want stop", err)
 	}
 	before := e.f.Stats()
-	// Every bucket is new: updated once (no match), created, updated again.
-	if before.Updates != 2*(8+3) || before.Inserts != 8+3 {
-		t.Fatalf("stats %+v before the stop, want 22 updates and 11 inserts", before)
+	// Every bucket is new: inserted whole, one insert per chunk.
+	if before.Updates != 0 || before.Inserts != 8+3 || before.InsertCalls != 4 {
+		t.Fatalf("stats %+v before the stop, want 11 inserts in 4 calls, no update", before)
 	}
 	batch, err := e.buf.Sealed()
 	if err != nil || batch == nil || len(batch.Progress) == 0 {
@@ -587,11 +592,8 @@ func TestLargeBatchInterruptedAndResumed(t *testing.T) {
 	testHooks(e.f).afterChunk = nil
 	e.flush(t)
 	after := e.f.Stats()
-	if got := after.Updates - before.Updates; got != 2*(24-11+1) {
-		t.Errorf("resume sent %d updates, want 28: twice each of the remaining 13 and the site total", got)
-	}
-	if after.Inserts != 24+1 {
-		t.Errorf("%d inserts, want 25 (24 buckets, 1 site total)", after.Inserts)
+	if d := delta(before, after); d != (statsDelta{Inserts: 24 - 11 + 1, InsertCalls: 5 + 1}) {
+		t.Errorf("resume: %+v, want the remaining 13 buckets and the site total inserted in 6 calls, nothing else", d)
 	}
 	e.check(t)
 }
@@ -606,6 +608,7 @@ func TestTimedOutChunksShrink(t *testing.T) {
 	}
 	e.commit(t, hits...)
 	largest := 0
+	testHooks(e.f).exists = func(pass, string) bool { return true } // updates first
 	testHooks(e.f).beforeBulk = func(n int) error {
 		if n > 2 {
 			return context.DeadlineExceeded // what the driver returns when Timeout passes
@@ -834,6 +837,9 @@ func toMap(d bson.D) map[string]any {
 func TestBucketCreatedAfterStep1StillCounts(t *testing.T) {
 	e := newEnv(t, 8)
 	ctx := context.Background()
+	// The flusher thinks the buckets exist: the update goes first, and
+	// the three-step path follows.
+	testHooks(e.f).exists = func(pass, string) bool { return true }
 	var raced string
 	testHooks(e.f).afterUpdate = func(p pass, ids []string) {
 		if p != minutePass || raced != "" {
@@ -918,15 +924,15 @@ func TestFailingIndexesDoNotHoldBackCounts(t *testing.T) {
 func TestFlushTiming(t *testing.T) {
 	e := newEnv(t, 8)
 	fail := true
-	testHooks(e.f).beforeBulk = func(int) error {
+	testHooks(e.f).afterWhole = func(pass) error {
 		if fail {
-			return errors.New("refused")
+			return errors.New("reply lost")
 		}
 		return nil
 	}
 	e.commit(t, small()...)
 	if _, err := e.f.Flush(context.Background()); err == nil {
-		t.Fatal("Flush with the bulk write refused succeeded")
+		t.Fatal("Flush with the insert's reply lost succeeded")
 	}
 	fail = false
 	e.flush(t)

@@ -7,6 +7,9 @@ type hooks struct {
 	afterChunk   func(p pass, chunk int) error // after a chunk's progress is saved
 	afterUpdate  func(p pass, ids []string)    // after step 1, when some bucket did not match
 	beforeInsert func(p pass, ids []string)    // between steps 1 and 2
+	exists       func(p pass, id string) bool  // replaces the known set: true sends the bucket to the update first
+	beforeWhole  func(p pass, ids []string)    // before the insert of whole buckets
+	afterWhole   func(p pass) error            // after that insert succeeded; stands for a reply lost
 	beforeBulk   func(updates int) error       // before each bulk write
 	index        func() error                  // at the start of ensuring the indexes
 	expiry       func(p pass) error            // at the start of ensureExpiry; stands for a network failure

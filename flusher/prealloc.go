@@ -50,8 +50,8 @@ type PreallocStats struct {
 	InsertCalls uint64 `json:"insert_calls"`
 	Failures    uint64 `json:"failures"`
 	// Dropped counts buckets not created before their period began (the
-	// rate was too low for the pages, or inserts failed): those take the
-	// three-step path when first written.
+	// rate was too low for the pages, or inserts failed): those are
+	// inserted whole when first written.
 	Dropped uint64 `json:"dropped"`
 	// Untracked counts pages not tracked in a period because
 	// PreallocateMaxPages pages were tracked already.
@@ -99,6 +99,7 @@ type preallocator struct {
 	minHits    int64
 	maxPages   int
 	colls      [3]*mongo.Collection // by pass
+	known      *known               // told the buckets that exist after an insert
 	timeout    time.Duration
 	maxBackoff time.Duration
 	clock      clock.Clock
@@ -316,6 +317,8 @@ func (pa *preallocator) step(ctx context.Context) time.Duration {
 	pa.mu.Unlock()
 	pa.created.Add(uint64(len(buckets) - dups))
 	pa.existing.Add(uint64(dups))
+	// Created or met, they exist: their first write is an update.
+	pa.known.add(p, len(buckets), func(i int) string { return buckets[i].ID }, func(i int) int64 { return buckets[i].End }, false)
 	return time.Duration(float64(len(buckets)) / pa.rate * float64(time.Second))
 }
 
@@ -356,8 +359,9 @@ func (pa *preallocator) stats() PreallocStats {
 }
 
 // newPreallocator returns the preallocator of cfg (with its defaults set,
-// Config.withDefaults), writing to colls; nil when it is off.
-func newPreallocator(cfg Config, colls [3]*mongo.Collection) (*preallocator, error) {
+// Config.withDefaults), writing to colls and telling known what it
+// created; nil when it is off.
+func newPreallocator(cfg Config, colls [3]*mongo.Collection, known *known) (*preallocator, error) {
 	if !cfg.Preallocate {
 		return nil, nil
 	}
@@ -369,6 +373,7 @@ func newPreallocator(cfg Config, colls [3]*mongo.Collection) (*preallocator, err
 		minHits:    int64(cfg.PreallocateMinHits),
 		maxPages:   cfg.PreallocateMaxPages,
 		colls:      colls,
+		known:      known,
 		timeout:    cfg.Timeout,
 		maxBackoff: cfg.MaxBackoff,
 		clock:      cfg.Clock,

@@ -96,9 +96,14 @@ func TestFiltersCarryTheShardKey(t *testing.T) {
 	e.f.colls = [3]*mongo.Collection{db.Collection("minutes"), db.Collection("daily"), db.Collection("monthly")}
 	applied := e.f.applied
 
-	// First batch: every bucket is missing (step 1, find, insert, step 3);
-	// second: every bucket exists (step 1 only).
+	// First batch: every bucket is missing, and thought to exist (the
+	// three-step path: step 1, find, insert, step 3); second: every
+	// bucket exists and is known (step 1 only).
 	for round := range 2 {
+		testHooks(e.f).exists = nil // round 1: the known set
+		if round == 0 {
+			testHooks(e.f).exists = func(pass, string) bool { return true }
+		}
 		e.commit(t, small()...)
 		sealed, err := e.buf.Seal()
 		if err != nil {

@@ -66,6 +66,7 @@ func (f *Flusher) maxRegisters(ctx context.Context, rises []buffer.VisitorRise) 
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.visitorColl.Name(), err)
 	}
+	f.bucketWrites.Add(uint64(len(rises)))
 	if matched == len(rises) {
 		return nil
 	}
@@ -84,6 +85,7 @@ func (f *Flusher) maxRegisters(ctx context.Context, rises []buffer.VisitorRise) 
 		return fmt.Errorf("%s: insert %d documents: %w", f.visitorColl.Name(), len(docs), err)
 	}
 	f.inserts.Add(uint64(len(docs) - dups))
+	f.insertDups.Add(uint64(dups))
 	if matched, err = f.bulkWrite(ctx, f.visitorColl, models); err != nil {
 		return fmt.Errorf("%s: %w", f.visitorColl.Name(), err)
 	}

@@ -160,6 +160,10 @@ type guarded interface {
 	AppendKey(bson.D) bson.D
 	Update(applied, batchID string) (filter, update bson.D)
 	Zero() bson.D
+	// Whole is Zero as Update leaves it: a new bucket's document with
+	// this batch's counts and guard in it.
+	Whole(applied, batchID string) (bson.Raw, error)
+	PeriodEnd() int64
 }
 
 // writeChunk applies buckets' counts to pass p's collection, each exactly
@@ -169,16 +173,123 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, bucket
 	for i := range buckets {
 		docs[i] = &buckets[i]
 	}
-	return f.applyOnce(ctx, p, f.colls[p], batchID, docs, func(missing []int, insErr error) {
-		f.countLate(p, buckets, missing, insErr)
+	return f.applyOnce(ctx, p, f.colls[p], batchID, docs, func(created []int, insErr error) {
+		f.countLate(p, buckets, created, insErr)
 	})
 }
 
-// applyOnce applies docs to coll, each exactly once for batchID: update
-// the existing ones, create the missing ones zero-filled, update those.
-// inserted, when not nil, is told which docs (indexes) were inserted and
-// the insert's error (duplicates: created by another host first).
-func (f *Flusher) applyOnce(ctx context.Context, p pass, coll *mongo.Collection, batchID string, buckets []guarded, inserted func(missing []int, insErr error)) error {
+// applyOnce applies docs to coll, each exactly once for batchID. The
+// buckets this flusher does not remember writing (known) are most likely
+// new: they are inserted whole, this batch's counts and guard in them
+// (insertWhole). Those the insert finds existing (duplicate key: another
+// host or preallocation created them, or an earlier attempt at this batch
+// inserted them) and the remembered ones take the guarded update
+// (applyExisting), whose three-step fallback creates any that is missing
+// after all. inserted, when not nil, is told which docs (indexes) an
+// insert created or met (insErr: its error, duplicates only), per insert.
+func (f *Flusher) applyOnce(ctx context.Context, p pass, coll *mongo.Collection, batchID string, buckets []guarded, inserted func(created []int, insErr error)) error {
+	var fresh, rest []int
+	for i := range buckets {
+		if f.exists(p, buckets[i].DocID()) {
+			rest = append(rest, i)
+		} else {
+			fresh = append(fresh, i)
+		}
+	}
+	if len(fresh) > 0 {
+		met, err := f.insertWhole(ctx, p, coll, batchID, buckets, fresh, inserted)
+		if err != nil {
+			return err
+		}
+		rest = append(rest, met...)
+	}
+	if len(rest) > 0 {
+		if err := f.applyExisting(ctx, p, coll, batchID, buckets, rest, inserted); err != nil {
+			return err
+		}
+	}
+	f.bucketWrites.Add(uint64(len(buckets)))
+	f.known.add(p, len(buckets), func(i int) string { return buckets[i].DocID() }, func(i int) int64 { return buckets[i].PeriodEnd() }, true)
+	return nil
+}
+
+// exists reports whether the bucket id of pass p is thought to exist:
+// this flusher wrote or preallocated it lately (known).
+func (f *Flusher) exists(p pass, id string) bool {
+	if h := f.hooks; h != nil && h.exists != nil {
+		return h.exists(p, id)
+	}
+	return f.known.has(p, id)
+}
+
+// insertWhole inserts the buckets at fresh (indexes in buckets) whole
+// (guarded.Whole), in one unordered insertMany. An insert succeeds only
+// where no document has the _id, and puts the counts and the guard in
+// the same document write: a bucket inserted has taken this batch, once.
+// It returns the indexes of the buckets not inserted: those that met a
+// duplicate key (the document exists; it may have taken this batch in an
+// earlier attempt, and the guarded update decides) and any whose whole
+// document could not be built.
+func (f *Flusher) insertWhole(ctx context.Context, p pass, coll *mongo.Collection, batchID string, buckets []guarded, fresh []int, inserted func([]int, error)) (rest []int, err error) {
+	docs := make([]any, 0, len(fresh))
+	sent := make([]int, 0, len(fresh))
+	for _, i := range fresh {
+		doc, err := buckets[i].Whole(f.applied, batchID)
+		if err != nil {
+			// Never happens with the documents of package bucket; the
+			// bucket's id (a page of the log) is not logged.
+			f.log.Warn("whole document not built: the bucket takes the update path", "collection", coll.Name(), "err", err)
+			rest = append(rest, i)
+			continue
+		}
+		docs = append(docs, doc)
+		sent = append(sent, i)
+	}
+	if len(docs) == 0 {
+		return rest, nil
+	}
+	if h := f.hooks; h != nil && h.beforeWhole != nil {
+		ids := make([]string, len(sent))
+		for j, i := range sent {
+			ids[j] = buckets[i].DocID()
+		}
+		h.beforeWhole(p, ids)
+	}
+	ictx, cancel := context.WithTimeout(ctx, f.timeout)
+	f.insertCalls.Add(1)
+	_, insErr := coll.InsertMany(ictx, docs, options.InsertMany().SetOrdered(false))
+	cancel()
+	if h := f.hooks; h != nil && h.afterWhole != nil && insErr == nil {
+		insErr = h.afterWhole(p)
+	}
+	dups, err := ignoreDuplicates(insErr)
+	if err != nil {
+		return nil, fmt.Errorf("insert %d buckets: %w", len(docs), err)
+	}
+	f.inserts.Add(uint64(len(docs) - dups))
+	f.insertDups.Add(uint64(dups))
+	if inserted != nil {
+		inserted(sent, insErr)
+	}
+	var bwe mongo.BulkWriteException
+	if errors.As(insErr, &bwe) {
+		for _, we := range bwe.WriteErrors {
+			rest = append(rest, sent[we.Index])
+		}
+	}
+	return rest, nil
+}
+
+// applyExisting applies the buckets at at (indexes in all), thought to
+// exist, each exactly once for batchID: the guarded update; then, if
+// some did not match, the three-step fallback: find which of them carry
+// this batch, create the others zero-filled, update those. inserted is
+// applyOnce's.
+func (f *Flusher) applyExisting(ctx context.Context, p pass, coll *mongo.Collection, batchID string, all []guarded, at []int, inserted func([]int, error)) error {
+	buckets := make([]guarded, len(at))
+	for j, i := range at {
+		buckets[j] = all[i]
+	}
 	matched, err := f.bulkWrite(ctx, coll, updates(buckets, f.applied, batchID))
 	if err != nil {
 		return err
@@ -195,7 +306,7 @@ func (f *Flusher) applyOnce(ctx context.Context, p pass, coll *mongo.Collection,
 		h.afterUpdate(p, ids)
 	}
 	// The buckets that did not match lack this batch: they were missing,
-	// or (after a retry) took it in an earlier attempt. Ask which carry
+	// or took it in an earlier attempt (or its insert). Ask which carry
 	// it, not which exist: a bucket another writer created since step 1
 	// exists but has not taken this batch.
 	done, err := f.withBatch(ctx, coll, buckets, batchID)
@@ -204,10 +315,10 @@ func (f *Flusher) applyOnce(ctx context.Context, p pass, coll *mongo.Collection,
 	}
 	var missing []guarded
 	var missingAt []int
-	for i := range buckets {
-		if _, ok := done[buckets[i].DocID()]; !ok {
-			missing = append(missing, buckets[i])
-			missingAt = append(missingAt, i)
+	for j := range buckets {
+		if _, ok := done[buckets[j].DocID()]; !ok {
+			missing = append(missing, buckets[j])
+			missingAt = append(missingAt, at[j])
 		}
 	}
 	if len(missing) == 0 {
@@ -300,12 +411,13 @@ func (f *Flusher) insertZero(ctx context.Context, coll *mongo.Collection, bucket
 		return nil, fmt.Errorf("insert %d buckets: %w", len(buckets), err)
 	}
 	f.inserts.Add(uint64(len(buckets) - dups))
+	f.insertDups.Add(uint64(dups))
 	return insErr, nil
 }
 
-// countLate counts the buckets just created (missing: their indexes in
-// buckets, in insert order; those whose insert did not meet a duplicate,
-// insErr) whose period had already expired: late counts re-create a
+// countLate counts the buckets just created (missing: the indexes in
+// buckets of one insert's documents, in insert order; those whose insert
+// did not meet a duplicate, insErr) whose period had already expired: late counts re-create a
 // bucket that expiry deleted, they are written, and the next expiry round
 // deletes the bucket again. A warning says so at most every 10 minutes.
 func (f *Flusher) countLate(p pass, buckets []bucket.Doc, missing []int, insErr error) {

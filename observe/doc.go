@@ -53,7 +53,7 @@
 //	logtally_last_acked_batch_sealed_timestamp_seconds seal time of the last acknowledged batch (absent: none yet)
 //	logtally_mongo_operations_total{op}               bulk_write (calls), update (bucket updates sent in them),
 //	                                                  find (calls), insert (InsertMany calls)
-//	logtally_mongo_buckets_created_total              zero-filled buckets this daemon inserted
+//	logtally_mongo_buckets_created_total              buckets this daemon inserted
 //	logtally_bucket_expiry_mode{level,mode}           1 per level: off, pending, ttl or deletemany
 //	logtally_expired_buckets_deleted_total{level}     buckets the deleteMany fallback deleted
 //	logtally_late_buckets_created_total               buckets created again for counts later than the retention

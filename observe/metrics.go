@@ -71,7 +71,7 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 			"When the last batch MongoDB acknowledged was sealed, i.e. when the last successful flush began. Absent before the first."),
 		mongoOps: d("mongo_operations_total",
 			"MongoDB operations sent: bulk_write and find and insert count calls, update counts the bucket updates inside the bulk writes.", "op"),
-		created:       d("mongo_buckets_created_total", "Zero-filled buckets this daemon inserted."),
+		created:       d("mongo_buckets_created_total", "Buckets this daemon inserted (whole, with their first counts, or zero-filled)."),
 		flushDuration: d("flush_duration_seconds", "Time to write one batch to MongoDB, from its record to its acknowledgement."),
 		lastFlush:     d("last_flush_timestamp_seconds", "When MongoDB last acknowledged a batch. Absent before the first."),
 		expiryMode:    d("bucket_expiry_mode", "1 for each bucket level's expiry mode: off (kept), pending, ttl (a TTL index) or deletemany (the periodic fallback).", "level", "mode"),

@@ -162,9 +162,10 @@ type Summary struct {
 	// filtered reasons).
 	Outcomes map[string]uint64 `json:"outcomes,omitempty"`
 	// Database operations during the replay (with the daemon's own
-	// traffic when it runs inside one): bucket updates, zero-filled
-	// inserts, finds, bulk writes.
-	Updates, Inserts, Finds, BulkWrites uint64
+	// traffic when it runs inside one): bucket updates, documents sent
+	// to an insert (created or met), finds, bulk writes, insert calls,
+	// and documents written (one per bucket and batch).
+	Updates, Inserts, Finds, BulkWrites, InsertCalls, BucketWrites uint64
 	// ExpiredHits are hits not written to a level whose bucket was past
 	// its retention (minute buckets of logs older than minute_retention).
 	ExpiredHits uint64
@@ -304,8 +305,9 @@ func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)
 
 	agg1, fl1 := s.agg.Stats(), s.flush.Stats()
 	sum := &Summary{
-		Updates: fl1.Updates - fl0.Updates, Inserts: fl1.Inserts - fl0.Inserts,
+		Updates: fl1.Updates - fl0.Updates, Inserts: fl1.Inserts + fl1.InsertDups - fl0.Inserts - fl0.InsertDups,
 		Finds: fl1.Finds - fl0.Finds, BulkWrites: fl1.BulkWrites - fl0.BulkWrites,
+		InsertCalls: fl1.InsertCalls - fl0.InsertCalls, BucketWrites: fl1.BucketWrites - fl0.BucketWrites,
 		ExpiredHits: fl1.ExpiredHits - fl0.ExpiredHits,
 		Elapsed:     clk.Now().Sub(started), Stopped: stopped, Outcomes: map[string]uint64{},
 	}

@@ -240,9 +240,8 @@ func printReplaySummary(w io.Writer, s *replay.Summary, where string, elapsed ti
 		}
 		fmt.Fprintf(w, "not counted: %s\n", strings.Join(parts, ", "))
 	}
-	writes := s.Updates - min(s.Updates, s.Inserts) // a bucket found takes one update; a missing one two and an insert
-	fmt.Fprintf(w, "database: ops=%d updates=%d inserts=%d finds=%d bucket_writes=%d\n",
-		s.Updates+s.Inserts+s.Finds, s.Updates, s.Inserts, s.Finds, writes)
+	fmt.Fprintf(w, "database: ops=%d updates=%d inserts=%d finds=%d bucket_writes=%d round_trips=%d\n",
+		s.Updates+s.Inserts+s.Finds, s.Updates, s.Inserts, s.Finds, s.BucketWrites, s.BulkWrites+s.InsertCalls+s.Finds)
 	if s.ExpiredHits > 0 {
 		fmt.Fprintf(w, "past retention: %d hits not written to buckets already expired (the minute buckets of old logs; the daily and monthly buckets took them)\n", s.ExpiredHits)
 	}

@@ -1,0 +1,146 @@
+package bucket
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/logtally/logtally/botclass"
+	"github.com/logtally/logtally/measure"
+)
+
+// applyTree is a second implementation of whole, on decoded documents:
+// the reference Whole is compared with.
+func applyTree(t *testing.T, zero, update bson.D) []byte {
+	t.Helper()
+	raw, err := bson.Marshal(zero)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc bson.D
+	if err := bson.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var set func(d bson.D, path []string, f func(old any) any) bson.D
+	set = func(d bson.D, path []string, f func(old any) any) bson.D {
+		for i := range d {
+			if d[i].Key != path[0] {
+				continue
+			}
+			if len(path) == 1 {
+				d[i].Value = f(d[i].Value)
+			} else {
+				d[i].Value = set(d[i].Value.(bson.D), path[1:], f)
+			}
+			return d
+		}
+		if len(path) == 1 {
+			return append(d, bson.E{Key: path[0], Value: f(nil)})
+		}
+		return append(d, bson.E{Key: path[0], Value: set(bson.D{}, path[1:], f)})
+	}
+	asInt := func(x any) int64 {
+		switch x := x.(type) {
+		case int32:
+			return int64(x)
+		case int64:
+			return x
+		}
+		t.Fatalf("%T is not an integer", x)
+		return 0
+	}
+	for _, op := range update {
+		for _, term := range op.Value.(bson.D) {
+			v := term.Value
+			doc = set(doc, strings.Split(term.Key, "."), func(old any) any {
+				if old == nil || op.Key == "$set" {
+					return v
+				}
+				switch op.Key {
+				case "$inc":
+					s := asInt(old) + asInt(v)
+					_, o32 := old.(int32)
+					_, v32 := v.(int32)
+					if o32 && v32 && s == int64(int32(s)) {
+						return int32(s)
+					}
+					return s
+				case "$max":
+					if asInt(v) > asInt(old) {
+						return v
+					}
+					return old
+				}
+				t.Fatalf("operator %s", op.Key)
+				return nil
+			})
+		}
+	}
+	out, err := bson.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Whole equals the zero-filled document with the guarded update applied,
+// for every level and a site's day: counters and measures in several
+// slots, a maximum, a count past 2^31 (its int32 zero becomes an int64),
+// and the applied entry added to the empty map.
+func TestWholeIsZeroWithTheUpdate(t *testing.T) {
+	at := time.Date(2026, 2, 27, 23, 59, 58, 0, time.UTC).Unix()
+	hits := []measure.Hit{
+		{Status: 200, Bytes: 512, RT: 1500},
+		{Status: 404, Bot: botclass.AI, Bytes: 100, RT: -1},
+		{Status: 503, Bytes: 7, RT: 90000},
+	}
+	for l := range Level(Levels) {
+		d := NewDoc(l, "www.example.com", "/a/b", at)
+		for i, h := range hits {
+			var v measure.Vector
+			v.Add(&h)
+			d.Add(at+int64(i/2), &v)
+		}
+		big := measure.OfViews(3_000_000_000)
+		big[measure.Status2xx] = 3_000_000_000
+		d.Add(at+1, &big)
+		got, err := d.Whole("applied.0123456789abcdef", "00112233445566778899aabb")
+		if err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		_, update := d.Update("applied.0123456789abcdef", "00112233445566778899aabb")
+		if want := applyTree(t, d.Zero(), update); !bytes.Equal(got, want) {
+			t.Errorf("%s: Whole\n%v\nwant\n%v", l, bson.Raw(got), bson.Raw(want))
+		}
+	}
+	s := SiteDoc{ID: SiteID(at, "www.example.com"), Site: "www.example.com", Start: at - at%86400}
+	for _, h := range hits {
+		s.V.Add(&h)
+	}
+	got, err := s.Whole("applied.x", "b1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, update := s.Update("applied.x", "b1")
+	if want := applyTree(t, s.Zero(), update); !bytes.Equal(got, want) {
+		t.Errorf("site: Whole\n%v\nwant\n%v", bson.Raw(got), bson.Raw(want))
+	}
+}
+
+// whole refuses what it does not implement instead of guessing.
+func TestWholeRefusesOtherOperators(t *testing.T) {
+	zero := bson.D{{Key: "_id", Value: "x"}, {Key: "n", Value: 1.5}}
+	for _, u := range []bson.D{
+		{{Key: "$unset", Value: bson.D{{Key: "n", Value: ""}}}},
+		{{Key: "$inc", Value: bson.D{{Key: "n", Value: int64(1)}}}}, // a double
+		{{Key: "$inc", Value: bson.D{{Key: "m", Value: 1.5}}}},
+		{{Key: "$inc", Value: bson.D{{Key: "_id.a", Value: int64(1)}}}}, // not a document
+	} {
+		if _, err := whole(zero, u); err == nil {
+			t.Errorf("whole(%v) succeeded", u)
+		}
+	}
+}
