@@ -304,17 +304,14 @@ func dryRun(req replay.Request, cfgPath, logFormat string, stdout, stderr io.Wri
 		pc.LogFormat = logFormat
 	}
 	pc.Since, pc.Until = req.Since, req.Until
-	p, err := parser.New(pc)
+	d, err := replay.NewParallelDryRun(pc, maxLine, req.Jobs, stderr)
 	if err != nil {
 		return usagef("replay: %w", err)
 	}
-	d := replay.NewDryRun(p, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute), maxLine, stderr)
 	clk := clock.Real{}
 	start := clk.Now()
-	for _, name := range req.Files {
-		if err := d.ReadFile(name); err != nil {
-			return fmt.Errorf("replay: %w", err)
-		}
+	if err := d.ReadFiles(req.Files); err != nil {
+		return fmt.Errorf("replay: %w", err)
 	}
 	if err := d.Summary(stdout, clk.Now().Sub(start)); err != nil {
 		return fmt.Errorf("replay: %w", err)
