@@ -79,6 +79,12 @@ type dryWorker struct {
 	lastSite []byte // of the last key drained, in sites
 
 	committed, pagesForgotten uint64
+
+	// perSite, when not nil (a parallel run with max_pages_per_minute),
+	// counts the distinct pages of each site noted; mostPages is the
+	// largest of them.
+	perSite   map[string]int
+	mostPages int
 }
 
 // newDryWorker returns a worker parsing with p and limiting with lim.
@@ -200,6 +206,11 @@ func (w *dryWorker) note(key []byte) error {
 			clear(w.pages)
 		}
 		w.pages[string(pb)] = struct{}{}
+		if w.perSite != nil {
+			n := w.perSite[string(site)] + 1
+			w.perSite[string(site)] = n
+			w.mostPages = max(w.mostPages, n)
+		}
 	}
 	w.seconds.add(sec)
 	return nil

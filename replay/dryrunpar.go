@@ -37,11 +37,12 @@ type parallel struct {
 // and its own sums; the sums are merged for the summary. Sums add, so
 // every total is the same as NewDryRun's. What the order of the lines
 // decides (which hosts max_sites folds, which pages max_pages_per_minute
-// counts under "(other)") is checked after the read: when either bound
-// could have applied (see exact), the files are read again on one
-// goroutine, so that the summary is the one NewDryRun's gives (but for its
-// keys committed, a key once per drain of each worker that held it). One
-// job is NewDryRun's.
+// counts under "(other)") is checked: when either bound may apply (see
+// exact), the workers stop as soon as one sees it, or the check fails
+// after the read, and the files are read again in order on one goroutine.
+// So the summary is the one NewDryRun's gives, but for its keys committed
+// when a worker drained before the end (a key once per drain of each
+// worker that held it). One job is NewDryRun's.
 func NewParallelDryRun(cfg parser.Config, maxLine, jobs int, log io.Writer) (*DryRun, error) {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
@@ -99,7 +100,9 @@ type dryJob struct {
 // the first file (in the order given) that cannot be read, as ReadFile one
 // after the other does: the files after it are not read (or no longer),
 // and its error is returned after the messages of the files before it and
-// of its lines read.
+// of its lines read. When a bound kept across lines applies (see exact),
+// the workers stop as soon as one of them sees it and the files are read
+// again in order.
 func (par *parallel) readFiles(d *DryRun, names []string) error {
 	files := make([]*dryFile, len(names))
 	for i, name := range names {
@@ -107,13 +110,14 @@ func (par *parallel) readFiles(d *DryRun, names []string) error {
 	}
 	var failed atomic.Int64 // the first file (index) that failed
 	failed.Store(int64(len(names)))
+	var abort atomic.Bool // a worker met a bound: read in order instead
 	errStopped := errors.New("stopped: a file before it failed")
 
 	jobs := make(chan dryJob, par.jobs)
 	var workers sync.WaitGroup
 	errs := make([]error, len(par.workers))
 	for i, w := range par.workers {
-		workers.Go(func() { errs[i] = w.run(jobs) })
+		workers.Go(func() { errs[i] = w.run(jobs, par.cfg, &abort) })
 	}
 	next := make(chan int)
 	var readers sync.WaitGroup
@@ -123,7 +127,7 @@ func (par *parallel) readFiles(d *DryRun, names []string) error {
 				f := files[i]
 				seq := 0
 				_, f.err = readStream(context.Background(), f.name, dryRunSource, nil, 0, false, d.maxLine, func(c tailer.Chunk) error {
-					if failed.Load() < int64(i) {
+					if failed.Load() < int64(i) || abort.Load() {
 						c.Release()
 						return errStopped
 					}
@@ -142,7 +146,7 @@ func (par *parallel) readFiles(d *DryRun, names []string) error {
 		})
 	}
 	for i := range names {
-		if failed.Load() < int64(i) {
+		if failed.Load() < int64(i) || abort.Load() {
 			break
 		}
 		next <- i
@@ -153,6 +157,9 @@ func (par *parallel) readFiles(d *DryRun, names []string) error {
 	workers.Wait()
 
 	par.read = append(par.read, names...)
+	if abort.Load() {
+		return par.inOrder(d, names)
+	}
 	for _, f := range files {
 		d.files++ // as ReadFile: up to the file that failed
 		f.print(d.log, d.maxLine)
@@ -168,8 +175,10 @@ func (par *parallel) readFiles(d *DryRun, names []string) error {
 
 // run parses and sums the chunks of jobs until it is closed, draining its
 // sums every maxKeys as ReadFile does. A drain's error (a key the buffer
-// cannot decode: a bug) is returned once jobs is closed.
-func (w *dryWorker) run(jobs <-chan dryJob) error {
+// cannot decode: a bug) is returned once jobs is closed. When it meets a
+// bound kept across lines (cfg's max_sites or max_pages_per_minute: see
+// exact) it sets abort, and from then on only releases the chunks.
+func (w *dryWorker) run(jobs <-chan dryJob, cfg parser.Config, abort *atomic.Bool) error {
 	var first error
 	var events []dryEvent
 	var malformed uint64
@@ -179,7 +188,15 @@ func (w *dryWorker) run(jobs <-chan dryJob) error {
 			events = append(events, dryEvent{n: n, out: o, length: length})
 		}
 	}
+	maxPages := cfg.Page.MaxPagesPerMinute
+	if maxPages > 0 && w.perSite == nil {
+		w.perSite = map[string]int{}
+	}
 	for j := range jobs {
+		if abort.Load() {
+			j.ch.Release()
+			continue
+		}
 		events, malformed = events[:0], 0
 		before := w.agg.LinesParsed()
 		err := w.agg.Add(&j.ch)
@@ -188,9 +205,9 @@ func (w *dryWorker) run(jobs <-chan dryJob) error {
 			first = err
 		}
 		lines := w.agg.LinesParsed() - before
-		for k := range j.ch.Skipped {
+		for range j.ch.Skipped {
 			lines++
-			events = append(events, dryEvent{n: lines, skipped: true, length: k})
+			events = append(events, dryEvent{n: lines, skipped: true})
 		}
 		f := j.f
 		f.mu.Lock()
@@ -206,8 +223,43 @@ func (w *dryWorker) run(jobs <-chan dryJob) error {
 				first = err
 			}
 		}
+		if w.p.SitesFolded() > 0 || w.lim.Overflow() > 0 || maxPages > 0 && w.mostPages > maxPages {
+			abort.Store(true)
+		}
 	}
 	return first
+}
+
+// inOrder reads the files read so far again on one worker, in order,
+// printing the messages of names (the last files of par.read, not printed
+// yet) as ReadFile does, and takes its figures: what a parallel read gives
+// when a bound kept across lines may have applied.
+func (par *parallel) inOrder(d *DryRun, names []string) error {
+	par.reread++
+	p, err := parser.New(par.cfg)
+	if err != nil {
+		return err
+	}
+	seq := newDryWorker(p, parser.NewPageLimiter(par.cfg.Page.MaxPagesPerMinute))
+	again := &DryRun{w: seq, log: io.Discard, maxLine: d.maxLine}
+	seq.mal = again.malformedLine
+	par.workers = []*dryWorker{seq}
+	earlier := len(par.read) - len(names) // read and printed before
+	for i, name := range par.read {
+		if i == earlier {
+			again.log = d.log
+		}
+		if i >= earlier {
+			d.files++
+		}
+		if err := again.ReadFile(name); err != nil {
+			if i < earlier {
+				return fmt.Errorf("dry run: reading %s again in order: %w", name, err)
+			}
+			return err // it names the file
+		}
+	}
+	return nil
 }
 
 // print prints f's messages as ReadFile prints them: the malformed lines
@@ -246,8 +298,8 @@ func (f *dryFile) print(log io.Writer, maxLine int) {
 }
 
 // exact checks that the workers' figures are those one worker reading the
-// lines in order would have found, and otherwise reads the files again on
-// one worker. Sums add, so totals never depend on how the lines were
+// lines in order would have found, and otherwise reads the files again in
+// order (inOrder). Sums add, so totals never depend on how the lines were
 // shared; only the bounds kept across lines do:
 //   - max_sites: when no worker folded a host and the sites found are at
 //     most max_sites, one parser would not have folded any either (it
@@ -258,8 +310,9 @@ func (f *dryFile) print(log io.Writer, maxLine int) {
 //     counted any either.
 //
 // Where a bound may have applied, which hosts and pages it caught depends
-// on the order of the lines, and the figures of workers each seeing a part
-// of them could differ: the files are read again in order.
+// on the order of the lines, and workers each seeing a part of them could
+// have caught others. A worker that folds, limits, or notes more pages of
+// a site than the bound stops the parallel read early (run).
 func (par *parallel) exact(d *DryRun) error {
 	var folded, other uint64
 	for _, w := range par.workers {
@@ -291,21 +344,7 @@ func (par *parallel) exact(d *DryRun) error {
 	if ok {
 		return nil
 	}
-	par.reread++
-	p, err := parser.New(par.cfg)
-	if err != nil {
-		return err
-	}
-	seq := newDryWorker(p, parser.NewPageLimiter(par.cfg.Page.MaxPagesPerMinute))
-	again := &DryRun{w: seq, log: io.Discard, maxLine: d.maxLine}
-	seq.mal = again.malformedLine
-	for _, name := range par.read {
-		if err := again.ReadFile(name); err != nil {
-			return fmt.Errorf("dry run: reading %s again in order: %w", name, err)
-		}
-	}
-	par.workers = []*dryWorker{seq}
-	return nil
+	return par.inOrder(d, nil)
 }
 
 // uvarint decodes the uvarint at the start of s: its value and length.

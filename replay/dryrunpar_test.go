@@ -93,6 +93,8 @@ func TestParallelDryRunMatchesSequential(t *testing.T) {
 		{"real log, small chunks, 3 jobs", parser.Config{Site: "s", Format: "combined"}, 4093, 3, []string{real}, 0},
 		{"real log, default bound not reached", parser.Config{Site: "s", Format: "combined", Page: parser.PageConfig{MaxPagesPerMinute: 2000}}, 8191, 2, []string{real}, 0},
 		{"real log, pages folded", parser.Config{Site: "s", Format: "combined", Page: parser.PageConfig{MaxPagesPerMinute: 3}}, 8191, 2, []string{real}, 1},
+		{"real log, more pages than the bound, none in a minute", parser.Config{Site: "s", Format: "combined", Page: parser.PageConfig{MaxPagesPerMinute: 1000}}, 8191, 2, []string{real}, 1},
+		{"real log, more pages than the bound in all, not in a worker", parser.Config{Site: "s", Format: "combined", Page: parser.PageConfig{MaxPagesPerMinute: 1367}}, 8191, 2, []string{real}, 1},
 		{"real log twice", parser.Config{Site: "s", Format: "combined"}, 16381, 2, []string{real, real}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
