@@ -49,7 +49,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	logFormat := fs.String("log-format", "", "nginx log_format `string`, for -format nginx")
 	since := fs.String("since", "", "count only hits at or after `T` (RFC 3339 or 2006-01-02, UTC)")
 	until := fs.String("until", "", "count only hits before `T` (RFC 3339 or 2006-01-02, UTC)")
-	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "files read and decompressed at once")
+	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "files read and decompressed at once (with -dry-run, also the goroutines parsing them)")
 	logLevel := fs.String("log-level", "warn", "log `level` on stderr: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
