@@ -3,7 +3,6 @@ package replay
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	stdbits "math/bits"
@@ -72,19 +71,17 @@ type dryWorker struct {
 
 	// Derived from the sums drained (their keys decoded), kept across
 	// drains.
-	sites    map[string]struct{}
-	pages    map[string]struct{} // uvarint length of site, site, page
+	sites    map[string]map[string]struct{} // site -> its pages
+	nPages   int                            // the pages of every site
 	seconds  secondSet
-	pairBuf  []byte
-	lastSite []byte // of the last key drained, in sites
+	lastSite []byte              // of the last key drained, in sites
+	cur      map[string]struct{} // its pages
+
+	// mostPages is the most pages of one site (since they were last
+	// forgotten).
+	mostPages int
 
 	committed, pagesForgotten uint64
-
-	// perSite, when not nil (a parallel run with max_pages_per_minute),
-	// counts the distinct pages of each site noted; mostPages is the
-	// largest of them.
-	perSite   map[string]int
-	mostPages int
 }
 
 // newDryWorker returns a worker parsing with p and limiting with lim.
@@ -93,7 +90,7 @@ func newDryWorker(p *parser.Parser, lim *parser.PageLimiter) *dryWorker {
 		agg: aggregate.NewSummer(map[string]*parser.Parser{dryRunSource: p},
 			map[string]*parser.PageLimiter{dryRunSource: lim}, nil, nil),
 		p: p, lim: lim,
-		sites: map[string]struct{}{}, pages: map[string]struct{}{},
+		sites: map[string]map[string]struct{}{},
 	}
 	w.agg.OnMalformed(func(n uint64, o parser.Outcome, length int) { w.mal(n, o, length) })
 	return w
@@ -193,24 +190,16 @@ func (w *dryWorker) note(key []byte) error {
 	if err != nil {
 		return fmt.Errorf("dry run: %w", err)
 	}
-	if !bytes.Equal(site, w.lastSite) || w.lastSite == nil {
-		w.sites[string(site)] = struct{}{}
+	if !bytes.Equal(site, w.lastSite) || w.cur == nil {
+		w.cur = w.sites[string(site)]
+		if w.cur == nil {
+			w.cur = map[string]struct{}{}
+			w.sites[string(site)] = w.cur
+		}
 		w.lastSite = append(w.lastSite[:0], site...)
 	}
-	pb := binary.AppendUvarint(w.pairBuf[:0], uint64(len(site)))
-	pb = append(append(pb, site...), page...)
-	w.pairBuf = pb
-	if _, ok := w.pages[string(pb)]; !ok {
-		if len(w.pages) == maxPages {
-			w.pagesForgotten += maxPages
-			clear(w.pages)
-		}
-		w.pages[string(pb)] = struct{}{}
-		if w.perSite != nil {
-			n := w.perSite[string(site)] + 1
-			w.perSite[string(site)] = n
-			w.mostPages = max(w.mostPages, n)
-		}
+	if _, ok := w.cur[string(page)]; !ok {
+		w.addPage(w.cur, string(page))
 	}
 	w.seconds.add(sec)
 	return nil
@@ -331,28 +320,43 @@ func (d *DryRun) figures() (*dryWorker, error) {
 	return ws[0], err
 }
 
+// addPage adds a page not in pages, the set of its site, forgetting
+// every site's pages first when maxPages are held.
+func (w *dryWorker) addPage(pages map[string]struct{}, page string) {
+	if w.nPages == maxPages {
+		w.pagesForgotten += maxPages
+		for _, ps := range w.sites {
+			clear(ps)
+		}
+		w.nPages, w.mostPages = 0, 0
+	}
+	pages[page] = struct{}{}
+	w.nPages++
+	w.mostPages = max(w.mostPages, len(pages))
+}
+
 // merge moves o's figures (sites, pages, seconds, keys committed) into w,
 // leaving o's empty: the sets are unions, so the figures are those of one
 // worker having drained every sum, but for the keys committed (a key once
 // per drain of each worker that held it).
 func (w *dryWorker) merge(o *dryWorker) {
-	for s := range o.sites {
-		w.sites[s] = struct{}{}
-	}
-	for pb := range o.pages {
-		if _, ok := w.pages[pb]; !ok {
-			if len(w.pages) == maxPages {
-				w.pagesForgotten += maxPages
-				clear(w.pages)
+	for site, ops := range o.sites {
+		ps := w.sites[site]
+		if ps == nil {
+			ps = map[string]struct{}{}
+			w.sites[site] = ps
+		}
+		for page := range ops {
+			if _, ok := ps[page]; !ok {
+				w.addPage(ps, page)
 			}
-			w.pages[pb] = struct{}{}
 		}
 	}
 	w.seconds.merge(&o.seconds)
 	w.committed += o.committed
 	w.pagesForgotten += o.pagesForgotten
 	clear(o.sites)
-	clear(o.pages)
+	o.cur, o.lastSite, o.nPages, o.mostPages = nil, nil, 0, 0
 	o.seconds = secondSet{}
 	o.committed, o.pagesForgotten = 0, 0
 }
@@ -408,7 +412,7 @@ func (d *DryRun) Summary(w io.Writer, elapsed time.Duration) error {
 		row("hits under (other)", st.Other, " (max_pages_per_minute)")
 	}
 	row("sites", uint64(len(f.sites)), "")
-	row("distinct pages", f.pagesForgotten+uint64(len(f.pages)), "")
+	row("distinct pages", f.pagesForgotten+uint64(f.nPages), "")
 	row("distinct seconds", f.seconds.n, "")
 	row("keys committed", f.committed, " ((site, page, second) sums, in batches of "+digits.Group(maxKeys)+")")
 	fmt.Fprintf(w, "%-26s %12s\n", "elapsed", elapsed.Round(time.Millisecond))

@@ -189,9 +189,6 @@ func (w *dryWorker) run(jobs <-chan dryJob, cfg parser.Config, abort *atomic.Boo
 		}
 	}
 	maxPages := cfg.Page.MaxPagesPerMinute
-	if maxPages > 0 && w.perSite == nil {
-		w.perSite = map[string]int{}
-	}
 	for j := range jobs {
 		if abort.Load() {
 			j.ch.Release()
@@ -331,13 +328,9 @@ func (par *parallel) exact(d *DryRun) error {
 		if f.pagesForgotten > 0 {
 			ok = false
 		}
-		perSite := map[string]int{}
-		for pb := range f.pages {
-			n, k := uvarint(pb)
-			site := pb[k : k+int(n)]
-			if perSite[site]++; perSite[site] > max {
+		for _, ps := range f.sites {
+			if len(ps) > max {
 				ok = false
-				break
 			}
 		}
 	}
@@ -345,17 +338,4 @@ func (par *parallel) exact(d *DryRun) error {
 		return nil
 	}
 	return par.inOrder(d, nil)
-}
-
-// uvarint decodes the uvarint at the start of s: its value and length.
-func uvarint(s string) (uint64, int) {
-	var v uint64
-	for i := 0; i < len(s) && i < 10; i++ {
-		b := s[i]
-		v |= uint64(b&0x7f) << (7 * i)
-		if b < 0x80 {
-			return v, i + 1
-		}
-	}
-	return 0, len(s)
 }
