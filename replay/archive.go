@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/logtally/logtally/fnv1a"
@@ -14,6 +15,10 @@ import (
 
 // DefaultChunkSize is about how many bytes of lines a Stream chunk holds.
 const DefaultChunkSize = 256 << 10
+
+// readSize is how many bytes readStream reads at a time: DefaultChunkSize,
+// smaller in tests that cut chunks in awkward places.
+var readSize = DefaultChunkSize
 
 // Head returns the first bytes of name's decompressed stream, up to
 // tailer.FingerprintSize: what identifies it in the ledger, whatever its
@@ -114,12 +119,14 @@ func readStream(ctx context.Context, name, source string, head []byte, from int6
 		flushRead()
 		return nil
 	}
-	// Each read adds at most DefaultChunkSize bytes to the part of a line
+	// Each read adds at most readSize bytes to the part of a line
 	// carried over (at most maxLine bytes, else it is skipped), into a
 	// buffer that goes back to a small free list when the aggregator
 	// releases the chunk holding it. tailer.Cutter cuts the lines, by the
 	// follower's rules.
-	free := make(chan []byte, 4)
+	// The parallel dry run holds up to 2 × GOMAXPROCS + 1 chunks at once
+	// (its queue and its workers').
+	free := make(chan []byte, max(4, 2*runtime.GOMAXPROCS(0)+1))
 	get := func(size int) []byte {
 		select {
 		case b := <-free:
@@ -128,7 +135,7 @@ func readStream(ctx context.Context, name, source string, head []byte, from int6
 			}
 		default:
 		}
-		return make([]byte, max(size, 2*DefaultChunkSize))
+		return make([]byte, max(size, 2*readSize))
 	}
 	put := func(b []byte) func() {
 		return func() {
@@ -138,7 +145,7 @@ func readStream(ctx context.Context, name, source string, head []byte, from int6
 			}
 		}
 	}
-	buf := get(DefaultChunkSize)
+	buf := get(readSize)
 	n := 0     // bytes in buf: the partial line carried over, then the read
 	at := from // stream offset of buf[0]
 	cut := tailer.Cutter{MaxLine: maxLine, Off: from}
@@ -146,12 +153,12 @@ func readStream(ctx context.Context, name, source string, head []byte, from int6
 		if ctx.Err() != nil {
 			return cut.Off, ctx.Err()
 		}
-		if len(buf)-n < DefaultChunkSize { // a long line carried over
-			bigger := get(n + DefaultChunkSize)
+		if len(buf)-n < readSize { // a long line carried over
+			bigger := get(n + readSize)
 			copy(bigger, buf[:n])
 			buf = bigger
 		}
-		m, rerr := io.ReadFull(r, buf[n:n+DefaultChunkSize])
+		m, rerr := io.ReadFull(r, buf[n:n+readSize])
 		n += m
 		// ReadFull's own: the stream ended whole (see checked).
 		eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF
@@ -200,7 +207,7 @@ func readStream(ctx context.Context, name, source string, head []byte, from int6
 		if taken {
 			// The aggregator may have released held already: then get
 			// returns it, and copy moves the partial line within it.
-			buf = get(len(carry) + DefaultChunkSize)
+			buf = get(len(carry) + readSize)
 		}
 		n = copy(buf, carry)
 	}

@@ -18,6 +18,9 @@
 // (buffer.DecodeKey) for the summary's sites, distinct pages and distinct
 // seconds; the other rows are the aggregator's Stats. Malformed lines are
 // printed by file, line number and reason, never their contents.
+// NewParallelDryRun's (the command's, with -jobs) reads up to jobs files at
+// once, each on one reader, and parses their chunks on jobs workers, each
+// with its own Summer; their sums and figures are merged for the summary.
 //
 // Caveats:
 //   - Lines are cut as the daemon's tailer cuts them (tailer.Cutter): a
@@ -40,4 +43,12 @@
 //     (site, page) pairs; past that they are forgotten and the
 //     distinct-pages figure counts the pairs seen again after it twice.
 //     Its "keys committed" counts a key once per drain that holds it.
+//   - The parallel dry run's summary is the sequential one's, but for its
+//     keys committed once a worker drained before the end (each worker
+//     drains its own sums). max_sites and max_pages_per_minute depend on
+//     the order of the lines: when either may apply (a worker folds a host
+//     or limits a page, more sites or more distinct pages of a site than
+//     the bound are found), the files are read again in order on one
+//     goroutine, so a run where a bound applies takes longer than on one
+//     job. Its messages are printed once the files are read, in line order.
 package replay

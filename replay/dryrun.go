@@ -3,9 +3,9 @@ package replay
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
+	stdbits "math/bits"
 	"sort"
 	"strings"
 	"time"
@@ -40,41 +40,69 @@ const dryRunSource = "dry-run"
 // DryRun parses lines and sums hits per (site, page, second) in memory
 // with the daemon's own aggregator (aggregate.NewSummer: its parser, page
 // limiter, key encoding and counters), without a buffer or database.
+// NewDryRun's reads on one goroutine; NewParallelDryRun's on several
+// (see ReadFiles).
 type DryRun struct {
-	agg *aggregate.Aggregator
-	lim *parser.PageLimiter
-	log io.Writer
-
-	// Derived from the sums drained (their keys decoded), kept across
-	// drains.
-	sites    map[string]struct{}
-	pages    map[string]struct{} // uvarint length of site, site, page
-	seconds  secondSet
-	pairBuf  []byte
-	lastSite []byte // of the last key drained, in sites
+	w       *dryWorker // NewDryRun's; nil for NewParallelDryRun's
+	limited bool       // a max_pages_per_minute limiter: the summary shows its row
+	log     io.Writer
 
 	// Of the file being read (ReadFile): its name, the lines before the
 	// chunk being added and its malformed lines.
 	name              string
 	lineNo, malformed uint64
 
-	files, committed, pagesForgotten uint64
-	maxLine                          int
+	files   uint64
+	maxLine int
+
+	par *parallel // NewParallelDryRun's
+}
+
+// dryWorker sums chunks with its own aggregator (a Summer, with its own
+// parser and limiter) and notes the figures of the sums it drains: one per
+// goroutine of the dry run.
+type dryWorker struct {
+	agg *aggregate.Aggregator
+	p   *parser.Parser
+	lim *parser.PageLimiter
+	// mal is called for each malformed line of the chunk being added (see
+	// aggregate's OnMalformed).
+	mal func(n uint64, o parser.Outcome, length int)
+
+	// Derived from the sums drained (their keys decoded), kept across
+	// drains.
+	sites    map[string]map[string]struct{} // site -> its pages
+	nPages   int                            // the pages of every site
+	seconds  secondSet
+	lastSite []byte              // of the last key drained, in sites
+	cur      map[string]struct{} // its pages
+
+	// mostPages is the most pages of one site (since they were last
+	// forgotten).
+	mostPages int
+
+	committed, pagesForgotten uint64
+}
+
+// newDryWorker returns a worker parsing with p and limiting with lim.
+func newDryWorker(p *parser.Parser, lim *parser.PageLimiter) *dryWorker {
+	w := &dryWorker{
+		agg: aggregate.NewSummer(map[string]*parser.Parser{dryRunSource: p},
+			map[string]*parser.PageLimiter{dryRunSource: lim}, nil, nil),
+		p: p, lim: lim,
+		sites: map[string]map[string]struct{}{},
+	}
+	w.agg.OnMalformed(func(n uint64, o parser.Outcome, length int) { w.mal(n, o, length) })
+	return w
 }
 
 // NewDryRun returns a DryRun parsing with p, applying lim
 // (max_pages_per_minute; nil: no bound), skipping lines longer than maxLine
 // bytes ('\n' not included; max_line_bytes) and printing malformed lines to
-// log.
+// log. It reads on the caller's goroutine.
 func NewDryRun(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Writer) *DryRun {
-	d := &DryRun{
-		agg: aggregate.NewSummer(map[string]*parser.Parser{dryRunSource: p},
-			map[string]*parser.PageLimiter{dryRunSource: lim}, nil, nil),
-		lim: lim, log: log,
-		sites: map[string]struct{}{}, pages: map[string]struct{}{},
-		maxLine: maxLine,
-	}
-	d.agg.OnMalformed(d.malformedLine)
+	d := &DryRun{w: newDryWorker(p, lim), limited: lim != nil, log: log, maxLine: maxLine}
+	d.w.mal = d.malformedLine
 	return d
 }
 
@@ -83,23 +111,28 @@ func NewDryRun(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Wr
 // goroutine, and adds each chunk to the aggregator: the same lines
 // (tailer.Cutter's), its unterminated last line counted (the file is
 // finished), and of a damaged file (a *DamagedError) only the whole lines
-// before the damage, not its unterminated tail.
+// before the damage, not its unterminated tail. A parallel DryRun reads it
+// as ReadFiles does.
 func (d *DryRun) ReadFile(name string) error {
+	if d.par != nil {
+		return d.ReadFiles([]string{name})
+	}
 	d.files++
 	d.name, d.lineNo, d.malformed = name, 0, 0
+	agg := d.w.agg
 	_, err := readStream(context.Background(), name, dryRunSource, nil, 0, false, d.maxLine, func(c tailer.Chunk) error {
-		before := d.agg.LinesParsed()
-		if err := d.agg.Add(&c); err != nil {
+		before := agg.LinesParsed()
+		if err := agg.Add(&c); err != nil {
 			return err
 		}
 		c.Release() // Add keeps nothing of c.Data
-		d.lineNo += d.agg.LinesParsed() - before
+		d.lineNo += agg.LinesParsed() - before
 		for range c.Skipped {
 			d.lineNo++
 			fmt.Fprintf(d.log, "%s:%d: line longer than %d bytes skipped\n", name, d.lineNo, d.maxLine)
 		}
-		if d.agg.Held() >= maxKeys {
-			return d.drain()
+		if agg.Held() >= maxKeys {
+			return d.w.drain()
 		}
 		return nil
 	}, nil)
@@ -107,6 +140,21 @@ func (d *DryRun) ReadFile(name string) error {
 		fmt.Fprintf(d.log, "%s: %d malformed lines in all\n", name, d.malformed)
 	}
 	return err // it names the file
+}
+
+// ReadFiles reads the files as ReadFile would one after the other. A
+// parallel DryRun reads them at once (see NewParallelDryRun); its messages
+// are printed once the files are read, the same as ReadFile's.
+func (d *DryRun) ReadFiles(names []string) error {
+	if d.par == nil {
+		for _, name := range names {
+			if err := d.ReadFile(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return d.par.readFiles(d, names)
 }
 
 // malformedLine prints the n-th line of the chunk being added as
@@ -124,34 +172,37 @@ func (d *DryRun) malformedLine(n uint64, o parser.Outcome, length int) {
 // drain takes the sums held out of the aggregator and notes their sites,
 // (site, page) pairs and seconds. A key the buffer package cannot decode
 // (a bug: the aggregator made it) is an error.
-func (d *DryRun) drain() error {
+func (w *dryWorker) drain() error {
 	var bad error
-	d.agg.Drain(func(key []byte, _ *measure.Vector) {
-		d.committed++
-		site, page, sec, err := buffer.DecodeKey(key)
-		if err != nil {
-			if bad == nil {
-				bad = fmt.Errorf("dry run: %w", err)
-			}
-			return
+	w.agg.Drain(func(key []byte, _ *measure.Vector) {
+		if err := w.note(key); err != nil && bad == nil {
+			bad = err
 		}
-		if !bytes.Equal(site, d.lastSite) || d.lastSite == nil {
-			d.sites[string(site)] = struct{}{}
-			d.lastSite = append(d.lastSite[:0], site...)
-		}
-		pb := binary.AppendUvarint(d.pairBuf[:0], uint64(len(site)))
-		pb = append(append(pb, site...), page...)
-		d.pairBuf = pb
-		if _, ok := d.pages[string(pb)]; !ok {
-			if len(d.pages) == maxPages {
-				d.pagesForgotten += maxPages
-				clear(d.pages)
-			}
-			d.pages[string(pb)] = struct{}{}
-		}
-		d.seconds.add(sec)
 	})
 	return bad
+}
+
+// note counts a key drained and notes its site, (site, page) pair and
+// second.
+func (w *dryWorker) note(key []byte) error {
+	w.committed++
+	site, page, sec, err := buffer.DecodeKey(key)
+	if err != nil {
+		return fmt.Errorf("dry run: %w", err)
+	}
+	if !bytes.Equal(site, w.lastSite) || w.cur == nil {
+		w.cur = w.sites[string(site)]
+		if w.cur == nil {
+			w.cur = map[string]struct{}{}
+			w.sites[string(site)] = w.cur
+		}
+		w.lastSite = append(w.lastSite[:0], site...)
+	}
+	if _, ok := w.cur[string(page)]; !ok {
+		w.addPage(w.cur, string(page))
+	}
+	w.seconds.add(sec)
+	return nil
 }
 
 // secondSet is a set of Unix seconds, a bitmap per block of 1024
@@ -190,17 +241,131 @@ func (s *secondSet) add(sec int64) {
 	}
 }
 
+// workers returns the workers whose sums and figures make the summary.
+func (d *DryRun) workers() []*dryWorker {
+	if d.par != nil {
+		return d.par.workers
+	}
+	return []*dryWorker{d.w}
+}
+
+// stats returns the workers' aggregators' Stats summed (the rows the
+// summary prints: lines, hits, outcomes, measures).
+func (d *DryRun) stats() aggregate.Stats {
+	var st aggregate.Stats
+	for _, w := range d.workers() {
+		s := w.agg.Stats()
+		st.Lines += s.Lines
+		st.Hits += s.Hits
+		st.Malformed += s.Malformed
+		st.Filtered += s.Filtered
+		st.TooLong += s.TooLong
+		st.Other += s.Other
+		st.SitesFolded += s.SitesFolded
+		for i, n := range s.Outcomes {
+			st.Outcomes[i] += n
+		}
+		st.Measures.Merge(&s.Measures)
+	}
+	return st
+}
+
+// merge adds o's seconds to s.
+func (s *secondSet) merge(o *secondSet) {
+	for num, ob := range o.blocks {
+		b := s.blocks[num]
+		if b == nil {
+			if s.blocks == nil {
+				s.blocks = map[int64]*[16]uint64{}
+			}
+			b = new([16]uint64)
+			s.blocks[num] = b
+		}
+		for i, bits := range ob {
+			s.n += uint64(stdbits.OnesCount64(bits &^ b[i]))
+			b[i] |= bits
+		}
+	}
+}
+
 // lines returns the lines read: parsed, and skipped as too long.
 func (d *DryRun) lines() uint64 {
-	st := d.agg.Stats()
+	st := d.stats()
 	return st.Lines + st.TooLong
+}
+
+// figures drains every worker and merges their figures into the first,
+// which it returns. The sums the workers hold at the end are drained as
+// one: a key several of them hold counts once in the keys committed, as
+// one worker's last drain would count it (a run shorter than maxKeys keys
+// gives the same figure as on one worker).
+func (d *DryRun) figures() (*dryWorker, error) {
+	ws := d.workers()
+	if len(ws) == 1 {
+		return ws[0], ws[0].drain()
+	}
+	held := map[string]struct{}{}
+	for _, w := range ws {
+		w.agg.Drain(func(key []byte, _ *measure.Vector) { held[string(key)] = struct{}{} })
+	}
+	for _, w := range ws[1:] {
+		ws[0].merge(w)
+	}
+	var err error
+	for k := range held {
+		if e := ws[0].note([]byte(k)); e != nil && err == nil {
+			err = e
+		}
+	}
+	return ws[0], err
+}
+
+// addPage adds a page not in pages, the set of its site, forgetting
+// every site's pages first when maxPages are held.
+func (w *dryWorker) addPage(pages map[string]struct{}, page string) {
+	if w.nPages == maxPages {
+		w.pagesForgotten += maxPages
+		for _, ps := range w.sites {
+			clear(ps)
+		}
+		w.nPages, w.mostPages = 0, 0
+	}
+	pages[page] = struct{}{}
+	w.nPages++
+	w.mostPages = max(w.mostPages, len(pages))
+}
+
+// merge moves o's figures (sites, pages, seconds, keys committed) into w,
+// leaving o's empty: the sets are unions, so the figures are those of one
+// worker having drained every sum, but for the keys committed (a key once
+// per drain of each worker that held it).
+func (w *dryWorker) merge(o *dryWorker) {
+	for site, ops := range o.sites {
+		ps := w.sites[site]
+		if ps == nil {
+			ps = map[string]struct{}{}
+			w.sites[site] = ps
+		}
+		for page := range ops {
+			if _, ok := ps[page]; !ok {
+				w.addPage(ps, page)
+			}
+		}
+	}
+	w.seconds.merge(&o.seconds)
+	w.committed += o.committed
+	w.pagesForgotten += o.pagesForgotten
+	clear(o.sites)
+	o.cur, o.lastSite, o.nPages, o.mostPages = nil, nil, 0, 0
+	o.seconds = secondSet{}
+	o.committed, o.pagesForgotten = 0, 0
 }
 
 // Summary prints the counts and the rate over elapsed. Its error is
 // drain's, after the summary is printed.
 func (d *DryRun) Summary(w io.Writer, elapsed time.Duration) error {
-	err := d.drain()
-	st := d.agg.Stats()
+	f, err := d.figures()
+	st := d.stats()
 	lines := st.Lines + st.TooLong
 	row := func(name string, v uint64, note string) {
 		fmt.Fprintf(w, "%-26s %12s%s\n", name, digits.Group(v), note)
@@ -243,13 +408,13 @@ func (d *DryRun) Summary(w io.Writer, elapsed time.Duration) error {
 		row("  "+o.String(), st.Outcomes[o], "")
 	}
 	row("too long", st.TooLong, "")
-	if d.lim != nil {
+	if d.limited {
 		row("hits under (other)", st.Other, " (max_pages_per_minute)")
 	}
-	row("sites", uint64(len(d.sites)), "")
-	row("distinct pages", d.pagesForgotten+uint64(len(d.pages)), "")
-	row("distinct seconds", d.seconds.n, "")
-	row("keys committed", d.committed, " ((site, page, second) sums, in batches of "+digits.Group(maxKeys)+")")
+	row("sites", uint64(len(f.sites)), "")
+	row("distinct pages", f.pagesForgotten+uint64(f.nPages), "")
+	row("distinct seconds", f.seconds.n, "")
+	row("keys committed", f.committed, " ((site, page, second) sums, in batches of "+digits.Group(maxKeys)+")")
 	fmt.Fprintf(w, "%-26s %12s\n", "elapsed", elapsed.Round(time.Millisecond))
 	if s := elapsed.Seconds(); s > 0 {
 		row("lines/s", uint64(float64(lines)/s), "")

@@ -12,9 +12,19 @@
 //     "database: ops=N updates=U inserts=I finds=F bucket_writes=B") next to one
 //     upsert per hit (a daily and a monthly one: 2 per hit); and the hits
 //     found in the monthly buckets afterwards.
+//
 //   - eight gzip files (different days, same size) replayed together
 //     (-jobs left at its default, the number of cores) against zcat over
 //     them one after another.
+//
+//   - both cores (issue 21; bench/replay/dry.go): `replay -dry-run` with
+//     -jobs 1 and -jobs N (default every core) over a realistic log
+//     (-dry-lines lines of internal/loggen, as bench/gen writes them),
+//     plain against cat into a pipe and its zstd copy against zstd -dc,
+//     and over the eight gzip files against zcat: lines/s by wall time and
+//     by CPU time on every core (lines / (CPU / cores): what the cores
+//     give when nothing else runs), and the CPU a line. -dry-only measures
+//     these alone, without a server.
 //
 // Then it prints each ratio against issue 9's targets and whether it is
 // met: CPU within 1.5x of the dry run; a compressed replay's wall time
@@ -29,6 +39,7 @@
 //
 //	go run ./bench/replay                 # from the repository root
 //	go run ./bench/replay -runs 1 -lines 200000
+//	go run ./bench/replay -dry-only       # the dry run on every core
 package main
 
 import (
@@ -69,8 +80,9 @@ const (
 
 type settings struct {
 	lines, pages, minutes, files, multiLines, runs, replayRuns, maxOps, jobs int
+	dryLines                                                                 int
 	timeout                                                                  time.Duration
-	keep, verbose                                                            bool
+	keep, verbose, dryOnly                                                   bool
 	bin                                                                      string
 }
 
@@ -85,6 +97,8 @@ func main() {
 	flag.IntVar(&o.replayRuns, "replay-runs", 1, "runs of each replay into MongoDB (slow: the embedded server takes most of their time)")
 	flag.IntVar(&o.maxOps, "max-ops", 32, "flush.max_ops (keep at 32 or less against FerretDB)")
 	flag.IntVar(&o.jobs, "jobs", 0, "replay -jobs for the files replayed together (0: replay's default)")
+	flag.IntVar(&o.dryLines, "dry-lines", 2_000_000, "realistic lines (internal/loggen) of the log the dry run reads on every core")
+	flag.BoolVar(&o.dryOnly, "dry-only", false, "measure only the dry run on every core (no server, no replay into MongoDB)")
 	flag.DurationVar(&o.timeout, "timeout", defaultReplayTimeout, "kill a replay running longer than this")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, configs, binary)")
 	flag.BoolVar(&o.verbose, "v", false, "print each replay's summary (the last run's)")
@@ -174,6 +188,22 @@ func run(o settings) error {
 		b.bin = o.bin
 	} else if out, err := exec.Command("go", "build", "-o", b.bin, "./cmd/logtally").CombinedOutput(); err != nil {
 		return fmt.Errorf("build logtally (run from the repository root): %v\n%s", err, out)
+	}
+	dryChecks, err := b.dryCores(logs, multi, o.multiLines)
+	if err != nil {
+		return err
+	}
+	if o.dryOnly {
+		fmt.Printf("\n== targets (issue 21, the dry run on every core)\n")
+		met := true
+		for _, c := range dryChecks {
+			fmt.Println(c.line)
+			met = met && c.met
+		}
+		if !met {
+			fmt.Println("some targets are not met")
+		}
+		return nil
 	}
 	b.uri = os.Getenv("MONGODB_URI")
 	server := "MONGODB_URI"
@@ -283,7 +313,8 @@ func run(o settings) error {
 	}
 	fmt.Printf("\nload average after: %s\n", loadavg())
 
-	fmt.Printf("\n== targets (issue 9)\n")
+	fmt.Printf("\n== targets (issue 9; issue 21's dry run on every core)\n")
+	checks = append(checks, dryChecks...)
 	met := true
 	for _, c := range checks {
 		fmt.Println(c.line)

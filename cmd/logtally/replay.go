@@ -49,7 +49,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	logFormat := fs.String("log-format", "", "nginx log_format `string`, for -format nginx")
 	since := fs.String("since", "", "count only hits at or after `T` (RFC 3339 or 2006-01-02, UTC)")
 	until := fs.String("until", "", "count only hits before `T` (RFC 3339 or 2006-01-02, UTC)")
-	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "files read and decompressed at once")
+	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "files read and decompressed at once (with -dry-run, also the goroutines parsing them)")
 	logLevel := fs.String("log-level", "warn", "log `level` on stderr: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -303,17 +303,14 @@ func dryRun(req replay.Request, cfgPath, logFormat string, stdout, stderr io.Wri
 		pc.LogFormat = logFormat
 	}
 	pc.Since, pc.Until = req.Since, req.Until
-	p, err := parser.New(pc)
+	d, err := replay.NewParallelDryRun(pc, maxLine, req.Jobs, stderr)
 	if err != nil {
 		return usagef("replay: %w", err)
 	}
-	d := replay.NewDryRun(p, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute), maxLine, stderr)
 	clk := clock.Real{}
 	start := clk.Now()
-	for _, name := range req.Files {
-		if err := d.ReadFile(name); err != nil {
-			return fmt.Errorf("replay: %w", err)
-		}
+	if err := d.ReadFiles(req.Files); err != nil {
+		return fmt.Errorf("replay: %w", err)
 	}
 	if err := d.Summary(stdout, clk.Now().Sub(start)); err != nil {
 		return fmt.Errorf("replay: %w", err)
