@@ -38,6 +38,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -71,6 +72,7 @@ type settings struct {
 	seconds, lagSeconds, idle, settle           time.Duration
 	perfDir, bin                                string
 	perfFreq                                    int
+	daemonLog                                   string
 }
 
 func main() {
@@ -87,6 +89,7 @@ func main() {
 	flag.IntVar(&o.maxOps, "max-ops", 32, "flush.max_ops (keep under 50 against FerretDB)")
 	flag.StringVar(&o.perfDir, "perf", "", "record each phase of the first run with perf into this `dir`")
 	flag.IntVar(&o.perfFreq, "perf-freq", 4999, "perf record's sampling frequency (Hz)")
+	flag.StringVar(&o.daemonLog, "daemon-log", "", "run logtally at log level debug and copy its log to this `file` (costs CPU: for diagnosis)")
 	flag.StringVar(&o.bin, "bin", "", "the logtally `binary` to measure (default: build ./cmd/logtally)")
 	flag.Parse()
 	o.runs = max(o.runs, 1)
@@ -172,6 +175,15 @@ format = "combined"
 	var stderr bytes.Buffer
 	daemon := exec.Command(bin, "run", "-config", conf)
 	daemon.Stderr = &stderr
+	if o.daemonLog != "" {
+		f, err := os.Create(o.daemonLog)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		daemon.Args = append(daemon.Args, "-log-level", "debug")
+		daemon.Stderr = io.MultiWriter(&stderr, f)
+	}
 	if err := daemon.Start(); err != nil {
 		return err
 	}
