@@ -69,10 +69,10 @@ const (
 
 type settings struct {
 	rate, slowRate, lagRate, pages, runs, maxOps int
-	seconds, lagSeconds, idle, settle           time.Duration
-	perfDir, bin                                string
-	perfFreq                                    int
-	daemonLog                                   string
+	seconds, lagSeconds, idle, settle            time.Duration
+	perfDir, bin                                 string
+	perfFreq                                     int
+	daemonLog                                    string
 }
 
 func main() {
