@@ -69,7 +69,7 @@ const (
 
 type settings struct {
 	rate, slowRate, lagRate, pages, runs, maxOps int
-	seconds, lagSeconds, idle, settle            time.Duration
+	dur, lagFor, idle, settle                    time.Duration
 	perfDir, bin                                 string
 	perfFreq                                     int
 	daemonLog                                    string
@@ -80,8 +80,8 @@ func main() {
 	flag.IntVar(&o.rate, "rate", 20_000, "lines per second of the main run")
 	flag.IntVar(&o.slowRate, "slow-rate", 5_000, "lines per second of the slow run (0: none)")
 	flag.IntVar(&o.lagRate, "lag-rate", 50_000, "lines per second of the lag run (0: none)")
-	flag.DurationVar(&o.seconds, "duration", 30*time.Second, "how long the main and slow runs write")
-	flag.DurationVar(&o.lagSeconds, "lag-duration", 30*time.Second, "how long the lag run writes")
+	flag.DurationVar(&o.dur, "duration", 30*time.Second, "how long the main and slow runs write")
+	flag.DurationVar(&o.lagFor, "lag-duration", 30*time.Second, "how long the lag run writes")
 	flag.DurationVar(&o.idle, "idle", time.Minute, "how long the log rests while the CPU at rest is measured (0: not measured)")
 	flag.DurationVar(&o.settle, "settle", 15*time.Second, "wait after the daemon starts, and after each flush, before measuring at rest")
 	flag.IntVar(&o.pages, "pages", 10, "distinct pages")
@@ -223,25 +223,25 @@ format = "combined"
 				continue
 			}
 			stop := perf(p.name)
-			res, err := b.steady(p.rate, o.seconds)
+			res, err := b.steady(p.rate, o.dur)
 			stop()
 			if err != nil {
 				return fmt.Errorf("%v\nlogtally's log:\n%s", err, tail(stderr.String(), 20))
 			}
 			*p.cpu, *p.tail = append(*p.cpu, res.cpuPerM), append(*p.tail, res.tailPerM)
 			fmt.Printf("run %d: %d lines/s for %v: logtally %.3f CPU s per million lines, tail -F %.3f (%.1fx); all in MongoDB %.1fs after the last line\n",
-				r+1, p.rate, o.seconds, res.cpuPerM, res.tailPerM, res.cpuPerM/res.tailPerM, res.drain.Seconds())
+				r+1, p.rate, o.dur, res.cpuPerM, res.tailPerM, res.cpuPerM/res.tailPerM, res.drain.Seconds())
 		}
 		if o.lagRate > 0 {
 			stop := perf("lag")
-			mx, med, err := b.lag(o.lagRate, o.lagSeconds)
+			mx, med, err := b.lag(o.lagRate, o.lagFor)
 			stop()
 			if err != nil {
 				return fmt.Errorf("%v\nlogtally's log:\n%s", err, tail(stderr.String(), 20))
 			}
 			lagMax, lagMed = append(lagMax, mx.Seconds()), append(lagMed, med.Seconds())
 			fmt.Printf("run %d: %d lines/s for %v: lag from a second's last line to its hits in MongoDB: largest %.2fs, median %.2fs\n",
-				r+1, o.lagRate, o.lagSeconds, mx.Seconds(), med.Seconds())
+				r+1, o.lagRate, o.lagFor, mx.Seconds(), med.Seconds())
 		}
 		loads = append(loads, loadavg())
 	}
