@@ -164,7 +164,7 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 	}
 	return &Tailer{
 		cfg: cfg,
-		out: &output{ch: out, bufs: newFreeList(cfg.ReadSize)},
+		out: &output{ch: out, bufs: newFreeList(cfg.ReadSize, cap(out))},
 		fcfg: followerConfig{
 			source:       cfg.Source,
 			maxLineBytes: cfg.MaxLineBytes,
