@@ -115,6 +115,7 @@ type Aggregator struct {
 	vis                                                       visitorState             // see visitors.go
 	started                                                   bool                     // StartMarker read
 	beat                                                      atomic.Int64             // Clock.Now() of the last loop turn, Unix nanoseconds
+	resting                                                   atomic.Bool              // Run waits for input holding nothing, no commit due (LastBeat is now)
 	lastSite                                                  []byte
 
 	fullMu    sync.Mutex // guards fullSince and fullErr
@@ -246,17 +247,23 @@ func (a *Aggregator) parserFor(name string) (*parser.Parser, *parser.PageLimiter
 
 // LastBeat returns when Run's loop last turned (a commit tick, a check of a
 // full buffer, or a commit retried on a full state dir): at least once
-// every maxFullBackoff (and CommitInterval) while it is not stuck. It is
-// zero before Run.
+// every maxFullBackoff (and CommitInterval) while it is not stuck. While
+// Run waits for input holding nothing to commit, it has no round to make
+// and LastBeat is the clock's now. It is zero before Run.
 func (a *Aggregator) LastBeat() time.Time {
 	if n := a.beat.Load(); n != 0 {
+		if a.resting.Load() {
+			return a.cfg.Clock.Now()
+		}
 		return time.Unix(0, n)
 	}
 	return time.Time{}
 }
 
 // Run reads chunks until the input channel is closed or ctx is cancelled,
-// committing every CommitInterval, and commits what it holds before it
+// committing CommitInterval after the first chunk read since the last
+// commit (holding nothing, it arms no timer: a quiet log wakes nothing
+// here), and commits what it holds before it
 // returns. While the buffer is full it reads nothing, so it does not see
 // the input closing: only cancelling ctx stops it then. A commit that
 // fails for lack of space on the state dir (StateDirFull) is retried, the
@@ -266,23 +273,36 @@ func (a *Aggregator) LastBeat() time.Time {
 // again from the files at the next start.
 func (a *Aggregator) Run(ctx context.Context) error {
 	a.beat.Store(a.cfg.Clock.Now().UnixNano())
-	tick := a.cfg.Clock.After(a.cfg.CommitInterval)
+	// The commit timer runs only while something is held: a commit is
+	// due CommitInterval after the first chunk since the last one, and a
+	// quiet log wakes nothing here.
+	var tick <-chan time.Time
 	for {
 		if a.cfg.Buffer.Full() {
 			if err := a.waitForSpace(ctx); err != nil || ctx.Err() != nil {
 				return errors.Join(err, a.Commit())
 			}
 		}
+		if tick == nil && !a.empty() {
+			tick = a.cfg.Clock.After(a.cfg.CommitInterval)
+		}
+		rest := tick == nil
+		a.resting.Store(rest)
 		select {
 		case <-ctx.Done():
+			a.resting.Store(false)
 			return a.Commit()
 		case <-tick:
+			tick = nil
 			a.beat.Store(a.cfg.Clock.Now().UnixNano())
 			if err := a.commitOrWait(ctx); err != nil {
 				return err
 			}
-			tick = a.cfg.Clock.After(a.cfg.CommitInterval)
 		case c, ok := <-a.in:
+			if rest {
+				a.beat.Store(a.cfg.Clock.Now().UnixNano())
+				a.resting.Store(false)
+			}
 			if !ok {
 				return a.Commit()
 			}

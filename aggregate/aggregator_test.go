@@ -112,7 +112,13 @@ func startWith(t *testing.T, opts buffer.Options, maxKeys int, edit func(*aggreg
 			}
 		}
 	})
-	h.blockUntil(1) // Run has armed its commit timer
+	deadline := time.Now().Add(10 * time.Second)
+	for h.agg.LastBeat().IsZero() { // Run has started
+		if time.Now().After(deadline) {
+			t.Fatal("Run did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	return h
 }
 
@@ -317,6 +323,32 @@ func TestCommitsCountsAndLastCheckpointsOnTick(t *testing.T) {
 	}
 }
 
+// Holding nothing, Run arms no timer (a quiet log wakes nothing) and is
+// alive: LastBeat is the clock's now. A chunk arms the commit tick again,
+// due one interval after it.
+func TestRestsWithoutATimerWhileHoldingNothing(t *testing.T) {
+	h := start(t, buffer.Options{}, 0)
+	restsAlive := func(when string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for h.clk.Waiters() != 0 || !h.agg.LastBeat().Equal(h.clk.Now()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d timers pending, LastBeat %v at %v; want none, and now", when, h.clk.Waiters(), h.agg.LastBeat(), h.clk.Now())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	restsAlive("at start")
+	h.clk.Advance(time.Hour)
+	restsAlive("an hour on")
+	h.send(chunk("src", 1, 0, line("/a", 0)))
+	h.blockUntil(1) // the commit tick
+	h.clk.Advance(interval)
+	h.eventually("a commit", func(s aggregate.Stats) bool { return s.Commits == 1 })
+	restsAlive("after the commit")
+	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 1})
+}
+
 func TestClosedInputCommitsWhatIsHeld(t *testing.T) {
 	h := start(t, buffer.Options{}, 0)
 	c := chunk("src", 7, 0, line("/a", 0), line("/a", 0))
@@ -464,9 +496,9 @@ func TestFullBufferStopsReadingUntilSpaceIsFreed(t *testing.T) {
 	if !h.buf.Full() {
 		t.Fatal("buffer not full after a commit")
 	}
-	// Run waits for space on the clock (two timers: the commit tick and
-	// the wait) and reads nothing.
-	h.blockUntil(2)
+	// Run waits for space on the clock (one timer: the wait; holding
+	// nothing, it has no commit tick) and reads nothing.
+	h.blockUntil(1)
 	h.refused(b)
 	// An interval with the buffer still full: still waiting.
 	h.clk.Advance(interval)
@@ -506,7 +538,7 @@ func TestFullBufferCancelStopsRun(t *testing.T) {
 	a := chunk("src", 1, 0, line("/a", 0))
 	h.send(a)
 	h.tick()
-	h.blockUntil(2) // waiting for space
+	h.blockUntil(1) // waiting for space
 	h.cancel()
 	if err := h.wait(); err != nil {
 		t.Fatal(err)
@@ -520,7 +552,7 @@ func TestFullBufferClosedInputReturnsWhenSpaceIsFreed(t *testing.T) {
 	h := start(t, buffer.Options{MaxSize: 1}, 0)
 	h.send(chunk("src", 1, 0, line("/a", 0)))
 	h.tick()
-	h.blockUntil(2)
+	h.blockUntil(1)
 	close(h.in)
 	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 1})
 	h.clk.Advance(interval)

@@ -76,7 +76,7 @@ func (a *Aggregator) commitOrWait(ctx context.Context) error {
 // commits by itself; Commit is for an Aggregator that is not run (tools,
 // tests), called from the goroutine that calls Add.
 func (a *Aggregator) Commit() error {
-	if len(a.counts) == 0 && len(a.cps) == 0 && len(a.marks) == 0 && len(a.archives) == 0 && len(a.vis.dirty) == 0 {
+	if a.empty() {
 		return nil
 	}
 	if a.cfg.HoldUntilStart && !a.started {
@@ -99,4 +99,9 @@ func (a *Aggregator) Commit() error {
 	a.finished, a.archives = nil, nil
 	clear(a.marks)
 	return nil
+}
+
+// empty reports whether the aggregator holds nothing to commit.
+func (a *Aggregator) empty() bool {
+	return len(a.counts) == 0 && len(a.cps) == 0 && len(a.marks) == 0 && len(a.archives) == 0 && len(a.vis.dirty) == 0
 }

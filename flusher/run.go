@@ -12,11 +12,11 @@ import (
 )
 
 // Run starts the expirer (which ensures the indexes, retrying) and the
-// preallocator beside it, then every Interval seals the pending counts
-// and writes them, retrying failures with exponential backoff and full
-// jitter capped at MaxBackoff. A batch left over from before (a
-// failed or crashed write) is finished first, then the counts pending at
-// that moment are sent. Run returns nil when ctx is cancelled; whatever is
+// preallocator beside it, then every Interval (from the start of one round
+// to the next) seals the pending counts and writes them, retrying failures
+// with exponential backoff and full jitter capped at MaxBackoff. A batch
+// left over from before (a failed or crashed write) is finished first,
+// then the counts pending at that moment are sent. Run returns nil when ctx is cancelled; whatever is
 // not yet written stays in the buffer. It returns once they have returned.
 func (f *Flusher) Run(ctx context.Context) error {
 	f.heartbeat()
@@ -28,14 +28,20 @@ func (f *Flusher) Run(ctx context.Context) error {
 	if f.prealloc != nil {
 		side.Go(func() { f.prealloc.Run(ctx) })
 	}
+	// Rounds begin an Interval apart: the time a round takes to write its
+	// batch does not delay the next seal, so a hit waits at most about
+	// one interval to be sealed, whatever the database's speed. A round
+	// that took longer than the interval is followed by the next at once.
+	next := f.clock.Now().Add(f.interval)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-f.clock.After(f.interval):
+		case <-f.clock.After(next.Sub(f.clock.Now())):
 		case <-f.kick:
 		}
 		f.heartbeat()
+		next = f.clock.Now().Add(f.interval)
 		if !f.retry(ctx, "flush", f.tick) {
 			return nil
 		}

@@ -33,6 +33,10 @@ const DefaultShutdownTimeout = 30 * time.Second
 // when Config.CommitInterval is zero.
 const DefaultCommitInterval = time.Second
 
+// idlePollFactor times the tailers' PollInterval is their
+// IdlePollInterval, unless Source.Tailer sets one.
+const idlePollFactor = 4
+
 // chunkQueue is the capacity of the channel between the tailers and the
 // aggregator.
 const chunkQueue = 16
@@ -278,6 +282,11 @@ func (p *Pipeline) Open(ctx context.Context) (err error) {
 			break
 		}
 		tc := s.Tailer
+		if tc.IdlePollInterval == 0 {
+			// A quiet file is polled a quarter as often (once a
+			// second by default): fewer wake-ups at rest.
+			tc.IdlePollInterval = idlePollFactor * cmp.Or(tc.PollInterval, tailer.DefaultPollInterval)
+		}
 		tc.Source, tc.Paths, tc.Checkpoints, tc.Since = s.Name, s.Paths, state.bySource[s.Name], state.since
 		tc.Clock, tc.Logger = cfg.Clock, log
 		tc.Counted = p.countedLocally(s.Name)

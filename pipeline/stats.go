@@ -16,7 +16,8 @@ import (
 
 // Alive reports whether the aggregator and the flusher are making their
 // rounds (nil), or which one has not for too long: the aggregator turns
-// every CommitInterval, the flusher at least once per flush interval plus
+// every CommitInterval while it holds counts (holding nothing, it waits for
+// input and is alive), the flusher at least once per flush interval plus
 // its retry backoff and operation timeout. It is meant for a watchdog: a
 // stuck pipeline (a disk or a database call that hangs, a deadlock) stops
 // proving it is alive, while one that merely waits for MongoDB does not.

@@ -6,10 +6,11 @@
 //
 // # Why a polling follower
 //
-// The tailer stats and reads every file each PollInterval, like filebeat's
-// log input; it does not use inotify, which does not see writes on NFS or
-// many FUSE file systems, drops events when its queue overflows and needs
-// per-user watch limits raised. A poll costs an fstat, a stat of the path
+// The tailer stats and reads every file each PollInterval (a quiet one
+// each IdlePollInterval, when set), like filebeat's log input; it does not
+// use inotify, which does not see writes on NFS or many FUSE file systems,
+// drops events when its queue overflows and needs per-user watch limits
+// raised. A poll costs an fstat, a stat of the path
 // and a pread of at most 1 KiB per idle file; every decision is derived from
 // what the poll sees, so there is no event stream to get out of step with.
 // As in filebeat's filestream input, a follower (the harvester) only reads
@@ -125,8 +126,10 @@
 // # Caveats
 //
 //   - Unix only (device and inode come from syscall.Stat_t).
-//   - Latency: new data is seen within PollInterval; a new file within
-//     RescanInterval, or at once when it replaces a rotated file.
+//   - Latency: new data is seen within PollInterval, or within
+//     Config.IdlePollInterval when set and the file had been quiet that
+//     long; a new file within RescanInterval, or at once when it replaces
+//     a rotated file.
 //   - A last line without its '\n' is never sent; if its file is finished
 //     (deleted or rotated and quiet) it is dropped, with a warning.
 //   - Lines written to a rotated file after it has been quiet for
@@ -200,8 +203,9 @@
 //     from 0.
 //   - A read block full of lines is handed on as is (no copy): the Chunk's
 //     Data is the read buffer, which comes back to the Tailer to be read
-//     into again when the consumer calls Chunk.Release (a few are kept per
-//     Tailer). A small read is copied out and its buffer reused at once. A
+//     into again when the consumer calls Chunk.Release (as many are kept
+//     per Tailer as its output channel holds, plus two: 4.5 MiB with the
+//     pipeline's channel of 16 and 256 KiB reads). A small read is copied out and its buffer reused at once. A
 //     partial line up to MaxLineBytes is kept per file, copied out of the
 //     buffer.
 //   - Lines longer than MaxLineBytes are skipped whole and reported in skip

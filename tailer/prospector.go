@@ -2,6 +2,7 @@ package tailer
 
 import (
 	"context"
+	"time"
 )
 
 // Prospector: what becomes of each followed file. A follower reads its
@@ -27,7 +28,8 @@ func (t *Tailer) spawn(ctx context.Context, fl *follower) {
 }
 
 // follow runs fl until its file is finished or ctx is cancelled: what
-// start decided for it first (begin), then a poll every PollInterval.
+// start decided for it first (begin), then a poll every PollInterval
+// (IdlePollInterval while the file is quiet: pollWait).
 func (t *Tailer) follow(ctx context.Context, fl *follower) {
 	defer t.unfollow(fl)
 	fl.quietSince = t.clk.Now()
@@ -42,9 +44,18 @@ func (t *Tailer) follow(ctx context.Context, fl *follower) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.clk.After(t.cfg.PollInterval):
+		case <-t.clk.After(t.pollWait(fl)):
 		}
 	}
+}
+
+// pollWait is how long fl waits for its next poll: PollInterval, or
+// IdlePollInterval once its file has been quiet that long.
+func (t *Tailer) pollWait(fl *follower) time.Duration {
+	if idle := t.cfg.IdlePollInterval; idle > t.cfg.PollInterval && t.clk.Now().Sub(fl.quietSince) >= idle {
+		return idle
+	}
+	return t.cfg.PollInterval
 }
 
 // unfollow closes fl's file and forgets its claim, the claim of a copy it

@@ -30,9 +30,14 @@ func (fl *follower) readToEOF(ctx context.Context) (int64, error) {
 	}
 }
 
-// freeBuffers is how many read buffers a Tailer keeps for reuse. While a
-// consumer catches up, the follower waits for it to take each chunk, so a
-// released buffer is taken again at once: a few are enough.
+// freeBuffers is the least number of read buffers a Tailer keeps for
+// reuse. While a consumer catches up, the follower waits for it to take
+// each chunk, so a released buffer is taken again at once; but a consumer
+// that pauses (a commit) lets the follower fill the output channel, and
+// then returns that many buffers in a row. So a Tailer keeps as many as
+// can be in flight: the channel's capacity, the chunk being consumed and
+// the one being read (newFreeList); buffers it could not keep would be
+// garbage, and the next reads would allocate and fault in new ones.
 const freeBuffers = 4
 
 // freeList holds a Tailer's read buffers for reuse. A buffer handed on as
@@ -40,11 +45,13 @@ const freeBuffers = 4
 // read's lines are copied out and its buffer comes back at once.
 type freeList struct {
 	size int         // the length of every buffer: ReadSize
-	free chan []byte // at most freeBuffers
+	free chan []byte // at most max(freeBuffers, the output's capacity + 2)
 }
 
-func newFreeList(size int) *freeList {
-	return &freeList{size: size, free: make(chan []byte, freeBuffers)}
+// newFreeList keeps buffers of size bytes for a Tailer whose output
+// channel holds queued chunks.
+func newFreeList(size, queued int) *freeList {
+	return &freeList{size: size, free: make(chan []byte, max(freeBuffers, queued+2))}
 }
 
 // get returns a buffer of l.size bytes, reused if one is free.

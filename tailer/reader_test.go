@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -92,4 +93,59 @@ func TestChunkReleaseNoPool(t *testing.T) {
 	}
 	var d Chunk
 	d.Release()
+}
+
+// TestFullQueueBuffersAreKept: a consumer that lets the output channel
+// fill (a commit) and then releases every chunk in a row gets the same
+// buffers back: the Tailer keeps as many as the channel holds, plus two,
+// rather than dropping them and allocating new ones.
+func TestFullQueueBuffersAreKept(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "access.log")
+	var b bytes.Buffer
+	const lines = 4000
+	for i := range lines {
+		b.WriteString(lineAt("q", i))
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const queue = 8
+	out := make(chan Chunk, queue)
+	tl, err := New(Config{Source: "s", Paths: []string{p}, ReadSize: 4096}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- tl.Run(ctx) }()
+	bufs := map[*byte]bool{}
+	var got []string
+	for rounds := 0; len(got) < lines; rounds++ {
+		// Let the channel fill, as while the consumer commits.
+		for deadline := time.Now().Add(waitLimit); len(out) < queue; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the channel holds %d chunks, %d lines read", rounds, len(out), len(got))
+			}
+			if n := len(out); n > 0 && time.Since(deadline.Add(-waitLimit)) > 200*time.Millisecond {
+				break // the file's end: fewer chunks than the channel holds
+			}
+		}
+		for len(out) > 0 {
+			c := <-out
+			c.Lines(func(line []byte, _ int64) { got = append(got, string(line)) })
+			if c.buf != nil {
+				bufs[unsafe.SliceData(c.buf)] = true
+			}
+			c.Release()
+		}
+	}
+	cancel()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	sameLines(t, "lines", got, want("q", 0, lines))
+	if len(bufs) > queue+2+1 {
+		t.Errorf("%d distinct buffers for %d lines in rounds of a full channel of %d, want at most %d", len(bufs), lines, queue, queue+3)
+	}
 }

@@ -55,6 +55,12 @@ type Config struct {
 	Checkpoints    []Checkpoint  // restored state for this source (from the buffer)
 	PollInterval   time.Duration // default DefaultPollInterval: how often an idle file is checked for growth/rotation/truncation
 	RescanInterval time.Duration // default DefaultRescanInterval: how often globs are re-expanded
+	// IdlePollInterval, when above PollInterval, is how often a file that
+	// has not grown for IdlePollInterval is polled: a quiet log wakes the
+	// daemon less often, and its next line is seen within
+	// IdlePollInterval; a file that grows is polled every PollInterval
+	// again. Zero: every file is polled every PollInterval.
+	IdlePollInterval time.Duration
 	// RotateGrace (default DefaultRotateGrace) is how long a rotated-away
 	// file (its path now names another inode, or nothing) is kept open and
 	// read after it stopped growing: nginx keeps writing the renamed file
@@ -125,7 +131,7 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 	if err := checkGlobs(cfg.Rotated); err != nil {
 		return nil, fmt.Errorf("new tailer %q: rotated: %w", cfg.Source, err)
 	}
-	if cfg.PollInterval < 0 || cfg.RescanInterval < 0 || cfg.RotateGrace < 0 || cfg.MaxLineBytes < 0 || cfg.ReadSize < 0 {
+	if cfg.PollInterval < 0 || cfg.IdlePollInterval < 0 || cfg.RescanInterval < 0 || cfg.RotateGrace < 0 || cfg.MaxLineBytes < 0 || cfg.ReadSize < 0 {
 		return nil, fmt.Errorf("new tailer %q: negative interval or size", cfg.Source)
 	}
 	cfg.Paths = slices.Clone(cfg.Paths)
@@ -158,7 +164,7 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 	}
 	return &Tailer{
 		cfg: cfg,
-		out: &output{ch: out, bufs: newFreeList(cfg.ReadSize)},
+		out: &output{ch: out, bufs: newFreeList(cfg.ReadSize, cap(out))},
 		fcfg: followerConfig{
 			source:       cfg.Source,
 			maxLineBytes: cfg.MaxLineBytes,

@@ -842,3 +842,40 @@ func TestNewFileStartsWhereCounted(t *testing.T) {
 		t.Errorf("Counted asked %d times, want once per file", len(asked))
 	}
 }
+
+// A file quiet for IdlePollInterval is polled every IdlePollInterval; once
+// it grows it is polled every PollInterval again. Nothing is lost.
+func TestQuietFilePolledEveryIdlePollInterval(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "access.log")
+	appendLines(t, p, "a", 0, 5)
+	cfg := fakeCfg("web", p)
+	cfg.IdlePollInterval = 4 * cfg.PollInterval
+	h := start(t, cfg)
+	h.waitFor("5 lines", countLines(5))
+	h.settle(2)   // rescan timer + the follower, its poll done
+	for range 4 { // quiet for IdlePollInterval
+		h.tick(2)
+	}
+	appendLines(t, p, "a", 5, 6)
+	for range 3 {
+		h.tick(2)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n := len(allLines(h.got())); n != 5 {
+		t.Fatalf("%d lines sent three polls into a quiet file's idle wait, want 5", n)
+	}
+	h.tick(2)
+	h.waitFor("the 6th line, one idle interval on", countLines(6))
+	h.settle(2)
+	// It grew: polled every PollInterval again.
+	appendLines(t, p, "a", 6, 7)
+	h.tick(2)
+	time.Sleep(20 * time.Millisecond)
+	if n := len(allLines(h.got())); n != 7 {
+		t.Fatalf("%d lines sent one poll after a line written to a file that just grew, want 7", n)
+	}
+	cs := h.stop()
+	checkChunks(t, cs)
+	sameLines(t, "lines", allLines(cs), want("a", 0, 7))
+}

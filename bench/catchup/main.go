@@ -6,10 +6,10 @@
 // is in the monthly buckets, stops it with SIGTERM and prints wall time,
 // logtally's own CPU seconds and peak RSS (from its rusage), and the
 // database operations it issued per 1,000 hits (from its final stats line).
-// Then it runs `logtally replay -dry-run` on the same log dryRuns times and
-// prints the median of their CPU seconds and the ratio of the catch-up's CPU
-// to it: the cost of following, buffering and committing over parsing and
-// counting alone.
+// Then it runs `logtally replay -dry-run` with the same config (the same
+// source settings) on the same log dryRuns times and prints the median of
+// their CPU seconds and the ratio of the catch-up's CPU to it: the cost of
+// following, buffering and committing over parsing and counting alone.
 //
 //	go run ./bench/catchup -lines 1000000
 package main
@@ -161,7 +161,7 @@ format = %q
 	fmt.Printf("per 1,000 hits: %.4f database round trips, %.4f bucket updates\n",
 		1000*float64(ops)/float64(got), 1000*float64(stats["updates"])/float64(got))
 
-	dry, err := dryRun(bin, logPath, dryRuns)
+	dry, err := dryRun(bin, conf, logPath, dryRuns)
 	if err != nil {
 		return err
 	}
@@ -170,12 +170,14 @@ format = %q
 	return nil
 }
 
-// dryRun runs `logtally replay -dry-run` on the log n times and returns the
+// dryRun runs `logtally replay -dry-run` on the log n times, with the
+// daemon's config so that it parses and counts with the same source
+// settings (max_pages_per_minute's limiter among them), and returns the
 // median of its user+sys CPU time.
-func dryRun(bin, logPath string, n int) (time.Duration, error) {
+func dryRun(bin, conf, logPath string, n int) (time.Duration, error) {
 	cpus := make([]time.Duration, 0, n)
 	for range n {
-		cmd := exec.Command(bin, "replay", "-dry-run", "-site", site, "-format", format, logPath)
+		cmd := exec.Command(bin, "replay", "-dry-run", "-config", conf, logPath)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {

@@ -1,0 +1,64 @@
+package flusher
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/logtally/logtally/clock"
+)
+
+// Rounds begin an Interval apart: the time a round takes to write its
+// batch does not delay the next seal.
+func TestRunRoundsBeginAnIntervalApart(t *testing.T) {
+	e := newEnv(t, 4)
+	fake := clock.NewFake(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	e.f = e.newFlusher(t, Config{MaxOps: 4, Interval: 10 * time.Second, Clock: fake})
+	var slow atomic.Bool
+	testHooks(e.f).beforeBulk = func(int) error {
+		if slow.CompareAndSwap(true, false) {
+			fake.Advance(4 * time.Second) // the round's first bulk write takes 4 s
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.f.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	}()
+	for deadline := time.Now().Add(30 * time.Second); !e.f.IndexesReady(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("indexes not ensured in 30s")
+		}
+	}
+	blockUntil(t, fake) // waiting for the interval
+	waiting := fake.Waiters()
+	batches := func(n uint64) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); e.f.Stats().Batches < n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d batches written, want %d", e.f.Stats().Batches, n)
+			}
+		}
+	}
+
+	e.commit(t, small()[:2]...)
+	slow.Store(true)
+	fake.Advance(10 * time.Second)
+	batches(1)
+	for deadline := time.Now().Add(30 * time.Second); fake.Waiters() < waiting; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("Run does not wait for its next round")
+		}
+	}
+	// The round began 4 s ago: the next is due in 6 s, not 10.
+	e.commit(t, small()[2:]...)
+	fake.Advance(6 * time.Second)
+	batches(2)
+	e.check(t)
+}
