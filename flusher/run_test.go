@@ -16,9 +16,9 @@ func TestRunRoundsBeginAnIntervalApart(t *testing.T) {
 	fake := clock.NewFake(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	e.f = e.newFlusher(t, Config{MaxOps: 4, Interval: 10 * time.Second, Clock: fake})
 	var slow atomic.Bool
-	testHooks(e.f).beforeBulk = func(int) error {
+	testHooks(e.f).afterChunk = func(pass, int) error {
 		if slow.CompareAndSwap(true, false) {
-			fake.Advance(4 * time.Second) // the round's first bulk write takes 4 s
+			fake.Advance(4 * time.Second) // the round's first chunk takes 4 s
 		}
 		return nil
 	}
