@@ -67,6 +67,7 @@ func addStats(a, b *passStats) {
 		a.filterBytes[c] += b.filterBytes[c]
 		a.updateBytes[c] += b.updateBytes[c]
 		a.zeroBytes[c] += b.zeroBytes[c]
+		a.wholeBytes[c] += b.wholeBytes[c]
 	}
 	a.chunks += b.chunks
 	a.tailChunks += b.tailChunks
@@ -241,4 +242,167 @@ func (t *totals) busiest(pi int, coarse bool) (page string, perSec float64) {
 // coarseScale is scale for the coarse stream's sums.
 func (t *totals) coarseScale(sum float64) float64 {
 	return float64(t.p.hosts) * sum / (float64(t.coarseN) * t.p.coarse.Seconds())
+}
+
+// The flusher's known set (flusher/known.go, unexported there): a host
+// remembers at most knownMax buckets per level, each until knownKeep
+// seconds of log time after its bucket's end.
+const knownMax = 1 << 17
+
+var knownKeep = [3]float64{hourSecs, 2 * daySecs, 62 * daySecs}
+
+// Write-path classes of pages, per level: head pages that reach
+// preallocate_min_hits on a host in a period (preallocated), head pages
+// below it (the mid tail), pages seen once (the tail).
+const (
+	preClass = iota
+	midClass
+	tailClass
+)
+
+var writeClassNames = [3]string{"head (preallocated)", "mid-tail (below min hits)", "tail (seen once)"}
+
+// pathOps is one level's and class's writes, cluster-wide per second, on
+// the write path (a bucket the host has not written or preallocated is
+// inserted whole; the others take the guarded update) and on the
+// three-step path before it (a guarded update for every bucket; for one
+// missing, a find, an insert zero-filled and the update again).
+type pathOps struct {
+	writes  float64 // bucket writes: one per bucket, batch and host
+	first   float64 // of them, a host's first write of the bucket
+	created float64 // buckets created by a flush (whole inserts that succeed; three-step inserts)
+	dups    float64 // whole inserts meeting a duplicate key, then a guarded update
+	finds   float64 // three-step path: finds
+	// bytes and bytesOld are the BSON sent per second on each path.
+	bytes, bytesOld float64
+	// entries is the known-set entries one host needs for this class
+	// (buckets written or preallocated, ending within knownKeep of the
+	// latest), about.
+	entries float64
+}
+
+func (o *pathOps) add(b pathOps) {
+	o.writes += b.writes
+	o.first += b.first
+	o.created += b.created
+	o.dups += b.dups
+	o.finds += b.finds
+	o.bytes += b.bytes
+	o.bytesOld += b.bytesOld
+	o.entries += b.entries
+}
+
+// ops is the write path's operations: one per bucket write, plus the
+// duplicate insert before an update.
+func (o pathOps) ops() float64 { return o.writes + o.dups }
+
+// updates is the write path's guarded updates.
+func (o pathOps) updates() float64 { return o.writes - o.created }
+
+// opsOld is the three-step path's: one update per bucket write, and for a
+// bucket created by a flush its insert and second update, and the finds.
+func (o pathOps) opsOld() float64 { return o.writes + 2*o.created + o.finds }
+
+// opsForgetful is the write path's operations if hosts remembered no
+// bucket (a full known set): every write tries the insert first, and all
+// but the creating ones meet a duplicate.
+func (o pathOps) opsForgetful() float64 { return 2*o.writes - o.created }
+
+// avgWhole is the mean whole document size of pass pi, class c.
+func (t *totals) avgWhole(pi, c int) float64 {
+	st := &t.passes[pi]
+	if st.updates[c] == 0 {
+		return 0
+	}
+	return float64(st.wholeBytes[c]) / float64(st.updates[c])
+}
+
+// preShare is the share of the buckets a host's preallocator is asked
+// for (all levels at preallocate_min_hits) that it creates at
+// preallocate_rate: it sends at the rate and drops the buckets whose
+// period has begun, so past the rate only rate/demand of them are made
+// (the dropped ones taken evenly from all pages, an approximation).
+func (t *totals) preShare() float64 {
+	var demand float64
+	for _, l := range levels {
+		demand += t.preallocate(l, t.p.preMinHits).perHost
+	}
+	if demand <= t.p.preRate {
+		return 1
+	}
+	return t.p.preRate / demand
+}
+
+// writePath models level l's writes by class. Each host writes a bucket
+// in every batch holding its page's hits (measured); its first write of
+// the bucket is a whole insert unless it preallocated it (then the
+// bucket is known: an update). The insert creates the bucket when no
+// host preallocated it and no other host wrote it before (one creation
+// per bucket any host writes, the first writer); otherwise it meets a
+// duplicate and the update follows. Later writes are updates. Hosts
+// preallocate a page's bucket independently with probability pk (at
+// least preallocate_min_hits hits in the period before, Poisson) times
+// preShare; hits are Poisson at each page's measured per-host rate. The
+// known set is assumed to hold every bucket (see entries); the
+// three-step fallback (a bucket missing after an update: expired, or a
+// hash collision) is not modelled.
+func (t *totals) writePath(l level) [3]pathOps {
+	var out [3]pathOps
+	n := float64(t.p.hosts)
+	span := l.bucketSecs
+	share := t.preShare()
+	pb := t.pageBatches[l.pass]
+	for page := range t.pageHits {
+		lam := t.rate(page)
+		pk := atLeast(t.p.preMinHits, lam*l.periodSecs)
+		c := preClass
+		if pk < 0.5 {
+			c = midClass
+		}
+		pe := pk * share
+		q := touched(1, lam, span) // a host writes the bucket
+		none := math.Exp(n * math.Log1p(-math.Min(pe, 1-1e-15)))
+		if pe >= 1-1e-15 {
+			none = 0
+		}
+		o := &out[c]
+		o.writes += t.scale(float64(pb[page]))
+		o.first += n * q / span
+		created := none * touched(t.p.hosts, lam, span) / span
+		o.created += created
+		o.dups += math.Max(0, n*(1-pe)*q/span-created)
+		o.entries += (1 - (1-pe)*(1-q)) / span * (knownKeep[l.pass] + span)
+	}
+	st := &t.passes[l.pass]
+	tr := t.tailRate()
+	out[tailClass] = pathOps{
+		writes: t.scale(float64(st.updates[tail])), first: n * tr, created: n * tr,
+		entries: tr * (knownKeep[l.pass] + span),
+	}
+	// The three-step path's finds: one per chunk holding a missing
+	// bucket. A chunk with a tail bucket always has one; head chunks at
+	// most one each, shared by the head classes in proportion.
+	out[tailClass].finds = t.scale(float64(st.tailChunks))
+	tailFindBytes := t.scale(float64(st.tailFindBytes))
+	var headFinds, headFindBytes float64
+	headCreated := out[preClass].created + out[midClass].created
+	if headChunks := st.chunks - st.tailChunks; headChunks > 0 {
+		headFinds = min(headCreated, t.scale(float64(headChunks)))
+		headFindBytes = headFinds * float64(st.headFindBytes) / float64(headChunks)
+	}
+	for c := range out {
+		o := &out[c]
+		sc, findBytes := head, 0.0
+		switch {
+		case c == tailClass:
+			sc, findBytes = tail, tailFindBytes
+		case headCreated > 0:
+			o.finds = headFinds * o.created / headCreated
+			findBytes = headFindBytes * o.created / headCreated
+		}
+		upd, whole, zero := t.avgUpdate(l.pass, sc), t.avgWhole(l.pass, sc), t.avgZero(l.pass, sc)
+		o.bytes = o.updates()*upd + (o.created+o.dups)*whole
+		o.bytesOld = o.writes*upd + findBytes + o.created*(zero+upd)
+	}
+	return out
 }
