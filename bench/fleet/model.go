@@ -1,6 +1,9 @@
 package main
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // Periods, in seconds, of the bucket levels and of preallocation.
 const (
@@ -19,13 +22,14 @@ type totals struct {
 	pageHits              map[string]int64
 	pageBatches, coarsePB [3]map[string]int64
 	minuteDocs            map[string]int64
+	minuteFirst           map[string]int64 // per page, (host, minute doc) pairs written inside the window
 	tailPages             int64
 	pagesPerMinute        []int
 	appliedEntry          int
 }
 
 func merge(p params, rs []*hostResult) *totals {
-	t := &totals{p: p, pageHits: map[string]int64{}, minuteDocs: map[string]int64{}}
+	t := &totals{p: p, pageHits: map[string]int64{}, minuteDocs: map[string]int64{}, minuteFirst: map[string]int64{}}
 	for i := range t.pageBatches {
 		t.pageBatches[i] = map[string]int64{}
 		t.coarsePB[i] = map[string]int64{}
@@ -53,6 +57,9 @@ func merge(p params, rs []*hostResult) *totals {
 		}
 		for k, v := range r.minuteDocs {
 			t.minuteDocs[k] += v
+		}
+		for k, v := range r.minuteFirst {
+			t.minuteFirst[k] += v
 		}
 		for _, n := range r.pagesPerMinute {
 			t.pagesPerMinute = append(t.pagesPerMinute, n)
@@ -333,10 +340,28 @@ func (t *totals) preShare() float64 {
 	return t.p.preRate / demand
 }
 
+// windowMinutes is the whole minutes inside every sampled host's run
+// (the window of minuteDocs and minuteFirst).
+func (t *totals) windowMinutes() float64 {
+	return float64((t.p.period - t.p.interval) / time.Minute)
+}
+
+// writeShare is the probability that one host writes a given bucket of
+// page at level l: for minute buckets measured (the minute docs inside the
+// window each host wrote, which the limiter shapes), else Poisson at the
+// page's measured rate.
+func (t *totals) writeShare(l level, page string) float64 {
+	if l.pass == 0 && t.windowMinutes() > 0 && t.minuteFirst != nil {
+		return math.Min(1, float64(t.minuteFirst[page])/(float64(t.p.sample)*t.windowMinutes()))
+	}
+	return touched(1, t.rate(page), l.bucketSecs)
+}
+
 // writePath models level l's writes by class. Each host writes a bucket
 // in every batch holding its page's hits (measured); its first write of
 // the bucket is a whole insert unless it preallocated it (then the
-// bucket is known: an update). The insert creates the bucket when no
+// bucket is known: an update). A host writes a given bucket with
+// probability writeShare, independently of the other hosts. The insert creates the bucket when no
 // host preallocated it and no other host wrote it before (one creation
 // per bucket any host writes, the first writer); otherwise it meets a
 // duplicate and the update follows. Later writes are updates. Hosts
@@ -360,15 +385,19 @@ func (t *totals) writePath(l level) [3]pathOps {
 			c = midClass
 		}
 		pe := pk * share
-		q := touched(1, lam, span) // a host writes the bucket
+		q := t.writeShare(l, page)
 		none := math.Exp(n * math.Log1p(-math.Min(pe, 1-1e-15)))
 		if pe >= 1-1e-15 {
 			none = 0
 		}
+		anyHost := 1.0 // some host writes the bucket
+		if q < 1 {
+			anyHost = -math.Expm1(n * math.Log1p(-q))
+		}
 		o := &out[c]
 		o.writes += t.scale(float64(pb[page]))
 		o.first += n * q / span
-		created := none * touched(t.p.hosts, lam, span) / span
+		created := none * anyHost / span
 		o.created += created
 		o.dups += math.Max(0, n*(1-pe)*q/span-created)
 		o.entries += (1 - (1-pe)*(1-q)) / span * (knownKeep[l.pass] + span)

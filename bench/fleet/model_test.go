@@ -87,18 +87,21 @@ func TestSI(t *testing.T) {
 // and tail pages (1 operation each, against 3 or more on the three-step
 // path).
 func TestWritePath(t *testing.T) {
-	p := params{hosts: 1000, sample: 1, interval: 10 * time.Second, coarse: time.Minute, preMinHits: 60, preRate: 1e12}
+	p := params{hosts: 1000, sample: 1, interval: 10 * time.Second, coarse: time.Minute, period: 10 * time.Minute,
+		preMinHits: 60, preRate: 1e12}
+	// The window holds 9 whole minutes: the host wrote /p/1's 9 minute
+	// buckets and 1 of /p/2's.
 	r := &hostResult{flushes: 100, pageHits: map[string]int64{"/p/1": 10_000, "/p/2": 1}, tailPages: 100,
-		minuteDocs: map[string]int64{}}
+		minuteDocs: map[string]int64{}, minuteFirst: map[string]int64{"/p/1": 9, "/p/2": 1}}
 	for i := range r.pageBatches {
-		r.pageBatches[i] = map[string]int64{"/p/1": 100, "/p/2": 1}
+		r.pageBatches[i] = map[string]int64{"/p/1": 100, "/p/2": 2}
 		r.coarsePageBatches[i] = map[string]int64{}
 		st := &r.passes[i]
-		st.updates = [2]int64{101, 100}
-		st.filterBytes = [2]int64{101 * 100, 100 * 100}
-		st.updateBytes = [2]int64{101 * 200, 100 * 200}
-		st.zeroBytes = [2]int64{101 * 1000, 100 * 1000}
-		st.wholeBytes = [2]int64{101 * 1047, 100 * 1047}
+		st.updates = [2]int64{102, 100}
+		st.filterBytes = [2]int64{102 * 100, 100 * 100}
+		st.updateBytes = [2]int64{102 * 200, 100 * 200}
+		st.zeroBytes = [2]int64{102 * 1000, 100 * 1000}
+		st.wholeBytes = [2]int64{102 * 1047, 100 * 1047}
 		st.chunks, st.tailChunks, st.tailFindBytes, st.headFindBytes = 100, 100, 100*500, 0
 	}
 	tot := merge(p, []*hostResult{r})
@@ -109,16 +112,22 @@ func TestWritePath(t *testing.T) {
 	if !near(pre.writes, 100) || pre.created != 0 || pre.dups != 0 || !near(pre.ops(), pre.writes) {
 		t.Errorf("preallocated page: %+v, want 100 writes/s, 1 operation each", pre)
 	}
-	// /p/2: every host writes a minute bucket with q = 1-exp(-0.06); the
-	// fleet creates one per minute (nearly surely), the other first
-	// writes meet it.
-	q := -math.Expm1(-0.001 * 60)
-	created := touched(1000, 0.001, 60) / 60
-	if !near(mid.writes, 1) || !near(mid.first, 1000*q/60) || !near(mid.created, created) || !near(mid.dups, 1000*q/60-created) {
-		t.Errorf("mid-tail page: %+v; want 1 write, %g first, %g created, %g duplicates", mid, 1000*q/60, created, 1000*q/60-created)
+	// /p/2: every host writes a given minute bucket with q = 1/9
+	// (measured); the fleet creates one per minute (nearly surely), the
+	// other first writes meet it.
+	q := 1.0 / 9
+	created := -math.Expm1(1000*math.Log1p(-q)) / 60
+	if !near(mid.writes, 2) || !near(mid.first, 1000*q/60) || !near(mid.created, created) || !near(mid.dups, 1000*q/60-created) {
+		t.Errorf("mid-tail page: %+v; want 2 writes, %g first, %g created, %g duplicates", mid, 1000*q/60, created, 1000*q/60-created)
 	}
-	if got := mid.ops(); !near(got, 1+mid.dups) || got/mid.writes < 1.9 {
-		t.Errorf("mid-tail operations %g, want %g (nearly 2 per write)", got, 1+mid.dups)
+	if got := mid.ops(); !near(got, 2+mid.dups) || got/mid.writes < 1.9 {
+		t.Errorf("mid-tail operations %g, want %g (nearly 2 per write)", got, 2+mid.dups)
+	}
+	// Daily buckets: the host's share is Poisson at the page's rate (86
+	// hits a day: /p/2 is preallocated too).
+	d := tot.writePath(levels[1])
+	if want := 1000 * (1 + touched(1, 0.001, daySecs)) / daySecs; d[midClass].writes != 0 || !near(d[preClass].first, want) {
+		t.Errorf("daily first writes %g (mid-tail writes %g), want %g", d[preClass].first, d[midClass].writes, want)
 	}
 	// Tail: 100 buckets/s created, 1 operation each; the three-step path
 	// updates, finds, inserts and updates again.

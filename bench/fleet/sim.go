@@ -84,6 +84,9 @@ type hostResult struct {
 	pageBatches, coarsePageBatches [3]map[string]int64
 	// minuteDocs: batches naming each minute doc fully inside the window.
 	minuteDocs map[string]int64
+	// minuteFirst: per head page, its minute docs fully inside the
+	// window that this host wrote (its first writes of them).
+	minuteFirst map[string]int64
 	// tailPages is the distinct tail pages seen (each is one bucket per
 	// pass).
 	tailPages int64
@@ -130,7 +133,7 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 	}
 	limiters := map[string]*parser.PageLimiter{"src": parser.NewPageLimiter(p.maxPages)}
 	res := &hostResult{
-		pageHits: map[string]int64{}, minuteDocs: map[string]int64{}, pagesPerMinute: map[int64]int{},
+		pageHits: map[string]int64{}, minuteDocs: map[string]int64{}, minuteFirst: map[string]int64{}, pagesPerMinute: map[int64]int{},
 	}
 	for i := range res.pageBatches {
 		res.pageBatches[i] = map[string]int64{}
@@ -289,6 +292,9 @@ func (r *hostResult) add(plan *Plan, ps *[3]passStats, pageBatches [3]map[string
 			if full && pi == int(bucket.Minute) {
 				r.pageHits[d.Page] += d.Hits
 				if s := d.Start.Unix(); s >= winFrom && s+60 <= winTo {
+					if r.minuteDocs[d.ID] == 0 {
+						r.minuteFirst[d.Page]++
+					}
 					r.minuteDocs[d.ID]++
 				}
 			}
