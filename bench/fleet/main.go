@@ -17,6 +17,12 @@
 // seconds of a page with per-host rate r exists with probability
 // 1-exp(-hosts*r*S) and holds hosts*(1-exp(-r*S)) applied entries.
 //
+// Which bucket writes are whole inserts (a bucket the host has not
+// written or preallocated), duplicates (another host or preallocation
+// created it first) or guarded updates is modelled per page (writePath,
+// model.go) at -prealloc-min-hits and -prealloc-rate, beside the
+// three-step path it replaced: operations per bucket written, by class.
+//
 //	go run ./bench/fleet -hosts 1000 -pages 10000 -rate 1000 -interval 10s
 //	go run ./bench/fleet -interval 60s -tail 0.3
 package main
