@@ -17,6 +17,12 @@
 // seconds of a page with per-host rate r exists with probability
 // 1-exp(-hosts*r*S) and holds hosts*(1-exp(-r*S)) applied entries.
 //
+// Which bucket writes are whole inserts (a bucket the host has not
+// written or preallocated), duplicates (another host or preallocation
+// created it first) or guarded updates is modelled per page (writePath,
+// model.go) at -prealloc-min-hits and -prealloc-rate, beside the
+// three-step path it replaced: operations per bucket written, by class.
+//
 //	go run ./bench/fleet -hosts 1000 -pages 10000 -rate 1000 -interval 10s
 //	go run ./bench/fleet -interval 60s -tail 0.3
 package main
@@ -33,6 +39,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/logtally/logtally/flusher"
 )
 
 func main() {
@@ -49,6 +57,8 @@ func main() {
 	flag.IntVar(&p.maxPages, "max-pages", 0, "max_pages_per_minute (0: no bound)")
 	flag.IntVar(&p.maxOps, "max-ops", 1000, "flush.max_ops")
 	flag.Uint64Var(&p.seed, "seed", 1, "random seed")
+	flag.IntVar(&p.preMinHits, "prealloc-min-hits", flusher.DefaultPreallocateMinHits, "preallocate_min_hits of the write-path tables")
+	flag.Float64Var(&p.preRate, "prealloc-rate", flusher.DefaultPreallocateRate, "preallocate_rate (buckets per second per host) of the write-path tables")
 	minHits := flag.String("min-hits", "1,2,3,10,100", "preallocate_min_hits values to compare")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to `file`")
 	flag.Parse()
@@ -107,6 +117,8 @@ func check(p params) error {
 		return fmt.Errorf("-tail must be in [0, 1)")
 	case p.zipf <= 0:
 		return fmt.Errorf("-zipf must be positive")
+	case p.preMinHits < 1 || p.preRate <= 0:
+		return fmt.Errorf("-prealloc-min-hits and -prealloc-rate must be positive")
 	}
 	return nil
 }
@@ -159,74 +171,89 @@ func report(w io.Writer, t *totals, ks []int, took time.Duration) {
 	for pi := range 3 {
 		st := &t.passes[pi]
 		u := float64(st.updates[0]+st.updates[1]) / float64(t.flushes)
-		fmt.Fprintf(w, "; %s %s updates in %.1f bulk writes", passNames[pi], si(u), float64(st.chunks)/float64(t.flushes))
+		fmt.Fprintf(w, "; %s %s bucket writes in %.1f chunks", passNames[pi], si(u), float64(st.chunks)/float64(t.flushes))
 	}
-	fmt.Fprintf(w, ". Mean update (filter + update BSON): minute %.0f B, daily %.0f B, monthly %.0f B. Zero-filled document: minute %.0f B, daily %.0f B, monthly %.0f B; applied entry %d B per host.\n\n",
-		t.avgUpdate(0, head), t.avgUpdate(1, head), t.avgUpdate(2, head), t.avgZero(0, head), t.avgZero(1, head), t.avgZero(2, head), t.appliedEntry)
+	fmt.Fprintf(w, ". Mean update (filter + update BSON): minute %.0f B, daily %.0f B, monthly %.0f B. Zero-filled document: minute %.0f B, daily %.0f B, monthly %.0f B; whole document (bucket.Doc.Whole): minute %.0f B, daily %.0f B, monthly %.0f B; applied entry %d B per host.\n\n",
+		t.avgUpdate(0, head), t.avgUpdate(1, head), t.avgUpdate(2, head), t.avgZero(0, head), t.avgZero(1, head), t.avgZero(2, head),
+		t.avgWhole(0, head), t.avgWhole(1, head), t.avgWhole(2, head), t.appliedEntry)
 
 	// Write rates.
 	pre := make([]prealloc, 3)
+	paths := make([][3]pathOps, 3)
 	for pi, l := range levels {
-		pre[pi] = t.preallocate(l, 2)
+		pre[pi] = t.preallocate(l, p.preMinHits)
+		paths[pi] = t.writePath(l)
 	}
 	classes := []int{head}
 	if p.tail > 0 || t.tailPages > 0 {
 		classes = []int{head, tail}
 	}
-	fmt.Fprintf(w, "Cluster-wide writes, daily and monthly passes in every batch (as today):\n\n")
-	fmt.Fprintf(w, "| pass | pages | updates/s | bytes sent/s | inserts/s, no preallocation | finds/s | inserts/s on the flush path, preallocation (min hits 2) | preallocation inserts/s sent (distinct) | busiest document, updates/s |\n")
+	share := t.preShare()
+	fmt.Fprintf(w, "Cluster-wide writes, daily and monthly passes in every batch (as today); preallocate_min_hits %d, preallocate_rate %g (each host creates %.0f%% of the buckets it is asked for):\n\n", p.preMinHits, p.preRate, 100*share)
+	fmt.Fprintf(w, "| pass | pages | bucket writes/s | operations/s | whole inserts/s: created (duplicate) | guarded updates/s | bytes sent/s | preallocation inserts/s sent (distinct) | busiest document, updates/s |\n")
 	fmt.Fprintf(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-	var sum [2]struct{ upd, bytes, ins, finds, flushIns, preSent, preMade float64 }
-	for pi, l := range levels {
-		hc, tc := t.creations(l)
-		cr := [2]float64{hc, tc}
+	var sum [2]pathOps
+	var sumPre [2]struct{ sent, made float64 }
+	for pi := range levels {
 		for _, c := range classes {
-			st := &t.passes[pi]
-			upd := t.scale(float64(st.updates[c]))
-			bytes := t.scale(float64(st.filterBytes[c] + st.updateBytes[c]))
-			ins := cr[c]
-			// The three-step path: find (naming the whole chunk), insert
-			// the new ones, update them again.
-			var finds, findBytes float64
+			var o pathOps
+			preSent, preMade := pre[pi].attempts*share, pre[pi].created*share
 			if c == tail {
-				finds, findBytes = t.scale(float64(st.tailChunks)), t.scale(float64(st.tailFindBytes))
-			} else if headChunks := st.chunks - st.tailChunks; headChunks > 0 {
-				finds = min(ins, t.scale(float64(headChunks)))
-				findBytes = finds * float64(st.headFindBytes) / float64(headChunks)
-			}
-			bytes += findBytes + ins*(t.avgZero(pi, c)+t.avgUpdate(pi, c))
-			upd += ins
-			flushIns, preSent, preMade := pre[pi].flushPath-float64(p.hosts)*t.tailRate(), pre[pi].attempts, pre[pi].created
-			if c == tail {
-				flushIns, preSent, preMade = float64(p.hosts)*t.tailRate(), 0, 0
+				o = paths[pi][tailClass]
+				preSent, preMade = 0, 0
+			} else {
+				o = paths[pi][preClass]
+				o.add(paths[pi][midClass])
 			}
 			busy := "–"
 			if c == head {
 				_, b := t.busiest(pi, false)
 				busy = si(b)
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %sB | %s | %s | %s | %s (%s) | %s |\n", passNames[pi], className(c),
-				si(upd), si(bytes), si(ins), si(finds), si(flushIns), si(preSent), si(preMade), busy)
-			s := &sum[c]
-			s.upd += upd
-			s.bytes += bytes
-			s.ins += ins
-			s.finds += finds
-			s.flushIns += flushIns
-			s.preSent += preSent
-			s.preMade += preMade
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s (%s) | %s | %sB | %s (%s) | %s |\n", passNames[pi], className(c),
+				si(o.writes), si(o.ops()), si(o.created), si(o.dups), si(o.updates()), si(o.bytes), si(preSent), si(preMade), busy)
+			sum[c].add(o)
+			sumPre[c].sent += preSent
+			sumPre[c].made += preMade
 		}
 	}
 	for _, c := range classes {
 		s := sum[c]
-		fmt.Fprintf(w, "| **all** | %s | **%s** | **%sB** | %s | %s | %s | %s (%s) | |\n", className(c),
-			si(s.upd), si(s.bytes), si(s.ins), si(s.finds), si(s.flushIns), si(s.preSent), si(s.preMade))
+		fmt.Fprintf(w, "| **all** | %s | **%s** | **%s** | %s (%s) | %s | **%sB** | %s (%s) | |\n", className(c),
+			si(s.writes), si(s.ops()), si(s.created), si(s.dups), si(s.updates()), si(s.bytes), si(sumPre[c].sent), si(sumPre[c].made))
 	}
-	fmt.Fprintf(w, "\nupdates/s counts the guarded updates of step 1 and, for new buckets, step 3; bytes sent/s adds the finds and inserted documents (BSON of the commands' documents, not wire framing). Preallocation columns: the issue's rule (a page's next hour of minute buckets, next day's and next month's bucket, after at least 2 hits on the host in the current one); every host sends its own insertMany, duplicates included.\n\n")
+	fmt.Fprintf(w, "\nA bucket write is one bucket of one batch on one host (measured). The model: a host inserts a bucket whole on its first write of it unless it preallocated it; the insert creates the bucket if no host preallocated it and no other host wrote it before, else it meets a duplicate key and the guarded update follows; later writes are guarded updates (Poisson arrivals at each page's measured per-host rate; hosts preallocate independently). bytes sent/s: BSON of the updates' filters and updates and of the whole documents inserted, duplicates included (not wire framing). Preallocation columns: a page's next hour of minute buckets, next day's and next month's bucket, after at least %d hits on the host in the current one, scaled by the share above; every host sends its own insertMany, duplicates included.\n\n", p.preMinHits)
+
+	// Operations per bucket written, by class, against the three-step path.
+	fmt.Fprintf(w, "Operations per bucket written, by class: the write path (whole inserts) against the three-step path before it (guarded update; for a missing bucket a find per chunk, an insert zero-filled, the update again), same traffic and preallocation:\n\n")
+	fmt.Fprintf(w, "| pass | class | bucket writes/s | first writes on a host/s | created by a flush/s | duplicate inserts/s | operations/s | per bucket write | three-step: operations/s | per bucket write | bytes sent/s (three-step) | per bucket write if no bucket is remembered |\n")
+	fmt.Fprintf(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	var all [3]pathOps
+	var grand pathOps
+	for pi := range levels {
+		for c := range 3 {
+			o := paths[pi][c]
+			all[c].add(o)
+			grand.add(o)
+			if o.writes == 0 {
+				continue
+			}
+			writeOpsRow(w, passNames[pi], writeClassNames[c], o)
+		}
+	}
+	for c := range 3 {
+		if all[c].writes > 0 {
+			writeOpsRow(w, "**all**", writeClassNames[c], all[c])
+		}
+	}
+	writeOpsRow(w, "**all**", "all", grand)
+	fmt.Fprintf(w, "\nhead (preallocated): pages a host has at least %d hits of in the period before (hour, day, month) with probability at least 1/2; mid-tail: the other Zipf pages. A known bucket costs 1 operation per write; a bucket new to the fleet 1 (the whole insert that creates it); a host's first write of a bucket another host created first, or preallocated, 2 (the duplicate, the update).\n\n", p.preMinHits)
+	fmt.Fprintf(w, "Known-set entries one host needs (buckets written or preallocated, kept an hour, two days, two months after their end; about): minute %s, daily %s, monthly %s; the flusher keeps at most %s per level. The model assumes every bucket is remembered; where a level needs more, buckets past the bound are not remembered and each of their writes costs 2 operations (the last column is that worst case, every bucket forgotten).\n\n",
+		si(sumEntries(paths[0])), si(sumEntries(paths[1])), si(sumEntries(paths[2])), si(knownMax))
 
 	// The knob: daily and monthly passes every coarse interval.
 	fmt.Fprintf(w, "Daily and monthly passes written every %s instead (minute pass unchanged, every %s):\n\n", p.coarse, p.interval)
-	fmt.Fprintf(w, "| pass | updates/s | bytes sent/s | busiest document, updates/s | vs every batch |\n| --- | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(w, "| pass | bucket writes/s | bytes of their updates/s | busiest document, updates/s | vs every batch |\n| --- | ---: | ---: | ---: | ---: |\n")
 	for pi := 1; pi < 3; pi++ {
 		st := &t.coarse[pi]
 		upd := t.coarseScale(float64(st.updates[0] + st.updates[1]))
@@ -243,7 +270,7 @@ func report(w io.Writer, t *totals, ks []int, took time.Duration) {
 	}
 	knob := t.scale(float64(t.passes[0].updates[0]+t.passes[0].updates[1])) + t.coarseScale(float64(
 		t.coarse[1].updates[0]+t.coarse[1].updates[1]+t.coarse[2].updates[0]+t.coarse[2].updates[1]))
-	fmt.Fprintf(w, "\nStep-1 updates/s, all passes: %s as today, %s with daily and monthly every %s (÷%.1f).\n", si(base), si(knob), p.coarse, base/knob)
+	fmt.Fprintf(w, "\nBucket writes/s, all passes: %s as today, %s with daily and monthly every %s (÷%.1f).\n", si(base), si(knob), p.coarse, base/knob)
 
 	// Storage.
 	fmt.Fprintf(w, "\nBytes stored per day (BSON data size, before compression and indexes; a document is its zero-filled size plus one %d-byte applied entry per host that wrote it; monthly documents spread over 30 days):\n\n", t.appliedEntry)
@@ -266,7 +293,7 @@ func report(w io.Writer, t *totals, ks []int, took time.Duration) {
 
 	// Preallocation thresholds.
 	fmt.Fprintf(w, "\npreallocate_min_hits (hits a page needs on a host in the current hour, day, month):\n\n")
-	fmt.Fprintf(w, "| min hits | level | buckets sent/s (per host) | distinct created/s | of them hit | zero buckets wasted/day | inserts/s left on the flush path |\n| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(w, "| min hits | level | buckets sent/s (per host) | distinct created/s | of them hit | zero buckets wasted/day | whole inserts/s creating buckets on the flush path |\n| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, k := range ks {
 		for pi, l := range levels {
 			r := t.preallocate(l, k)
@@ -294,6 +321,21 @@ func report(w io.Writer, t *totals, ks []int, took time.Duration) {
 		ppm[len(ppm)/2], ppm[len(ppm)-1], pct(other, t.genHits[0]+t.genHits[1]),
 		pct(t.genHits[head]-headCounted, t.genHits[head]), pct(t.genHits[tail]-t.tailPages, t.genHits[tail]))
 }
+
+// writeOpsRow prints one row of the operations table.
+func writeOpsRow(w io.Writer, pass, class string, o pathOps) {
+	per := func(v float64) string {
+		if o.writes == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f", v/o.writes)
+	}
+	fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %sB (%sB) | %s |\n", pass, class,
+		si(o.writes), si(o.first), si(o.created), si(o.dups), si(o.ops()), per(o.ops()), si(o.opsOld()), per(o.opsOld()),
+		si(o.bytes), si(o.bytesOld), per(o.opsForgetful()))
+}
+
+func sumEntries(os [3]pathOps) float64 { return os[0].entries + os[1].entries + os[2].entries }
 
 func className(c int) string {
 	if c == tail {

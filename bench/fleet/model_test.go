@@ -79,3 +79,76 @@ func TestSI(t *testing.T) {
 		}
 	}
 }
+
+// TestWritePath checks the write path's model on one sampled host of a
+// 1000-host fleet: a page every host hits often (preallocated: known, 1
+// operation per write), a rare page (mid-tail: created once by the first
+// writer, a duplicate and an update for every other host's first write),
+// and tail pages (1 operation each, against 3 or more on the three-step
+// path).
+func TestWritePath(t *testing.T) {
+	p := params{hosts: 1000, sample: 1, interval: 10 * time.Second, coarse: time.Minute, period: 10 * time.Minute,
+		preMinHits: 60, preRate: 1e12}
+	// The window holds 9 whole minutes: the host wrote /p/1's 9 minute
+	// buckets and 1 of /p/2's.
+	r := &hostResult{flushes: 100, pageHits: map[string]int64{"/p/1": 10_000, "/p/2": 1}, tailPages: 100,
+		minuteDocs: map[string]int64{}, minuteFirst: map[string]int64{"/p/1": 9, "/p/2": 1}}
+	for i := range r.pageBatches {
+		r.pageBatches[i] = map[string]int64{"/p/1": 100, "/p/2": 2}
+		r.coarsePageBatches[i] = map[string]int64{}
+		st := &r.passes[i]
+		st.updates = [2]int64{102, 100}
+		st.filterBytes = [2]int64{102 * 100, 100 * 100}
+		st.updateBytes = [2]int64{102 * 200, 100 * 200}
+		st.zeroBytes = [2]int64{102 * 1000, 100 * 1000}
+		st.wholeBytes = [2]int64{102 * 1047, 100 * 1047}
+		st.chunks, st.tailChunks, st.tailFindBytes, st.headFindBytes = 100, 100, 100*500, 0
+	}
+	tot := merge(p, []*hostResult{r})
+	// 1000 s sampled: /p/1 10 hits/s per host, /p/2 0.001, 0.1 tail
+	// pages/s; a sum of 1 over the sample is 1 per second in the fleet.
+	o := tot.writePath(levels[0])
+	pre, mid, tl := o[preClass], o[midClass], o[tailClass]
+	if !near(pre.writes, 100) || pre.created != 0 || pre.dups != 0 || !near(pre.ops(), pre.writes) {
+		t.Errorf("preallocated page: %+v, want 100 writes/s, 1 operation each", pre)
+	}
+	// /p/2: every host writes a given minute bucket with q = 1/9
+	// (measured); the fleet creates one per minute (nearly surely), the
+	// other first writes meet it.
+	q := 1.0 / 9
+	created := -math.Expm1(1000*math.Log1p(-q)) / 60
+	if !near(mid.writes, 2) || !near(mid.first, 1000*q/60) || !near(mid.created, created) || !near(mid.dups, 1000*q/60-created) {
+		t.Errorf("mid-tail page: %+v; want 2 writes, %g first, %g created, %g duplicates", mid, 1000*q/60, created, 1000*q/60-created)
+	}
+	if got := mid.ops(); !near(got, 2+mid.dups) || got/mid.writes < 1.9 {
+		t.Errorf("mid-tail operations %g, want %g (nearly 2 per write)", got, 2+mid.dups)
+	}
+	// Daily buckets: the host's share is Poisson at the page's rate (86
+	// hits a day: /p/2 is preallocated too).
+	d := tot.writePath(levels[1])
+	if want := 1000 * (1 + touched(1, 0.001, daySecs)) / daySecs; d[midClass].writes != 0 || !near(d[preClass].first, want) {
+		t.Errorf("daily first writes %g (mid-tail writes %g), want %g", d[preClass].first, d[midClass].writes, want)
+	}
+	// Tail: 100 buckets/s created, 1 operation each; the three-step path
+	// updates, finds, inserts and updates again.
+	if !near(tl.writes, 100) || !near(tl.created, 100) || tl.dups != 0 || !near(tl.ops(), tl.writes) {
+		t.Errorf("tail: %+v", tl)
+	}
+	if !near(tl.finds, 100) || !near(tl.opsOld()/tl.writes, 4) {
+		t.Errorf("tail, three-step: %g finds, %g operations per write; want 100, 4", tl.finds, tl.opsOld()/tl.writes)
+	}
+	// Bytes: the tail's whole documents (1047 B) against the three-step
+	// path's update, find, zero document and update again.
+	if !near(tl.bytes, 100*1047) || !near(tl.bytesOld, 100*(300+500+1000+300)) {
+		t.Errorf("tail bytes %g (three-step %g)", tl.bytes, tl.bytesOld)
+	}
+	// A rate too low for the buckets asked for: each host creates that
+	// share of them, and the rest of its first writes meet duplicates.
+	tot.p.preRate = tot.preallocate(levels[0], 60).perHost / 2
+	if s := tot.preShare(); s > 0.5 || s <= 0 {
+		t.Errorf("preShare = %g, want at most 1/2", s)
+	}
+	if o := tot.writePath(levels[0])[preClass]; o.dups <= 0 {
+		t.Errorf("preallocated page with half the rate: no duplicates: %+v", o)
+	}
+}

@@ -13,8 +13,10 @@ import (
 
 // Plan is what the flusher would send for one sealed batch, built by the
 // builders it writes with (package bucket: Grouper, Doc.Update,
-// FindApplied, Doc.Zero), without a database: the figures are the
-// flusher's documents, not a model of them.
+// Doc.Whole, FindApplied, Doc.Zero), without a database: the figures are
+// the flusher's documents, not a model of them. Which of a bucket's
+// writes is a whole insert and which a guarded update depends on what the
+// host and the fleet wrote before: the model (model.go) decides that.
 type Plan struct {
 	// BatchID is the batch planned.
 	BatchID string
@@ -27,17 +29,18 @@ type Plan struct {
 
 // PassPlan is one pass of a Plan.
 type PassPlan struct {
-	// Updates is the number of update models (guarded UpdateOne) sent
-	// in step 1.
+	// Updates is the number of bucket writes (a whole insert or a
+	// guarded UpdateOne each) in this pass.
 	Updates int
 	// Buckets is the number of distinct bucket ids among them. It equals
-	// Updates: the guard needs one update per bucket per batch.
+	// Updates: the guard needs one write per bucket per batch.
 	Buckets int
-	// Chunks is the number of bulk writes of at most maxOps updates.
+	// Chunks is the number of chunks of at most maxOps buckets (one
+	// insertMany and one bulk write of updates at most each).
 	Chunks int
 	// FindBytes holds, per chunk, the BSON size of the find filter that
-	// step 2 of the three-step insert sends when any bucket of that chunk
-	// is missing (it names every bucket of the chunk).
+	// the three-step path sends when any bucket of that chunk is missing
+	// after its update (it names every bucket of the chunk).
 	FindBytes []int
 	// FilterBytes and UpdateBytes are the BSON sizes of the updates'
 	// filter and update documents, summed.
@@ -64,9 +67,13 @@ type PlannedBucket struct {
 	// Chunk is the index of the chunk (bulk write) holding the update.
 	Chunk int
 	// ZeroBytes is the BSON size of the zero-filled document the
-	// three-step insert (or preallocation) creates, with an empty
+	// three-step path (or preallocation) creates, with an empty
 	// applied map.
 	ZeroBytes int
+	// WholeBytes is the BSON size of the whole document (bucket.Doc.Whole)
+	// the flusher inserts when it thinks the bucket new: the zero-filled
+	// document with this batch's counts and applied entry in it.
+	WholeBytes int
 }
 
 // AppliedEntryBytes returns the BSON bytes one instance's applied entry
@@ -137,7 +144,8 @@ func PlanBatch(buf *buffer.Buffer, batchID string, maxOps int, levels ...bucket.
 	return plan, nil
 }
 
-// planBucket measures b's guarded update and its zero-filled document.
+// planBucket measures b's guarded update, its zero-filled document and
+// its whole document.
 func planBucket(b *bucket.Doc, applied, batchID string) (PlannedBucket, error) {
 	f, u := b.Update(applied, batchID)
 	filter, err := bson.Marshal(f)
@@ -152,8 +160,12 @@ func planBucket(b *bucket.Doc, applied, batchID string) (PlannedBucket, error) {
 	if err != nil {
 		return PlannedBucket{}, fmt.Errorf("bucket %s: zero document: %w", b.ID, err)
 	}
+	whole, err := b.Whole(applied, batchID)
+	if err != nil {
+		return PlannedBucket{}, fmt.Errorf("bucket %s: whole document: %w", b.ID, err)
+	}
 	return PlannedBucket{
 		ID: b.ID, Site: b.Site, Page: b.Page, Start: time.Unix(b.Start, 0).UTC(), Hits: b.Total,
-		FilterBytes: len(filter), UpdateBytes: len(update), ZeroBytes: len(zero),
+		FilterBytes: len(filter), UpdateBytes: len(update), ZeroBytes: len(zero), WholeBytes: len(whole),
 	}, nil
 }

@@ -61,14 +61,23 @@ func TestPlanBatch(t *testing.T) {
 	filter, _ := bson.Marshal(f)
 	update, _ := bson.Marshal(u)
 	zero, _ := bson.Marshal(ch.Docs[0].Zero())
+	whole, err := ch.Docs[0].Whole("applied."+buf.InstanceID(), batch.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := plan.Passes[bucket.Minute].Docs[0]
 	if got.ID != "202603101004/example.com/a" || got.Hits != 1 || got.Page != "/a" || got.Site != "example.com" ||
 		!got.Start.Equal(time.Date(2026, 3, 10, 10, 4, 0, 0, time.UTC)) {
 		t.Errorf("first minute bucket %+v", got)
 	}
-	if got.FilterBytes != len(filter) || got.UpdateBytes != len(update) || got.ZeroBytes != len(zero) {
-		t.Errorf("first minute bucket sizes %d/%d/%d, want %d/%d/%d",
-			got.FilterBytes, got.UpdateBytes, got.ZeroBytes, len(filter), len(update), len(zero))
+	if got.FilterBytes != len(filter) || got.UpdateBytes != len(update) || got.ZeroBytes != len(zero) || got.WholeBytes != len(whole) {
+		t.Errorf("first minute bucket sizes %d/%d/%d/%d, want %d/%d/%d/%d",
+			got.FilterBytes, got.UpdateBytes, got.ZeroBytes, got.WholeBytes, len(filter), len(update), len(zero), len(whole))
+	}
+	// The whole document is the zero-filled one, its counters set in
+	// place, with this batch's applied entry added.
+	if got.WholeBytes != got.ZeroBytes+plan.AppliedEntryBytes() {
+		t.Errorf("whole document %d bytes, want zero-filled %d + applied entry %d", got.WholeBytes, got.ZeroBytes, plan.AppliedEntryBytes())
 	}
 	// A daily bucket is created with 1,440 + 24 counters and 24 x 14
 	// measures (11 of them int32).

@@ -38,6 +38,10 @@ type params struct {
 	zipf, tail                 float64
 	maxPages, maxOps           int
 	seed                       uint64
+	// preMinHits and preRate are preallocate_min_hits and
+	// preallocate_rate, for the write path's model (model.go).
+	preMinHits int
+	preRate    float64
 }
 
 // class tells head pages (and "(other)") from tail pages.
@@ -55,7 +59,9 @@ const (
 
 // passStats sums one pass's plans over a host's flushes, per class.
 type passStats struct {
-	updates, filterBytes, updateBytes, zeroBytes [2]int64
+	// updates counts bucket writes (one per bucket and batch); the byte
+	// sums are over them.
+	updates, filterBytes, updateBytes, zeroBytes, wholeBytes [2]int64
 	// chunks and findBytes: every chunk, and chunks holding a tail bucket
 	// (which is new by construction, so that chunk takes the three-step
 	// path) with the size of its find.
@@ -72,12 +78,15 @@ type hostResult struct {
 	coarsePasses           [3]passStats // daily and monthly written every coarse interval
 	// pageHits: hits per head page (from the minute pass).
 	pageHits map[string]int64
-	// pageBatches[p]: per head page, the batches of pass p naming it
-	// (daily, monthly: over the run; minute: per minute doc, in
-	// minuteDocs).
+	// pageBatches[p]: per head page, the buckets of pass p written (one
+	// per bucket and batch naming it); the minute docs inside the window
+	// are also counted one by one in minuteDocs.
 	pageBatches, coarsePageBatches [3]map[string]int64
 	// minuteDocs: batches naming each minute doc fully inside the window.
 	minuteDocs map[string]int64
+	// minuteFirst: per head page, its minute docs fully inside the
+	// window that this host wrote (its first writes of them).
+	minuteFirst map[string]int64
 	// tailPages is the distinct tail pages seen (each is one bucket per
 	// pass).
 	tailPages int64
@@ -124,7 +133,7 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 	}
 	limiters := map[string]*parser.PageLimiter{"src": parser.NewPageLimiter(p.maxPages)}
 	res := &hostResult{
-		pageHits: map[string]int64{}, minuteDocs: map[string]int64{}, pagesPerMinute: map[int64]int{},
+		pageHits: map[string]int64{}, minuteDocs: map[string]int64{}, minuteFirst: map[string]int64{}, pagesPerMinute: map[int64]int{},
 	}
 	for i := range res.pageBatches {
 		res.pageBatches[i] = map[string]int64{}
@@ -271,6 +280,7 @@ func (r *hostResult) add(plan *Plan, ps *[3]passStats, pageBatches [3]map[string
 			st.filterBytes[c] += int64(d.FilterBytes)
 			st.updateBytes[c] += int64(d.UpdateBytes)
 			st.zeroBytes[c] += int64(d.ZeroBytes)
+			st.wholeBytes[c] += int64(d.WholeBytes)
 			if c == tail {
 				tailChunk[d.Chunk] = true
 				if full && pi == int(bucket.Minute) {
@@ -282,6 +292,9 @@ func (r *hostResult) add(plan *Plan, ps *[3]passStats, pageBatches [3]map[string
 			if full && pi == int(bucket.Minute) {
 				r.pageHits[d.Page] += d.Hits
 				if s := d.Start.Unix(); s >= winFrom && s+60 <= winTo {
+					if r.minuteDocs[d.ID] == 0 {
+						r.minuteFirst[d.Page]++
+					}
 					r.minuteDocs[d.ID]++
 				}
 			}
