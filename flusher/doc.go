@@ -56,9 +56,10 @@
 //     the batch's steps) is created again and its counts land, counted in
 //     Stats.LateBuckets; the next expiry deletes it.
 //   - Which buckets are "written lately" (known.go) is a hint kept in
-//     memory: at most 131,072 per pass, forgotten an hour (minute), two
-//     days (daily, sites) or two months (monthly) of log time after the
-//     bucket's end; empty after a restart. A bucket wrongly thought new
+//     memory: at most 131,072 per pass, forgotten 10 minutes (minute), 6
+//     hours (daily, sites) or 2 days (monthly) of log time after the
+//     bucket's end, a full pass forgetting its oldest first; empty after
+//     a restart. A bucket wrongly thought new
 //     costs one more operation (the insert meets a duplicate, then the
 //     update); one wrongly thought to exist costs the three-step path.
 //     Neither changes what is counted. After a restart each bucket written

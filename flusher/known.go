@@ -17,8 +17,11 @@ import (
 // Entries are forgotten as the data moves on: those whose bucket ended
 // more than knownKeep before the latest bucket written at that pass (the
 // data's clock, so a replay of old logs forgets as a live daemon does). A
-// pass holds at most knownMax entries; past that, buckets written are not
-// remembered until older ones are forgotten. After a restart it is empty.
+// pass holds at most knownMax entries; a full pass forgets its oldest
+// buckets first (the keep halved until a quarter is free), so the buckets
+// of the current period, written again and again, stay remembered; only
+// when the current period alone fills it are buckets not remembered.
+// After a restart it is empty.
 type known struct {
 	seed maphash.Seed
 	mu   sync.Mutex
@@ -26,18 +29,21 @@ type known struct {
 }
 
 type knownSet struct {
-	ids    map[uint64]int64 // _id's hash → the bucket's end (Unix seconds)
-	latest int64            // the latest end among the buckets written
-	pruned int64            // latest when entries were last forgotten
+	ids     map[uint64]int64 // _id's hash → the bucket's end (Unix seconds)
+	latest  int64            // the latest end among the buckets written
+	pruned  int64            // latest when entries were last forgotten
+	evicted int64            // latest when a full set last forgot its oldest
 }
 
 // knownMax bounds the entries per pass (about 40 bytes each).
 const knownMax = 1 << 17
 
 // knownKeep is, per pass, how long (seconds of the data's clock) a
-// bucket is remembered after its end: an hour of minute buckets, two
-// days of daily buckets and site totals, two months of monthly buckets.
-var knownKeep = [donePass]int64{minutePass: 3600, dailyPass: 2 * 86400, monthlyPass: 62 * 86400, sitePass: 2 * 86400}
+// bucket is remembered after its end, for late lines: 10 minutes of minute
+// buckets, 6 hours of daily buckets and site totals, 2 days of monthly
+// buckets. A bucket written after that costs one operation more (the
+// insert that meets it).
+var knownKeep = [donePass]int64{minutePass: 600, dailyPass: 6 * 3600, monthlyPass: 2 * 86400, sitePass: 6 * 3600}
 
 func newKnown() *known { return &known{seed: maphash.MakeSeed()} }
 
@@ -61,23 +67,40 @@ func (k *known) add(p pass, n int, id func(int) string, end func(int) int64, wri
 	if s.ids == nil {
 		s.ids = map[uint64]int64{}
 	}
+	keep := knownKeep[p]
 	for i := range n {
 		e := end(i)
 		if written && e > s.latest {
 			s.latest = e
 		}
+		if len(s.ids) >= knownMax && s.latest > s.evicted {
+			// Full: forget the oldest first, halving the keep, until a
+			// quarter is free or only the latest period is left; once per
+			// move of the data's clock, not per bucket.
+			for w := keep; len(s.ids) > knownMax*3/4 && w > 0; w /= 2 {
+				s.forget(s.latest - w)
+			}
+			if len(s.ids) > knownMax*3/4 {
+				s.forget(s.latest)
+			}
+			s.evicted, s.pruned = s.latest, s.latest
+		}
 		if len(s.ids) < knownMax {
 			s.ids[maphash.String(k.seed, id(i))] = e
 		}
 	}
-	keep := knownKeep[p]
-	if s.latest-s.pruned >= keep/4 || (len(s.ids) >= knownMax && s.latest > s.pruned) {
-		for h, e := range s.ids {
-			if e < s.latest-keep {
-				delete(s.ids, h)
-			}
-		}
+	if s.latest-s.pruned >= keep/4 {
+		s.forget(s.latest - keep)
 		s.pruned = s.latest
+	}
+}
+
+// forget drops the entries of buckets that ended before cutoff.
+func (s *knownSet) forget(cutoff int64) {
+	for h, e := range s.ids {
+		if e < cutoff {
+			delete(s.ids, h)
+		}
 	}
 }
 

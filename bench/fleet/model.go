@@ -256,7 +256,7 @@ func (t *totals) coarseScale(sum float64) float64 {
 // seconds of log time after its bucket's end.
 const knownMax = 1 << 17
 
-var knownKeep = [3]float64{hourSecs, 2 * daySecs, 62 * daySecs}
+var knownKeep = [3]float64{600, 6 * hourSecs, 2 * daySecs}
 
 // Write-path classes of pages, per level: head pages that reach
 // preallocate_min_hits on a host in a period (preallocated), head pages
