@@ -172,12 +172,14 @@ format = %q
 
 // dryRun runs `logtally replay -dry-run` on the log n times, with the
 // daemon's config so that it parses and counts with the same source
-// settings (max_pages_per_minute's limiter among them), and returns the
-// median of its user+sys CPU time.
+// settings (max_pages_per_minute's limiter among them), on one goroutine
+// as the daemon's aggregator does (-jobs 1: the parallel dry run spends a
+// little more CPU for its speed), and returns the median of its user+sys
+// CPU time.
 func dryRun(bin, conf, logPath string, n int) (time.Duration, error) {
 	cpus := make([]time.Duration, 0, n)
 	for range n {
-		cmd := exec.Command(bin, "replay", "-dry-run", "-config", conf, logPath)
+		cmd := exec.Command(bin, "replay", "-dry-run", "-jobs", "1", "-config", conf, logPath)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
