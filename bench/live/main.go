@@ -44,6 +44,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/logtally/logtally/internal/benchutil"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -118,7 +119,7 @@ func run(o settings) error {
 	}
 	uri, server := os.Getenv("MONGODB_URI"), "MONGODB_URI"
 	if uri == "" {
-		stop, u, err := startServer(tmp)
+		stop, u, err := benchutil.StartServer(tmp)
 		if err != nil {
 			return err
 		}
@@ -185,7 +186,7 @@ format = "combined"
 		daemon.Process.Signal(syscall.SIGTERM)
 		daemon.Wait()
 	}()
-	fmt.Printf("logtally: default poll (250ms), commit (1s) and flush (%v) intervals; %d pages; load average at start %s\n", flushInterval, o.pages, loadavg())
+	fmt.Printf("logtally: default poll (250ms), commit (1s) and flush (%v) intervals; %d pages; load average at start %s\n", flushInterval, o.pages, benchutil.Loadavg())
 	time.Sleep(o.settle)
 
 	var idle, fast, fastTail, slow, slowTail, lagMax, lagMed []float64
@@ -236,7 +237,7 @@ format = "combined"
 			fmt.Printf("run %d: %d lines/s for %v: lag from a second's last line to its hits in MongoDB: largest %.2fs, median %.2fs\n",
 				r+1, o.lagRate, o.lagFor, mx.Seconds(), med.Seconds())
 		}
-		loads = append(loads, loadavg())
+		loads = append(loads, benchutil.Loadavg())
 	}
 	hwm, _ := vmHWM(b.pid)
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -75,31 +74,6 @@ func startPerf(out string, pid, freq int) func() {
 	}
 }
 
-// startServer builds internal/cmd/demo and runs it with -serve in another
-// process; it returns a stop func and the URI it prints.
-func startServer(tmp string) (stop func(), uri string, err error) {
-	demo := filepath.Join(tmp, "demo")
-	if out, err := exec.Command("go", "build", "-o", demo, "./internal/cmd/demo").CombinedOutput(); err != nil {
-		return nil, "", fmt.Errorf("build server: %v\n%s", err, out)
-	}
-	srv := exec.Command(demo, "-serve")
-	out, err := srv.StdoutPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	srv.Stderr = os.Stderr
-	if err := srv.Start(); err != nil {
-		return nil, "", err
-	}
-	stop = func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		stop()
-		return nil, "", fmt.Errorf("server did not print its URI: %w", err)
-	}
-	return stop, strings.TrimSpace(line), nil
-}
-
 // freePort is a loopback TCP port free at the moment, for /metrics.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -108,19 +82,6 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// loadavg is /proc/loadavg's first three fields.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 func median(v []float64) float64 {

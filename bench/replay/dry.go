@@ -16,6 +16,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/logtally/logtally/digits"
+	"github.com/logtally/logtally/internal/benchutil"
 	"github.com/logtally/logtally/internal/loggen"
 )
 
@@ -85,7 +86,7 @@ func (b *bench) dryCores(logs string, multi []string, multiLines int) ([]check, 
 	}
 
 	fmt.Printf("\n== both cores: the dry run of %s realistic lines (internal/loggen), -jobs 1 and -jobs %d, vs cat (into a pipe)\n", digits.Group(o.dryLines), jobs)
-	fmt.Printf("load average before: %s\n", loadavg())
+	fmt.Printf("load average before: %s\n", benchutil.Loadavg())
 	st := b.interleave([]task{
 		{name: "replay -dry-run -jobs 1", run: dry(1, big)},
 		{name: fmt.Sprintf("replay -dry-run -jobs %d", jobs), run: dry(jobs, big)},
@@ -133,7 +134,7 @@ func (b *bench) dryCores(logs string, multi []string, multiLines int) ([]check, 
 				atLeast(fmt.Sprintf("%d gz files: dry run -jobs %d, M lines/s by CPU", len(multi), jobs), float64(total)/(st[1].cpu.Seconds()/float64(runtime.NumCPU()))/1e6, targetLinesPerSec/1e6))
 		}
 	}
-	fmt.Printf("load average after: %s\n", loadavg())
+	fmt.Printf("load average after: %s\n", benchutil.Loadavg())
 	return checks, nil
 }
 

@@ -56,6 +56,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/digits"
+	"github.com/logtally/logtally/internal/benchutil"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -208,7 +209,7 @@ func run(o settings) error {
 	b.uri = os.Getenv("MONGODB_URI")
 	server := "MONGODB_URI"
 	if b.uri == "" {
-		stop, uri, err := startServer(tmp)
+		stop, uri, err := benchutil.StartServer(tmp)
 		if err != nil {
 			return err
 		}
@@ -231,7 +232,7 @@ func run(o settings) error {
 		}
 	}
 
-	fmt.Printf("load average before: %s\n", loadavg())
+	fmt.Printf("load average before: %s\n", benchutil.Loadavg())
 
 	var checks []check
 	replayFailed := false
@@ -311,7 +312,7 @@ func run(o settings) error {
 			checks = append(checks, ratio(fmt.Sprintf("%d gz files: replay CPU / dry-run CPU", o.files), rep.cpu.Seconds()/dry.cpu.Seconds(), targetCPUVsDryRun, false))
 		}
 	}
-	fmt.Printf("\nload average after: %s\n", loadavg())
+	fmt.Printf("\nload average after: %s\n", benchutil.Loadavg())
 
 	fmt.Printf("\n== targets (issue 9; issue 21's dry run on every core)\n")
 	checks = append(checks, dryChecks...)
@@ -337,20 +338,6 @@ func printDB(db dbFigures) {
 	fmt.Printf("%-28s ops=%d updates=%d inserts=%d finds=%d bucket_writes=%d; one upsert per hit: %s ops\n", "database:",
 		db.ops, db.updates, db.inserts, db.finds, db.buckets, digits.Group(opsPerHitOneByOne*db.hits))
 	fmt.Printf("%-28s %s hits in the monthly buckets, %s in the summary\n", "check:", digits.Group(db.inDB), digits.Group(db.hits))
-}
-
-// loadavg is /proc/loadavg's first three fields: other work on the
-// machine slows the wall times down.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // summary prints a replay's output, indented, with -v.

@@ -10,40 +10,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
-
-// startServer builds internal/cmd/demo and runs it with -serve in another
-// process; it returns a stop func and the URI it prints.
-func startServer(tmp string) (stop func(), uri string, err error) {
-	demo := filepath.Join(tmp, "demo")
-	if out, err := exec.Command("go", "build", "-o", demo, "./internal/cmd/demo").CombinedOutput(); err != nil {
-		return nil, "", fmt.Errorf("build server: %v\n%s", err, out)
-	}
-	srv := exec.Command(demo, "-serve")
-	out, err := srv.StdoutPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	srv.Stderr = os.Stderr
-	if err := srv.Start(); err != nil {
-		return nil, "", err
-	}
-	stop = func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		stop()
-		return nil, "", fmt.Errorf("server did not print its URI: %w", err)
-	}
-	return stop, strings.TrimSpace(line), nil
-}
 
 // writeLogs writes a combined log of lines lines, spread evenly over the
 // given minutes of day 1 + dayOffset of November 2026 over pages pages,
