@@ -210,7 +210,13 @@ func (d *Dashboard) status(err error) (int, string) {
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout, "the database did not answer in time"
 	}
-	d.log.Error("reading the buckets", "err", err)
+	// The wrapping names pages read from the buckets (text from the
+	// logs): the log gets the innermost cause alone.
+	cause := err
+	for u := errors.Unwrap(cause); u != nil; u = errors.Unwrap(cause) {
+		cause = u
+	}
+	d.log.Error("reading the buckets failed", "cause", cause.Error())
 	return http.StatusInternalServerError, "reading the buckets failed (see the log)"
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/query"
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 func utc(s string) time.Time {
@@ -372,6 +373,25 @@ func TestGuard(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d %q", tc.target, resp.StatusCode, body, tc.code, tc.want)
 		}
 	}
+	// A bucket the reader cannot decode: a 500 with a generic message, and
+	// the log names the cause, not the page (text from the logs).
+	var logged strings.Builder
+	dl, err := New(Config{Reader: r, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill.Write(t, db, "a.test", []fill.Hit{{Page: "/secret-page", At: from.Add(time.Hour), F: measure.Hit{Status: 200}}})
+	var colls bucket.Collections
+	if _, err := db.Collection(colls.Name(bucket.Minute)).UpdateMany(context.Background(), bson.D{{Key: bucket.Minute.PageField(), Value: "/secret-page"}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "measures.bytes", Value: "many"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := get(t, dl.Handler(), viewURL("a.test", "", from, from.Add(2*time.Hour)))
+	if resp.StatusCode != 500 || strings.Contains(string(body), "secret") || strings.Contains(logged.String(), "secret") ||
+		!strings.Contains(logged.String(), "not an integer") {
+		t.Errorf("an undecodable bucket: %d %s; log %q", resp.StatusCode, body, logged.String())
+	}
+
 	// Busy: Concurrent requests at once, the next is turned away.
 	for range Concurrent {
 		d.busy <- struct{}{}
