@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/logtally/logtally/internal/httpserve"
 )
 
 // Dashboard is the [dashboard] table: the web page of the buckets
@@ -111,10 +113,5 @@ func isLoopback(addr string) bool {
 	if err != nil {
 		host = addr
 	}
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return httpserve.LoopbackHost(host)
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/internal/httpserve"
 	"github.com/logtally/logtally/query"
 )
 
@@ -160,13 +161,10 @@ func (d *Dashboard) hostAllowed(host string) bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+	if httpserve.LoopbackHost(host) {
 		return true
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return true
-	}
+	host = strings.TrimSuffix(host, ".")
 	return host != "" && slices.ContainsFunc(d.cfg.Hosts, func(h string) bool { return strings.EqualFold(h, host) })
 }
 

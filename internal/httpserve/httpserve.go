@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -95,4 +96,17 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("%s shutdown: %w", s.what, err)
 	}
 	return nil
+}
+
+// LoopbackHost reports whether host (a name or an IP, without port; IPv6
+// with or without brackets) names this machine's loopback: localhost, a
+// *.localhost name, or a loopback IP. Any other name may resolve to
+// anything.
+func LoopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
