@@ -154,7 +154,9 @@ func TestPreallocationFailuresDoNotStopFlushing(t *testing.T) {
 	e := newEnv(t, 8)
 	fake := clock.NewFake(mustTime(t, "2024-03-05T10:59:00Z"))
 	logs := &syncbuf.Buffer{}
-	e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Preallocate: true, PreallocateRate: 30, PreallocateMinHits: 1, Interval: 10 * time.Second,
+	// Run's own rounds never come (a year's interval): the test flushes by
+	// hand, and a round of Run's sealing its counts first would race it.
+	e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Preallocate: true, PreallocateRate: 30, PreallocateMinHits: 1, Interval: 365 * 24 * time.Hour,
 		MaxBackoff: time.Second, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	entered, release := make(chan struct{}, 1), make(chan struct{})
 	hang := true
@@ -173,7 +175,16 @@ func TestPreallocationFailuresDoNotStopFlushing(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- e.f.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	<-entered
+	// Preallocation begins at a random moment late in the hour: the
+	// clock moves on until it does.
+	for began := false; !began; {
+		select {
+		case <-entered:
+			began = true
+		case <-time.After(10 * time.Millisecond):
+			fake.Advance(time.Second)
+		}
+	}
 	// While preallocation hangs, counts are flushed.
 	e.commit(t, hit{"a.example", "/", "2024-03-05T10:59:01Z", 1})
 	e.flush(t)
