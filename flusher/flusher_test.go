@@ -113,6 +113,32 @@ func (e *env) commit(t *testing.T, hits ...hit) {
 	}
 }
 
+// run runs e.f.Run until the test ends, when an error of Run's fails it.
+func (e *env) run(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.f.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	})
+}
+
+// runReady runs e.f.Run (run) and waits until its indexes are ensured and
+// it waits on fake for its interval.
+func (e *env) runReady(t *testing.T, fake *clock.Fake) {
+	t.Helper()
+	e.run(t)
+	for deadline := time.Now().Add(30 * time.Second); !e.f.IndexesReady(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("indexes not ensured in 30s")
+		}
+	}
+	blockUntil(t, fake) // waiting for the interval
+}
+
 func (e *env) flush(t *testing.T) {
 	t.Helper()
 	sent, err := e.f.Flush(context.Background())
@@ -640,22 +666,7 @@ func TestRunRetriesWhileDatabaseIsDown(t *testing.T) {
 		MaxOps: 4, Interval: 10 * time.Second, MaxBackoff: time.Second,
 		Timeout: 2 * time.Second, Clock: fake, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.f.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run = %v", err)
-		}
-	}()
-
-	for deadline := time.Now().Add(30 * time.Second); !e.f.IndexesReady(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("indexes not ensured in 30s")
-		}
-	}
-	blockUntil(t, fake) // waiting for the interval
+	e.runReady(t, fake)
 	e.srv.Stop()
 	e.commit(t, small()...)
 	fake.Advance(10 * time.Second)
@@ -891,10 +902,7 @@ func TestFailingIndexesDoNotHoldBackCounts(t *testing.T) {
 		return nil
 	}
 	e.commit(t, small()...)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.f.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	e.run(t)
 	deadline := time.Now().Add(30 * time.Second)
 	for e.f.Stats().Batches == 0 {
 		if time.Now().After(deadline) {

@@ -171,10 +171,7 @@ func TestPreallocationFailuresDoNotStopFlushing(t *testing.T) {
 	e.commit(t, hit{"a.example", "/", "2024-03-05T10:58:10Z", 2})
 	e.flush(t)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.f.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	e.run(t)
 	// Preallocation begins at a random moment late in the hour: the
 	// clock moves on until it does.
 	for began := false; !began; {

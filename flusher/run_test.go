@@ -1,7 +1,6 @@
 package flusher
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,21 +21,7 @@ func TestRunRoundsBeginAnIntervalApart(t *testing.T) {
 		}
 		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.f.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run = %v", err)
-		}
-	}()
-	for deadline := time.Now().Add(30 * time.Second); !e.f.IndexesReady(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("indexes not ensured in 30s")
-		}
-	}
-	blockUntil(t, fake) // waiting for the interval
+	e.runReady(t, fake)
 	waiting := fake.Waiters()
 	batches := func(n uint64) {
 		t.Helper()
