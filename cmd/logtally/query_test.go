@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,9 +22,11 @@ import (
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/syncbuf"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/salts"
 	"github.com/logtally/logtally/visitor"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 const querySite = "query.test"
@@ -211,27 +214,7 @@ func TestQuery(t *testing.T) {
 	// The daemon keeps minute buckets (minute_retention 0), whatever the
 	// wall clock says of the fixture's 2026-10-31.
 	d, out := daemon(t, queryConfig(t, dir, "daemon.toml", srv.URI(), db.Name(), logPath, "0s"))
-	exited := make(chan error, 1)
-	go func() { exited <- d.Wait() }()
-	deadline := time.Now().Add(60 * time.Second)
-	for bucketcheck.Read(t, db).MonthTotal < want.Hits {
-		select {
-		case err := <-exited:
-			t.Fatalf("logtally run exited early: %v\n%s", err, out)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("MongoDB did not reach %d hits:\n%s", want.Hits, out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	d.Process.Signal(syscall.SIGTERM)
-	if err := <-exited; err != nil {
-		t.Fatalf("exit after SIGTERM: %v\n%s", err, out)
-	}
-	if res := bucketcheck.CompareAll(t, want, bucketcheck.Read(t, db)); !res.Exact() {
-		t.Fatalf("buckets differ from the log: %v", res)
-	}
+	countAll(t, d, out, db, want)
 
 	// The query reads with the default minute retention, 48h before a
 	// fixed now.
@@ -845,27 +828,7 @@ func TestQueryVisitors(t *testing.T) {
 		Buckets: "preallocate = false",
 	})
 	d, out := daemon(t, conf)
-	exited := make(chan error, 1)
-	go func() { exited <- d.Wait() }()
-	deadline := time.Now().Add(60 * time.Second)
-	for bucketcheck.Read(t, db).MonthTotal < want.Hits {
-		select {
-		case err := <-exited:
-			t.Fatalf("logtally run exited early: %v\n%s", err, out)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("MongoDB did not reach %d hits:\n%s", want.Hits, out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	d.Process.Signal(syscall.SIGTERM)
-	if err := <-exited; err != nil {
-		t.Fatalf("exit after SIGTERM: %v\n%s", err, out)
-	}
-	if res := bucketcheck.CompareAll(t, want, bucketcheck.Read(t, db)); !res.Exact() {
-		t.Fatalf("buckets differ from the log: %v", res)
-	}
+	countAll(t, d, out, db, want)
 
 	// The registers every host must reach: the file's people keyed here.
 	salt, ok := salts.NewLookup(db, visitor.Day, 0).For(at.Unix())
@@ -936,5 +899,32 @@ func TestQueryVisitors(t *testing.T) {
 	stdout, stderr, code = queryRun("query", "-config", conf, "-site", "nobody.test", "-measure", "visitors", "-from", day)
 	if code != 2 || !strings.Contains(stderr, "no visitors document") {
 		t.Errorf("unknown site: exit %d: %s%s", code, stdout, stderr)
+	}
+}
+
+// countAll waits until the daemon d has every hit of want in db, stops it
+// with SIGTERM and checks every bucket equals want.
+func countAll(t *testing.T, d *exec.Cmd, out *syncbuf.Buffer, db *mongo.Database, want bucketcheck.Counts) {
+	t.Helper()
+	exited := make(chan error, 1)
+	go func() { exited <- d.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for bucketcheck.Read(t, db).MonthTotal < want.Hits {
+		select {
+		case err := <-exited:
+			t.Fatalf("logtally run exited early: %v\n%s", err, out)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("MongoDB did not reach %d hits:\n%s", want.Hits, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	d.Process.Signal(syscall.SIGTERM)
+	if err := <-exited; err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, out)
+	}
+	if res := bucketcheck.CompareAll(t, want, bucketcheck.Read(t, db)); !res.Exact() {
+		t.Fatalf("buckets differ from the log: %v", res)
 	}
 }
