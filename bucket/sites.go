@@ -64,13 +64,12 @@ func (d *SiteDoc) AppendKey(f bson.D) bson.D {
 }
 
 // Update returns the guarded update of d, as Doc.Update: applied once per
-// batch and instance.
-func (d *SiteDoc) Update(applied, batchID string) (filter, update bson.D) {
-	filter = d.AppendKey(make(bson.D, 0, 4))
-	filter = append(filter, bson.E{Key: applied, Value: bson.D{{Key: "$ne", Value: batchID}}})
+// batch and writer.
+func (d *SiteDoc) Update(g Guard) (filter, update bson.D) {
+	filter = g.filter(d.AppendKey(make(bson.D, 0, 4)))
 	inc := bson.D{{Key: FieldViews, Value: int64(d.V[measure.Views])}}
 	inc = measureInc(inc, &sitePaths, 0, &d.V, false)
-	return filter, guardedUpdate(inc, measureMax(nil, &sitePaths, 0, &d.V), applied, batchID)
+	return filter, guardedUpdate(inc, measureMax(nil, &sitePaths, 0, &d.V), g)
 }
 
 // Zero returns d's document zero-filled, with an empty applied map. Its

@@ -17,18 +17,17 @@ import (
 // Update, applying the update's operators as MongoDB does, so the one
 // insert writes exactly what the insert of Zero and the update would.
 
-// Whole returns d's document as Update(applied, batchID) leaves Zero:
-// the document a new bucket is inserted as, this batch's counts and its
-// applied entry already in it.
-func (d *Doc) Whole(applied, batchID string) (bson.Raw, error) {
-	_, update := d.Update(applied, batchID)
+// Whole returns d's document as Update(g) leaves Zero: the document a
+// new bucket is inserted as, this batch's counts and its applied entry
+// already in it.
+func (d *Doc) Whole(g Guard) (bson.Raw, error) {
+	_, update := d.Update(g)
 	return whole(d.Zero(), update)
 }
 
-// Whole returns d's document as Update(applied, batchID) leaves Zero
-// (Doc.Whole).
-func (d *SiteDoc) Whole(applied, batchID string) (bson.Raw, error) {
-	_, update := d.Update(applied, batchID)
+// Whole returns d's document as Update(g) leaves Zero (Doc.Whole).
+func (d *SiteDoc) Whole(g Guard) (bson.Raw, error) {
+	_, update := d.Update(g)
 	return whole(d.Zero(), update)
 }
 

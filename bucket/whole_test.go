@@ -107,24 +107,26 @@ func TestWholeIsZeroWithTheUpdate(t *testing.T) {
 		big := measure.OfViews(3_000_000_000)
 		big[measure.Status2xx] = 3_000_000_000
 		d.Add(at+1, &big)
-		got, err := d.Whole("applied.0123456789abcdef", "00112233445566778899aabb")
-		if err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-		_, update := d.Update("applied.0123456789abcdef", "00112233445566778899aabb")
-		if want := applyTree(t, d.Zero(), update); !bytes.Equal(got, want) {
-			t.Errorf("%s: Whole\n%v\nwant\n%v", l, bson.Raw(got), bson.Raw(want))
+		for _, g := range []Guard{IDGuard("0123456789abcdef", "00112233445566778899aabb"), NumberedGuard(17, 4031)} {
+			got, err := d.Whole(g)
+			if err != nil {
+				t.Fatalf("%s: %v", l, err)
+			}
+			_, update := d.Update(g)
+			if want := applyTree(t, d.Zero(), update); !bytes.Equal(got, want) {
+				t.Errorf("%s: Whole\n%v\nwant\n%v", l, bson.Raw(got), bson.Raw(want))
+			}
 		}
 	}
 	s := SiteDoc{ID: SiteID(at, "www.example.com"), Site: "www.example.com", Start: at - at%86400}
 	for _, h := range hits {
 		s.V.Add(&h)
 	}
-	got, err := s.Whole("applied.x", "b1")
+	got, err := s.Whole(NumberedGuard(3, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, update := s.Update("applied.x", "b1")
+	_, update := s.Update(NumberedGuard(3, 1))
 	if want := applyTree(t, s.Zero(), update); !bytes.Equal(got, want) {
 		t.Errorf("site: Whole\n%v\nwant\n%v", bson.Raw(got), bson.Raw(want))
 	}

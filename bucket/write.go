@@ -114,48 +114,46 @@ func (d *Doc) Max() bson.D {
 	return mx
 }
 
-// Update returns the guarded update of d for batch batchID of the
-// instance whose applied entry is applied ("applied.<instance>"): it
+// Update returns the guarded update of d for the batch of guard g: it
 // applies d's counts unless the document already took that batch from
-// that instance. The filter carries the shard key next to the _id
+// that writer. The filter carries the shard key next to the _id
 // (AppendKey); the guard is the same as without it, since those fields
 // never change once the bucket is inserted.
-func (d *Doc) Update(applied, batchID string) (filter, update bson.D) {
-	filter = d.AppendKey(make(bson.D, 0, 5))
-	filter = append(filter, bson.E{Key: applied, Value: bson.D{{Key: "$ne", Value: batchID}}})
-	return filter, guardedUpdate(d.Inc(), d.Max(), applied, batchID)
+func (d *Doc) Update(g Guard) (filter, update bson.D) {
+	filter = g.filter(d.AppendKey(make(bson.D, 0, 5)))
+	return filter, guardedUpdate(d.Inc(), d.Max(), g)
 }
 
-// guardedUpdate is {$inc: inc, $max: mx (when not empty), $set: {applied:
-// batchID}}.
-func guardedUpdate(inc, mx bson.D, applied, batchID string) bson.D {
+// guardedUpdate is {$inc: inc, $max: mx (when not empty), $set: {<g's
+// field>: <g's batch>}}.
+func guardedUpdate(inc, mx bson.D, g Guard) bson.D {
 	update := bson.D{{Key: "$inc", Value: inc}}
 	if len(mx) > 0 {
 		update = append(update, bson.E{Key: "$max", Value: mx})
 	}
-	return append(update, bson.E{Key: "$set", Value: bson.D{{Key: applied, Value: batchID}}})
+	return append(update, bson.E{Key: "$set", Value: g.set()})
 }
 
 // FindApplied returns the filter selecting those of docs (all of one
-// level) that carry batchID in applied ("applied.<instance>"): {$or:
-// [{_id, <shard key>}, ...], applied: batchID}, so that a router asks only
-// the shards holding them.
-func FindApplied(docs []Doc, applied, batchID string) bson.D {
+// level) that took the batch of guard g: {$or: [{_id, <shard key>}, ...],
+// <g's field>: <g's batch>}, so that a router asks only the shards
+// holding them.
+func FindApplied(docs []Doc, g Guard) bson.D {
 	keys := make([]bson.D, len(docs))
 	for i := range docs {
 		keys[i] = docs[i].AppendKey(make(bson.D, 0, 4))
 	}
-	return FindAppliedKeys(keys, applied, batchID)
+	return FindAppliedKeys(keys, g)
 }
 
 // FindAppliedKeys is FindApplied of documents given by their keys
 // (AppendKey of a Doc or a SiteDoc).
-func FindAppliedKeys(keys []bson.D, applied, batchID string) bson.D {
+func FindAppliedKeys(keys []bson.D, g Guard) bson.D {
 	or := make(bson.A, len(keys))
 	for i := range keys {
 		or[i] = keys[i]
 	}
-	return bson.D{{Key: "$or", Value: or}, {Key: applied, Value: batchID}}
+	return append(bson.D{{Key: "$or", Value: or}}, g.set()...)
 }
 
 // DocID returns d's _id.

@@ -2,7 +2,6 @@ package buffer
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"time"
 
@@ -37,8 +36,9 @@ func readBatch(sealed *bolt.Bucket) *Batch {
 }
 
 // Seal returns the batch in flight if there is one. Otherwise it moves all
-// pending counts into a new batch with a fresh random id, in one
-// transaction, and returns it. It returns nil when nothing is pending.
+// pending counts into a new batch with a fresh id (the next numbered one
+// once the buffer has a writer number, else random), in one transaction,
+// and returns it. It returns nil when nothing is pending.
 func (b *Buffer) Seal() (*Batch, error) { return b.seal("", time.Now(), false) }
 
 // SealMinuteOnly is Seal for a batch written to the minute buckets only:
@@ -47,11 +47,12 @@ func (b *Buffer) Seal() (*Batch, error) { return b.seal("", time.Now(), false) }
 // (ScanCoarse). A batch already in flight is returned as it was sealed.
 func (b *Buffer) SealMinuteOnly() (*Batch, error) { return b.seal("", time.Now(), true) }
 
-// seal is Seal with the new batch's id (empty: random), seal time and
-// kind given.
+// seal is Seal with the new batch's id (empty: the next one; a numbered
+// id given is adopted, adoptBatchIDs), seal time and kind given.
 func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) {
 	var batch *Batch
 	var sealedNow bool
+	var number int64
 	// Nothing to seal is the common answer of an idle daemon: found in a
 	// read transaction, without a write (and its fsync).
 	idle := false
@@ -112,7 +113,17 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) 
 			}
 			b.pruned = at
 		}
-		batch = &Batch{ID: cmp.Or(id, randomID(12)), Keys: int(keys), Hits: hits, MinuteOnly: minuteOnly}
+		batchID := id
+		if batchID == "" {
+			var err error
+			if batchID, err = nextBatchID(tx.Bucket(bktMeta)); err != nil {
+				return err
+			}
+		} else if err := adoptBatchIDs(tx.Bucket(bktMeta), id); err != nil {
+			return err
+		}
+		batch = &Batch{ID: batchID, Keys: int(keys), Hits: hits, MinuteOnly: minuteOnly}
+		number = int64(getU64(tx.Bucket(bktMeta).Get(keyNumber)))
 		if err := snapshotCheckpoints(tx, sealed, at); err != nil {
 			return err
 		}
@@ -136,6 +147,7 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) 
 		return nil, fmt.Errorf("seal batch: %w", err)
 	}
 	if sealedNow {
+		b.number.Store(number)
 		b.mu.Lock()
 		b.sealedBytes, b.pendingBytes = b.pendingBytes, 0
 		b.pendingKeys, b.pendingHits = 0, 0

@@ -53,13 +53,16 @@ const DefaultLockTimeout = time.Second
 const DefaultMaxSize = 1 << 30
 
 // formatVersion is the on-disk layout version stored in the meta bucket.
-// Version 2 stores each count as an encoded measure.Vector; version 1
-// stored the views alone (8 bytes), which version 2 still reads: a
-// version-1 file opened read-write is marked version 2 before anything
-// is written to it, so that an older logtally refuses it ("unsupported
-// buffer format 2") instead of misreading its counts.
+// Version 3 may hold a writer number and numbered batches (number.go);
+// version 2 stores each count as an encoded measure.Vector; version 1
+// stored the views alone (8 bytes). This version reads all three: a file
+// of an older version opened read-write is marked version 3 before
+// anything is written to it, so that an older logtally refuses it
+// ("unsupported buffer format 3") instead of misreading its counts or
+// writing a numbered batch under the other guard form (which would count
+// it twice).
 const (
-	formatVersion   = 2
+	formatVersion   = 3
 	formatVersionV1 = 1
 )
 
@@ -69,8 +72,8 @@ func checkFormat(v []byte) error {
 	if v == nil {
 		return nil
 	}
-	if f := binary.BigEndian.Uint64(v); f != formatVersion && f != formatVersionV1 {
-		return fmt.Errorf("unsupported buffer format %d (this logtally reads %d and %d)", f, formatVersionV1, formatVersion)
+	if f := binary.BigEndian.Uint64(v); f < formatVersionV1 || f > formatVersion {
+		return fmt.Errorf("unsupported buffer format %d (this logtally reads %d to %d)", f, formatVersionV1, formatVersion)
 	}
 	return nil
 }
@@ -103,8 +106,9 @@ type Options struct {
 
 // Batch describes the sealed batch in flight.
 type Batch struct {
-	// ID is random, made when the batch was sealed; the flusher marks
-	// every bucket it updates with it.
+	// ID is made when the batch was sealed: "<writer number>:<sequence>"
+	// (BatchID) once the buffer has a number, else 24 random hex digits.
+	// The flusher marks every bucket it updates with it (its guard).
 	ID string
 	// Keys is the number of (site, page, second) counts in the batch.
 	Keys int
@@ -122,7 +126,8 @@ type Batch struct {
 type Buffer struct {
 	db       *bolt.DB
 	instance string
-	adopt    string // Options.InstanceID
+	number   atomic.Int64 // the writer number, 0 before SetNumber (number.go)
+	adopt    string       // Options.InstanceID
 	maxSize  int64
 	log      *slog.Logger
 	file     fileID                // the identity of the file bbolt opened (watch.go)
@@ -242,6 +247,7 @@ func (b *Buffer) load(tx *bolt.Tx) error {
 		return err
 	}
 	b.instance = string(meta.Get(keyInstance))
+	b.number.Store(int64(getU64(meta.Get(keyNumber))))
 	b.pendingKeys = int(getU64(pending.Get(keyKeys)))
 	b.pendingHits = getU64(pending.Get(keyHits))
 	b.pendingBytes = dataBytes(pending.Bucket(subCounts))
@@ -265,6 +271,7 @@ func (b *Buffer) init(tx *bolt.Tx) error {
 	}
 	if id := meta.Get(keyInstance); id != nil {
 		b.instance = string(id)
+		b.number.Store(int64(getU64(meta.Get(keyNumber))))
 		if err := meta.Put(keyFormat, u64(formatVersion)); err != nil {
 			return err
 		}

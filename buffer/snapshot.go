@@ -286,6 +286,11 @@ func (b *Buffer) RebuildWith(r Rebuilt) error {
 	if counts != nil && inflight == "" {
 		return fmt.Errorf("rebuild: counts without a batch id")
 	}
+	// The lost buffer's writer number and sequence, before anything is
+	// sealed: the rebuilt batch keeps its id, later ones follow it.
+	if err := b.adoptIDs(inflight, acked.Batch, c.Snapshot.Batch); err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
 	if len(c.Counts) > 0 {
 		err := b.update(func(tx *bolt.Tx) error {
 			pc := tx.Bucket(bktPending).Bucket(subCoarse)
