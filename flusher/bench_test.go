@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/measure"
@@ -49,7 +50,7 @@ func buildAll(b *testing.B, c *Chunker, keys [][]byte, encode bool) {
 			for i := range c.Docs {
 				docs[i] = &c.Docs[i]
 			}
-			models := updates(docs, "applied.0123456789abcdef", "00112233445566778899aabb")
+			models := updates(docs, bucket.NumberedGuard(17, 4031))
 			if !encode {
 				continue
 			}

@@ -74,12 +74,12 @@ func (c *Chunker) Next() []byte { return c.next }
 func (c *Chunker) Err() error { return c.err }
 
 // updates returns one guarded UpdateOne per bucket (bucket.Doc.Update):
-// it applies the bucket's counts unless the document already took batch
-// batchID from this instance. applied is "applied.<instance>".
-func updates(docs []guarded, applied, batchID string) []mongo.WriteModel {
+// it applies the bucket's counts unless the document already took the
+// batch of guard g.
+func updates(docs []guarded, g bucket.Guard) []mongo.WriteModel {
 	models := make([]mongo.WriteModel, len(docs))
 	for i := range docs {
-		filter, update := docs[i].Update(applied, batchID)
+		filter, update := docs[i].Update(g)
 		models[i] = mongo.NewUpdateOneModel().SetFilter(filter).SetUpdate(update)
 	}
 	return models

@@ -41,6 +41,9 @@ func (f *Flusher) Kick() {
 func (f *Flusher) Flush(ctx context.Context) (sent bool, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.number(ctx); err != nil {
+		return false, fmt.Errorf("flush: writer number: %w", err)
+	}
 	batch, err := f.seal()
 	if err != nil {
 		return false, fmt.Errorf("flush: %w", err)

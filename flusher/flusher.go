@@ -48,6 +48,12 @@ type Config struct {
 	// DB receives the buckets. Write concern and the like are set by the
 	// caller on the client or database; it must be acknowledged. Required.
 	DB *mongo.Database
+	// Numbers, when not nil, gives the buffer its writer number before
+	// the first batch is sealed (progress.Store.ClaimNumber): batches are
+	// then numbered and their guard entries short (bucket.NumberedGuard).
+	// Nil: the buffer's batches keep random ids and the 47-byte guard
+	// unless it has a number already.
+	Numbers Numbers
 	// Recorder, when not nil, records each batch before its bucket
 	// updates begin.
 	Recorder Recorder
@@ -159,6 +165,7 @@ const baseBackoff = 500 * time.Millisecond
 type Flusher struct {
 	buf           *buffer.Buffer
 	recorder      Recorder
+	numbers       Numbers
 	user          string
 	colls         [3]*mongo.Collection // by pass
 	sites         *mongo.Collection    // the sites' daily totals (sitePass)
@@ -166,7 +173,6 @@ type Flusher struct {
 	visitorPeriod visitor.Period
 	sitesIndexed  bool // its index was created (under mu)
 	retention     bucket.Retention
-	applied       string // "applied.<instance>"
 	interval      time.Duration
 	coarse        time.Duration // Config.CoarseInterval
 	lastFull      time.Time     // when the last full batch was sealed (under mu)
@@ -227,8 +233,8 @@ func New(cfg Config) (*Flusher, error) {
 		visitorPeriod: cfg.VisitorPeriod,
 		retention:     cfg.Retention,
 		recorder:      cfg.Recorder,
+		numbers:       cfg.Numbers,
 		user:          cfg.User,
-		applied:       "applied." + cfg.Buffer.InstanceID(),
 		interval:      cfg.Interval,
 		coarse:        cfg.CoarseInterval,
 		maxOps:        cfg.MaxOps,

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/measure"
+	"github.com/logtally/logtally/progress"
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
@@ -34,12 +36,20 @@ type env struct {
 	buf  *buffer.Buffer
 	f    *Flusher
 	want expected
+	// numbers gives every flusher of the env its writer number, as the
+	// daemon's do (numbered batches), unless unnumbered.
+	numbers    *progress.Store
+	unnumbered bool
 }
 
 func newEnv(t *testing.T, maxOps int) *env {
 	t.Helper()
 	srv := mongotest.Start(t)
 	e := &env{srv: srv, db: srv.Database(t), path: filepath.Join(t.TempDir(), "buffer.db"), want: newExpected()}
+	var err error
+	if e.numbers, err = progress.NewStore(progress.Config{DB: e.db, Instance: "test", Holder: "test"}); err != nil {
+		t.Fatal(err)
+	}
 	e.open(t)
 	e.f = e.newFlusher(t, Config{MaxOps: maxOps})
 	if err := e.f.expirer.ensure(context.Background()); err != nil {
@@ -61,6 +71,9 @@ func (e *env) open(t *testing.T) {
 func (e *env) newFlusher(t *testing.T, cfg Config) *Flusher {
 	t.Helper()
 	cfg.Buffer, cfg.DB = e.buf, e.db
+	if cfg.Numbers == nil && !e.unnumbered {
+		cfg.Numbers = e.numbers
+	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
 	}
@@ -348,8 +361,9 @@ func (e *env) check(t *testing.T) {
 			applied, _ := m["applied"].(bson.D)
 			// An empty expectation is a bucket created ahead of time
 			// (preallocated) and not written yet.
-			if len(wantCounters) > 0 && toMap(applied)[e.buf.InstanceID()] == nil {
-				t.Errorf("%s %s: applied %v has no entry for this instance", coll, id, applied)
+			mine := toMap(applied)
+			if len(wantCounters) > 0 && mine[e.buf.InstanceID()] == nil && mine[strconv.FormatInt(e.buf.Number(), 10)] == nil {
+				t.Errorf("%s %s: applied %v has no entry for this writer", coll, id, applied)
 			}
 		}
 		for id := range want {
@@ -676,8 +690,16 @@ func TestRunRetriesWhileDatabaseIsDown(t *testing.T) {
 		blockUntil(t, fake)
 		fake.Advance(time.Second)
 	}
-	if b, err := e.buf.Sealed(); err != nil || b == nil {
-		t.Fatalf("sealed batch while down: %v, %v", b, err)
+	// A first start while the database is down: the writer number cannot
+	// be claimed, so nothing is sealed; the counts wait in the buffer.
+	if b, err := e.buf.Sealed(); err != nil || b != nil || e.buf.Number() != 0 {
+		t.Fatalf("sealed batch while down: %v, %v (writer %d)", b, err, e.buf.Number())
+	}
+	if _, hits := e.buf.Unacked(); hits != 11 {
+		t.Fatalf("%d hits in the buffer while down, want 11", hits)
+	}
+	if !strings.Contains(logs.String(), "writer number") {
+		t.Errorf("the failed rounds do not say what failed:\n%s", logs.String())
 	}
 	if e.f.Stats().Batches != 0 {
 		t.Fatal("a batch was acknowledged while the database was down")

@@ -88,13 +88,13 @@ func checkBucketFilter(t *testing.T, coll string, f bson.D) (rest bson.D) {
 
 // Every update and find the flusher sends names its bucket by _id and the
 // whole shard key, and keeps the exactly-once guard: updates only where
-// applied.<instance> $ne the batch id, finds only buckets carrying it.
+// the writer's applied entry $ne the batch, finds only buckets carrying
+// it, by buffer id (first batch) and numbered (second).
 func TestFiltersCarryTheShardKey(t *testing.T) {
 	e := newEnv(t, 4)
 	db, log := e.monitored(t)
 	e.f = e.newFlusher(t, Config{MaxOps: 4})
 	e.f.colls = [3]*mongo.Collection{db.Collection("minutes"), db.Collection("daily"), db.Collection("monthly")}
-	applied := e.f.applied
 
 	// First batch: every bucket is missing, and thought to exist (the
 	// three-step path: step 1, find, insert, step 3); second: every
@@ -105,11 +105,17 @@ func TestFiltersCarryTheShardKey(t *testing.T) {
 			testHooks(e.f).exists = func(pass, string) bool { return true }
 		}
 		e.commit(t, small()...)
+		if round == 1 { // the second batch numbered: both guard forms checked
+			if err := e.f.number(context.Background()); err != nil || e.buf.Number() == 0 {
+				t.Fatalf("writer number: %v", err)
+			}
+		}
 		sealed, err := e.buf.Seal()
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.flush(t)
+		g := e.f.guard(sealed.ID)
 		seen := map[string]int{}
 		for _, cmd := range log.take() {
 			var d bson.D
@@ -123,7 +129,7 @@ func TestFiltersCarryTheShardKey(t *testing.T) {
 				for _, u := range ups {
 					q, _ := toMap(u.(bson.D))["q"].(bson.D)
 					rest := checkBucketFilter(t, op, q)
-					want := bson.D{{Key: applied, Value: bson.D{{Key: "$ne", Value: sealed.ID}}}}
+					want := bson.D{{Key: g.Field, Value: bson.D{{Key: "$ne", Value: g.Batch}}}}
 					if !equalD(rest, want) {
 						t.Errorf("%s update filter %v: after the shard key %v, want the guard %v", op, q, rest, want)
 					}
@@ -131,8 +137,8 @@ func TestFiltersCarryTheShardKey(t *testing.T) {
 				}
 			case "find":
 				q, _ := toMap(d)["filter"].(bson.D)
-				if len(q) != 2 || q[0].Key != "$or" || !equalD(q[1:], bson.D{{Key: applied, Value: sealed.ID}}) {
-					t.Errorf("%s find filter %v: want {$or: [...], %s: %s}", op, q, applied, sealed.ID)
+				if len(q) != 2 || q[0].Key != "$or" || !equalD(q[1:], bson.D{{Key: g.Field, Value: g.Batch}}) {
+					t.Errorf("%s find filter %v: want {$or: [...], %s: %v}", op, q, g.Field, g.Batch)
 					continue
 				}
 				for _, b := range q[0].Value.(bson.A) {

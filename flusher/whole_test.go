@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/measure"
 )
 
@@ -46,34 +48,35 @@ func TestWholeInsertEqualsZeroAndUpdate(t *testing.T) {
 	}
 	docs = append(docs, &s)
 
-	const batch = "00112233445566778899aabb"
-	viaUpdate, viaWhole := e.db.Collection("via_update"), e.db.Collection("via_whole")
-	for _, d := range docs {
-		if _, err := viaUpdate.InsertOne(ctx, d.Zero()); err != nil {
-			t.Fatal(err)
-		}
-		filter, update := d.Update(e.f.applied, batch)
-		if res, err := viaUpdate.UpdateOne(ctx, filter, update); err != nil || res.MatchedCount != 1 {
-			t.Fatalf("%s: update = %+v, %v", d.DocID(), res, err)
-		}
-		whole, err := d.Whole(e.f.applied, batch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := viaWhole.InsertOne(ctx, whole); err != nil {
-			t.Fatal(err)
-		}
-		id := bson.D{{Key: "_id", Value: d.DocID()}}
-		want, err := viaUpdate.FindOne(ctx, id).Raw()
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := viaWhole.FindOne(ctx, id).Raw()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s inserted whole:\n%v\nzero-filled and updated:\n%v", d.DocID(), got, want)
+	for gi, g := range []bucket.Guard{e.f.guard("00112233445566778899aabb"), e.f.guard(buffer.BatchID(7, 1<<40))} {
+		viaUpdate, viaWhole := e.db.Collection(fmt.Sprintf("via_update%d", gi)), e.db.Collection(fmt.Sprintf("via_whole%d", gi))
+		for _, d := range docs {
+			if _, err := viaUpdate.InsertOne(ctx, d.Zero()); err != nil {
+				t.Fatal(err)
+			}
+			filter, update := d.Update(g)
+			if res, err := viaUpdate.UpdateOne(ctx, filter, update); err != nil || res.MatchedCount != 1 {
+				t.Fatalf("%s: update = %+v, %v", d.DocID(), res, err)
+			}
+			whole, err := d.Whole(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := viaWhole.InsertOne(ctx, whole); err != nil {
+				t.Fatal(err)
+			}
+			id := bson.D{{Key: "_id", Value: d.DocID()}}
+			want, err := viaUpdate.FindOne(ctx, id).Raw()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := viaWhole.FindOne(ctx, id).Raw()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s (%s) inserted whole:\n%v\nzero-filled and updated:\n%v", d.DocID(), g.Field, got, want)
+			}
 		}
 	}
 }

@@ -35,6 +35,7 @@ func encodeProgress(p pass, next []byte) []byte {
 // writeBatch writes every chunk of every pass of batch from its saved
 // progress on.
 func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
+	g := f.guard(batch.ID)
 	p, from := decodeProgress(batch.Progress)
 	last := donePass
 	if batch.MinuteOnly {
@@ -42,7 +43,7 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 	}
 	for chunk := 1; p < last; chunk++ {
 		if p == sitePass {
-			if err := f.writeSites(ctx, batch.ID); err != nil {
+			if err := f.writeSites(ctx, batch.ID, g); err != nil {
 				return fmt.Errorf("%s pass: %w", p, err)
 			}
 			p, from = donePass, nil
@@ -71,7 +72,7 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 			return fmt.Errorf("%s pass: %w", p, f.ch.Err())
 		}
 		if len(f.ch.Docs) > 0 {
-			if err := f.writeChunk(ctx, p, batch.ID, f.ch.Docs); err != nil {
+			if err := f.writeChunk(ctx, p, g, f.ch.Docs); err != nil {
 				if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && f.chunkOps > 1 {
 					// The server is slower than Timeout for this many
 					// updates: try smaller chunks, so a slow server still
@@ -111,9 +112,10 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 
 // writeSites adds a full batch's counts (its coarse counts, as the daily
 // pass) to the sites' daily totals: one document per site and day of the
-// batch, in chunks of chunkOps, each applied once for batchID. A pass cut
+// batch, in chunks of chunkOps, each applied once for the batch (guard
+// g). A pass cut
 // short is done again whole: the documents that took the batch skip it.
-func (f *Flusher) writeSites(ctx context.Context, batchID string) error {
+func (f *Flusher) writeSites(ctx context.Context, batchID string, g bucket.Guard) error {
 	var sites bucket.Sites
 	var scanErr error
 	err := f.buf.ScanCoarse(batchID, nil, func(key []byte, v *measure.Vector) bool {
@@ -144,7 +146,7 @@ func (f *Flusher) writeSites(ctx context.Context, batchID string) error {
 		for i := range gs {
 			gs[i] = &docs[i]
 		}
-		if err := f.applyOnce(ctx, sitePass, f.sites, batchID, gs, nil); err != nil {
+		if err := f.applyOnce(ctx, sitePass, f.sites, g, gs, nil); err != nil {
 			return fmt.Errorf("%s: %w", f.sites.Name(), err)
 		}
 		docs = docs[n:]
@@ -158,27 +160,28 @@ func (f *Flusher) writeSites(ctx context.Context, batchID string) error {
 type guarded interface {
 	DocID() string
 	AppendKey(bson.D) bson.D
-	Update(applied, batchID string) (filter, update bson.D)
+	Update(g bucket.Guard) (filter, update bson.D)
 	Zero() bson.D
 	// Whole is Zero as Update leaves it: a new bucket's document with
 	// this batch's counts and guard in it.
-	Whole(applied, batchID string) (bson.Raw, error)
+	Whole(g bucket.Guard) (bson.Raw, error)
 	PeriodEnd() int64
 }
 
 // writeChunk applies buckets' counts to pass p's collection, each exactly
-// once for batchID (applyOnce).
-func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, buckets []bucket.Doc) error {
+// once for the batch of guard g (applyOnce).
+func (f *Flusher) writeChunk(ctx context.Context, p pass, g bucket.Guard, buckets []bucket.Doc) error {
 	docs := make([]guarded, len(buckets))
 	for i := range buckets {
 		docs[i] = &buckets[i]
 	}
-	return f.applyOnce(ctx, p, f.colls[p], batchID, docs, func(created []int, insErr error) {
+	return f.applyOnce(ctx, p, f.colls[p], g, docs, func(created []int, insErr error) {
 		f.countLate(p, buckets, created, insErr)
 	})
 }
 
-// applyOnce applies docs to coll, each exactly once for batchID. The
+// applyOnce applies docs to coll, each exactly once for the batch of
+// guard g. The
 // buckets this flusher does not remember writing (known) are most likely
 // new: they are inserted whole, this batch's counts and guard in them
 // (insertWhole). Those the insert finds existing (duplicate key: another
@@ -187,7 +190,7 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, batchID string, bucket
 // (applyExisting), whose three-step fallback creates any that is missing
 // after all. inserted, when not nil, is told which docs (indexes) an
 // insert created or met (insErr: its error, duplicates only), per insert.
-func (f *Flusher) applyOnce(ctx context.Context, p pass, coll *mongo.Collection, batchID string, buckets []guarded, inserted func(created []int, insErr error)) error {
+func (f *Flusher) applyOnce(ctx context.Context, p pass, coll *mongo.Collection, g bucket.Guard, buckets []guarded, inserted func(created []int, insErr error)) error {
 	var fresh, rest []int
 	for i := range buckets {
 		if f.exists(p, buckets[i].DocID()) {
@@ -197,14 +200,14 @@ func (f *Flusher) applyOnce(ctx context.Context, p pass, coll *mongo.Collection,
 		}
 	}
 	if len(fresh) > 0 {
-		met, err := f.insertWhole(ctx, p, coll, batchID, buckets, fresh, inserted)
+		met, err := f.insertWhole(ctx, p, coll, g, buckets, fresh, inserted)
 		if err != nil {
 			return err
 		}
 		rest = append(rest, met...)
 	}
 	if len(rest) > 0 {
-		if err := f.applyExisting(ctx, p, coll, batchID, buckets, rest, inserted); err != nil {
+		if err := f.applyExisting(ctx, p, coll, g, buckets, rest, inserted); err != nil {
 			return err
 		}
 	}
@@ -230,11 +233,11 @@ func (f *Flusher) exists(p pass, id string) bool {
 // duplicate key (the document exists; it may have taken this batch in an
 // earlier attempt, and the guarded update decides) and any whose whole
 // document could not be built.
-func (f *Flusher) insertWhole(ctx context.Context, p pass, coll *mongo.Collection, batchID string, buckets []guarded, fresh []int, inserted func([]int, error)) (rest []int, err error) {
+func (f *Flusher) insertWhole(ctx context.Context, p pass, coll *mongo.Collection, g bucket.Guard, buckets []guarded, fresh []int, inserted func([]int, error)) (rest []int, err error) {
 	docs := make([]any, 0, len(fresh))
 	sent := make([]int, 0, len(fresh))
 	for _, i := range fresh {
-		doc, err := buckets[i].Whole(f.applied, batchID)
+		doc, err := buckets[i].Whole(g)
 		if err != nil {
 			// Never happens with the documents of package bucket; the
 			// bucket's id (a page of the log) is not logged.
@@ -281,16 +284,17 @@ func (f *Flusher) insertWhole(ctx context.Context, p pass, coll *mongo.Collectio
 }
 
 // applyExisting applies the buckets at at (indexes in all), thought to
-// exist, each exactly once for batchID: the guarded update; then, if
+// exist, each exactly once for the batch of guard g: the guarded update;
+// then, if
 // some did not match, the three-step fallback: find which of them carry
 // this batch, create the others zero-filled, update those. inserted is
 // applyOnce's.
-func (f *Flusher) applyExisting(ctx context.Context, p pass, coll *mongo.Collection, batchID string, all []guarded, at []int, inserted func([]int, error)) error {
+func (f *Flusher) applyExisting(ctx context.Context, p pass, coll *mongo.Collection, g bucket.Guard, all []guarded, at []int, inserted func([]int, error)) error {
 	buckets := make([]guarded, len(at))
 	for j, i := range at {
 		buckets[j] = all[i]
 	}
-	matched, err := f.bulkWrite(ctx, coll, updates(buckets, f.applied, batchID))
+	matched, err := f.bulkWrite(ctx, coll, updates(buckets, g))
 	if err != nil {
 		return err
 	}
@@ -309,7 +313,7 @@ func (f *Flusher) applyExisting(ctx context.Context, p pass, coll *mongo.Collect
 	// or took it in an earlier attempt (or its insert). Ask which carry
 	// it, not which exist: a bucket another writer created since step 1
 	// exists but has not taken this batch.
-	done, err := f.withBatch(ctx, coll, buckets, batchID)
+	done, err := f.withBatch(ctx, coll, buckets, g)
 	if err != nil {
 		return err
 	}
@@ -334,7 +338,7 @@ func (f *Flusher) applyExisting(ctx context.Context, p pass, coll *mongo.Collect
 	if inserted != nil {
 		inserted(missingAt, insErr)
 	}
-	matched, err = f.bulkWrite(ctx, coll, updates(missing, f.applied, batchID))
+	matched, err = f.bulkWrite(ctx, coll, updates(missing, g))
 	if err != nil {
 		return err
 	}
@@ -364,11 +368,11 @@ func (f *Flusher) bulkWrite(ctx context.Context, coll *mongo.Collection, models 
 	return int(res.MatchedCount), nil
 }
 
-// withBatch returns which of buckets are in coll and carry batchID in this
-// instance's applied entry. The filter names each bucket by its _id and
+// withBatch returns which of buckets are in coll and carry the batch in
+// this writer's applied entry (guard g). The filter names each bucket by its _id and
 // shard key ({$or: [{_id, <shard key>}, ...]}), so that a router asks only
 // the shards holding them.
-func (f *Flusher) withBatch(ctx context.Context, coll *mongo.Collection, buckets []guarded, batchID string) (map[string]struct{}, error) {
+func (f *Flusher) withBatch(ctx context.Context, coll *mongo.Collection, buckets []guarded, g bucket.Guard) (map[string]struct{}, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	f.finds.Add(1)
@@ -376,7 +380,7 @@ func (f *Flusher) withBatch(ctx context.Context, coll *mongo.Collection, buckets
 	for i := range buckets {
 		keys[i] = buckets[i].AppendKey(make(bson.D, 0, 4))
 	}
-	cur, err := coll.Find(ctx, bucket.FindAppliedKeys(keys, f.applied, batchID),
+	cur, err := coll.Find(ctx, bucket.FindAppliedKeys(keys, g),
 		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("find %d buckets: %w", len(buckets), err)

@@ -263,7 +263,7 @@ func (p *Pipeline) Open(ctx context.Context) (err error) {
 	}
 	if p.store != nil {
 		p.rec = recovery.NewRecorder(p.store, p.buf, cfg.Clock, log, cfg.Flush.User)
-		fcfg.Recorder = p.rec
+		fcfg.Recorder, fcfg.Numbers = p.rec, p.store
 	}
 	if p.flush, err = flusher.New(fcfg); err != nil {
 		return err

@@ -11,6 +11,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/pipeline"
@@ -136,8 +138,12 @@ func TestStateDirLostWhileBatchInFlight(t *testing.T) {
 		if rec.Batch == first || rec.Acked {
 			return false
 		}
+		g := flusher.Guard(rec.BufferID, rec.Batch)
+		if _, _, numbered := buffer.ParseBatchID(rec.Batch); !numbered {
+			t.Errorf("batch %s in flight is not numbered", rec.Batch)
+		}
 		n, err := direct.Collection("minutes").CountDocuments(context.Background(),
-			bson.D{{Key: "applied." + rec.BufferID, Value: rec.Batch}})
+			bson.D{{Key: g.Field, Value: g.Batch}})
 		if err != nil || n == 0 {
 			return false
 		}

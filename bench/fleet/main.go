@@ -173,7 +173,7 @@ func report(w io.Writer, t *totals, ks []int, took time.Duration) {
 		u := float64(st.updates[0]+st.updates[1]) / float64(t.flushes)
 		fmt.Fprintf(w, "; %s %s bucket writes in %.1f chunks", passNames[pi], si(u), float64(st.chunks)/float64(t.flushes))
 	}
-	fmt.Fprintf(w, ". Mean update (filter + update BSON): minute %.0f B, daily %.0f B, monthly %.0f B. Zero-filled document: minute %.0f B, daily %.0f B, monthly %.0f B; whole document (bucket.Doc.Whole): minute %.0f B, daily %.0f B, monthly %.0f B; applied entry %d B per host.\n\n",
+	fmt.Fprintf(w, ". Mean update (filter + update BSON): minute %.0f B, daily %.0f B, monthly %.0f B. Zero-filled document: minute %.0f B, daily %.0f B, monthly %.0f B; whole document (bucket.Doc.Whole): minute %.0f B, daily %.0f B, monthly %.0f B; applied entry %.1f B per host (numbered).\n\n",
 		t.avgUpdate(0, head), t.avgUpdate(1, head), t.avgUpdate(2, head), t.avgZero(0, head), t.avgZero(1, head), t.avgZero(2, head),
 		t.avgWhole(0, head), t.avgWhole(1, head), t.avgWhole(2, head), t.appliedEntry)
 
@@ -273,22 +273,28 @@ func report(w io.Writer, t *totals, ks []int, took time.Duration) {
 	fmt.Fprintf(w, "\nBucket writes/s, all passes: %s as today, %s with daily and monthly every %s (÷%.1f).\n", si(base), si(knob), p.coarse, base/knob)
 
 	// Storage.
-	fmt.Fprintf(w, "\nBytes stored per day (BSON data size, before compression and indexes; a document is its zero-filled size plus one %d-byte applied entry per host that wrote it; monthly documents spread over 30 days):\n\n", t.appliedEntry)
-	fmt.Fprintf(w, "| level | pages | documents/day | mean document | bytes/day |\n| --- | --- | ---: | ---: | ---: |\n")
-	var total [2]float64
+	fmt.Fprintf(w, "\nBytes stored per day (BSON data size, before compression and indexes; a document is its zero-filled size plus one applied entry per host that wrote it: %.1f bytes numbered (writers 1 to %d), as written now, against %.0f bytes by buffer id, as before writer numbers; monthly documents spread over 30 days):\n\n", t.appliedEntry, p.hosts, t.appliedEntryByID)
+	fmt.Fprintf(w, "| level | pages | documents/day | mean document | bytes/day | bytes/day before (guard by id) | applied entries' share now (before) |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
+	var total, totalOld, zeroOnly [2]float64
 	for pi, l := range levels {
-		docs, bytes := t.stored(l)
+		docs, bytes := t.stored(l, t.appliedEntry)
+		_, old := t.stored(l, t.appliedEntryByID)
+		_, zero := t.stored(l, 0)
 		for _, c := range classes {
 			mean := 0.0
 			if docs[c] > 0 {
 				mean = bytes[c] / docs[c]
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %sB | %sB |\n", passNames[pi], className(c), si(docs[c]), si(mean), si(bytes[c]))
+			fmt.Fprintf(w, "| %s | %s | %s | %sB | %sB | %sB | %s (%s) |\n", passNames[pi], className(c), si(docs[c]), si(mean), si(bytes[c]), si(old[c]),
+				entryShare(zero[c], bytes[c]), entryShare(zero[c], old[c]))
 			total[c] += bytes[c]
+			totalOld[c] += old[c]
+			zeroOnly[c] += zero[c]
 		}
 	}
 	for _, c := range classes {
-		fmt.Fprintf(w, "| **all** | %s | | | **%sB** |\n", className(c), si(total[c]))
+		fmt.Fprintf(w, "| **all** | %s | | | **%sB** | %sB (×%.2f) | %s (%s) |\n", className(c), si(total[c]), si(totalOld[c]), totalOld[c]/total[c],
+			entryShare(zeroOnly[c], total[c]), entryShare(zeroOnly[c], totalOld[c]))
 	}
 
 	// Preallocation thresholds.
@@ -342,6 +348,15 @@ func className(c int) string {
 		return "tail"
 	}
 	return "head"
+}
+
+// entryShare formats the part of all bytes that is not zero-filled document
+// (the applied entries) as a percentage.
+func entryShare(zero, all float64) string {
+	if all == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f %%", 100*(1-zero/all))
 }
 
 func pct(a, b int64) float64 {

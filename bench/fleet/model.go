@@ -3,6 +3,8 @@ package main
 import (
 	"math"
 	"time"
+
+	"github.com/logtally/logtally/bucket"
 )
 
 // Periods, in seconds, of the bucket levels and of preallocation.
@@ -25,7 +27,8 @@ type totals struct {
 	minuteFirst           map[string]int64 // per page, (host, minute doc) pairs written inside the window
 	tailPages             int64
 	pagesPerMinute        []int
-	appliedEntry          int
+	appliedEntry          float64 // mean bytes of one writer's applied entry, numbered 1 to hosts
+	appliedEntryByID      float64 // the same by buffer id, before writer numbers
 }
 
 func merge(p params, rs []*hostResult) *totals {
@@ -34,10 +37,11 @@ func merge(p params, rs []*hostResult) *totals {
 		t.pageBatches[i] = map[string]int64{}
 		t.coarsePB[i] = map[string]int64{}
 	}
+	t.appliedEntry = meanNumberedEntry(p.hosts)
 	for _, r := range rs {
 		t.flushes += r.flushes
 		t.coarseN += r.coarseFlushes
-		t.appliedEntry = r.appliedEntry
+		t.appliedEntryByID = float64(r.appliedEntryByID)
 		t.tailPages += r.tailPages
 		for c := range 2 {
 			t.genHits[c] += r.genHits[c]
@@ -203,12 +207,13 @@ func (t *totals) preallocate(l level, k int) prealloc {
 }
 
 // stored is bytes (and documents) added per day by level l, by class:
-// each document its zero-filled size plus one applied entry per host that
-// wrote it. Monthly documents are spread over the month's days.
-func (t *totals) stored(l level) (docs, bytes [2]float64) {
+// each document its zero-filled size plus one applied entry of entry
+// bytes per host that wrote it. Monthly documents are spread over the
+// month's days.
+func (t *totals) stored(l level, entry float64) (docs, bytes [2]float64) {
 	n := t.p.hosts
 	perDay := daySecs / l.bucketSecs
-	a := float64(t.appliedEntry)
+	a := entry
 	for page := range t.pageHits {
 		lam := t.rate(page)
 		exists := touched(n, lam, l.bucketSecs)
@@ -434,4 +439,14 @@ func (t *totals) writePath(l level) [3]pathOps {
 		o.bytesOld = o.writes*upd + findBytes + o.created*(zero+upd)
 	}
 	return out
+}
+
+// meanNumberedEntry is the mean size of the applied entries of writers 1
+// to hosts (bucket.NumberedGuard): the number's digits vary.
+func meanNumberedEntry(hosts int) float64 {
+	sum := 0
+	for n := 1; n <= hosts; n++ {
+		sum += bucket.NumberedGuard(int64(n), 1).EntryBytes()
+	}
+	return float64(sum) / float64(max(hosts, 1))
 }

@@ -20,8 +20,11 @@ import (
 type Plan struct {
 	// BatchID is the batch planned.
 	BatchID string
-	// Instance is the buffer's instance id, the key of its applied entry.
+	// Instance is the buffer's instance id.
 	Instance string
+	// Guard is the batch's guard (flusher.Guard): numbered when the
+	// buffer has a writer number.
+	Guard bucket.Guard
 	// Passes holds each pass's plan, indexed by bucket.Level. A pass not
 	// asked for is empty.
 	Passes [3]PassPlan
@@ -76,12 +79,9 @@ type PlannedBucket struct {
 	WholeBytes int
 }
 
-// AppliedEntryBytes returns the BSON bytes one instance's applied entry
-// ("<instance>": "<batch id>") adds to a bucket it writes for the first
-// time: type byte, key and its NUL, string length, string and its NUL.
-func (p *Plan) AppliedEntryBytes() int {
-	return 1 + len(p.Instance) + 1 + 4 + len(p.BatchID) + 1
-}
+// AppliedEntryBytes returns the BSON bytes one writer's applied entry
+// adds to a bucket it writes for the first time (bucket.Guard.EntryBytes).
+func (p *Plan) AppliedEntryBytes() int { return p.Guard.EntryBytes() }
 
 // PlanBatch plans batch batchID of buf as the flusher would write it from
 // its first key, in chunks of at most maxOps buckets
@@ -95,8 +95,7 @@ func PlanBatch(buf *buffer.Buffer, batchID string, maxOps int, levels ...bucket.
 	if len(levels) == 0 {
 		levels = []bucket.Level{bucket.Minute, bucket.Daily, bucket.Monthly}
 	}
-	plan := &Plan{BatchID: batchID, Instance: buf.InstanceID()}
-	applied := bucket.FieldApplied + "." + plan.Instance
+	plan := &Plan{BatchID: batchID, Instance: buf.InstanceID(), Guard: flusher.Guard(buf.InstanceID(), batchID)}
 	var ch flusher.Chunker
 	for _, p := range levels {
 		if p >= bucket.Levels {
@@ -114,13 +113,13 @@ func PlanBatch(buf *buffer.Buffer, batchID string, maxOps int, levels ...bucket.
 				return nil, fmt.Errorf("plan batch: %s pass: %w", p, ch.Err())
 			}
 			if len(ch.Docs) > 0 {
-				find, err := bson.Marshal(bucket.FindApplied(ch.Docs, applied, batchID))
+				find, err := bson.Marshal(bucket.FindApplied(ch.Docs, plan.Guard))
 				if err != nil {
 					return nil, fmt.Errorf("plan batch: %s pass: find filter: %w", p, err)
 				}
 				out.FindBytes = append(out.FindBytes, len(find))
 				for i := range ch.Docs {
-					d, err := planBucket(&ch.Docs[i], applied, batchID)
+					d, err := planBucket(&ch.Docs[i], plan.Guard)
 					if err != nil {
 						return nil, fmt.Errorf("plan batch: %s pass: %w", p, err)
 					}
@@ -146,8 +145,8 @@ func PlanBatch(buf *buffer.Buffer, batchID string, maxOps int, levels ...bucket.
 
 // planBucket measures b's guarded update, its zero-filled document and
 // its whole document.
-func planBucket(b *bucket.Doc, applied, batchID string) (PlannedBucket, error) {
-	f, u := b.Update(applied, batchID)
+func planBucket(b *bucket.Doc, g bucket.Guard) (PlannedBucket, error) {
+	f, u := b.Update(g)
 	filter, err := bson.Marshal(f)
 	if err != nil {
 		return PlannedBucket{}, fmt.Errorf("bucket %s: filter: %w", b.ID, err)
@@ -160,7 +159,7 @@ func planBucket(b *bucket.Doc, applied, batchID string) (PlannedBucket, error) {
 	if err != nil {
 		return PlannedBucket{}, fmt.Errorf("bucket %s: zero document: %w", b.ID, err)
 	}
-	whole, err := b.Whole(applied, batchID)
+	whole, err := b.Whole(g)
 	if err != nil {
 		return PlannedBucket{}, fmt.Errorf("bucket %s: whole document: %w", b.ID, err)
 	}

@@ -57,11 +57,12 @@ func TestPlanBatch(t *testing.T) {
 	if err := buf.ScanBatch(batch.ID, nil, ch.Add); err != nil {
 		t.Fatal(err)
 	}
-	f, u := ch.Docs[0].Update("applied."+buf.InstanceID(), batch.ID)
+	g := bucket.IDGuard(buf.InstanceID(), batch.ID)
+	f, u := ch.Docs[0].Update(g)
 	filter, _ := bson.Marshal(f)
 	update, _ := bson.Marshal(u)
 	zero, _ := bson.Marshal(ch.Docs[0].Zero())
-	whole, err := ch.Docs[0].Whole("applied."+buf.InstanceID(), batch.ID)
+	whole, err := ch.Docs[0].Whole(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,5 +95,30 @@ func TestPlanBatch(t *testing.T) {
 	}
 	if again.Passes[bucket.Minute].Updates != 0 || again.Passes[bucket.Daily].Updates != 3 || again.Passes[bucket.Monthly].Updates != 0 {
 		t.Errorf("daily only: %+v", again.Passes)
+	}
+	// Once the buffer has a writer number, batches are numbered and the
+	// entry is 16 bytes or less.
+	if err := buf.Ack(batch.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := buf.SetNumber(999_999); err != nil {
+		t.Fatal(err)
+	}
+	if err := buf.Commit(counts, nil); err != nil {
+		t.Fatal(err)
+	}
+	numbered, err := buf.Seal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nplan, err := PlanBatch(buf, numbered.ID, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := nplan.AppliedEntryBytes(); n != 1+6+1+8 {
+		t.Errorf("numbered applied entry %d bytes, want 16", n)
+	}
+	if d := nplan.Passes[bucket.Minute].Docs[0]; d.WholeBytes != d.ZeroBytes+16 {
+		t.Errorf("numbered whole document %d bytes, want zero-filled %d + 16", d.WholeBytes, d.ZeroBytes)
 	}
 }

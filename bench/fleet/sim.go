@@ -92,7 +92,9 @@ type hostResult struct {
 	tailPages int64
 	// pagesPerMinute: distinct pages per minute (limiter's view).
 	pagesPerMinute map[int64]int
-	appliedEntry   int
+	appliedEntry   int // this host's applied entry, numbered (bucket.NumberedGuard)
+	// appliedEntryByID is the entry before writer numbers (bucket.IDGuard).
+	appliedEntryByID int
 }
 
 // zipfCDF returns the cumulative probabilities of ranks 1..n under
@@ -127,6 +129,13 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 		return nil, err
 	}
 	defer coarseBuf.Close()
+	// Each host has its writer number, as a daemon claims one before its
+	// first batch: its batches are numbered.
+	for _, b := range []*buffer.Buffer{buf, coarseBuf} {
+		if err := b.SetNumber(int64(h + 1)); err != nil {
+			return nil, err
+		}
+	}
 	prs, err := parser.New(parser.Config{Format: "combined", Site: site})
 	if err != nil {
 		return nil, err
@@ -227,6 +236,7 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 			return nil, err
 		}
 		res.appliedEntry = plan.AppliedEntryBytes()
+		res.appliedEntryByID = bucket.IDGuard(buf.InstanceID(), "00112233445566778899aabb").EntryBytes()
 		res.flushes++
 		res.add(plan, &res.passes, res.pageBatches, true, winFrom, winTo)
 		// The coarse stream: the same counts, kept for the daily and

@@ -1,0 +1,53 @@
+package flusher
+
+// Which guard a batch carries, and the writer number that makes it short.
+
+import (
+	"context"
+
+	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/buffer"
+)
+
+// Numbers assigns a buffer its writer number (progress.Store).
+type Numbers interface {
+	ClaimNumber(ctx context.Context, bufferID string) (int64, error)
+}
+
+// Guard returns the guard of batch id of buffer instance, decided by the
+// id alone, so that a batch keeps one form however often it is sent,
+// resumed or rebuilt: a numbered id (buffer.BatchID) gets the numbered
+// guard, any other (sealed before the buffer had a number) the buffer
+// id's.
+func Guard(instance, id string) bucket.Guard {
+	if n, seq, ok := buffer.ParseBatchID(id); ok {
+		return bucket.NumberedGuard(n, seq)
+	}
+	return bucket.IDGuard(instance, id)
+}
+
+// guard is Guard of this flusher's buffer.
+func (f *Flusher) guard(id string) bucket.Guard { return Guard(f.buf.InstanceID(), id) }
+
+// number claims the buffer's writer number when it has none and counts
+// wait to be sealed: the batch sealed next is then numbered. An idle
+// buffer claims nothing.
+func (f *Flusher) number(ctx context.Context) error {
+	if f.numbers == nil || f.buf.Number() != 0 {
+		return nil
+	}
+	if keys, _ := f.buf.Pending(); keys == 0 {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	n, err := f.numbers.ClaimNumber(cctx, f.buf.InstanceID())
+	if err != nil {
+		return err
+	}
+	if err := f.buf.SetNumber(n); err != nil {
+		return err
+	}
+	f.log.Info("batches numbered from now on", "writer", n)
+	return nil
+}
