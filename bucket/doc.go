@@ -19,8 +19,10 @@
 //
 // Field order is as shown: the order of the inserted document (Doc.Zero).
 // A bucket is created whole, every counter present and zero, so an update
-// never adds a counter; the first write of each instance adds its entry to
-// applied (instance id → its last batch applied), the guard's memory.
+// never adds a counter; the first write of each writer adds its entry to
+// applied (writer number → the sequence number of its last batch
+// applied, or buffer id → batch id before numbers: Guard), the guard's
+// memory.
 //
 // The counters each level holds are one table (shapes in counters.go): a
 // total and counter families, each dividing the bucket's period into

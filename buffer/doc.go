@@ -20,6 +20,14 @@
 // progress record carries and Rebuild restores into a new file when the
 // buffer is lost.
 //
+// Batch ids (number.go): once the buffer has a writer number (SetNumber,
+// claimed by the flusher in MongoDB), each batch is "<n>:<seq>", seq one
+// above the last, kept in the file; before, 24 random hex digits. A
+// rebuilt buffer adopts the number and the highest sequence of the batch
+// ids its record names (RebuildWith), so no batch reuses a sequence the
+// buckets may hold. Opening a file marks it format 3: an older logtally
+// refuses it rather than write a numbered batch under its own guard.
+//
 // Coarse counts (coarse.go): with the flusher's coarse interval most
 // batches are sealed minute-only (SealMinuteOnly) and written to the minute
 // buckets alone; acknowledging one adds its counts to the coarse counts,

@@ -11,8 +11,14 @@
 // unordered insertMany. The others, and those the insert found existing
 // (duplicate key), get one guarded update each, in one bulk write:
 //
-//	filter: {_id: <bucket id>, <shard key>, "applied.<instance>": {$ne: <batch id>}}
-//	update: {$inc: {...}, $set: {"applied.<instance>": <batch id>}}
+//	filter: {_id: <bucket id>, <shard key>, "applied.<n>": {$ne: <seq>}}
+//	update: {$inc: {...}, $set: {"applied.<n>": <seq>}}
+//
+// n is the buffer's writer number, claimed once through Config.Numbers
+// before the first batch with counts is sealed, and seq the batch's
+// sequence number (buffer.BatchID); a batch sealed before the buffer had
+// a number keeps the older guard, "applied.<buffer id>": "<batch id>"
+// (Guard picks the form from the batch id).
 //
 // Buckets that did not match are looked up by the batch id: those that
 // carry it already took this batch; the others are missing after all and
@@ -85,8 +91,11 @@
 //     progress; a server slower than Timeout for a single update does not.
 //   - One batch is in flight at a time, and Flush calls are serialised.
 //     Run and Drain must not run at the same time.
-//   - The "applied" map of a bucket gains one entry per instance (buffer
-//     file) that ever wrote to it; it is never pruned.
+//   - The "applied" map of a bucket gains one entry per writer (buffer
+//     file) that ever wrote to it, 11 to 16 bytes (47 for batches sealed
+//     before the buffer had a number); it is never pruned.
+//   - With Numbers set, a buffer without a number seals nothing until the
+//     claim succeeds (the counts wait pending, as in an outage).
 //   - FerretDB (used in tests) deadlocks on bulk writes with 100 or more
 //     matching updates: keep MaxOps under 50 against it.
 package flusher

@@ -11,7 +11,7 @@
 //     them) and the parts of replayed archives it counts, at most
 //     MaxFinished of each (the rest are only counted);
 //   - whether that batch was acknowledged whole;
-//   - the buffer id whose applied marks the buckets carry;
+//   - the buffer id (the batch ids carry its writer number);
 //   - a lease: the running daemon renews it every third of its TTL
 //     (lease_ttl, default 30 s: every 10 s) and releases it on a clean
 //     stop.
@@ -22,6 +22,11 @@
 // line up to To is counted) or it may be partly applied, and re-applying
 // the lines between From and To under the same batch id counts the rest
 // once: the per-batch guard skips the buckets that took it.
+//
+// Beside the records, ClaimNumber gives each buffer its writer number,
+// the short key of its entries in the buckets' guard: a counter document
+// and one claim document per number ({_id: {writer: n}, buffer_id,
+// instance}), whose unique _id keeps two buffers off one number.
 //
 // Caveats:
 //   - Lease times are the hosts' wall clocks; two hosts sharing an instance
