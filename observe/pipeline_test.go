@@ -119,7 +119,7 @@ func TestRealPipeline(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Instance != "web-1" || rep.BufferID == "" || rep.Health != "ok" || rep.LastAcked == nil || rep.InFlight != nil ||
+	if rep.Instance != "web-1" || rep.BufferID == "" || rep.Writer == 0 || rep.Health != "ok" || rep.LastAcked == nil || rep.InFlight != nil ||
 		rep.LastCommit.IsZero() || rep.Mongo != "mongodb://u:xxxxx@db/" {
 		t.Errorf("status:\n%s", body)
 	}

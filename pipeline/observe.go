@@ -22,9 +22,11 @@ import (
 type Status struct {
 	// Instance is Config.Instance (empty for ReadStatus).
 	Instance string `json:"instance,omitempty"`
-	// BufferID is the buffer's id, under which its batches are marked in
-	// the buckets.
+	// BufferID is the buffer's id (the key of its writer number's claim).
 	BufferID string `json:"buffer_id"`
+	// Writer is the buffer's writer number, the key of its entries in the
+	// buckets' guard (applied.<writer>); 0 before it is claimed.
+	Writer int64 `json:"writer"`
 	// BufferPath is the buffer file.
 	BufferPath string `json:"buffer_path"`
 	// BufferBytes is the live data in the buffer (Stats.BufferBytes).
@@ -136,7 +138,7 @@ type FileStatus struct {
 // checkpoint grouped by source, with each file's current size. Instance is
 // left empty. Checkpoints that cannot be decoded are skipped.
 func ReadStatus(buf *buffer.Buffer) (Status, error) {
-	st := Status{BufferID: buf.InstanceID(), BufferPath: buf.Path(), BufferBytes: buf.Size(), Sources: []SourceStatus{}}
+	st := Status{BufferID: buf.InstanceID(), Writer: buf.Number(), BufferPath: buf.Path(), BufferBytes: buf.Size(), Sources: []SourceStatus{}}
 	var err error
 	if st.LastCommit, err = buf.LastCommit(); err != nil {
 		return Status{}, err

@@ -146,6 +146,11 @@ func printState(w io.Writer, st pipeline.Status, cfg *config.Config, now time.Ti
 	}
 	fmt.Fprintf(w, "instance     %s\n", st.Instance)
 	fmt.Fprintf(w, "buffer id    %s\n", st.BufferID)
+	if st.Writer != 0 {
+		fmt.Fprintf(w, "writer       %d (applied.%d in the buckets)\n", st.Writer, st.Writer)
+	} else {
+		fmt.Fprintf(w, "writer       not numbered yet (claimed before the first batch)\n")
+	}
 	if fi, err := os.Stat(st.BufferPath); err == nil {
 		fmt.Fprintf(w, "buffer       %s, file size %d bytes\n", st.BufferPath, fi.Size())
 	} else {
