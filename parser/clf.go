@@ -48,7 +48,7 @@ func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 
 	// %t
 	rest = rest[open+1:]
-	t, ok := parseTime(rest[:timeLen])
+	t, ok := p.times.parse(rest[:timeLen])
 	if !ok {
 		return MalformedTime
 	}

@@ -93,6 +93,9 @@ type Parser struct {
 	since, until int64
 	f            fields
 	counts       Counts
+	// times caches the last timestamp's minute (CLF and nginx
+	// $time_local).
+	times timeCache
 }
 
 // fields are what a format reader takes from a line.
@@ -299,7 +302,7 @@ func (p *Parser) parse(line []byte, h *Hit) Outcome {
 	case kindCLF, kindVhost:
 		o = p.readCLF(line, f)
 	case kindNginx:
-		o = p.ngx.read(line, f)
+		o = p.ngx.read(line, f, &p.times)
 	case kindJSON:
 		o = p.js.read(line, f)
 	case kindRegex:
