@@ -80,8 +80,8 @@ type Parser struct {
 	rules  *pageRules
 	filter filters
 	// bots classifies user agents; nil when the format logs none.
-	bots    *botclass.Cache
-	lastBot lastBot
+	bots   *botclass.Cache
+	recent *recentUAs // in front of bots
 	// hitsOnly makes the CLF formats skip the size and (with bots nil)
 	// the user agent, as before the measures: set only by the benchmark
 	// that compares the measures with hits alone.
@@ -261,7 +261,7 @@ func New(cfg Config) (*Parser, error) {
 	}
 	if botRules != nil {
 		p.bots = botclass.NewCacheDigest(botRules, 0, visitor.UADigest)
-		p.lastBot.ua = make([]byte, 0, maxUALen)
+		p.recent = new(recentUAs)
 	}
 	return p, nil
 }
