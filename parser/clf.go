@@ -74,9 +74,13 @@ func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 		return MalformedFields
 	}
 	rest = rest[1:]
-	end := bytes.IndexByte(rest, ' ')
-	if end < 0 {
-		end = len(rest)
+	end := 3 // the usual: three digits and a space
+	if len(rest) < 4 || rest[3] != ' ' {
+		// (When rest[3] is a space but one of the three is too, the
+		// status is not three digits either way.)
+		if end = bytes.IndexByte(rest, ' '); end < 0 {
+			end = len(rest)
+		}
 	}
 	status, ok := parseStatus(rest[:end])
 	if !ok {
@@ -88,15 +92,12 @@ func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 
 	// %b
 	rest = rest[end+1:]
-	end = bytes.IndexByte(rest, ' ')
-	if end < 0 {
-		end = len(rest)
-	}
-	if !isSize(rest[:end]) {
+	size, end, ok := clfSize(rest)
+	if !ok {
 		return MalformedFields
 	}
 	if !p.hitsOnly {
-		f.bytes = sizeOf(rest[:end]) // "-": 0
+		f.bytes = size
 	}
 	// What follows %b (combined's referer and user agent, extra fields)
 	// is read only for the user agent (combined and vhost_combined: its
@@ -116,15 +117,19 @@ func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 // much of it as is there; nil if there is none (a common line), empty
 // (not nil) for `""`.
 func combinedUA(rest []byte) []byte {
-	if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
-		return nil
+	if len(rest) >= 6 && string(rest[:6]) == ` "-" "` {
+		rest = rest[4:] // no referer, the usual
+	} else {
+		if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
+			return nil
+		}
+		rest = rest[2:]
+		q := closingQuote(rest)
+		if q < 0 {
+			return nil
+		}
+		rest = rest[q+1:]
 	}
-	rest = rest[2:]
-	q := closingQuote(rest)
-	if q < 0 {
-		return nil
-	}
-	rest = rest[q+1:]
 	if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
 		return nil
 	}
@@ -133,6 +138,26 @@ func combinedUA(rest []byte) []byte {
 		return rest[:q]
 	}
 	return rest
+}
+
+// clfSize reads %b at the start of rest: the field up to the first space
+// (end: its length) must be digits (the size, capped at MaxBytes) or "-"
+// (0); ok is false otherwise.
+func clfSize(rest []byte) (size uint64, end int, ok bool) {
+	var n uint64
+	i := 0
+	for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
+		if n <= MaxBytes {
+			n = n*10 + uint64(rest[i]-'0')
+		}
+	}
+	if i > 0 && (i == len(rest) || rest[i] == ' ') {
+		return min(n, MaxBytes), i, true
+	}
+	if end = bytes.IndexByte(rest, ' '); end < 0 {
+		end = len(rest)
+	}
+	return 0, end, end == 1 && rest[0] == '-'
 }
 
 // isBlank reports whether line holds only spaces and tabs.
@@ -175,22 +200,6 @@ func parseStatus(b []byte) (int, bool) {
 		return 0, false
 	}
 	return int(d0)*100 + int(d1)*10 + int(d2), true
-}
-
-// isSize reports whether b is a response size: digits, or "-" for none.
-func isSize(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
-	if len(b) == 1 && b[0] == '-' {
-		return true
-	}
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // isToken reports whether b is an HTTP method token of at most
