@@ -2,6 +2,7 @@ package parser
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode/utf8"
 
 	"github.com/logtally/logtally/fnv1a"
@@ -36,6 +37,18 @@ var pathClass = func() (t [256]uint8) {
 	}
 	return t
 }()
+
+// allPlain reports whether the 8 bytes of w are all of class plain: none
+// is a control, a space, '\\', 0x7f or above, '?' or '#'. Each test
+// below is exact about whether some byte passes it (a borrow or carry
+// only disturbs the bytes after one that does).
+func allPlain(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	low := (w - ones*0x21) & ^w & highs // a byte below 0x21
+	high := (w + ones) | w              // bit 7: a byte of 0x7f or above
+	return (low|high&highs|zero(w^ones*'?')|zero(w^ones*'#')|zero(w^ones*'\\'))&highs == 0
+}
 
 // isTchar reports whether c is an RFC 9110 token character.
 var isTchar = func() (t [256]bool) {
@@ -139,6 +152,9 @@ func hasPrefixFold(s []byte, prefix string) bool {
 // points into path or into p.scratch.
 func (p *Parser) page(path []byte) []byte {
 	i := 0
+	for i+8 <= len(path) && allPlain(binary.LittleEndian.Uint64(path[i:])) {
+		i += 8
+	}
 	for i < len(path) && pathClass[path[i]] == plain {
 		i++
 	}
