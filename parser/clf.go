@@ -24,23 +24,9 @@ func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 	// (not every server escapes it), so the time is the first " [" whose
 	// ']' is where a timestamp's would be.
 	rest := line[sp+1:]
-	open, bracket := -1, false
-	for off := 0; open < 0; {
-		i := bytes.IndexByte(rest[off:], '[')
-		if i < 0 {
-			if bracket {
-				return MalformedTime
-			}
-			return MalformedFields
-		}
-		i += off
-		if i > 0 && rest[i-1] == ' ' {
-			bracket = true
-			if i+1+timeLen < len(rest) && rest[i+1+timeLen] == ']' {
-				open = i
-			}
-		}
-		off = i + 1
+	open, o := timeOpen(rest)
+	if o != OK {
+		return o
 	}
 	if k := bytes.IndexByte(rest[:open-1], ' '); k <= 0 {
 		return MalformedFields
@@ -111,6 +97,34 @@ func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 	f.method = method
 	f.path = path
 	return OK
+}
+
+// timeOpen returns the index in rest (the line after %h and its space)
+// of the '[' that opens %t: the first " [" whose ']' is where a
+// timestamp's would be. Without one, the Outcome is MalformedTime when
+// rest has a " [" (a timestamp not of the layout), else MalformedFields.
+func timeOpen(rest []byte) (int, Outcome) {
+	if len(rest) > 5+timeLen && string(rest[:5]) == "- - [" && rest[5+timeLen] == ']' {
+		return 4, OK // the usual: no identity, no user; the loop would find it first
+	}
+	bracket := false
+	for off := 0; ; {
+		i := bytes.IndexByte(rest[off:], '[')
+		if i < 0 {
+			if bracket {
+				return -1, MalformedTime
+			}
+			return -1, MalformedFields
+		}
+		i += off
+		if i > 0 && rest[i-1] == ' ' {
+			bracket = true
+			if i+1+timeLen < len(rest) && rest[i+1+timeLen] == ']' {
+				return i, OK
+			}
+		}
+		off = i + 1
+	}
 }
 
 // combinedUA returns the user agent of ` "referer" "user agent"`, or as

@@ -3,6 +3,7 @@ package parser
 import (
 	"bytes"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -99,6 +100,100 @@ func TestCLFTailFastPaths(t *testing.T) {
 		}
 		if o == OK && (h.Status != st || h.Bytes != size || !bytes.Equal(h.UA, ua) || (h.UA == nil) != (ua == nil)) {
 			t.Fatalf("Parse(%q): status %d bytes %d user agent %q, want %d %d %q", line, h.Status, h.Bytes, h.UA, st, size, ua)
+		}
+	}
+}
+
+// refTimeOpen is timeOpen without its fast path: the loop readCLF had.
+func refTimeOpen(rest []byte) (int, Outcome) {
+	bracket := false
+	for off := 0; ; {
+		i := bytes.IndexByte(rest[off:], '[')
+		if i < 0 {
+			if bracket {
+				return -1, MalformedTime
+			}
+			return -1, MalformedFields
+		}
+		i += off
+		if i > 0 && rest[i-1] == ' ' {
+			bracket = true
+			if i+1+timeLen < len(rest) && rest[i+1+timeLen] == ']' {
+				return i, OK
+			}
+		}
+		off = i + 1
+	}
+}
+
+// refSplitRequest is splitRequest as it was before its fast paths (the
+// method up to the first space, then checked; the protocol after the last
+// space).
+func refSplitRequest(req []byte) (method, path []byte, ok bool) {
+	sp := bytes.IndexByte(req, ' ')
+	if sp <= 0 || sp > maxMethodLen {
+		return nil, nil, false
+	}
+	method = req[:sp]
+	for _, c := range method {
+		if !isTchar[c] {
+			return nil, nil, false
+		}
+	}
+	target := req[sp+1:]
+	if i := bytes.LastIndexByte(target, ' '); i >= 0 && bytes.HasPrefix(target[i+1:], []byte("HTTP/")) {
+		target = target[:i]
+	}
+	path, ok = targetPath(target)
+	if !ok {
+		return nil, nil, false
+	}
+	return method, path, true
+}
+
+// timeOpen and splitRequest find what the code before their fast paths
+// found, on strings built from the bytes those paths look at.
+func TestTimeOpenAndSplitRequestFastPaths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	build := func(pieces []string, n int) []byte {
+		var b []byte
+		for range rng.IntN(n) {
+			b = append(b, pieces[rng.IntN(len(pieces))]...)
+		}
+		return b
+	}
+	stamp := "[10/Oct/2000:13:55:36 -0700]"
+	heads := []string{"-", " ", "[", "]", "a", "- - ", "- - [", stamp, stamp[1:], stamp[:27], "- ", "x y ", `"`}
+	for _, r := range [][]byte{[]byte("- - " + stamp + ` "GET`), []byte("- - " + stamp), []byte("- - " + stamp[:27])} {
+		o1, out1 := timeOpen(r)
+		o2, out2 := refTimeOpen(r)
+		if o1 != o2 || out1 != out2 {
+			t.Fatalf("timeOpen(%q) = %d, %v; before: %d, %v", r, o1, out1, o2, out2)
+		}
+	}
+	for range 300_000 {
+		r := build(heads, 6)
+		o1, out1 := timeOpen(r)
+		o2, out2 := refTimeOpen(r)
+		if o1 != o2 || out1 != out2 {
+			t.Fatalf("timeOpen(%q) = %d, %v; before: %d, %v", r, o1, out1, o2, out2)
+		}
+	}
+	reqs := []string{"GET", "POST", "G", " ", "  ", "/", "/a", "HTTP/", "HTTP/1.1", "HTTP/1. ", "HTTP/ 1", "1.1", "x", "(",
+		"http://h", "?q", strings.Repeat("M", maxMethodLen-2), "\t", "é"}
+	for _, r := range []string{"GET / HTTP/1.1", "GET /a HTTP/1.1 HTTP/1.1", "GET /a b HTTP/2.0", "GET /a HTTP/1. ", "GET HTTP/1.1",
+		strings.Repeat("M", maxMethodLen) + " / HTTP/1.1", strings.Repeat("M", maxMethodLen+1) + " / HTTP/1.1"} {
+		reqs = append(reqs, r)
+	}
+	for k := range 500_000 {
+		r := build(reqs, 7)
+		if k < 7 {
+			r = []byte(reqs[len(reqs)-7+k])
+		}
+		m1, p1, ok1 := splitRequest(r)
+		m2, p2, ok2 := refSplitRequest(r)
+		if ok1 != ok2 || !bytes.Equal(m1, m2) || !bytes.Equal(p1, p2) {
+			t.Fatalf("splitRequest(%q) = %q, %q, %v; before: %q, %q, %v", r, m1, p1, ok1, m2, p2, ok2)
 		}
 	}
 }

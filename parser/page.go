@@ -73,18 +73,20 @@ var isTchar = func() (t [256]bool) {
 // target with a space, which servers log for the 400 they answer, is kept
 // whole). Without a protocol (HTTP/0.9) the target runs to the end.
 func splitRequest(req []byte) (method, path []byte, ok bool) {
-	sp := bytes.IndexByte(req, ' ')
-	if sp <= 0 || sp > maxMethodLen {
+	// The method: token characters up to the first space.
+	sp := 0
+	for sp < len(req) && sp <= maxMethodLen && isTchar[req[sp]] {
+		sp++
+	}
+	if sp == 0 || sp > maxMethodLen || sp == len(req) || req[sp] != ' ' {
 		return nil, nil, false
 	}
 	method = req[:sp]
-	for _, c := range method {
-		if !isTchar[c] {
-			return nil, nil, false
-		}
-	}
 	target := req[sp+1:]
-	if i := bytes.LastIndexByte(target, ' '); i >= 0 && bytes.HasPrefix(target[i+1:], []byte("HTTP/")) {
+	if n := len(target); n >= 9 && target[n-9] == ' ' && string(target[n-8:n-3]) == "HTTP/" &&
+		target[n-3] != ' ' && target[n-2] != ' ' && target[n-1] != ' ' {
+		target = target[:n-9] // the usual "HTTP/1.1": its space is the last
+	} else if i := bytes.LastIndexByte(target, ' '); i >= 0 && bytes.HasPrefix(target[i+1:], []byte("HTTP/")) {
 		target = target[:i]
 	}
 	path, ok = targetPath(target)
