@@ -87,9 +87,10 @@ func (t *keyTable) grow() {
 	// and reset zeroes the slots one by one only below an eighth.
 }
 
-// reset forgets every key, keeping the room: the slots are zeroed one by
-// one when few were used (a commit of a quiet second after a large one
-// costs what it holds), else all at once.
+// reset forgets every key, keeping the room (the keys' up to
+// maxKeptArena): the slots are zeroed one by one when few were used (a
+// commit of a quiet second after a large one costs what it holds), else
+// all at once.
 func (t *keyTable) reset() {
 	if 8*len(t.pos) < len(t.slots) {
 		for _, p := range t.pos {
@@ -99,4 +100,10 @@ func (t *keyTable) reset() {
 		clear(t.slots)
 	}
 	t.arena, t.ends, t.pos = t.arena[:0], t.ends[:0], t.pos[:0]
+	if cap(t.arena) > maxKeptArena {
+		t.arena = nil // a burst of long keys does not keep its memory
+	}
 }
+
+// maxKeptArena bounds the room for keys kept across resets.
+const maxKeptArena = 16 << 20

@@ -56,6 +56,18 @@ func TestKeyTableAsMap(t *testing.T) {
 			}
 		}
 	}
+	// A burst of long keys does not keep its room after a reset.
+	long := make([]byte, 1<<20)
+	for i := range 20 {
+		long[0] = byte(i)
+		kt.index(long)
+	}
+	if kt.reset(); cap(kt.arena) > maxKeptArena {
+		t.Errorf("%d bytes of room kept after a reset, want at most %d", cap(kt.arena), maxKeptArena)
+	}
+	if i, added := kt.index(long); i != 0 || !added {
+		t.Errorf("after the reset: index %d added %v", i, added)
+	}
 }
 
 // A table filled to just under its growth bound (long probe runs) finds
