@@ -92,7 +92,7 @@ type Aggregator struct {
 	in  <-chan tailer.Chunk
 	log *slog.Logger
 
-	index  map[string]int32 // buffer key -> position in counts
+	index  keyTable // the buffer keys held, numbered: key i's sums are counts[i]
 	counts []measure.Vector
 	cps    map[string][]byte
 	marks  map[string]buffer.Mark // ledger key -> mark, since the last commit
@@ -157,7 +157,6 @@ func newAggregator(cfg Config, in <-chan tailer.Chunk, log *slog.Logger) *Aggreg
 		cfg:             cfg,
 		in:              in,
 		log:             log.With("component", "aggregator"),
-		index:           map[string]int32{},
 		cps:             map[string][]byte{},
 		marks:           map[string]buffer.Mark{},
 		extra:           map[string]extraSource{},
@@ -187,9 +186,9 @@ func NewSummer(parsers map[string]*parser.Parser, limiters map[string]*parser.Pa
 // Sums returns the counts held (buffer key -> hits) and the ledger marks
 // of the chunks added since the last commit: what a commit would write.
 func (a *Aggregator) Sums() (map[string]measure.Vector, []buffer.Mark) {
-	counts := make(map[string]measure.Vector, len(a.index))
-	for k, i := range a.index {
-		counts[k] = a.counts[i]
+	counts := make(map[string]measure.Vector, len(a.counts))
+	for i := range a.counts {
+		counts[string(a.index.key(i))] = a.counts[i]
 	}
 	marks := make([]buffer.Mark, 0, len(a.marks))
 	for _, m := range a.marks {
@@ -402,10 +401,8 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 		siteRun++
 		page := lim.Apply(a.hit.Site, a.hit.Page, a.hit.Time/60)
 		a.keyBuf = buffer.AppendKey(a.keyBuf[:0], a.hit.Site, page, a.hit.Time)
-		i, ok := a.index[string(a.keyBuf)]
-		if !ok {
-			i = int32(len(a.counts))
-			a.index[string(a.keyBuf)] = i
+		i, added := a.index.index(a.keyBuf)
+		if added {
 			a.counts = append(a.counts, measure.Vector{})
 		}
 		if a.hitsOnly {

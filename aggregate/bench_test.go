@@ -169,3 +169,92 @@ func timeAdd(b *testing.B, a *aggregate.Aggregator, c *tailer.Chunk) time.Durati
 	}
 	return time.Since(t0)
 }
+
+// BenchmarkDryRunPath times the dry run's (and the daemon's) per-line
+// path over 200,000 realistic combined lines (internal/loggen, as
+// bench/gen writes them; most (site, page, second) keys new) cut into
+// chunks of whole lines of up to 256 KiB, as replay reads them: Add of
+// each chunk to a Summer (parse, classify, key, sum), and a Drain after
+// it when 4,096 keys are held, as the dry run's (replay's maxKeys); and,
+// in the same run, the same lines parsed alone
+// (Parser.Parse) and only cut at their '\n' (bytes.IndexByte: the floor,
+// as BenchmarkBaselineScanLines in parser). It reports ns per line of
+// each, the ratio of the path to the scan (x_scan) and the parse's share
+// of the path (parse_share).
+//
+//	go test -run '^$' -bench DryRunPath -count 3 ./aggregate
+func BenchmarkDryRunPath(b *testing.B) {
+	g := loggen.New(1)
+	var data []byte
+	const lines = 200_000
+	for range lines {
+		data = append(g.Append(data, false), '\n')
+	}
+	var chunks []tailer.Chunk
+	for off := 0; off < len(data); {
+		end := min(off+256<<10, len(data))
+		end = off + bytes.LastIndexByte(data[off:end], '\n') + 1
+		chunks = append(chunks, tailer.Chunk{Checkpoint: tailer.Checkpoint{Source: "src", Path: "/logs/gen.log",
+			File: tailer.FileID{Dev: 1, Ino: 3}, Offset: int64(end)}, Data: data[off:end]})
+		off = end
+	}
+	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil, nil)
+	alone := newParser(b, "combined")
+	var h parser.Hit
+	parse := func() {
+		for off := 0; off < len(data); {
+			j := bytes.IndexByte(data[off:], '\n')
+			if alone.Parse(data[off:off+j], &h) != parser.OK {
+				b.Fatalf("line at %d: not a hit", off)
+			}
+			off += j + 1
+		}
+	}
+	n := 0
+	scan := func() {
+		for off := 0; off < len(data); {
+			j := bytes.IndexByte(data[off:], '\n')
+			n += j
+			off += j + 1
+		}
+	}
+	add := func() {
+		for i := range chunks {
+			if err := sum.Add(&chunks[i]); err != nil {
+				b.Fatal(err)
+			}
+			if sum.Held() >= 1<<12 {
+				sum.Drain(nil)
+			}
+		}
+		sum.Drain(nil)
+	}
+	var tAdd, tParse, tScan time.Duration
+	timed := func(d *time.Duration, f func()) {
+		t0 := time.Now()
+		f()
+		*d += time.Since(t0)
+	}
+	add() // warm the tables and the classifier caches
+	parse()
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 { // alternate the order, as above
+			timed(&tAdd, add)
+			timed(&tParse, parse)
+			timed(&tScan, scan)
+		} else {
+			timed(&tScan, scan)
+			timed(&tParse, parse)
+			timed(&tAdd, add)
+		}
+	}
+	l := float64(b.N) * lines
+	b.ReportMetric(float64(tAdd.Nanoseconds())/l, "ns/line")
+	b.ReportMetric(float64(tParse.Nanoseconds())/l, "ns/line_parse")
+	b.ReportMetric(float64(tScan.Nanoseconds())/l, "ns/line_scan")
+	b.ReportMetric(float64(tAdd)/float64(tScan), "x_scan")
+	b.ReportMetric(float64(tParse)/float64(tAdd), "parse_share")
+	if n < 0 {
+		b.Fatal("impossible")
+	}
+}

@@ -93,7 +93,7 @@ func (a *Aggregator) Commit() error {
 	a.commits.Add(1)
 	a.addMeasures()
 	a.committedSketches()
-	clear(a.index)
+	a.index.reset()
 	a.counts = a.counts[:0]
 	a.cps = map[string][]byte{}
 	a.finished, a.archives = nil, nil

@@ -10,7 +10,7 @@ func (a *Aggregator) SetHitsOnly() { a.hitsOnly = true }
 func (a *Aggregator) CommittedWithoutBuffer() {
 	a.addMeasures()
 	a.committedSketches()
-	clear(a.index)
+	a.index.reset()
 	a.counts = a.counts[:0]
 	clear(a.cps)
 	a.finished, a.archives = nil, nil

@@ -30,17 +30,15 @@ func (a *Aggregator) Held() int { return len(a.counts) }
 // memory as Run does with Config.MaxKeys. key is valid only during the
 // call; f nil forgets without handing anything on. Stats keep counting.
 func (a *Aggregator) Drain(f func(key []byte, v *measure.Vector)) {
-	var kb []byte
-	for k, i := range a.index {
+	for i := range a.counts {
 		if f == nil {
 			break
 		}
-		kb = append(kb[:0], k...)
-		f(kb, &a.counts[i])
+		f(a.index.key(i), &a.counts[i])
 	}
 	a.addMeasures()
 	a.dropSketches()
-	clear(a.index)
+	a.index.reset()
 	a.counts = a.counts[:0]
 	clear(a.cps)
 	a.finished, a.archives = nil, nil

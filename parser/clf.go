@@ -24,23 +24,9 @@ func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 	// (not every server escapes it), so the time is the first " [" whose
 	// ']' is where a timestamp's would be.
 	rest := line[sp+1:]
-	open, bracket := -1, false
-	for off := 0; open < 0; {
-		i := bytes.IndexByte(rest[off:], '[')
-		if i < 0 {
-			if bracket {
-				return MalformedTime
-			}
-			return MalformedFields
-		}
-		i += off
-		if i > 0 && rest[i-1] == ' ' {
-			bracket = true
-			if i+1+timeLen < len(rest) && rest[i+1+timeLen] == ']' {
-				open = i
-			}
-		}
-		off = i + 1
+	open, o := timeOpen(rest)
+	if o != OK {
+		return o
 	}
 	if k := bytes.IndexByte(rest[:open-1], ' '); k <= 0 {
 		return MalformedFields
@@ -48,7 +34,7 @@ func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 
 	// %t
 	rest = rest[open+1:]
-	t, ok := parseTime(rest[:timeLen])
+	t, ok := p.times.parse(rest[:timeLen])
 	if !ok {
 		return MalformedTime
 	}
@@ -74,9 +60,13 @@ func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 		return MalformedFields
 	}
 	rest = rest[1:]
-	end := bytes.IndexByte(rest, ' ')
-	if end < 0 {
-		end = len(rest)
+	end := 3 // the usual: three digits and a space
+	if len(rest) < 4 || rest[3] != ' ' {
+		// (When rest[3] is a space but one of the three is too, the
+		// status is not three digits either way.)
+		if end = bytes.IndexByte(rest, ' '); end < 0 {
+			end = len(rest)
+		}
 	}
 	status, ok := parseStatus(rest[:end])
 	if !ok {
@@ -88,15 +78,12 @@ func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 
 	// %b
 	rest = rest[end+1:]
-	end = bytes.IndexByte(rest, ' ')
-	if end < 0 {
-		end = len(rest)
-	}
-	if !isSize(rest[:end]) {
+	size, end, ok := clfSize(rest)
+	if !ok {
 		return MalformedFields
 	}
 	if !p.hitsOnly {
-		f.bytes = sizeOf(rest[:end]) // "-": 0
+		f.bytes = size
 	}
 	// What follows %b (combined's referer and user agent, extra fields)
 	// is read only for the user agent (combined and vhost_combined: its
@@ -112,19 +99,51 @@ func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 	return OK
 }
 
+// timeOpen returns the index in rest (the line after %h and its space)
+// of the '[' that opens %t: the first " [" whose ']' is where a
+// timestamp's would be. Without one, the Outcome is MalformedTime when
+// rest has a " [" (a timestamp not of the layout), else MalformedFields.
+func timeOpen(rest []byte) (int, Outcome) {
+	if len(rest) > 5+timeLen && string(rest[:5]) == "- - [" && rest[5+timeLen] == ']' {
+		return 4, OK // the usual: no identity, no user; the loop would find it first
+	}
+	bracket := false
+	for off := 0; ; {
+		i := bytes.IndexByte(rest[off:], '[')
+		if i < 0 {
+			if bracket {
+				return -1, MalformedTime
+			}
+			return -1, MalformedFields
+		}
+		i += off
+		if i > 0 && rest[i-1] == ' ' {
+			bracket = true
+			if i+1+timeLen < len(rest) && rest[i+1+timeLen] == ']' {
+				return i, OK
+			}
+		}
+		off = i + 1
+	}
+}
+
 // combinedUA returns the user agent of ` "referer" "user agent"`, or as
 // much of it as is there; nil if there is none (a common line), empty
 // (not nil) for `""`.
 func combinedUA(rest []byte) []byte {
-	if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
-		return nil
+	if len(rest) >= 6 && string(rest[:6]) == ` "-" "` {
+		rest = rest[4:] // no referer, the usual
+	} else {
+		if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
+			return nil
+		}
+		rest = rest[2:]
+		q := closingQuote(rest)
+		if q < 0 {
+			return nil
+		}
+		rest = rest[q+1:]
 	}
-	rest = rest[2:]
-	q := closingQuote(rest)
-	if q < 0 {
-		return nil
-	}
-	rest = rest[q+1:]
 	if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
 		return nil
 	}
@@ -133,6 +152,26 @@ func combinedUA(rest []byte) []byte {
 		return rest[:q]
 	}
 	return rest
+}
+
+// clfSize reads %b at the start of rest: the field up to the first space
+// (end: its length) must be digits (the size, capped at MaxBytes) or "-"
+// (0); ok is false otherwise.
+func clfSize(rest []byte) (size uint64, end int, ok bool) {
+	var n uint64
+	i := 0
+	for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
+		if n <= MaxBytes {
+			n = n*10 + uint64(rest[i]-'0')
+		}
+	}
+	if i > 0 && (i == len(rest) || rest[i] == ' ') {
+		return min(n, MaxBytes), i, true
+	}
+	if end = bytes.IndexByte(rest, ' '); end < 0 {
+		end = len(rest)
+	}
+	return 0, end, end == 1 && rest[0] == '-'
 }
 
 // isBlank reports whether line holds only spaces and tabs.
@@ -175,22 +214,6 @@ func parseStatus(b []byte) (int, bool) {
 		return 0, false
 	}
 	return int(d0)*100 + int(d1)*10 + int(d2), true
-}
-
-// isSize reports whether b is a response size: digits, or "-" for none.
-func isSize(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
-	if len(b) == 1 && b[0] == '-' {
-		return true
-	}
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // isToken reports whether b is an HTTP method token of at most

@@ -68,8 +68,9 @@
 //     read as combined, a JSON line without it); an empty one ("") is
 //     classified (suspect). Config.Bots are tried before the embedded
 //     lists. Only hits are classified: a line a filter excludes is not.
-//     Each Parser keeps a bounded cache (botclass.Cache) plus the last user
-//     agent's class; classifying one the cache does not hold allocates.
+//     Each Parser keeps a bounded cache (botclass.Cache) behind a small
+//     table of the user agents classified last (256 slots, one compare a
+//     line); classifying one the cache does not hold allocates.
 //
 // Client and user agent (Hit.Client, UA), for a visitor key; the hit
 // counts whether or not it has them:

@@ -2,6 +2,7 @@ package parser
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"regexp"
 	"sync"
@@ -230,15 +231,41 @@ func newBotRules(pats []botclass.Pattern) (*botclass.Rules, []error) {
 	return r, nil
 }
 
-// lastBot remembers the class of the last user agent classified: lines
-// in a row from one client (a page and its assets) skip the cache's
-// lookup, which hashes the whole user agent.
-type lastBot struct {
-	ua     []byte // capacity maxUALen
+// recentUAs remembers the class and digest of the user agents classified
+// last, in a small table indexed by a few of their bytes, in front of the
+// bot cache: a site's lines mostly come from a few dozen user agents, and
+// a slot's compare with the line's user agent is cheaper than the cache's
+// lookup, which hashes the whole user agent and probes a large map.
+type recentUAs struct {
+	slots [recentSlots]recentUA
+	hits  uint64
+}
+
+// recentSlots is the number of slots of recentUAs: a power of two.
+const recentSlots = 256
+
+type recentUA struct {
+	ua     []byte // grown to the longest user agent the slot held
 	class  botclass.Class
 	set    bool
-	hits   uint64
 	digest uint64
+}
+
+// slot returns the slot of ua: from its length and three 8-byte words
+// (its last, middle and first quarter's), or its bytes when shorter than
+// 16.
+func (r *recentUAs) slot(ua []byte) *recentUA {
+	n := len(ua)
+	h := uint64(n)
+	if n >= 16 {
+		h ^= binary.LittleEndian.Uint64(ua[n-8:]) ^ binary.LittleEndian.Uint64(ua[n/2-4:])<<1 ^ binary.LittleEndian.Uint64(ua[n/4:])<<2
+	} else {
+		for _, c := range ua {
+			h = h<<8 | uint64(c)
+		}
+	}
+	h *= 0x9e3779b97f4a7c15
+	return &r.slots[h>>(64-8)]
 }
 
 // classify returns the class of the user agent read from the line: Person
@@ -251,19 +278,20 @@ func (p *Parser) classify(ua []byte) (botclass.Class, uint64) {
 		return botclass.Person, 0
 	}
 	ua = ua[:min(len(ua), maxUALen)]
-	l := &p.lastBot
-	if l.set && bytes.Equal(ua, l.ua) {
-		l.hits++
-		return l.class, l.digest
+	s := p.recent.slot(ua)
+	if s.set && bytes.Equal(ua, s.ua) {
+		p.recent.hits++
+		return s.class, s.digest
 	}
-	l.class, l.digest = p.bots.Lookup(ua)
-	l.set = true
-	l.ua = append(l.ua[:0], ua...)
-	return l.class, l.digest
+	s.class, s.digest = p.bots.Lookup(ua)
+	s.set = true
+	s.ua = append(s.ua[:0], ua...)
+	return s.class, s.digest
 }
 
 // BotCacheStats returns how many user agents this Parser's classification
-// cache answered (hits: the same user agent as the line before included)
+// cache answered (hits: those the table of recent user agents in front of
+// it answered included)
 // and how many it classified (misses); both 0 for a format without a user
 // agent.
 func (p *Parser) BotCacheStats() (hits, misses uint64) {
@@ -271,5 +299,5 @@ func (p *Parser) BotCacheStats() (hits, misses uint64) {
 		return 0, 0
 	}
 	hits, misses = p.bots.Stats()
-	return hits + p.lastBot.hits, misses
+	return hits + p.recent.hits, misses
 }

@@ -2,8 +2,11 @@ package parser
 
 import (
 	"math/big"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/logtally/logtally/visitor"
 )
 
 func TestParseDuration(t *testing.T) {
@@ -140,5 +143,60 @@ func TestParseSize(t *testing.T) {
 		if got, ok := parseSize([]byte(tc.in)); got != tc.want || ok != tc.ok {
 			t.Errorf("parseSize(%q) = %d %v, want %d %v", tc.in, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// The table of recent user agents gives every user agent its own class
+// and digest, whatever shares its slot: user agents of every length from
+// 0 (short ones hashed byte by byte), read from a buffer reused, many that differ only outside the
+// bytes the slot is chosen by (same length, same first, middle and last
+// words), bots and people, in an order that revisits them.
+func TestRecentUAs(t *testing.T) {
+	p, err := New(Config{Format: "combined", Site: "example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := defaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uas []string
+	for n := range 40 {
+		uas = append(uas, strings.Repeat("b", n))
+	}
+	for i := range 300 {
+		// Same length; the byte that differs is in none of the words
+		// the slot reads (positions 8..15 of 64: first quarter 16..23,
+		// middle 28..35, last 56..63).
+		base := []byte("Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/b.h)")
+		base[9+i%7] = "abcdefghij"[i/7%10]
+		if i%3 == 0 {
+			copy(base[25:], "xxxxxxx") // no longer bingbot
+		}
+		uas = append(uas, string(base))
+	}
+	uas = append(uas, strings.Repeat("Mozilla/5.0 Googlebot ", 100)) // longer than maxUALen
+	rng := rand.New(rand.NewPCG(5, 6))
+	line := make([]byte, 0, 64) // reused, as a reader's buffer is (never nil: no user agent)
+	for k := range 20_000 {
+		ua := uas[rng.IntN(len(uas))]
+		if k < len(uas) {
+			ua = uas[k]
+		}
+		line = append(line[:0], ua...)
+		cl, d := p.classify(line)
+		for i := range line {
+			line[i] = 'x' // the next line's bytes
+		}
+		cut := []byte(ua)[:min(len(ua), maxUALen)]
+		if want := rules.Classify(cut); cl != want {
+			t.Fatalf("user agent %q: class %v, want %v", ua, cl, want)
+		}
+		if want := visitor.UADigest(cut); d != want {
+			t.Fatalf("user agent %q: digest %x, want %x", ua, d, want)
+		}
+	}
+	if hits, _ := p.BotCacheStats(); p.recent.hits == 0 || hits < p.recent.hits {
+		t.Errorf("recent table hits %d, cache stats hits %d", p.recent.hits, hits)
 	}
 }

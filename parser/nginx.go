@@ -186,7 +186,7 @@ func compileNginx(format string, xff bool) (*nginxFormat, error) {
 }
 
 // read splits line by the format and reads the fields.
-func (n *nginxFormat) read(line []byte, f *fields) Outcome {
+func (n *nginxFormat) read(line []byte, f *fields, times *timeCache) Outcome {
 	if !bytes.HasPrefix(line, n.prefix) {
 		return MalformedFields
 	}
@@ -268,7 +268,7 @@ segs:
 	var ok bool
 	switch n.timeVar {
 	case ngxTimeLocal:
-		t, ok = parseTime(tm)
+		t, ok = times.parse(tm)
 	case ngxTimeISO:
 		t, ok = parseISO(tm)
 	default:

@@ -2,6 +2,7 @@ package parser
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode/utf8"
 
 	"github.com/logtally/logtally/fnv1a"
@@ -37,6 +38,18 @@ var pathClass = func() (t [256]uint8) {
 	return t
 }()
 
+// allPlain reports whether the 8 bytes of w are all of class plain: none
+// is a control, a space, '\\', 0x7f or above, '?' or '#'. Each test
+// below is exact about whether some byte passes it (a borrow or carry
+// only disturbs the bytes after one that does).
+func allPlain(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	low := (w - ones*0x21) & ^w & highs // a byte below 0x21
+	high := (w + ones) | w              // bit 7: a byte of 0x7f or above
+	return (low|high&highs|zero(w^ones*'?')|zero(w^ones*'#')|zero(w^ones*'\\'))&highs == 0
+}
+
 // isTchar reports whether c is an RFC 9110 token character.
 var isTchar = func() (t [256]bool) {
 	for c := range t {
@@ -60,18 +73,20 @@ var isTchar = func() (t [256]bool) {
 // target with a space, which servers log for the 400 they answer, is kept
 // whole). Without a protocol (HTTP/0.9) the target runs to the end.
 func splitRequest(req []byte) (method, path []byte, ok bool) {
-	sp := bytes.IndexByte(req, ' ')
-	if sp <= 0 || sp > maxMethodLen {
+	// The method: token characters up to the first space.
+	sp := 0
+	for sp < len(req) && sp <= maxMethodLen && isTchar[req[sp]] {
+		sp++
+	}
+	if sp == 0 || sp > maxMethodLen || sp == len(req) || req[sp] != ' ' {
 		return nil, nil, false
 	}
 	method = req[:sp]
-	for _, c := range method {
-		if !isTchar[c] {
-			return nil, nil, false
-		}
-	}
 	target := req[sp+1:]
-	if i := bytes.LastIndexByte(target, ' '); i >= 0 && bytes.HasPrefix(target[i+1:], []byte("HTTP/")) {
+	if n := len(target); n >= 9 && target[n-9] == ' ' && string(target[n-8:n-3]) == "HTTP/" &&
+		target[n-3] != ' ' && target[n-2] != ' ' && target[n-1] != ' ' {
+		target = target[:n-9] // the usual "HTTP/1.1": its space is the last
+	} else if i := bytes.LastIndexByte(target, ' '); i >= 0 && bytes.HasPrefix(target[i+1:], []byte("HTTP/")) {
 		target = target[:i]
 	}
 	path, ok = targetPath(target)
@@ -139,6 +154,9 @@ func hasPrefixFold(s []byte, prefix string) bool {
 // points into path or into p.scratch.
 func (p *Parser) page(path []byte) []byte {
 	i := 0
+	for i+8 <= len(path) && allPlain(binary.LittleEndian.Uint64(path[i:])) {
+		i += 8
+	}
 	for i < len(path) && pathClass[path[i]] == plain {
 		i++
 	}

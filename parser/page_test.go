@@ -3,6 +3,7 @@ package parser
 import (
 	"fmt"
 	stdfnv "hash/fnv"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -146,5 +147,44 @@ func TestPageLong(t *testing.T) {
 	encoded := "/" + strings.Repeat("%FF", 30)
 	if got, want := string(p.page([]byte(invalid))), encoded[:max-hashSuffixLen]+hashOf(encoded); got != want {
 		t.Errorf("page(%q) = %q, want %q", invalid, got, want)
+	}
+}
+
+// allPlain agrees with pathClass on every byte value at every position of
+// a word of plain bytes, and on random words (mostly of the bytes near
+// the classes' edges).
+func TestAllPlain(t *testing.T) {
+	want := func(w uint64) bool {
+		for i := range 8 {
+			if pathClass[byte(w>>(8*i))] != plain {
+				return false
+			}
+		}
+		return true
+	}
+	for pos := range 8 {
+		for c := range 256 {
+			for _, fill := range []uint64{0x6161616161616161, 0x7e7e7e7e7e7e7e7e, 0x2121212121212121} {
+				w := fill&^(0xff<<(8*pos)) | uint64(c)<<(8*pos)
+				if allPlain(w) != want(w) {
+					t.Fatalf("allPlain(%#016x) = %v, want %v", w, allPlain(w), want(w))
+				}
+			}
+		}
+	}
+	edges := []byte{0, 0x1f, ' ', '!', '"', '#', '$', '>', '?', '@', '[', '\\', ']', 'a', '~', 0x7f, 0x80, 0xff, '/'}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 1_000_000 {
+		var w uint64
+		for i := range 8 {
+			c := uint64(edges[rng.IntN(len(edges))])
+			if rng.IntN(2) == 0 {
+				c = uint64(rng.IntN(256))
+			}
+			w |= c << (8 * i)
+		}
+		if allPlain(w) != want(w) {
+			t.Fatalf("allPlain(%#016x) = %v, want %v", w, allPlain(w), want(w))
+		}
 	}
 }

@@ -80,8 +80,8 @@ type Parser struct {
 	rules  *pageRules
 	filter filters
 	// bots classifies user agents; nil when the format logs none.
-	bots    *botclass.Cache
-	lastBot lastBot
+	bots   *botclass.Cache
+	recent *recentUAs // in front of bots
 	// hitsOnly makes the CLF formats skip the size and (with bots nil)
 	// the user agent, as before the measures: set only by the benchmark
 	// that compares the measures with hits alone.
@@ -93,6 +93,11 @@ type Parser struct {
 	since, until int64
 	f            fields
 	counts       Counts
+	// times caches the last timestamp's minute (CLF and nginx
+	// $time_local).
+	times timeCache
+	// lastHost caches siteOf for the host of the line before.
+	lastHost lastHost
 }
 
 // fields are what a format reader takes from a line.
@@ -248,6 +253,9 @@ func New(cfg Config) (*Parser, error) {
 	}
 	p.scratch = make([]byte, 0, p.maxPageLen)
 	p.hostBuf = make([]byte, 0, maxHostLen)
+	if needHost {
+		p.lastHost.host = make([]byte, 0, maxHostLen)
+	}
 	if p.rules != nil {
 		n := max(4096, 4*p.maxPageLen)
 		p.rules.work = make([]byte, 0, n)
@@ -258,7 +266,7 @@ func New(cfg Config) (*Parser, error) {
 	}
 	if botRules != nil {
 		p.bots = botclass.NewCacheDigest(botRules, 0, visitor.UADigest)
-		p.lastBot.ua = make([]byte, 0, maxUALen)
+		p.recent = new(recentUAs)
 	}
 	return p, nil
 }
@@ -299,7 +307,7 @@ func (p *Parser) parse(line []byte, h *Hit) Outcome {
 	case kindCLF, kindVhost:
 		o = p.readCLF(line, f)
 	case kindNginx:
-		o = p.ngx.read(line, f)
+		o = p.ngx.read(line, f, &p.times)
 	case kindJSON:
 		o = p.js.read(line, f)
 	case kindRegex:
@@ -317,7 +325,7 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 	site := p.site
 	aliased := true // a configured site
 	if p.siteFromLine {
-		s, a, ok := p.siteOf(f.host)
+		s, a, ok := p.lastHost.siteOf(p, f.host)
 		if !ok {
 			return MalformedHost
 		}
@@ -441,6 +449,32 @@ func (p *Parser) boundSite(site []byte) []byte {
 // SitesFolded returns how many hits Parse gave the site OtherSite because
 // Config.MaxSites hosts already had a site.
 func (p *Parser) SitesFolded() uint64 { return p.sitesFolded }
+
+// lastHost remembers the host of the line before and what siteOf made of
+// it: the lines of a site's log mostly come one host after another, and
+// the compare is cheaper than lowering the host and looking up its alias.
+// siteOf's site points into Parser.hostBuf, which only siteOf writes, or
+// into the aliases: it stays valid while cached.
+type lastHost struct {
+	host        []byte // capacity maxHostLen; a longer host is never cached
+	site        []byte
+	aliased, ok bool
+	set         bool
+}
+
+// siteOf is p.siteOf(host), from the cache when host is the one before.
+func (c *lastHost) siteOf(p *Parser, host []byte) (site []byte, aliased, ok bool) {
+	if c.set && bytes.Equal(host, c.host) {
+		return c.site, c.aliased, c.ok
+	}
+	site, aliased, ok = p.siteOf(host)
+	c.set = len(host) <= cap(c.host)
+	if c.set {
+		c.host = append(c.host[:0], host...)
+		c.site, c.aliased, c.ok = site, aliased, ok
+	}
+	return site, aliased, ok
+}
 
 // siteOf turns a host from the line into a site: port removed, trailing
 // dot removed, lowercase, mapped through the aliases (aliased is then

@@ -3,6 +3,7 @@ package parser
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -472,5 +473,36 @@ func TestMaxSites(t *testing.T) {
 	}
 	if _, err := New(Config{Format: "vhost_combined", Site: SiteFromLine, MaxSites: -1}); err == nil || !strings.Contains(err.Error(), "max_sites") {
 		t.Errorf("MaxSites -1: %v", err)
+	}
+}
+
+// The cache of the line before's host gives each line the site siteOf
+// gives it: hosts repeated and changed (case, port, trailing dot, alias,
+// bad bytes, empty, "-", too long), read from a buffer reused as a
+// reader's is.
+func TestLastHostAsSiteOf(t *testing.T) {
+	cfg := Config{Format: "vhost_combined", Site: SiteFromLine,
+		SiteAliases: map[string]string{"www.example.com": "example.com", "a.org": "A"}}
+	p := mustNew(t, cfg)
+	ref := mustNew(t, cfg)
+	hosts := []string{"www.example.com", "WWW.example.com:443", "www.example.com.", "a.org", "b.org", "b.org:80", "B.ORG",
+		"", "-", "bad host", "b\x00rg", "[::1]:80", "::1", strings.Repeat("h", maxHostLen), strings.Repeat("h", maxHostLen+1), "a.org."}
+	rng := rand.New(rand.NewPCG(13, 14))
+	buf := make([]byte, 0, 512)
+	for k := range 50_000 {
+		host := hosts[rng.IntN(len(hosts))]
+		if k < len(hosts) {
+			host = hosts[k]
+		}
+		buf = append(buf[:0], host...)
+		site, aliased, ok := p.lastHost.siteOf(p, buf)
+		got := string(site)
+		for i := range buf {
+			buf[i] = 'x' // the next line's bytes
+		}
+		wantSite, wantAliased, wantOK := ref.siteOf([]byte(host))
+		if got != string(wantSite) || aliased != wantAliased || ok != wantOK {
+			t.Fatalf("host %q: site %q, %v, %v; siteOf: %q, %v, %v", host, got, aliased, ok, wantSite, wantAliased, wantOK)
+		}
 	}
 }

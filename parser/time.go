@@ -3,6 +3,7 @@ package parser
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"time"
@@ -43,6 +44,44 @@ func parseTime(b []byte) (int64, bool) {
 		return 0, false
 	}
 	return civil(year, month, day, hour, minute, sec, zone)
+}
+
+// timeCache remembers the minute of the last timestamp parseTime
+// accepted: the lines of a log come in time order, so most share their
+// date, hour, minute and zone with the line before and need only their
+// seconds read. Its zero value holds nothing.
+type timeCache struct {
+	// key is the last timestamp accepted but its seconds (bytes 18 and
+	// 19): bytes 0..7, 8..15, and 16, 17 and 20..25 (seconds zeroed).
+	key [3]uint64
+	// base is that timestamp's Unix seconds less its seconds: its
+	// minute's start.
+	base int64
+	set  bool
+}
+
+// parse is parseTime(b), read from the cache when b is in the minute
+// (and zone) of the last timestamp accepted, and remembered for the next
+// when accepted.
+func (c *timeCache) parse(b []byte) (int64, bool) {
+	if len(b) != timeLen {
+		return 0, false
+	}
+	k := [3]uint64{binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]),
+		binary.LittleEndian.Uint64(b[18:])&^0xffff | uint64(b[16]) | uint64(b[17])<<8}
+	sec := num2(b[18], b[19])
+	if c.set && k == c.key && sec >= 0 && sec <= 60 {
+		// Every byte but the seconds is the one accepted before: the
+		// seconds are all that is left to check. The minute's start
+		// and its last second are both in range (the zone is whole
+		// minutes and maxTime ends a minute), so every second of it is.
+		return c.base + int64(min(sec, 59)), true
+	}
+	t, ok := parseTime(b)
+	if ok {
+		c.key, c.base, c.set = k, t-int64(min(sec, 59)), true
+	}
+	return t, ok
 }
 
 // civil converts a date, time of day and zone offset (seconds east of UTC)

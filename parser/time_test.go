@@ -80,3 +80,80 @@ func TestParseTimeBad(t *testing.T) {
 		t.Errorf("leap second = %d, %v, want %d", got, ok, want)
 	}
 }
+
+// The time cache gives parseTime's answer on every timestamp of
+// sequences that change one field at a time from the line before (second,
+// minute, hour, day, month, year, zone sign, hours or minutes), go back,
+// carry a leap second or a bad second, break a separator, or cross the
+// ends of the range; and on random one-byte changes of the line before.
+func TestTimeCacheAsParseTime(t *testing.T) {
+	var c timeCache
+	check := func(s string) {
+		t.Helper()
+		got, gotOK := c.parse([]byte(s))
+		want, wantOK := parseTime([]byte(s))
+		if got != want || gotOK != wantOK {
+			t.Fatalf("cached parse of %q = %d, %v; parseTime: %d, %v", s, got, gotOK, want, wantOK)
+		}
+	}
+	for _, s := range []string{
+		"17/May/2024:00:00:00 +0200",
+		"17/May/2024:00:00:01 +0200", // second
+		"17/May/2024:00:00:59 +0200",
+		"17/May/2024:00:00:60 +0200", // leap second: :59
+		"17/May/2024:00:00:61 +0200", // bad second after a good one
+		"17/May/2024:00:00:6x +0200",
+		"17/May/2024:00:00:x0 +0200",
+		"17/May/2024:00:00:-1 +0200",
+		"17/May/2024:00:00:30 +0200",
+		"17/May/2024:00:01:00 +0200", // minute
+		"17/May/2024:00:00:59 +0200", // backwards
+		"17/May/2024:01:00:59 +0200", // hour
+		"18/May/2024:01:00:59 +0200", // day
+		"18/Jun/2024:01:00:59 +0200", // month
+		"18/Jun/2025:01:00:59 +0200", // year
+		"18/Jun/2025:01:00:59 -0200", // zone sign
+		"18/Jun/2025:01:00:58 -0300", // zone hours
+		"18/Jun/2025:01:00:57 -0330", // zone minutes
+		"18/Jun/2025:01:00:57 -0360", // bad zone minutes
+		"18/Jun/2025:01:00:56 -0330",
+		"18/Jun/2025:01:00:56 *0330", // bad zone sign
+		"18/Jun/2025:01:00:56_-0330", // bad separators
+		"18/Jun/2025:01:00;56 -0330",
+		"18/Jun/2025:01:00:56 -0330",
+		"31/Jun/2025:01:00:56 -0330", // no such day
+		"29/Feb/2024:23:59:59 +0000", // leap day
+		"29/Feb/2024:23:59:30 +0000",
+		"29/Feb/2023:23:59:30 +0000",
+		"01/Jan/1970:00:00:00 +0000", // the first second
+		"01/Jan/1970:00:00:05 +0000",
+		"01/Jan/1970:00:00:05 +0001", // before 1970
+		"01/Jan/1970:00:00:05 -0001",
+		"01/Jan/1970:00:00:04 -0001",
+		"31/Dec/9999:23:59:00 +0000", // the last minute
+		"31/Dec/9999:23:59:59 +0000",
+		"31/Dec/9999:23:59:60 +0000",
+		"31/Dec/9999:23:59:59 -0001", // past maxTime
+		"31/Dec/9999:23:59:00 -0001",
+		"31/Dec/9999:23:59:00 +0000",
+	} {
+		check(s)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	cur := []byte("17/May/2024:10:20:30 +0200")
+	const alphabet = "0123456789/: +-JanFebMayx"
+	for range 200_000 {
+		next := []byte(string(cur))
+		switch rng.IntN(4) {
+		case 0: // a good timestamp near the last
+			tm := time.Unix(1_700_000_000+rng.Int64N(200), 0).In(time.FixedZone("", 60*(rng.IntN(3)-1)*90))
+			next = []byte(tm.Format(layout))
+		default: // one byte changed
+			next[rng.IntN(timeLen)] = alphabet[rng.IntN(len(alphabet))]
+		}
+		check(string(next))
+		if _, ok := parseTime(next); ok || rng.IntN(8) == 0 {
+			cur = next
+		}
+	}
+}
