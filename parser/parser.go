@@ -366,6 +366,7 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 	h.Bytes = f.bytes
 	h.RT = f.rt
 	h.Bot, h.UADigest = p.classify(f.ua)
+	h.UA = nil // a line without one must not keep the line before's
 	if p.bots != nil && f.ua != nil {
 		h.UA = f.ua[:min(len(f.ua), maxUALen)]
 	}

@@ -506,3 +506,18 @@ func TestLastHostAsSiteOf(t *testing.T) {
 		}
 	}
 }
+
+// A Hit reused for a line without a user agent does not keep the line
+// before's.
+func TestParseUserAgentNotCarriedOver(t *testing.T) {
+	p := mustNew(t, Config{Format: "combined", Site: "example.com"})
+	var h Hit
+	with := []byte(`1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.0" 200 2326 "-" "curl/8.0"`)
+	without := []byte(`1.2.3.4 - - [10/Oct/2000:13:55:37 -0700] "GET / HTTP/1.0" 200 2326`)
+	if o := p.Parse(with, &h); o != OK || string(h.UA) != "curl/8.0" {
+		t.Fatalf("Parse(with) = %v, ua %q", o, h.UA)
+	}
+	if o := p.Parse(without, &h); o != OK || h.UA != nil || h.UADigest != 0 {
+		t.Fatalf("Parse(without) = %v, ua %q digest %d; want no user agent", o, h.UA, h.UADigest)
+	}
+}
