@@ -76,7 +76,8 @@ type Stats struct {
 	// and OtherSites.
 	HitsBySite map[string]uint64
 	// VisitorsUnsalted counts hits of people that added no visitor: no
-	// salt was held for their period (see package salts).
+	// salt was held for their period (see package salts). Like Measures,
+	// it counts the hits committed (or drained) and moves at each commit.
 	VisitorsUnsalted uint64
 	// Measures are the measures of the hits committed (or drained, for a
 	// Summer): by status class, by bot class, bytes, response times. They

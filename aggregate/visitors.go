@@ -32,8 +32,10 @@ const maxHeldSketches = 100_000
 // cheap: the sketches are kept across commits (a commit writes those that
 // changed since the last, which the buffer merges by maximum), the last
 // visitor seen (lines in a row from one client skip the keyed hash; adding
-// a key twice changes nothing, so the skip is exact), the last period's
-// salt and the last sketch used.
+// a key twice changes nothing, so the skip is exact), the last salt period's
+// bounds and salt, the last sketch used, and the unsalted hits counted in a
+// plain field until the commit (an atomic addition per line was most of the
+// visitor work of a log older than the salts held).
 type visitorState struct {
 	held  map[string]*heldSketch // buffer.VisitorKey -> sketch
 	dirty []*heldSketch          // changed since the last commit
@@ -44,6 +46,8 @@ type visitorState struct {
 		ua                 uint64 // the user agent's digest
 		key                uint64 // its visitor key
 	}
+	periodStart int64 // the salt period of the last hit: [periodStart, periodEnd)
+	periodEnd   int64
 	saltStart   int64
 	salt        *visitor.Salt // nil: none held for saltStart
 	saltSet     bool
@@ -51,14 +55,18 @@ type visitorState struct {
 	sketchStart int64
 	sketchSite  []byte
 	keyBuf      []byte
-	unsalted    atomic.Uint64 // hits of people without a salt for their period (Stats)
+	unsalted    atomic.Uint64 // hits of people without a salt for their period, committed or drained (Stats)
+	unsaltedNew uint64        // such hits since the last commit or drain, not yet in unsalted
 }
 
 // addVisitor adds h's visitor key to its site's sketch and to page's
 // (the page the hit is counted under), for its salt period.
 func (a *Aggregator) addVisitor(h *parser.Hit, page []byte) {
 	v := &a.vis
-	start, _ := a.cfg.Visitors.Period.Bounds(h.Time)
+	if h.Time < v.periodStart || h.Time >= v.periodEnd { // the zero state holds no second
+		v.periodStart, v.periodEnd = a.cfg.Visitors.Period.Bounds(h.Time)
+	}
+	start := v.periodStart
 	l := &v.last
 	if l.set && l.start == start && l.ua == h.UADigest && bytes.Equal(l.client, h.Client) && bytes.Equal(l.site, h.Site) {
 		// The visitor of the line before: its key is in the site's
@@ -74,7 +82,7 @@ func (a *Aggregator) addVisitor(h *parser.Hit, page []byte) {
 		v.saltStart, v.saltSet = start, true
 	}
 	if v.salt == nil {
-		v.unsalted.Add(1)
+		v.unsaltedNew++
 		return
 	}
 	if v.sketch == nil || v.sketchStart != start || !bytes.Equal(v.sketchSite, h.Site) {
@@ -156,9 +164,10 @@ func (a *Aggregator) Sketches() map[string]*visitor.Sketch {
 // committedSketches records that a commit took Sketches: they are clean
 // again. Past maxHeldSketches every sketch is forgotten (all are in the
 // buffer), and the salt looked up last is forgotten so that a salt
-// fetched since is seen.
+// fetched since is seen. The unsalted hits committed join Stats.
 func (a *Aggregator) committedSketches() {
 	v := &a.vis
+	v.addUnsalted()
 	for _, h := range v.dirty {
 		h.dirty = false
 	}
@@ -173,6 +182,16 @@ func (a *Aggregator) committedSketches() {
 // written).
 func (a *Aggregator) dropSketches() {
 	v := &a.vis
+	v.addUnsalted()
 	v.held, v.dirty, v.sketch, v.saltSet = nil, v.dirty[:0], nil, false
 	v.last.set = false
+}
+
+// addUnsalted adds the unsalted hits counted since the last commit or
+// drain to the running total.
+func (v *visitorState) addUnsalted() {
+	if v.unsaltedNew > 0 {
+		v.unsalted.Add(v.unsaltedNew)
+		v.unsaltedNew = 0
+	}
 }

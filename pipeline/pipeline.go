@@ -38,8 +38,19 @@ const DefaultCommitInterval = time.Second
 const idlePollFactor = 4
 
 // chunkQueue is the capacity of the channel between the tailers and the
-// aggregator.
-const chunkQueue = 16
+// aggregator, and readSize the tailers' read buffer (tailer.Config.ReadSize,
+// unless Source.Tailer sets one): about the most a chunk carries. While a
+// tailer catches up it fills the channel and waits, and every chunk the
+// aggregator takes wakes it for one read: a thread woken and put to sleep
+// again per chunk, the largest cost of the catch-up after parsing (2 cores,
+// bench/catchup). Chunks of 1 MiB take a quarter of the wake-ups of 256 KiB
+// ones; with 4 queued instead of 16 as much is read ahead (4 MiB), and a
+// tailer keeps at most the queue and two more in read buffers (tailer's free
+// list: 6 MiB, against 4.5 before).
+const (
+	chunkQueue = 4
+	readSize   = 1 << 20
+)
 
 // Source is one log source: the files its globs match, parsed alike.
 type Source struct {
@@ -282,6 +293,7 @@ func (p *Pipeline) Open(ctx context.Context) (err error) {
 			break
 		}
 		tc := s.Tailer
+		tc.ReadSize = cmp.Or(tc.ReadSize, readSize)
 		if tc.IdlePollInterval == 0 {
 			// A quiet file is polled a quarter as often (once a
 			// second by default): fewer wake-ups at rest.

@@ -204,8 +204,8 @@
 //   - A read block full of lines is handed on as is (no copy): the Chunk's
 //     Data is the read buffer, which comes back to the Tailer to be read
 //     into again when the consumer calls Chunk.Release (as many are kept
-//     per Tailer as its output channel holds, plus two: 4.5 MiB with the
-//     pipeline's channel of 16 and 256 KiB reads). A small read is copied out and its buffer reused at once. A
+//     per Tailer as its output channel holds, plus two: 6 MiB with the
+//     pipeline's channel of 4 and 1 MiB reads). A small read is copied out and its buffer reused at once. A
 //     partial line up to MaxLineBytes is kept per file, copied out of the
 //     buffer.
 //   - Lines longer than MaxLineBytes are skipped whole and reported in skip

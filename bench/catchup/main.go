@@ -12,6 +12,12 @@
 // following, buffering and committing over parsing and counting alone.
 //
 //	go run ./bench/catchup -lines 1000000
+//
+// To profile the daemon against the dry run, build the binary and record
+// the whole run; both are processes named logtally, the daemon first:
+//
+//	go build -o /tmp/logtally ./cmd/logtally
+//	perf record -g -- go run ./bench/catchup -bin /tmp/logtally
 package main
 
 import (
@@ -52,14 +58,15 @@ func main() {
 	pages := flag.Int("pages", 10, "distinct pages")
 	minutes := flag.Int("minutes", 10, "minutes of log time the lines span")
 	maxOps := flag.Int("max-ops", 32, "flush.max_ops (keep under 50 against FerretDB)")
+	bin := flag.String("bin", "", "a logtally binary to measure instead of building ./cmd/logtally (kept after the run: a profiler such as perf can resolve its symbols)")
 	flag.Parse()
-	if err := run(*lines, *pages, *minutes, *maxOps); err != nil {
+	if err := run(*lines, *pages, *minutes, *maxOps, *bin); err != nil {
 		fmt.Fprintf(os.Stderr, "catchup: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(lines, pages, minutes, maxOps int) error {
+func run(lines, pages, minutes, maxOps int, prebuilt string) error {
 	tmp, err := os.MkdirTemp("", "logtally-catchup-")
 	if err != nil {
 		return err
@@ -72,9 +79,12 @@ func run(lines, pages, minutes, maxOps int) error {
 	}
 	fmt.Printf("log: %d lines, %.1f MB, %d pages over %d minutes\n", lines, float64(size)/1e6, pages, minutes)
 
-	bin := filepath.Join(tmp, "logtally")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/logtally").CombinedOutput(); err != nil {
-		return fmt.Errorf("build logtally: %v\n%s", err, out)
+	bin := prebuilt
+	if bin == "" {
+		bin = filepath.Join(tmp, "logtally")
+		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/logtally").CombinedOutput(); err != nil {
+			return fmt.Errorf("build logtally: %v\n%s", err, out)
+		}
 	}
 	uri := os.Getenv("MONGODB_URI")
 	server := "MONGODB_URI"
