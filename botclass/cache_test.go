@@ -66,10 +66,16 @@ func TestCacheHitAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { c.Class(ua); c.Class(x); c.Class(y) }); n != 0 {
 		t.Errorf("hits across generations allocate %v times", n)
 	}
-	// Classify itself (a miss) allocates nothing either.
+	// Classify itself (a miss) allocates nothing either. Under the race
+	// detector the regexps' pooled machines are dropped now and then
+	// (raceEnabled): a machine a run, no more.
 	r := Default()
+	most := 0.0
+	if raceEnabled {
+		most = 1
+	}
 	for _, s := range [][]byte{ua, []byte("Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)"), []byte("Mozilla/5.0 (compatible; SISTRIX Crawler; http://crawler.sistrix.net/)")} {
-		if n := testing.AllocsPerRun(100, func() { r.Classify(s) }); n != 0 {
+		if n := testing.AllocsPerRun(100, func() { r.Classify(s) }); n > most {
 			t.Errorf("Classify(%q) allocates %v times", s, n)
 		}
 	}

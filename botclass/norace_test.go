@@ -1,0 +1,5 @@
+//go:build !race
+
+package botclass
+
+const raceEnabled = false
