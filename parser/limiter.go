@@ -69,12 +69,14 @@ type knownPage struct {
 const knownLen = 47
 
 // knownIndex returns the entry of PageLimiter.known for page (of at most
-// knownLen bytes), by its length and first and last 8 bytes (or its bytes
-// if fewer).
+// knownLen bytes), by its length and first and last 8 bytes (4 bytes if
+// fewer than 8; its bytes if fewer than 4).
 func knownIndex(page []byte) uint64 {
 	var x uint64
 	if n := len(page); n >= 8 {
 		x = binary.LittleEndian.Uint64(page) ^ bits.RotateLeft64(binary.LittleEndian.Uint64(page[n-8:]), 29)
+	} else if n >= 4 {
+		x = uint64(binary.LittleEndian.Uint32(page)) | uint64(binary.LittleEndian.Uint32(page[n-4:]))<<32
 	} else {
 		for _, c := range page {
 			x = x<<8 | uint64(c)

@@ -108,56 +108,65 @@ func TestPageLimiterMatchesReference(t *testing.T) {
 	}
 }
 
-// BenchmarkPageLimiter applies the limiter to the pages of realistic
-// lines (internal/loggen: one site, 2,000 pages of Zipf popularity, a few
-// lines a second) of max_pages_per_minute's default, and, in the same run,
+// BenchmarkPageLimiter applies the limiter (max_pages_per_minute's
+// default, 2,000) to the pages of 200,000 lines, and, in the same run,
 // the limiter as it was before its caches (the reference of
-// TestPageLimiterMatchesReference). It reports ns per line of each and
-// their ratio.
+// TestPageLimiterMatchesReference): realistic lines (internal/loggen: one
+// site, 2,000 pages of Zipf popularity, about 12 lines a second), and
+// bench/replay's log (one site, 10 short pages, 1,667 lines a second). It
+// reports ns per line of each and their ratio.
 //
 //	go test -run '^$' -bench PageLimiter -count 3 ./parser
 func BenchmarkPageLimiter(b *testing.B) {
+	type line struct {
+		page   []byte
+		minute int64
+	}
+	var realistic, short []line
 	p, err := New(Config{Format: "combined", Site: "example.com"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	g := loggen.New(1)
-	type line struct {
-		page   []byte
-		minute int64
-	}
-	var lines []line
 	var h Hit
 	var buf []byte
-	for range 200_000 {
+	for i := range 200_000 {
 		buf = g.Append(buf[:0], false)
 		if p.Parse(buf, &h) != OK {
 			b.Fatal("not a hit")
 		}
-		lines = append(lines, line{append([]byte(nil), h.Page...), h.Time / 60})
+		realistic = append(realistic, line{append([]byte(nil), h.Page...), h.Time / 60})
+		short = append(short, line{fmt.Appendf(nil, "/page/%d", i*7%10), 29_000_000 + int64(i/100_000)})
 	}
-	const max = 1000
-	site := []byte("example.com")
-	var tNew, tRef float64
-	for i := 0; b.Loop(); i++ {
-		lim, ref := NewPageLimiter(max), &refLimiter{max: max, sites: map[string]*refSiteLimit{}}
-		run := func(apply func(site, page []byte, minute int64) []byte) float64 {
-			t0 := time.Now()
-			for _, l := range lines {
-				apply(site, l.page, l.minute)
+	for _, c := range []struct {
+		name  string
+		lines []line
+	}{{"realistic", realistic}, {"10pages", short}} {
+		b.Run(c.name, func(b *testing.B) {
+			const max = 2000
+			site := []byte("example.com")
+			var tNew, tRef float64
+			for i := 0; b.Loop(); i++ {
+				lim, ref := NewPageLimiter(max), &refLimiter{max: max, sites: map[string]*refSiteLimit{}}
+				run := func(apply func(site, page []byte, minute int64) []byte) float64 {
+					t0 := time.Now()
+					for _, l := range c.lines {
+						apply(site, l.page, l.minute)
+					}
+					return float64(time.Since(t0))
+				}
+				if i%2 == 0 {
+					tNew += run(lim.Apply)
+					tRef += run(ref.Apply)
+				} else {
+					tRef += run(ref.Apply)
+					tNew += run(lim.Apply)
+				}
 			}
-			return float64(time.Since(t0))
-		}
-		if i%2 == 0 {
-			tNew += run(lim.Apply)
-			tRef += run(ref.Apply)
-		} else {
-			tRef += run(ref.Apply)
-			tNew += run(lim.Apply)
-		}
+			n := float64(b.N) * float64(len(c.lines))
+			b.ReportMetric(tNew/n, "ns/line")
+			b.ReportMetric(tRef/n, "ns/line_before")
+			b.ReportMetric(tNew/tRef, "x_before")
+		})
 	}
-	n := float64(b.N) * float64(len(lines))
-	b.ReportMetric(tNew/n, "ns/line")
-	b.ReportMetric(tRef/n, "ns/line_before")
-	b.ReportMetric(tNew/tRef, "x_before")
 }
