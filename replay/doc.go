@@ -42,6 +42,9 @@
 //     chunk, as the aggregator checks MaxKeys) and remembers up to 2^26
 //     (site, page) pairs; past that they are forgotten and the
 //     distinct-pages figure counts the pairs seen again after it twice.
+//     It remembers a site's pages by a 64-bit hash (random per process):
+//     two pages of a site with the same hash (about one chance in 2^63
+//     per pair) count as one distinct page.
 //     Its "keys committed" counts a key once per drain that holds it.
 //   - The parallel dry run's summary is the sequential one's, but for its
 //     keys committed once a worker drained before the end (each worker

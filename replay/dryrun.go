@@ -3,7 +3,9 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"io"
 	stdbits "math/bits"
 	"sort"
@@ -27,8 +29,12 @@ const maxKeys = 1 << 12
 
 // maxPages bounds the (site, page) pairs remembered for the distinct-pages
 // figure; past it they are forgotten (and counted) and the set starts
-// again.
-const maxPages = 1 << 26
+// again. A variable for the tests.
+var maxPages = 1 << 26
+
+// pageSeed is the seed of pageHash: the same for every worker of the
+// process, so that their sets merge.
+var pageSeed = maphash.MakeSeed()
 
 // malformedLogged is how many malformed lines of each file are
 // printed with their line number before the rest are only counted.
@@ -71,11 +77,15 @@ type dryWorker struct {
 
 	// Derived from the sums drained (their keys decoded), kept across
 	// drains.
-	sites    map[string]map[string]struct{} // site -> its pages
-	nPages   int                            // the pages of every site
+	// sites holds each site's pages by their 64-bit hash (pageHash): a
+	// key drained costs one hash of its page and mostly one probe, no
+	// string compared. Two pages of a site with the same hash (about one
+	// chance in 2^63 per pair) count as one.
+	sites    map[string]*pageSet // site -> its pages
+	nPages   int                 // the pages of every site
 	seconds  secondSet
-	lastSite []byte              // of the last key drained, in sites
-	cur      map[string]struct{} // its pages
+	lastSite []byte   // of the last key drained, in sites
+	cur      *pageSet // its pages
 
 	// mostPages is the most pages of one site (since they were last
 	// forgotten).
@@ -90,7 +100,7 @@ func newDryWorker(p *parser.Parser, lim *parser.PageLimiter) *dryWorker {
 		agg: aggregate.NewSummer(map[string]*parser.Parser{dryRunSource: p},
 			map[string]*parser.PageLimiter{dryRunSource: lim}, nil, nil),
 		p: p, lim: lim,
-		sites: map[string]map[string]struct{}{},
+		sites: map[string]*pageSet{},
 	}
 	w.agg.OnMalformed(func(n uint64, o parser.Outcome, length int) { w.mal(n, o, length) })
 	return w
@@ -183,27 +193,39 @@ func (w *dryWorker) drain() error {
 }
 
 // note counts a key drained and notes its site, (site, page) pair and
-// second.
+// second. A key of a site and a page shorter than 128 bytes each (one byte
+// for each length) is split here, others by buffer.DecodeKey.
 func (w *dryWorker) note(key []byte) error {
 	w.committed++
-	site, page, sec, err := buffer.DecodeKey(key)
-	if err != nil {
-		return fmt.Errorf("dry run: %w", err)
+	var site, page []byte
+	var sec int64
+	if ns := int(key[0]); ns < 0x80 && ns+1 < len(key) && key[ns+1] < 0x80 && len(key) == ns+int(key[ns+1])+10 {
+		site, page = key[1:ns+1], key[ns+2:len(key)-8]
+		sec = int64(binary.BigEndian.Uint64(key[len(key)-8:]) ^ (1 << 63))
+	} else {
+		var err error
+		if site, page, sec, err = buffer.DecodeKey(key); err != nil {
+			return fmt.Errorf("dry run: %w", err)
+		}
 	}
 	if !bytes.Equal(site, w.lastSite) || w.cur == nil {
 		w.cur = w.sites[string(site)]
 		if w.cur == nil {
-			w.cur = map[string]struct{}{}
+			w.cur = &pageSet{}
 			w.sites[string(site)] = w.cur
 		}
 		w.lastSite = append(w.lastSite[:0], site...)
 	}
-	if _, ok := w.cur[string(page)]; !ok {
-		w.addPage(w.cur, string(page))
+	if h := pageHash(page); !w.cur.has(h) {
+		w.addPage(w.cur, h)
 	}
 	w.seconds.add(sec)
 	return nil
 }
+
+// pageHash returns the hash of page in a pageSet: maphash's of pageSeed,
+// never 0 (its lowest bit set).
+func pageHash(page []byte) uint64 { return maphash.Bytes(pageSeed, page) | 1 }
 
 // secondSet is a set of Unix seconds, a bitmap per block of 1024
 // seconds: a day's seconds take 11 KiB, where a map took megabytes and a
@@ -320,19 +342,19 @@ func (d *DryRun) figures() (*dryWorker, error) {
 	return ws[0], err
 }
 
-// addPage adds a page not in pages, the set of its site, forgetting
-// every site's pages first when maxPages are held.
-func (w *dryWorker) addPage(pages map[string]struct{}, page string) {
+// addPage adds a page (its hash) not in pages, the set of its site,
+// forgetting every site's pages first when maxPages are held.
+func (w *dryWorker) addPage(pages *pageSet, page uint64) {
 	if w.nPages == maxPages {
-		w.pagesForgotten += maxPages
+		w.pagesForgotten += uint64(maxPages)
 		for _, ps := range w.sites {
-			clear(ps)
+			ps.clear()
 		}
 		w.nPages, w.mostPages = 0, 0
 	}
-	pages[page] = struct{}{}
+	pages.add(page)
 	w.nPages++
-	w.mostPages = max(w.mostPages, len(pages))
+	w.mostPages = max(w.mostPages, pages.len())
 }
 
 // merge moves o's figures (sites, pages, seconds, keys committed) into w,
@@ -343,11 +365,11 @@ func (w *dryWorker) merge(o *dryWorker) {
 	for site, ops := range o.sites {
 		ps := w.sites[site]
 		if ps == nil {
-			ps = map[string]struct{}{}
+			ps = &pageSet{}
 			w.sites[site] = ps
 		}
-		for page := range ops {
-			if _, ok := ps[page]; !ok {
+		for _, page := range ops.slots {
+			if page != 0 && !ps.has(page) {
 				w.addPage(ps, page)
 			}
 		}

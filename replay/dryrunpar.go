@@ -329,7 +329,7 @@ func (par *parallel) exact(d *DryRun) error {
 			ok = false
 		}
 		for _, ps := range f.sites {
-			if len(ps) > max {
+			if ps.len() > max {
 				ok = false
 			}
 		}
