@@ -184,20 +184,8 @@ func timeAdd(b *testing.B, a *aggregate.Aggregator, c *tailer.Chunk) time.Durati
 //
 //	go test -run '^$' -bench DryRunPath -count 3 ./aggregate
 func BenchmarkDryRunPath(b *testing.B) {
-	g := loggen.New(1)
-	var data []byte
 	const lines = 200_000
-	for range lines {
-		data = append(g.Append(data, false), '\n')
-	}
-	var chunks []tailer.Chunk
-	for off := 0; off < len(data); {
-		end := min(off+256<<10, len(data))
-		end = off + bytes.LastIndexByte(data[off:end], '\n') + 1
-		chunks = append(chunks, tailer.Chunk{Checkpoint: tailer.Checkpoint{Source: "src", Path: "/logs/gen.log",
-			File: tailer.FileID{Dev: 1, Ino: 3}, Offset: int64(end)}, Data: data[off:end]})
-		off = end
-	}
+	data, chunks := loggen.Chunks(1, lines, 256<<10, "src")
 	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil, nil)
 	alone := newParser(b, "combined")
 	var h parser.Hit

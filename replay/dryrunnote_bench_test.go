@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
@@ -22,20 +21,8 @@ import (
 //
 //	go test -run '^$' -bench DryWorkerNote -count 3 ./replay
 func BenchmarkDryWorkerNote(b *testing.B) {
-	g := loggen.New(1)
-	var data []byte
 	const lines = 200_000
-	for range lines {
-		data = append(g.Append(data, false), '\n')
-	}
-	var chunks []tailer.Chunk
-	for off := 0; off < len(data); {
-		end := min(off+256<<10, len(data))
-		end = off + bytes.LastIndexByte(data[off:end], '\n') + 1
-		chunks = append(chunks, tailer.Chunk{Checkpoint: tailer.Checkpoint{Source: dryRunSource, Path: "/logs/gen.log",
-			File: tailer.FileID{Dev: 1, Ino: 3}, Offset: int64(end)}, Data: data[off:end]})
-		off = end
-	}
+	_, chunks := loggen.Chunks(1, lines, 256<<10, dryRunSource)
 	newWorker := func() *dryWorker {
 		p, err := parser.New(parser.Config{Format: "combined", Site: "bench.example.com"})
 		if err != nil {

@@ -16,12 +16,14 @@
 package loggen
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"time"
 
 	"github.com/logtally/logtally/botclass"
+	"github.com/logtally/logtally/tailer"
 )
 
 // Agent is a real user agent and the class logtally must give it.
@@ -242,4 +244,25 @@ func appendSeconds(b []byte, ms int64) []byte {
 		b = append(b, '0')
 	}
 	return strconv.AppendInt(b, f, 10)
+}
+
+// Chunks returns n combined lines of seed (each ending in '\n') and the
+// same bytes cut at line ends into chunks of at most size bytes, as a
+// tailer reading source's file path hands them on: what the per-line
+// benchmarks of the dry-run path feed.
+func Chunks(seed uint64, n, size int, source string) ([]byte, []tailer.Chunk) {
+	g := New(seed)
+	var data []byte
+	for range n {
+		data = append(g.Append(data, false), '\n')
+	}
+	var chunks []tailer.Chunk
+	for off := 0; off < len(data); {
+		end := min(off+size, len(data))
+		end = off + bytes.LastIndexByte(data[off:end], '\n') + 1
+		chunks = append(chunks, tailer.Chunk{Checkpoint: tailer.Checkpoint{Source: source, Path: "/logs/gen.log",
+			File: tailer.FileID{Dev: 1, Ino: 3}, Offset: int64(end)}, Data: data[off:end]})
+		off = end
+	}
+	return data, chunks
 }
