@@ -51,6 +51,7 @@ func whole(zero, update bson.D) (bson.Raw, error) {
 	if err != nil {
 		return nil, fmt.Errorf("whole document: %w", err)
 	}
+	var c cursor
 	for _, op := range update {
 		terms, ok := op.Value.(bson.D)
 		if !ok {
@@ -72,7 +73,7 @@ func whole(zero, update bson.D) (bson.Raw, error) {
 			if err != nil {
 				return nil, fmt.Errorf("whole document: %s %s: %w", op.Key, t.Key, err)
 			}
-			if doc, err = setPath(doc, t.Key, func(old bsoncore.Value, found bool) (bsoncore.Value, error) {
+			if doc, err = c.set(doc, t.Key, func(old bsoncore.Value, found bool) (bsoncore.Value, error) {
 				return apply(old, found, v)
 			}); err != nil {
 				return nil, fmt.Errorf("whole document: %s %s: %w", op.Key, t.Key, err)

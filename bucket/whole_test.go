@@ -2,6 +2,10 @@ package bucket
 
 import (
 	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -144,5 +148,90 @@ func TestWholeRefusesOtherOperators(t *testing.T) {
 		if _, err := whole(zero, u); err == nil {
 			t.Errorf("whole(%v) succeeded", u)
 		}
+	}
+}
+
+// whole's cursor (the previous term's offsets) gives what a search from
+// the start gives, whatever the order of the terms: terms in and out of
+// the document's order, on fields missing at every depth, on a counter
+// that outgrows int32 (the document is rebuilt and the offsets move), and
+// twice on one field.
+func TestWholeTermsInAnyOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	zero := bson.D{{Key: "_id", Value: "x"}}
+	for _, top := range []string{"a", "b", "c"} {
+		var sub bson.D
+		for i := range 5 {
+			var leaf bson.D
+			for j := range 6 {
+				leaf = append(leaf, bson.E{Key: fmt.Sprint(j), Value: int32(0)})
+			}
+			sub = append(sub, bson.E{Key: fmt.Sprint(i), Value: leaf})
+		}
+		zero = append(zero, bson.E{Key: top, Value: sub})
+	}
+	for round := range 500 {
+		var inc, mx bson.D
+		for range 1 + rng.IntN(40) {
+			path := fmt.Sprintf("%s.%d.%d", []string{"a", "b", "c", "d"}[rng.IntN(4)], rng.IntN(6), rng.IntN(7))
+			var v any = int32(1 + rng.IntN(9))
+			switch rng.IntN(8) {
+			case 0:
+				v = int32(math.MaxInt32 - rng.IntN(3)) // two of them outgrow int32
+			case 1:
+				v = int64(rng.IntN(100))
+			}
+			if rng.IntN(5) == 0 {
+				mx = append(mx, bson.E{Key: path, Value: v})
+			} else {
+				inc = append(inc, bson.E{Key: path, Value: v})
+			}
+		}
+		if rng.IntN(2) == 0 {
+			slices.SortFunc(inc, func(x, y bson.E) int { return strings.Compare(x.Key, y.Key) })
+		}
+		update := bson.D{{Key: "$inc", Value: inc}}
+		if len(mx) > 0 {
+			update = append(update, bson.E{Key: "$max", Value: mx})
+		}
+		got, err := whole(zero, update)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if want := applyTree(t, zero, update); !bytes.Equal(got, want) {
+			t.Fatalf("round %d: update %v\nwhole\n%v\nwant\n%v", round, update, bson.Raw(got), bson.Raw(want))
+		}
+	}
+}
+
+// BenchmarkWhole prints the ns a new bucket's whole document takes, at
+// each level, for a minute's hits every second, and its ratio (x_zero) to
+// the marshalling of its zero-filled document alone (the floor), timed in
+// the same loop, alternately.
+func BenchmarkWhole(b *testing.B) {
+	at := time.Date(2026, 2, 27, 12, 0, 0, 0, time.UTC).Unix()
+	for l := range Level(Levels) {
+		d := NewDoc(l, "www.example.com", "/a/b", at)
+		for s := range int64(60) {
+			var v measure.Vector
+			v.Add(&measure.Hit{Status: 200, Bytes: 100, RT: -1})
+			d.Add(at+s, &v)
+		}
+		b.Run(l.String(), func(b *testing.B) {
+			var tWhole, tZero time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				if _, err := d.Whole(NumberedGuard(1, 1)); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				if _, err := bson.Marshal(d.Zero()); err != nil {
+					b.Fatal(err)
+				}
+				tWhole, tZero = tWhole+t1.Sub(t0), tZero+time.Since(t1)
+			}
+			b.ReportMetric(float64(tWhole.Nanoseconds())/float64(b.N), "ns/whole")
+			b.ReportMetric(float64(tWhole)/float64(tZero), "x_zero")
+		})
 	}
 }
