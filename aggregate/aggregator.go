@@ -94,6 +94,7 @@ type Aggregator struct {
 
 	index  keyTable // the buffer keys held, numbered: key i's sums are counts[i]
 	counts []measure.Vector
+	sorted []buffer.Count // a commit's counts (sortedCounts), kept for the next
 	cps    map[string][]byte
 	marks  map[string]buffer.Mark // ledger key -> mark, since the last commit
 	// finished holds the last checkpoints of the files finished since the
@@ -190,11 +191,16 @@ func (a *Aggregator) Sums() (map[string]measure.Vector, []buffer.Mark) {
 	for i := range a.counts {
 		counts[string(a.index.key(i))] = a.counts[i]
 	}
+	return counts, a.heldMarks()
+}
+
+// heldMarks returns the ledger marks held.
+func (a *Aggregator) heldMarks() []buffer.Mark {
 	marks := make([]buffer.Mark, 0, len(a.marks))
 	for _, m := range a.marks {
 		marks = append(marks, m)
 	}
-	return counts, marks
+	return marks
 }
 
 // HasSource reports whether chunks of source name are parsed: a source

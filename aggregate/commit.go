@@ -82,9 +82,8 @@ func (a *Aggregator) Commit() error {
 	if a.cfg.HoldUntilStart && !a.started {
 		return nil // held back until every start chunk is added
 	}
-	counts, marks := a.Sums()
 	err := a.cfg.Buffer.CommitWith(buffer.Commit{
-		Counts: counts, Checkpoints: a.cps, Marks: marks, Finished: a.finished, Archives: a.archiveRanges(), KeepLastCommit: a.cfg.KeepLastCommit,
+		Counts: a.sortedCounts(), Checkpoints: a.cps, Marks: a.heldMarks(), Finished: a.finished, Archives: a.archiveRanges(), KeepLastCommit: a.cfg.KeepLastCommit,
 		Visitors: a.Sketches(),
 	})
 	if err != nil {
@@ -99,6 +98,19 @@ func (a *Aggregator) Commit() error {
 	a.finished, a.archives = nil, nil
 	clear(a.marks)
 	return nil
+}
+
+// sortedCounts returns the sums held, sorted by key, as the buffer takes
+// them: keys and vectors are the aggregator's own, valid until the next
+// Add.
+func (a *Aggregator) sortedCounts() []buffer.Count {
+	cs := a.sorted[:0]
+	for i := range a.counts {
+		cs = append(cs, buffer.Count{Key: a.index.key(i), V: &a.counts[i]})
+	}
+	buffer.SortCounts(cs)
+	a.sorted = cs
+	return cs
 }
 
 // empty reports whether the aggregator holds nothing to commit.

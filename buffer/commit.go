@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"time"
 
@@ -45,14 +44,38 @@ func DecodeKey(k []byte) (site, page []byte, sec int64, err error) {
 // checkpoints (a nil value deletes one) in one transaction: after it returns
 // both are on disk, and after a crash either both or neither are.
 func (b *Buffer) Commit(counts map[string]measure.Vector, checkpoints map[string][]byte) error {
-	return b.CommitWith(Commit{Counts: counts, Checkpoints: checkpoints})
+	return b.CommitWith(Commit{Counts: CountsOf(counts), Checkpoints: checkpoints})
+}
+
+// A Count is one key's measures to add to the pending counts.
+type Count struct {
+	Key []byte // from AppendKey
+	V   *measure.Vector
+}
+
+// CountsOf returns m's counts as Commit takes them: sorted by key.
+func CountsOf(m map[string]measure.Vector) []Count {
+	out := make([]Count, 0, len(m))
+	for k, v := range m {
+		out = append(out, Count{Key: []byte(k), V: &v})
+	}
+	SortCounts(out)
+	return out
+}
+
+// SortCounts sorts counts by key, as Commit takes them.
+func SortCounts(counts []Count) {
+	slices.SortFunc(counts, func(x, y Count) int { return bytes.Compare(x.Key, y.Key) })
 }
 
 // Commit is what CommitWith writes in one transaction.
 type Commit struct {
-	// Counts are added to the pending counts (keys from AppendKey): each
-	// key's measures merged (measure.Vector.Merge).
-	Counts map[string]measure.Vector
+	// Counts are added to the pending counts, each key's measures merged
+	// (measure.Vector.Merge). They are sorted by key, each key once
+	// (SortCounts): bbolt then writes them in order, and a key given
+	// twice, which would count twice, is refused. The keys and vectors
+	// are read only until CommitWith returns.
+	Counts []Count
 	// Checkpoints are written; a nil value deletes one.
 	Checkpoints map[string][]byte
 	// Marks move the ledger: each key keeps its greatest offset.
@@ -80,7 +103,11 @@ func (b *Buffer) CommitWith(c Commit) error {
 	if len(counts) == 0 && len(checkpoints) == 0 && len(c.Marks) == 0 && len(c.Finished) == 0 && len(c.Archives) == 0 && len(c.Visitors) == 0 {
 		return nil
 	}
-	keys := slices.Sorted(maps.Keys(counts))
+	for i := 1; i < len(counts); i++ {
+		if bytes.Compare(counts[i-1].Key, counts[i].Key) >= 0 {
+			return fmt.Errorf("commit buffer: counts not sorted or key %x given twice", counts[i].Key)
+		}
+	}
 	// A random token written with the commit tells, after an error, a
 	// commit whose meta page reached the file (its sync failed: bbolt
 	// reports an error, yet the next transaction sees it) from one that
@@ -97,9 +124,9 @@ func (b *Buffer) CommitWith(c Commit) error {
 		pending := tx.Bucket(bktPending)
 		pc := pending.Bucket(subCounts)
 		var vals []byte // the encoded values, one allocation for all (bbolt keeps them until the commit)
-		for _, k := range keys {
-			v := counts[k]
-			kb := []byte(k)
+		for _, c := range counts {
+			v, kb := *c.V, c.Key
+			hits += v[measure.Views]
 			old := pc.Get(kb)
 			if old != nil {
 				var o measure.Vector
@@ -117,9 +144,8 @@ func (b *Buffer) CommitWith(c Commit) error {
 			if err := pc.Put(kb, vals[from:len(vals):len(vals)]); err != nil {
 				return fmt.Errorf("put count: %w", err)
 			}
-			hits += counts[k][measure.Views]
 		}
-		if len(keys) > 0 {
+		if len(counts) > 0 {
 			b.mu.Lock()
 			k, h := b.pendingKeys+newKeys, b.pendingHits+hits
 			b.mu.Unlock()

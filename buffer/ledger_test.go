@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/measure"
 )
 
 func TestLedgerCandidates(t *testing.T) {
@@ -36,7 +37,7 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 	sum := fnv1a.Extend(fnv1a.Offset, head)
 	m := Mark{FPLen: len(head), FPSum: sum, Offset: int64(len(head)), Source: "s", Path: "/a.gz"}
 	key := AppendKey(nil, []byte("site"), []byte("/"), 60)
-	if err := b.CommitWith(Commit{Counts: viewsOf(map[string]uint64{string(key): 2}), Marks: []Mark{m}, KeepLastCommit: true}); err != nil {
+	if err := b.CommitWith(Commit{Counts: CountsOf(viewsOf(map[string]uint64{string(key): 2})), Marks: []Mark{m}, KeepLastCommit: true}); err != nil {
 		t.Fatal(err)
 	}
 	if last, _ := b.LastCommit(); !last.IsZero() {
@@ -155,5 +156,33 @@ func TestLedgerLoweredByShrink(t *testing.T) {
 	}
 	if e, _ := b.Counted(head, 1024); e.Offset != 700 {
 		t.Fatalf("entry at %d, want 700", e.Offset)
+	}
+}
+
+// Counts out of order, or a key given twice (which would count twice),
+// are refused, and nothing of the commit is written.
+func TestCommitRefusesUnsortedCounts(t *testing.T) {
+	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{})
+	one := measure.OfViews(1)
+	k1, k2 := AppendKey(nil, []byte("s"), []byte("/a"), 60), AppendKey(nil, []byte("s"), []byte("/b"), 60)
+	for name, counts := range map[string][]Count{
+		"unsorted": {{Key: k2, V: &one}, {Key: k1, V: &one}},
+		"twice":    {{Key: k1, V: &one}, {Key: k2, V: &one}, {Key: k2, V: &one}},
+	} {
+		if err := b.CommitWith(Commit{Counts: counts, Checkpoints: map[string][]byte{"f": []byte("1")}}); err == nil {
+			t.Errorf("%s: committed", name)
+		}
+		if keys, hits := b.Pending(); keys != 0 || hits != 0 {
+			t.Errorf("%s: %d keys, %d hits pending after a refused commit", name, keys, hits)
+		}
+		if cps, err := b.Checkpoints(); err != nil || len(cps) != 0 {
+			t.Errorf("%s: checkpoints %v, %v after a refused commit", name, cps, err)
+		}
+	}
+	if err := b.CommitWith(Commit{Counts: []Count{{Key: k1, V: &one}, {Key: k2, V: &one}}}); err != nil {
+		t.Fatal(err)
+	}
+	if keys, hits := b.Pending(); keys != 2 || hits != 2 {
+		t.Errorf("%d keys, %d hits pending; want 2, 2", keys, hits)
 	}
 }

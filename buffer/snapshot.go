@@ -305,7 +305,7 @@ func (b *Buffer) RebuildWith(r Rebuilt) error {
 			return fmt.Errorf("rebuild: %w", err)
 		}
 	}
-	com := Commit{Counts: counts, Checkpoints: cps, Marks: r.Marks, Visitors: r.Visitors}
+	com := Commit{Counts: CountsOf(counts), Checkpoints: cps, Marks: r.Marks, Visitors: r.Visitors}
 	if counts != nil {
 		com.Finished, com.Archives = r.Finished, r.Archives
 	}

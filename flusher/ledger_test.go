@@ -21,7 +21,7 @@ func TestLedgerMarksReachMongoDB(t *testing.T) {
 	ctx := context.Background()
 	m := buffer.Mark{FPLen: 1024, FPSum: 0xfeed, Offset: 5000, Source: "s", Path: "/logs/a.log.gz"}
 	key := buffer.AppendKey(nil, []byte("s"), []byte("/"), 1_700_000_000)
-	if err := e.buf.CommitWith(buffer.Commit{Counts: map[string]measure.Vector{string(key): measure.OfViews(3)}, Marks: []buffer.Mark{m}}); err != nil {
+	if err := e.buf.CommitWith(buffer.Commit{Counts: buffer.CountsOf(map[string]measure.Vector{string(key): measure.OfViews(3)}), Marks: []buffer.Mark{m}}); err != nil {
 		t.Fatal(err)
 	}
 	e.flush(t)
@@ -91,7 +91,7 @@ func TestLedgerClaim(t *testing.T) {
 	}
 	// The flusher's marks and the replay's reads go on beside it.
 	key2 := buffer.AppendKey(nil, []byte("s"), []byte("/"), 1_700_000_000)
-	if err := e.buf.CommitWith(buffer.Commit{Counts: map[string]measure.Vector{string(key2): measure.OfViews(1)}, Marks: []buffer.Mark{m}}); err != nil {
+	if err := e.buf.CommitWith(buffer.Commit{Counts: buffer.CountsOf(map[string]measure.Vector{string(key2): measure.OfViews(1)}), Marks: []buffer.Mark{m}}); err != nil {
 		t.Fatal(err)
 	}
 	e.flush(t)
