@@ -6,10 +6,12 @@
 // is in the monthly buckets, stops it with SIGTERM and prints wall time,
 // logtally's own CPU seconds and peak RSS (from its rusage), and the
 // database operations it issued per 1,000 hits (from its final stats line).
-// Then it runs `logtally replay -dry-run` with the same config (the same
-// source settings) on the same log dryRuns times and prints the median of
-// their CPU seconds and the ratio of the catch-up's CPU to it: the cost of
-// following, buffering and committing over parsing and counting alone.
+// It does so -runs times, each with a new state dir and database, and
+// prints the median CPU. Then it runs `logtally replay -dry-run` with the
+// same config (the same source settings) on the same log dryRuns times and
+// prints the median of their CPU seconds and the ratio of the catch-up's
+// median CPU to it: the cost of following, buffering and committing over
+// parsing and counting alone.
 //
 //	go run ./bench/catchup -lines 1000000
 //
@@ -58,15 +60,20 @@ func main() {
 	pages := flag.Int("pages", 10, "distinct pages")
 	minutes := flag.Int("minutes", 10, "minutes of log time the lines span")
 	maxOps := flag.Int("max-ops", 32, "flush.max_ops (keep under 50 against FerretDB)")
+	runs := flag.Int("runs", 5, "catch-ups measured (the median CPU is compared)")
 	bin := flag.String("bin", "", "a logtally binary to measure instead of building ./cmd/logtally (kept after the run: a profiler such as perf can resolve its symbols)")
 	flag.Parse()
-	if err := run(*lines, *pages, *minutes, *maxOps, *bin); err != nil {
+	if *runs < 1 {
+		fmt.Fprintln(os.Stderr, "catchup: -runs must be at least 1")
+		os.Exit(2)
+	}
+	if err := run(*lines, *pages, *minutes, *maxOps, *runs, *bin); err != nil {
 		fmt.Fprintf(os.Stderr, "catchup: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(lines, pages, minutes, maxOps int, prebuilt string) error {
+func run(lines, pages, minutes, maxOps, runs int, prebuilt string) error {
 	tmp, err := os.MkdirTemp("", "logtally-catchup-")
 	if err != nil {
 		return err
@@ -108,8 +115,39 @@ func run(lines, pages, minutes, maxOps int, prebuilt string) error {
 		server = "embedded FerretDB v1.24.0 (SQLite) in another process"
 	}
 	fmt.Printf("server: %s\n", server)
+	client, err := mongo.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		return err
+	}
+	defer client.Disconnect(context.Background())
+	cpus := make([]time.Duration, 0, runs)
+	var conf string
+	for i := range runs {
+		c, cpu, err := catchUp(bin, client, uri, tmp, logPath, lines, maxOps, i)
+		if err != nil {
+			return err
+		}
+		conf, cpus = c, append(cpus, cpu)
+	}
+	slices.Sort(cpus)
+	mid := cpus[len(cpus)/2]
+	fmt.Printf("logtally CPU over %d catch-ups: median %.3fs (%.3f-%.3fs)\n", runs, mid.Seconds(), cpus[0].Seconds(), cpus[len(cpus)-1].Seconds())
+
+	dry, err := dryRun(bin, conf, logPath, dryRuns)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("replay -dry-run CPU: %.3fs (median of %d runs)\n", dry.Seconds(), dryRuns)
+	fmt.Printf("catch-up CPU / dry-run CPU: %.2f\n", mid.Seconds()/dry.Seconds())
+	return nil
+}
+
+// catchUp runs the daemon (run i, with its own state dir and database)
+// until every hit of the log is in the monthly buckets, stops it, prints
+// what it cost and returns its config and CPU time.
+func catchUp(bin string, client *mongo.Client, uri, tmp, logPath string, lines, maxOps, i int) (conf string, cpu time.Duration, err error) {
 	db := fmt.Sprintf("catchup_%d", time.Now().UnixNano())
-	conf := filepath.Join(tmp, "logtally.toml")
+	conf = filepath.Join(tmp, fmt.Sprintf("logtally-%d.toml", i))
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
 shutdown_timeout = "5m"
 [mongo]
@@ -125,14 +163,9 @@ minute_retention = "0" # the test lines are older than the default 48h
 site = %q
 paths = [%q]
 format = %q
-`, filepath.Join(tmp, "state"), uri, db, maxOps, site, logPath, format)), 0o600); err != nil {
-		return err
+`, filepath.Join(tmp, fmt.Sprintf("state-%d", i)), uri, db, maxOps, site, logPath, format)), 0o600); err != nil {
+		return "", 0, err
 	}
-	client, err := mongo.Connect(options.Client().ApplyURI(uri))
-	if err != nil {
-		return err
-	}
-	defer client.Disconnect(context.Background())
 	defer client.Database(db).Drop(context.Background())
 
 	var stderr bytes.Buffer
@@ -140,14 +173,14 @@ format = %q
 	daemon.Stderr = &stderr
 	start := time.Now()
 	if err := daemon.Start(); err != nil {
-		return err
+		return "", 0, err
 	}
 	monthly := client.Database(db).Collection("monthly")
 	var got int64
 	for got < int64(lines) {
 		if time.Since(start) > 30*time.Minute {
 			daemon.Process.Kill()
-			return fmt.Errorf("only %d of %d hits after 30 minutes", got, lines)
+			return "", 0, fmt.Errorf("only %d of %d hits after 30 minutes", got, lines)
 		}
 		time.Sleep(100 * time.Millisecond)
 		got, _ = benchutil.MonthlyTotal(monthly)
@@ -155,11 +188,11 @@ format = %q
 	caughtUp := time.Since(start)
 	daemon.Process.Signal(syscall.SIGTERM)
 	if err := daemon.Wait(); err != nil {
-		return fmt.Errorf("logtally: %v\n%s", err, stderr.String())
+		return "", 0, fmt.Errorf("logtally: %v\n%s", err, stderr.String())
 	}
 	wall := time.Since(start)
 	ru := daemon.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := cpuTime(daemon.ProcessState)
+	cpu = cpuTime(daemon.ProcessState)
 	stats := lastStats(stderr.String())
 	ops := stats["bulk_writes"] + stats["finds"] + stats["insert_calls"]
 	fmt.Printf("caught up: all %d hits in MongoDB after %.2fs (wall until exit %.2fs)\n", got, caughtUp.Seconds(), wall.Seconds())
@@ -171,13 +204,7 @@ format = %q
 	fmt.Printf("per 1,000 hits: %.4f database round trips, %.4f bucket updates\n",
 		1000*float64(ops)/float64(got), 1000*float64(stats["updates"])/float64(got))
 
-	dry, err := dryRun(bin, conf, logPath, dryRuns)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("replay -dry-run CPU: %.3fs (median of %d runs)\n", dry.Seconds(), dryRuns)
-	fmt.Printf("catch-up CPU / dry-run CPU: %.2f\n", cpu.Seconds()/dry.Seconds())
-	return nil
+	return conf, cpu, nil
 }
 
 // dryRun runs `logtally replay -dry-run` on the log n times, with the
