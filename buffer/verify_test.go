@@ -71,10 +71,22 @@ func wantCorrupt(t *testing.T, path, what string) {
 	}
 }
 
+// A file cut to half the pages its newest meta page says bbolt uses is
+// corrupt (the file itself is larger: bbolt extends it to its map).
 func TestVerifyTruncated(t *testing.T) {
 	path := sampleBuffer(t)
-	st, _ := os.Stat(path)
-	if err := os.Truncate(path, st.Size()/2); err != nil {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	m, ok := newestMeta(&verifier{r: f, size: st.Size()}, 4096)
+	f.Close()
+	used := int64(m.pgid) * int64(m.pageSize)
+	if !ok || used <= 4*4096 || used > st.Size() {
+		t.Fatalf("sample buffer: meta read %v, %d bytes used of %d", ok, used, st.Size())
+	}
+	if err := os.Truncate(path, used/2); err != nil {
 		t.Fatal(err)
 	}
 	wantCorrupt(t, path, "truncated")
