@@ -63,6 +63,9 @@
 //   - The file never shrinks (bbolt reuses freed pages but does not return
 //     them to the file system). Size reports the live data (pending,
 //     sealed and coarse counts), not the file.
+//   - bbolt maps the file 8 MiB from the start and extends it to that size
+//     at its first growth: `ls` shows an 8 MiB buffer.db that holds a few
+//     pages. The extension is sparse (`du` shows what is written).
 //   - NoFreelistSync is on: commits are cheaper, and after an unclean stop
 //     bbolt rebuilds its freelist by scanning the file at Open.
 //   - Keys are length-prefixed, so a site or page may hold any bytes.
