@@ -126,6 +126,7 @@ colour = "red"
 		{"bad size", "[buffer]\nmax_size = \"1 furlong\"\n", []string{"t.toml:2:", "buffer.max_size", "unknown unit"}},
 		{"write concern", "[mongo]\nwrite_concern = \"most\"\n", []string{`t.toml:2: mongo.write_concern: "most"`}},
 		{"line limit zero", "state_dir = \"/x\"\nmax_line_bytes = \"0\"\n", []string{`t.toml:2: max_line_bytes: "0B": must be between 1 and 64MiB`}},
+		{"negative procs", "state_dir = \"/x\"\nmax_procs = -1\n", []string{`t.toml:2: max_procs: -1: must be 0 (all cores) or more`}},
 		{"line limit huge", "max_line_bytes = \"1GiB\"\n", []string{`t.toml:1: max_line_bytes: "1GiB": must be between 1 and 64MiB`}},
 	}
 	for _, tc := range cases {

@@ -60,6 +60,9 @@ func (c *Config) Validate() error {
 	if c.ShutdownTimeout <= 0 {
 		bad("shutdown_timeout", "%q: must be positive", c.ShutdownTimeout)
 	}
+	if c.MaxProcs < 0 {
+		bad("max_procs", "%d: must be 0 (all cores) or more", c.MaxProcs)
+	}
 	if c.LeaseTTL.D() < 3*time.Second {
 		bad("lease_ttl", "%q: must be at least 3s", c.LeaseTTL)
 	}

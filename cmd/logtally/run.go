@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -77,6 +78,7 @@ func cmdRun(args []string, stderr io.Writer) error {
 // returns. An invalid new config is logged, naming the key, and the
 // running one is kept. The logger ([log]) is kept across reloads.
 func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logger, tap *observe.Tap, hups <-chan os.Signal) (*config.Config, error) {
+	setMaxProcs(cfg.MaxProcs, log)
 	if _, err := buffer.CheckDir(cfg.StateDir, config.BufferFile); err != nil {
 		return nil, usagef("state_dir: %w", err)
 	}
@@ -126,7 +128,7 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 		}
 	}()
 	src.p.Store(p)
-	log.Info("logtally running", "sources", len(cfg.Sources), "mongo", cfg.Mongo.Redacted(), "database", cfg.Mongo.Database)
+	log.Info("logtally running", "sources", len(cfg.Sources), "mongo", cfg.Mongo.Redacted(), "database", cfg.Mongo.Database, "procs", runtime.GOMAXPROCS(0))
 	if w := cfg.HTTP.ListenWarning(); w != "" {
 		log.Warn(w)
 	}
@@ -303,4 +305,20 @@ func pipelineConfig(cfg config.Config, log *slog.Logger, db *mongo.Database) pip
 		})
 	}
 	return pc
+}
+
+// setMaxProcs makes the daemon use at most n cores at once (max_procs; 0:
+// Go's default, all the machine's or its cgroup's), unless the GOMAXPROCS
+// environment variable is set. Each pipeline (a reload too) applies its
+// config's.
+func setMaxProcs(n int, log *slog.Logger) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		log.Debug("max_procs left to the GOMAXPROCS environment variable", "gomaxprocs", runtime.GOMAXPROCS(0))
+		return
+	}
+	if n == 0 {
+		runtime.SetDefaultGOMAXPROCS()
+	} else {
+		runtime.GOMAXPROCS(n)
+	}
 }

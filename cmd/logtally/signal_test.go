@@ -149,3 +149,13 @@ func TestSighupReloadsWithMongoDown(t *testing.T) {
 		t.Fatalf("exit after SIGHUP then SIGTERM: %v (want 0)\n%s", err, out)
 	}
 }
+
+// `logtally run` uses one core by default (max_procs) and says so.
+func TestRunUsesOneCoreByDefault(t *testing.T) {
+	cmd, out, _ := startWithDeadMongo(t, "1s")
+	if !strings.Contains(out.String(), `msg="logtally running"`) || !strings.Contains(out.String(), " procs=1") {
+		t.Errorf("the start is not logged with procs=1:\n%s", out.String())
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+}
