@@ -119,6 +119,11 @@ type Aggregator struct {
 	resting                                                   atomic.Bool              // Run waits for input holding nothing, no commit due (LastBeat is now)
 	lastSite                                                  []byte
 
+	// commitReq carries CommitNow's requests to Run; stopped is closed
+	// when Run returns.
+	commitReq chan chan error
+	stopped   chan struct{}
+
 	fullMu    sync.Mutex // guards fullSince and fullErr
 	fullSince time.Time  // commits failing on a full state dir since, or zero
 	fullErr   error      // the last of those failures
@@ -162,6 +167,8 @@ func newAggregator(cfg Config, in <-chan tailer.Chunk, log *slog.Logger) *Aggreg
 		marks:           map[string]buffer.Mark{},
 		extra:           map[string]extraSource{},
 		malformedByFile: map[tailer.FileID]*malformedLog{},
+		commitReq:       make(chan chan error),
+		stopped:         make(chan struct{}),
 	}
 }
 
@@ -277,6 +284,7 @@ func (a *Aggregator) LastBeat() time.Time {
 // checkpoint cannot be encoded, stops it: counts not committed are read
 // again from the files at the next start.
 func (a *Aggregator) Run(ctx context.Context) error {
+	defer close(a.stopped)
 	a.beat.Store(a.cfg.Clock.Now().UnixNano())
 	// The commit timer runs only while something is held: a commit is
 	// due CommitInterval after the first chunk since the last one, and a
@@ -301,6 +309,14 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			tick = nil
 			a.beat.Store(a.cfg.Clock.Now().UnixNano())
 			if err := a.commitOrWait(ctx); err != nil {
+				return err
+			}
+		case done := <-a.commitReq:
+			tick = nil
+			a.beat.Store(a.cfg.Clock.Now().UnixNano())
+			err := a.commitOrWait(ctx)
+			done <- err
+			if err != nil {
 				return err
 			}
 		case c, ok := <-a.in:

@@ -832,3 +832,30 @@ func TestShrunkChunkLowersTheLedger(t *testing.T) {
 			e.Offset, after.Checkpoint.Offset, first.Checkpoint.Offset)
 	}
 }
+
+// CommitNow commits what Run holds at once, before the commit tick, and
+// reports it; once Run has stopped it reports false without waiting.
+func TestCommitNowCommitsBeforeTheTick(t *testing.T) {
+	h := start(t, buffer.Options{}, 0)
+	c := chunk("src", 1, 0, line("/a", 0), line("/b", 0))
+	h.send(c)
+	h.eventually("2 lines", func(s aggregate.Stats) bool { return s.Lines == 2 })
+	if !h.agg.CommitNow(context.Background(), time.Hour) {
+		t.Fatal("CommitNow reported no commit")
+	}
+	if s := h.agg.Stats(); s.Commits != 1 {
+		t.Fatalf("%d commits after CommitNow, want 1", s.Commits)
+	}
+	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{1: c.Checkpoint.Offset})
+	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 1, key("/b", 0): 1})
+	// Holding nothing, it commits nothing and still answers.
+	if !h.agg.CommitNow(context.Background(), time.Hour) {
+		t.Fatal("CommitNow holding nothing reported no commit")
+	}
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+	if h.agg.CommitNow(context.Background(), time.Hour) {
+		t.Error("CommitNow after Run stopped reported a commit")
+	}
+}

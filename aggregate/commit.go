@@ -72,6 +72,36 @@ func (a *Aggregator) commitOrWait(ctx context.Context) error {
 	}
 }
 
+// CommitNow asks Run to commit what it holds now rather than at its next
+// commit tick, and waits for that commit up to wait. The flusher asks
+// before it seals a batch, so that the batch holds every line read so
+// far: a hit then waits about one flush interval to be sealed, not one
+// flush interval plus one commit interval. It reports whether the commit
+// was made; not when Run has stopped or is waiting for space (a full
+// buffer or state dir), when the commit failed, or when wait or ctx ended
+// first (the commit may still be made; it is Run's ordinary commit).
+func (a *Aggregator) CommitNow(ctx context.Context, wait time.Duration) bool {
+	done := make(chan error, 1) // Run never blocks on a requester gone
+	timeout := a.cfg.Clock.After(wait)
+	select {
+	case a.commitReq <- done:
+	case <-a.stopped:
+		return false
+	case <-timeout:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+	select {
+	case err := <-done:
+		return err == nil
+	case <-timeout:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // Commit writes the sums and checkpoints held, in one transaction. Run
 // commits by itself; Commit is for an Aggregator that is not run (tools,
 // tests), called from the goroutine that calls Add.

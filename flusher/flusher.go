@@ -54,6 +54,11 @@ type Config struct {
 	// Nil: the buffer's batches keep random ids and the 47-byte guard
 	// unless it has a number already.
 	Numbers Numbers
+	// BeforeSeal, when not nil, is called by Run before it seals a new
+	// batch: the pipeline has the aggregator commit what it holds then
+	// (aggregate.Aggregator.CommitNow), so the batch holds every line
+	// read so far.
+	BeforeSeal func(ctx context.Context)
 	// Recorder, when not nil, records each batch before its bucket
 	// updates begin.
 	Recorder Recorder
@@ -166,6 +171,7 @@ type Flusher struct {
 	buf           *buffer.Buffer
 	recorder      Recorder
 	numbers       Numbers
+	beforeSeal    func(ctx context.Context)
 	user          string
 	colls         [3]*mongo.Collection // by pass
 	sites         *mongo.Collection    // the sites' daily totals (sitePass)
@@ -234,6 +240,7 @@ func New(cfg Config) (*Flusher, error) {
 		retention:     cfg.Retention,
 		recorder:      cfg.Recorder,
 		numbers:       cfg.Numbers,
+		beforeSeal:    cfg.BeforeSeal,
 		user:          cfg.User,
 		interval:      cfg.Interval,
 		coarse:        cfg.CoarseInterval,

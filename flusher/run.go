@@ -56,6 +56,9 @@ func (f *Flusher) tick(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("flush: %w", err)
 		}
+		if leftover == nil && f.beforeSeal != nil {
+			f.beforeSeal(ctx) // Flush seals next
+		}
 		sent, err := f.Flush(ctx)
 		if err != nil || !sent || leftover == nil {
 			return err

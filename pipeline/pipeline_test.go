@@ -230,3 +230,33 @@ func openPipeline(ctx context.Context, cfg pipeline.Config) (*pipeline.Pipeline,
 	}
 	return p, nil
 }
+
+// Before each seal the flusher has the aggregator commit what it holds:
+// with a commit interval of an hour, the hits still reach MongoDB within
+// a few flush intervals while the pipeline runs, and exactly.
+func TestSealCommitsWhatIsHeldFirst(t *testing.T) {
+	dir := t.TempDir()
+	db := mongotest.Start(t).Database(t)
+	a := site{"a.test", filepath.Join(dir, "a.log")}
+	a.appendLines(t, 0, 40)
+	cfg := config(dir, db, a)
+	cfg.CommitInterval = time.Hour
+	p, err := openPipeline(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+		p.Close(context.Background())
+	}()
+	waitFor(t, "the first 40 hits in MongoDB while running", func() bool { return bucketcheck.Read(t, db).MonthTotal == 40 })
+	a.appendLines(t, 40, 25)
+	waitFor(t, "65 hits in MongoDB while running", func() bool { return bucketcheck.Read(t, db).MonthTotal == 65 })
+	if res := bucketcheck.CompareAll(t, countAll(t, a), bucketcheck.Read(t, db)); !res.Exact() {
+		t.Errorf("%v", res)
+	}
+}
