@@ -149,6 +149,15 @@ func (par *parallel) readFiles(d *DryRun, names []string) error {
 					if helping.Load() > 0 {
 						select {
 						case jobs <- j:
+							if len(jobs) == 0 {
+								// A worker waiting for chunks took it
+								// and was made runnable on this P,
+								// behind this goroutine, which does not
+								// block: yield, so that it runs now
+								// and this one moves to an idle P,
+								// rather than waiting to be preempted.
+								runtime.Gosched()
+							}
 							return nil
 						default:
 						}
