@@ -1,6 +1,9 @@
 package botclass
 
-import "slices"
+import (
+	"bytes"
+	"slices"
+)
 
 // The literal lists are matched in one pass over the user agent by an
 // Aho-Corasick automaton: a DFA over ASCII-folded bytes whose states are
@@ -86,9 +89,31 @@ func newAutomaton(lits []literal) *automaton {
 	}
 
 	// The trie: 0 is the root and, in next, "no edge" until the DFA is
-	// completed (no edge leads back to the root in a trie).
-	a.next = make([]uint32, a.nsym)
-	own := [][]uint32{nil}
+	// completed (no edge leads back to the root in a trie). Its states,
+	// one per distinct prefix of the literals' symbols, are counted first
+	// (the literals sorted: each adds its length past the prefix it shares
+	// with the one before), so that next is allocated once, not grown
+	// (megabytes of garbage at every start).
+	syms := make([][]byte, len(lits))
+	for i, l := range lits {
+		syms[i] = make([]byte, len(l.text))
+		for j := 0; j < len(l.text); j++ {
+			syms[i][j] = a.sym[l.text[j]]
+		}
+	}
+	slices.SortFunc(syms, bytes.Compare)
+	states := 1
+	for i, k := range syms {
+		shared := 0
+		if i > 0 {
+			for shared < len(k) && shared < len(syms[i-1]) && k[shared] == syms[i-1][shared] {
+				shared++
+			}
+		}
+		states += len(k) - shared
+	}
+	a.next = make([]uint32, a.nsym, states*a.nsym)
+	own := make([][]uint32, 1, states)
 	for i, l := range lits {
 		s := uint32(0)
 		for j := 0; j < len(l.text); j++ {

@@ -3,15 +3,18 @@ package replay
 import (
 	"bufio"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/logtally/logtally/internal/loggen"
+	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -34,26 +37,7 @@ func BenchmarkReadZstd(b *testing.B) {
 	if _, err := exec.LookPath("zstd"); err != nil {
 		b.Skip("no zstd command")
 	}
-	name := filepath.Join(b.TempDir(), "access.log.zst")
-	f, err := os.Create(name)
-	if err != nil {
-		b.Fatal(err)
-	}
-	zw, _ := zstd.NewWriter(f)
-	w := bufio.NewWriterSize(zw, 1<<20)
-	g := loggen.New(1)
-	var line []byte
-	for range 1_000_000 {
-		line = append(g.Append(line[:0], false), '\n')
-		w.Write(line)
-	}
-	if err := w.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
+	_, name := writeZstdLog(b, 1_000_000, false)
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		b.Fatal(err)
@@ -88,4 +72,120 @@ func BenchmarkReadZstd(b *testing.B) {
 	b.ReportMetric(readWall.Seconds()/toolWall.Seconds(), "read-wall/zstd-dc-wall")
 	b.ReportMetric(readCPU.Seconds()/float64(b.N), "read-CPU-s/op")
 	b.ReportMetric(toolCPU.Seconds()/float64(b.N), "zstd-dc-CPU-s/op")
+}
+
+// writeZstdLog writes n realistic lines (loggen, seed 1) zstd-compressed
+// to access.log.zst in a temporary directory, and the same lines plain to
+// access.log when plain, and returns their names.
+func writeZstdLog(b *testing.B, n int, plain bool) (plainName, zstName string) {
+	dir := b.TempDir()
+	zstName = filepath.Join(dir, "access.log.zst")
+	f, err := os.Create(zstName)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	zw, _ := zstd.NewWriter(f)
+	var out io.Writer = zw
+	if plain {
+		plainName = filepath.Join(dir, "access.log")
+		pf, err := os.Create(plainName)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer pf.Close()
+		out = io.MultiWriter(zw, pf)
+	}
+	w := bufio.NewWriterSize(out, 1<<20)
+	g := loggen.New(1)
+	var line []byte
+	for range n {
+		line = append(g.Append(line[:0], false), '\n')
+		w.Write(line)
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return plainName, zstName
+}
+
+// BenchmarkDryRunZstd measures the parallel dry run (every core) of a
+// zstd log (1,000,000 realistic lines) against its parts, in the same run:
+// decoding alone (readStream delivering nowhere), the dry run of the same
+// lines plain (parsing and summing, with a plain file's reads), and
+// `zstd -dc` on the file. It reports:
+//
+//   - zst-CPU/(decode+plain-CPU): the CPU lost between the decoder and the
+//     parse workers (hand-offs, copies, caches): 1 when nothing is; a
+//     little under 1 as the plain run's reads are counted twice;
+//   - zst-wall/zstd-dc-wall: issue 21's figure (target ≤ 1.1);
+//   - floor-wall/zstd-dc-wall: (decode + plain CPU) / cores against
+//     zstd -dc's wall, the least the cores allow with these costs.
+//
+// The process's start (the bot lists compiled once) is left out.
+//
+//	go test -run '^$' -bench DryRunZstd -benchtime 3x ./replay/
+func BenchmarkDryRunZstd(b *testing.B) {
+	if _, err := exec.LookPath("zstd"); err != nil {
+		b.Skip("no zstd command")
+	}
+	plain, zst := writeZstdLog(b, 1_000_000, true)
+	cfg := parser.Config{Format: "combined", Site: "bench.example.com"}
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devnull.Close()
+	dry := func(name string) {
+		d, err := NewParallelDryRun(cfg, 1<<20, 0, io.Discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.ReadFiles([]string{name}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dry(plain) // the bot lists compiled, the page cache warm
+	type cost struct{ cpu, wall time.Duration }
+	var decode, parse, both, tool cost
+	self := func(c *cost, fn func()) {
+		c0, w0 := cpuSelf(), time.Now()
+		fn()
+		c.wall += time.Since(w0)
+		c.cpu += cpuSelf() - c0
+	}
+	b.ResetTimer()
+	for range b.N {
+		self(&decode, func() {
+			_, err := readStream(context.Background(), zst, dryRunSource, nil, 0, false, 1<<20, func(c tailer.Chunk) error {
+				c.Release()
+				return nil
+			}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+		self(&parse, func() { dry(plain) })
+		self(&both, func() { dry(zst) })
+		cmd := exec.Command("zstd", "-dc", zst)
+		cmd.Stdout = devnull
+		w0 := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatal(err)
+		}
+		tool.wall += time.Since(w0)
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		tool.cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	n := float64(b.N)
+	parts := decode.cpu + parse.cpu
+	b.ReportMetric(both.cpu.Seconds()/parts.Seconds(), "zst-CPU/(decode+plain-CPU)")
+	b.ReportMetric(both.wall.Seconds()/tool.wall.Seconds(), "zst-wall/zstd-dc-wall")
+	b.ReportMetric(parts.Seconds()/float64(runtime.GOMAXPROCS(0))/tool.wall.Seconds(), "floor-wall/zstd-dc-wall")
+	b.ReportMetric(decode.cpu.Seconds()/n, "decode-CPU-s/op")
+	b.ReportMetric(parse.cpu.Seconds()/n, "plain-CPU-s/op")
+	b.ReportMetric(both.cpu.Seconds()/n, "zst-CPU-s/op")
 }

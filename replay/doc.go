@@ -19,8 +19,9 @@
 // seconds; the other rows are the aggregator's Stats. Malformed lines are
 // printed by file, line number and reason, never their contents.
 // NewParallelDryRun's (the command's, with -jobs) reads up to jobs files at
-// once, each on one reader, and parses their chunks on jobs workers, each
-// with its own Summer; their sums and figures are merged for the summary.
+// once on jobs workers, each file on one, each worker with its own Summer:
+// a worker parses the chunks it reads, or hands them to a worker with no
+// file left; their sums and figures are merged for the summary.
 //
 // Caveats:
 //   - Lines are cut as the daemon's tailer cuts them (tailer.Cutter): a

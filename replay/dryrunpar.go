@@ -1,8 +1,10 @@
 package replay
 
 // The parallel dry run: files read (decompressed and cut into chunks of
-// whole lines) by up to jobs readers, the chunks parsed and summed by jobs
-// workers, each with its own parser, limiter and sums, merged at the end.
+// whole lines) by up to jobs goroutines, the chunks parsed and summed by
+// the goroutine that read them or, while some goroutine has no file left,
+// by that one; each with its own parser, limiter and sums, merged at the
+// end.
 
 import (
 	"context"
@@ -30,11 +32,12 @@ type parallel struct {
 }
 
 // NewParallelDryRun returns a DryRun that reads its files (ReadFiles) on
-// jobs goroutines (0: GOMAXPROCS): each file is read and decompressed by
-// one reader, up to jobs files at once, and its chunks of whole lines are
-// parsed and summed by jobs workers, each with its own parser made from
-// cfg, its own max_pages_per_minute limiter (cfg.Page.MaxPagesPerMinute)
-// and its own sums; the sums are merged for the summary. Sums add, so
+// jobs goroutines (0: GOMAXPROCS), its workers: each file is read and
+// decompressed by one of them, up to jobs files at once, and its chunks of
+// whole lines are parsed and summed by that one or by one with no file
+// left (see readFiles), each worker with its own parser made from cfg, its
+// own max_pages_per_minute limiter (cfg.Page.MaxPagesPerMinute) and its
+// own sums; the sums are merged for the summary. Sums add, so
 // every total is the same as NewDryRun's. What the order of the lines
 // decides (which hosts max_sites folds, which pages max_pages_per_minute
 // counts under "(other)") is checked: when either bound may apply (see
@@ -95,7 +98,7 @@ type dryJob struct {
 	ch  tailer.Chunk
 }
 
-// readFiles reads names with up to jobs readers and jobs workers, then
+// readFiles reads names on jobs goroutines (workers), then
 // prints the files' messages in order, as ReadFile would have. It stops at
 // the first file (in the order given) that cannot be read, as ReadFile one
 // after the other does: the files after it are not read (or no longer),
@@ -113,16 +116,23 @@ func (par *parallel) readFiles(d *DryRun, names []string) error {
 	var abort atomic.Bool // a worker met a bound: read in order instead
 	errStopped := errors.New("stopped: a file before it failed")
 
+	// Each goroutine reads files while there are files to read, parsing
+	// its chunks itself (they are still in its core's caches) unless
+	// another goroutine has no file left: then it queues them for it.
+	// Once no file is left, a goroutine parses the queued chunks. So one
+	// file keeps every core busy, its reader parsing the chunks the others
+	// cannot take yet, and several files are each read and parsed by one
+	// goroutine, without a hand-off, until the last ones.
 	jobs := make(chan dryJob, par.jobs)
-	var workers sync.WaitGroup
-	errs := make([]error, len(par.workers))
-	for i, w := range par.workers {
-		workers.Go(func() { errs[i] = w.run(jobs, par.cfg, &abort) })
-	}
+	var helping atomic.Int32 // goroutines with no file left, parsing jobs
 	next := make(chan int)
-	var readers sync.WaitGroup
-	for range min(par.jobs, len(names)) {
-		readers.Go(func() {
+	var reading, all sync.WaitGroup
+	pws := make([]*parWorker, len(par.workers))
+	for n, w := range par.workers {
+		pw := newParWorker(w, par.cfg.Page.MaxPagesPerMinute, &abort)
+		pws[n] = pw
+		reading.Add(1)
+		all.Go(func() {
 			for i := range next {
 				f := files[i]
 				seq := 0
@@ -134,14 +144,36 @@ func (par *parallel) readFiles(d *DryRun, names []string) error {
 					f.mu.Lock()
 					f.lines = append(f.lines, 0)
 					f.mu.Unlock()
-					jobs <- dryJob{f: f, seq: seq, ch: c}
+					j := dryJob{f: f, seq: seq, ch: c}
 					seq++
+					if helping.Load() > 0 {
+						select {
+						case jobs <- j:
+							if len(jobs) == 0 {
+								// A worker waiting for chunks took it
+								// and was made runnable on this P,
+								// behind this goroutine, which does not
+								// block: yield, so that it runs now
+								// and this one moves to an idle P,
+								// rather than waiting to be preempted.
+								runtime.Gosched()
+							}
+							return nil
+						default:
+						}
+					}
+					pw.take(j)
 					return nil
 				}, nil)
 				if f.err != nil {
 					for cur := failed.Load(); int64(i) < cur && !failed.CompareAndSwap(cur, int64(i)); cur = failed.Load() {
 					}
 				}
+			}
+			reading.Done()
+			helping.Add(1)
+			for j := range jobs {
+				pw.take(j)
 			}
 		})
 	}
@@ -152,9 +184,9 @@ func (par *parallel) readFiles(d *DryRun, names []string) error {
 		next <- i
 	}
 	close(next)
-	readers.Wait()
+	reading.Wait()
 	close(jobs)
-	workers.Wait()
+	all.Wait()
 
 	par.read = append(par.read, names...)
 	if abort.Load() {
@@ -167,64 +199,82 @@ func (par *parallel) readFiles(d *DryRun, names []string) error {
 			return f.err // it names the file
 		}
 	}
+	errs := make([]error, len(pws))
+	for i, pw := range pws {
+		errs[i] = pw.first
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	return par.exact(d)
 }
 
-// run parses and sums the chunks of jobs until it is closed, draining its
-// sums every maxKeys as ReadFile does. A drain's error (a key the buffer
-// cannot decode: a bug) is returned once jobs is closed. When it meets a
-// bound kept across lines (cfg's max_sites or max_pages_per_minute: see
-// exact) it sets abort, and from then on only releases the chunks.
-func (w *dryWorker) run(jobs <-chan dryJob, cfg parser.Config, abort *atomic.Bool) error {
-	var first error
-	var events []dryEvent
-	var malformed uint64
+// parWorker is a dryWorker of a parallel read, with what it notes of the
+// chunks it parses.
+type parWorker struct {
+	*dryWorker
+	abort    *atomic.Bool
+	maxPages int   // max_pages_per_minute
+	first    error // the first drain error
+	// Of the chunk being parsed: its malformed lines, the first ones
+	// noted.
+	events    []dryEvent
+	malformed uint64
+}
+
+// newParWorker returns w for a parallel read that sets abort when it meets
+// a bound kept across lines (see take).
+func newParWorker(w *dryWorker, maxPages int, abort *atomic.Bool) *parWorker {
+	pw := &parWorker{dryWorker: w, abort: abort, maxPages: maxPages}
 	w.mal = func(n uint64, o parser.Outcome, length int) {
-		malformed++
-		if malformed <= malformedLogged+1 { // enough for the file's first ones
-			events = append(events, dryEvent{n: n, out: o, length: length})
+		pw.malformed++
+		if pw.malformed <= malformedLogged+1 { // enough for the file's first ones
+			pw.events = append(pw.events, dryEvent{n: n, out: o, length: length})
 		}
 	}
-	maxPages := cfg.Page.MaxPagesPerMinute
-	for j := range jobs {
-		if abort.Load() {
-			j.ch.Release()
-			continue
-		}
-		events, malformed = events[:0], 0
-		before := w.agg.LinesParsed()
-		err := w.agg.Add(&j.ch)
-		j.ch.Release() // Add keeps nothing of c.Data
-		if err != nil && first == nil {
-			first = err
-		}
-		lines := w.agg.LinesParsed() - before
-		for range j.ch.Skipped {
-			lines++
-			events = append(events, dryEvent{n: lines, skipped: true})
-		}
-		f := j.f
-		f.mu.Lock()
-		f.lines[j.seq] = lines
-		for _, e := range events {
-			e.seq = j.seq
-			f.events = append(f.events, e)
-		}
-		f.malformed += malformed
-		f.mu.Unlock()
-		if w.agg.Held() >= maxKeys {
-			if err := w.drain(); err != nil && first == nil {
-				first = err
-			}
-		}
-		if w.p.SitesFolded() > 0 || w.lim.Overflow() > 0 || maxPages > 0 && w.mostPages > maxPages {
-			abort.Store(true)
+	return pw
+}
+
+// take parses and sums the chunk of j, notes its lines and messages in its
+// file, and drains the sums every maxKeys as ReadFile does. A drain's
+// error (a key the buffer cannot decode: a bug) is kept in first. When it
+// meets a bound kept across lines (max_sites or max_pages_per_minute: see
+// exact) it sets abort; once abort is set it only releases the chunks.
+func (pw *parWorker) take(j dryJob) {
+	if pw.abort.Load() {
+		j.ch.Release()
+		return
+	}
+	w := pw.dryWorker
+	pw.events, pw.malformed = pw.events[:0], 0
+	before := w.agg.LinesParsed()
+	err := w.agg.Add(&j.ch)
+	j.ch.Release() // Add keeps nothing of c.Data
+	if err != nil && pw.first == nil {
+		pw.first = err
+	}
+	lines := w.agg.LinesParsed() - before
+	for range j.ch.Skipped {
+		lines++
+		pw.events = append(pw.events, dryEvent{n: lines, skipped: true})
+	}
+	f := j.f
+	f.mu.Lock()
+	f.lines[j.seq] = lines
+	for _, e := range pw.events {
+		e.seq = j.seq
+		f.events = append(f.events, e)
+	}
+	f.malformed += pw.malformed
+	f.mu.Unlock()
+	if w.agg.Held() >= maxKeys {
+		if err := w.drain(); err != nil && pw.first == nil {
+			pw.first = err
 		}
 	}
-	return first
+	if w.p.SitesFolded() > 0 || w.lim.Overflow() > 0 || pw.maxPages > 0 && w.mostPages > pw.maxPages {
+		pw.abort.Store(true)
+	}
 }
 
 // inOrder reads the files read so far again on one worker, in order,
@@ -309,7 +359,7 @@ func (f *dryFile) print(log io.Writer, maxLine int) {
 // Where a bound may have applied, which hosts and pages it caught depends
 // on the order of the lines, and workers each seeing a part of them could
 // have caught others. A worker that folds, limits, or notes more pages of
-// a site than the bound stops the parallel read early (run).
+// a site than the bound stops the parallel read early (take).
 func (par *parallel) exact(d *DryRun) error {
 	var folded, other uint64
 	for _, w := range par.workers {
