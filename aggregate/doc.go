@@ -2,7 +2,8 @@
 // replays') chunks with their source's parser, sums hits per (site, page,
 // second) in memory, and every commit interval commits the sums to the
 // buffer together with the checkpoints, finished files, archive parts and
-// ledger marks of the chunks they came from, in one transaction.
+// ledger marks of the chunks they came from, in one transaction. CommitNow
+// makes that commit at once: the flusher asks for it before each seal.
 //
 // New makes the Aggregator a run uses (Run reads its input channel);
 // NewSummer makes one that only parses and sums (Add, Sums), for the
