@@ -241,21 +241,9 @@ func TestSealCommitsWhatIsHeldFirst(t *testing.T) {
 	a.appendLines(t, 0, 40)
 	cfg := config(dir, db, a)
 	cfg.CommitInterval = time.Hour
-	p, err := openPipeline(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-		p.Close(context.Background())
-	}()
-	waitFor(t, "the first 40 hits in MongoDB while running", func() bool { return bucketcheck.Read(t, db).MonthTotal == 40 })
+	runUntil(t, cfg, db, 40) // waits for the hits while the pipeline runs
 	a.appendLines(t, 40, 25)
-	waitFor(t, "65 hits in MongoDB while running", func() bool { return bucketcheck.Read(t, db).MonthTotal == 65 })
+	runUntil(t, cfg, db, 65)
 	if res := bucketcheck.CompareAll(t, countAll(t, a), bucketcheck.Read(t, db)); !res.Exact() {
 		t.Errorf("%v", res)
 	}
