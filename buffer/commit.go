@@ -105,7 +105,8 @@ func (b *Buffer) CommitWith(c Commit) error {
 	}
 	for i := 1; i < len(counts); i++ {
 		if bytes.Compare(counts[i-1].Key, counts[i].Key) >= 0 {
-			return fmt.Errorf("commit buffer: counts not sorted or key %x given twice", counts[i].Key)
+			// The key (a site and page of the log) is not named.
+			return fmt.Errorf("commit buffer: counts not sorted, or a key given twice, at count %d of %d", i+1, len(counts))
 		}
 	}
 	// A random token written with the commit tells, after an error, a
@@ -124,14 +125,14 @@ func (b *Buffer) CommitWith(c Commit) error {
 		pending := tx.Bucket(bktPending)
 		pc := pending.Bucket(subCounts)
 		var vals []byte // the encoded values, one allocation for all (bbolt keeps them until the commit)
-		for _, c := range counts {
+		for i, c := range counts {
 			v, kb := *c.V, c.Key
 			hits += v[measure.Views]
 			old := pc.Get(kb)
 			if old != nil {
 				var o measure.Vector
 				if err := o.Decode(old); err != nil {
-					return fmt.Errorf("count of key %x: %w", kb, err)
+					return fmt.Errorf("pending count of the commit's key %d of %d: %w", i+1, len(counts), err)
 				}
 				v.Merge(&o)
 			}

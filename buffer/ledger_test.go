@@ -1,7 +1,9 @@
 package buffer
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,8 +171,11 @@ func TestCommitRefusesUnsortedCounts(t *testing.T) {
 		"unsorted": {{Key: k2, V: &one}, {Key: k1, V: &one}},
 		"twice":    {{Key: k1, V: &one}, {Key: k2, V: &one}, {Key: k2, V: &one}},
 	} {
-		if err := b.CommitWith(Commit{Counts: counts, Checkpoints: map[string][]byte{"f": []byte("1")}}); err == nil {
+		err := b.CommitWith(Commit{Counts: counts, Checkpoints: map[string][]byte{"f": []byte("1")}})
+		if err == nil {
 			t.Errorf("%s: committed", name)
+		} else if strings.Contains(err.Error(), fmt.Sprintf("%x", "/b")) || strings.Contains(err.Error(), "/b") {
+			t.Errorf("%s: the error names the key (a page of the log): %v", name, err)
 		}
 		if keys, hits := b.Pending(); keys != 0 || hits != 0 {
 			t.Errorf("%s: %d keys, %d hits pending after a refused commit", name, keys, hits)
