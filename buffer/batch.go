@@ -191,7 +191,7 @@ func (b *Buffer) scan(id string, coarse bool, from []byte, fn func(key []byte, v
 		var vec measure.Vector
 		for ; k != nil; k, v = c.Next() {
 			if err := vec.Decode(v); err != nil {
-				return fmt.Errorf("count of key %x: %w", k, err)
+				return fmt.Errorf("a count stored in the buffer: %w", err)
 			}
 			if !fn(k, &vec) {
 				return nil

@@ -56,11 +56,11 @@ func addCounts(dst, src *bolt.Bucket) error {
 	return src.ForEach(func(k, v []byte) error {
 		var n, o measure.Vector
 		if err := n.Decode(v); err != nil {
-			return fmt.Errorf("count of key %x: %w", k, err)
+			return fmt.Errorf("a count stored in the buffer: %w", err)
 		}
 		if old := dst.Get(k); old != nil {
 			if err := o.Decode(old); err != nil {
-				return fmt.Errorf("count of key %x: %w", k, err)
+				return fmt.Errorf("a count stored in the buffer: %w", err)
 			}
 			n.Merge(&o)
 		}

@@ -29,12 +29,12 @@ func AppendKey(dst []byte, site, page []byte, sec int64) []byte {
 func DecodeKey(k []byte) (site, page []byte, sec int64, err error) {
 	n, w := binary.Uvarint(k)
 	if w <= 0 || uint64(len(k)-w) < n {
-		return nil, nil, 0, fmt.Errorf("bad buffer key %q", k)
+		return nil, nil, 0, fmt.Errorf("bad buffer key (%d bytes)", len(k))
 	}
 	site, k = k[w:w+int(n)], k[w+int(n):]
 	n, w = binary.Uvarint(k)
 	if w <= 0 || uint64(len(k)-w) != n+8 {
-		return nil, nil, 0, fmt.Errorf("bad buffer key %q", k)
+		return nil, nil, 0, fmt.Errorf("bad buffer key (%d bytes)", len(k))
 	}
 	page, k = k[w:w+int(n)], k[w+int(n):]
 	return site, page, int64(binary.BigEndian.Uint64(k) ^ (1 << 63)), nil

@@ -50,12 +50,12 @@ func AppendVisitorKey(dst []byte, start int64, site, page []byte) []byte {
 // DecodeVisitorKey splits a VisitorKey.
 func DecodeVisitorKey(k []byte) (start int64, site, page []byte, err error) {
 	if len(k) < 9 {
-		return 0, nil, nil, fmt.Errorf("bad visitor key %x", k)
+		return 0, nil, nil, fmt.Errorf("bad visitor key (%d bytes)", len(k))
 	}
 	start = int64(binary.BigEndian.Uint64(k) ^ (1 << 63))
 	n, w := binary.Uvarint(k[8:])
 	if w <= 0 || uint64(len(k)-8-w) < n {
-		return 0, nil, nil, fmt.Errorf("bad visitor key %x", k)
+		return 0, nil, nil, fmt.Errorf("bad visitor key (%d bytes)", len(k))
 	}
 	rest := k[8+w:]
 	return start, rest[:n], rest[n:], nil
@@ -110,17 +110,17 @@ func putSketches(tx *bolt.Tx, sketches map[string]*visitor.Sketch) error {
 		if old := vb.Get([]byte(k)); old != nil {
 			oregs, osent, err := decodeSketch(old)
 			if err != nil {
-				return fmt.Errorf("visitors of key %x: %w", k, err)
+				return fmt.Errorf("a visitor sketch stored in the buffer: %w", err)
 			}
 			if oregs.P != s.P {
-				return fmt.Errorf("visitors of key %x: precision %d, stored %d", k, s.P, oregs.P)
+				return fmt.Errorf("a visitor sketch stored in the buffer: precision %d, stored %d", s.P, oregs.P)
 			}
 			regs.Merge(oregs)
 			sent = osent
 		}
 		v, err := encodeSketch(regs, sent)
 		if err != nil {
-			return fmt.Errorf("visitors of key %x: %w", k, err)
+			return fmt.Errorf("a visitor sketch stored in the buffer: %w", err)
 		}
 		if err := vb.Put([]byte(k), v); err != nil {
 			return fmt.Errorf("put visitors: %w", err)
