@@ -44,6 +44,10 @@ type Hit struct {
 	UADigest uint64
 	// UA is the user agent as logged (the bytes the bot class was decided on: at most maxUALen), nil when the format has none.
 	UA []byte
+	// Unbound is set by a Parser made by Ahead on a hit whose site is a
+	// host Config.MaxSites applies to: the Parser it was made from gives
+	// it its site (Bound). Parse of any other Parser leaves it false.
+	Unbound bool
 }
 
 type formatKind uint8
@@ -60,6 +64,8 @@ const (
 // Parser must not be used by several goroutines at once; make one per
 // goroutine (they are cheap).
 type Parser struct {
+	cfg          Config // what New made it from, for Ahead
+	ahead        bool   // made by Ahead: Config.MaxSites is left to Bound
 	kind         formatKind
 	site         []byte
 	siteFromLine bool
@@ -122,7 +128,7 @@ func New(cfg Config) (*Parser, error) {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, &ConfigError{Field: field, Problem: fmt.Sprintf(format, args...)})
 	}
-	p := &Parser{site: []byte(cfg.Site), maxPageLen: cfg.MaxPageLen, logEsc: true}
+	p := &Parser{cfg: cfg, site: []byte(cfg.Site), maxPageLen: cfg.MaxPageLen, logEsc: true}
 	needHost := cfg.Site == SiteFromLine
 	p.siteFromLine = needHost
 	hasUA, hasMethod := false, true
@@ -354,8 +360,13 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 			return FilteredPath
 		}
 	}
+	h.Unbound = false
 	if !aliased && p.maxSites > 0 {
-		site = p.boundSite(site)
+		if p.ahead {
+			h.Unbound = true
+		} else {
+			site = p.boundSite(site)
+		}
 	}
 	h.Site = site
 	h.Page = page

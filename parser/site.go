@@ -40,6 +40,32 @@ func (p *Parser) boundSite(site []byte) []byte {
 	return OtherSite
 }
 
+// Ahead returns a new Parser of p's configuration, for another goroutine
+// to parse lines ahead of p's: its Parse gives the hits it would give,
+// but for Config.MaxSites, which depends on the order of the lines: a
+// hit whose site is a host the bound applies to has Unbound set, and
+// p.Bound, called on the hits in line order, gives them the sites p's
+// Parse would have. Its caches and Counts are its own.
+func (p *Parser) Ahead() (*Parser, error) {
+	q, err := New(p.cfg)
+	if err != nil {
+		return nil, err
+	}
+	q.ahead = true
+	return q, nil
+}
+
+// Bound gives a hit that a Parser made by p.Ahead parsed the site p's
+// Parse would have given it at this point (Config.MaxSites; see
+// boundSite), counting it in SitesFolded when that is OtherSite, and
+// clears Unbound. A hit without Unbound is left as it is.
+func (p *Parser) Bound(h *Hit) {
+	if h.Unbound && p.maxSites > 0 {
+		h.Site = p.boundSite(h.Site)
+	}
+	h.Unbound = false
+}
+
 // SitesFolded returns how many hits Parse gave the site OtherSite because
 // Config.MaxSites hosts already had a site.
 func (p *Parser) SitesFolded() uint64 { return p.sitesFolded }
