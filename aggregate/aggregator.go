@@ -1,7 +1,6 @@
 package aggregate
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/measure"
@@ -109,6 +107,7 @@ type Aggregator struct {
 
 	lines, hits, malformed, filtered, tooLong, commits, other atomic.Uint64
 	sitesFolded                                               atomic.Uint64
+	parsedAhead                                               atomic.Uint64   // Stats.ParsedAhead
 	foldWarned                                                map[string]bool // sources whose max_sites was reached, logged
 	outcomes                                                  [parser.NumOutcomes]atomic.Uint64
 	measures                                                  [measure.N]atomic.Uint64 // Stats.Measures
@@ -392,54 +391,29 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 		}
 	}
 	overflowBefore, foldedBefore := lim.Overflow(), p.SitesFolded()
-	var lines, hits, malformed, filtered uint64
-	var outcomes parser.Counts
-	var siteHits *atomic.Uint64 // the counter of a.lastSite
-	var siteRun uint64          // hits of a.lastSite not yet added to it
-	c.Lines(func(line []byte, end int64) {
-		lines++
-		out := p.Parse(line, &a.hit)
-		if out != parser.OK {
-			outcomes[out]++
-			if out.Malformed() {
-				malformed++
-				a.logMalformed(cp, end, out, line)
-				if a.onMalformed != nil {
-					a.onMalformed(lines, out, len(line))
-				}
-			} else {
-				filtered++
-			}
-			return
-		}
-		hits++
-		if !bytes.Equal(a.hit.Site, a.lastSite) || siteHits == nil {
-			if siteHits != nil {
-				siteHits.Add(siteRun)
-			}
-			a.lastSite = append(a.lastSite[:0], a.hit.Site...)
-			siteHits, siteRun = a.siteCounter(a.hit.Site), 0
-		}
-		siteRun++
-		page := lim.Apply(a.hit.Site, a.hit.Page, a.hit.Time/60)
-		a.keyBuf = buffer.AppendKey(a.keyBuf[:0], a.hit.Site, page, a.hit.Time)
-		i, added := a.index.index(a.keyBuf)
-		if added {
-			a.counts = append(a.counts, measure.Vector{})
-		}
-		if a.hitsOnly {
-			a.counts[i][measure.Views]++
-			return
-		}
-		m := measure.Hit{Status: a.hit.Status, Bot: a.hit.Bot, Bytes: a.hit.Bytes, RT: a.hit.RT}
-		a.counts[i].Add(&m)
-		if a.cfg.Visitors != nil && a.hit.Bot == botclass.Person && len(a.hit.Client) > 0 {
-			a.addVisitor(&a.hit, page)
-		}
-	})
-	if siteHits != nil {
-		siteHits.Add(siteRun)
+	var t tally
+	ah, _ := c.Ahead.(*ahead)
+	c.Ahead = nil
+	if ah != nil {
+		defer ah.release()
 	}
+	if ah != nil && ah.from == p { // else parsed for a parser replaced since: parsed again
+		a.addAhead(c, ah, p, lim, &t)
+		a.parsedAhead.Add(t.lines)
+	} else {
+		c.Lines(func(line []byte, end int64) {
+			t.lines++
+			if out := p.Parse(line, &a.hit); out != parser.OK {
+				a.skip(&t, cp, end, out, line)
+				return
+			}
+			a.count(&t, &a.hit, lim)
+		})
+	}
+	if t.siteHits != nil {
+		t.siteHits.Add(t.siteRun)
+	}
+	lines, hits, malformed, filtered, outcomes := t.lines, t.hits, t.malformed, t.filtered, t.outcomes
 	a.lines.Add(lines)
 	a.hits.Add(hits)
 	src := a.sourceCounter(cp.Source)

@@ -67,6 +67,9 @@ type Stats struct {
 	// SitesFolded counts hits counted under the site "(other)" by
 	// max_sites (parser.Parser.SitesFolded).
 	SitesFolded uint64
+	// ParsedAhead counts the lines of Lines that a Preparser parsed, on
+	// the goroutine that read them, before the aggregator counted them.
+	ParsedAhead uint64
 	// Outcomes counts lines per parser outcome (malformed and filtered
 	// reasons).
 	Outcomes parser.Counts
@@ -95,6 +98,7 @@ func (a *Aggregator) Stats() Stats {
 	st := Stats{
 		Lines: a.lines.Load(), Hits: a.hits.Load(), Malformed: a.malformed.Load(), Filtered: a.filtered.Load(),
 		TooLong: a.tooLong.Load(), Commits: a.commits.Load(), Other: a.other.Load(), SitesFolded: a.sitesFolded.Load(),
+		ParsedAhead: a.parsedAhead.Load(),
 	}
 	for i := range a.outcomes {
 		st.Outcomes[i] = a.outcomes[i].Load()

@@ -39,6 +39,11 @@ type Chunk struct {
 	// the old, greater offset for the stream and skip the lines written
 	// after the cut).
 	Shrunk bool
+	// Ahead holds Data's lines parsed ahead of the aggregator by the
+	// goroutine that read them (aggregate.Preparser.Prepare), or nil: the
+	// aggregator parses Data. The aggregator takes it over with the chunk.
+	// A Tailer never sets it.
+	Ahead any
 
 	buf  []byte    // the pooled read buffer Data is part of, if any
 	free *freeList // where buf goes back to

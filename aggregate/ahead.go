@@ -1,0 +1,210 @@
+package aggregate
+
+// Lines parsed ahead of the aggregator, on the goroutine that read them,
+// and the counting of a chunk's hits that both paths share.
+
+import (
+	"bytes"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/logtally/logtally/botclass"
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/measure"
+	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/tailer"
+)
+
+// Preparser parses the lines of a source's chunks ahead of an Aggregator,
+// on the goroutine that read them (a replay's reader), so that a replay
+// parses on more cores than the aggregator's one. It does what does not
+// depend on the order of the lines: Parse, with a Parser of its own
+// (parser.Parser.Ahead). The Aggregator does the rest, in the order of the
+// lines, as it does for the lines it parses: max_sites
+// (parser.Parser.Bound), max_pages_per_minute, the sums, the sites' hits,
+// the visitor sketches, the malformed lines' log. A nil *Preparser
+// prepares nothing.
+type Preparser struct {
+	p      *parser.Parser // the Preparser's own
+	from   *parser.Parser // the Aggregator's, p was made from
+	source string
+	hit    parser.Hit
+}
+
+// Preparser returns a Preparser of source's chunks, for one goroutine, or
+// nil where it gains nothing: on one core (GOMAXPROCS 1, the daemon's
+// default max_procs), or for a source without a parser.
+func (a *Aggregator) Preparser(source string) *Preparser {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return nil
+	}
+	from, _ := a.parserFor(source)
+	if from == nil {
+		return nil
+	}
+	p, err := from.Ahead()
+	if err != nil { // from was made of the same configuration
+		return nil
+	}
+	return &Preparser{p: p, from: from, source: source}
+}
+
+// ahead is a chunk's lines as a Preparser parsed them (Chunk.Ahead).
+type ahead struct {
+	from  *parser.Parser // the Aggregator's parser the lines were parsed for
+	lines []aheadLine
+	bytes []byte    // the hits' sites, pages and clients
+	bad   []badLine // the lines not OK
+}
+
+// aheadLine is one line: a hit, or (out not OK) a line of ahead.bad.
+type aheadLine struct {
+	time, rt           int64
+	bytes, uaDigest    uint64
+	site, page, client span // in ahead.bytes; a line not OK: site.off is its index in ahead.bad
+	status             int32
+	out                parser.Outcome
+	bot                botclass.Class
+	unbound            bool
+}
+
+// span is the bytes [off, end) of ahead.bytes.
+type span struct{ off, end uint32 }
+
+// badLine is a line Parse did not give OK, and the offset past it.
+type badLine struct {
+	line []byte // in the chunk's Data
+	end  int64
+}
+
+var aheadPool = sync.Pool{New: func() any { return new(ahead) }}
+
+// Prepare parses c's lines into c.Ahead, where Add reads them instead of
+// parsing c.Data (which it still needs for the malformed lines' log). A
+// chunk of another source, or without lines, is left as it is.
+func (pp *Preparser) Prepare(c *tailer.Chunk) {
+	if pp == nil || c.Done || len(c.Data) == 0 || c.Checkpoint.Source != pp.source {
+		return
+	}
+	ah := aheadPool.Get().(*ahead)
+	ah.from, ah.lines, ah.bytes, ah.bad = pp.from, ah.lines[:0], ah.bytes[:0], ah.bad[:0]
+	var site span // the last hit's: the lines of a site mostly follow each other
+	h := &pp.hit
+	c.Lines(func(line []byte, end int64) {
+		out := pp.p.Parse(line, h)
+		if out != parser.OK {
+			ah.lines = append(ah.lines, aheadLine{out: out, site: span{off: uint32(len(ah.bad))}})
+			ah.bad = append(ah.bad, badLine{line: line, end: end})
+			return
+		}
+		if site.end == 0 || !bytes.Equal(h.Site, ah.bytes[site.off:site.end]) {
+			site = ah.add(h.Site)
+		}
+		ah.lines = append(ah.lines, aheadLine{
+			time: h.Time, rt: h.RT, bytes: h.Bytes, uaDigest: h.UADigest,
+			site: site, page: ah.add(h.Page), client: ah.add(h.Client),
+			status: int32(h.Status), out: out, bot: h.Bot, unbound: h.Unbound,
+		})
+	})
+	c.Ahead = ah
+}
+
+// add appends b to ah.bytes and returns where it is.
+func (ah *ahead) add(b []byte) span {
+	off := len(ah.bytes)
+	ah.bytes = append(ah.bytes, b...)
+	return span{uint32(off), uint32(len(ah.bytes))}
+}
+
+// of returns the bytes of s; nil for none.
+func (ah *ahead) of(s span) []byte {
+	if s.end == s.off {
+		return nil
+	}
+	return ah.bytes[s.off:s.end:s.end]
+}
+
+// addAhead counts the lines of c that a Preparser for p parsed, in their
+// order, as Add counts the lines it parses with p.
+func (a *Aggregator) addAhead(c *tailer.Chunk, ah *ahead, p *parser.Parser, lim *parser.PageLimiter, t *tally) {
+	h := &a.hit
+	for i := range ah.lines {
+		r := &ah.lines[i]
+		t.lines++
+		if r.out != parser.OK {
+			b := ah.bad[r.site.off]
+			a.skip(t, c.Checkpoint, b.end, r.out, b.line)
+			continue
+		}
+		*h = parser.Hit{
+			Site: ah.of(r.site), Page: ah.of(r.page), Client: ah.of(r.client),
+			Time: r.time, Status: int(r.status), Bytes: r.bytes, RT: r.rt,
+			Bot: r.bot, UADigest: r.uaDigest, Unbound: r.unbound,
+		}
+		p.Bound(h)
+		a.count(t, h, lim)
+	}
+}
+
+// release hands ah back to be prepared into again, keeping nothing of
+// the chunk's Data.
+func (ah *ahead) release() {
+	clear(ah.bad)
+	ah.from = nil
+	aheadPool.Put(ah)
+}
+
+// tally is what Add counts of one chunk's lines, added to the totals
+// once the chunk is done.
+type tally struct {
+	lines, hits, malformed, filtered uint64
+	outcomes                         parser.Counts
+	siteHits                         *atomic.Uint64 // the counter of Aggregator.lastSite
+	siteRun                          uint64         // hits of lastSite not yet added to it
+}
+
+// skip counts a line Parse gave out (not OK): malformed (logged by its
+// place, never its bytes but at debug level, see logMalformed) or
+// filtered.
+func (a *Aggregator) skip(t *tally, cp tailer.Checkpoint, end int64, out parser.Outcome, line []byte) {
+	t.outcomes[out]++
+	if !out.Malformed() {
+		t.filtered++
+		return
+	}
+	t.malformed++
+	a.logMalformed(cp, end, out, line)
+	if a.onMalformed != nil {
+		a.onMalformed(t.lines, out, len(line))
+	}
+}
+
+// count adds a parsed hit to its (site, page, second) sums, page limited
+// by lim, and to its site's hits and visitor sketches.
+func (a *Aggregator) count(t *tally, h *parser.Hit, lim *parser.PageLimiter) {
+	t.hits++
+	if !bytes.Equal(h.Site, a.lastSite) || t.siteHits == nil {
+		if t.siteHits != nil {
+			t.siteHits.Add(t.siteRun)
+		}
+		a.lastSite = append(a.lastSite[:0], h.Site...)
+		t.siteHits, t.siteRun = a.siteCounter(h.Site), 0
+	}
+	t.siteRun++
+	page := lim.Apply(h.Site, h.Page, h.Time/60)
+	a.keyBuf = buffer.AppendKey(a.keyBuf[:0], h.Site, page, h.Time)
+	i, added := a.index.index(a.keyBuf)
+	if added {
+		a.counts = append(a.counts, measure.Vector{})
+	}
+	if a.hitsOnly {
+		a.counts[i][measure.Views]++
+		return
+	}
+	m := measure.Hit{Status: h.Status, Bot: h.Bot, Bytes: h.Bytes, RT: h.RT}
+	a.counts[i].Add(&m)
+	if a.cfg.Visitors != nil && h.Bot == botclass.Person && len(h.Client) > 0 {
+		a.addVisitor(h, page)
+	}
+}
