@@ -66,13 +66,18 @@ type Counters struct {
 // with the *DamagedError. c may be nil: nothing is counted.
 func Stream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, out chan<- tailer.Chunk, c *Counters) (int64, error) {
 	return readStream(ctx, name, source, head, from, live, maxLine, func(ch tailer.Chunk) error {
-		select {
-		case out <- ch:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return send(ctx, out, ch)
 	}, c)
+}
+
+// send sends ch on out, or returns ctx's error if it ends first.
+func send(ctx context.Context, out chan<- tailer.Chunk, ch tailer.Chunk) error {
+	select {
+	case out <- ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // readStream is Stream handing each chunk to deliver, which returns once it

@@ -158,6 +158,9 @@ type Summary struct {
 	// Lines and Hits are the replay's totals; Malformed and Filtered its
 	// lines not counted.
 	Lines, Hits uint64
+	// ParsedAhead is how many of the replay's lines its readers parsed,
+	// on other cores than the aggregator's (aggregate.Preparser).
+	ParsedAhead uint64
 	// Outcomes counts lines per parser outcome name (malformed and
 	// filtered reasons).
 	Outcomes map[string]uint64 `json:"outcomes,omitempty"`
@@ -310,6 +313,7 @@ func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)
 		InsertCalls: fl1.InsertCalls - fl0.InsertCalls, BucketWrites: fl1.BucketWrites - fl0.BucketWrites,
 		ExpiredHits: fl1.ExpiredHits - fl0.ExpiredHits,
 		Elapsed:     clk.Now().Sub(started), Stopped: stopped, Outcomes: map[string]uint64{},
+		ParsedAhead: agg1.ParsedAhead - agg0.ParsedAhead,
 	}
 	for _, n := range names {
 		sum.Lines += agg1.BySource[n].Lines - agg0.BySource[n].Lines

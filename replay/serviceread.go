@@ -103,7 +103,17 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 		held = append(held, f.held)
 	}
 	from, _ := tailer.StreamStart(f.head, counted, held)
-	end, err := Stream(ctx, f.Path, f.source, f.head, from, f.live, s.cfg.MaxLineBytes, s.chunks, &f.counts)
+	// While the aggregator is behind (chunks wait for it), this reader
+	// parses the lines of the next chunk on its own core: the aggregator
+	// then only counts them, in their order. While it keeps up (the
+	// reader is the slower: a decompressor's), it parses them itself.
+	pre := s.agg.Preparser(f.source) // nil on one core
+	end, err := readStream(ctx, f.Path, f.source, f.head, from, f.live, s.cfg.MaxLineBytes, func(ch tailer.Chunk) error {
+		if len(s.chunks) > 0 {
+			pre.Prepare(&ch)
+		}
+		return send(ctx, s.chunks, ch)
+	}, &f.counts)
 	s.replayMu.Lock()
 	defer s.replayMu.Unlock()
 	f.From, f.End, f.Lines = from, end, f.counts.Lines.Load()

@@ -233,6 +233,9 @@ func printReplaySummary(w io.Writer, s *replay.Summary, where string, elapsed ti
 		fmt.Fprintf(w, "  %-20s  %-15s  %-6s  %12d lines  bytes %d-%d  %s\n", first, f.Status, f.Compression, f.Lines, f.From, f.End, f.Path)
 	}
 	fmt.Fprintf(w, "lines: %d, hits: %d, in %s (%.0f lines/s)\n", s.Lines, s.Hits, elapsed.Round(time.Millisecond), float64(s.Lines)/max(elapsed.Seconds(), 1e-9))
+	if s.ParsedAhead > 0 {
+		fmt.Fprintf(w, "parsed ahead: %d lines, by the readers on other cores than the aggregator's\n", s.ParsedAhead)
+	}
 	if len(s.Outcomes) > 0 {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(s.Outcomes)) {
