@@ -10,6 +10,12 @@
 // state-dir rebuild, so that a lost batch is re-read and keyed exactly as
 // it was counted.
 //
+// A Preparser (Aggregator.Preparser) parses a chunk's lines on the
+// goroutine that read it, a replay's reader, into Chunk.Ahead: Add then
+// does only what depends on the order of the lines (max_sites through
+// parser.Parser.Bound, max_pages_per_minute, the sums, the sites' hits,
+// the visitor sketches), in that order, as for the lines it parses.
+//
 // Caveats:
 //   - Only whole chunks are committed: a checkpoint always sits just past a
 //     line whose hit (or malformed count) is in the same commit.
@@ -26,4 +32,8 @@
 //     crash the lines re-read are counted again in the statistics (never in
 //     the page views). A line's contents are never logged above debug
 //     level.
+//   - Lines parsed ahead are parsed by the Preparser's own Parser: the
+//     source parser's Counts and bot-cache figures do not include them
+//     (the aggregator's Stats do). A chunk prepared for a parser that was
+//     replaced before Add read it is parsed again by the new one.
 package aggregate

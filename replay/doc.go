@@ -7,7 +7,9 @@
 // interface, which *pipeline.Pipeline satisfies): each file from where
 // the ledger (the buffer's and MongoDB's) says it is counted, claimed in
 // MongoDB's ledger while it is read, and Replay returns once its counts
-// are acknowledged. Service.Serve answers `logtally replay` on the
+// are acknowledged. While chunks wait for the aggregator, a reader
+// parses the next one itself (aggregate.Preparser), so that a replay
+// parses on more than the aggregator's core. Service.Serve answers `logtally replay` on the
 // daemon's control socket (Listen; AskDaemon is the client), so that one
 // process with one buffer counts both the live files and the archives.
 // The dry run (DryRun) reads files as Stream does and sums them with the
