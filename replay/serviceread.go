@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/tailer"
@@ -34,9 +35,13 @@ func (s *Service) readReplay(ctx context.Context, jobs int, files []*replayFile,
 	var wg sync.WaitGroup
 	for range jobs {
 		wg.Go(func() {
+			pre := map[string]*aggregate.Preparser{} // this reader's, by source
 			for g := range work {
 				for _, f := range g {
-					err := s.replayOne(ctx, f, claims)
+					if _, ok := pre[f.source]; !ok {
+						pre[f.source] = s.agg.Preparser(f.source) // nil on one core
+					}
+					err := s.replayOne(ctx, f, claims, pre[f.source])
 					if err != nil && !IsDamaged(err) {
 						errc <- err
 						return
@@ -88,8 +93,8 @@ next:
 }
 
 // replayOne claims one file's stream, then reads it from where it is
-// counted.
-func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayClaims) error {
+// counted, parsing ahead with pre (nil: never).
+func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayClaims, pre *aggregate.Preparser) error {
 	if err := claims.take(ctx, f); err != nil {
 		return err
 	}
@@ -107,7 +112,6 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 	// parses the lines of the next chunk on its own core: the aggregator
 	// then only counts them, in their order. While it keeps up (the
 	// reader is the slower: a decompressor's), it parses them itself.
-	pre := s.agg.Preparser(f.source) // nil on one core
 	end, err := readStream(ctx, f.Path, f.source, f.head, from, f.live, s.cfg.MaxLineBytes, func(ch tailer.Chunk) error {
 		if len(s.chunks) > 0 {
 			pre.Prepare(&ch)
