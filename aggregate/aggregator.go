@@ -357,7 +357,8 @@ func (a *Aggregator) waitForSpace(ctx context.Context) error {
 	return nil
 }
 
-// Add parses every line of c and records c's checkpoint. A checkpoint that
+// Add parses every line of c (or counts them as a Preparser parsed them:
+// c.Ahead, which it takes over) and records c's checkpoint. A checkpoint that
 // cannot be encoded is an error, returned before any line of c is counted:
 // counts committed without their checkpoint would be counted again after a
 // restart. Run calls it for each chunk it reads; call it directly only on
