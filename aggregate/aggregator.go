@@ -414,14 +414,13 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 	if t.siteHits != nil {
 		t.siteHits.Add(t.siteRun)
 	}
-	lines, hits, malformed, filtered, outcomes := t.lines, t.hits, t.malformed, t.filtered, t.outcomes
-	a.lines.Add(lines)
-	a.hits.Add(hits)
+	a.lines.Add(t.lines)
+	a.hits.Add(t.hits)
 	src := a.sourceCounter(cp.Source)
-	src.lines.Add(lines)
-	src.hits.Add(hits)
-	a.malformed.Add(malformed)
-	a.filtered.Add(filtered)
+	src.lines.Add(t.lines)
+	src.hits.Add(t.hits)
+	a.malformed.Add(t.malformed)
+	a.filtered.Add(t.filtered)
 	a.other.Add(lim.Overflow() - overflowBefore)
 	if folded := p.SitesFolded() - foldedBefore; folded > 0 {
 		a.sitesFolded.Add(folded)
@@ -435,7 +434,7 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 				"source", cp.Source, "path", cp.Path)
 		}
 	}
-	for i, n := range outcomes {
+	for i, n := range t.outcomes {
 		if n > 0 {
 			a.outcomes[i].Add(n)
 		}
