@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/measure"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -97,6 +98,11 @@ type Options struct {
 	// archive is counted) is kept after it last moved. Zero:
 	// DefaultLedgerRetention.
 	LedgerRetention time.Duration
+	// Clock stamps sealed batches and ledger marks and expires the
+	// ledger; nil: clock.Real. The last commit's time (the next start's
+	// tailer.Config.Since) stays on the wall clock: it is compared with
+	// file modification times.
+	Clock clock.Clock
 	// InstanceID, when not empty, is the id a file created by Open takes
 	// instead of a random one: a buffer rebuilt from the database's
 	// progress record adopts the lost buffer's id, under which its batches
@@ -132,6 +138,7 @@ type Buffer struct {
 	log      *slog.Logger
 	file     fileID                // the identity of the file bbolt opened (watch.go)
 	keep     time.Duration         // Options.LedgerRetention
+	clock    clock.Clock           // Options.Clock
 	lost     atomic.Pointer[error] // set once the open file is found truncated (watch.go)
 	sizer    *os.File              // the file bbolt opened, read with plain reads by checkSize; nil if it could not be opened
 	pageSize int64                 // bbolt's page size (its Info reads it through the map)
@@ -185,7 +192,7 @@ func Open(path string, opts Options) (*Buffer, error) {
 		return nil, fmt.Errorf("open buffer %s: %w", path, err)
 	}
 	b := &Buffer{db: db, maxSize: cmp.Or(opts.MaxSize, DefaultMaxSize), log: log.With("component", "buffer"), adopt: opts.InstanceID,
-		keep: cmp.Or(opts.LedgerRetention, DefaultLedgerRetention)}
+		keep: cmp.Or(opts.LedgerRetention, DefaultLedgerRetention), clock: cmp.Or[clock.Clock](opts.Clock, clock.Real{})}
 	if err := db.Update(b.init); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open buffer %s: %w", path, err)
@@ -235,7 +242,7 @@ func OpenReadOnly(path string, opts Options) (*Buffer, error) {
 		return nil, fmt.Errorf("open buffer %s: %w", path, err)
 	}
 	b := &Buffer{db: db, maxSize: cmp.Or(opts.MaxSize, DefaultMaxSize), log: log.With("component", "buffer"),
-		keep: cmp.Or(opts.LedgerRetention, DefaultLedgerRetention)}
+		keep: cmp.Or(opts.LedgerRetention, DefaultLedgerRetention), clock: cmp.Or[clock.Clock](opts.Clock, clock.Real{})}
 	b.file = statFile(path)
 	b.pageSize = int64(db.Info().PageSize)
 	if err := db.View(b.load); err != nil {
@@ -291,7 +298,7 @@ func (b *Buffer) init(tx *bolt.Tx) error {
 		if err := meta.Put(keyInstance, []byte(b.instance)); err != nil {
 			return err
 		}
-		if err := meta.Put(keyCreated, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+		if err := meta.Put(keyCreated, []byte(b.clock.Now().UTC().Format(time.RFC3339))); err != nil {
 			return err
 		}
 		if err := meta.Put(keyFormat, u64(formatVersion)); err != nil {

@@ -160,13 +160,14 @@ func (b *Buffer) CommitWith(c Commit) error {
 		if err := tx.Bucket(bktMeta).Put(keyToken, token); err != nil {
 			return err
 		}
-		now := time.Now()
 		if !c.KeepLastCommit {
-			if err := tx.Bucket(bktMeta).Put(keyLast, u64(uint64(now.UnixNano()))); err != nil {
+			// The wall clock, not b.clock: the next start compares it
+			// with rotated files' modification times.
+			if err := tx.Bucket(bktMeta).Put(keyLast, u64(uint64(time.Now().UnixNano()))); err != nil {
 				return err
 			}
 		}
-		if err := putMarks(tx, c.Marks, now); err != nil {
+		if err := putMarks(tx, c.Marks, b.clock.Now()); err != nil {
 			return err
 		}
 		if err := putFinished(tx, c.Finished); err != nil {

@@ -1,12 +1,50 @@
 // Package clock lets components read time and wait through an interface,
 // so tests drive timing with a Fake instead of sleeping.
+//
+// A process has one clock, made in cmd/ and handed down: every reading of
+// the current time that decides something (retention, preallocation,
+// salts, ledger expiry, health) goes through it. Two readings stay on the
+// wall clock on purpose: socket deadlines, and times compared with file
+// modification times, which the kernel stamps with the wall clock.
+//
+// In a test binary (testing.Testing) Real reads the wall clock moved by
+// the duration in the environment variable LOGTALLY_TEST_CLOCK_OFFSET
+// (time.ParseDuration, e.g. "43830h" for five years), so the whole suite
+// can be run as on another day; a test whose verdict depends on today's
+// date fails then. Other binaries never read the variable.
 package clock
 
 import (
+	"fmt"
+	"os"
 	"sort"
 	"sync"
+	"testing"
 	"time"
 )
+
+// OffsetEnv is the variable that moves Real in test binaries.
+const OffsetEnv = "LOGTALLY_TEST_CLOCK_OFFSET"
+
+// offset is what Real adds to the wall clock: zero outside test binaries.
+var offset = testOffset(testing.Testing(), os.Getenv(OffsetEnv))
+
+// testOffset parses OffsetEnv's value in a test binary; a malformed value
+// stops the test binary at once rather than running on today's date.
+func testOffset(inTest bool, v string) time.Duration {
+	if !inTest || v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		panic(fmt.Sprintf("clock: %s=%q: %v", OffsetEnv, v, err))
+	}
+	return d
+}
+
+// Offset returns how far Real is moved from the wall clock: zero except in
+// a test binary run with OffsetEnv set.
+func Offset() time.Duration { return offset }
 
 // Clock is the time source components use. Real is the production one.
 type Clock interface {
@@ -16,11 +54,16 @@ type Clock interface {
 	After(d time.Duration) <-chan time.Time
 }
 
-// Real is the wall clock.
+// Real is the wall clock (moved by Offset in a test binary).
 type Real struct{}
 
-// Now returns time.Now().
-func (Real) Now() time.Time { return time.Now() }
+// Now returns time.Now(), plus Offset.
+func (Real) Now() time.Time {
+	if offset != 0 {
+		return time.Now().Add(offset)
+	}
+	return time.Now()
+}
 
 // After returns time.After(d).
 func (Real) After(d time.Duration) <-chan time.Time { return time.After(d) }

@@ -30,3 +30,30 @@ func TestFakeFiresOnlyWhenDue(t *testing.T) {
 		t.Fatalf("waiters = %d, want 0", f.Waiters())
 	}
 }
+
+// The offset is read only in a test binary, and a bad one is refused.
+func TestOffsetOnlyInTests(t *testing.T) {
+	if d := testOffset(false, "43830h"); d != 0 {
+		t.Errorf("outside a test binary: offset %v", d)
+	}
+	if d := testOffset(true, "43830h"); d != 43830*time.Hour {
+		t.Errorf("in a test binary: offset %v", d)
+	}
+	if d := testOffset(true, ""); d != 0 {
+		t.Errorf("unset: offset %v", d)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a malformed offset was accepted")
+		}
+	}()
+	testOffset(true, "five years")
+}
+
+// Real follows the offset this test binary was started with.
+func TestRealMovedByOffset(t *testing.T) {
+	got := Real{}.Now().Sub(time.Now())
+	if d := got - Offset(); d < -time.Second || d > time.Second {
+		t.Errorf("Real is %v from the wall clock, offset %v", got, Offset())
+	}
+}

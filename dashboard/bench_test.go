@@ -304,8 +304,8 @@ func BenchmarkView(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer client.Disconnect(context.Background())
-	r := &query.Reader{DB: client.Database(fillDB.Name()), Now: clock.NewFake(now).Now}
-	d, err := New(Config{Reader: r, Clock: clock.NewFake(now)})
+	r := &query.Reader{DB: client.Database(fillDB.Name()), Clock: clock.NewFake(now)}
+	d, err := New(Config{Reader: r})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -51,7 +51,8 @@ const (
 // Config configures New.
 type Config struct {
 	// Reader reads the buckets. Required. Its MaxCells is lowered to
-	// MaxCells.
+	// MaxCells. Its Clock (clock.Real when nil) is the dashboard's: the
+	// page's "now" and the retention checks read the same clock.
 	Reader *query.Reader
 	// Refresh is how often the page refreshes itself: the flush
 	// interval, at least 2 s.
@@ -64,8 +65,6 @@ type Config struct {
 	// Hosts are the Host header names accepted beside the loopback ones
 	// when there is no authentication (a guard against DNS rebinding).
 	Hosts []string
-	// Clock defaults to clock.Real.
-	Clock clock.Clock
 	// Logger defaults to discarding.
 	Logger *slog.Logger
 }
@@ -93,14 +92,13 @@ func New(cfg Config) (*Dashboard, error) {
 	}
 	cfg.Top = cmp.Or(cfg.Top, DefaultTop)
 	cfg.Refresh = max(cfg.Refresh, 2*time.Second)
-	cfg.Clock = cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	d := &Dashboard{cfg: cfg, reader: *cfg.Reader, log: log.With("component", "dashboard"), busy: make(chan struct{}, Concurrent)}
 	d.reader.MaxCells = MaxCells
-	d.reader.Now = cfg.Clock.Now
+	d.reader.Clock = cmp.Or[clock.Clock](d.reader.Clock, clock.Real{})
 	if cfg.User != "" {
 		d.auth = sha256.Sum256([]byte(cfg.User + ":" + cfg.Password))
 	}
@@ -242,5 +240,5 @@ func (d *Dashboard) sites(ctx context.Context, _ *http.Request) (any, error) {
 		sites = []string{}
 	}
 	return sitesReply{Sites: sites, Refresh: int64((d.cfg.Refresh + time.Second/2) / time.Second),
-		Now: d.cfg.Clock.Now().UnixMilli(), Top: d.cfg.Top}, nil
+		Now: d.reader.Clock.Now().UnixMilli(), Top: d.cfg.Top}, nil
 }

@@ -154,8 +154,8 @@ func TestViewNumbers(t *testing.T) {
 	a := hits(1, 300, day.AddDate(0, 0, -2), 60*time.Hour, "/", "/a", "/b", "/<img src=x>")
 	fill.Write(t, db, "a.test", a)
 	fill.Write(t, db, "b.test", hits(2, 40, day, 12*time.Hour, "/x"))
-	r := &query.Reader{DB: db, Retention: bucket.Retention{Minute: 48 * time.Hour}}
-	d, err := New(Config{Reader: r, Clock: clock.NewFake(now), Refresh: 10 * time.Second})
+	r := &query.Reader{DB: db, Retention: bucket.Retention{Minute: 48 * time.Hour}, Clock: clock.NewFake(now)}
+	d, err := New(Config{Reader: r, Refresh: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,8 +267,8 @@ func TestViewRetention(t *testing.T) {
 	from := utc("2026-11-20T10:00:00Z")
 	hs := hits(3, 30, from, time.Hour, "/")
 	fill.Write(t, db, "a.test", hs)
-	r := &query.Reader{DB: db, Retention: bucket.Retention{Minute: 48 * time.Hour, Daily: 10 * 24 * time.Hour, Monthly: 400 * 24 * time.Hour}}
-	d, err := New(Config{Reader: r, Clock: clock.NewFake(utc("2026-11-25T12:00:00Z"))})
+	r := &query.Reader{DB: db, Retention: bucket.Retention{Minute: 48 * time.Hour, Daily: 10 * 24 * time.Hour, Monthly: 400 * 24 * time.Hour}, Clock: clock.NewFake(utc("2026-11-25T12:00:00Z"))}
+	d, err := New(Config{Reader: r})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -342,7 +342,7 @@ func (p *Pipeline) openBuffer(ctx context.Context) error {
 		}
 	}
 	bopts := cfg.Buffer
-	bopts.Logger = log
+	bopts.Logger, bopts.Clock = log, cfg.Clock
 	buf, err := buffer.Open(cfg.BufferPath, bopts)
 	if errors.Is(err, buffer.ErrCorrupt) {
 		if store == nil {

@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/clock"
 )
 
 // A range outside 1970..9999 is named as such (0001-01-01 is not "missing"),
 // and the steps of a long range are counted without overflowing.
 func TestCheckRangeMessages(t *testing.T) {
-	r := &Reader{Now: func() time.Time { return time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC) }}
+	r := &Reader{Clock: clock.NewFake(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC))}
 	for _, tc := range []struct {
 		from, to time.Time
 		step     Step

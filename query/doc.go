@@ -60,7 +60,7 @@
 //     UTC days and months; seen from another zone they start at that zone's
 //     offset ("2026-11-01 01:00" in Europe/Paris), and an hour step in a
 //     zone with a half-hour offset starts at :30.
-//   - Retention is checked against the configured retention and Reader.Now,
+//   - Retention is checked against the configured retention and Reader.Clock,
 //     not against what the database still holds: a range reaching back
 //     before now minus the retention of its level (rounded up to the
 //     level's bucket) is refused with a *RetentionError naming the part

@@ -19,6 +19,7 @@ import (
 
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/fill"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/measure"
@@ -274,7 +275,7 @@ func TestMeasures(t *testing.T) {
 		}
 	}
 
-	r := &Reader{DB: db, Now: func() time.Time { return utc("2026-11-03T00:00:00Z") }}
+	r := &Reader{DB: db, Clock: clock.NewFake(utc("2026-11-03T00:00:00Z"))}
 	ctx := context.Background()
 	for _, tc := range []struct {
 		step     Step
@@ -502,7 +503,7 @@ func TestMeasureRequests(t *testing.T) {
 	}
 
 	now := utc("2026-11-23T15:04:05Z")
-	r := &Reader{Retention: bucket.Retention{Minute: 48 * time.Hour, Daily: 30 * 24 * time.Hour, Monthly: 0}, Now: func() time.Time { return now }}
+	r := &Reader{Retention: bucket.Retention{Minute: 48 * time.Hour, Daily: 30 * 24 * time.Hour, Monthly: 0}, Clock: clock.NewFake(now)}
 	old := Request{Site: "s", From: utc("2026-09-01T00:00:00Z"), To: utc("2026-09-03T00:00:00Z"), Step: Day}
 	// A day step of views alone reads the daily buckets: gone.
 	var re *RetentionError

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/clock"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
@@ -96,9 +97,9 @@ type Reader struct {
 	Collections bucket.Collections
 	// Retention is how long each level is kept.
 	Retention bucket.Retention
-	// Now returns the current time; nil means time.Now. The retention
-	// check uses it.
-	Now func() time.Time
+	// Clock is the process's clock; nil means clock.Real. The retention
+	// check reads it, and so does a dashboard serving this Reader.
+	Clock clock.Clock
 	// MaxCells bounds the counts of one result (see the MaxCells
 	// constant, the default when 0 or more).
 	MaxCells int
@@ -234,10 +235,10 @@ func (e *RetentionError) Error() string {
 func (e *RetentionError) Unwrap() error { return ErrRetention }
 
 func (r *Reader) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
+	if r.Clock != nil {
+		return r.Clock.Now()
 	}
-	return time.Now()
+	return clock.Real{}.Now()
 }
 
 // Check validates req without reading anything and returns it with From

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/clock"
 )
 
 func utc(s string) time.Time {
@@ -94,7 +95,7 @@ func TestParseTime(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	now := utc("2026-11-23T15:04:05Z")
-	r := &Reader{Retention: bucket.Retention{Minute: 48 * time.Hour}, Now: func() time.Time { return now }}
+	r := &Reader{Retention: bucket.Retention{Minute: 48 * time.Hour}, Clock: clock.NewFake(now)}
 	ok := Request{Site: "s", From: utc("2026-11-23T10:00:30Z"), To: utc("2026-11-23T10:05:10Z"), Step: Minute}
 	got, err := r.Check(ok)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/visitor"
 )
@@ -55,7 +56,7 @@ func TestUnmeasured(t *testing.T) {
 	if aViews == 0 || bHour13.views == 0 {
 		t.Fatal("the fixture has no hit there")
 	}
-	r := &Reader{DB: db, Now: func() time.Time { return utc("2026-11-03T00:00:00Z") }}
+	r := &Reader{DB: db, Clock: clock.NewFake(utc("2026-11-03T00:00:00Z"))}
 	res, err := r.Query(ctx, Request{Site: mSite, From: utc("2026-11-01T00:00:00Z"), To: utc("2026-11-02T00:00:00Z"), Step: Hour,
 		Measures: []Measure{Unmeasured, Status2xx, RTCount, Bots}})
 	if err != nil {
@@ -130,7 +131,7 @@ func TestSiteSumOfTopBeyondBound(t *testing.T) {
 		t.Fatalf("%d pages in the range", len(pages))
 	}
 	// Room for the site's sum and one page at two sums each.
-	r := &Reader{DB: db, Now: func() time.Time { return utc("2026-11-03T00:00:00Z") }, MaxCells: 4 * steps}
+	r := &Reader{DB: db, Clock: clock.NewFake(utc("2026-11-03T00:00:00Z")), MaxCells: 4 * steps}
 	res, err := r.Query(context.Background(), Request{Site: mSite, From: from, To: to, Step: Minute, Top: 1, Measures: []Measure{Bytes}})
 	if err != nil {
 		t.Fatal(err)

@@ -193,7 +193,7 @@ func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 		return false, st, fmt.Errorf("rebuild buffer: %w", err)
 	}
 	bopts := cfg.Buffer
-	bopts.Logger, bopts.InstanceID = log, rec.BufferID
+	bopts.Logger, bopts.InstanceID, bopts.Clock = log, rec.BufferID, cfg.Clock
 	b, err := buffer.Open(tmp, bopts)
 	if err != nil {
 		return false, st, fmt.Errorf("rebuild buffer: %w", err)

@@ -8,7 +8,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/logtally/logtally/clock"
 )
+
+// processClock is the process's one clock: every command hands it to the
+// components that read the time (clock.Real, moved only in test binaries;
+// an in-process test may replace it).
+var processClock clock.Clock = clock.Real{}
 
 // usageError is a bad command line or config: exit status 2.
 type usageError struct{ err error }

@@ -48,7 +48,7 @@ func serveHTTP(cfg config.Config, p observe.Source, db *mongo.Database, tap *obs
 		dash = d.Handler()
 	}
 	srv, err := observe.New(observe.Config{Listen: cfg.HTTP.Listen, Source: p, Version: version,
-		Instance: cfg.Instance, MongoURI: cfg.Mongo.URI, Tap: tap, Dashboard: dash, Logger: log})
+		Instance: cfg.Instance, MongoURI: cfg.Mongo.URI, Tap: tap, Dashboard: dash, Clock: processClock, Logger: log})
 	if err != nil {
 		return nil, err
 	}

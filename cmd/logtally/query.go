@@ -14,13 +14,11 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/clock"
 
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/query"
 )
-
-// queryNow is the query command's clock; tests set it.
-var queryNow = time.Now
 
 // queryTimeout bounds a whole query, reads included.
 const queryTimeout = 2 * time.Minute
@@ -95,7 +93,7 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("query: %w", err)
 	}
-	now := queryNow()
+	now := processClock.Now()
 	req := query.Request{Site: *site, Page: *page, Step: step, Top: *top, Measures: ms}
 	if *bots {
 		req.Measures = nil
@@ -111,7 +109,7 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 	r := readerOf(cfg, nil)
-	r.Now = func() time.Time { return now }
+	r.Clock = clock.NewFake(now) // the request's times and its check read one instant
 	// The request is checked before connecting: its mistakes need no
 	// database.
 	check := r.Check
@@ -157,6 +155,7 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 func readerOf(cfg config.Config, db *mongo.Database) *query.Reader {
 	return &query.Reader{
 		DB:          db,
+		Clock:       processClock,
 		Collections: cfg.Buckets.Collections(),
 		Retention: bucket.Retention{
 			Minute:  cfg.Buckets.MinuteRetention.D(),

@@ -19,6 +19,7 @@ import (
 
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
@@ -220,8 +221,8 @@ func TestQuery(t *testing.T) {
 	// fixed now.
 	conf := queryConfig(t, dir, "query.toml", srv.URI(), db.Name(), logPath, "48h")
 	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	queryNow = func() time.Time { return now }
-	t.Cleanup(func() { queryNow = time.Now })
+	processClock = clock.NewFake(now)
+	t.Cleanup(func() { processClock = clock.Real{} })
 
 	var pages []string // the fixture's pages, most viewed first
 	totals := map[string]int64{}
@@ -585,8 +586,8 @@ func TestQueryMeasures(t *testing.T) {
 
 	conf := queryConfig(t, dir, "query.toml", srv.URI(), db.Name(), filepath.Join(dir, "access.log"), "48h")
 	now := time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC)
-	queryNow = func() time.Time { return now }
-	t.Cleanup(func() { queryNow = time.Now })
+	processClock = clock.NewFake(now)
+	t.Cleanup(func() { processClock = clock.Real{} })
 	base := []string{"query", "-config", conf, "-site", querySite}
 
 	// expect returns the sums per page and step start of [from, to).

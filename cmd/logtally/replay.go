@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
@@ -103,16 +102,16 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	}, 130)
 	defer release()
 
-	show := newReplayProgress(stderr, isTerminal(os.Stderr), clock.Real{})
+	show := newReplayProgress(stderr, isTerminal(os.Stderr), processClock)
 	var last replay.Progress
 	report := func(p replay.Progress) { last = p; show.Update(p) }
-	start := time.Now()
+	start := processClock.Now()
 	sum, where, err := runReplay(ctx, cfg, req, report, log)
 	if sum != nil || last.TotalBytes > 0 {
 		show.Finish(last)
 	}
 	if sum != nil {
-		printReplaySummary(stdout, sum, where, time.Since(start))
+		printReplaySummary(stdout, sum, where, processClock.Now().Sub(start))
 	}
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
@@ -310,7 +309,7 @@ func dryRun(req replay.Request, cfgPath, logFormat string, stdout, stderr io.Wri
 	if err != nil {
 		return usagef("replay: %w", err)
 	}
-	clk := clock.Real{}
+	clk := processClock
 	start := clk.Now()
 	if err := d.ReadFiles(req.Files); err != nil {
 		return fmt.Errorf("replay: %w", err)

@@ -167,7 +167,7 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	sdNotify(log, "READY=1", notify.Ready())
 	watchCtx, stopWatchdog := context.WithCancel(runCtx)
 	side.Go(func() {
-		notify.New(notify.Config{Alive: p.Alive, Status: statusLine(p, len(cfg.Sources)), Logger: log}).Run(watchCtx)
+		notify.New(notify.Config{Alive: p.Alive, Status: statusLine(p, len(cfg.Sources)), Clock: processClock, Logger: log}).Run(watchCtx)
 	})
 	err = p.Run(runCtx)
 	stopWatchdog()
@@ -293,6 +293,7 @@ func pipelineConfig(cfg config.Config, log *slog.Logger, db *mongo.Database) pip
 		Instance:        cfg.Instance,
 		LeaseTTL:        cfg.LeaseTTL.D(),
 		ShutdownTimeout: cfg.ShutdownTimeout.D(),
+		Clock:           processClock,
 		Logger:          log,
 	}
 	if cfg.Visitors.Enabled {

@@ -66,7 +66,7 @@ func cmdState(args []string, stdout, stderr io.Writer) error {
 	st.Instance = cfg.Instance
 	fmt.Fprintf(stdout, "logtally is not running: state read from %s\n", bufPath)
 	fmt.Fprintf(stdout, "mongo        %s, database %q\n", cfg.Mongo.Redacted(), cfg.Mongo.Database)
-	printState(stdout, st, &cfg, time.Now())
+	printState(stdout, st, &cfg, processClock.Now())
 	return nil
 }
 
