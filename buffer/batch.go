@@ -39,16 +39,19 @@ func readBatch(sealed *bolt.Bucket) *Batch {
 // pending counts into a new batch with a fresh id (the next numbered one
 // once the buffer has a writer number, else random), in one transaction,
 // and returns it. It returns nil when nothing is pending.
-func (b *Buffer) Seal() (*Batch, error) { return b.seal("", b.clock.Now(), false) }
+func (b *Buffer) Seal() (*Batch, error) { return b.seal("", time.Now(), false) }
 
 // SealMinuteOnly is Seal for a batch written to the minute buckets only:
 // its counts, once acknowledged, are added to the coarse counts, which the
 // next batch sealed by Seal carries to the daily and monthly buckets
 // (ScanCoarse). A batch already in flight is returned as it was sealed.
-func (b *Buffer) SealMinuteOnly() (*Batch, error) { return b.seal("", b.clock.Now(), true) }
+func (b *Buffer) SealMinuteOnly() (*Batch, error) { return b.seal("", time.Now(), true) }
 
 // seal is Seal with the new batch's id (empty: the next one; a numbered
-// id given is adopted, adoptBatchIDs), seal time and kind given.
+// id given is adopted, adoptBatchIDs), seal time and kind given. The seal
+// time is the wall clock's, not b.clock's: a rebuild from the progress
+// record makes it the last-commit time, compared with file modification
+// times (tailer.Config.Since).
 func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) {
 	var batch *Batch
 	var sealedNow bool
@@ -103,15 +106,15 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) 
 		if err := sealArchives(sealed, pending); err != nil {
 			return fmt.Errorf("move archive ranges: %w", err)
 		}
-		if at.Sub(b.pruned) >= ledgerPruneEvery {
-			n, err := pruneLedger(tx, at.Add(-b.keep))
+		if now := b.clock.Now(); now.Sub(b.pruned) >= ledgerPruneEvery {
+			n, err := pruneLedger(tx, now.Add(-b.keep))
 			if err != nil {
 				return fmt.Errorf("prune ledger: %w", err)
 			}
 			if n > 0 {
 				b.log.Info("ledger entries expired", "count", n, "retention", b.keep)
 			}
-			b.pruned = at
+			b.pruned = now
 		}
 		batchID := id
 		if batchID == "" {

@@ -98,10 +98,10 @@ type Options struct {
 	// archive is counted) is kept after it last moved. Zero:
 	// DefaultLedgerRetention.
 	LedgerRetention time.Duration
-	// Clock stamps sealed batches and ledger marks and expires the
-	// ledger; nil: clock.Real. The last commit's time (the next start's
-	// tailer.Config.Since) stays on the wall clock: it is compared with
-	// file modification times.
+	// Clock stamps ledger marks and expires the ledger; nil: clock.Real.
+	// The last commit's time and a batch's seal time (the next start's
+	// tailer.Config.Since, directly or through a rebuild) stay on the
+	// wall clock: they are compared with file modification times.
 	Clock clock.Clock
 	// InstanceID, when not empty, is the id a file created by Open takes
 	// instead of a random one: a buffer rebuilt from the database's

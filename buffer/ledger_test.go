@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/measure"
 )
@@ -99,17 +100,24 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 }
 
 func TestLedgerPrune(t *testing.T) {
-	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{LedgerRetention: time.Hour})
+	clk := clock.NewFake(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{LedgerRetention: time.Hour, Clock: clk})
 	m := Mark{FPLen: 4, FPSum: 1, Offset: 4}
 	if err := b.CommitWith(Commit{Marks: []Mark{m}}); err != nil {
 		t.Fatal(err)
 	}
-	// Sealed two hours later: the entry, one hour old at most, expires.
-	if _, err := b.seal("", time.Now().Add(2*time.Hour), false); err != nil {
+	// Two hours later a second stream moves; at the seal the first
+	// entry, two hours old, expires and the second, new, stays.
+	clk.Advance(2 * time.Hour)
+	m2 := Mark{FPLen: 4, FPSum: 2, Offset: 4}
+	if err := b.CommitWith(Commit{Marks: []Mark{m2}}); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.LedgerLen(); n != 0 {
-		t.Fatalf("%d entries after their retention", n)
+	if _, err := b.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.LedgerLen(); n != 1 {
+		t.Fatalf("%d entries after the first's retention, want the second's only", n)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
@@ -33,7 +34,7 @@ func TestVisitorsMetrics(t *testing.T) {
 	db := mongotest.Start(t).Database(t)
 	logPath := filepath.Join(dir, "access.log")
 	const ua = "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0"
-	at := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	at := clock.Real{}.Now().UTC().Add(-time.Minute).Truncate(time.Second)
 	var b []byte
 	var clients []string
 	for i := range 400 {

@@ -12,6 +12,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
@@ -206,15 +207,15 @@ func TestAlive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Alive(time.Now()); err == nil {
+	if err := p.Alive(clock.Real{}.Now()); err == nil {
 		t.Error("Alive before Run: nil, want an error")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
 	defer func() { cancel(); <-done; p.Close(context.Background()) }()
-	waitFor(t, "the pipeline to be alive", func() bool { return p.Alive(time.Now()) == nil })
-	if err := p.Alive(time.Now().Add(10 * time.Minute)); err == nil || !strings.Contains(err.Error(), "aggregator") {
+	waitFor(t, "the pipeline to be alive", func() bool { return p.Alive(clock.Real{}.Now()) == nil })
+	if err := p.Alive(clock.Real{}.Now().Add(10 * time.Minute)); err == nil || !strings.Contains(err.Error(), "aggregator") {
 		t.Errorf("Alive ten minutes on: %v, want the aggregator named", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/pipeline"
@@ -35,7 +36,7 @@ func appendVisits(t *testing.T, path string, from, n int) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	ts := time.Now().UTC().Add(-time.Minute).Format("02/Jan/2006:15:04:05 -0700")
+	ts := clock.Real{}.Now().UTC().Add(-time.Minute).Format("02/Jan/2006:15:04:05 -0700")
 	for i := from; i < from+n; i++ {
 		ua := browserUA
 		if i%3 == 0 {
@@ -61,7 +62,7 @@ func expectedSketch(t *testing.T, db *mongo.Database, site string, paths ...stri
 // expectedPageSketch is expectedSketch of one page (all pages: "").
 func expectedPageSketch(t *testing.T, db *mongo.Database, site, page string, paths ...string) *visitor.Sketch {
 	t.Helper()
-	salt, ok := salts.NewLookup(db, visitor.Day, 0).For(time.Now().Add(-time.Minute).Unix())
+	salt, ok := salts.NewLookup(db, visitor.Day, 0).For(clock.Real{}.Now().Add(-time.Minute).Unix())
 	if !ok {
 		t.Fatal("no salt for today in MongoDB")
 	}
@@ -97,7 +98,7 @@ func storedSketch(t *testing.T, db *mongo.Database, site string) *visitor.Sketch
 // (the site's: "").
 func storedPageSketch(t *testing.T, db *mongo.Database, site, page string) *visitor.Sketch {
 	t.Helper()
-	start, _ := visitor.Day.Bounds(time.Now().Add(-time.Minute).Unix())
+	start, _ := visitor.Day.Bounds(clock.Real{}.Now().Add(-time.Minute).Unix())
 	raw, err := db.Collection(bucket.DefaultVisitorCollection).FindOne(context.Background(), bson.D{{Key: "_id", Value: bucket.VisitorID(visitor.Day, start, site, page)}}).Raw()
 	if err != nil {
 		return nil

@@ -807,7 +807,7 @@ func TestQueryVisitors(t *testing.T) {
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "access.log")
 	const site, n = "visitors.test", 1500
-	at := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	at := clock.Real{}.Now().UTC().Add(-time.Minute).Truncate(time.Second)
 	var b strings.Builder
 	people := 0
 	for i := range n {

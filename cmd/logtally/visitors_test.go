@@ -27,6 +27,7 @@ import (
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/progress"
@@ -99,7 +100,7 @@ func appendVisitorLines(b []byte, from, to, rep int, ts time.Time) []byte {
 
 // visitorStamp returns the lines' time: the start of the current minute,
 // UTC, so today (lines of a day whose salt is gone add no visitor).
-func visitorStamp() time.Time { return time.Now().UTC().Truncate(time.Minute) }
+func visitorStamp() time.Time { return clock.Real{}.Now().UTC().Truncate(time.Minute) }
 
 // vhost is one host: its own log, state dir and instance name.
 type vhost struct {
@@ -901,7 +902,7 @@ func flushBytes(start int64, regs []buffer.Register) int {
 // than the sketch has, and logs the figures.
 func TestVisitorsFlushCost(t *testing.T) {
 	const day, interval = 86400, 10
-	start, _ := visitor.Day.Bounds(time.Now().Unix())
+	start, _ := visitor.Day.Bounds(clock.Real{}.Now().Unix())
 	for _, n := range []int{1000, 100000} {
 		rng := rand.New(rand.NewPCG(uint64(n), 19))
 		arrivals := make([][]int, day/interval) // flush -> visitors arriving in its interval
