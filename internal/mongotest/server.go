@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
@@ -19,19 +18,29 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// Server is a MongoDB-wire server for one test, reached through a TCP proxy
-// the test can cut off with Stop and restore with Resume.
+// Server is a MongoDB-wire server for one test, reached through a proxy
+// that applies write commands one at a time and that the test can cut off
+// (Stop, Resume), restart (Restart) or make fail (Faults).
 type Server struct {
-	upstream string // host:port the proxy forwards to
-	addr     string // the proxy's listen address, stable across Resume
-	uri      string // mongodb:// URI through the proxy
-	direct   *mongo.Client
+	addr string // the proxy's listen address, stable across Resume
+	uri  string // mongodb:// URI through the proxy
 
-	mu      sync.Mutex
-	ln      net.Listener // nil while stopped
-	conns   map[net.Conn]struct{}
-	wg      sync.WaitGroup
-	closers []func()
+	// The embedded server, when MONGODB_URI is not set: its data
+	// directory and how to stop it (Restart starts another on dir).
+	dir  string
+	stop func()
+
+	mu       sync.Mutex
+	upstream string        // host:port the proxy forwards to
+	direct   *mongo.Client // to upstream, not through the proxy
+	ln       net.Listener  // nil while stopped
+	conns    map[net.Conn]struct{}
+	wg       sync.WaitGroup
+
+	// writes is held from a write command's request to its reply: the
+	// server sees one write at a time (see the package doc).
+	writes sync.Mutex
+	faults faults
 }
 
 // Start returns a server for t: the MongoDB named by MONGODB_URI if set,
@@ -45,25 +54,21 @@ func Start(t testing.TB) *Server {
 
 	upstreamURI := os.Getenv("MONGODB_URI")
 	if upstreamURI == "" {
-		uri, stop, err := Embedded(context.Background(), t.TempDir(), nil)
+		s.dir = t.TempDir()
+		uri, stop, err := Embedded(context.Background(), s.dir, nil)
 		if err != nil {
 			t.Fatalf("mongotest: %v", err)
 		}
-		s.closers = append(s.closers, stop)
+		s.stop = stop
 		upstreamURI = uri
 	}
 	host, proxied, err := splitURI(upstreamURI)
 	if err != nil {
 		t.Fatalf("mongotest: %v", err)
 	}
-	s.upstream = host
-
-	direct, err := mongo.Connect(clientOptions(upstreamURI))
-	if err != nil {
-		t.Fatalf("mongotest: connect to %s: %v", host, err)
+	if err := s.connect(host, upstreamURI); err != nil {
+		t.Fatalf("mongotest: %v", err)
 	}
-	s.direct = direct
-	s.closers = append(s.closers, func() { _ = direct.Disconnect(context.Background()) })
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -75,10 +80,30 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
+// connect points the proxy and the direct client at the server at host.
+func (s *Server) connect(host, uri string) error {
+	direct, err := mongo.Connect(clientOptions(uri))
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", host, err)
+	}
+	s.mu.Lock()
+	old := s.direct
+	s.upstream, s.direct = host, direct
+	s.mu.Unlock()
+	if old != nil {
+		_ = old.Disconnect(context.Background())
+	}
+	return nil
+}
+
 // Direct returns the database named name through a connection that does
 // not pass the proxy: a test reads through it while Stop cuts the others
-// off.
-func (s *Server) Direct(name string) *mongo.Database { return s.direct.Database(name) }
+// off. Its writes are not applied one at a time.
+func (s *Server) Direct(name string) *mongo.Database {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.direct.Database(name)
+}
 
 // URI returns the mongodb:// URI of the proxy.
 func (s *Server) URI() string { return s.uri }
@@ -99,7 +124,7 @@ func (s *Server) Database(t testing.TB) *mongo.Database {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := s.direct.Database(name).Drop(ctx); err != nil {
+		if err := s.Direct(name).Drop(ctx); err != nil {
 			t.Errorf("mongotest: drop %s: %v", name, err)
 		}
 		_ = client.Disconnect(ctx)
@@ -139,12 +164,44 @@ func (s *Server) Resume() {
 	s.serve(ln)
 }
 
+// Restart stops the server and starts it again on the same data, as
+// mongod restarting: every connection is closed, and connections made
+// meanwhile are refused. With MONGODB_URI, whose server the test does not
+// own, it only closes the connections (Stop, then Resume).
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.Stop()
+	defer s.Resume()
+	if s.stop == nil {
+		return
+	}
+	s.stop()
+	uri, stop, err := Embedded(context.Background(), s.dir, nil)
+	if err != nil {
+		t.Fatalf("mongotest: restart: %v", err)
+	}
+	s.stop = stop
+	host, _, err := splitURI(uri)
+	if err != nil {
+		t.Fatalf("mongotest: restart: %v", err)
+	}
+	if err := s.connect(host, uri); err != nil {
+		t.Fatalf("mongotest: restart: %v", err)
+	}
+}
+
 func (s *Server) close() {
 	if s.addr != "" {
 		s.Stop()
 	}
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		s.closers[i]()
+	s.mu.Lock()
+	direct := s.direct
+	s.mu.Unlock()
+	if direct != nil {
+		_ = direct.Disconnect(context.Background())
+	}
+	if s.stop != nil {
+		s.stop()
 	}
 }
 
@@ -193,11 +250,14 @@ func (s *Server) untrack(c net.Conn) {
 	_ = c.Close()
 }
 
-// pipe forwards between client and a new upstream connection until either
-// side closes.
+// pipe forwards whole messages between client and a new upstream
+// connection until either side closes (link).
 func (s *Server) pipe(from net.Listener, client net.Conn) {
 	defer s.untrack(client)
-	up, err := net.DialTimeout("tcp", s.upstream, 5*time.Second)
+	s.mu.Lock()
+	upstream := s.upstream
+	s.mu.Unlock()
+	up, err := net.DialTimeout("tcp", upstream, 5*time.Second)
 	if err != nil {
 		return
 	}
@@ -205,16 +265,15 @@ func (s *Server) pipe(from net.Listener, client net.Conn) {
 		return
 	}
 	defer s.untrack(up)
+	l := &link{s: s, client: client, up: up, closed: make(chan struct{})}
 	done := make(chan struct{}, 2)
-	cp := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		// Either side ending ends both, like a dropped connection.
-		_ = dst.Close()
-		_ = src.Close()
+	run := func(f func()) {
+		f()
+		l.close() // either side ending ends both, like a dropped connection
 		done <- struct{}{}
 	}
-	go cp(up, client)
-	go cp(client, up)
+	go run(l.requests)
+	go run(l.replies)
 	<-done
 	<-done
 }

@@ -1,0 +1,191 @@
+package mongotest
+
+import (
+	"net"
+	"sync"
+	"time"
+)
+
+// link is one client connection and its upstream connection. Each write
+// command holds the server's write lock from its request until its reply
+// has been passed on (or dropped, or the link closed).
+type link struct {
+	s          *Server
+	client, up net.Conn
+	closeOnce  sync.Once
+	closed     chan struct{}
+
+	mu    sync.Mutex
+	held  bool          // the write lock is held for request id
+	id    int32         // the write waiting for its reply
+	fault fault         // what happens to that reply
+	stall time.Duration // how long it is held back (stallReply)
+}
+
+// requests passes the client's messages upstream, taking the write lock
+// for each write command.
+func (l *link) requests() {
+	for {
+		m, err := readMessage(l.client)
+		if err != nil {
+			return
+		}
+		cmd, err := m.command()
+		if err != nil {
+			return
+		}
+		if isWrite(cmd) && m.flags()&flagMoreToCome == 0 {
+			l.s.writes.Lock()
+			f, stall := l.s.faults.next()
+			l.mu.Lock()
+			l.held, l.id, l.fault, l.stall = true, m.requestID(), f, stall
+			l.mu.Unlock()
+			if f == cutRequest {
+				return // closed before the write reaches the server
+			}
+		}
+		if _, err := l.up.Write(m); err != nil {
+			return
+		}
+	}
+}
+
+// replies passes the server's messages to the client, releasing the write
+// lock once a write's reply is through (or dropped: the write was applied,
+// the client never hears it).
+func (l *link) replies() {
+	for {
+		m, err := readMessage(l.up)
+		if err != nil {
+			return
+		}
+		l.mu.Lock()
+		mine := l.held && m.responseTo() == l.id
+		f, stall := l.fault, l.stall
+		l.mu.Unlock()
+		if mine {
+			switch f {
+			case dropReply:
+				return
+			case stallReply:
+				t := time.NewTimer(stall)
+				select {
+				case <-t.C:
+				case <-l.closed:
+					t.Stop()
+					return
+				}
+			}
+		}
+		if _, err := l.client.Write(m); err != nil {
+			return
+		}
+		if mine {
+			l.release()
+		}
+	}
+}
+
+// release gives the write lock back if this link holds it.
+func (l *link) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held {
+		l.held = false
+		l.s.writes.Unlock()
+	}
+}
+
+// close closes both connections and releases the write lock.
+func (l *link) close() {
+	l.closeOnce.Do(func() {
+		close(l.closed)
+		_ = l.client.Close()
+		_ = l.up.Close()
+	})
+	l.release()
+}
+
+// fault is what the proxy does to one write.
+type fault int
+
+const (
+	pass       fault = iota
+	dropReply        // applied; its reply dropped and the connection closed
+	cutRequest       // the connection closed before the write reaches the server
+	stallReply       // applied; its reply held back for a while
+)
+
+// faults decides what happens to each write command, in the order the
+// proxy applies them (under the write lock).
+type faults struct {
+	mu        sync.Mutex
+	writes    int64 // write commands seen
+	dropped   int64 // replies dropped
+	cut       int64 // writes cut before the server
+	dropEvery int64
+	next1     []fault // one-shot faults for the next writes, in order
+	stall     time.Duration
+}
+
+func (f *faults) next() (fault, time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writes++
+	what := pass
+	if len(f.next1) > 0 {
+		what, f.next1 = f.next1[0], f.next1[1:]
+	} else if f.dropEvery > 0 && f.writes%f.dropEvery == 0 {
+		what = dropReply
+	}
+	switch what {
+	case dropReply:
+		f.dropped++
+	case cutRequest:
+		f.cut++
+	}
+	return what, f.stall
+}
+
+// FaultStats counts the proxy's write commands and the faults it made.
+type FaultStats struct {
+	Writes, DroppedReplies, CutRequests int64
+}
+
+// DropReplyEvery drops the reply to every nth write command (n ≤ 0: none)
+// and closes its connection: the write is applied, the client sees a
+// network error and must not count it twice when it retries.
+func (s *Server) DropReplyEvery(n int) {
+	s.faults.mu.Lock()
+	s.faults.dropEvery = int64(max(n, 0))
+	s.faults.mu.Unlock()
+}
+
+// DropNextReply drops the reply to the next write command (applied) and
+// closes its connection.
+func (s *Server) DropNextReply() { s.queue(dropReply, 0) }
+
+// CutNextWrite closes the connection of the next write command before it
+// reaches the server: it is not applied.
+func (s *Server) CutNextWrite() { s.queue(cutRequest, 0) }
+
+// StallNextReply holds the reply to the next write command (applied) back
+// for d, and the server's other writes with it: longer than the client's
+// timeout, the client gives up on a write that was applied.
+func (s *Server) StallNextReply(d time.Duration) { s.queue(stallReply, d) }
+
+func (s *Server) queue(f fault, d time.Duration) {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	s.faults.next1 = append(s.faults.next1, f)
+	if f == stallReply {
+		s.faults.stall = d
+	}
+}
+
+// Faults returns what the proxy has done so far.
+func (s *Server) Faults() FaultStats {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	return FaultStats{Writes: s.faults.writes, DroppedReplies: s.faults.dropped, CutRequests: s.faults.cut}
+}
