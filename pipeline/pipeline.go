@@ -263,10 +263,21 @@ func (p *Pipeline) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("open pipeline: %w", err)
 		}
 		// Fetch the current period's salt before the first line is
-		// read, if MongoDB answers soon; else lines are keyed from the
-		// first round that gets it (Run).
+		// read, if MongoDB answers soon (a failed round, a lost reply
+		// say, is tried again at once, then after 0.1, 0.2, 0.4… s);
+		// else lines are keyed from the first round that gets it (Run).
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := p.salts.Round(sctx); err != nil {
+		err := p.salts.Round(sctx)
+		for wait := 100 * time.Millisecond; err != nil && sctx.Err() == nil; wait = min(2*wait, time.Second) {
+			if err = p.salts.Round(sctx); err == nil || sctx.Err() != nil {
+				break
+			}
+			select {
+			case <-sctx.Done():
+			case <-cfg.Clock.After(wait):
+			}
+		}
+		if err != nil {
 			log.Warn("salts not fetched at start: visitors are counted once they are", "err", err)
 		}
 		cancel()

@@ -256,6 +256,8 @@ paths = [%q]
 // file for a moment, as nginx does until it reopens) or copytruncate.
 type writer struct {
 	dir                        string
+	base                       time.Time     // the lines' first second; zero: crashBase
+	pace                       time.Duration // between writes; zero: 5 ms
 	rng                        *rand.Rand
 	gen                        *loggen.Gen
 	f                          *os.File
@@ -289,7 +291,11 @@ func (w *writer) write(t *testing.T, lines int) {
 			w.malformed++
 			continue
 		}
-		ts := crashBase.Add(time.Duration(w.rng.IntN(crashSpan)) * time.Second).In(time.FixedZone("", -5*3600))
+		base := w.base
+		if base.IsZero() {
+			base = crashBase
+		}
+		ts := base.Add(time.Duration(w.rng.IntN(crashSpan)) * time.Second).In(time.FixedZone("", -5*3600))
 		page := crashPages[w.rng.IntN(len(crashPages))]
 		b = fmt.Appendf(b, "2001:db8::%x - - [%s] \"GET %s?n=%d HTTP/1.1\"",
 			w.n, ts.Format("02/Jan/2006:15:04:05 -0700"), page, w.n)
@@ -347,6 +353,6 @@ func (w *writer) loop(ctx context.Context, t *testing.T) {
 				w.copies++
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(cmp.Or(w.pace, 5*time.Millisecond))
 	}
 }

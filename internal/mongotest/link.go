@@ -1,6 +1,7 @@
 package mongotest
 
 import (
+	"math/rand/v2"
 	"net"
 	"sync"
 	"time"
@@ -124,7 +125,8 @@ type faults struct {
 	dropped   int64 // replies dropped
 	cut       int64 // writes cut before the server
 	dropEvery int64
-	next1     []fault // one-shot faults for the next writes, in order
+	rng       *rand.Rand // picks the dropped replies (DropReplyEvery)
+	next1     []fault    // one-shot faults for the next writes, in order
 	stall     time.Duration
 }
 
@@ -135,7 +137,7 @@ func (f *faults) next() (fault, time.Duration) {
 	what := pass
 	if len(f.next1) > 0 {
 		what, f.next1 = f.next1[0], f.next1[1:]
-	} else if f.dropEvery > 0 && f.writes%f.dropEvery == 0 {
+	} else if f.dropEvery > 0 && f.rng.Int64N(f.dropEvery) == 0 {
 		what = dropReply
 	}
 	switch what {
@@ -152,12 +154,16 @@ type FaultStats struct {
 	Writes, DroppedReplies, CutRequests int64
 }
 
-// DropReplyEvery drops the reply to every nth write command (n ≤ 0: none)
+// DropReplyEvery drops the reply to one write command in n (n ≤ 0: none)
 // and closes its connection: the write is applied, the client sees a
-// network error and must not count it twice when it retries.
-func (s *Server) DropReplyEvery(n int) {
+// network error and must not count it twice when it retries. Which ones
+// is drawn at random from seed, not every nth: a client that repeats a
+// fixed cycle of n writes (a retried flush) would otherwise lose the same
+// step's reply every time, for ever, which no network does.
+func (s *Server) DropReplyEvery(n int, seed uint64) {
 	s.faults.mu.Lock()
 	s.faults.dropEvery = int64(max(n, 0))
+	s.faults.rng = rand.New(rand.NewPCG(seed, 0xd20b))
 	s.faults.mu.Unlock()
 }
 

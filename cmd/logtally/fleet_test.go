@@ -1,0 +1,407 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/logtally/logtally/botclass"
+	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/internal/bucketcheck"
+	"github.com/logtally/logtally/internal/loggen"
+	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/salts"
+	"github.com/logtally/logtally/visitor"
+)
+
+// fleetRounds is how many times TestFleetChaos runs its sequence of
+// faults: 1 in make test (under a minute of faults), more from the flag:
+//
+//	go test -run TestFleetChaos ./cmd/logtally -args -fleet.rounds=10
+var fleetRounds = flag.Int("fleet.rounds", 1, "rounds of TestFleetChaos's faults")
+
+const (
+	fleetSite  = "fleet.test"
+	fleetHosts = 4
+	// fleetDropEvery is the proxy's dropped replies: one write in n, at
+	// random, is applied and its reply lost, the connection closed.
+	fleetDropEvery = 13
+)
+
+// fleetHost is one host of the fleet: its log directory and writer, its
+// config and state dir, its running daemon.
+type fleetHost struct {
+	name, dir, conf, state, logs string
+	w                            *writer
+	cmd                          *exec.Cmd
+	done                         chan error
+	runs                         int
+}
+
+// TestFleetChaos is the crash test across hosts: four daemons, each with
+// its own log, state dir and instance name, count one site, the same pages
+// and the same minutes, all at once, through the test server's proxy
+// (which applies one write at a time, as MongoDB applies each update
+// whole, and drops one reply in 13, at random, after applying its write). Lines
+// arrive on every host all along, with rename and copytruncate rotations,
+// while hosts are SIGKILLed and restarted, one host's state dir is lost and
+// rebuilt, MongoDB is restarted, and one host replays copies of another
+// host's rotated files (one gzipped) beside its daemon. At the end every
+// minute, daily and monthly bucket, every site total, every measure and
+// every visitor register equals what the union of the logs gives (the
+// registers computed from the files with the day's salt from MongoDB).
+// Every other seed runs with flush.coarse_interval.
+func TestFleetChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fleet test skipped in -short mode")
+	}
+	if os.Getenv("LOGTALLY_FLEET") == "" && *fleetRounds == 1 {
+		// Open: a generation rotated twice while its host is down or
+		// catching up is lost, and copies of another host's rotated
+		// files replayed beside a daemon are counted again past the
+		// ledger's mark (issue 29, issue 30): the test finds both.
+		t.Skip("fleet chaos test runs with LOGTALLY_FLEET=1 (or -fleet.rounds) until the open losses it finds are fixed")
+	}
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	dir := t.TempDir()
+	seed := uint64(clock.Real{}.Now().UnixNano())
+	if s := os.Getenv("LOGTALLY_FLEET_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	coarse := "0"
+	if seed%2 == 1 {
+		coarse = "400ms"
+	}
+	t.Logf("seed %d, flush.coarse_interval %s, %d rounds", seed, coarse, *fleetRounds)
+	// The lines' minutes: today's (the visitors' salt is the day's),
+	// the last minutes before now, within the day.
+	now := clock.Real{}.Now().UTC()
+	day, _ := visitor.Day.Bounds(now.Unix())
+	base := now.Add(-(crashSpan + 30) * time.Second).Truncate(time.Minute)
+	if base.Unix() < day {
+		base = time.Unix(day, 0).UTC()
+	}
+
+	hosts := make([]*fleetHost, fleetHosts)
+	for i := range hosts {
+		name := fmt.Sprintf("web-%d", i)
+		h := &fleetHost{name: name, dir: filepath.Join(dir, name)}
+		h.logs, h.state = filepath.Join(h.dir, "logs"), filepath.Join(h.dir, "state")
+		os.MkdirAll(h.logs, 0o755)
+		h.conf = writeConfig(t, filepath.Join(h.dir, "logtally.toml"), testConfig{
+			StateDir: h.state, Instance: name, URI: srv.URI(), DB: db.Name(), Site: fleetSite,
+			LogPath: filepath.Join(h.logs, "access.log"), LogFormat: measuresLogFormat,
+		})
+		// Small bulk writes: the proxy holds every other host's writes
+		// while one is applied.
+		b, _ := os.ReadFile(h.conf)
+		os.WriteFile(h.conf, []byte(strings.Replace(strings.Replace(string(b), "max_ops = 16", "max_ops = 8", 1),
+			"[flush]\n", "[flush]\ncoarse_interval = \""+coarse+"\"\n", 1)), 0o600)
+		h.w = &writer{dir: h.logs, base: base, pace: 20 * time.Millisecond, rng: rand.New(rand.NewPCG(seed, uint64(10+i))), gen: loggen.New(seed + uint64(i))}
+		h.w.gen.Measures = true
+		h.w.open(t)
+		hosts[i] = h
+	}
+
+	// LOGTALLY_FLEET_SKIP lists faults to leave out when narrowing a
+	// failure down: drop, restart, replay, lose.
+	skip := os.Getenv("LOGTALLY_FLEET_SKIP")
+	if !strings.Contains(skip, "drop") {
+		srv.DropReplyEvery(fleetDropEvery, seed)
+	}
+	// The fleet runs before the faults start: each host's first lines
+	// are in MongoDB, so every tailer follows its log (a first start
+	// reads the files its globs match; a generation rotated away before
+	// it, never seen, is history, counted by logtally replay).
+	for _, h := range hosts {
+		h.w.write(t, 20)
+		h.start(t)
+	}
+	var first int64
+	for _, h := range hosts {
+		first += bucketcheck.CountFiles(t, filepath.Join(h.logs, "access.log"), fleetSite).Hits
+	}
+	waitFleet(t, db, first, "before the faults")
+	ctx, stopWriting := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, h := range hosts {
+		wg.Go(func() { h.w.loop(ctx, t) })
+	}
+
+	rng := rand.New(rand.NewPCG(seed, 4))
+	pause := func() { time.Sleep(time.Duration(300+rng.IntN(700)) * time.Millisecond) }
+	var kills, lost, restarts, replayed int
+	for round := range *fleetRounds {
+		pause()
+		// A host killed and restarted at a random moment.
+		h := hosts[rng.IntN(fleetHosts)]
+		h.stop(t, syscall.SIGKILL)
+		kills++
+		pause()
+		h.start(t)
+		pause()
+
+		// A host killed and its state dir lost: the restart rebuilds it
+		// from MongoDB's progress record once the killed run's lease
+		// (lease_ttl 3s) lapses.
+		h = hosts[rng.IntN(fleetHosts)]
+		h.stop(t, syscall.SIGKILL)
+		kills++
+		if !strings.Contains(skip, "lose") {
+			if err := os.RemoveAll(h.state); err != nil {
+				t.Fatal(err)
+			}
+			lost++
+		}
+		h.start(t)
+		pause()
+
+		// MongoDB restarts.
+		if !strings.Contains(skip, "restart") {
+			srv.Restart(t)
+			restarts++
+		}
+		pause()
+
+		// A host replays copies of another host's rotated files (the
+		// settled ones: renamed twice, so no longer written), one
+		// gzipped, beside its running daemon: nothing is counted twice.
+		from, by := hosts[round%fleetHosts], hosts[(round+1)%fleetHosts]
+		if !strings.Contains(skip, "replay") {
+			replayed += replayOthers(t, dir, from, by, round)
+		}
+		// Another kill, right after the restart of MongoDB's connections.
+		h = hosts[rng.IntN(fleetHosts)]
+		h.stop(t, syscall.SIGKILL)
+		kills++
+		pause()
+		h.start(t)
+	}
+	stopWriting()
+	wg.Wait()
+	for _, h := range hosts {
+		h.w.close()
+	}
+
+	// Every host's files, rotated ones included, are the truth.
+	var want bucketcheck.Counts
+	for i, h := range hosts {
+		c := bucketcheck.CountFiles(t, filepath.Join(h.logs, "access.log*"), fleetSite)
+		if i == 0 {
+			want = c
+		} else {
+			want.Merge(c)
+		}
+	}
+	if want.Hits < 2000 {
+		t.Fatalf("the writers wrote only %d hits: the test did not exercise much", want.Hits)
+	}
+	got := waitFleet(t, db, want.Hits, "after the writers stopped")
+	for _, h := range hosts {
+		h.stop(t, syscall.SIGTERM)
+	}
+	srv.DropReplyEvery(0, 0)
+	got = bucketcheck.Read(t, db)
+	if keep := os.Getenv("LOGTALLY_FLEET_KEEP"); keep != "" {
+		os.RemoveAll(keep)
+		os.CopyFS(keep, os.DirFS(dir))
+		t.Logf("test directory copied to %s", keep)
+	}
+	res := bucketcheck.CompareAll(t, want, got)
+	f := srv.Faults()
+	var renames, copies int
+	for _, h := range hosts {
+		renames, copies = renames+h.w.renames, copies+h.w.copies
+	}
+	t.Logf("fleet: %d hosts at once, %d kills, %d state dirs lost, %d MongoDB restarts, %d rotated files replayed by another host, "+
+		"%d writes of which %d replies dropped; %d hits in %d files (%d rename and %d copytruncate rotations); %d minute, %d daily, %d monthly buckets: %v",
+		fleetHosts, kills, lost, restarts, replayed, f.Writes, f.DroppedReplies, want.Hits, want.Files, renames, copies,
+		len(want.Minute), len(want.Daily), len(want.Monthly), res)
+	if f.DroppedReplies == 0 && !strings.Contains(skip, "drop") {
+		t.Error("no reply was dropped: the test did not exercise retries")
+	}
+
+	// The visitors: the site's registers of the day equal the files'.
+	sketch := fleetSketch(t, db, base, hosts)
+	stored := storedSketch(t, db, base, fleetSite)
+	if stored == nil {
+		t.Fatal("no visitors document of the day")
+	}
+	if !sameSketch(sketch, stored) {
+		diff := 0
+		for i := range sketch.R {
+			if sketch.R[i] != stored.R[i] {
+				diff++
+			}
+		}
+		t.Errorf("visitors: %d of %d registers differ from the files' (stored estimate %.0f, files' %.0f)",
+			diff, len(sketch.R), stored.Estimate(), sketch.Estimate())
+	}
+}
+
+// start runs h's daemon, its output in h's directory.
+func (h *fleetHost) start(t *testing.T) {
+	t.Helper()
+	cmd := command("run", "-config", h.conf, "-log-level", "debug")
+	f, err := os.Create(filepath.Join(h.dir, fmt.Sprintf("daemon-%02d.log", h.runs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.runs++
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h.cmd, h.done = cmd, make(chan error, 1)
+	go func() { h.done <- cmd.Wait(); f.Close() }()
+	t.Cleanup(func() {
+		if h.cmd == cmd {
+			cmd.Process.Kill()
+			<-h.done
+		}
+	})
+}
+
+// stop sends sig to h's daemon and waits for it; SIGTERM must end it with
+// exit 0.
+func (h *fleetHost) stop(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	h.cmd.Process.Signal(sig)
+	err := <-h.done
+	h.cmd = nil
+	if sig == syscall.SIGTERM && err != nil {
+		t.Errorf("%s after SIGTERM: %v (want exit 0); output in %s", h.name, err, h.dir)
+	}
+}
+
+// replayOthers copies from's settled rotated files (access.log.2 and
+// older) into an archive directory, the first gzipped, and replays them
+// with by's config beside by's running daemon. It returns how many it
+// replayed.
+func replayOthers(t *testing.T, dir string, from, by *fleetHost, round int) int {
+	t.Helper()
+	arch := filepath.Join(dir, "archive", strconv.Itoa(round))
+	os.MkdirAll(arch, 0o755)
+	var files []string
+	for i := 2; ; i++ {
+		data, err := os.ReadFile(filepath.Join(from.logs, "access.log."+strconv.Itoa(i)))
+		if err != nil {
+			break
+		}
+		name := filepath.Join(arch, fmt.Sprintf("%s-access.log.%d", from.name, i))
+		if len(files) == 0 {
+			name += ".gz"
+			var z bytes.Buffer
+			zw := gzip.NewWriter(&z)
+			zw.Write(data)
+			zw.Close()
+			data = z.Bytes()
+		}
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, name)
+	}
+	if len(files) == 0 {
+		return 0
+	}
+	args := []string{"replay", "-config", by.conf, "-site", fleetSite, "-format", "nginx", "-log-format", measuresLogFormat}
+	// A daemon that has just started (waiting for a lease, rebuilding)
+	// does not answer on its control socket yet: the replay says so and
+	// is run again.
+	var stdout, stderr string
+	var code int
+	now := clock.Real{}.Now
+	for deadline := now().Add(60 * time.Second); ; {
+		stdout, stderr, code = runCmd(t, append(args, files...)...)
+		if code == 0 || !strings.Contains(stderr, "does not answer") || now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	os.WriteFile(filepath.Join(arch, "replay.out"), []byte(stdout+stderr), 0o644)
+	if code != 0 {
+		t.Fatalf("%s replaying %s's rotated files: exit %d\n%s\n%s", by.name, from.name, code, stdout, stderr)
+	}
+	return len(files)
+}
+
+// waitFleet waits until MongoDB's monthly total reaches want (as long as
+// it moves; 90 s without progress ends the wait) and returns the counts.
+func waitFleet(t *testing.T, db *mongo.Database, want int64, when string) bucketcheck.Counts {
+	t.Helper()
+	now := clock.Real{}.Now
+	begun := now()
+	stalled := begun.Add(90 * time.Second)
+	last := int64(-1)
+	for {
+		got := bucketcheck.Read(t, db)
+		if got.MonthTotal >= want || now().After(stalled) {
+			t.Logf("%d of %d hits in MongoDB %v %s", got.MonthTotal, want, now().Sub(begun).Round(time.Millisecond), when)
+			return got
+		}
+		if got.MonthTotal != last {
+			last, stalled = got.MonthTotal, now().Add(90*time.Second)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// fleetSketch computes the site's visitors sketch of ts's day from every
+// host's files (people's lines of measuresLogFormat) with the day's salt
+// from MongoDB.
+func fleetSketch(t *testing.T, db *mongo.Database, ts time.Time, hosts []*fleetHost) *visitor.Sketch {
+	t.Helper()
+	salt, ok := salts.NewLookup(db, visitor.Day, 10*time.Second).For(ts.Unix())
+	if !ok {
+		t.Fatalf("no salt for %s in MongoDB", visitor.Day.ID(ts.Unix()))
+	}
+	s := visitor.NewSketch(visitor.SitePrecision)
+	classes := map[string]botclass.Class{}
+	for _, h := range hosts {
+		paths, _ := filepath.Glob(filepath.Join(h.logs, "access.log*"))
+		for _, p := range paths {
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				line := sc.Bytes()
+				sp := bytes.IndexByte(line, ' ')
+				end := bytes.LastIndex(line, []byte(`" rt=`))
+				if sp <= 0 || end < 0 {
+					continue // a malformed line
+				}
+				q := bytes.LastIndexByte(line[:end], '"')
+				ua := line[q+1 : end]
+				c, ok := classes[string(ua)]
+				if !ok {
+					c = bucketcheck.Class(string(ua))
+					classes[string(ua)] = c
+				}
+				if c == botclass.Person {
+					s.Add(visitor.KeyOf(salt, []byte(fleetSite), line[:sp], visitor.UADigest(ua)))
+				}
+			}
+			f.Close()
+		}
+	}
+	return s
+}
