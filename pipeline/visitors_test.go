@@ -190,3 +190,29 @@ func TestVisitorsOff(t *testing.T) {
 		}
 	}
 }
+
+// A lost reply to the first salt's insert (applied, the connection
+// closed) costs no visitor: the round at start is tried again before the
+// first line is read, instead of keying the lines from the next round.
+func TestVisitorsSaltReplyLostAtStart(t *testing.T) {
+	dir := t.TempDir()
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	a := site{"v.test", filepath.Join(dir, "a.log")}
+	appendVisits(t, a.path, 0, 300)
+	cfg := config(dir, db, a)
+	cfg.Visitors = &pipeline.Visitors{Period: visitor.Day}
+	srv.DropNextReply() // the first write: the salt's insert
+	r := startRun(t, cfg)
+	waitFor(t, "600 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal == 600 })
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if f := srv.Faults(); f.DroppedReplies != 1 {
+		t.Fatalf("%d replies dropped, want the salt insert's", f.DroppedReplies)
+	}
+	want, got := expectedSketch(t, db, a.name, a.path), storedSketch(t, db, a.name)
+	if got == nil || !sameRegisters(want, got) {
+		t.Errorf("registers differ from the files' after the salt's reply was lost: %v", got)
+	}
+}
