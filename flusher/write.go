@@ -81,6 +81,7 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 			f.expiredHits(pass(f.ch.Level), f.ch.Dropped)
 		}
 		f.heartbeat()
+		f.prog.made(f.clock.Now()) // a chunk acknowledged
 		if h := f.hooks; h != nil && h.afterChunk != nil {
 			if err := h.afterChunk(p, chunk); err != nil {
 				return err
@@ -131,6 +132,7 @@ func (f *Flusher) writeSites(ctx context.Context, batchID string, g bucket.Guard
 		}
 		docs = docs[n:]
 		f.heartbeat()
+		f.prog.made(f.clock.Now())
 	}
 	return nil
 }
