@@ -351,6 +351,10 @@ func (a *Aggregator) BufferFull() time.Time {
 	return time.Time{}
 }
 
+// Stopped is closed once Run has returned, its final commit made (or
+// failed): what it had read is then in the buffer or will be read again.
+func (a *Aggregator) Stopped() <-chan struct{} { return a.stopped }
+
 // waitForSpace commits, then waits until the buffer is no longer full.
 func (a *Aggregator) waitForSpace(ctx context.Context) error {
 	if err := a.commitOrWait(ctx); err != nil || ctx.Err() != nil {
