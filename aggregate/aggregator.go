@@ -123,6 +123,8 @@ type Aggregator struct {
 	commitReq chan chan error
 	stopped   chan struct{}
 
+	paused atomic.Int64 // Clock.Now() when reading paused on a full buffer, Unix nanoseconds; 0 while reading
+
 	fullMu    sync.Mutex // guards fullSince and fullErr
 	fullSince time.Time  // commits failing on a full state dir since, or zero
 	fullErr   error      // the last of those failures
@@ -339,12 +341,28 @@ func (a *Aggregator) Run(ctx context.Context) error {
 	}
 }
 
+// BufferFull returns when reading paused because the buffer is full
+// (buffer.Options.MaxSize: MongoDB acknowledges less than is read), or the
+// zero time while it is not paused for that.
+func (a *Aggregator) BufferFull() time.Time {
+	if n := a.paused.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
+// Stopped is closed once Run has returned, its final commit made (or
+// failed): what it had read is then in the buffer or will be read again.
+func (a *Aggregator) Stopped() <-chan struct{} { return a.stopped }
+
 // waitForSpace commits, then waits until the buffer is no longer full.
 func (a *Aggregator) waitForSpace(ctx context.Context) error {
 	if err := a.commitOrWait(ctx); err != nil || ctx.Err() != nil {
 		return err
 	}
 	a.log.Warn("buffer full: reading paused until MongoDB catches up", "size", a.cfg.Buffer.Size())
+	a.paused.Store(a.cfg.Clock.Now().UnixNano())
+	defer a.paused.Store(0)
 	for a.cfg.Buffer.Full() {
 		select {
 		case <-ctx.Done():

@@ -500,6 +500,10 @@ func TestFullBufferStopsReadingUntilSpaceIsFreed(t *testing.T) {
 	// nothing, it has no commit tick) and reads nothing.
 	h.blockUntil(1)
 	h.refused(b)
+	paused := h.agg.BufferFull()
+	if paused.IsZero() || paused.After(h.clk.Now()) {
+		t.Errorf("BufferFull while reading is paused: %v, want a time up to %v", paused, h.clk.Now())
+	}
 	// An interval with the buffer still full: still waiting.
 	h.clk.Advance(interval)
 	h.blockUntil(1)
@@ -521,8 +525,14 @@ func TestFullBufferStopsReadingUntilSpaceIsFreed(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.refused(b)
+	if got := h.agg.BufferFull(); !got.Equal(paused) {
+		t.Errorf("BufferFull an interval on: %v, want still %v", got, paused)
+	}
 	h.clk.Advance(interval)
 	h.send(b)
+	if got := h.agg.BufferFull(); !got.IsZero() {
+		t.Errorf("BufferFull once reading resumed: %v, want zero", got)
+	}
 	// b may be committed by the tick that fired meanwhile, filling the
 	// buffer again; cancelling stops Run whether or not it is waiting.
 	h.cancel()

@@ -21,7 +21,8 @@
 //     line whose hit (or malformed count) is in the same commit.
 //   - When the buffer is full the aggregator commits what it holds and stops
 //     reading chunks until the flusher frees space; the senders then block,
-//     and the log files hold what is not read yet.
+//     and the log files hold what is not read yet. BufferFull says since
+//     when (pipeline's Health fails once it lasts).
 //   - With Config.HoldUntilStart nothing is committed before StartMarker
 //     has been read from the input (see package pipeline).
 //   - A commit refused for lack of space on the state dir (StateDirFull)

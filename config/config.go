@@ -158,6 +158,12 @@ type HTTP struct {
 	// Listen is the host:port of the HTTP endpoints (/metrics, /healthz,
 	// /status); empty disables them. Default DefaultHTTPListen.
 	Listen string `toml:"listen"`
+	// UnhealthyAfter is how long /healthz lets hits wait with nothing
+	// written to MongoDB, or reading stay paused on a full buffer, before
+	// it answers 503 (the daemon goes on counting into the buffer). Zero:
+	// pipeline.DefaultUnhealthyAfter(flush.interval), five flush
+	// intervals and at least a minute.
+	UnhealthyAfter Duration `toml:"unhealthy_after"`
 }
 
 // Visitors is the [visitors] table.

@@ -128,6 +128,8 @@ colour = "red"
 		{"line limit zero", "state_dir = \"/x\"\nmax_line_bytes = \"0\"\n", []string{`t.toml:2: max_line_bytes: "0B": must be between 1 and 64MiB`}},
 		{"negative procs", "state_dir = \"/x\"\nmax_procs = -1\n", []string{`t.toml:2: max_procs: -1: must be 0 (all cores) or more`}},
 		{"line limit huge", "max_line_bytes = \"1GiB\"\n", []string{`t.toml:1: max_line_bytes: "1GiB": must be between 1 and 64MiB`}},
+		{"unhealthy_after negative", "state_dir = \"/x\"\n[http]\nunhealthy_after = \"-1s\"\n", []string{`t.toml:3: http.unhealthy_after: "-1s": must be "0" (the default: 1m0s, five flush intervals and at least 1m0s) or at least twice flush.interval (10s)`}},
+		{"unhealthy_after under two flushes", "[flush]\ninterval = \"30s\"\n[http]\nunhealthy_after = \"50s\"\n", []string{`t.toml:4: http.unhealthy_after: "50s": must be "0" (the default: 2m30s,`, "at least twice flush.interval (30s)"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

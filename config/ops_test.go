@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The keys of the operations issue: [http] listen, [log] format and level.
@@ -73,6 +74,32 @@ func TestOpsErrorsNameKeyAndLine(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %q\ndoes not contain %q", tc.src, err, tc.want)
+		}
+	}
+}
+
+// [http] unhealthy_after: zero by default (the pipeline's default, from
+// flush.interval), a duration of at least two flush intervals when set.
+func TestUnhealthyAfter(t *testing.T) {
+	c, err := Parse("t.toml", []byte(opsSource))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTP.UnhealthyAfter != 0 {
+		t.Errorf("default http.unhealthy_after = %s, want 0 (the pipeline's default)", c.HTTP.UnhealthyAfter)
+	}
+	for src, want := range map[string]time.Duration{
+		"[http]\nunhealthy_after = \"90s\"\n":                            90 * time.Second,
+		"[flush]\ninterval = \"1s\"\n[http]\nunhealthy_after = \"2s\"\n": 2 * time.Second,
+		"[http]\nunhealthy_after = \"0\"\n":                              0,
+	} {
+		c, err := Parse("t.toml", []byte(src+opsSource))
+		if err != nil {
+			t.Errorf("%q: %v", src, err)
+			continue
+		}
+		if c.HTTP.UnhealthyAfter.D() != want {
+			t.Errorf("%q: http.unhealthy_after = %s, want %s", src, c.HTTP.UnhealthyAfter, want)
 		}
 	}
 }

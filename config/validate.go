@@ -13,6 +13,7 @@ import (
 
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/visitor"
 )
 
@@ -144,6 +145,10 @@ func (c *Config) Validate() error {
 		if err := checkListen(c.HTTP.Listen); err != nil {
 			bad("http.listen", "%q: %v (empty disables the endpoints)", c.HTTP.Listen, err)
 		}
+	}
+	if u := c.HTTP.UnhealthyAfter; u < 0 || (u > 0 && u < 2*c.Flush.Interval) {
+		bad("http.unhealthy_after", "%q: must be \"0\" (the default: %s, five flush intervals and at least %s) or at least twice flush.interval (%s)",
+			u, pipeline.DefaultUnhealthyAfter(c.Flush.Interval.D()), pipeline.MinDefaultUnhealthyAfter, c.Flush.Interval)
 	}
 	if !slices.Contains(LogFormats, c.Log.Format) {
 		bad("log.format", "%q: must be one of %s", c.Log.Format, strings.Join(LogFormats, ", "))

@@ -45,6 +45,13 @@
 //     month's buckets of active pages ahead of time, rate-limited; the
 //     write path tells it which pages are active.
 //
+// Progress says when the flusher last made progress (Run's start, a round
+// with nothing to write, a chunk or a batch acknowledged) and since when
+// and how its attempts fail, for pipeline's Health; LastBeat, for its
+// Alive, only that Run still turns (it beats on failed attempts too).
+// Resume is a sealed batch's resume point: its encoding is written and
+// read here only, and shown to people by Resume.String.
+//
 // Caveats:
 //   - The expirer and the preallocator stay in this package because they
 //     share the write path's collections, Config (New builds all three

@@ -41,6 +41,11 @@ func (f *Flusher) Kick() {
 func (f *Flusher) Flush(ctx context.Context) (sent bool, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer func() {
+		if ctx.Err() == nil { // not a stop
+			f.prog.attempt(f.clock.Now(), err)
+		}
+	}()
 	if err := f.number(ctx); err != nil {
 		return false, fmt.Errorf("flush: writer number: %w", err)
 	}
@@ -49,6 +54,7 @@ func (f *Flusher) Flush(ctx context.Context) (sent bool, err error) {
 		return false, fmt.Errorf("flush: %w", err)
 	}
 	if batch == nil {
+		f.prog.made(f.clock.Now()) // nothing left to write
 		return false, nil
 	}
 	start := f.clock.Now()
@@ -78,6 +84,7 @@ func (f *Flusher) Flush(ctx context.Context) (sent bool, err error) {
 	f.hits.Add(batch.Hits)
 	now := f.clock.Now()
 	f.timing.done(now.Sub(start), now)
+	f.prog.made(now)
 	f.log.Debug("batch written", "batch", batch.ID, "keys", batch.Keys, "hits", batch.Hits,
 		"took", f.clock.Now().Sub(start))
 	return true, nil

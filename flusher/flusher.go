@@ -196,7 +196,8 @@ type Flusher struct {
 
 	batches, hits, bulkWrites, updates, finds, inserts, insertCalls, retries atomic.Uint64
 	insertDups, bucketWrites                                                 atomic.Uint64
-	beat                                                                     atomic.Int64 // Unix nanoseconds, see LastBeat
+	beat                                                                     atomic.Int64   // Unix nanoseconds, see LastBeat
+	prog                                                                     progressRecord // see Progress
 	timing                                                                   timing
 
 	known *known // the buckets written or preallocated lately (applyOnce)

@@ -20,6 +20,7 @@ import (
 // not yet written stays in the buffer. It returns once they have returned.
 func (f *Flusher) Run(ctx context.Context) error {
 	f.heartbeat()
+	f.prog.made(f.clock.Now()) // a start, for Progress: nothing written yet
 	// Beside the flushes, the expirer ensures the indexes and expires
 	// old buckets, and the preallocator creates the next period's.
 	var side sync.WaitGroup

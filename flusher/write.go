@@ -16,31 +16,11 @@ import (
 	"github.com/logtally/logtally/measure"
 )
 
-// progress is where a batch's write resumes: a pass and the key starting
-// the next chunk of it (nil: the pass's first key).
-func decodeProgress(b []byte) (pass, []byte) {
-	if len(b) == 0 || pass(b[0]) > donePass {
-		return minutePass, nil
-	}
-	if len(b) == 1 {
-		return pass(b[0]), nil
-	}
-	return pass(b[0]), b[1:]
-}
-
-func encodeProgress(p pass, next []byte) []byte {
-	return append([]byte{byte(p)}, next...)
-}
-
 // writeBatch writes every chunk of every pass of batch from its saved
 // progress on.
 func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 	g := f.guard(batch.ID)
-	p, from := decodeProgress(batch.Progress)
-	last := donePass
-	if batch.MinuteOnly {
-		last = dailyPass // its counts wait for a full batch
-	}
+	p, from, last := ResumeOf(batch).at()
 	for chunk := 1; p < last; chunk++ {
 		if p == sitePass {
 			if err := f.writeSites(ctx, batch.ID, g); err != nil {
@@ -101,6 +81,7 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 			f.expiredHits(pass(f.ch.Level), f.ch.Dropped)
 		}
 		f.heartbeat()
+		f.prog.made(f.clock.Now()) // a chunk acknowledged
 		if h := f.hooks; h != nil && h.afterChunk != nil {
 			if err := h.afterChunk(p, chunk); err != nil {
 				return err
@@ -151,6 +132,7 @@ func (f *Flusher) writeSites(ctx context.Context, batchID string, g bucket.Guard
 		}
 		docs = docs[n:]
 		f.heartbeat()
+		f.prog.made(f.clock.Now())
 	}
 	return nil
 }

@@ -7,11 +7,19 @@
 //     twice and nothing is kept here. Besides logtally_* it has the Go
 //     runtime's go_* and the process's process_* metrics.
 //   - GET /healthz: 200 "ok" while the source is healthy (its Health when
-//     it has one, else Alive), else 503 and the reason. It is the liveness
-//     probe: a pipeline that waits for MongoDB is alive; one whose
-//     aggregator or flusher has stopped turning is not, nor one whose
-//     commits fail on a full state dir (pipeline.Pipeline.Health), nor
-//     cmd/logtally's stand-in while the first start waits for MongoDB.
+//     it has one, else Alive), else 503 and the reason: one line saying
+//     since when (UTC, RFC 3339), never anything read from the logs, an
+//     address or a secret. Healthy is making progress
+//     (pipeline.Pipeline.Health): not while the aggregator or the flusher
+//     has stopped turning, nor while commits fail on a full state dir,
+//     nor while hits have waited longer than [http] unhealthy_after with
+//     nothing written to MongoDB ("MongoDB unreachable since T: N hits
+//     pending, …"), nor while reading has been paused that long on a full
+//     buffer, nor while cmd/logtally's stand-in waits for MongoDB at the
+//     first start. An idle pipeline, nothing pending, is healthy however
+//     long ago its last batch was. A 503 stops nothing: the daemon goes on
+//     counting into its buffer, and systemd's watchdog, which asks Alive
+//     only, does not restart it for waiting on MongoDB.
 //   - GET /status: JSON for people and for `logtally state` while the
 //     daemon runs: instance, buffer id, files per source (path, dev:ino,
 //     committed offset, size, lag), pending counts, the batch in flight,
@@ -26,7 +34,8 @@
 // Metrics (all totals since the daemon started, except the gauges):
 //
 //	logtally_build_info{version}                      1
-//	logtally_alive                                    1 while Source.Alive is nil (a full state dir fails /healthz only), else 0
+//	logtally_alive                                    1 while Source.Alive is nil, else 0 (a full state dir, MongoDB
+//	                                                  or a full buffer past unhealthy_after fail /healthz only)
 //	logtally_lines_total{source}                      lines parsed (every outcome)
 //	logtally_too_long_lines_total                     lines over max_line_bytes, skipped (not in lines_total)
 //	logtally_hits_total{site}                         lines counted as hits (at most 200 sites, the rest as "(other sites)")
@@ -95,6 +104,9 @@
 //     logtally_last_flush_timestamp_seconds when it ended. With nothing
 //     pending both stay put: alert on them only together with
 //     logtally_buffer_pending_hits > 0.
+//   - unhealthy_after counts from the pipeline's start: a reload (SIGHUP)
+//     makes a new pipeline, so /healthz answers 200 again for up to
+//     unhealthy_after even if MongoDB is still down.
 //   - The MongoDB URI appears only redacted, and its password is cut out
 //     of every /status and /healthz response whatever field it got into.
 //   - /status reads the buffer in a few read transactions: a batch sealed

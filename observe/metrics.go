@@ -51,7 +51,7 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 	return &collector{
 		src: src, version: version, clock: clk, log: log,
 		buildInfo:   d("build_info", "Always 1; the version label is logtally's version.", "version"),
-		alive:       d("alive", "1 while the aggregator and the flusher make their rounds, else 0 (GET /healthz then fails; it also fails while the state dir is full)."),
+		alive:       d("alive", "1 while the aggregator and the flusher make their rounds, else 0 (GET /healthz then fails; it also fails while the state dir is full, and while hits wait for MongoDB or reading is paused on a full buffer longer than http.unhealthy_after)."),
 		lines:       d("lines_total", "Lines parsed, whatever their outcome (too long lines are not in it), by source.", "source"),
 		tooLong:     d("too_long_lines_total", "Lines longer than max_line_bytes, skipped."),
 		hits:        d("hits_total", "Lines counted as page views, by site (at most 200 sites; the rest as \"(other sites)\").", "site"),

@@ -190,8 +190,10 @@ func TestReadStatusResume(t *testing.T) {
 		{nil, "start"},
 		{[]byte{0}, "minute pass, from its first bucket"},
 		{append([]byte{1}, key...), `daily pass, from site "example.com" page "/p" at 2026-02-01T10:00:05Z`},
-		{[]byte{3}, "every pass written, acknowledgement pending"},
-		{[]byte{9, 1}, "0x0901"},
+		{append([]byte{2}, key...), `monthly pass, from site "example.com" page "/p" at 2026-02-01T10:00:05Z`},
+		{[]byte{3}, "sites pass (the sites' daily totals)"},
+		{[]byte{4}, "every pass written, acknowledgement pending"},
+		{[]byte{9, 1}, "0x0901 (unknown: written again from the start)"},
 	} {
 		if tc.progress != nil {
 			if err := buf.SaveProgress(batch.ID, tc.progress); err != nil {
@@ -207,6 +209,35 @@ func TestReadStatusResume(t *testing.T) {
 		}
 		if st.PendingHits != 3 || st.PendingKeys != 1 || st.LastAcked != nil || st.Sources == nil || len(st.Sources) != 0 {
 			t.Errorf("status %+v", st)
+		}
+	}
+
+	// A minute-only batch is written once its minute pass is.
+	if err := buf.Ack(batch.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := buf.Commit(map[string]measure.Vector{string(key): measure.OfViews(2)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if batch, err = buf.SealMinuteOnly(); err != nil || batch == nil || !batch.MinuteOnly {
+		t.Fatalf("SealMinuteOnly: %+v, %v", batch, err)
+	}
+	for _, tc := range []struct {
+		progress []byte
+		want     string
+	}{
+		{[]byte{0}, "minute pass, from its first bucket"},
+		{[]byte{1}, "every pass written, acknowledgement pending"},
+	} {
+		if err := buf.SaveProgress(batch.ID, tc.progress); err != nil {
+			t.Fatal(err)
+		}
+		st, err := pipeline.ReadStatus(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.InFlight == nil || st.InFlight.Resume != tc.want {
+			t.Errorf("minute-only batch, progress %x: in flight %+v, want resume %q", tc.progress, st.InFlight, tc.want)
 		}
 	}
 }

@@ -118,7 +118,9 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // healther is a Source that can be alive and still not healthy (a full
-// state dir, a start waiting for MongoDB): *pipeline.Pipeline.
+// state dir, hits waiting for MongoDB or reading paused on a full buffer
+// longer than unhealthy_after, a start waiting for MongoDB):
+// *pipeline.Pipeline.
 type healther interface {
 	Health(now time.Time) error
 }

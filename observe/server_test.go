@@ -29,6 +29,7 @@ type fake struct {
 	mu        sync.Mutex
 	stats     pipeline.Stats
 	alive     error
+	health    error
 	status    pipeline.Status
 	statusErr error
 }
@@ -43,6 +44,17 @@ func (f *fake) Alive(time.Time) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.alive
+}
+
+// Health is Alive's error, else the health set (a pipeline's Health
+// also fails on what does not stop it: MongoDB down with hits pending).
+func (f *fake) Health(time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.alive != nil {
+		return f.alive
+	}
+	return f.health
 }
 
 func (f *fake) Status() (pipeline.Status, error) {
@@ -192,6 +204,18 @@ func TestHealthz(t *testing.T) {
 	f.alive = errors.New("aggregator: no progress since 2026-02-01T09:59:00Z")
 	if code, body, _ := get(t, s.Handler(), "/healthz"); code != 503 || body != "aggregator: no progress since 2026-02-01T09:59:00Z\n" {
 		t.Errorf("stuck: %d %q", code, body)
+	}
+	// Alive but not healthy: /healthz says Health's reason.
+	f.alive = nil
+	f.mu.Lock()
+	f.health = errors.New("MongoDB unreachable since 2026-02-01T09:58:00Z: 300 hits pending")
+	f.mu.Unlock()
+	if code, body, _ := get(t, s.Handler(), "/healthz"); code != 503 || body != "MongoDB unreachable since 2026-02-01T09:58:00Z: 300 hits pending\n" {
+		t.Errorf("not making progress: %d %q", code, body)
+	}
+	_, status, _ := get(t, s.Handler(), "/status")
+	if !strings.Contains(status, `"health": "MongoDB unreachable since 2026-02-01T09:58:00Z: 300 hits pending"`) {
+		t.Errorf("/status does not show Health's reason:\n%s", status)
 	}
 	rec := httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, httptest.NewRequest("POST", "/healthz", nil))

@@ -21,7 +21,10 @@
 // it; a reload makes a new Pipeline on the same buffer. It satisfies
 // replay.Pipeline, so a replay.Service counts archives into it while it
 // runs. Status and ReadStatus report what the buffer and the tailers hold,
-// for /status and `logtally state`. Signals are cmd/logtally's: the
+// for /status and `logtally state`; Alive (for the watchdog) whether the
+// stages turn, Health (for /healthz) whether the pipeline makes progress:
+// hits pending with nothing written to MongoDB for Config.UnhealthyAfter,
+// or reading paused that long on a full buffer, fail it. Signals are cmd/logtally's: the
 // pipeline sees only its context and the cause it ends with (ErrReload).
 //
 // Caveats:
@@ -45,6 +48,8 @@
 //     (ErrBufferReplaced) and is restored at its path from the open file
 //     after the final commit and drain; one truncated in place stops it
 //     without touching it again, and the restart rebuilds it.
+//   - Health's UnhealthyAfter counts from the flusher's last progress or
+//     the run's start: a new Pipeline (a reload) starts it again.
 //   - Without Config.Instance no progress record is kept: a lost or corrupt
 //     buffer cannot be rebuilt, and the tailers then read every file from 0
 //     again (see docs/architecture.md, known limits).

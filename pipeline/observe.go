@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"cmp"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -93,9 +92,10 @@ type BatchStatus struct {
 	Hits uint64 `json:"hits"`
 	// SealedAt is zero for a batch sealed by a logtally without snapshots.
 	SealedAt time.Time `json:"sealed_at,omitzero"`
-	// Resume says where writing the batch resumes: "start" before its
-	// first acknowledged chunk, else the pass and the first key not yet
-	// written.
+	// Resume says where writing the batch resumes, as the flusher
+	// describes its own resume point (flusher.Resume.String): "start"
+	// before its first acknowledged chunk, else the pass and the first
+	// key not yet written, or that every pass is written.
 	Resume string `json:"resume"`
 }
 
@@ -154,7 +154,7 @@ func ReadStatus(buf *buffer.Buffer) (Status, error) {
 		if err != nil {
 			return Status{}, err
 		}
-		st.InFlight = &BatchStatus{ID: sealed.ID, Keys: sealed.Keys, Hits: sealed.Hits, SealedAt: snap.SealedAt, Resume: describeResume(sealed.Progress)}
+		st.InFlight = &BatchStatus{ID: sealed.ID, Keys: sealed.Keys, Hits: sealed.Hits, SealedAt: snap.SealedAt, Resume: flusher.ResumeOf(sealed).String()}
 	}
 	acked, err := buf.AckedSnapshot()
 	if err != nil {
@@ -255,30 +255,3 @@ func sizeFiles(sources []SourceStatus, ids map[string]tailer.FileID) {
 
 // fileID formats an identity as "dev:ino".
 func fileID(id tailer.FileID) string { return fmt.Sprintf("%d:%d", id.Dev, id.Ino) }
-
-// describeResume reads the flusher's resume point of a sealed batch
-// (buffer.Batch.Progress). The encoding is the flusher's (flusher/write.go,
-// encodeProgress: one byte for the pass, minute 0, daily 1, monthly 2, done
-// 3, then the buffer key the next chunk starts at); it is read here only
-// to show it, and shown in hex should it ever not parse.
-func describeResume(b []byte) string {
-	if len(b) == 0 {
-		return "start"
-	}
-	passes := []string{"minute", "daily", "monthly"}
-	if int(b[0]) == len(passes) && len(b) == 1 {
-		return "every pass written, acknowledgement pending"
-	}
-	if int(b[0]) >= len(passes) {
-		return "0x" + hex.EncodeToString(b)
-	}
-	pass := passes[b[0]]
-	if len(b) == 1 {
-		return pass + " pass, from its first bucket"
-	}
-	site, page, sec, err := buffer.DecodeKey(b[1:])
-	if err != nil {
-		return "0x" + hex.EncodeToString(b)
-	}
-	return fmt.Sprintf("%s pass, from site %q page %q at %s", pass, site, page, time.Unix(sec, 0).UTC().Format(time.RFC3339))
-}

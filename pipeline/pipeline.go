@@ -33,6 +33,23 @@ const DefaultShutdownTimeout = 30 * time.Second
 // when Config.CommitInterval is zero.
 const DefaultCommitInterval = time.Second
 
+// DefaultUnhealthyIntervals and MinDefaultUnhealthyAfter make the
+// default of Config.UnhealthyAfter (DefaultUnhealthyAfter): five flush
+// intervals, so a round or two lost to a blip is not an outage, and at
+// least a minute.
+const (
+	DefaultUnhealthyIntervals = 5
+	MinDefaultUnhealthyAfter  = time.Minute
+)
+
+// DefaultUnhealthyAfter is Config.UnhealthyAfter's default for a flush
+// interval (zero: flusher.DefaultInterval): DefaultUnhealthyIntervals of
+// them, at least MinDefaultUnhealthyAfter. With the default interval,
+// 10 s, it is one minute.
+func DefaultUnhealthyAfter(flushInterval time.Duration) time.Duration {
+	return max(DefaultUnhealthyIntervals*cmp.Or(flushInterval, flusher.DefaultInterval), MinDefaultUnhealthyAfter)
+}
+
 // idlePollFactor times the tailers' PollInterval is their
 // IdlePollInterval, unless Source.Tailer sets one.
 const idlePollFactor = 4
@@ -86,6 +103,11 @@ type Config struct {
 	// StatsInterval is how often Run logs the running totals. Default
 	// DefaultStatsInterval.
 	StatsInterval time.Duration
+	// UnhealthyAfter is how long Health lets counts wait with nothing
+	// written to MongoDB, or reading stay paused on a full buffer, before
+	// it fails ([http] unhealthy_after). Default
+	// DefaultUnhealthyAfter(Flush.Interval).
+	UnhealthyAfter time.Duration
 	// Instance names this logtally in its progress record in MongoDB
 	// (package progress). Empty: no record is kept, and a lost buffer
 	// cannot be rebuilt (tests, tools).
@@ -190,6 +212,10 @@ func New(cfg Config) (*Pipeline, error) {
 	cfg.CommitInterval = cmp.Or(cfg.CommitInterval, DefaultCommitInterval)
 	cfg.ShutdownTimeout = cmp.Or(cfg.ShutdownTimeout, DefaultShutdownTimeout)
 	cfg.StatsInterval = cmp.Or(cfg.StatsInterval, DefaultStatsInterval)
+	if cfg.UnhealthyAfter < 0 {
+		return nil, fmt.Errorf("new pipeline: negative UnhealthyAfter %v", cfg.UnhealthyAfter)
+	}
+	cfg.UnhealthyAfter = cmp.Or(cfg.UnhealthyAfter, DefaultUnhealthyAfter(cfg.Flush.Interval))
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -34,20 +34,6 @@ func (p *Pipeline) Alive(now time.Time) error {
 	return nil
 }
 
-// Health is Alive, and also not healthy while commits fail on a full state
-// dir (the aggregator retries them, reading paused): nil when both are
-// fine. It is meant for /healthz; a watchdog uses Alive, which a full disk
-// does not fail, so that the daemon waiting for space is not killed.
-func (p *Pipeline) Health(now time.Time) error {
-	if err := p.Alive(now); err != nil {
-		return err
-	}
-	if since, err := p.agg.Full(); !since.IsZero() {
-		return fmt.Errorf("state dir full: commit failing since %s, reading paused: %w", since.UTC().Format(time.RFC3339), err)
-	}
-	return nil
-}
-
 // Stats returns the running totals.
 func (p *Pipeline) Stats() Stats {
 	st := Stats{Aggregator: p.agg.Stats(), Flusher: p.flush.Stats(), BufferBytes: p.buf.Size()}

@@ -35,6 +35,12 @@
 //     lines before the damage are read, never the cut-off tail. A corrupt
 //     gzip member or zstd frame is caught by its checksum at its end, after
 //     its bytes were read.
+//   - The pipeline stopping reading (a reload, a stop) ends a replay. Once
+//     every file was read, Replay waits for the aggregator's final commit
+//     and reads the buffer's ledger: every file counted there is a summary
+//     with Unacknowledged set, not Stopped (the next pipeline on the
+//     buffer writes the counts; the claims are left to expire); a file
+//     whose chunks the aggregator had not taken is "stopped".
 //   - One replay at a time per Service: another gets ErrRunning. A file
 //     the pipeline's tailers follow, or a copy of one (the same first
 //     bytes), is refused while they run.

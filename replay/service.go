@@ -177,6 +177,12 @@ type Summary struct {
 	// Stopped is true when the replay was stopped before its end: what it
 	// counted is kept, and running it again resumes.
 	Stopped bool
+	// Unacknowledged is true when every file was counted but the pipeline
+	// stopped reading (the daemon reloaded or stopped) before MongoDB
+	// acknowledged all of it: the counts are in the buffer, and the next
+	// pipeline on it (the reloaded daemon, the next start) writes them.
+	// Running the replay again counts nothing more.
+	Unacknowledged bool
 }
 
 // replayFile is a file being replayed.
@@ -201,7 +207,9 @@ type replayFile struct {
 // Replay reads req.Files into the running pipeline, each from where the
 // ledger (this buffer's, and the database's, which other hosts and lost
 // state dirs share) says it is counted, and returns once every count it
-// made is acknowledged by MongoDB, or ctx ends. report, when not nil, gets
+// made is acknowledged by MongoDB, or ctx ends, or the pipeline stops
+// reading (then, every file read and committed, the summary says so:
+// Unacknowledged, not Stopped). report, when not nil, gets
 // the progress every 200 ms. The pipeline must be running.
 //
 // Before reading anything it checks every file: a file this logtally
@@ -298,11 +306,25 @@ func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)
 	phase = PhaseFlushing
 	phaseMu.Unlock()
 	var waitErr error
+	unacked := false
 	if !stopped {
 		waitErr = s.waitAcked(ctx, files)
 		stopped = waitErr != nil && ctx.Err() != nil
+		if stopped && s.readCtx.Err() != nil {
+			// The pipeline stopped reading (a reload, a stop) after every
+			// file was read: if the aggregator's final commit took every
+			// chunk, every file is counted, in the buffer, which the next
+			// pipeline writes to MongoDB.
+			counted, err := s.countedAtStop(files)
+			if err != nil {
+				log.Warn("cannot tell whether the replay's files are counted: reported stopped", "err", err)
+			}
+			if counted {
+				stopped, unacked, waitErr = false, true, nil
+			}
+		}
 	}
-	if !stopped && waitErr == nil {
+	if !stopped && waitErr == nil && !unacked {
 		claims.releaseAll()
 	} // else counts may not be acknowledged yet: the claims expire by themselves
 
@@ -312,7 +334,7 @@ func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)
 		Finds: fl1.Finds - fl0.Finds, BulkWrites: fl1.BulkWrites - fl0.BulkWrites,
 		InsertCalls: fl1.InsertCalls - fl0.InsertCalls, BucketWrites: fl1.BucketWrites - fl0.BucketWrites,
 		ExpiredHits: fl1.ExpiredHits - fl0.ExpiredHits,
-		Elapsed:     clk.Now().Sub(started), Stopped: stopped, Outcomes: map[string]uint64{},
+		Elapsed:     clk.Now().Sub(started), Stopped: stopped, Unacknowledged: unacked, Outcomes: map[string]uint64{},
 		ParsedAhead: agg1.ParsedAhead - agg0.ParsedAhead,
 	}
 	for _, n := range names {
@@ -342,7 +364,7 @@ func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)
 	if report != nil {
 		report(progress(PhaseDone))
 	}
-	log.Info("replay finished", "lines", sum.Lines, "hits", sum.Hits, "stopped", stopped, "damaged", len(damaged), "took", sum.Elapsed)
+	log.Info("replay finished", "lines", sum.Lines, "hits", sum.Hits, "stopped", stopped, "unacknowledged", unacked, "damaged", len(damaged), "took", sum.Elapsed)
 	if waitErr != nil && !stopped {
 		return sum, waitErr
 	}

@@ -182,25 +182,11 @@ func (s *Service) countedUpTo(ctx context.Context, head []byte) (int64, error) {
 // by MongoDB.
 func (s *Service) waitAcked(ctx context.Context, files []*replayFile) error {
 	for {
-		done := true
-		for _, f := range files {
-			if len(f.head) == 0 {
-				continue
-			}
-			best, err := s.buf.Counted(f.head, tailer.FingerprintSize)
-			if err != nil {
-				return err
-			}
-			read := int64(0)
-			if f.End > f.From {
-				read = f.End
-			}
-			if best.Offset < read || best.Acked < best.Offset {
-				done = false
-				break
-			}
+		_, acked, err := s.standing(files)
+		if err != nil {
+			return err
 		}
-		if done {
+		if acked {
 			return nil
 		}
 		s.flush.Kick() // what is left is ours: no need to wait for the interval
@@ -210,6 +196,64 @@ func (s *Service) waitAcked(ctx context.Context, files []*replayFile) error {
 		case <-s.cfg.Clock.After(replayPoll):
 		}
 	}
+}
+
+// standing reads the buffer's ledger: counted is true when every file is
+// counted (committed) as far as this replay read it, acked when, besides,
+// everything the ledger holds of each is acknowledged by MongoDB.
+func (s *Service) standing(files []*replayFile) (counted, acked bool, err error) {
+	counted, acked = true, true
+	for _, f := range files {
+		if len(f.head) == 0 {
+			continue
+		}
+		best, err := s.buf.Counted(f.head, tailer.FingerprintSize)
+		if err != nil {
+			return false, false, err
+		}
+		read := int64(0)
+		if f.End > f.From {
+			read = f.End
+		}
+		if best.Offset < read {
+			return false, false, nil
+		}
+		if best.Acked < best.Offset {
+			acked = false
+		}
+	}
+	return counted, acked, nil
+}
+
+// stopWait bounds how long a replay whose pipeline stopped reading waits
+// for the aggregator's final commit before it tells what is counted.
+const stopWait = 30 * time.Second
+
+// countedAtStop tells, once the pipeline has stopped reading (a reload,
+// a stop) while the replay waited for MongoDB's acknowledgement, whether
+// every file is counted in the buffer: it waits for the aggregator's final
+// commit (chunks it had not taken are not counted), then reads the ledger.
+// A file not counted as far as it was read is marked stopped.
+func (s *Service) countedAtStop(files []*replayFile) (bool, error) {
+	select {
+	case <-s.agg.Stopped():
+	case <-s.cfg.Clock.After(stopWait):
+		return false, nil
+	}
+	all := true
+	for _, f := range files {
+		counted, _, err := s.standing([]*replayFile{f})
+		if err != nil {
+			return false, err
+		}
+		if !counted {
+			all = false
+			s.replayMu.Lock()
+			f.Status = StatusStopped
+			s.replayMu.Unlock()
+		}
+	}
+	return all, nil
 }
 
 // replayClaimTTL is how long a replay's claim on a stream's ledger

@@ -77,7 +77,7 @@ format = "combined"
 	}
 	code, health := get("/healthz")
 	if code != 200 {
-		t.Errorf("/healthz = %d %s, want 200 while the pipeline runs (MongoDB down is not a stuck pipeline)", code, health)
+		t.Errorf("/healthz = %d %s, want 200 while the pipeline runs and http.unhealthy_after (1m) has not passed", code, health)
 	}
 	var status string
 	for {

@@ -254,6 +254,10 @@ func printReplaySummary(w io.Writer, s *replay.Summary, where string, elapsed ti
 	if s.Stopped {
 		fmt.Fprintln(w, "stopped before the end: what was counted is kept; run the same command again to resume")
 	}
+	if s.Unacknowledged {
+		fmt.Fprintln(w, "every file counted; logtally stopped reading (reloaded or stopping) before MongoDB acknowledged all of it: "+
+			"the buffer holds the counts and logtally writes them from it (running the same command again counts nothing more)")
+	}
 }
 
 // opsRatio compares the operations logtally issued with naive ones (one

@@ -293,6 +293,7 @@ func pipelineConfig(cfg config.Config, log *slog.Logger, db *mongo.Database) pip
 		Instance:        cfg.Instance,
 		LeaseTTL:        cfg.LeaseTTL.D(),
 		ShutdownTimeout: cfg.ShutdownTimeout.D(),
+		UnhealthyAfter:  cfg.HTTP.UnhealthyAfter.D(),
 		Clock:           processClock,
 		Logger:          log,
 	}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/logtally/logtally/internal/bucketcheck"
+	"github.com/logtally/logtally/internal/mongotest"
+)
+
+// /healthz follows the pipeline's progress (issue 29): with MongoDB
+// stopped and hits pending it answers 503, naming MongoDB and since when,
+// once http.unhealthy_after has passed, while the daemon goes on
+// buffering, and the watchdog goes on pinging; with MongoDB back it answers 200 again, and every bucket
+// equals the file.
+func TestHealthzFailsWhileMongoDBIsDownWithHitsPending(t *testing.T) {
+	dir := t.TempDir()
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	logPath := filepath.Join(dir, "access.log")
+	appendCombined(t, logPath, 0, 30)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	conf := filepath.Join(dir, "logtally.toml")
+	os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
+shutdown_timeout = "20s"
+[mongo]
+uri = %q
+database = %q
+timeout = "500ms"
+[buffer]
+commit_interval = "50ms"
+[flush]
+interval = "100ms"
+max_ops = 16
+max_backoff = "200ms"
+[http]
+listen = %q
+unhealthy_after = "1s"
+[buckets]
+preallocate = false
+minute_retention = "0" # the test lines are older than the default 48h
+[[source]]
+site = "s"
+paths = [%q]
+format = "combined"
+`, filepath.Join(dir, "state"), srv.URI(), db.Name(), addr, logPath)), 0o600)
+	earlierBuffer(t, filepath.Join(dir, "state"))
+	sock, stop, out := runNotified(t, conf) // under a fake systemd, with a 2 s watchdog
+
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// waitHealth polls /healthz (an event wait, bounded) until it
+	// answers code with a body holding every one of says, and returns
+	// the body.
+	waitHealth := func(what string, code int, says ...string) string {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			c, body := get("/healthz")
+			if c == code && !slices.ContainsFunc(says, func(s string) bool { return !strings.Contains(body, s) }) {
+				return body
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: /healthz = %d %q after 30s, want %d\nlog:\n%s", what, c, body, code, out)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitTotal := func(what string, n int64) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for bucketcheck.Read(t, db).MonthTotal != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: MongoDB's monthly total %d after 30s, want %d\nlog:\n%s", what, bucketcheck.Read(t, db).MonthTotal, n, out)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	waitTotal("the first 30 hits", 30)
+	if body := waitHealth("MongoDB up, nothing pending", 200); body != "ok\n" {
+		t.Errorf("/healthz body %q, want ok", body)
+	}
+
+	// MongoDB stops; 300 more lines come.
+	srv.Stop()
+	appendCombined(t, logPath, 30, 300)
+	body := waitHealth("MongoDB down, 300 hits pending", 503,
+		"MongoDB unreachable since 20", "300 hits pending", "nothing written to MongoDB since 20", "http.unhealthy_after 1s")
+	host := strings.TrimSuffix(strings.TrimPrefix(srv.URI(), "mongodb://"), "/")
+	if i := strings.IndexAny(host, "/?"); i >= 0 {
+		host = host[:i]
+	}
+	for _, never := range []string{host, "mongodb://", "/p1", "GET"} {
+		if strings.Contains(body, never) {
+			t.Errorf("/healthz 503 body %q shows %q", body, never)
+		}
+	}
+	if _, status := get("/status"); !strings.Contains(status, `"health": "MongoDB unreachable since`) || !strings.Contains(status, `"pending_hits": 300`) {
+		t.Errorf("/status does not show the health and the 300 pending hits:\n%s", status)
+	}
+	// The daemon goes on: the watchdog still pings (systemd would restart
+	// a daemon that stops them), and it still reads.
+	pings := sock.count("WATCHDOG=1")
+	sock.waitFor(t, "two more watchdog pings while /healthz is 503", out, func([]string) bool { return sock.count("WATCHDOG=1") >= pings+2 })
+	if c, _ := get("/healthz"); c != 503 {
+		t.Errorf("/healthz = %d after the pings with MongoDB still down, want 503", c)
+	}
+	appendCombined(t, logPath, 330, 20)
+
+	// MongoDB back: the batches are acknowledged, /healthz is 200, every
+	// bucket equals the file.
+	srv.Resume()
+	waitTotal("every hit once MongoDB is back", 350)
+	if body := waitHealth("MongoDB back", 200); body != "ok\n" {
+		t.Errorf("/healthz body %q, want ok", body)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, out)
+	}
+	want, got := bucketcheck.CountFiles(t, logPath, "s"), bucketcheck.Read(t, db)
+	if res := bucketcheck.CompareAll(t, want, got); !res.Exact() || got.MonthTotal != want.Hits {
+		t.Errorf("after the outage: %d hits in MongoDB, %d in the file, %v", got.MonthTotal, want.Hits, res)
+	}
+}
