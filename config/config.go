@@ -158,6 +158,13 @@ type HTTP struct {
 	// Listen is the host:port of the HTTP endpoints (/metrics, /healthz,
 	// /status); empty disables them. Default DefaultHTTPListen.
 	Listen string `toml:"listen"`
+	// Hosts are the names the endpoints may be asked by (the Host
+	// header) beside IP addresses, localhost and Listen's own name: a
+	// guard against DNS rebinding, where a web page in the operator's
+	// browser reads a service of the host or its network under its own
+	// name. A Prometheus or load balancer reaching the endpoints by
+	// another name needs it here.
+	Hosts []string `toml:"hosts"`
 }
 
 // Visitors is the [visitors] table.

@@ -145,6 +145,7 @@ func (c *Config) Validate() error {
 			bad("http.listen", "%q: %v (empty disables the endpoints)", c.HTTP.Listen, err)
 		}
 	}
+	checkHosts("http.hosts", c.HTTP.Hosts, bad)
 	if !slices.Contains(LogFormats, c.Log.Format) {
 		bad("log.format", "%q: must be one of %s", c.Log.Format, strings.Join(LogFormats, ", "))
 	}

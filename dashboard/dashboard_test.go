@@ -314,6 +314,8 @@ func TestGuard(t *testing.T) {
 	}{
 		{"localhost:9465", 200}, {"127.0.0.1:9465", 200}, {"[::1]:9465", 200}, {"example.com", 403},
 		{"stats.example.org", 200}, {"STATS.example.org:443", 200}, {"evil.localhost.example", 403}, {"", 403},
+		{"0x7f000001:9465", 403}, {"127.1:9465", 403}, {"127.0.0.1.nip.io:9465", 403}, {"2130706433", 403},
+		{"a.localhost:9465", 403}, {"10.0.0.5:9465", 200},
 	} {
 		req := httptest.NewRequest(http.MethodGet, "/api/sites", nil)
 		req.Host = tc.host

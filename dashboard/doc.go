@@ -23,8 +23,9 @@
 // Who is asking: every response carries a Content-Security-Policy (the
 // page's own script, style and API only; no inline script), nosniff and
 // no framing. GET and HEAD only: there is no write path. Without
-// authentication, only loopback Host names (and Config.Hosts) are
-// answered, against DNS rebinding; config refuses a listen beyond
+// authentication, only Host names that are IP addresses, localhost or
+// Config.Hosts are answered, against DNS rebinding (internal/hostcheck,
+// the rule of the daemon's endpoints too); config refuses a listen beyond
 // loopback without a user and password (basic authentication, compared
 // in constant time). The reads are bounded: Concurrent requests at once
 // (503 beyond), Timeout each, MaxCells counts per query (query's

@@ -12,15 +12,16 @@ import (
 
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/dashboard"
+	"github.com/logtally/logtally/internal/hostcheck"
 	"github.com/logtally/logtally/internal/httpserve"
 )
 
 // newDashboard returns the dashboard of cfg's buckets in db, refreshing
-// about every flush interval.
-func newDashboard(cfg config.Config, db *mongo.Database, log *slog.Logger) (*dashboard.Dashboard, error) {
+// about every flush interval, served on listen.
+func newDashboard(cfg config.Config, db *mongo.Database, listen string, log *slog.Logger) (*dashboard.Dashboard, error) {
 	d := cfg.Dashboard
 	return dashboard.New(dashboard.Config{Reader: readerOf(cfg, db), Refresh: cfg.Flush.Interval.D(), Top: d.Top,
-		User: d.User, Password: d.Password, Hosts: d.Hosts, Logger: log})
+		User: d.User, Password: d.Password, Hosts: hostcheck.Names(listen, d.Hosts), Logger: log})
 }
 
 // cmdServe serves the dashboard on [dashboard] listen (or -listen) until
@@ -52,7 +53,7 @@ func cmdServe(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer client.Disconnect(context.Background())
-	d, err := newDashboard(cfg, db, log)
+	d, err := newDashboard(cfg, db, cfg.Dashboard.Listen, log)
 	if err != nil {
 		return err
 	}
