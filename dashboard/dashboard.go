@@ -108,11 +108,28 @@ func New(cfg Config) (*Dashboard, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /", http.FileServerFS(files))
+	mux.Handle("GET /", http.FileServerFS(filesOnly{files}))
 	mux.HandleFunc("GET /api/sites", d.api(d.sites))
 	mux.HandleFunc("GET /api/view", d.api(d.view))
 	d.handler = d.guard(mux)
 	return d, nil
+}
+
+// filesOnly is an fs.FS whose directories other than the root (which
+// http.FileServerFS answers with index.html) do not exist: a directory
+// is never listed.
+type filesOnly struct{ fs.FS }
+
+func (f filesOnly) Open(name string) (fs.File, error) {
+	file, err := f.FS.Open(name)
+	if err != nil || name == "." {
+		return file, err
+	}
+	if st, err := file.Stat(); err != nil || st.IsDir() {
+		file.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return file, nil
 }
 
 // Handler returns the page's handler: GET only, behind the checks of who

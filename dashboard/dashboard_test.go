@@ -438,3 +438,23 @@ func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
+
+// The static files are served, never a listing of their directories.
+func TestFilesOnly(t *testing.T) {
+	srv := mongotest.Start(t)
+	d, err := New(Config{Reader: &query.Reader{DB: srv.Database(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for target, want := range map[string]int{
+		"/": 200, "/app.js": 200, "/vendor/uPlot.min.css": 200, "/vendor/LICENSE": 200,
+		"/vendor/": 404, "/vendor": 404, "/nothing": 404, "/nothing/": 404,
+		// The mux sends unclean paths to their clean form first.
+		"/vendor/.": 307, "/./vendor/": 307, "//vendor/": 307, "/vendor//": 307,
+	} {
+		resp, body := get(t, d.Handler(), target)
+		if resp.StatusCode != want || strings.Contains(string(body), `<a href="LICENSE">`) {
+			t.Errorf("GET %s: %d, want %d\n%.200s", target, resp.StatusCode, want, body)
+		}
+	}
+}

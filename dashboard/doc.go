@@ -22,7 +22,8 @@
 //
 // Who is asking: every response carries a Content-Security-Policy (the
 // page's own script, style and API only; no inline script), nosniff and
-// no framing. GET and HEAD only: there is no write path. Without
+// no framing. GET and HEAD only: there is no write path; the embedded
+// files are served, never a listing of their directories. Without
 // authentication, only Host names that are IP addresses, localhost or
 // Config.Hosts are answered, against DNS rebinding (internal/hostcheck,
 // the rule of the daemon's endpoints too); config refuses a listen beyond
