@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/config"
@@ -234,5 +235,36 @@ func TestCheckListsConfigFiles(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout does not contain %q:\n%s", want, out)
 		}
+	}
+}
+
+// check and run refuse a source path under /proc or /sys, naming the file,
+// line and key: it was followed without a line ever read (size 0).
+func TestKernelPathsExit2(t *testing.T) {
+	dir := t.TempDir()
+	conf := writeCheckConfig(t, dir, "mongodb://127.0.0.1:1", []string{"/proc/self/environ"})
+	want := conf + `:10: source[0].paths: "/proc/self/environ": under /proc`
+	out, stderr, code := runCmd(t, "check", "-config", conf)
+	if code != 2 || !strings.Contains(stderr, want) {
+		t.Errorf("check: exit %d, want 2 and %q\nstdout:\n%s\nstderr:\n%s", code, want, out, stderr)
+	}
+	// run would count on (without the refusal): stopped after a minute.
+	var errb strings.Builder
+	cmd := command("run", "-config", conf)
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("run still running after a minute with a path under /proc:\n%s", errb.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(errb.String(), want) {
+		t.Errorf("run: exit %d, want 2 and %q\nstderr:\n%s", code, want, errb.String())
 	}
 }
