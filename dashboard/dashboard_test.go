@@ -458,3 +458,42 @@ func TestFilesOnly(t *testing.T) {
 		}
 	}
 }
+
+// The API names each page as it is (for the links and requests) and as
+// it is shown (query.Shown): a page with a bidirectional control cannot
+// pass for another in the table or the heading.
+func TestViewShowsNamesEscaped(t *testing.T) {
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	const spoof = "/\u202etxt.exe"
+	fill.Write(t, db, "a.test", hits(5, 12, utc("2026-11-25T10:00:00Z"), time.Hour, spoof, "/exe.txt"))
+	d, err := New(Config{Reader: &query.Reader{DB: db}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to := utc("2026-11-25T10:00:00Z"), utc("2026-11-25T11:00:00Z")
+	type reply struct {
+		PageShown string `json:"page_shown"`
+		Pages     []struct{ Page, Shown string }
+	}
+	for _, page := range []string{"", spoof} {
+		resp, body := get(t, d.Handler(), viewURL("a.test", page, from, to))
+		var got reply
+		if err := json.Unmarshal(body, &got); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		if page != "" {
+			if got.PageShown != `/\u202etxt.exe` {
+				t.Errorf("page %q: page_shown %q", page, got.PageShown)
+			}
+			continue
+		}
+		shown := map[string]string{}
+		for _, p := range got.Pages {
+			shown[p.Page] = p.Shown
+		}
+		if len(shown) != 2 || shown[spoof] != `/\u202etxt.exe` || shown["/exe.txt"] != "/exe.txt" {
+			t.Errorf("pages %+v", got.Pages)
+		}
+	}
+}
