@@ -25,8 +25,9 @@ func newDashboard(cfg config.Config, db *mongo.Database, listen string, log *slo
 }
 
 // cmdServe serves the dashboard on [dashboard] listen (or -listen) until
-// SIGTERM or SIGINT. It only reads the buckets: a MongoDB user with the
-// read role on the database is enough.
+// SIGTERM or SIGINT. It only reads the buckets: a MongoDB user with find on
+// the collections of query.Reader.Reads is enough (README's role; check
+// warns when the user can read the salts).
 func cmdServe(args []string, stderr io.Writer) error {
 	fs, path := parseFlags("serve", stderr)
 	listen := fs.String("listen", "", "`host:port` to listen on (default [dashboard] listen, 127.0.0.1:9465)")
