@@ -154,7 +154,7 @@ func TestViewNumbers(t *testing.T) {
 	a := hits(1, 300, day.AddDate(0, 0, -2), 60*time.Hour, "/", "/a", "/b", "/<img src=x>")
 	fill.Write(t, db, "a.test", a)
 	fill.Write(t, db, "b.test", hits(2, 40, day, 12*time.Hour, "/x"))
-	r := &query.Reader{DB: db, Retention: bucket.Retention{Minute: 48 * time.Hour}}
+	r := &query.Reader{DB: db, Retention: bucket.Retention{Minute: 48 * time.Hour}, Now: clock.NewFake(now).Now}
 	d, err := New(Config{Reader: r, Clock: clock.NewFake(now), Refresh: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
