@@ -66,3 +66,16 @@ func TestWriteShowsNamesEscaped(t *testing.T) {
 		t.Errorf("json: %v %+v", err, pts)
 	}
 }
+
+// The bot classes' table names its page as Shown does.
+func TestWriteClassesShowsPageEscaped(t *testing.T) {
+	c := &Classes{Request: Request{Site: "s.test", Page: "/\u202etxt.exe", From: utc("2026-11-01T00:00:00Z"), To: utc("2026-11-02T00:00:00Z"), Step: Day},
+		Collection: "monthly"}
+	var b bytes.Buffer
+	if err := WriteClasses(&b, c, "table", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.Contains(s, "(site s.test, page /\\u202etxt.exe, 2026-11-01") {
+		t.Errorf("table:\n%s", s)
+	}
+}
