@@ -2,8 +2,9 @@
 // listens (early, so that an address in use is found before the rest
 // starts), serves, and on cancellation stops accepting and waits a bounded
 // time for the requests in progress. A listen name taken for loopback is
-// resolved and must resolve to loopback addresses only. The daemon's endpoints (package
-// observe) and `logtally serve` (package dashboard) run on it.
+// resolved and must resolve to loopback addresses only. The daemon's
+// endpoints (package observe) and `logtally serve` (package dashboard)
+// run on it.
 package httpserve
 
 import (
