@@ -164,6 +164,13 @@ type HTTP struct {
 	// pipeline.DefaultUnhealthyAfter(flush.interval), five flush
 	// intervals and at least a minute.
 	UnhealthyAfter Duration `toml:"unhealthy_after"`
+	// Hosts are the names the endpoints may be asked by (the Host
+	// header) beside IP addresses, localhost and Listen's own name: a
+	// guard against DNS rebinding, where a web page in the operator's
+	// browser reads a service of the host or its network under its own
+	// name. A Prometheus or load balancer reaching the endpoints by
+	// another name needs it here.
+	Hosts []string `toml:"hosts"`
 }
 
 // Visitors is the [visitors] table.

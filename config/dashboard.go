@@ -31,9 +31,10 @@ type Dashboard struct {
 	// Password is read from PasswordFile; it is never shown.
 	Password string `toml:"-"`
 	// Hosts are the names the page may be asked by (the Host header)
-	// beside the loopback ones, when there is no authentication: a
-	// guard against DNS rebinding, where a web page in the operator's
-	// browser reads a loopback service under its own name.
+	// beside IP addresses, localhost and the listen address's own name,
+	// when there is no authentication: a guard against DNS rebinding,
+	// where a web page in the operator's browser reads a loopback
+	// service under its own name.
 	Hosts []string `toml:"hosts"`
 	// Top is the number of pages of the top pages table, at most. Default
 	// DefaultDashboardTop, at most MaxDashboardTop.
@@ -94,13 +95,19 @@ func (c *Config) validateDashboard(bad func(field, format string, args ...any)) 
 	case d.PasswordFile != "" && len(d.Password) < 8:
 		bad("dashboard.password_file", "%q: the password must be at least 8 characters", d.PasswordFile)
 	}
-	for _, h := range d.Hosts {
-		if h == "" || strings.ContainsAny(h, " /:") {
-			bad("dashboard.hosts", "%q: must be a host name or an IP address, without port", h)
-		}
-	}
+	checkHosts("dashboard.hosts", d.Hosts, bad)
 	if d.Top < 1 || d.Top > MaxDashboardTop {
 		bad("dashboard.top", "%d: must be from 1 to %d", d.Top, MaxDashboardTop)
+	}
+}
+
+// checkHosts checks a list of Host header names (http.hosts,
+// dashboard.hosts).
+func checkHosts(field string, hosts []string, bad func(field, format string, args ...any)) {
+	for _, h := range hosts {
+		if h == "" || strings.ContainsAny(h, " /:") {
+			bad(field, "%q: must be a host name or an IP address, without port", h)
+		}
 	}
 }
 

@@ -19,13 +19,16 @@ func TestDashboardKeys(t *testing.T) {
 	if err := os.WriteFile(pw, []byte("s3cret-pass\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	src := "[http]\nlisten = \"0.0.0.0:9464\"\n[dashboard]\nlisten = \"0.0.0.0:9465\"\ndaemon = true\nuser = \"ops\"\npassword_file = \"" + pw + "\"\nhosts = [\"stats.example.org\"]\ntop = 100\n"
+	src := "[http]\nlisten = \"0.0.0.0:9464\"\nhosts = [\"metrics.example.org\"]\n[dashboard]\nlisten = \"0.0.0.0:9465\"\ndaemon = true\nuser = \"ops\"\npassword_file = \"" + pw + "\"\nhosts = [\"stats.example.org\"]\ntop = 100\n"
 	c, err = Parse("t.toml", []byte(src+opsSource))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := c.Dashboard; d.Listen != "0.0.0.0:9465" || !d.Daemon || d.User != "ops" || d.Password != "s3cret-pass" || d.Hosts[0] != "stats.example.org" || d.Top != 100 {
 		t.Errorf("decoded: %+v", d)
+	}
+	if h := c.HTTP.Hosts; len(h) != 1 || h[0] != "metrics.example.org" {
+		t.Errorf("http.hosts: %q", h)
 	}
 }
 
@@ -46,6 +49,7 @@ func TestDashboardErrors(t *testing.T) {
 		{"[dashboard]\nuser = \"ops\"\npassword_file = \"" + short + "\"\n", `t.toml:3: dashboard.password_file: "` + short + `": the password must be at least 8 characters`},
 		{"[dashboard]\nuser = \"ops\"\npassword_file = \"" + filepath.Join(dir, "none") + "\"\n", `t.toml:3: dashboard.password_file: "` + filepath.Join(dir, "none") + `": open`},
 		{"[dashboard]\nhosts = [\"a.example:80\"]\n", `t.toml:2: dashboard.hosts: "a.example:80": must be a host name or an IP address, without port`},
+		{"[http]\nhosts = [\"ok.example\", \"\"]\n", `t.toml:2: http.hosts: "": must be a host name or an IP address, without port`},
 		{"[dashboard]\ntop = 0\n", `t.toml:2: dashboard.top: 0: must be from 1 to 200`},
 		{"[dashboard]\ntop = 201\n", `t.toml:2: dashboard.top: 201: must be from 1 to 200`},
 	} {

@@ -103,3 +103,30 @@ func TestUnhealthyAfter(t *testing.T) {
 		}
 	}
 }
+
+// Paths and rotated globs that can reach /proc or /sys are refused
+// naming the file, line and key: the files there are no logs, report a
+// size of 0 and would be followed without a line ever read.
+func TestKernelPathsRefused(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"paths = [\"/proc/self/environ\"]", `t.toml:3: source[0].paths: "/proc/self/environ": under /proc, whose files are not logs`},
+		{"paths = [\"/var/log/a.log\", \"/sys/kernel/x\"]", `t.toml:3: source[0].paths: "/sys/kernel/x": under /sys, whose files are not logs`},
+		{"paths = [\"/var/../proc/1/fd/*\"]", `source[0].paths: "/var/../proc/1/fd/*": under /proc`},
+		{"paths = [\"//proc/x\"]", `source[0].paths: "//proc/x": under /proc`},
+		{"paths = [\"/pr?c/x\"]", `source[0].paths: "/pr?c/x": under /proc`},
+		{"paths = [\"/*/self/environ\"]", `source[0].paths: "/*/self/environ": under /proc`},
+		{"paths = [\"/proc\"]", `source[0].paths: "/proc": under /proc`},
+		{"paths = [\"/x\"]\nrotated = [\"/sys/x*\"]", `t.toml:4: source[0].rotated: "/sys/x*": under /sys`},
+	} {
+		src := "[[source]]\nsite = \"s\"\n" + tc.src + "\nformat = \"combined\"\n"
+		_, err := Parse("t.toml", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.src, err, tc.want)
+		}
+	}
+	for _, p := range []string{"/var/log/proc/access.log", "/system/access.log", "/srv/sys/access.log", "/dev/shm/access.log", "/procs/a.log"} {
+		if _, err := Parse("t.toml", []byte("[[source]]\nsite = \"s\"\npaths = [\""+p+"\"]\nformat = \"combined\"\n")); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}

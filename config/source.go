@@ -11,7 +11,7 @@ type Source struct {
 	Name string `toml:"name"`
 	// Site is the site every hit of this source is counted for.
 	Site string `toml:"site"`
-	// Paths are file globs.
+	// Paths are file globs; none may reach under /proc or /sys (Validate).
 	Paths []string `toml:"paths"`
 	// Rotated are globs naming where the source's rotated files go
 	// (logrotate's olddir): searched for a file renamed while logtally was

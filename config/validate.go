@@ -150,6 +150,7 @@ func (c *Config) Validate() error {
 		bad("http.unhealthy_after", "%q: must be \"0\" (the default: %s, five flush intervals and at least %s) or at least twice flush.interval (%s)",
 			u, pipeline.DefaultUnhealthyAfter(c.Flush.Interval.D()), pipeline.MinDefaultUnhealthyAfter, c.Flush.Interval)
 	}
+	checkHosts("http.hosts", c.HTTP.Hosts, bad)
 	if !slices.Contains(LogFormats, c.Log.Format) {
 		bad("log.format", "%q: must be one of %s", c.Log.Format, strings.Join(LogFormats, ", "))
 	}
@@ -197,11 +198,15 @@ func (c *Config) Validate() error {
 		for _, p := range s.Paths {
 			if _, err := filepath.Match(p, ""); err != nil || p == "" {
 				bad(f+"paths", "%q: not a valid glob", p)
+			} else if d := kernelDir(p); d != "" {
+				bad(f+"paths", "%q: under %s, whose files are not logs (they report a size of 0: not a line would be read)", p, d)
 			}
 		}
 		for _, p := range s.Rotated {
 			if _, err := filepath.Match(p, ""); err != nil || !filepath.IsAbs(p) {
 				bad(f+"rotated", "%q: must be an absolute path or glob (where the source's rotated files go, e.g. \"/var/log/nginx/old/access.log*\")", p)
+			} else if d := kernelDir(p); d != "" {
+				bad(f+"rotated", "%q: under %s, whose files are not logs", p, d)
 			}
 		}
 		badClass := map[string]bool{}
@@ -227,6 +232,26 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// kernelDir returns "/proc" or "/sys" when the glob p (valid, relative
+// to the working directory or absolute) can match a path under it, else
+// "". Their files are the kernel's, report a size of 0 and would be
+// followed without a line read. /dev is not refused: its devices are not
+// regular files, which the tailers never follow, and /dev/shm is a tmpfs
+// where a log may be.
+func kernelDir(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(abs, "/"), "/")
+	for _, d := range []string{"proc", "sys"} {
+		if ok, _ := filepath.Match(first, d); ok {
+			return "/" + d
+		}
+	}
+	return ""
 }
 
 // ListenWarning returns, for an http.listen that is not a loopback address

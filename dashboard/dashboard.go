@@ -10,14 +10,11 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/logtally/logtally/clock"
-	"github.com/logtally/logtally/internal/httpserve"
+	"github.com/logtally/logtally/internal/hostcheck"
 	"github.com/logtally/logtally/query"
 )
 
@@ -62,8 +59,10 @@ type Config struct {
 	// User and Password, when User is not empty, ask for HTTP basic
 	// authentication.
 	User, Password string
-	// Hosts are the Host header names accepted beside the loopback ones
-	// when there is no authentication (a guard against DNS rebinding).
+	// Hosts are the Host header names answered beside IP addresses and
+	// localhost when there is no authentication (a guard against DNS
+	// rebinding: package internal/hostcheck); the caller adds the listen
+	// address's name (hostcheck.Names).
 	Hosts []string
 	// Logger defaults to discarding.
 	Logger *slog.Logger
@@ -107,11 +106,28 @@ func New(cfg Config) (*Dashboard, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /", http.FileServerFS(files))
+	mux.Handle("GET /", http.FileServerFS(filesOnly{files}))
 	mux.HandleFunc("GET /api/sites", d.api(d.sites))
 	mux.HandleFunc("GET /api/view", d.api(d.view))
 	d.handler = d.guard(mux)
 	return d, nil
+}
+
+// filesOnly is an fs.FS whose directories other than the root (which
+// http.FileServerFS answers with index.html) do not exist: a directory
+// is never listed.
+type filesOnly struct{ fs.FS }
+
+func (f filesOnly) Open(name string) (fs.File, error) {
+	file, err := f.FS.Open(name)
+	if err != nil || name == "." {
+		return file, err
+	}
+	if st, err := file.Stat(); err != nil || st.IsDir() {
+		file.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return file, nil
 }
 
 // Handler returns the page's handler: GET only, behind the checks of who
@@ -136,8 +152,9 @@ func (d *Dashboard) guard(h http.Handler) http.Handler {
 			return
 		}
 		if d.cfg.User == "" {
-			if !d.hostAllowed(r.Host) {
-				writeError(w, http.StatusForbidden, "host not allowed: the dashboard answers loopback names and dashboard.hosts")
+			if !hostcheck.Allowed(r.Host, d.cfg.Hosts) {
+				writeError(w, http.StatusForbidden, "host not allowed: without a password the dashboard answers IP addresses, localhost, "+
+					"its listen address's name and dashboard.hosts (a guard against DNS rebinding)")
 				return
 			}
 		} else {
@@ -151,19 +168,6 @@ func (d *Dashboard) guard(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
-}
-
-// hostAllowed reports whether host (a Host header, with or without port)
-// names this machine's loopback or one of Config.Hosts.
-func (d *Dashboard) hostAllowed(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	if httpserve.LoopbackHost(host) {
-		return true
-	}
-	host = strings.TrimSuffix(host, ".")
-	return host != "" && slices.ContainsFunc(d.cfg.Hosts, func(h string) bool { return strings.EqualFold(h, host) })
 }
 
 // api wraps an API handler: at most Concurrent at once (503 beyond), a

@@ -314,6 +314,8 @@ func TestGuard(t *testing.T) {
 	}{
 		{"localhost:9465", 200}, {"127.0.0.1:9465", 200}, {"[::1]:9465", 200}, {"example.com", 403},
 		{"stats.example.org", 200}, {"STATS.example.org:443", 200}, {"evil.localhost.example", 403}, {"", 403},
+		{"0x7f000001:9465", 403}, {"127.1:9465", 403}, {"127.0.0.1.nip.io:9465", 403}, {"2130706433", 403},
+		{"a.localhost:9465", 403}, {"10.0.0.5:9465", 200},
 	} {
 		req := httptest.NewRequest(http.MethodGet, "/api/sites", nil)
 		req.Host = tc.host
@@ -435,4 +437,63 @@ type tWriter struct{ t *testing.T }
 func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// The static files are served, never a listing of their directories.
+func TestFilesOnly(t *testing.T) {
+	srv := mongotest.Start(t)
+	d, err := New(Config{Reader: &query.Reader{DB: srv.Database(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for target, want := range map[string]int{
+		"/": 200, "/app.js": 200, "/vendor/uPlot.min.css": 200, "/vendor/LICENSE": 200,
+		"/vendor/": 404, "/vendor": 404, "/nothing": 404, "/nothing/": 404,
+		// The mux sends unclean paths to their clean form first.
+		"/vendor/.": 307, "/./vendor/": 307, "//vendor/": 307, "/vendor//": 307,
+	} {
+		resp, body := get(t, d.Handler(), target)
+		if resp.StatusCode != want || strings.Contains(string(body), `<a href="LICENSE">`) {
+			t.Errorf("GET %s: %d, want %d\n%.200s", target, resp.StatusCode, want, body)
+		}
+	}
+}
+
+// The API names each page as it is (for the links and requests) and as
+// it is shown (query.Shown): a page with a bidirectional control cannot
+// pass for another in the table or the heading.
+func TestViewShowsNamesEscaped(t *testing.T) {
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	const spoof = "/\u202etxt.exe"
+	fill.Write(t, db, "a.test", hits(5, 12, utc("2026-11-25T10:00:00Z"), time.Hour, spoof, "/exe.txt"))
+	d, err := New(Config{Reader: &query.Reader{DB: db}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to := utc("2026-11-25T10:00:00Z"), utc("2026-11-25T11:00:00Z")
+	type reply struct {
+		PageShown string `json:"page_shown"`
+		Pages     []struct{ Page, Shown string }
+	}
+	for _, page := range []string{"", spoof} {
+		resp, body := get(t, d.Handler(), viewURL("a.test", page, from, to))
+		var got reply
+		if err := json.Unmarshal(body, &got); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		if page != "" {
+			if got.PageShown != `/\u202etxt.exe` {
+				t.Errorf("page %q: page_shown %q", page, got.PageShown)
+			}
+			continue
+		}
+		shown := map[string]string{}
+		for _, p := range got.Pages {
+			shown[p.Page] = p.Shown
+		}
+		if len(shown) != 2 || shown[spoof] != `/\u202etxt.exe` || shown["/exe.txt"] != "/exe.txt" {
+			t.Errorf("pages %+v", got.Pages)
+		}
+	}
 }

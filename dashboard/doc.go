@@ -14,7 +14,8 @@
 //     (or the page) over the range and per step, its unique visitors,
 //     the previous period of the same length (or why there is none),
 //     and without a page the top pages with their measures, visitors and
-//     a sparkline of their views.
+//     a sparkline of their views; each page named as it is and as shown
+//     (query.Shown).
 //
 // Everything is read through package query, in the requests `logtally
 // query` makes: the site's series is query.Result.Site of the same read
@@ -22,9 +23,11 @@
 //
 // Who is asking: every response carries a Content-Security-Policy (the
 // page's own script, style and API only; no inline script), nosniff and
-// no framing. GET and HEAD only: there is no write path. Without
-// authentication, only loopback Host names (and Config.Hosts) are
-// answered, against DNS rebinding; config refuses a listen beyond
+// no framing. GET and HEAD only: there is no write path; the embedded
+// files are served, never a listing of their directories. Without
+// authentication, only Host names that are IP addresses, localhost or
+// Config.Hosts are answered, against DNS rebinding (internal/hostcheck,
+// the rule of the daemon's endpoints too); config refuses a listen beyond
 // loopback without a user and password (basic authentication, compared
 // in constant time). The reads are bounded: Concurrent requests at once
 // (503 beyond), Timeout each, MaxCells counts per query (query's
@@ -41,7 +44,13 @@
 //     unmeasured measure counts those views, and the page says that their
 //     other measures are not recorded.
 //   - Page names and sites come from the logs: the page inserts them as
-//     text, never as markup, and the CSP forbids inline script.
+//     text, never as markup, and the CSP forbids inline script. It shows a
+//     page name only as api/view does (pages[].shown, page_shown:
+//     query.Shown, bidirectional controls and invisible characters
+//     escaped), never the name in the URL hash; page is the name as it
+//     is, for links and requests. Sites are not escaped: a site from the
+//     Host header is ASCII (the parser keeps host characters only), any
+//     other is the config's.
 //   - Over plain HTTP a basic-auth password crosses the network readable:
 //     beyond loopback, put TLS in front (the web server on the host).
 package dashboard

@@ -77,13 +77,14 @@ type page struct {
 	Spark    []int64   `json:"spark"`
 }
 
-// MarshalJSON flattens the values beside the page's name.
+// MarshalJSON flattens the values beside the page's name, as it is
+// (page: for links and requests) and as it is shown (shown: query.Shown).
 func (p page) MarshalJSON() ([]byte, error) {
-	m := make(map[string]any, len(p.values)+3)
+	m := make(map[string]any, len(p.values)+4)
 	for k, v := range p.values {
 		m[k] = v
 	}
-	m["page"], m["visitors"], m["spark"] = p.Page, p.Visitors, p.Spark
+	m["page"], m["shown"], m["visitors"], m["spark"] = p.Page, query.Shown(p.Page), p.Visitors, p.Spark
 	return json.Marshal(m)
 }
 
@@ -100,6 +101,7 @@ type period struct {
 type viewReply struct {
 	Site       string    `json:"site"`
 	Page       string    `json:"page"`
+	PageShown  string    `json:"page_shown"` // query.Shown(Page)
 	Step       string    `json:"step"`
 	StepMS     int64     `json:"step_ms"`
 	From       int64     `json:"from"`
@@ -180,7 +182,7 @@ func (d *Dashboard) view(ctx context.Context, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &viewReply{Site: req.Site, Page: req.Page, Notes: []string{}, Pages: []page{}}
+	rep := &viewReply{Site: req.Site, Page: req.Page, PageShown: query.Shown(req.Page), Notes: []string{}, Pages: []page{}}
 	span := req.To.Sub(req.From)
 	req.Step = stepFor(span)
 	for {

@@ -27,6 +27,15 @@
 //     level's retention and expiry mode, preallocation's counters), health,
 //     and the last warning or error of each component when a Tap is wired.
 //
+// Who is asking: the endpoints have no authentication, so they answer
+// only a Host header that is an IP address in its usual form, localhost,
+// Listen's own name or one of Config.Hosts (internal/hostcheck): a web
+// page in the operator's browser that has its name resolve to 127.0.0.1
+// (DNS rebinding) gets 403, not /status. /healthz is checked too (its
+// failure names what is wrong); probers by address pass. The dashboard,
+// mounted at /dashboard/, keeps its own checks (the same rule without a
+// password).
+//
 // Server is the whole of it: New, then Run until the context ends (Listen
 // first, to fail at start on an address in use). Source is what it reads
 // of the pipeline; *pipeline.Pipeline implements it.

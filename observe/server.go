@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/internal/hostcheck"
 	"github.com/logtally/logtally/internal/httpserve"
 	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/redact"
@@ -37,6 +38,10 @@ type Source interface {
 type Config struct {
 	// Listen is the host:port to listen on ([http] listen). Required.
 	Listen string
+	// Hosts are the Host header names answered beside IP addresses,
+	// localhost and Listen's own name ([http] hosts): a guard against DNS
+	// rebinding (package internal/hostcheck).
+	Hosts []string
 	// Source is the pipeline. Required.
 	Source Source
 	// Version is logtally's version, for logtally_build_info and /status.
@@ -101,16 +106,26 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /status", s.status)
 	index := "logtally: /metrics /healthz /status\n"
+	// Every endpoint of its own answers the Host names of hostcheck,
+	// /healthz too: a prober by address (a load balancer, Kubernetes,
+	// curl on the host) sends an address, which is answered; one by name
+	// needs the name in http.hosts. The page keeps its own checks
+	// (the same rule without a password, the password with one).
+	var h http.Handler = hostcheck.Guard(mux, hostcheck.Names(cfg.Listen, cfg.Hosts))
 	if cfg.Dashboard != nil {
-		mux.Handle("/dashboard/", http.StripPrefix("/dashboard", cfg.Dashboard))
 		mux.Handle("GET /dashboard", http.RedirectHandler("/dashboard/", http.StatusMovedPermanently))
 		index = "logtally: /metrics /healthz /status /dashboard/\n"
+		top := http.NewServeMux()
+		top.Handle("/dashboard/", http.StripPrefix("/dashboard", cfg.Dashboard))
+		top.Handle("/", h)
+		top.Handle("GET /dashboard", h) // not top's own redirect
+		h = top
 	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, index)
 	})
-	s.handler = mux
-	s.Server = httpserve.New(cfg.Listen, "http endpoints", mux, s.log)
+	s.handler = h
+	s.Server = httpserve.New(cfg.Listen, "http endpoints", h, s.log)
 	return s, nil
 }
 

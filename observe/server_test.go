@@ -110,8 +110,50 @@ func newServer(t *testing.T, f *fake, cfg Config) *Server {
 func get(t *testing.T, h http.Handler, path string) (int, string, http.Header) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+	req := httptest.NewRequest("GET", path, nil)
+	req.Host = "127.0.0.1:9464"
+	h.ServeHTTP(rec, req)
 	return rec.Code, rec.Body.String(), rec.Header()
+}
+
+// Every endpoint answers only the Host names a web page in the
+// operator's browser cannot take over by DNS rebinding: IP addresses in
+// their usual form, localhost, the listen address's name and http.hosts.
+// The numeric forms a resolver reads as loopback (0x7f000001, 127.1) and
+// names that resolve to it (127.0.0.1.nip.io) are names like any other.
+func TestHostChecked(t *testing.T) {
+	dash := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("page")) })
+	s := newServer(t, sampleFake(), Config{Listen: "logs.internal:9464", Hosts: []string{"metrics.example.org"}, Dashboard: dash})
+	for _, path := range []string{"/status", "/metrics", "/healthz", "/", "/dashboard"} {
+		for host, want := range map[string]int{
+			"attacker.example": 403, "attacker.example:9464": 403, "127.0.0.1.nip.io:9464": 403, "0x7f000001:9464": 403,
+			"127.1:9464": 403, "2130706433": 403, "": 403, "a.localhost:9464": 403, "localhost.attacker.example": 403,
+			"127.0.0.1:9464": 200, "127.0.0.1": 200, "[::1]:9464": 200, "localhost:9464": 200, "LOCALHOST.:9464": 200,
+			"10.0.0.5:9464": 200, "[2001:db8::5]:9464": 200, "logs.internal:9464": 200, "Metrics.Example.Org": 200,
+		} {
+			if path == "/dashboard" && want == 200 {
+				want = 301
+			}
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest("GET", path, nil)
+			req.Host = host
+			s.Handler().ServeHTTP(rec, req)
+			if rec.Code != want {
+				t.Errorf("GET %s Host %q: %d, want %d", path, host, rec.Code, want)
+			}
+			if want == 403 && strings.Contains(rec.Body.String(), "buffer.db") {
+				t.Errorf("GET %s Host %q answered with the status: %s", path, host, rec.Body)
+			}
+		}
+	}
+	// The page has its own checks (package dashboard).
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/dashboard/", nil)
+	req.Host = "attacker.example"
+	s.Handler().ServeHTTP(rec, req)
+	if rec.Code != 200 || rec.Body.String() != "page" {
+		t.Errorf("GET /dashboard/: %d %q, want the page's handler", rec.Code, rec.Body)
+	}
 }
 
 func TestMetrics(t *testing.T) {
@@ -218,7 +260,9 @@ func TestHealthz(t *testing.T) {
 		t.Errorf("/status does not show Health's reason:\n%s", status)
 	}
 	rec := httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, httptest.NewRequest("POST", "/healthz", nil))
+	req := httptest.NewRequest("POST", "/healthz", nil)
+	req.Host = "localhost"
+	s.Handler().ServeHTTP(rec, req)
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST /healthz: %d", rec.Code)
 	}

@@ -253,7 +253,7 @@ func writeClassTable(w io.Writer, c *Classes, opts Options) error {
 	last := req.Step.Truncate(req.To.Add(-time.Nanosecond))
 	fmt.Fprintf(bw, "(site %s", req.Site)
 	if req.Page != "" {
-		fmt.Fprintf(bw, ", page %s", req.Page)
+		fmt.Fprintf(bw, ", page %s", Shown(req.Page))
 	}
 	fmt.Fprintf(bw, ", %s to %s (%s), from %s; people are the views of no bot class)\n",
 		Label(req.From, req.Step, opts.Location), Label(last, req.Step, opts.Location), zoneName(opts.Location), c.Collection)

@@ -100,4 +100,11 @@
 //     series (a staircase of exact values) and draws at most ChartSeries
 //     pages; it has no horizontal scroll, so a long range at a fine step is
 //     a wide chart.
+//   - Page names come from the logs and may hold any graphic or invisible
+//     character: the table and the chart show them through Shown, which
+//     writes bidirectional controls, zero-width and other invisible
+//     characters as escapes ("/\u202etxt.exe", not a page that looks like
+//     "/exe.txt"); the dashboard shows them the same way. CSV and JSON
+//     keep names as they are. A name holding a literal "\u202e" shows
+//     the same as one holding the character.
 package query

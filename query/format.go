@@ -33,9 +33,10 @@ type Options struct {
 }
 
 // Write writes res to w in format: "table" (aligned columns: time, page,
-// count, then each page's total), "csv" (header time,page,count; one line
+// count, then each page's total; pages as Shown shows them), "csv" (header time,page,count; one line
 // per step and page), "json" (an array of {time, page, count}) or "chart"
-// (an asciigraph line chart of at most ChartSeries pages, with a legend).
+// (an asciigraph line chart of at most ChartSeries pages, with a legend
+// naming them as Shown does).
 // CSV and JSON times are RFC 3339 in the zone; table and chart labels are
 // shorter.
 //
@@ -106,9 +107,11 @@ func writeTable(w io.Writer, res *Result, opts Options) error {
 		timeW = max(timeW, len(labels[i]))
 	}
 	values := make([][]string, len(res.Series)) // per series: the steps, then the total
+	names := make([]string, len(res.Series))
 	for k := range res.Series {
 		s := &res.Series[k]
-		pageW = max(pageW, utf8.RuneCountInString(s.Page))
+		names[k] = Shown(s.Page)
+		pageW = max(pageW, utf8.RuneCountInString(names[k]))
 		values[k] = make([]string, len(res.Times)+1)
 		for i := range len(res.Times) + 1 {
 			values[k][i] = res.Value(s, m, i-1).String()
@@ -122,12 +125,12 @@ func writeTable(w io.Writer, res *Result, opts Options) error {
 	}
 	row(head, "page", column)
 	for i := range res.Times {
-		for k, s := range res.Series {
-			row(labels[i], s.Page, values[k][i+1])
+		for k := range res.Series {
+			row(labels[i], names[k], values[k][i+1])
 		}
 	}
-	for k, s := range res.Series {
-		row("total", s.Page, values[k][0])
+	for k := range res.Series {
+		row("total", names[k], values[k][0])
 	}
 	switch {
 	case len(res.Series) == 0:
@@ -300,7 +303,7 @@ func writeChart(w io.Writer, res *Result, opts Options) error {
 			}
 			top = max(top, c)
 		}
-		legends[i] = fmt.Sprintf("%s (%s)", s.Page, res.Value(s, m, -1))
+		legends[i] = fmt.Sprintf("%s (%s)", Shown(s.Page), res.Value(s, m, -1))
 		if !opts.Color && len(series) > 1 {
 			if i == 0 {
 				chars = append(chars, asciigraph.DefaultCharSet)

@@ -433,3 +433,13 @@ func forDays(month time.Time, fn func(t time.Time, key string) bool) {
 		}
 	}
 }
+
+// Reads returns the collections the Reader reads (find and aggregate,
+// nothing else): the minute, daily and monthly buckets, the sites and the
+// visitors registers. A MongoDB user for query and serve needs find on
+// these and nothing more; not the salts (with one and the registers a
+// guessed address can be tested), nor the ledger or the leases.
+func (r *Reader) Reads() []string {
+	c := r.Collections
+	return []string{c.Name(bucket.Minute), c.Name(bucket.Daily), c.Name(bucket.Monthly), c.SiteName(), c.VisitorName()}
+}

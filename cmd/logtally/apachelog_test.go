@@ -115,10 +115,14 @@ func TestRealApacheLog(t *testing.T) {
 }
 
 // markupSite is the dashboard test's second site; markupPages its pages,
-// two of them markup that must show as text.
+// two of them markup that must show as text, and two that must show
+// escaped: spoofPage (a right-to-left override: it would show as
+// /exe.txt) and a zero-width space.
 const markupSite = "b.test"
 
-var markupPages = []string{"/", "/about", "/<img/src=x/onerror=window.__xss=1>", "/<script>window.__xss=2</script>"}
+const spoofPage = "/\u202etxt.exe"
+
+var markupPages = []string{"/", "/about", "/<img/src=x/onerror=window.__xss=1>", "/<script>window.__xss=2</script>", spoofPage, "/zero\u200bwidth"}
 
 // markupLog returns 90 combined lines of markupSite's pages on 18 May 2015
 // from 10:00 to 12:00 UTC: statuses 200 to 503, people and bots.

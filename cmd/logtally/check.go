@@ -18,9 +18,14 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	if err := requireConfig(fs, args, path); err != nil {
 		return err
 	}
-	cfg, err := config.Load(*path)
+	// A file without [[source]] is one for serve and query (LoadReader):
+	// run refuses it, check checks what those read.
+	cfg, err := config.LoadReader(*path)
 	if err != nil {
 		return usageError{err}
+	}
+	if len(cfg.Sources) == 0 {
+		return checkReader(cfg, *path, stdout)
 	}
 	var problems []error
 	fmt.Fprintf(stdout, "config %s: ok (%d sources)\n", *path, len(cfg.Sources))
@@ -84,6 +89,39 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	if len(problems) > 0 {
 		return usageError{fmt.Errorf("check failed:\n%w", errors.Join(problems...))}
 	}
+	return nil
+}
+
+// checkReader checks a config without [[source]], one for serve and
+// query: MongoDB is reachable, its user reads every collection they read
+// (a problem each it cannot), and not the salts (a warning if it can:
+// with a salt and the visitors registers a guessed address can be
+// tested, and the page needs none).
+func checkReader(cfg config.Config, path string, stdout io.Writer) error {
+	fmt.Fprintf(stdout, "config %s: ok (no [[source]]: a config for logtally serve and query; logtally run needs one)\n", path)
+	fmt.Fprintf(stdout, "config files: %s\n", strings.Join(cfg.Files, ", "))
+	ctx := context.Background()
+	if err := ping(ctx, cfg.Mongo); err != nil {
+		return usageError{fmt.Errorf("check failed:\n%w", err)}
+	}
+	fmt.Fprintf(stdout, "mongo %s: reachable, database %q\n", cfg.Mongo.Redacted(), cfg.Mongo.Database)
+	reads := readerOf(cfg, nil).Reads()
+	unreadable, salts, err := readerAccess(ctx, cfg.Mongo, reads)
+	if err != nil {
+		return usageError{fmt.Errorf("check failed:\n%w", err)}
+	}
+	if salts {
+		fmt.Fprintf(stdout, "warning: the mongo user can read the salts collection: with a salt and the visitors registers, "+
+			"a guessed address and user agent can be tested; give serve and query a user whose role allows find on %s only "+
+			"(README, Dashboard)\n", strings.Join(reads, ", "))
+	} else {
+		fmt.Fprintf(stdout, "mongo user: cannot read the salts: ok\n")
+	}
+	if len(unreadable) > 0 {
+		return usageError{fmt.Errorf("check failed:\nthe mongo user cannot read %s: logtally serve and query read %s",
+			strings.Join(unreadable, ", "), strings.Join(reads, ", "))}
+	}
+	fmt.Fprintf(stdout, "mongo user: reads %s\n", strings.Join(reads, ", "))
 	return nil
 }
 

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/config"
@@ -233,6 +237,92 @@ func TestCheckListsConfigFiles(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout does not contain %q:\n%s", want, out)
+		}
+	}
+}
+
+// check and run refuse a source path under /proc or /sys, naming the file,
+// line and key: it was followed without a line ever read (size 0).
+func TestKernelPathsExit2(t *testing.T) {
+	dir := t.TempDir()
+	conf := writeCheckConfig(t, dir, "mongodb://127.0.0.1:1", []string{"/proc/self/environ"})
+	want := conf + `:10: source[0].paths: "/proc/self/environ": under /proc`
+	out, stderr, code := runCmd(t, "check", "-config", conf)
+	if code != 2 || !strings.Contains(stderr, want) {
+		t.Errorf("check: exit %d, want 2 and %q\nstdout:\n%s\nstderr:\n%s", code, want, out, stderr)
+	}
+	// run would count on (without the refusal): stopped after a minute.
+	var errb strings.Builder
+	cmd := command("run", "-config", conf)
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("run still running after a minute with a path under /proc:\n%s", errb.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(errb.String(), want) {
+		t.Errorf("run: exit %d, want 2 and %q\nstderr:\n%s", code, want, errb.String())
+	}
+}
+
+// A config without [[source]] is one for serve and query: check pings
+// MongoDB with its user and tells whether the user reads what the page
+// reads and not the salts (with them and the visitors registers a
+// guessed address can be tested). The embedded server has no
+// authorization: its user reads everything, the salts included.
+func TestCheckReaderConfig(t *testing.T) {
+	srv := mongotest.Start(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "dashboard.toml")
+	if err := os.WriteFile(conf, fmt.Appendf(nil, "[mongo]\nuri = %q\ndatabase = \"checktest\"\ntimeout = \"5s\"\n[buckets]\nminute = \"m1\"\n", srv.URI()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runCmd(t, "check", "-config", conf)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	for _, want := range []string{
+		"no [[source]]: a config for logtally serve and query",
+		"reachable",
+		"mongo user: reads m1, daily, monthly, sites, visitors\n",
+		"warning: the mongo user can read the salts collection",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "state_dir") {
+		t.Errorf("a reader config's state_dir checked:\n%s", out)
+	}
+}
+
+// What the reader's user may read is told by MongoDB's answer to a find:
+// refused for lack of a role (code 13, or Atlas's 8000), read (a
+// document or none), or another failure.
+func TestReadableOf(t *testing.T) {
+	for _, tc := range []struct {
+		err      error
+		readable bool
+		fails    bool
+	}{
+		{nil, true, false},
+		{mongo.ErrNoDocuments, true, false},
+		{mongo.CommandError{Code: 13, Name: "Unauthorized", Message: "not authorized on logtally to execute command { find: \"salts\" }"}, false, false},
+		{mongo.CommandError{Code: 8000, Name: "AtlasError", Message: "user is not allowed to do action [find] on [logtally.salts]"}, false, false},
+		{mongo.CommandError{Code: 8000, Name: "AtlasError", Message: "quota exceeded"}, false, true},
+		{mongo.CommandError{Code: 2, Message: "bad value"}, false, true},
+		{errors.New("connection reset"), false, true},
+	} {
+		readable, err := readableOf(tc.err)
+		if readable != tc.readable || (err != nil) != tc.fails {
+			t.Errorf("%v: %v %v", tc.err, readable, err)
 		}
 	}
 }

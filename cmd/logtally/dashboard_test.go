@@ -289,7 +289,7 @@ func (s *shown) check(t *testing.T, what string, e *dashWant, series bool) {
 	}
 	for i, p := range s.Pages {
 		got := number(t, what+" page "+p.Page, p.Cells["views"].Text)
-		if got != e.pages[p.Page] || !strings.Contains(p.Name, p.Page) {
+		if got != e.pages[p.Page] || !strings.Contains(p.Name, query.Shown(p.Page)) {
 			t.Errorf("%s: page %q (named %q) shows %q views, want %d", what, p.Page, p.Name, p.Cells["views"].Text, e.pages[p.Page])
 		}
 		if i > 0 && got > number(t, what, s.Pages[i-1].Cells["views"].Text) {
@@ -400,6 +400,15 @@ func testDashboard(t *testing.T, conf, daemonAddr string, db *mongo.Database, wa
 	if s.XSS {
 		t.Error("a page name ran as markup")
 	}
+	// Names with bidirectional controls or invisible characters show
+	// them escaped: /\u202etxt.exe does not pass for /exe.txt.
+	names := map[string]string{}
+	for _, p := range s.Pages {
+		names[p.Page] = p.Name
+	}
+	if names[spoofPage] != `/\u202etxt.exe` || names["/zero\u200bwidth"] != `/zero\u200bwidth` {
+		t.Errorf("site b: the spoofing pages are named %q and %q", names[spoofPage], names["/zero\u200bwidth"])
+	}
 
 	// Live: the last hour of site b, then lines appended now. The page
 	// refreshes itself (about every flush interval, at least 2 s) and
@@ -463,6 +472,13 @@ func testDashboard(t *testing.T, conf, daemonAddr string, db *mongo.Database, wa
 	br.do(t, "open the daemon's", chromedp.Navigate("http://"+daemonAddr+"/dashboard/"+hash(a, from, to)))
 	s = br.rendered(t, "the daemon's page")
 	s.check(t, "the daemon's page", e, false)
+
+	// A page's own view names it escaped in the heading and the title.
+	br.do(t, "open the spoofing page", chromedp.Navigate("http://"+daemonAddr+"/dashboard/"+hash(b, cfrom, cto)+"&page="+url.QueryEscape(spoofPage)))
+	br.rendered(t, "the spoofing page")
+	if h := eval[string](t, br, "heading", `document.getElementById('title-page').textContent + ' | ' + document.title`); h != `/\u202etxt.exe | /\u202etxt.exe · b.test · logtally` {
+		t.Errorf("the spoofing page's heading and title: %q", h)
+	}
 
 	br.checkProblems(t)
 }

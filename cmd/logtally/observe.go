@@ -41,13 +41,13 @@ func serveHTTP(cfg config.Config, p observe.Source, db *mongo.Database, tap *obs
 	}
 	var dash http.Handler
 	if cfg.Dashboard.Daemon {
-		d, err := newDashboard(cfg, db, log)
+		d, err := newDashboard(cfg, db, cfg.HTTP.Listen, log)
 		if err != nil {
 			return nil, err
 		}
 		dash = d.Handler()
 	}
-	srv, err := observe.New(observe.Config{Listen: cfg.HTTP.Listen, Source: p, Version: version,
+	srv, err := observe.New(observe.Config{Listen: cfg.HTTP.Listen, Hosts: cfg.HTTP.Hosts, Source: p, Version: version,
 		Instance: cfg.Instance, MongoURI: cfg.Mongo.URI, Tap: tap, Dashboard: dash, Clock: processClock, Logger: log})
 	if err != nil {
 		return nil, err

@@ -12,20 +12,22 @@ import (
 
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/dashboard"
+	"github.com/logtally/logtally/internal/hostcheck"
 	"github.com/logtally/logtally/internal/httpserve"
 )
 
 // newDashboard returns the dashboard of cfg's buckets in db, refreshing
-// about every flush interval.
-func newDashboard(cfg config.Config, db *mongo.Database, log *slog.Logger) (*dashboard.Dashboard, error) {
+// about every flush interval, served on listen.
+func newDashboard(cfg config.Config, db *mongo.Database, listen string, log *slog.Logger) (*dashboard.Dashboard, error) {
 	d := cfg.Dashboard
 	return dashboard.New(dashboard.Config{Reader: readerOf(cfg, db), Refresh: cfg.Flush.Interval.D(), Top: d.Top,
-		User: d.User, Password: d.Password, Hosts: d.Hosts, Logger: log})
+		User: d.User, Password: d.Password, Hosts: hostcheck.Names(listen, d.Hosts), Logger: log})
 }
 
 // cmdServe serves the dashboard on [dashboard] listen (or -listen) until
-// SIGTERM or SIGINT. It only reads the buckets: a MongoDB user with the
-// read role on the database is enough.
+// SIGTERM or SIGINT. It only reads the buckets: a MongoDB user with find on
+// the collections of query.Reader.Reads is enough (README's role; check
+// warns when the user can read the salts).
 func cmdServe(args []string, stderr io.Writer) error {
 	fs, path := parseFlags("serve", stderr)
 	listen := fs.String("listen", "", "`host:port` to listen on (default [dashboard] listen, 127.0.0.1:9465)")
@@ -52,7 +54,7 @@ func cmdServe(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer client.Disconnect(context.Background())
-	d, err := newDashboard(cfg, db, log)
+	d, err := newDashboard(cfg, db, cfg.Dashboard.Listen, log)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,10 @@
 // Rules every module keeps:
 //   - Every string from the API (site, page, notes, errors) comes from the
 //     logs: it is inserted with textContent, never as HTML.
+//   - A page name is shown only as the API shows it (pages[].shown,
+//     page_shown: query.Shown, with bidirectional controls and invisible
+//     characters escaped), never as the API names it (page, for links and
+//     requests) nor as the URL hash holds it.
 //   - No inline script or style, no eval: the server's
 //     Content-Security-Policy forbids them. Styles are set through the
 //     CSSOM (el.style.width) or classes only.
@@ -160,7 +164,7 @@ function onHash() {
   if (app.shownHash === null && st.site) {
     // Nothing shown yet (first load, or after an error): name what loads.
     $('#title-site').textContent = st.site;
-    $('#title-page').textContent = st.page || '';
+    $('#title-page').textContent = ''; // the hash's page unshown until the API shows it
     $('#subtitle').textContent = 'loading…';
   }
   refresh(true);

@@ -60,8 +60,9 @@ export function setBusy(busy, dim) {
 export function renderHeading(st, d) {
   const site = d.site || st.site;
   $('#title-site').textContent = site;
-  $('#title-page').textContent = st.page ? st.page : '';
-  document.title = st.page ? `${st.page} · ${site} · logtally` : `${site} · logtally`;
+  const page = st.page && typeof d.page_shown === 'string' ? d.page_shown : '';
+  $('#title-page').textContent = page;
+  document.title = page ? `${page} · ${site} · logtally` : `${site} · logtally`;
   const back = $('#back');
   back.hidden = !st.page;
   $('#back-site').textContent = site;

@@ -87,9 +87,10 @@ export function renderPages(st, d, empty) {
     tr.dataset.page = p.page;
     tr.append(el('td', 'num rank', String(i + 1)));
     const name = el('td', 'page-col');
-    const a = el('a', 'page-link', p.page);
+    const shown = typeof p.shown === 'string' ? p.shown : '';
+    const a = el('a', 'page-link', shown);
     a.href = toHash({ ...st, page: p.page });
-    a.title = p.page;
+    a.title = shown;
     name.append(a);
     tr.append(name);
     const get = getter(p);

@@ -57,7 +57,7 @@ export function renderError(hash, message) {
   const st = app.state;
   if (st && st.site) {
     $('#title-site').textContent = st.site;
-    $('#title-page').textContent = st.page || '';
+    $('#title-page').textContent = ''; // the hash's page: not shown as the API would
     $('#back').hidden = !st.page;
   }
   $('#subtitle').textContent = 'could not be loaded';

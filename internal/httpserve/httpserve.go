@@ -1,8 +1,10 @@
 // Package httpserve runs an http.Server for the life of a context: it
 // listens (early, so that an address in use is found before the rest
 // starts), serves, and on cancellation stops accepting and waits a bounded
-// time for the requests in progress. The daemon's endpoints (package
-// observe) and `logtally serve` (package dashboard) run on it.
+// time for the requests in progress. A listen name taken for loopback is
+// resolved and must resolve to loopback addresses only. The daemon's
+// endpoints (package observe) and `logtally serve` (package dashboard)
+// run on it.
 package httpserve
 
 import (
@@ -22,6 +24,10 @@ const ShutdownTimeout = 5 * time.Second
 
 // Server serves one handler on one address.
 type Server struct {
+	// LookupHost resolves a listen name taken for loopback (see Listen);
+	// nil means net.DefaultResolver.LookupHost. Tests set it.
+	LookupHost func(ctx context.Context, host string) ([]string, error)
+
 	addr string
 	what string
 	log  *slog.Logger
@@ -46,19 +52,73 @@ func New(addr, what string, h http.Handler, log *slog.Logger) *Server {
 	}}
 }
 
+// lookupTimeout bounds the resolution of a listen name.
+const lookupTimeout = 10 * time.Second
+
 // Listen opens the listening socket, so that an address in use is found
 // before Run. Run calls it if it was not called. Call it at most once,
 // before Run and from the same goroutine.
+//
+// A listen name that LoopbackHost takes for loopback (localhost,
+// *.localhost: config lets them listen without a password) is resolved
+// here (the hosts file, then DNS) and listened on only if every address
+// it resolves to is loopback, on the first of them (IPv4 first, as
+// net.Listen would): a hosts file line "192.0.2.2 dash.localhost" is an
+// error, not a page on the network. Other names are listened on as
+// net.Listen resolves them.
 func (s *Server) Listen() error {
 	if s.ln != nil {
 		return nil
 	}
-	ln, err := net.Listen("tcp", s.addr)
+	addr, err := s.loopbackAddr()
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.addr, err)
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", s.addr, err)
 	}
 	s.ln = ln
 	return nil
+}
+
+// loopbackAddr returns the address to listen on for s.addr: s.addr, or
+// for a name taken for loopback the loopback address it resolves to.
+func (s *Server) loopbackAddr() (string, error) {
+	host, port, err := net.SplitHostPort(s.addr)
+	if err != nil || net.ParseIP(strings.Trim(host, "[]")) != nil || !LoopbackHost(host) {
+		return s.addr, nil
+	}
+	lookup := s.LookupHost
+	if lookup == nil {
+		lookup = net.DefaultResolver.LookupHost
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	addrs, err := lookup(ctx, host)
+	if err != nil {
+		return "", err
+	}
+	var ips []net.IP
+	for _, a := range addrs {
+		ip := net.ParseIP(a)
+		if ip == nil || !ip.IsLoopback() {
+			return "", fmt.Errorf("%s resolves to %s, not a loopback address: listen on 127.0.0.1, "+
+				"or correct the hosts file or DNS", host, a)
+		}
+		ips = append(ips, ip)
+	}
+	if len(ips) == 0 {
+		return "", fmt.Errorf("%s resolves to no address", host)
+	}
+	ip := ips[0]
+	for _, i := range ips {
+		if i.To4() != nil {
+			ip = i
+			break
+		}
+	}
+	return net.JoinHostPort(ip.String(), port), nil
 }
 
 // Addr returns the address listened on, or nil before Listen.
@@ -101,7 +161,8 @@ func (s *Server) Run(ctx context.Context) error {
 // LoopbackHost reports whether host (a name or an IP, without port; IPv6
 // with or without brackets) names this machine's loopback: localhost, a
 // *.localhost name, or a loopback IP. Any other name may resolve to
-// anything.
+// anything; so may a hosts file's localhost names, which Listen
+// resolves and checks.
 func LoopbackHost(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
