@@ -82,7 +82,8 @@ func (t *Tailer) isCopy(path string, heads [][]byte) bool {
 
 // findCopy looks among the rotated candidates of path for a copy of the
 // file old describes (another file whose first old.FPLen bytes hash to
-// old.FPSum and that holds at least old.Offset bytes) that nobody reads.
+// old.FPSum and that holds at least old.Offset bytes, the last of them
+// matching old's tail check) that nobody reads.
 // The copy is claimed and returned as a follower at old.Offset. A copy that
 // a fresh follower holds but has not started reading (found by a rescan
 // while it was being written) is taken over.
@@ -95,6 +96,10 @@ func (t *Tailer) findCopy(old Checkpoint, path string) *follower {
 			continue
 		}
 		if ok, _ := fileFingerprintMatches(fi.path, old.FPLen, old.FPSum); !ok {
+			continue
+		}
+		if ok, _ := fileTailMatches(fi.path, old); !ok {
+			t.log.Info("a rotated file begins like the truncated file but its bytes before the read position differ: not its copy (tail check)", "path", fi.path, "offset", old.Offset)
 			continue
 		}
 		c := old
@@ -196,13 +201,19 @@ func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower,
 	head := make([]byte, fpLen)
 	n, _ := f.ReadAt(head, 0) // a short read shows as a fingerprint mismatch later
 	head = head[:n]
-	return &follower{
+	fl := &follower{
 		cfg: &t.fcfg, log: t.log, out: t.out,
 		f: f, id: id, path: path,
 		off: cp.Offset, pos: cp.Offset,
 		fpLen: fpLen, fpSum: fpSum, head: head,
-		pub: published{path: path, head: head},
-	}, nil
+		stream: cp.Stream,
+		pub:    published{path: path, head: head},
+	}
+	if fl.stream == 0 { // a new file, or a checkpoint of an older logtally
+		fl.stream = newStream()
+	}
+	fl.setTail(nil)
+	return fl, nil
 }
 
 // SameStream reports whether a stream beginning with head (its first
