@@ -94,7 +94,7 @@ type Aggregator struct {
 	counts []measure.Vector
 	sorted []buffer.Count // a commit's counts (sortedCounts), kept for the next
 	cps    map[string][]byte
-	marks  map[string]buffer.Mark // ledger key -> mark, since the last commit
+	marks  map[string]buffer.Mark // ledger key (of a stream) -> mark, since the last commit
 	// finished holds the last checkpoints of the files finished since the
 	// last commit (finishedKey -> encoded checkpoint; see noteFinished).
 	finished map[string][]byte
@@ -449,12 +449,13 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 		a.noteArchive(c)
 	}
 	if cp.FPLen > 0 {
-		k := buffer.LedgerKey(cp.FPLen, cp.FPSum)
+		k := buffer.StreamKey(cp.FPLen, cp.FPSum, cp.Stream)
 		// A shrink lowers the stream's entry; the marks after it in the
 		// same commit start from there, so they lower it too.
 		lower := c.Shrunk || a.marks[k].Lower
 		a.marks[k] = buffer.Mark{
-			FPLen: cp.FPLen, FPSum: cp.FPSum, Offset: cp.Offset, Source: cp.Source, Path: cp.Path, Lower: lower,
+			FPLen: cp.FPLen, FPSum: cp.FPSum, Offset: cp.Offset, Stream: cp.Stream, TailLen: cp.TailLen, TailSum: cp.TailSum,
+			Source: cp.Source, Path: cp.Path, Lower: lower,
 		}
 	}
 	return nil

@@ -196,6 +196,11 @@ type replayFile struct {
 	waiting string
 	size    int64 // on disk
 	counts  Counters
+	// stream is the ledger stream its chunks mark; watch the buffer's
+	// ledger entries it waits to be acknowledged (guarded by
+	// Service.replayMu).
+	stream uint64
+	watch  []ackWatch
 }
 
 // Replay reads req.Files into the running pipeline, each from where the

@@ -198,10 +198,10 @@ func fileFingerprintMatches(path string, n int, sum uint64) (bool, error) {
 // non-zero Offset (one an older logtally stored does not).
 func (c Checkpoint) HasTail() bool { return c.TailLen > 0 }
 
-// tailAt returns the tail check of f at off: the length min(off,
+// TailAt returns the tail check of f at off: the length min(off,
 // TailSize) and the hash of the bytes that end at off. ok is false when f
 // holds fewer bytes than off (or cannot be read there).
-func tailAt(f io.ReaderAt, off int64) (n int, sum uint64, ok bool, err error) {
+func TailAt(f io.ReaderAt, off int64) (n int, sum uint64, ok bool, err error) {
 	n = int(min(off, TailSize))
 	if n == 0 {
 		return 0, fnv1a.Offset, off == 0, nil
@@ -234,7 +234,7 @@ func tailMatches(f io.ReaderAt, cp Checkpoint) (bool, error) {
 	if !cp.HasTail() {
 		return true, nil
 	}
-	n, sum, ok, err := tailAt(f, cp.Offset)
+	n, sum, ok, err := TailAt(f, cp.Offset)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -251,8 +251,9 @@ func fileTailMatches(path string, cp Checkpoint) (bool, error) {
 	return tailMatches(f, cp)
 }
 
-// newStream returns a new ledger stream id: random, never zero.
-func newStream() uint64 {
+// NewStream returns a new ledger stream id (Checkpoint.Stream): random,
+// never zero.
+func NewStream() uint64 {
 	for {
 		if s := rand.Uint64(); s != 0 {
 			return s

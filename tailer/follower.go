@@ -240,7 +240,7 @@ func (fl *follower) resumeAt(ctx context.Context, size int64) error {
 func (fl *follower) restart() {
 	fl.off, fl.pos, fl.pend, fl.skipping = 0, 0, nil, false
 	fl.fpLen, fl.fpSum, fl.head = 0, fnv1a.Offset, nil
-	fl.tailLen, fl.tailSum, fl.stream = 0, fnv1a.Offset, newStream()
+	fl.tailLen, fl.tailSum, fl.stream = 0, fnv1a.Offset, NewStream()
 	fl.publish()
 }
 
@@ -253,7 +253,7 @@ func (fl *follower) setTail(data []byte) {
 		fl.tailLen, fl.tailSum = TailOf(data[int64(len(data))-n:])
 		return
 	}
-	n, sum, ok, err := tailAt(fl.f, fl.off)
+	n, sum, ok, err := TailAt(fl.f, fl.off)
 	if !ok {
 		if err != nil {
 			fl.log.logErr("tail "+fl.path, slog.LevelWarn, "cannot read the bytes before the read position", "err", err, "path", fl.path)

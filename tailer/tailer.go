@@ -77,11 +77,26 @@ type Config struct {
 	// doc. Zero: rotated files without a checkpoint are history, not read.
 	Since time.Time
 	// Counted, when not nil, is asked about every file that is to be read
-	// from 0 for want of a checkpoint, with the file's first bytes (up to
-	// FingerprintSize): it returns how far the file is already counted
-	// (the ledger, fed by replays and earlier runs), and reading starts
-	// there. It must be cheap: it runs in the tailer's goroutines.
-	Counted func(head []byte) int64
+	// from 0 for want of a checkpoint, or resumed from one, with the
+	// file's first bytes (up to FingerprintSize): it returns where streams
+	// beginning with those bytes are counted (the ledger, fed by replays
+	// and earlier runs). Reading starts at the furthest of them that is
+	// this file's (see Position). It must be cheap: it runs in the
+	// tailer's goroutines.
+	Counted func(head []byte) []Position
+}
+
+// Position is where a ledger entry says a stream is counted: Offset, and
+// the tail check there (see Checkpoint.TailLen). A file is counted to
+// Offset only if its bytes that end there hash to TailSum: streams that
+// begin with the same bytes (a fixed banner, the same first requests)
+// share their first bytes, not those. An entry of an older logtally has
+// no tail check (TailLen 0): it is taken where Offset is a line end of the
+// file.
+type Position struct {
+	Offset  int64
+	TailLen int
+	TailSum uint64
 }
 
 // Tailer follows the files one source's globs match and sends their lines
