@@ -17,8 +17,8 @@ import (
 
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/tailer"
 )
 
