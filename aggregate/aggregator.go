@@ -330,13 +330,23 @@ func (a *Aggregator) Run(ctx context.Context) error {
 				return errors.Join(err, a.Commit())
 			}
 			c.Release() // Add keeps nothing of c.Data
-			if len(a.counts) >= a.cfg.MaxKeys {
+			// At MaxKeys, or once what is held would fill the buffer:
+			// committed now, then (the buffer full) reading pauses, so
+			// the buffer passes max_size by one chunk's counts at most,
+			// not by a commit interval's.
+			if len(a.counts) >= a.cfg.MaxKeys || a.heldBytes() >= a.cfg.Buffer.Room() {
 				if err := a.commitOrWait(ctx); err != nil {
 					return err
 				}
 			}
 		}
 	}
+}
+
+// heldBytes is about how much the counts held add to the buffer's size
+// once committed (buffer.EstimateCounts).
+func (a *Aggregator) heldBytes() int64 {
+	return buffer.EstimateCounts(len(a.counts), len(a.index.arena))
 }
 
 // waitForSpace commits, then waits until the buffer is no longer full.
