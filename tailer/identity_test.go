@@ -175,3 +175,43 @@ func TestMissedGenerationSamePrefixRead(t *testing.T) {
 	sameLines(t, "rotated", linesOf(cs, idOf(t, p+".1")), append(want("health", 0, sharedLines), want("b", 0, 250)...))
 	sameLines(t, "live", linesOf(cs, idOf(t, p)), want("c", 0, 10))
 }
+
+// Issue 29: lines appended to a rotated file after it was finished
+// (quiet for RotateGrace) are read while the tailer runs: the file is
+// followed again from where it was finished, its checkpoint sent first,
+// and finished again once quiet.
+func TestRotatedFileWrittenAfterGraceIsRead(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "access.log")
+	appendLines(t, p, "a", 0, 10)
+	cfg := realCfg("web", p)
+	cfg.RotateGrace = 50 * time.Millisecond
+	h := start(t, cfg)
+	h.waitFor("the first lines", countLines(10))
+	id := idOf(t, p)
+	if err := os.Rename(p, p+".1"); err != nil {
+		t.Fatal(err)
+	}
+	appendLines(t, p, "b", 0, 5)
+	h.waitFor("the rotated file finished", hasDone(id))
+	appendLines(t, p+".1", "a", 10, 30) // a writer that reopened late
+	h.waitFor("the late lines", countLines(10+5+20))
+	h.waitFor("finished again", func(cs []Chunk) bool {
+		n := 0
+		for _, c := range cs {
+			if c.Done && c.Checkpoint.File == id {
+				n++
+			}
+		}
+		return n == 2
+	})
+	appendLines(t, p+".1", "a", 30, 35)
+	h.waitFor("later lines again", countLines(10+5+25))
+	cs := h.stop()
+	checkChunks(t, cs)
+	sameLines(t, "rotated file", linesOf(cs, id), want("a", 0, 35))
+	sameLines(t, "new file", linesOf(cs, idOf(t, p)), want("b", 0, 5))
+	if n := h.tl.Stats().Rewatched; n != 2 {
+		t.Errorf("Rewatched %d, want 2", n)
+	}
+}

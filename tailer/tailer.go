@@ -125,6 +125,10 @@ type Tailer struct {
 	// (an error other than not-exist), retried at every rescan. Their
 	// identities are reserved in files. Only Run's goroutine uses it.
 	waiting map[FileID]Checkpoint
+
+	// watched are finished rotated files watched for lines written
+	// later (rewatch.go), oldest first (under mu).
+	watched []rotateWatch
 }
 
 // New validates cfg and returns a Tailer that will send to out. A bad glob
@@ -246,13 +250,15 @@ func (t *Tailer) Run(ctx context.Context) error {
 	}
 }
 
-// rescan retries the waiting checkpoints, re-expands the globs and follows
-// new files from 0.
+// rescan retries the waiting checkpoints, follows again the finished
+// rotated files that grew, re-expands the globs and follows new files
+// from 0.
 func (t *Tailer) rescan(ctx context.Context) {
 	t.log.prune()
 	if err := t.retryWaiting(ctx); err != nil {
 		return
 	}
+	t.rewatch(ctx)
 	for _, fi := range t.expand() {
 		if ctx.Err() != nil {
 			return
