@@ -109,13 +109,18 @@ type start struct {
 // its bytes that end at Offset pass the tail check (an older logtally's
 // entry, without one: when Offset is a line end of the stream); streams
 // beginning with the same bytes share the entries' keys, not those
-// bytes. Beyond the stream's end nothing can be compared: the stream is
-// taken as counted whole (a shorter copy of a stream counted further,
-// such as copytruncate's copy of a log read past the copy) only when
+// bytes. Beyond the stream's end the stream is taken as counted whole (a
+// shorter copy of a stream counted further, such as copytruncate's copy
+// of a log read past the copy) when the candidate's file (path) still
+// holds its stream and has the stream's bytes where the stream ends
+// (shorterCopy: this buffer's entries, a held checkpoint, a file read
+// before it; never a path from the database); when that file cannot tell
+// (gone, changed, unreadable, an older logtally's entry), only when
 // covers says so, for an entry of the replay's own source.
 type candidate struct {
 	tailer.Position
 	covers bool
+	path   string
 	// key is the buffer's ledger key of the entry (empty for the
 	// database's or a checkpoint): a replay waits for it to be
 	// acknowledged when it starts there.
@@ -356,7 +361,7 @@ func skipToCandidate(r io.Reader, cands []candidate, before *tailWindow) (at, fr
 			return at, from, err
 		}
 		if n < want { // the stream ends before it
-			if slices.ContainsFunc(cands[i:], func(c candidate) bool { return c.covers }) {
+			if slices.ContainsFunc(cands[i:], func(c candidate) bool { return shorterCopy(c, at, before.bytes()) }) {
 				from = at // a shorter copy of a stream counted further: counted whole
 			}
 			return at, from, nil
@@ -366,6 +371,46 @@ func skipToCandidate(r io.Reader, cands []candidate, before *tailWindow) (at, fr
 		}
 	}
 	return at, from, nil
+}
+
+// shorterCopy reports whether a stream that ends at at, its last bytes
+// tail (min(at, tailer.TailSize) of them), is a copy of the first at bytes
+// of c's stream (counted to c.Offset, further): c's file, when it still
+// holds c's stream (its bytes pass c's check at c.Offset), says so by its
+// own bytes that end at at; else c.covers decides.
+func shorterCopy(c candidate, at int64, tail []byte) bool {
+	if c.path != "" {
+		if same, known := sameAt(c.path, c.Position, at, tail); known {
+			return same
+		}
+	}
+	return c.covers
+}
+
+// sameAt reads the stream of the file at path to p.Offset and reports
+// whether its bytes that end at at are tail (same), when it holds the
+// stream p names (known: its bytes pass p's check at p.Offset).
+func sameAt(path string, p tailer.Position, at int64, tail []byte) (same, known bool) {
+	if at <= 0 || at > p.Offset || p.TailLen == 0 { // (a line end would not tell the file's stream)
+		return false, false
+	}
+	r, _, err := Open(path)
+	if err != nil {
+		return false, false
+	}
+	defer r.Close()
+	var w tailWindow
+	if n, err := io.CopyN(&w, r, at); err != nil || n < at {
+		return false, false
+	}
+	same = bytes.Equal(w.bytes(), tail)
+	if n, err := io.CopyN(&w, r, p.Offset-at); err != nil || n < p.Offset-at {
+		return false, false
+	}
+	if !passes(candidate{Position: p}, w.bytes()) {
+		return false, false // another file there now
+	}
+	return same, true
 }
 
 // passes reports whether a stream whose bytes before c.Offset end with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,6 +169,24 @@ func TestStreamStartsAtItsOwnPosition(t *testing.T) {
 		return c
 	}
 	mid := lineEnd(800) + 3
+	// Files counted further than the stream is long: a longer version of
+	// it (the stream is its shorter copy), a look-alike (its first lines,
+	// then others), and a look-alike whose check at its entry's offset
+	// fails (not the entry's stream any more: it cannot tell).
+	dir := filepath.Dir(path)
+	longer := append(slices.Clone(plain), "more\nlines\n"...)
+	lookAlike := append(slices.Clone(plain[:lineEnd(100)]), strings.Repeat("other line\n", 9000)...)
+	for name, data := range map[string][]byte{"longer": longer, "lookalike": lookAlike, "changed": lookAlike} {
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	beyond := func(name string, data []byte, covers bool) candidate {
+		c := candidate{Position: tailer.Position{Offset: int64(len(data))}, covers: covers, path: filepath.Join(dir, name)}
+		c.TailLen, c.TailSum = tailer.TailOf(data)
+		if name == "changed" {
+			c.TailSum++
+		}
+		return c
+	}
 	for _, tc := range []struct {
 		name  string
 		cands []candidate
@@ -181,6 +200,10 @@ func TestStreamStartsAtItsOwnPosition(t *testing.T) {
 		{"an older logtally's mid-line", []candidate{{Position: tailer.Position{Offset: mid}}, at(lineEnd(300), 0)}, lineEnd(300)},
 		{"beyond its end, another source", []candidate{at(lineEnd(300), 0), {Position: tailer.Position{Offset: 1 << 30, TailLen: 1024, TailSum: 5}}}, lineEnd(300)},
 		{"beyond its end, its own source", []candidate{at(lineEnd(300), 0), {Position: tailer.Position{Offset: 1 << 30, TailLen: 1024, TailSum: 5}, covers: true}}, int64(len(plain))},
+		{"beyond its end, its file has its bytes", []candidate{beyond("longer", longer, false)}, int64(len(plain))},
+		{"beyond its end, its file has others", []candidate{beyond("lookalike", lookAlike, true)}, 0},
+		{"beyond its end, its file changed, another source", []candidate{beyond("changed", lookAlike, false)}, 0},
+		{"beyond its end, its file changed, its own source", []candidate{beyond("changed", lookAlike, true)}, int64(len(plain))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var chunks []tailer.Chunk

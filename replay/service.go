@@ -201,6 +201,10 @@ type replayFile struct {
 	// Service.replayMu).
 	stream uint64
 	watch  []ackWatch
+	// before are the files of its group read before it (groupCopies);
+	// last is where the last chunk sent of it ends, with its tail check.
+	before []*replayFile
+	last   tailer.Position
 }
 
 // Replay reads req.Files into the running pipeline, each from where the

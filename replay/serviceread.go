@@ -39,15 +39,18 @@ func (s *Service) readReplay(ctx context.Context, jobs int, files []*replayFile,
 		wg.Go(func() {
 			pre := map[string]*aggregate.Preparser{} // this reader's, by source
 			for g := range work {
+				var read []*replayFile // of g, before f
 				for _, f := range g {
 					if _, ok := pre[f.source]; !ok {
 						pre[f.source] = s.agg.Preparser(f.source) // nil on one core
 					}
+					f.before = read
 					err := s.replayOne(ctx, f, claims, pre[f.source])
 					if err != nil && !IsDamaged(err) {
 						errc <- err
 						return
 					}
+					read = append(read, f)
 				}
 			}
 		})
@@ -73,7 +76,10 @@ feed:
 	return err
 }
 
-// groupCopies groups files whose heads are prefixes of one another.
+// groupCopies groups files whose heads are prefixes of one another. The
+// files of a group are read one after the other, each with where those
+// before it ended as candidates for where it starts (replayFile.before):
+// their counts may not be committed yet, so the ledger would not say.
 func groupCopies(files []*replayFile) [][]*replayFile {
 	var groups [][]*replayFile
 next:
@@ -111,10 +117,15 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 	// then only counts them, in their order. While it keeps up (the
 	// reader is the slower: a decompressor's), it parses them itself.
 	from, end, err := readStreamAt(ctx, f.Path, f.source, f.head, start{cands: cands, stream: f.stream}, f.live, s.cfg.MaxLineBytes, func(ch tailer.Chunk) error {
+		cp := ch.Checkpoint
 		if len(s.chunks) > 0 {
 			pre.Prepare(&ch)
 		}
-		return send(ctx, s.chunks, ch)
+		if err := send(ctx, s.chunks, ch); err != nil {
+			return err
+		}
+		f.last = tailer.Position{Offset: cp.Offset, TailLen: cp.TailLen, TailSum: cp.TailSum}
+		return nil
 	}, &f.counts)
 	s.noteStart(f, cands, from)
 	s.replayMu.Lock()
@@ -147,8 +158,9 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 // countedAt returns where f's stream may be counted: the entries of this
 // buffer's ledger (committed, maybe not yet acknowledged) and the
 // database's (acknowledged, by any host or an earlier state dir) of the
-// streams beginning like it, and the checkpoint held of it (a followed
-// file's, with the tailers stopped). Which of them is f's own its bytes
+// streams beginning like it, the checkpoint held of it (a followed
+// file's, with the tailers stopped), and where the files read before it
+// in its group ended. Which of them is f's own its bytes
 // decide as it is read (readStreamAt, candidate). It waits while MongoDB
 // cannot be reached.
 func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]candidate, error) {
@@ -157,22 +169,28 @@ func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]candidate, er
 		return nil, err
 	}
 	cands := []candidate{}
-	add := func(p tailer.Position, source, key string) {
-		cands = append(cands, candidate{Position: p, covers: sameSource(source, f.source), key: key})
+	add := func(p tailer.Position, source, path, key string) {
+		cands = append(cands, candidate{Position: p, covers: sameSource(source, f.source), path: path, key: key})
 	}
 	for _, e := range local {
-		add(tailer.Position{Offset: e.Offset, TailLen: e.TailLen, TailSum: e.TailSum}, e.Source, e.Key())
+		add(tailer.Position{Offset: e.Offset, TailLen: e.TailLen, TailSum: e.TailSum}, e.Source, e.Path, e.Key())
 	}
 	if f.live {
 		h := f.held
-		add(tailer.Position{Offset: h.Offset, TailLen: h.TailLen, TailSum: h.TailSum}, h.Source, "")
+		add(tailer.Position{Offset: h.Offset, TailLen: h.TailLen, TailSum: h.TailSum}, h.Source, h.Path, "")
+	}
+	for _, b := range f.before {
+		if b.last.Offset > 0 {
+			add(b.last, b.source, b.Path, "")
+		}
 	}
 	keys := buffer.LedgerCandidates(f.head, tailer.FingerprintSize)
 	for attempt := 0; ; attempt++ {
 		remote, err := s.flush.ReadLedger(ctx, keys)
 		if err == nil {
 			for _, e := range remote {
-				add(tailer.Position{Offset: e.Offset, TailLen: e.TailLen, TailSum: e.TailSum}, e.Source, "")
+				// (Its path is another host's, maybe: not read.)
+				add(tailer.Position{Offset: e.Offset, TailLen: e.TailLen, TailSum: e.TailSum}, e.Source, "", "")
 			}
 			return cands, nil
 		}

@@ -97,3 +97,22 @@ func TestReplaySamePrefixAsAnotherSourcesFile(t *testing.T) {
 	wantStatus(t, rout, "already counted", 1)
 	e.check("the archive replayed again", filepath.Join(e.truth, "*"), otherLog)
 }
+
+// Files replayed together that begin with the same lines are read one
+// after the other: a copy (plain and gzip) counts once, a look-alike
+// (the same first lines, others after) counts whole.
+func TestReplayCopiesAndLookAlikesTogether(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	e := newReplayEnv(t)
+	content := append(sharedHead(), lines(6000, 300)...)
+	e.archive("access.log.6", content)
+	e.archive("access.log.6.gz", content)
+	os.Remove(filepath.Join(e.truth, "access.log.6.gz")) // a copy: its lines are counted once
+	e.archive("access.log.7.gz", append(sharedHead(), lines(7000, 50)...))
+	out := e.replay(e.conf, filepath.Join(e.arch, "access.log.*"))
+	wantStatus(t, out, "counted", 2)
+	wantStatus(t, out, "already counted", 1)
+	e.check("a copy and a look-alike replayed together", filepath.Join(e.truth, "*"))
+}
