@@ -164,6 +164,7 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 		if at != from { // the furthest candidate the stream reached is not its: back to the one that is
 			r.Close()
 			flushRead()
+			c.Read.Add(-counted) // the progress counts the file once
 			read.Store(0)
 			counted = 0
 			if r, kind, err = open(name, &read); err != nil {

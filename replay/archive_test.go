@@ -207,13 +207,17 @@ func TestStreamStartsAtItsOwnPosition(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var chunks []tailer.Chunk
+			var cnt Counters
 			from, end, err := readStreamAt(context.Background(), path, "src", head, start{cands: tc.cands, stream: 7}, false, 1<<20, func(ch tailer.Chunk) error {
 				ch.Data = bytes.Clone(ch.Data)
 				chunks = append(chunks, ch)
 				return nil
-			}, nil)
+			}, &cnt)
 			if err != nil || from != tc.from || end != int64(len(plain)) {
 				t.Fatalf("from %d, end %d, %v; want from %d, end %d", from, end, err, tc.from, len(plain))
+			}
+			if cnt.Read.Load() != int64(gz.Len()) {
+				t.Errorf("%d bytes read counted, want the file's %d once", cnt.Read.Load(), gz.Len())
 			}
 			var got []byte
 			for _, ch := range chunks {
