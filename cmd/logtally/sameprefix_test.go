@@ -1,12 +1,16 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/tailer"
 )
 
 // Issue 29, "Counts", item 1, end to end: files whose first lines (over
@@ -115,4 +119,58 @@ func TestReplayCopiesAndLookAlikesTogether(t *testing.T) {
 	wantStatus(t, out, "counted", 2)
 	wantStatus(t, out, "already counted", 1)
 	e.check("a copy and a look-alike replayed together", filepath.Join(e.truth, "*"))
+}
+
+// The upgrade: checkpoints stored by the previous version (encoding 1,
+// no tail check and no stream) resume where they stood, and the files
+// grown meanwhile are counted on from there, every bucket compared.
+func TestVersion1CheckpointsResumeAfterUpgrade(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	e := newReplayEnv(t)
+	e.appendTo(e.live, append(sharedHead(), lines(1000, 280)...))
+	d, out := daemon(t, e.conf)
+	e.waitHits(300, out)
+	stopDaemon(t, d, d.Process, out)
+
+	// What the previous version stored: every checkpoint in encoding 1.
+	buf, err := buffer.Open(filepath.Join(e.dir, "state", "buffer.db"), buffer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cps, err := buf.Checkpoints()
+	if err != nil || len(cps) != 1 {
+		t.Fatalf("%d checkpoints, %v", len(cps), err)
+	}
+	for k, v := range cps {
+		var cp tailer.Checkpoint
+		if err := cp.UnmarshalBinary(v); err != nil {
+			t.Fatal(err)
+		}
+		if cp.TailLen == 0 || cp.Stream == 0 {
+			t.Fatalf("checkpoint stored without its tail check or stream: %+v", cp)
+		}
+		b := []byte{1}
+		b = append(binary.AppendUvarint(b, uint64(len(cp.Source))), cp.Source...)
+		b = append(binary.AppendUvarint(b, uint64(len(cp.Path))), cp.Path...)
+		for _, n := range []uint64{cp.File.Dev, cp.File.Ino, uint64(cp.Offset), uint64(cp.FPLen), cp.FPSum} {
+			b = binary.AppendUvarint(b, n)
+		}
+		cps[k] = b
+	}
+	if err := buf.Commit(nil, cps); err != nil {
+		t.Fatal(err)
+	}
+	buf.Close()
+
+	e.appendTo(e.live, lines(2000, 200))
+	d, out = daemon(t, e.conf)
+	e.waitHits(500, out)
+	time.Sleep(500 * time.Millisecond) // a double count would show now
+	stopDaemon(t, d, d.Process, out)
+	if !strings.Contains(out.String(), "resuming file") {
+		t.Errorf("the file was not resumed:\n%s", out)
+	}
+	e.check("version 1 checkpoints resumed", filepath.Join(e.truth, "*"))
 }
