@@ -94,7 +94,7 @@ type Aggregator struct {
 	counts []measure.Vector
 	sorted []buffer.Count // a commit's counts (sortedCounts), kept for the next
 	cps    map[string][]byte
-	marks  map[string]buffer.Mark // ledger key -> mark, since the last commit
+	marks  map[string]buffer.Mark // ledger key (of a stream) -> mark, since the last commit
 	// finished holds the last checkpoints of the files finished since the
 	// last commit (finishedKey -> encoded checkpoint; see noteFinished).
 	finished map[string][]byte
@@ -332,7 +332,11 @@ func (a *Aggregator) Run(ctx context.Context) error {
 				return errors.Join(err, a.Commit())
 			}
 			c.Release() // Add keeps nothing of c.Data
-			if len(a.counts) >= a.cfg.MaxKeys {
+			// At MaxKeys, or once what is held would fill the buffer:
+			// committed now, then (the buffer full) reading pauses, so
+			// the buffer passes max_size by one chunk's counts at most,
+			// not by a commit interval's.
+			if len(a.counts) >= a.cfg.MaxKeys || a.heldBytes() >= a.cfg.Buffer.Room() {
 				if err := a.commitOrWait(ctx); err != nil {
 					return err
 				}
@@ -354,6 +358,12 @@ func (a *Aggregator) BufferFull() time.Time {
 // Stopped is closed once Run has returned, its final commit made (or
 // failed): what it had read is then in the buffer or will be read again.
 func (a *Aggregator) Stopped() <-chan struct{} { return a.stopped }
+
+// heldBytes is about how much the counts held add to the buffer's size
+// once committed (buffer.EstimateCounts).
+func (a *Aggregator) heldBytes() int64 {
+	return buffer.EstimateCounts(len(a.counts), len(a.index.arena))
+}
 
 // waitForSpace commits, then waits until the buffer is no longer full.
 func (a *Aggregator) waitForSpace(ctx context.Context) error {
@@ -467,12 +477,13 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 		a.noteArchive(c)
 	}
 	if cp.FPLen > 0 {
-		k := buffer.LedgerKey(cp.FPLen, cp.FPSum)
+		k := buffer.StreamKey(cp.FPLen, cp.FPSum, cp.Stream)
 		// A shrink lowers the stream's entry; the marks after it in the
 		// same commit start from there, so they lower it too.
 		lower := c.Shrunk || a.marks[k].Lower
 		a.marks[k] = buffer.Mark{
-			FPLen: cp.FPLen, FPSum: cp.FPSum, Offset: cp.Offset, Source: cp.Source, Path: cp.Path, Lower: lower,
+			FPLen: cp.FPLen, FPSum: cp.FPSum, Offset: cp.Offset, Stream: cp.Stream, TailLen: cp.TailLen, TailSum: cp.TailSum,
+			Source: cp.Source, Path: cp.Path, Lower: lower,
 		}
 	}
 	return nil

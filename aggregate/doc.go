@@ -19,10 +19,14 @@
 // Caveats:
 //   - Only whole chunks are committed: a checkpoint always sits just past a
 //     line whose hit (or malformed count) is in the same commit.
-//   - When the buffer is full the aggregator commits what it holds and stops
-//     reading chunks until the flusher frees space; the senders then block,
-//     and the log files hold what is not read yet. BufferFull says since
-//     when (pipeline's Health fails once it lasts).
+//   - The aggregator commits at once when the counts it holds would fill
+//     the buffer (buffer.Buffer.Room, buffer.EstimateCounts), and when the
+//     buffer is full it stops reading chunks until the flusher frees
+//     space; the senders then block, and the log files hold what is not
+//     read yet. So the buffer passes max_size by one chunk's counts at
+//     most (a chunk is committed whole); the pipeline reads smaller chunks
+//     beside a small buffer. BufferFull says since when reading is paused
+//     (pipeline's Health fails once it lasts).
 //   - With Config.HoldUntilStart nothing is committed before StartMarker
 //     has been read from the input (see package pipeline).
 //   - A commit refused for lack of space on the state dir (StateDirFull)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -408,6 +409,30 @@ func (b *Buffer) Size() int64 {
 // space as batches are acknowledged.
 func (b *Buffer) Full() bool {
 	return b.maxSize > 0 && b.Size() >= b.maxSize
+}
+
+// Room returns how many bytes Size may grow by before Full: Options.MaxSize
+// minus Size, at most 0 when full; math.MaxInt64 without a limit. A
+// writer that holds counts (EstimateCounts of them) commits them once
+// they reach it, then waits while Full: so Size passes MaxSize by at most
+// what it added last.
+func (b *Buffer) Room() int64 {
+	if b.maxSize <= 0 {
+		return math.MaxInt64
+	}
+	return max(b.maxSize-b.Size(), 0)
+}
+
+// valueEstimate is about the size of an encoded measure.Vector of a few
+// hits: a version byte, then one byte per measure, a few more for the
+// bytes and response-time sums.
+const valueEstimate = 1 + int(measure.N) + 8
+
+// EstimateCounts returns about how many bytes a commit of keys new counts,
+// whose keys are keyBytes long together, adds to Size: less when some are
+// pending already (they merge), more when their sums are large.
+func EstimateCounts(keys, keyBytes int) int64 {
+	return int64(keyBytes) + int64(keys)*int64(perKeyOverhead+valueEstimate)
 }
 
 func randomID(n int) string {

@@ -37,12 +37,19 @@
 //
 // The ledger (ledger.go): a mark says that the stream whose first bytes
 // hash to a fingerprint is counted up to an offset, whoever counted it
-// (the daemon or a replay, on any host). Marks are committed with the
+// (the daemon or a replay, on any host). Streams that begin with the same
+// bytes share the fingerprint, so each counting of a stream (a followed
+// file, a replayed archive) keeps an entry of its own (keyed by the
+// fingerprint and a random stream id) with the tail check of its offset:
+// the hash of the bytes that end there. Marks are committed with the
 // counts they cover and travel with the next batch (BatchMarks), so the
 // flusher copies them to the database's ledger before the batch is
-// acknowledged. Counted finds how far a stream is counted from its first
-// bytes (LedgerCandidates). Entries not moved for Options.LedgerRetention
-// (DefaultLedgerRetention) are pruned by Seal, at most once an hour.
+// acknowledged. Streams returns every entry under a stream's first bytes
+// (LedgerCandidates); the reader, which has the bytes, takes the furthest
+// whose tail check its own bytes pass. Entries of an older logtally (no
+// stream, no tail check) are read too. Entries not moved for
+// Options.LedgerRetention (DefaultLedgerRetention) are pruned by Seal, at
+// most once an hour.
 //
 // The file itself (verify.go, watch.go, dir.go): Verify checks a bbolt
 // file with plain reads, without mapping it; Open and OpenReadOnly run it
@@ -62,7 +69,10 @@
 //     OpenReadOnly (logtally state) takes a shared lock.
 //   - The file never shrinks (bbolt reuses freed pages but does not return
 //     them to the file system). Size reports the live data (pending,
-//     sealed and coarse counts), not the file.
+//     sealed and coarse counts), not the file: Options.MaxSize bounds
+//     Size, an estimate (keys, values and a per-key overhead). A writer
+//     that commits once its counts reach Room (EstimateCounts) and then
+//     waits while Full passes MaxSize by its last commit at most.
 //   - bbolt maps the file 8 MiB from the start and extends it to that size
 //     at its first growth: `ls` shows an 8 MiB buffer.db that holds a few
 //     pages. The extension is sparse (`du` shows what is written).

@@ -1,6 +1,7 @@
 package buffer
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -32,11 +33,25 @@ const ledgerPruneEvery = time.Hour
 
 // Mark says that the stream whose first FPLen bytes hash (FNV-1a 64) to
 // FPSum is counted up to byte Offset. Marks are keyed like checkpoints'
-// fingerprints: FPLen = min(Offset, the fingerprint size).
+// fingerprints: FPLen = min(Offset, the fingerprint size), and by Stream.
+//
+// Streams that begin with the same bytes (a fixed banner, the same first
+// requests) share a fingerprint, so each counting of a stream (a followed
+// file, a replayed archive) marks an entry of its own, Stream (random, see
+// tailer.Checkpoint.Stream), and records TailLen and TailSum, the hash of
+// the bytes that end at Offset (tailer.TailOf): a reader takes an entry
+// for its stream only where its own bytes there hash the same
+// (Buffer.Streams returns the candidates, the reader checks them). A Mark
+// with Stream 0 is an older logtally's kind, keyed by the fingerprint
+// alone, with no tail check.
 type Mark struct {
 	FPLen  int
 	FPSum  uint64
 	Offset int64
+	Stream uint64
+	// TailLen and TailSum: the tail check at Offset (TailLen 0: none).
+	TailLen int
+	TailSum uint64
 	// Source and Path are informational: who counted it, and where the
 	// file was.
 	Source, Path string
@@ -47,11 +62,12 @@ type Mark struct {
 	Lower bool
 }
 
-// Key returns the mark's ledger key.
-func (m Mark) Key() string { return LedgerKey(m.FPLen, m.FPSum) }
+// Key returns the mark's ledger key: StreamKey's.
+func (m Mark) Key() string { return StreamKey(m.FPLen, m.FPSum, m.Stream) }
 
 // LedgerKey returns the ledger key of a fingerprint: its length (2 bytes)
-// then its sum (8 bytes), big-endian.
+// then its sum (8 bytes), big-endian. Entries of every stream beginning
+// with those bytes have keys beginning with it (StreamKey).
 func LedgerKey(fpLen int, fpSum uint64) string {
 	var k [10]byte
 	binary.BigEndian.PutUint16(k[:2], uint16(fpLen))
@@ -59,12 +75,38 @@ func LedgerKey(fpLen int, fpSum uint64) string {
 	return string(k[:])
 }
 
-// ParseLedgerKey splits a ledger key into fingerprint length and sum.
-func ParseLedgerKey(k string) (fpLen int, fpSum uint64, ok bool) {
-	if len(k) != 10 {
-		return 0, 0, false
+// StreamKey returns the ledger key of one stream's entry: LedgerKey, then
+// the stream (8 bytes, big-endian); LedgerKey alone for stream 0 (an
+// older logtally's entry).
+func StreamKey(fpLen int, fpSum uint64, stream uint64) string {
+	k := LedgerKey(fpLen, fpSum)
+	if stream == 0 {
+		return k
 	}
-	return int(binary.BigEndian.Uint16([]byte(k[:2]))), binary.BigEndian.Uint64([]byte(k[2:])), true
+	return string(binary.BigEndian.AppendUint64([]byte(k), stream))
+}
+
+// ParseLedgerKey splits a ledger key (LedgerKey's or StreamKey's) into
+// fingerprint length and sum.
+func ParseLedgerKey(k string) (fpLen int, fpSum uint64, ok bool) {
+	fpLen, fpSum, _, ok = ParseStreamKey(k)
+	return fpLen, fpSum, ok
+}
+
+// ParseStreamKey splits a ledger key into fingerprint length, sum and
+// stream (0 for LedgerKey's).
+func ParseStreamKey(k string) (fpLen int, fpSum, stream uint64, ok bool) {
+	if len(k) != 10 && len(k) != 18 {
+		return 0, 0, 0, false
+	}
+	b := []byte(k)
+	if len(b) == 18 {
+		stream = binary.BigEndian.Uint64(b[10:])
+		if stream == 0 {
+			return 0, 0, 0, false
+		}
+	}
+	return int(binary.BigEndian.Uint16(b[:2])), binary.BigEndian.Uint64(b[2:10]), stream, true
 }
 
 // LedgerCandidates returns the ledger keys under which a stream beginning
@@ -114,10 +156,12 @@ type LedgerEntry struct {
 	Updated time.Time
 }
 
-const ledgerVersion = 1
+// ledgerVersion is the first byte of an entry's value. Version 1 (an
+// older logtally's) ends after the path: no tail check.
+const ledgerVersion = 2
 
 func encodeEntry(e LedgerEntry) []byte {
-	b := make([]byte, 0, 1+4*binary.MaxVarintLen64+len(e.Source)+len(e.Path))
+	b := make([]byte, 0, 1+6*binary.MaxVarintLen64+len(e.Source)+len(e.Path))
 	b = append(b, ledgerVersion)
 	b = binary.AppendUvarint(b, uint64(e.Offset))
 	b = binary.AppendUvarint(b, uint64(e.Acked))
@@ -125,16 +169,19 @@ func encodeEntry(e LedgerEntry) []byte {
 	b = binary.AppendUvarint(b, uint64(len(e.Source)))
 	b = append(b, e.Source...)
 	b = binary.AppendUvarint(b, uint64(len(e.Path)))
-	return append(b, e.Path...)
+	b = append(b, e.Path...)
+	b = binary.AppendUvarint(b, uint64(e.TailLen))
+	return binary.AppendUvarint(b, e.TailSum)
 }
 
 func decodeEntry(k, v []byte) (LedgerEntry, error) {
 	var e LedgerEntry
 	var ok bool
-	e.FPLen, e.FPSum, ok = ParseLedgerKey(string(k))
-	if !ok || len(v) == 0 || v[0] != ledgerVersion {
+	e.FPLen, e.FPSum, e.Stream, ok = ParseStreamKey(string(k))
+	if !ok || len(v) == 0 || v[0] != 1 && v[0] != ledgerVersion {
 		return e, fmt.Errorf("bad ledger entry %x", k)
 	}
+	version := v[0]
 	v = v[1:]
 	next := func() uint64 {
 		n, w := binary.Uvarint(v)
@@ -160,7 +207,11 @@ func decodeEntry(k, v []byte) (LedgerEntry, error) {
 	e.Updated = time.Unix(0, int64(next()))
 	e.Source = str()
 	e.Path = str()
-	if !ok {
+	if version >= 2 {
+		e.TailLen = int(next())
+		e.TailSum = next()
+	}
+	if !ok || e.TailLen < 0 || int64(e.TailLen) > e.Offset {
 		return e, fmt.Errorf("bad ledger entry %x", k)
 	}
 	return e, nil
@@ -183,10 +234,11 @@ func putMarks(tx *bolt.Tx, marks []Mark, now time.Time) error {
 		if v := led.Get(k); v != nil {
 			if old, err := decodeEntry(k, v); err == nil {
 				e.Acked = old.Acked
-				if !m.Lower {
-					e.Offset = max(e.Offset, old.Offset)
-				} else {
+				switch {
+				case m.Lower:
 					e.Acked = min(e.Acked, e.Offset)
+				case old.Offset > e.Offset: // the tail check goes with its offset
+					e.Offset, e.TailLen, e.TailSum = old.Offset, old.TailLen, old.TailSum
 				}
 			}
 		}
@@ -279,18 +331,32 @@ func (b *Buffer) Ledger(keys []string) (map[string]LedgerEntry, error) {
 	return out, nil
 }
 
-// Counted returns the ledger entry that says a stream beginning with head
-// is counted furthest (among LedgerCandidates(head, fpSize)), or a zero
-// entry when none does.
-func (b *Buffer) Counted(head []byte, fpSize int) (LedgerEntry, error) {
-	got, err := b.Ledger(LedgerCandidates(head, fpSize))
-	var best LedgerEntry
-	for _, e := range got {
-		if e.Offset > best.Offset {
-			best = e
+// Streams returns the entries of every stream that begins like a stream
+// beginning with head (under LedgerCandidates(head, fpSize)): the
+// candidates for how far it is counted. Which of them is this stream's
+// only its bytes tell: an entry with a tail check is its own when its
+// bytes that end at the entry's Offset hash to TailSum (the reader checks;
+// see Mark). Entries of an older logtally (Stream 0) have no tail check.
+func (b *Buffer) Streams(head []byte, fpSize int) ([]LedgerEntry, error) {
+	var out []LedgerEntry
+	err := b.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bktLedger).Cursor()
+		for _, key := range LedgerCandidates(head, fpSize) {
+			p := []byte(key)
+			for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
+				e, err := decodeEntry(k, v)
+				if err != nil {
+					return err
+				}
+				out = append(out, e)
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
 	}
-	return best, err
+	return out, nil
 }
 
 // LedgerLen returns the number of ledger entries.

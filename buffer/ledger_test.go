@@ -1,6 +1,7 @@
 package buffer
 
 import (
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -61,8 +62,8 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 		t.Fatalf("entry %+v (found %v)", e, ok)
 	}
 	// A longer stream beginning with the same lines finds it too.
-	if best, err := b.Counted(append(head, "line three\n"...), 1024); err != nil || best.Offset != m.Offset {
-		t.Fatalf("Counted: %+v, %v", best, err)
+	if got, err := b.Streams(append(head, "line three\n"...), 1024); err != nil || len(got) != 1 || got[0].Offset != m.Offset {
+		t.Fatalf("Streams: %+v, %v", got, err)
 	}
 	batch, err := b.Seal()
 	if err != nil || batch == nil {
@@ -143,13 +144,13 @@ func TestLedgerLoweredByShrink(t *testing.T) {
 	if err := b.CommitWith(Commit{Marks: []Mark{shrunk}}); err != nil {
 		t.Fatal(err)
 	}
-	if e, err := b.Counted(head, 1024); err != nil || e.Offset != 500 {
+	if e, err := entry(b, m.Key()); err != nil || e.Offset != 500 {
 		t.Fatalf("after the shrink: %+v, %v; want offset 500", e, err)
 	}
 	if err := b.Ack(batch.ID); err != nil { // the batch sealed at 1000
 		t.Fatal(err)
 	}
-	if e, _ := b.Counted(head, 1024); e.Offset != 500 || e.Acked != 500 {
+	if e, _ := entry(b, m.Key()); e.Offset != 500 || e.Acked != 500 {
 		t.Fatalf("after the ack of the batch sealed before the shrink: %+v; want offset and acked 500", e)
 	}
 	// Lines after the cut move it forward again; a mark without Lower
@@ -164,7 +165,7 @@ func TestLedgerLoweredByShrink(t *testing.T) {
 	if err := b.CommitWith(Commit{Marks: []Mark{back}}); err != nil {
 		t.Fatal(err)
 	}
-	if e, _ := b.Counted(head, 1024); e.Offset != 700 {
+	if e, _ := entry(b, m.Key()); e.Offset != 700 {
 		t.Fatalf("entry at %d, want 700", e.Offset)
 	}
 }
@@ -197,5 +198,69 @@ func TestCommitRefusesUnsortedCounts(t *testing.T) {
 	}
 	if keys, hits := b.Pending(); keys != 2 || hits != 2 {
 		t.Errorf("%d keys, %d hits pending; want 2, 2", keys, hits)
+	}
+}
+
+// entry returns the ledger entry under key.
+func entry(b *Buffer, key string) (LedgerEntry, error) {
+	got, err := b.Ledger([]string{key})
+	return got[key], err
+}
+
+// Streams that begin with the same bytes keep an entry each (their Stream
+// ids), each with the tail check of its own offset; Streams returns them
+// all, and the entry of an older logtally's kind (no stream) too. A mark
+// behind its entry keeps the entry's offset and tail check together.
+func TestLedgerStreamsApart(t *testing.T) {
+	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{})
+	head := []byte(strings.Repeat("the same banner line\n", 60))[:1024]
+	sum := fnv1a.Extend(fnv1a.Offset, head)
+	a := Mark{FPLen: 1024, FPSum: sum, Offset: 60000, Stream: 1, TailLen: 1024, TailSum: 11, Source: "web", Path: "/a"}
+	c := Mark{FPLen: 1024, FPSum: sum, Offset: 3000, Stream: 2, TailLen: 1024, TailSum: 22, Source: "web", Path: "/c"}
+	old := Mark{FPLen: 1024, FPSum: sum, Offset: 500, Source: "web", Path: "/old"}
+	if err := b.CommitWith(Commit{Marks: []Mark{a, c, old}}); err != nil {
+		t.Fatal(err)
+	}
+	behind := a
+	behind.Offset, behind.TailSum = 100, 99
+	if err := b.CommitWith(Commit{Marks: []Mark{behind}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Streams(head, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byStream := map[uint64]LedgerEntry{}
+	for _, e := range got {
+		byStream[e.Stream] = e
+	}
+	if len(got) != 3 || byStream[1].Offset != 60000 || byStream[1].TailSum != 11 || byStream[2].Offset != 3000 || byStream[2].TailSum != 22 ||
+		byStream[0].Offset != 500 || byStream[0].TailLen != 0 {
+		t.Fatalf("entries %+v", got)
+	}
+	if k := a.Key(); len(k) != 18 || k[:10] != LedgerKey(1024, sum) {
+		t.Fatalf("a stream's key %x", k)
+	}
+	if fpLen, fpSum, stream, ok := ParseStreamKey(c.Key()); !ok || fpLen != 1024 || fpSum != sum || stream != 2 {
+		t.Fatalf("ParseStreamKey: %d %x %d %v", fpLen, fpSum, stream, ok)
+	}
+}
+
+// An entry stored by an older logtally (value version 1: no tail check)
+// is read, without one.
+func TestLedgerEntryVersion1(t *testing.T) {
+	k := []byte(LedgerKey(10, 99))
+	v := []byte{1}
+	for _, n := range []uint64{500, 400, uint64(time.Unix(1e9, 0).UnixNano())} {
+		v = binary.AppendUvarint(v, n)
+	}
+	v = append(binary.AppendUvarint(v, 3), "web"...)
+	v = append(binary.AppendUvarint(v, 2), "/a"...)
+	e, err := decodeEntry(k, v)
+	if err != nil || e.Offset != 500 || e.Acked != 400 || e.Source != "web" || e.Path != "/a" || e.TailLen != 0 || e.Stream != 0 {
+		t.Fatalf("decoded %+v, %v", e, err)
+	}
+	if got, err := decodeEntry(k, encodeEntry(LedgerEntry{Mark: Mark{FPLen: 10, FPSum: 99, Offset: 7, TailLen: 7, TailSum: 5}})); err != nil || got.TailLen != 7 || got.TailSum != 5 {
+		t.Fatalf("round trip %+v, %v", got, err)
 	}
 }

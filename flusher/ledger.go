@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -20,16 +21,49 @@ import (
 const LedgerCollection = "ledger"
 
 // LedgerID returns the _id of a ledger key's document: "<length>:<sum in
-// 16 hex digits>".
+// 16 hex digits>", then ":<stream in 16 hex digits>" for a stream's entry
+// (buffer.StreamKey). The entries of all streams under one fingerprint
+// have _ids between LedgerID(fingerprint key)+":" and +";".
 func LedgerID(key string) string {
-	n, sum, _ := buffer.ParseLedgerKey(key)
-	return strconv.Itoa(n) + ":" + fmt.Sprintf("%016x", sum)
+	n, sum, stream, _ := buffer.ParseStreamKey(key)
+	id := strconv.Itoa(n) + ":" + fmt.Sprintf("%016x", sum)
+	if stream != 0 {
+		id += ":" + fmt.Sprintf("%016x", stream)
+	}
+	return id
+}
+
+// parseLedgerID is LedgerID's inverse.
+func parseLedgerID(id string) (string, bool) {
+	var n int
+	var sum, stream uint64
+	parts := strings.Split(id, ":")
+	if len(parts) != 2 && len(parts) != 3 {
+		return "", false
+	}
+	n, err := strconv.Atoi(parts[0])
+	if err != nil || n <= 0 || n > 1<<16-1 || len(parts[1]) != 16 {
+		return "", false
+	}
+	if sum, err = strconv.ParseUint(parts[1], 16, 64); err != nil {
+		return "", false
+	}
+	if len(parts) == 3 {
+		if stream, err = strconv.ParseUint(parts[2], 16, 64); err != nil || len(parts[2]) != 16 || stream == 0 {
+			return "", false
+		}
+	}
+	return buffer.StreamKey(n, sum, stream), true
 }
 
 // writeMarks copies batch's ledger marks to the database's ledger. It runs
 // after the batch's bucket updates and before its acknowledgement: an
-// entry there never runs ahead of counts that are in the buckets. Each
-// update keeps the greatest offset ($max), so a retry changes nothing.
+// entry there never runs ahead of counts that are in the buckets. A
+// stream's entry is set to the mark, offset and tail check together: its
+// marks come from one buffer, batch after batch, each at least the one
+// before (or lowered, a file shrunk in place), and a retry sets the same.
+// An older logtally's kind of entry (no stream) keeps the greatest offset
+// ($max). So a retry changes nothing.
 func (f *Flusher) writeMarks(ctx context.Context, batch *buffer.Batch) error {
 	marks, err := f.buf.BatchMarks(batch.ID)
 	if err != nil || len(marks) == 0 {
@@ -39,15 +73,19 @@ func (f *Flusher) writeMarks(ctx context.Context, batch *buffer.Batch) error {
 	for start := 0; start < len(marks); start += f.chunkOps {
 		var models []mongo.WriteModel
 		for _, m := range marks[start:min(start+f.chunkOps, len(marks))] {
+			set := bson.D{
+				{Key: "source", Value: m.Source}, {Key: "path", Value: m.Path},
+				{Key: "buffer", Value: f.buf.InstanceID()}, {Key: "updated", Value: f.clock.Now().UTC()},
+			}
+			update := bson.D{{Key: "$max", Value: bson.D{{Key: "offset", Value: m.Offset}}}, {Key: "$set", Value: set}}
+			if m.Stream != 0 {
+				set = append(set, bson.E{Key: "offset", Value: m.Offset},
+					bson.E{Key: "tail_len", Value: m.TailLen}, bson.E{Key: "tail_sum", Value: int64(m.TailSum)})
+				update = bson.D{{Key: "$set", Value: set}}
+			}
 			models = append(models, mongo.NewUpdateOneModel().
 				SetFilter(bson.D{{Key: "_id", Value: LedgerID(m.Key())}}).
-				SetUpdate(bson.D{
-					{Key: "$max", Value: bson.D{{Key: "offset", Value: m.Offset}}},
-					{Key: "$set", Value: bson.D{
-						{Key: "source", Value: m.Source}, {Key: "path", Value: m.Path},
-						{Key: "buffer", Value: f.buf.InstanceID()}, {Key: "updated", Value: f.clock.Now().UTC()},
-					}},
-				}).SetUpsert(true))
+				SetUpdate(update).SetUpsert(true))
 		}
 		octx, cancel := context.WithTimeout(ctx, f.timeout)
 		_, err := coll.BulkWrite(octx, models, options.BulkWrite().SetOrdered(false))
@@ -60,39 +98,57 @@ func (f *Flusher) writeMarks(ctx context.Context, batch *buffer.Batch) error {
 	return nil
 }
 
-// ReadLedger returns, for those of keys that the database's ledger holds,
-// the offset counted and acknowledged.
-func (f *Flusher) ReadLedger(ctx context.Context, keys []string) (map[string]int64, error) {
+// ReadLedger returns the database's entries of every stream under keys
+// (fingerprint keys: buffer.LedgerCandidates), as Buffer.Streams does for
+// the buffer's ledger: how far each is counted and acknowledged, with its
+// tail check. The claims are not entries.
+func (f *Flusher) ReadLedger(ctx context.Context, keys []string) ([]buffer.LedgerEntry, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	byID := make(map[string]string, len(keys))
 	ids := make(bson.A, 0, len(keys))
+	var streams bson.A // the range of each fingerprint's streams' _ids
 	for _, k := range keys {
 		id := LedgerID(k)
-		byID[id] = k
 		ids = append(ids, id)
+		streams = append(streams, bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: id + ":"}, {Key: "$lt", Value: id + ";"}}}})
 	}
+	or := append(bson.A{bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}}, streams...)
 	coll := f.colls[minutePass].Database().Collection(LedgerCollection)
 	octx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	cur, err := coll.Find(octx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
-		options.Find().SetProjection(bson.D{{Key: "offset", Value: 1}}))
+	cur, err := coll.Find(octx, bson.D{{Key: "$or", Value: or}},
+		options.Find().SetProjection(bson.D{{Key: "offset", Value: 1}, {Key: "tail_len", Value: 1}, {Key: "tail_sum", Value: 1}, {Key: "source", Value: 1}, {Key: "path", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("read ledger: %w", err)
 	}
 	var docs []struct {
-		ID     string `bson:"_id"`
-		Offset int64  `bson:"offset"`
+		ID      string `bson:"_id"`
+		Offset  int64  `bson:"offset"`
+		TailLen int    `bson:"tail_len"`
+		TailSum int64  `bson:"tail_sum"`
+		Source  string `bson:"source"`
+		Path    string `bson:"path"`
 	}
 	if err := cur.All(octx, &docs); err != nil {
 		return nil, fmt.Errorf("read ledger: %w", err)
 	}
-	out := make(map[string]int64, len(docs))
+	out := make([]buffer.LedgerEntry, 0, len(docs))
 	for _, d := range docs {
-		if k, ok := byID[d.ID]; ok {
-			out[k] = d.Offset
+		k, ok := parseLedgerID(d.ID)
+		if !ok {
+			continue
 		}
+		var e buffer.LedgerEntry
+		e.FPLen, e.FPSum, e.Stream, _ = buffer.ParseStreamKey(k)
+		if e.Stream != 0 && (d.TailLen < 0 || int64(d.TailLen) > d.Offset) {
+			continue
+		}
+		e.Offset, e.Acked, e.Source, e.Path = d.Offset, d.Offset, d.Source, d.Path
+		if e.Stream != 0 {
+			e.TailLen, e.TailSum = d.TailLen, uint64(d.TailSum)
+		}
+		out = append(out, e)
 	}
 	return out, nil
 }

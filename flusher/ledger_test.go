@@ -26,7 +26,7 @@ func TestLedgerMarksReachMongoDB(t *testing.T) {
 	}
 	e.flush(t)
 	got, err := e.f.ReadLedger(ctx, []string{m.Key(), buffer.LedgerKey(7, 7)})
-	if err != nil || len(got) != 1 || got[m.Key()] != 5000 {
+	if err != nil || len(got) != 1 || got[0].Offset != 5000 || got[0].Key() != m.Key() {
 		t.Fatalf("ledger %v, %v; want %s at 5000", got, err, LedgerID(m.Key()))
 	}
 	if led, _ := e.buf.Ledger([]string{m.Key()}); led[m.Key()].Acked != 5000 {
@@ -38,8 +38,8 @@ func TestLedgerMarksReachMongoDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.flush(t)
-	if got, _ := e.f.ReadLedger(ctx, []string{m.Key()}); got[m.Key()] != 5000 {
-		t.Fatalf("ledger moved back to %d", got[m.Key()])
+	if got, _ := e.f.ReadLedger(ctx, []string{m.Key()}); len(got) != 1 || got[0].Offset != 5000 {
+		t.Fatalf("ledger moved back: %+v", got)
 	}
 
 	coll := e.db.Collection(LedgerCollection)
@@ -95,7 +95,7 @@ func TestLedgerClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.flush(t)
-	if got, err := e.f.ReadLedger(ctx, []string{key}); err != nil || got[key] != 700 {
+	if got, err := e.f.ReadLedger(ctx, []string{key}); err != nil || len(got) != 1 || got[0].Offset != 700 {
 		t.Fatalf("ledger %v, %v; want 700", got, err)
 	}
 	if cur, ok := claim(b, t0.Add(89*time.Second)); ok || cur.Holder != "buffer-a" {
@@ -119,7 +119,7 @@ func TestLedgerClaim(t *testing.T) {
 	if _, ok := claim(a, t0.Add(100*time.Second)); !ok {
 		t.Fatal("a could not claim a released document")
 	}
-	if got, _ := e.f.ReadLedger(ctx, []string{key}); got[key] != 700 {
+	if got, _ := e.f.ReadLedger(ctx, []string{key}); len(got) != 1 || got[0].Offset != 700 {
 		t.Fatalf("the claims moved the offset: %v", got)
 	}
 }
@@ -157,5 +157,43 @@ func TestLedgerClaimRace(t *testing.T) {
 		if won.Load() != 1 {
 			t.Errorf("round %d: %d claimants won", round, won.Load())
 		}
+	}
+}
+
+// Streams that begin with the same bytes have a document each in
+// MongoDB's ledger, with the tail check of its offset; ReadLedger returns
+// every stream under a fingerprint (and an older logtally's entry), none
+// under another, and no claim.
+func TestLedgerStreamsReachMongoDB(t *testing.T) {
+	e := newEnv(t, 8)
+	ctx := context.Background()
+	a := buffer.Mark{FPLen: 1024, FPSum: 0xabc, Offset: 60000, Stream: 1 << 60, TailLen: 1024, TailSum: 1<<64 - 1, Source: "web", Path: "/a"}
+	c := buffer.Mark{FPLen: 1024, FPSum: 0xabc, Offset: 3000, Stream: 5, TailLen: 1024, TailSum: 22, Source: "other", Path: "/c"}
+	old := buffer.Mark{FPLen: 1024, FPSum: 0xabc, Offset: 500, Source: "web", Path: "/old"}
+	far := buffer.Mark{FPLen: 1024, FPSum: 0xabd, Offset: 9, Stream: 5, TailLen: 9, TailSum: 1}
+	if err := e.buf.CommitWith(buffer.Commit{Marks: []buffer.Mark{a, c, old, far}}); err != nil {
+		t.Fatal(err)
+	}
+	e.flush(t)
+	if _, ok, err := e.f.ClaimLedger(ctx, buffer.LedgerKey(1024, 0xabc), LedgerClaim{Holder: "x", Until: time.Now().Add(time.Minute)}, time.Now()); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	got, err := e.f.ReadLedger(ctx, []string{buffer.LedgerKey(1024, 0xabc), buffer.LedgerKey(7, 7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKey := map[string]buffer.LedgerEntry{}
+	for _, g := range got {
+		byKey[g.Key()] = g
+	}
+	if len(got) != 3 || byKey[a.Key()].Offset != 60000 || byKey[a.Key()].TailSum != a.TailSum || byKey[a.Key()].TailLen != 1024 ||
+		byKey[c.Key()].Offset != 3000 || byKey[c.Key()].Source != "other" || byKey[old.Key()].Offset != 500 || byKey[old.Key()].TailLen != 0 {
+		t.Fatalf("ledger %+v", got)
+	}
+	if id := LedgerID(a.Key()); id != "1024:0000000000000abc:1000000000000000" {
+		t.Fatalf("LedgerID %s", id)
+	}
+	if k, ok := parseLedgerID(LedgerID(c.Key())); !ok || k != c.Key() {
+		t.Fatalf("parseLedgerID: %x %v", k, ok)
 	}
 }

@@ -69,6 +69,19 @@ const (
 	readSize   = 1 << 20
 )
 
+// readSizeFor is the tailers' read size beside a buffer of maxSize bytes
+// (buffer.Options.MaxSize): readSize, or a sixteenth of maxSize when that
+// is less, at least 64 KiB. Reading pauses once the buffer is full, past
+// max_size by one chunk's counts at most (aggregate): beside a small
+// buffer chunks are kept small (1 MiB: 64 KiB reads, their counts a few
+// percent of it).
+func readSizeFor(maxSize int64) int {
+	if maxSize <= 0 { // the default (1 GiB), or no limit
+		return readSize
+	}
+	return int(min(readSize, max(64<<10, maxSize/16)))
+}
+
 // Source is one log source: the files its globs match, parsed alike.
 type Source struct {
 	// Name identifies the source's checkpoints across restarts.
@@ -333,7 +346,7 @@ func (p *Pipeline) Open(ctx context.Context) (err error) {
 			break
 		}
 		tc := s.Tailer
-		tc.ReadSize = cmp.Or(tc.ReadSize, readSize)
+		tc.ReadSize = cmp.Or(tc.ReadSize, readSizeFor(cfg.Buffer.MaxSize))
 		if tc.IdlePollInterval == 0 {
 			// A quiet file is polled a quarter as often (once a
 			// second by default): fewer wake-ups at rest.

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/logtally/logtally/aggregate"
-	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/tailer"
 )
@@ -54,26 +53,27 @@ func (p *Pipeline) maxLine() int {
 	return tailer.DefaultMaxLineBytes
 }
 
-// countedLocally returns, for the tailer of source, how far this buffer's
-// ledger says a stream beginning with head is counted: the tailers ask it
-// about a file they find without a checkpoint, or resume from one. Only
-// marks of source itself and of replays count: another source's file that
-// begins with the same bytes (the ledger knows streams by their first
-// bytes only) is not a copy of this one. A ledger that cannot be read says
-// 0 (and the file is read from its checkpoint or start), logged.
-func (p *Pipeline) countedLocally(source string) func(head []byte) int64 {
-	return func(head []byte) int64 {
-		got, err := p.buf.Ledger(buffer.LedgerCandidates(head, tailer.FingerprintSize))
+// countedLocally returns, for the tailer of source, where this buffer's
+// ledger says streams beginning with head are counted: the tailers ask it
+// about a file they find without a checkpoint, or resume from one, and
+// take the furthest position whose tail check the file passes (see
+// tailer.Position). Only marks of source itself and of replays count:
+// another source's file is not a copy of this one. A ledger that cannot
+// be read says nothing (and the file is read from its checkpoint or
+// start), logged.
+func (p *Pipeline) countedLocally(source string) func(head []byte) []tailer.Position {
+	return func(head []byte) []tailer.Position {
+		got, err := p.buf.Streams(head, tailer.FingerprintSize)
 		if err != nil {
 			p.log.Error("cannot read the ledger: a file is read from its checkpoint or start", "source", source, "err", err)
-			return 0
+			return nil
 		}
-		var best int64
+		var out []tailer.Position
 		for _, e := range got {
 			if e.Source == source || strings.HasPrefix(e.Source, replay.SourcePrefix) {
-				best = max(best, e.Offset)
+				out = append(out, tailer.Position{Offset: e.Offset, TailLen: e.TailLen, TailSum: e.TailSum})
 			}
 		}
-		return best
+		return out
 	}
 }

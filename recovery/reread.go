@@ -238,6 +238,15 @@ func feedFile(add func(*tailer.Chunk) error, cp tailer.Checkpoint, f *os.File, s
 		off := c.Checkpoint.Offset
 		c.Checkpoint = cp
 		c.Checkpoint.Offset = off
+		// The tail check at the chunk's end, as the follower made it
+		// (the ledger mark of the stream carries it).
+		if n := min(off, tailer.TailSize); int64(len(c.Data)) >= n {
+			c.Checkpoint.TailLen, c.Checkpoint.TailSum = tailer.TailOf(c.Data[int64(len(c.Data))-n:])
+		} else if n, sum, ok, _ := tailer.TailAt(f, off); ok {
+			c.Checkpoint.TailLen, c.Checkpoint.TailSum = n, sum
+		} else {
+			c.Checkpoint.TailLen, c.Checkpoint.TailSum = 0, 0
+		}
 		return add(&c)
 	}
 	for {

@@ -2,11 +2,13 @@ package replay
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sync/atomic"
 
 	"github.com/logtally/logtally/fnv1a"
@@ -64,6 +66,9 @@ type Counters struct {
 // (see DamagedError) sends its whole lines before the damage, never the
 // unterminated tail, and returns the offset just past the last of them
 // with the *DamagedError. c may be nil: nothing is counted.
+//
+// Its chunks mark a ledger stream of their own (tailer.NewStream), each
+// checkpoint with its tail check.
 func Stream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, out chan<- tailer.Chunk, c *Counters) (int64, error) {
 	return readStream(ctx, name, source, head, from, live, maxLine, func(ch tailer.Chunk) error {
 		return send(ctx, out, ch)
@@ -84,6 +89,50 @@ func send(ctx context.Context, out chan<- tailer.Chunk, ch tailer.Chunk) error {
 // took it (or with ctx's error): the dry run adds chunks as they come, in
 // the same goroutine.
 func readStream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, deliver func(tailer.Chunk) error, c *Counters) (int64, error) {
+	_, end, err := readStreamAt(ctx, name, source, head, start{from: from, stream: tailer.NewStream()}, live, maxLine, deliver, c)
+	return end, err
+}
+
+// start says where readStreamAt reads a stream from.
+type start struct {
+	// from is where to read from (a line end), unless cands is set.
+	from int64
+	// cands: read from the furthest of them the stream passes (see
+	// candidate), or from 0.
+	cands []candidate
+	// stream is the ledger stream the chunks mark (Checkpoint.Stream).
+	stream uint64
+}
+
+// candidate is where a ledger entry (or a held checkpoint) says a stream
+// beginning like this one is counted. The stream is counted there when
+// its bytes that end at Offset pass the tail check (an older logtally's
+// entry, without one: when Offset is a line end of the stream); streams
+// beginning with the same bytes share the entries' keys, not those
+// bytes. Beyond the stream's end the stream is taken as counted whole (a
+// shorter copy of a stream counted further, such as copytruncate's copy
+// of a log read past the copy) when the candidate's file (path) still
+// holds its stream and has the stream's bytes where the stream ends
+// (shorterCopy: this buffer's entries, a held checkpoint, a file read
+// before it; never a path from the database); when that file cannot tell
+// (gone, changed, unreadable, an older logtally's entry), only when
+// covers says so, for an entry of the replay's own source.
+type candidate struct {
+	tailer.Position
+	covers bool
+	path   string
+	// key is the buffer's ledger key of the entry (empty for the
+	// database's or a checkpoint): a replay waits for it to be
+	// acknowledged when it starts there.
+	key string
+}
+
+// readStreamAt is readStream from st: it returns where it started reading
+// (from) and the stream's end offset. Skipping to the start it reads the
+// bytes before it, for the candidates' and the first chunk's tail
+// checks; when the furthest candidate fails its check and a nearer one
+// passes, it opens the file again and skips to that one.
+func readStreamAt(ctx context.Context, name, source string, head []byte, st start, live bool, maxLine int, deliver func(tailer.Chunk) error, c *Counters) (from, end int64, err error) {
 	countLines := c != nil // a pass over the lines of each chunk
 	if c == nil {
 		c = &Counters{}
@@ -91,9 +140,9 @@ func readStream(ctx context.Context, name, source string, head []byte, from int6
 	var read atomic.Int64
 	r, kind, err := open(name, &read)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	defer r.Close()
+	defer func() { r.Close() }()
 	var counted int64 // of read, already added to c.Read
 	flushRead := func() {
 		n := read.Load()
@@ -101,21 +150,50 @@ func readStream(ctx context.Context, name, source string, head []byte, from int6
 		counted = n
 	}
 	defer flushRead()
-	if from > 0 {
-		n, err := io.CopyN(io.Discard, r, from)
+	var before tailWindow // the stream's bytes before at (below), for tail checks
+	from = st.from
+	if st.cands != nil {
+		var at int64
+		at, from, err = skipToCandidate(r, st.cands, &before)
+		if err != nil {
+			if IsDamaged(err) {
+				return from, from, err
+			}
+			return 0, 0, fmt.Errorf("%s (%s): skip counted bytes: %w", name, kind, err)
+		}
+		if at != from { // the furthest candidate the stream reached is not its: back to the one that is
+			r.Close()
+			flushRead()
+			c.Read.Add(-counted) // the progress counts the file once
+			read.Store(0)
+			counted = 0
+			if r, kind, err = open(name, &read); err != nil {
+				return 0, 0, err
+			}
+			before = tailWindow{}
+			if n, err := io.CopyN(&before, r, from); err != nil || n < from {
+				if IsDamaged(err) {
+					return from, from, err
+				}
+				return 0, 0, fmt.Errorf("%s (%s): skip %d counted bytes: %w", name, kind, from, cmpErr(err, io.ErrUnexpectedEOF))
+			}
+		}
+	} else if from > 0 {
+		n, err := io.CopyN(&before, r, from)
 		if IsDamaged(err) {
-			return from, err
+			return from, from, err
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return 0, fmt.Errorf("%s (%s): skip %d counted bytes: %w", name, kind, from, err)
+			return 0, 0, fmt.Errorf("%s (%s): skip %d counted bytes: %w", name, kind, from, err)
 		}
 		if n < from {
-			return from, nil // the ledger knows a longer version of it
+			return from, from, nil // the ledger knows a longer version of it
 		}
 	}
-	cp := func(off int64) tailer.Checkpoint {
+	cp := func(off int64, tailLen int, tailSum uint64) tailer.Checkpoint {
 		n := int(min(off, int64(len(head))))
-		return tailer.Checkpoint{Source: source, Path: name, Offset: off, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, head[:n])}
+		return tailer.Checkpoint{Source: source, Path: name, Offset: off, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, head[:n]),
+			TailLen: tailLen, TailSum: tailSum, Stream: st.stream}
 	}
 	send := func(ch tailer.Chunk) error {
 		if err := deliver(ch); err != nil {
@@ -154,9 +232,18 @@ func readStream(ctx context.Context, name, source string, head []byte, from int6
 	n := 0     // bytes in buf: the partial line carried over, then the read
 	at := from // stream offset of buf[0]
 	cut := tailer.Cutter{MaxLine: maxLine, Off: from}
+	var scratch []byte
+	tailAt := func(off int64) (int, uint64) { // the tail check at off, in [at, at+n]
+		k := off - at
+		if k >= tailer.TailSize {
+			return tailer.TailOf(buf[k-tailer.TailSize : k])
+		}
+		scratch = append(append(scratch[:0], before.bytes()...), buf[:k]...)
+		return tailer.TailOf(scratch)
+	}
 	for {
 		if ctx.Err() != nil {
-			return cut.Off, ctx.Err()
+			return from, cut.Off, ctx.Err()
 		}
 		if len(buf)-n < readSize { // a long line carried over
 			bigger := get(n + readSize)
@@ -169,7 +256,7 @@ func readStream(ctx context.Context, name, source string, head []byte, from int6
 		eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF
 		damaged := IsDamaged(rerr)
 		if rerr != nil && !eof && !damaged {
-			return cut.Off, fmt.Errorf("%s (%s): %w", name, kind, rerr)
+			return from, cut.Off, fmt.Errorf("%s (%s): %w", name, kind, rerr)
 		}
 		// A whole stream that is not live is finished: its last line, even
 		// without '\n', is a line. A damaged one is cut up to the damage
@@ -178,7 +265,9 @@ func readStream(ctx context.Context, name, source string, head []byte, from int6
 		taken := false // a chunk took held, to be released by the aggregator
 		var carry []byte
 		err := cut.Cut(buf[:n], at, eof && !live, func(p []byte) { carry = p }, func(ch tailer.Chunk, last bool) error {
-			ch.Checkpoint, ch.Archive = cp(ch.Checkpoint.Offset), true
+			off := ch.Checkpoint.Offset
+			tl, ts := tailAt(off)
+			ch.Checkpoint, ch.Archive = cp(off, tl, ts), true
 			if ch.Skipped == 0 {
 				if countLines {
 					lines := int64(bytes.Count(ch.Data, nl))
@@ -196,19 +285,20 @@ func readStream(ctx context.Context, name, source string, head []byte, from int6
 			return send(ch)
 		})
 		if err != nil {
-			return cut.Off, err
+			return from, cut.Off, err
 		}
 		if eof || damaged {
 			if !taken {
 				put(held)()
 			}
-			return cut.Off, rerrOrNil(damaged, rerr)
+			return from, cut.Off, rerrOrNil(damaged, rerr)
 		}
+		next := cut.Off
 		if cut.Skipping {
-			at += int64(n)
-		} else {
-			at = cut.Off
+			next = at + int64(n)
 		}
+		before.Write(buf[:next-at]) // before anything is read into buf again
+		at = next
 		if taken {
 			// The aggregator may have released held already: then get
 			// returns it, and copy moves the partial line within it.
@@ -226,4 +316,119 @@ func rerrOrNil(damaged bool, err error) error {
 		return err
 	}
 	return nil
+}
+
+// tailWindow keeps the last tailer.TailSize bytes written to it: a
+// stream's bytes before a point, for tail checks there.
+type tailWindow struct {
+	b []byte
+}
+
+// Write keeps the last bytes of p after those kept; it never fails.
+func (w *tailWindow) Write(p []byte) (int, error) {
+	if len(p) >= tailer.TailSize {
+		w.b = append(w.b[:0], p[len(p)-tailer.TailSize:]...)
+		return len(p), nil
+	}
+	if drop := len(w.b) + len(p) - tailer.TailSize; drop > 0 {
+		w.b = append(w.b[:0], w.b[drop:]...)
+	}
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+// bytes returns the bytes kept; they alias the window.
+func (w *tailWindow) bytes() []byte { return w.b }
+
+// skipToCandidate reads r from its start up to the furthest of cands,
+// checking each on the way (see candidate), and keeps the bytes before
+// where it stopped in before. at is where r stands, from the furthest
+// candidate that passed (0 when none did): when they differ, the caller
+// reads again from from. A damaged stream stops it with from.
+func skipToCandidate(r io.Reader, cands []candidate, before *tailWindow) (at, from int64, err error) {
+	cands = slices.Clone(cands)
+	slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(a.Offset, b.Offset) })
+	for i, c := range cands {
+		if c.Offset <= at {
+			if c.Offset == at && at > 0 && passes(c, before.bytes()) {
+				from = at
+			}
+			continue
+		}
+		want := c.Offset - at
+		n, err := io.CopyN(before, r, want)
+		at += n
+		if err != nil && !errors.Is(err, io.EOF) {
+			return at, from, err
+		}
+		if n < want { // the stream ends before it
+			if slices.ContainsFunc(cands[i:], func(c candidate) bool { return shorterCopy(c, at, before.bytes()) }) {
+				from = at // a shorter copy of a stream counted further: counted whole
+			}
+			return at, from, nil
+		}
+		if passes(c, before.bytes()) {
+			from = at
+		}
+	}
+	return at, from, nil
+}
+
+// shorterCopy reports whether a stream that ends at at, its last bytes
+// tail (min(at, tailer.TailSize) of them), is a copy of the first at bytes
+// of c's stream (counted to c.Offset, further): c's file, when it still
+// holds c's stream (its bytes pass c's check at c.Offset), says so by its
+// own bytes that end at at; else c.covers decides.
+func shorterCopy(c candidate, at int64, tail []byte) bool {
+	if c.path != "" {
+		if same, known := sameAt(c.path, c.Position, at, tail); known {
+			return same
+		}
+	}
+	return c.covers
+}
+
+// sameAt reads the stream of the file at path to p.Offset and reports
+// whether its bytes that end at at are tail (same), when it holds the
+// stream p names (known: its bytes pass p's check at p.Offset).
+func sameAt(path string, p tailer.Position, at int64, tail []byte) (same, known bool) {
+	if at <= 0 || at > p.Offset || p.TailLen == 0 { // (a line end would not tell the file's stream)
+		return false, false
+	}
+	r, _, err := Open(path)
+	if err != nil {
+		return false, false
+	}
+	defer r.Close()
+	var w tailWindow
+	if n, err := io.CopyN(&w, r, at); err != nil || n < at {
+		return false, false
+	}
+	same = bytes.Equal(w.bytes(), tail)
+	if n, err := io.CopyN(&w, r, p.Offset-at); err != nil || n < p.Offset-at {
+		return false, false
+	}
+	if !passes(candidate{Position: p}, w.bytes()) {
+		return false, false // another file there now
+	}
+	return same, true
+}
+
+// passes reports whether a stream whose bytes before c.Offset end with
+// tail (at least min(c.Offset, tailer.TailSize) of them) is counted to
+// c.Offset by c's entry.
+func passes(c candidate, tail []byte) bool {
+	if c.TailLen == 0 { // an older logtally's entry: a line end of the stream
+		return len(tail) > 0 && tail[len(tail)-1] == '\n'
+	}
+	n, sum := tailer.TailOf(tail)
+	return n == c.TailLen && sum == c.TailSum
+}
+
+// cmpErr returns err, or def when err is nil.
+func cmpErr(err, def error) error {
+	if err == nil {
+		return def
+	}
+	return err
 }

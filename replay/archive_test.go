@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,6 +22,7 @@ import (
 // fingerprints are those of the decompressed stream: the same for a file
 // and its archives.
 func TestStreamChunksAndCheckpoints(t *testing.T) {
+	withReadSize(t, 700) // chunks shorter than the tail check, skipped lines over many reads
 	var b strings.Builder
 	for i := range 3000 {
 		if i == 2000 { // longer than the read buffer too
@@ -99,6 +101,9 @@ func TestStreamChunksAndCheckpoints(t *testing.T) {
 				if cp.FPLen != n || cp.FPSum != fnv1a.Extend(fnv1a.Offset, plain[:n]) || cp.Source != "src" {
 					t.Fatalf("%s: checkpoint %+v", name, cp)
 				}
+				if tl, ts := tailer.TailOf(plain[:cp.Offset]); cp.TailLen != tl || cp.TailSum != ts || cp.Stream == 0 {
+					t.Fatalf("%s: checkpoint %+v: tail check, want %d %x, and a stream", name, cp, tl, ts)
+				}
 				skipped += ch.Skipped
 				got.Write(ch.Data)
 				pos = cp.Offset
@@ -132,5 +137,99 @@ func TestHeadShortStream(t *testing.T) {
 	head, kind, err := Head(path)
 	if err != nil || string(head) != "one\ntwo\n" || kind != Plain {
 		t.Fatalf("%q %s %v", head, kind, err)
+	}
+}
+
+// A replay starts at the furthest ledger position its own bytes pass: a
+// position whose tail check fails (another stream with the same first
+// bytes, counted further) is not taken, a nearer one that passes is (the
+// file read again to it); an older logtally's position only at a line
+// end; one beyond the stream's end only for the replay's own source.
+func TestStreamStartsAtItsOwnPosition(t *testing.T) {
+	withReadSize(t, 300) // chunks shorter than the tail check: it spans reads
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, "line %05d %s\n", i, strings.Repeat("y", i%40))
+	}
+	plain := []byte(b.String())
+	var gz bytes.Buffer
+	gw := gzip.NewWriter(&gz)
+	gw.Write(plain)
+	gw.Close()
+	path := filepath.Join(t.TempDir(), "a.log.gz")
+	os.WriteFile(path, gz.Bytes(), 0o644)
+	head := plain[:tailer.FingerprintSize]
+	lineEnd := func(i int) int64 { return int64(bytes.Index(plain, fmt.Appendf(nil, "line %05d", i))) }
+	at := func(off int64, tailSum uint64) candidate { // a position with a tail check
+		c := candidate{Position: tailer.Position{Offset: off}}
+		c.TailLen, c.TailSum = tailer.TailOf(plain[:off])
+		if tailSum != 0 {
+			c.TailSum = tailSum
+		}
+		return c
+	}
+	mid := lineEnd(800) + 3
+	// Files counted further than the stream is long: a longer version of
+	// it (the stream is its shorter copy), a look-alike (its first lines,
+	// then others), and a look-alike whose check at its entry's offset
+	// fails (not the entry's stream any more: it cannot tell).
+	dir := filepath.Dir(path)
+	longer := append(slices.Clone(plain), "more\nlines\n"...)
+	lookAlike := append(slices.Clone(plain[:lineEnd(100)]), strings.Repeat("other line\n", 9000)...)
+	for name, data := range map[string][]byte{"longer": longer, "lookalike": lookAlike, "changed": lookAlike} {
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	beyond := func(name string, data []byte, covers bool) candidate {
+		c := candidate{Position: tailer.Position{Offset: int64(len(data))}, covers: covers, path: filepath.Join(dir, name)}
+		c.TailLen, c.TailSum = tailer.TailOf(data)
+		if name == "changed" {
+			c.TailSum++
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name  string
+		cands []candidate
+		from  int64
+	}{
+		{"none", []candidate{}, 0},
+		{"its own", []candidate{at(lineEnd(500), 0)}, lineEnd(500)},
+		{"another stream further, its own nearer", []candidate{at(lineEnd(1500), 1), at(lineEnd(500), 0)}, lineEnd(500)},
+		{"another stream only", []candidate{at(lineEnd(1500), 1)}, 0},
+		{"an older logtally's at a line end", []candidate{{Position: tailer.Position{Offset: lineEnd(700)}}}, lineEnd(700)},
+		{"an older logtally's mid-line", []candidate{{Position: tailer.Position{Offset: mid}}, at(lineEnd(300), 0)}, lineEnd(300)},
+		{"beyond its end, another source", []candidate{at(lineEnd(300), 0), {Position: tailer.Position{Offset: 1 << 30, TailLen: 1024, TailSum: 5}}}, lineEnd(300)},
+		{"beyond its end, its own source", []candidate{at(lineEnd(300), 0), {Position: tailer.Position{Offset: 1 << 30, TailLen: 1024, TailSum: 5}, covers: true}}, int64(len(plain))},
+		{"beyond its end, its file has its bytes", []candidate{beyond("longer", longer, false)}, int64(len(plain))},
+		{"beyond its end, its file has others", []candidate{beyond("lookalike", lookAlike, true)}, 0},
+		{"beyond its end, its file changed, another source", []candidate{beyond("changed", lookAlike, false)}, 0},
+		{"beyond its end, its file changed, its own source", []candidate{beyond("changed", lookAlike, true)}, int64(len(plain))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var chunks []tailer.Chunk
+			var cnt Counters
+			from, end, err := readStreamAt(context.Background(), path, "src", head, start{cands: tc.cands, stream: 7}, false, 1<<20, func(ch tailer.Chunk) error {
+				ch.Data = bytes.Clone(ch.Data)
+				chunks = append(chunks, ch)
+				return nil
+			}, &cnt)
+			if err != nil || from != tc.from || end != int64(len(plain)) {
+				t.Fatalf("from %d, end %d, %v; want from %d, end %d", from, end, err, tc.from, len(plain))
+			}
+			if cnt.Read.Load() != int64(gz.Len()) {
+				t.Errorf("%d bytes read counted, want the file's %d once", cnt.Read.Load(), gz.Len())
+			}
+			var got []byte
+			for _, ch := range chunks {
+				cp := ch.Checkpoint
+				if tl, ts := tailer.TailOf(plain[:cp.Offset]); cp.TailLen != tl || cp.TailSum != ts || cp.Stream != 7 {
+					t.Fatalf("checkpoint %+v", cp)
+				}
+				got = append(got, ch.Data...)
+			}
+			if !bytes.Equal(got, plain[tc.from:]) {
+				t.Fatalf("read %d bytes, want the %d from %d", len(got), len(plain)-int(tc.from), tc.from)
+			}
+		})
 	}
 }

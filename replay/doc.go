@@ -25,7 +25,36 @@
 // a worker parses the chunks it reads, or hands them to a worker with no
 // file left; their sums and figures are merged for the summary.
 //
+// Where a file starts: every ledger entry of a stream beginning with its
+// first bytes (this buffer's and MongoDB's), and the checkpoint held of
+// it, is a candidate; the file starts at the furthest its own bytes pass
+// (readStreamAt, candidate): the tail check, the hash of the bytes that
+// end at the entry's offset (an older logtally's entry, without one: a
+// line end). Other files that begin with the same bytes (another
+// source's followed file, another generation of a log) have other bytes
+// there. The candidates are checked while the counted bytes are skipped;
+// when the furthest fails and a nearer one passes, the file is opened
+// again and skipped to it. Each replayed file marks a ledger stream of its
+// own, and waits for it (and the entry of this buffer it started at) to
+// be acknowledged. Files whose heads begin one another's are read one
+// after the other, each with where those before it ended as candidates
+// too (their counts may not be committed yet).
+//
+// A candidate beyond a file's end (a stream counted further than the file
+// is long) is settled by the candidate's own file when it still holds its
+// stream (passes its tail check: this buffer's entries, a held
+// checkpoint, a file read before; never a path from the database): the
+// file is a shorter copy, counted whole, when that file has its bytes
+// where it ends. When that file cannot tell (gone, rewritten, an older
+// logtally's entry), the file is taken as a shorter copy (copytruncate's
+// copy of a log read past the copy) only when the entry is of the
+// replay's own source (names compared up to their first '@' or '/').
+//
 // Caveats:
+//   - A shorter file of the replay's source that begins like a stream
+//     counted further, whose own file is gone or rewritten, is taken for
+//     its copy and not counted (a look-alike of it, not a copy, is lost);
+//     of another source it is counted (a copy of it counted twice).
 //   - Lines are cut as the daemon's tailer cuts them (tailer.Cutter): a
 //     line longer than max_line_bytes (default 1 MiB, '\n' not included)
 //     is skipped and counted as too long; the unterminated last line of a

@@ -202,6 +202,15 @@ type replayFile struct {
 	waiting string
 	size    int64 // on disk
 	counts  Counters
+	// stream is the ledger stream its chunks mark; watch the buffer's
+	// ledger entries it waits to be acknowledged (guarded by
+	// Service.replayMu).
+	stream uint64
+	watch  []ackWatch
+	// before are the files of its group read before it (groupCopies);
+	// last is where the last chunk sent of it ends, with its tail check.
+	before []*replayFile
+	last   tailer.Position
 }
 
 // Replay reads req.Files into the running pipeline, each from where the

@@ -11,12 +11,14 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -37,15 +39,18 @@ func (s *Service) readReplay(ctx context.Context, jobs int, files []*replayFile,
 		wg.Go(func() {
 			pre := map[string]*aggregate.Preparser{} // this reader's, by source
 			for g := range work {
+				var read []*replayFile // of g, before f
 				for _, f := range g {
 					if _, ok := pre[f.source]; !ok {
 						pre[f.source] = s.agg.Preparser(f.source) // nil on one core
 					}
+					f.before = read
 					err := s.replayOne(ctx, f, claims, pre[f.source])
 					if err != nil && !IsDamaged(err) {
 						errc <- err
 						return
 					}
+					read = append(read, f)
 				}
 			}
 		})
@@ -71,7 +76,10 @@ feed:
 	return err
 }
 
-// groupCopies groups files whose heads are prefixes of one another.
+// groupCopies groups files whose heads are prefixes of one another. The
+// files of a group are read one after the other, each with where those
+// before it ended as candidates for where it starts (replayFile.before):
+// their counts may not be committed yet, so the ledger would not say.
 func groupCopies(files []*replayFile) [][]*replayFile {
 	var groups [][]*replayFile
 next:
@@ -98,35 +106,36 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 	if err := claims.take(ctx, f); err != nil {
 		return err
 	}
-	counted, err := s.countedUpTo(ctx, f.head)
+	cands, err := s.countedAt(ctx, f)
 	if err != nil {
 		return err
 	}
-	s.log.Debug("replaying file", "path", f.Path, "counted", counted)
-	var held []tailer.Checkpoint
-	if f.live {
-		held = append(held, f.held)
-	}
-	from, _ := tailer.StreamStart(f.head, counted, held)
+	s.log.Debug("replaying file", "path", f.Path, "candidates", len(cands))
+	f.stream = tailer.NewStream()
 	// While the aggregator is behind (chunks wait for it), this reader
 	// parses the lines of the next chunk on its own core: the aggregator
 	// then only counts them, in their order. While it keeps up (the
 	// reader is the slower: a decompressor's), it parses them itself.
-	end, err := readStream(ctx, f.Path, f.source, f.head, from, f.live, s.cfg.MaxLineBytes, func(ch tailer.Chunk) error {
+	from, end, err := readStreamAt(ctx, f.Path, f.source, f.head, start{cands: cands, stream: f.stream}, f.live, s.cfg.MaxLineBytes, func(ch tailer.Chunk) error {
+		cp := ch.Checkpoint
 		if len(s.chunks) > 0 {
 			pre.Prepare(&ch)
 		}
-		return send(ctx, s.chunks, ch)
+		if err := send(ctx, s.chunks, ch); err != nil {
+			return err
+		}
+		f.last = tailer.Position{Offset: cp.Offset, TailLen: cp.TailLen, TailSum: cp.TailSum}
+		return nil
 	}, &f.counts)
+	s.noteStart(f, cands, from)
 	s.replayMu.Lock()
 	defer s.replayMu.Unlock()
 	f.From, f.End, f.Lines = from, end, f.counts.Lines.Load()
 	if err == nil || IsDamaged(err) {
-		read := int64(0) // what this replay counted of it, to be acknowledged
-		if end > from {
-			read = end
+		if end > from { // what this replay counted of it, to be acknowledged
+			f.watch = append(f.watch, ownWatch(f, end))
 		}
-		claims.finish(f, read)
+		claims.finish(f, f.watch)
 	}
 	if IsDamaged(err) {
 		f.Status, f.damage = StatusDamaged, err
@@ -146,40 +155,155 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 	return nil
 }
 
-// countedUpTo returns how far a stream beginning with head is counted:
-// the most of what this buffer's ledger holds (committed, maybe not yet
-// acknowledged) and what the database's holds (acknowledged, by any host
-// or an earlier state dir). It waits while MongoDB cannot be reached.
-func (s *Service) countedUpTo(ctx context.Context, head []byte) (int64, error) {
-	local, err := s.buf.Counted(head, tailer.FingerprintSize)
+// countedAt returns where f's stream may be counted: the entries of this
+// buffer's ledger (committed, maybe not yet acknowledged) and the
+// database's (acknowledged, by any host or an earlier state dir) of the
+// streams beginning like it, the checkpoint held of it (a followed
+// file's, with the tailers stopped), and where the files read before it
+// in its group ended. Which of them is f's own its bytes
+// decide as it is read (readStreamAt, candidate). It waits while MongoDB
+// cannot be reached.
+func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]candidate, error) {
+	local, err := s.buf.Streams(f.head, tailer.FingerprintSize)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	best := local.Offset
-	keys := buffer.LedgerCandidates(head, tailer.FingerprintSize)
+	cands := []candidate{}
+	add := func(p tailer.Position, source, path, key string) {
+		cands = append(cands, candidate{Position: p, covers: sameSource(source, f.source), path: path, key: key})
+	}
+	for _, e := range local {
+		add(tailer.Position{Offset: e.Offset, TailLen: e.TailLen, TailSum: e.TailSum}, e.Source, e.Path, e.Key())
+	}
+	if f.live {
+		h := f.held
+		add(tailer.Position{Offset: h.Offset, TailLen: h.TailLen, TailSum: h.TailSum}, h.Source, h.Path, "")
+	}
+	for _, b := range f.before {
+		if b.last.Offset > 0 {
+			add(b.last, b.source, b.Path, "")
+		}
+	}
+	keys := buffer.LedgerCandidates(f.head, tailer.FingerprintSize)
 	for attempt := 0; ; attempt++ {
 		remote, err := s.flush.ReadLedger(ctx, keys)
 		if err == nil {
-			for _, off := range remote {
-				best = max(best, off)
+			for _, e := range remote {
+				// (Its path is another host's, maybe: not read.)
+				add(tailer.Position{Offset: e.Offset, TailLen: e.TailLen, TailSum: e.TailSum}, e.Source, "", "")
 			}
-			return best, nil
+			return cands, nil
 		}
 		if attempt == 0 {
 			s.log.Warn("cannot read MongoDB's ledger: waiting for it before replaying", "err", err)
 		}
 		select {
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return nil, ctx.Err()
 		case <-s.cfg.Clock.After(min(time.Second<<min(attempt, 5), 30*time.Second)):
 		}
 	}
 }
 
+// sameSource reports whether two aggregator source names (a configured
+// source's, or a replay's: SourcePrefix, the source's name, then "@site"
+// or "/format" when given) name the same source: an entry of it beyond a
+// replayed stream's end says the stream is a shorter copy of one counted
+// further (candidate.covers). A name is compared up to its first '@' or
+// '/'.
+func sameSource(a, b string) bool {
+	base := func(n string) string {
+		n = strings.TrimPrefix(n, SourcePrefix)
+		if i := strings.IndexAny(n, "@/"); i >= 0 {
+			n = n[:i]
+		}
+		return n
+	}
+	return base(a) == base(b)
+}
+
+// noteStart logs which rule decided where f started, and notes what f
+// waits for to be acknowledged: the buffer's entry it started at (an
+// earlier replay's, maybe not yet acknowledged).
+func (s *Service) noteStart(f *replayFile, cands []candidate, from int64) {
+	var at *candidate
+	passed := false
+	for i := range cands {
+		c := &cands[i]
+		if c.Offset == from && from > 0 {
+			passed = true
+			if c.key != "" && (at == nil || at.key == "") {
+				at = c
+			}
+		}
+	}
+	for _, c := range cands {
+		if c.Offset > from && c.Offset > 0 {
+			s.log.Info("the ledger says a stream beginning like this file is counted further, but not this file's bytes: another file with the same first bytes, not skipped there (tail check, or beyond its end and of another source)",
+				"path", f.Path, "ledger", c.Offset, "from", from)
+		}
+	}
+	if passed {
+		s.log.Info("file counted in part: starting where the ledger says, its bytes there matching", "path", f.Path, "from", from)
+	}
+	if at != nil {
+		s.replayMu.Lock()
+		f.watch = append(f.watch, ackWatch{key: at.key, offset: from})
+		s.replayMu.Unlock()
+	}
+}
+
+// ackWatch is a ledger entry of this buffer that must be acknowledged at
+// least to offset before a replay is done.
+type ackWatch struct {
+	key    string
+	offset int64
+}
+
+// ownWatch is f's own stream's entry, read up to end: what it counted.
+func ownWatch(f *replayFile, end int64) ackWatch {
+	n := int(min(end, int64(len(f.head))))
+	return ackWatch{key: buffer.StreamKey(n, fnv1a.Extend(fnv1a.Offset, f.head[:n]), f.stream), offset: end}
+}
+
+// acked reports whether the buffer's ledger holds each of ws
+// acknowledged to its offset.
+func (s *Service) acked(ws []ackWatch) (bool, error) {
+	_, a, err := s.holds(ws)
+	return a, err
+}
+
+// holds reports whether the buffer's ledger holds each of ws counted to
+// its offset, and acknowledged that far.
+func (s *Service) holds(ws []ackWatch) (counted, acked bool, err error) {
+	if len(ws) == 0 {
+		return true, true, nil
+	}
+	keys := make([]string, len(ws))
+	for i, w := range ws {
+		keys[i] = w.key
+	}
+	got, err := s.buf.Ledger(keys)
+	if err != nil {
+		return false, false, err
+	}
+	acked = true
+	for _, w := range ws {
+		e, ok := got[w.key]
+		if !ok || e.Offset < w.offset {
+			return false, false, nil
+		}
+		if e.Acked < w.offset {
+			acked = false
+		}
+	}
+	return true, acked, nil
+}
+
 // waitAcked waits until the ledger says every file is counted as far as
-// this replay read it, and everything this buffer's ledger holds of it
-// (what an earlier run, stopped or killed, committed too) is acknowledged
-// by MongoDB.
+// this replay read it, and the entry it started at in this buffer's
+// ledger (what an earlier run, stopped or killed, committed) is
+// acknowledged by MongoDB.
 func (s *Service) waitAcked(ctx context.Context, files []*replayFile) error {
 	for {
 		_, acked, err := s.standing(files)
@@ -200,29 +324,23 @@ func (s *Service) waitAcked(ctx context.Context, files []*replayFile) error {
 
 // standing reads the buffer's ledger: counted is true when every file is
 // counted (committed) as far as this replay read it, acked when, besides,
-// everything the ledger holds of each is acknowledged by MongoDB.
+// MongoDB has acknowledged it that far.
 func (s *Service) standing(files []*replayFile) (counted, acked bool, err error) {
-	counted, acked = true, true
+	acked = true
 	for _, f := range files {
 		if len(f.head) == 0 {
 			continue
 		}
-		best, err := s.buf.Counted(f.head, tailer.FingerprintSize)
-		if err != nil {
+		s.replayMu.Lock()
+		ws := slices.Clone(f.watch)
+		s.replayMu.Unlock()
+		c, a, err := s.holds(ws)
+		if err != nil || !c {
 			return false, false, err
 		}
-		read := int64(0)
-		if f.End > f.From {
-			read = f.End
-		}
-		if best.Offset < read {
-			return false, false, nil
-		}
-		if best.Acked < best.Offset {
-			acked = false
-		}
+		acked = acked && a
 	}
-	return counted, acked, nil
+	return true, acked, nil
 }
 
 // stopWait bounds how long a replay whose pipeline stopped reading waits
@@ -283,10 +401,11 @@ type replayClaims struct {
 type heldClaim struct {
 	path string
 	head []byte
-	// done: the file is read, up to read; the claim is released once the
-	// buffer's ledger says that is acknowledged.
-	done bool
-	read int64
+	// done: the file is read; the claim is released once the buffer's
+	// ledger says watch is acknowledged (what it read, and the entry it
+	// started at).
+	done  bool
+	watch []ackWatch
 }
 
 func (s *Service) newReplayClaims() *replayClaims {
@@ -350,13 +469,12 @@ func (c *replayClaims) take(ctx context.Context, f *replayFile) error {
 	}
 }
 
-// finish says f is read up to read: its claim goes once that is
-// acknowledged.
-func (c *replayClaims) finish(f *replayFile, read int64) {
+// finish says f is read: its claim goes once watch is acknowledged.
+func (c *replayClaims) finish(f *replayFile, watch []ackWatch) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if h, ok := c.held[buffer.ClaimKey(f.head, tailer.FingerprintSize)]; ok {
-		h.done, h.read = true, max(h.read, read)
+		h.done, h.watch = true, append(h.watch, watch...)
 	}
 }
 
@@ -387,8 +505,7 @@ func (c *replayClaims) run(ctx context.Context) {
 		var acked, renew []string
 		for key, h := range c.held {
 			if h.done {
-				e, err := s.buf.Counted(h.head, tailer.FingerprintSize)
-				if err == nil && e.Offset >= h.read && e.Acked >= e.Offset {
+				if ok, err := s.acked(h.watch); err == nil && ok {
 					acked = append(acked, key)
 					continue
 				}
@@ -448,7 +565,7 @@ func (c *replayClaims) release(keys []string) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		s.log.Debug("releasing the claim in MongoDB's ledger", "path", h.path, "read", h.read, "done", h.done)
+		s.log.Debug("releasing the claim in MongoDB's ledger", "path", h.path, "done", h.done)
 		if err := s.flush.ReleaseLedger(ctx, key, c.me.Holder); err != nil {
 			s.log.Warn("cannot release the claim on a replayed file: it expires by itself", "path", h.path, "in", replayClaimTTL, "err", err)
 		}

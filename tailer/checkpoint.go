@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"strconv"
 
@@ -14,6 +15,13 @@ import (
 // FingerprintSize is the number of leading bytes of a file the fingerprint
 // covers once the file is at least that long.
 const FingerprintSize = 1024
+
+// TailSize is the number of bytes just before a checkpoint's offset its
+// tail check covers once the offset is at least that far: more than the
+// last line of a log, so that two files whose first bytes are the same
+// (a fixed banner, the same first requests) but were not cut at the same
+// line are told apart where reading would resume.
+const TailSize = 1024
 
 // FileID identifies a file by device and inode.
 type FileID struct{ Dev, Ino uint64 }
@@ -33,6 +41,19 @@ type Checkpoint struct {
 	Offset int64  // byte offset just past the last line handed on
 	FPLen  int    // number of leading bytes the fingerprint covers: min(Offset, FingerprintSize) when it was taken
 	FPSum  uint64 // hash (FNV-1a 64) of the first FPLen bytes
+	// TailLen and TailSum are the tail check: TailSum is the hash (FNV-1a
+	// 64) of the TailLen bytes that end at Offset, TailLen =
+	// min(Offset, TailSize). A file is resumed at Offset, or taken for a
+	// copy of this one, only if its bytes there hash to TailSum. Zero
+	// with a non-zero Offset: not recorded (a checkpoint stored by an
+	// older logtally, encoding version 1), not checked.
+	TailLen int
+	TailSum uint64
+	// Stream names the ledger entry the counting of this file moves (see
+	// buffer.Mark.Stream): random, kept while the file is the same stream
+	// (resumed, its copy adopted, shrunk in place), a new one when it
+	// restarts at 0. Zero: none recorded (an older logtally's).
+	Stream uint64
 }
 
 // Key returns a key unique per (Source, File): Source, a NUL byte, then
@@ -41,17 +62,19 @@ func (c Checkpoint) Key() string {
 	return c.Source + "\x00" + c.File.str()
 }
 
-// checkpointVersion is the first byte of the binary encoding.
-const checkpointVersion = 1
+// checkpointVersion is the first byte of the binary encoding. Version 1
+// (an older logtally's) ends after FPSum: it decodes with no tail check
+// and no stream.
+const checkpointVersion = 2
 
 // MarshalBinary encodes c: a version byte, then Source and Path as
-// uvarint-length-prefixed strings, then Dev, Ino, Offset, FPLen and FPSum as
-// uvarints.
+// uvarint-length-prefixed strings, then Dev, Ino, Offset, FPLen, FPSum,
+// TailLen, TailSum and Stream as uvarints.
 func (c Checkpoint) MarshalBinary() ([]byte, error) {
-	if c.Offset < 0 || c.FPLen < 0 || c.FPLen > FingerprintSize {
-		return nil, fmt.Errorf("marshal checkpoint: offset %d or fingerprint length %d out of range", c.Offset, c.FPLen)
+	if c.Offset < 0 || c.FPLen < 0 || c.FPLen > FingerprintSize || c.TailLen < 0 || c.TailLen > TailSize || int64(c.TailLen) > c.Offset {
+		return nil, fmt.Errorf("marshal checkpoint: offset %d, fingerprint length %d or tail length %d out of range", c.Offset, c.FPLen, c.TailLen)
 	}
-	b := make([]byte, 0, 1+len(c.Source)+len(c.Path)+6*binary.MaxVarintLen64)
+	b := make([]byte, 0, 1+len(c.Source)+len(c.Path)+9*binary.MaxVarintLen64)
 	b = append(b, checkpointVersion)
 	b = binary.AppendUvarint(b, uint64(len(c.Source)))
 	b = append(b, c.Source...)
@@ -62,19 +85,23 @@ func (c Checkpoint) MarshalBinary() ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(c.Offset))
 	b = binary.AppendUvarint(b, uint64(c.FPLen))
 	b = binary.AppendUvarint(b, c.FPSum)
+	b = binary.AppendUvarint(b, uint64(c.TailLen))
+	b = binary.AppendUvarint(b, c.TailSum)
+	b = binary.AppendUvarint(b, c.Stream)
 	return b, nil
 }
 
 // errBadCheckpoint is wrapped by every decoding error.
 var errBadCheckpoint = errors.New("bad checkpoint encoding")
 
-// UnmarshalBinary decodes what MarshalBinary produced. An unknown version,
-// truncated input or trailing bytes are errors.
+// UnmarshalBinary decodes what MarshalBinary produced, or the version 1
+// encoding of an older logtally (no tail check, no stream). An unknown
+// version, truncated input or trailing bytes are errors.
 func (c *Checkpoint) UnmarshalBinary(b []byte) error {
 	if len(b) == 0 {
 		return fmt.Errorf("unmarshal checkpoint: empty: %w", errBadCheckpoint)
 	}
-	if b[0] != checkpointVersion {
+	if b[0] != 1 && b[0] != checkpointVersion {
 		return fmt.Errorf("unmarshal checkpoint: version %d: %w", b[0], errBadCheckpoint)
 	}
 	d := decoder{b: b[1:]}
@@ -86,17 +113,24 @@ func (c *Checkpoint) UnmarshalBinary(b []byte) error {
 	off := d.uvarint()
 	fpLen := d.uvarint()
 	out.FPSum = d.uvarint()
+	var tailLen uint64
+	if b[0] >= 2 {
+		tailLen = d.uvarint()
+		out.TailSum = d.uvarint()
+		out.Stream = d.uvarint()
+	}
 	if d.err != nil {
 		return fmt.Errorf("unmarshal checkpoint: %w", d.err)
 	}
 	if len(d.b) != 0 {
 		return fmt.Errorf("unmarshal checkpoint: %d trailing bytes: %w", len(d.b), errBadCheckpoint)
 	}
-	if off > 1<<62 || fpLen > FingerprintSize {
-		return fmt.Errorf("unmarshal checkpoint: offset %d or fingerprint length %d out of range: %w", off, fpLen, errBadCheckpoint)
+	if off > 1<<62 || fpLen > FingerprintSize || tailLen > TailSize || tailLen > off {
+		return fmt.Errorf("unmarshal checkpoint: offset %d, fingerprint length %d or tail length %d out of range: %w", off, fpLen, tailLen, errBadCheckpoint)
 	}
 	out.Offset = int64(off)
 	out.FPLen = int(fpLen)
+	out.TailLen = int(tailLen)
 	*c = out
 	return nil
 }
@@ -158,4 +192,71 @@ func fileFingerprintMatches(path string, n int, sum uint64) (bool, error) {
 	}
 	defer f.Close()
 	return fingerprintMatches(f, n, sum)
+}
+
+// HasTail reports whether c records its tail check: the bytes before a
+// non-zero Offset (one an older logtally stored does not).
+func (c Checkpoint) HasTail() bool { return c.TailLen > 0 }
+
+// TailAt returns the tail check of f at off: the length min(off,
+// TailSize) and the hash of the bytes that end at off. ok is false when f
+// holds fewer bytes than off (or cannot be read there).
+func TailAt(f io.ReaderAt, off int64) (n int, sum uint64, ok bool, err error) {
+	n = int(min(off, TailSize))
+	if n == 0 {
+		return 0, fnv1a.Offset, off == 0, nil
+	}
+	var buf [TailSize]byte
+	got, err := f.ReadAt(buf[:n], off-int64(n))
+	if got < n {
+		if err == nil || errors.Is(err, io.EOF) {
+			return 0, 0, false, nil
+		}
+		return 0, 0, false, fmt.Errorf("read tail: %w", err)
+	}
+	return n, fnv1a.Extend(fnv1a.Offset, buf[:n]), true, nil
+}
+
+// TailOf returns the tail check of a stream at the end of b, which holds
+// the stream's last bytes before that point (at least min(point,
+// TailSize) of them).
+func TailOf(b []byte) (n int, sum uint64) {
+	if len(b) > TailSize {
+		b = b[len(b)-TailSize:]
+	}
+	return len(b), fnv1a.Extend(fnv1a.Offset, b)
+}
+
+// tailMatches reports whether f's bytes that end at cp.Offset are those
+// cp's tail check covers: true when cp records none (an older logtally's
+// checkpoint, or Offset 0), false when f is shorter than cp.Offset.
+func tailMatches(f io.ReaderAt, cp Checkpoint) (bool, error) {
+	if !cp.HasTail() {
+		return true, nil
+	}
+	n, sum, ok, err := TailAt(f, cp.Offset)
+	if err != nil || !ok {
+		return false, err
+	}
+	return n == cp.TailLen && sum == cp.TailSum, nil
+}
+
+// fileTailMatches opens path and checks cp's tail there.
+func fileTailMatches(path string, cp Checkpoint) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	return tailMatches(f, cp)
+}
+
+// NewStream returns a new ledger stream id (Checkpoint.Stream): random,
+// never zero.
+func NewStream() uint64 {
+	for {
+		if s := rand.Uint64(); s != 0 {
+			return s
+		}
+	}
 }

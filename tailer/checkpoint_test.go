@@ -13,6 +13,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		{},
 		{Source: "web", Path: "/var/log/nginx/access.log", File: FileID{Dev: 2049, Ino: 1 << 40}, Offset: 1 << 35, FPLen: FingerprintSize, FPSum: 1<<64 - 1},
 		{Source: "a\x00b", Path: "x", File: FileID{Ino: 7}, Offset: 12, FPLen: 12, FPSum: 99},
+		{Source: "web", Path: "p", File: FileID{Dev: 1, Ino: 2}, Offset: 5000, FPLen: FingerprintSize, FPSum: 3, TailLen: TailSize, TailSum: 1<<64 - 2, Stream: 1<<64 - 3},
 	} {
 		b, err := cp.MarshalBinary()
 		if err != nil {
@@ -37,13 +38,16 @@ func TestCheckpointRoundTrip(t *testing.T) {
 			t.Fatal("trailing byte accepted")
 		}
 		bad := slices.Clone(b)
-		bad[0] = 2
+		bad[0] = checkpointVersion + 1
 		if err := new(Checkpoint).UnmarshalBinary(bad); err == nil {
 			t.Fatal("unknown version accepted")
 		}
 	}
 	if _, err := (Checkpoint{FPLen: FingerprintSize + 1}).MarshalBinary(); err == nil {
 		t.Fatal("out-of-range FPLen marshalled")
+	}
+	if _, err := (Checkpoint{Offset: 10, TailLen: 11}).MarshalBinary(); err == nil {
+		t.Fatal("tail longer than the offset marshalled")
 	}
 }
 

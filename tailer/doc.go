@@ -30,7 +30,18 @@
 // A file is known by device and inode (FileID) plus a fingerprint: the
 // FNV-1a 64 hash of its first FPLen bytes, FPLen = min(Offset,
 // FingerprintSize). The fingerprint grows with the file until it covers
-// FingerprintSize bytes and is then fixed. Every Chunk carries the
+// FingerprintSize bytes and is then fixed. Files often begin with the same
+// bytes (a fixed banner, a #Fields header, the same first requests of a
+// health check), so a checkpoint also records its tail check: the hash of
+// the TailLen = min(Offset, TailSize) bytes that end at Offset. A file is
+// resumed at a checkpoint's offset, or taken for a copy of its file, only
+// if both match: a new file with the same first lines (its inode reused,
+// or another at the same path) has other bytes there and is read from 0,
+// and the rule that decided is logged (INFO, "tail check"). A checkpoint
+// stored by an older logtally (encoding version 1) has no tail check and
+// resumes by identity and fingerprint, as it did. A checkpoint also names
+// the ledger stream its counting moves (Stream, random; see
+// Config.Counted and buffer.Mark). Every Chunk carries the
 // Checkpoint that is true once its lines are processed; a Done chunk asks
 // the caller to delete the checkpoint stored under Checkpoint.Key(). Chunks
 // of one file are sent in file order; chunks of different files
@@ -43,10 +54,11 @@
 // the glob matches and their rotated candidates (for a match P: files named
 // P.* and P-*, or the files Config.Rotated matches when it is set; never
 // compressed ones). A file with the same identity, at least
-// Offset bytes and a matching fingerprint is resumed at Offset (read to its
-// end and finished if it no longer matches a glob). Otherwise a copy (other
-// identity, same fingerprint, at least Offset bytes, no checkpoint of its
-// own) is read from Offset: copytruncate while the daemon was down. If the
+// Offset bytes, a matching fingerprint and tail check is resumed at Offset
+// (read to its end and finished if it no longer matches a glob). Otherwise
+// a copy (other identity, same fingerprint and tail check, at least Offset
+// bytes, no checkpoint of its own) is read from Offset: copytruncate while
+// the daemon was down. If the
 // checkpoint's own file is still there with other content (truncated and
 // rewritten, or its inode reused), it is read from 0, after the copy's
 // tail, whether a glob still matches it or it was rotated away since (a
@@ -78,6 +90,8 @@
 //   - is not empty and was modified after Since minus one second,
 //   - does not begin with the first FPLen bytes of any restored
 //     checkpoint (compared by fingerprint: a copy of a file read that far),
+//     unless it reaches that checkpoint's offset with other bytes before
+//     it (its tail check: another file that begins the same way),
 //   - and whose first bytes (up to FingerprintSize) are not the beginning
 //     of another file found (a copy, complete or being written, of a file
 //     that is read or accounted for; of two such rotated files the longer
@@ -105,7 +119,13 @@
 //     matches it under another name, the file is kept open and read while it
 //     grows, and finished (Done) once it has been quiet for RotateGrace, or
 //     at once when it is deleted and drained. A rescan is started at once to
-//     pick up the new file, which is read from 0.
+//     pick up the new file, which is read from 0. A finished rotated file
+//     stays watched (rewatch.go: a stat of its path at every rescan, no
+//     open file) for RotateWatch, at most 64 per Tailer: written to again
+//     (a writer that reopened its logs late), and still the same file with
+//     the same first bytes and the same bytes before where it was
+//     finished, it is followed again from there, its checkpoint sent
+//     first, with a WARN (Stats.Rewatched), and finished again once quiet.
 //   - copytruncate: a file that shrank below the read position, or whose
 //     first bytes no longer match the fingerprint, was truncated. The tailer
 //     looks among its rotated candidates for the copy and reads it from the
@@ -133,9 +153,13 @@
 //   - A last line without its '\n' is never sent; if its file is finished
 //     (deleted or rotated and quiet) it is dropped, with a warning.
 //   - Lines written to a rotated file after it has been quiet for
-//     RotateGrace are lost: keep RotateGrace above the time the writer takes
-//     to reopen its logs. A rotated file stays open (and a deleted one keeps
-//     its disk space) until then.
+//     RotateGrace are read within RescanInterval of being written, while
+//     it is watched (RotateWatch, 24 h; the 64 most recently finished; at
+//     the path it was finished under): later, after a restart, or after
+//     it was renamed again, they are read only by the Since rule at the
+//     next start, if at all. Keep RotateGrace above the time the writer
+//     takes to reopen its logs. A rotated file stays open (and a deleted
+//     one keeps its disk space) until it is finished.
 //   - copytruncate loses the lines written between the copy and the
 //     truncation (inherent in copytruncate). If no copy is found (moved
 //     where the rotated candidates are not, compressed at once,
@@ -155,6 +179,18 @@
 //     the old read position between two polls is not noticed. Fingerprints
 //     of short files (small FPLen) are weak; a checkpoint with FPLen 0 never
 //     matches a copy.
+//   - Two files whose bytes are the same up to a checkpoint's offset (its
+//     fingerprint and tail check both pass) cannot be told apart: a new
+//     file that repeats a gone one's lines that far (timestamps included)
+//     is taken for it. A checkpoint of an older logtally has no tail check
+//     until it is next committed, and a file shrunk in place while the
+//     daemon was down is recognised by its fingerprint alone.
+//   - Config.Counted (the ledger) moves a file only to a position its
+//     bytes pass (tail check; an older logtally's entry, without one: a
+//     line end of the file). A position beyond the file's end cannot be
+//     checked and is not taken: a file that is a shorter copy of a stream
+//     counted further (not a copy of a followed file, which is not read)
+//     is read from 0.
 //   - A new glob match that begins with the first bytes of a followed file
 //     is taken for its copy and not read (this keeps a glob such as
 //     access.log* from counting copytruncate copies twice); one whose whole
@@ -177,16 +213,19 @@
 //     whose start took longer, with another source's lines committed
 //     meanwhile, could lose a file found at this start if the daemon is
 //     killed before committing again.
-//   - Two ways it can count lines twice, both needing a restart before any
+//   - Two ways a file can look unread, both needing a restart before any
 //     commit more than a second after an event. Lines written to a rotated
-//     file after it was finished (see RotateGrace; they would be lost
-//     otherwise) make the whole file look unread if the daemon then stops
-//     with no commit a second later (it stops at once, or every source is
-//     idle until it stops): keep RotateGrace above the writer's reopen
-//     time. A copytruncate copy that is shorter than what was read of the
-//     original (the original was read between the copy and the truncation,
-//     so the copy is not adopted and the truncation is logged) looks
-//     unread if the daemon stops within about a second of the truncation.
+//     file after it was finished (see RotateGrace and RotateWatch), the
+//     daemon stopping before the rescan that follows it again, with no
+//     commit a second later (it stops at once, or every source is idle
+//     until it stops): the Since rule reads the file, from where the
+//     ledger says its stream is counted (Config.Counted; read from 0, its
+//     lines counted twice, without one). A copytruncate copy that is
+//     shorter than what was read of the original (the original was read
+//     between the copy and the truncation, so the copy is not adopted and
+//     the truncation is logged) looks unread if the daemon stops within
+//     about a second of the truncation, and is not moved by the ledger
+//     (it is shorter than its stream's entry): counted twice.
 //   - A rotated file written while down that begins with the same first
 //     bytes (up to FingerprintSize) as another file is taken for its copy
 //     and not read; a rotated file shorter than a restored checkpoint's

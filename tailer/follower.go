@@ -43,6 +43,9 @@ type follower struct {
 	fpLen    int
 	fpSum    uint64
 	head     []byte // the first fpLen bytes, to recognise copies of this file
+	tailLen  int    // the tail check at off (Checkpoint.TailLen, TailSum)
+	tailSum  uint64
+	stream   uint64 // Checkpoint.Stream
 
 	quietSince time.Time // last growth (or rotation), for RotateGrace
 
@@ -219,6 +222,7 @@ func (fl *follower) resumeAt(ctx context.Context, size int64) error {
 	}
 	old := fl.off
 	fl.off, fl.pos, fl.pend, fl.skipping = size, size, nil, false
+	fl.setTail(nil)
 	if int64(fl.fpLen) > size {
 		fl.fpLen = int(size)
 		fl.head = fl.head[:size:size]
@@ -231,11 +235,32 @@ func (fl *follower) resumeAt(ctx context.Context, size int64) error {
 }
 
 // restart moves the follower to the file's start, forgetting what was
-// read and the fingerprint; it sends nothing (see Tailer.adoptCopy).
+// read and the fingerprint: a new stream; it sends nothing (see
+// Tailer.adoptCopy).
 func (fl *follower) restart() {
 	fl.off, fl.pos, fl.pend, fl.skipping = 0, 0, nil, false
 	fl.fpLen, fl.fpSum, fl.head = 0, fnv1a.Offset, nil
+	fl.tailLen, fl.tailSum, fl.stream = 0, fnv1a.Offset, NewStream()
 	fl.publish()
+}
+
+// setTail sets the tail check at fl.off from data, the file's bytes that
+// end there (nil, or fewer than the check covers: read from the file).
+// A file that cannot be read there leaves the check unrecorded (zero),
+// and the checkpoint resumes by identity and fingerprint alone.
+func (fl *follower) setTail(data []byte) {
+	if n := min(fl.off, TailSize); int64(len(data)) >= n {
+		fl.tailLen, fl.tailSum = TailOf(data[int64(len(data))-n:])
+		return
+	}
+	n, sum, ok, err := TailAt(fl.f, fl.off)
+	if !ok {
+		if err != nil {
+			fl.log.logErr("tail "+fl.path, slog.LevelWarn, "cannot read the bytes before the read position", "err", err, "path", fl.path)
+		}
+		n, sum = 0, fnv1a.Offset
+	}
+	fl.tailLen, fl.tailSum = n, sum
 }
 
 // sendCheckpoint sends the file's checkpoint alone (a chunk without
@@ -270,6 +295,10 @@ func (fl *follower) checkpoint() Checkpoint {
 		Offset: fl.off,
 		FPLen:  fl.fpLen,
 		FPSum:  fl.fpSum,
+
+		TailLen: fl.tailLen,
+		TailSum: fl.tailSum,
+		Stream:  fl.stream,
 	}
 }
 

@@ -25,7 +25,8 @@ func Locate(globs []string, cp Checkpoint) (loc Located, ok bool) {
 // LocateSource looks for the file a checkpoint (possibly written on another host,
 // or before the files were restored from a backup) describes: a regular,
 // uncompressed file at least cp.Offset bytes long whose first cp.FPLen
-// bytes have the checkpoint's fingerprint. It tries cp.Path first, then
+// bytes have the checkpoint's fingerprint and whose bytes before cp.Offset
+// pass its tail check (when it records one). It tries cp.Path first, then
 // its rotated names (P.*, P-*, or the matches of src.Rotated when set),
 // then the files the globs match, also with a rotation suffix, preferring
 // the checkpoint's own identity. A symbolic link src does not allow is
@@ -61,6 +62,9 @@ func LocateSource(src SourceFiles, cp Checkpoint) (loc Located, ok bool) {
 			if match, err := fileFingerprintMatches(p, cp.FPLen, cp.FPSum); err != nil || !match {
 				return // a reused inode
 			}
+		}
+		if match, err := fileTailMatches(p, cp); err != nil || !match {
+			return // another file that begins with the same bytes
 		}
 		found = append(found, fi)
 	}

@@ -172,7 +172,11 @@ func (t *Tailer) settle(ctx context.Context, fl *follower, deleted bool) (bool, 
 			return false, nil
 		}
 		t.log.Info("rotated file quiet, finished", "path", fl.path, "offset", fl.off)
-		return true, fl.finish(ctx)
+		if err := fl.finish(ctx); err != nil {
+			return true, err
+		}
+		t.watchFinished(fl) // lines written to it later are read too
+		return true, nil
 	}
 	return false, nil
 }

@@ -174,12 +174,13 @@ func (fl *follower) emitSkip(ctx context.Context, end int64) error {
 	return fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: start, Skipped: 1})
 }
 
-// advance moves the checkpoint offset to end, extending the fingerprint
-// while it covers less than FingerprintSize bytes. data, if not nil, is the
-// file's bytes from the old offset.
+// advance moves the checkpoint offset to end, with its tail check,
+// extending the fingerprint while it covers less than FingerprintSize
+// bytes. data, if not nil, is the file's bytes from the old offset.
 func (fl *follower) advance(end int64, data []byte) {
 	start := fl.off
 	fl.off = end
+	fl.setTail(data)
 	if fl.fpLen >= FingerprintSize || int64(fl.fpLen) >= end {
 		return
 	}

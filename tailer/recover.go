@@ -66,7 +66,7 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[FileID]*follower) 
 		if len(h) == 0 {
 			continue
 		}
-		if cp, ok := t.coveredBy(h); ok {
+		if cp, ok := t.coveredBy(fi, h); ok {
 			t.log.Debug("rotated file begins like a checkpointed file, not reading it", "path", fi.path, "checkpoint", cp.Path)
 			continue
 		}
@@ -110,13 +110,23 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[FileID]*follower) 
 }
 
 // coveredBy returns a restored checkpoint whose fingerprint covers the
-// start of head: a file beginning with head holds what that checkpoint's
-// file held when it was read (up to FPLen bytes at least).
-func (t *Tailer) coveredBy(head []byte) (Checkpoint, bool) {
+// start of head, the first bytes of fi: fi holds what that checkpoint's
+// file held when it was read (up to FPLen bytes at least), unless it
+// reaches the checkpoint's offset with other bytes before it (its tail
+// check): then it is another file that begins the same way.
+func (t *Tailer) coveredBy(fi *fileInfo, head []byte) (Checkpoint, bool) {
 	for _, cp := range t.cfg.Checkpoints {
-		if SameStream(cp, head) {
-			return cp, true
+		if !SameStream(cp, head) {
+			continue
 		}
+		if fi.size >= cp.Offset {
+			if ok, err := fileTailMatches(fi.path, cp); err == nil && !ok {
+				t.log.Info("rotated file begins like a checkpointed file but its bytes before the checkpoint's offset differ: not its copy (tail check)",
+					"path", fi.path, "checkpoint", cp.Path, "offset", cp.Offset)
+				continue
+			}
+		}
+		return cp, true
 	}
 	return Checkpoint{}, false
 }

@@ -2,10 +2,12 @@ package tailer
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 
 	"github.com/logtally/logtally/fnv1a"
 )
@@ -82,7 +84,8 @@ func (t *Tailer) isCopy(path string, heads [][]byte) bool {
 
 // findCopy looks among the rotated candidates of path for a copy of the
 // file old describes (another file whose first old.FPLen bytes hash to
-// old.FPSum and that holds at least old.Offset bytes) that nobody reads.
+// old.FPSum and that holds at least old.Offset bytes, the last of them
+// matching old's tail check) that nobody reads.
 // The copy is claimed and returned as a follower at old.Offset. A copy that
 // a fresh follower holds but has not started reading (found by a rescan
 // while it was being written) is taken over.
@@ -95,6 +98,10 @@ func (t *Tailer) findCopy(old Checkpoint, path string) *follower {
 			continue
 		}
 		if ok, _ := fileFingerprintMatches(fi.path, old.FPLen, old.FPSum); !ok {
+			continue
+		}
+		if ok, _ := fileTailMatches(fi.path, old); !ok {
+			t.log.Info("a rotated file begins like the truncated file but its bytes before the read position differ: not its copy (tail check)", "path", fi.path, "offset", old.Offset)
 			continue
 		}
 		c := old
@@ -196,13 +203,19 @@ func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower,
 	head := make([]byte, fpLen)
 	n, _ := f.ReadAt(head, 0) // a short read shows as a fingerprint mismatch later
 	head = head[:n]
-	return &follower{
+	fl := &follower{
 		cfg: &t.fcfg, log: t.log, out: t.out,
 		f: f, id: id, path: path,
 		off: cp.Offset, pos: cp.Offset,
 		fpLen: fpLen, fpSum: fpSum, head: head,
-		pub: published{path: path, head: head},
-	}, nil
+		stream: cp.Stream,
+		pub:    published{path: path, head: head},
+	}
+	if fl.stream == 0 { // a new file, or a checkpoint of an older logtally
+		fl.stream = NewStream()
+	}
+	fl.setTail(nil)
+	return fl, nil
 }
 
 // SameStream reports whether a stream beginning with head (its first
@@ -247,10 +260,10 @@ func lineEndAt(f *os.File, off, size int64) bool {
 // counted returns the checkpoint a file starts from: cp (a restored
 // checkpoint, or one at 0 for a file found without one), or, when
 // Config.Counted says its stream is counted further (a replay of a copy of
-// it, or an earlier run that forgot it), that offset (StreamStart), but
-// never past its end. A restored checkpoint whose file no longer begins
-// with its fingerprint, or is shorter than its offset, is left as it is:
-// the rotation rules settle it.
+// it, or an earlier run that forgot it), that offset (countedAt). A
+// restored checkpoint whose file no longer begins with its fingerprint, or
+// is shorter than its offset, is left as it is: the rotation rules settle
+// it.
 func (t *Tailer) counted(f *os.File, path string, size int64, cp Checkpoint) Checkpoint {
 	if size < cp.Offset {
 		return cp
@@ -265,23 +278,9 @@ func (t *Tailer) counted(f *os.File, path string, size int64, cp Checkpoint) Che
 	if restored && !SameStream(cp, head) {
 		return cp
 	}
-	off, _ := StreamStart(head, t.cfg.Counted(head), []Checkpoint{cp})
+	off := t.countedAt(f, path, size, t.cfg.Counted(head))
 	if off <= cp.Offset {
 		return cp
-	}
-	if restored && !lineEndAt(f, off, size) {
-		// Not a copy of this file: another file that begins with the
-		// same bytes (the ledger knows streams by their first bytes
-		// only) and is longer, or cut elsewhere. Its own checkpoint
-		// knows where this file stands.
-		t.log.Warn("the ledger says a file beginning like this one is counted further, at no line end of it: resuming at its checkpoint",
-			"path", path, "checkpoint", cp.Offset, "ledger", off, "size", size)
-		return cp
-	}
-	if off > size {
-		t.log.Warn("the ledger says this file is counted further than it is long: starting at its end",
-			"path", path, "counted", off, "size", size)
-		off = size
 	}
 	if restored {
 		t.log.Info("checkpoint behind the ledger (a copy of the file was counted): starting where the ledger says",
@@ -293,4 +292,44 @@ func (t *Tailer) counted(f *os.File, path string, size int64, cp Checkpoint) Che
 	cp.FPLen = int(min(off, FingerprintSize))
 	cp.FPSum = fnv1a.Extend(fnv1a.Offset, buf[:cp.FPLen])
 	return cp
+}
+
+// countedAt returns the furthest of ps that is a position of the file f
+// (size bytes, at path), 0 when none is. A position is the file's when it
+// lies within the file and the file's bytes that end there pass its tail
+// check (one without a check, an older logtally's: when it is a line end
+// of the file). One beyond the file's end cannot be checked and is not
+// taken: the file begins like a stream counted further, but a new file
+// with the same first lines is shorter too. Each position not taken is
+// logged with the rule that decided.
+func (t *Tailer) countedAt(f *os.File, path string, size int64, ps []Position) int64 {
+	slices.SortFunc(ps, func(a, b Position) int { return cmp.Compare(b.Offset, a.Offset) })
+	for _, p := range ps {
+		switch {
+		case p.Offset <= 0:
+			return 0
+		case p.Offset > size:
+			t.log.Info("the ledger says a stream beginning like this file is counted further than the file is long: another file, or a shorter copy, not moved there (its bytes there cannot be compared)",
+				"path", path, "ledger", p.Offset, "size", size)
+			continue
+		case p.TailLen == 0:
+			if lineEndAt(f, p.Offset, size) {
+				return p.Offset
+			}
+			t.log.Info("the ledger says a stream beginning like this file is counted to an offset that is not a line end of it: another file, not moved there",
+				"path", path, "ledger", p.Offset, "size", size)
+			continue
+		}
+		ok, err := tailMatches(f, Checkpoint{Offset: p.Offset, TailLen: p.TailLen, TailSum: p.TailSum})
+		if err != nil {
+			t.log.logErr("tail "+path, slog.LevelWarn, "cannot read the file where the ledger says it is counted: not moved there", "path", path, "err", err)
+			continue
+		}
+		if ok {
+			return p.Offset
+		}
+		t.log.Info("the ledger says a stream beginning like this file is counted to an offset where this file's bytes differ: another file, not moved there (tail check)",
+			"path", path, "ledger", p.Offset, "size", size)
+	}
+	return 0
 }

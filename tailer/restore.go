@@ -165,12 +165,19 @@ func (t *Tailer) survey() *restore {
 }
 
 // fpOK reports whether fi may be cp's file or a copy of it: at least
-// cp.Offset bytes, beginning with the bytes cp's fingerprint covers.
+// cp.Offset bytes, beginning with the bytes cp's fingerprint covers, and
+// with the bytes its tail check covers just before cp.Offset.
 func (r *restore) fpOK(fi *fileInfo, cp Checkpoint) bool {
 	if fi.size < cp.Offset {
 		return false
 	}
 	ok, err := fileFingerprintMatches(fi.path, cp.FPLen, cp.FPSum)
+	if err == nil && ok {
+		if ok, err = fileTailMatches(fi.path, cp); err == nil && !ok {
+			r.t.log.Info("a file begins like a checkpointed file but its bytes before the checkpoint's offset differ: not a copy of it (tail check)",
+				"path", fi.path, "checkpoint", cp.Path, "offset", cp.Offset)
+		}
+	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		r.t.log.logErr("fingerprint "+fi.path, slog.LevelWarn, "cannot read fingerprint", "path", fi.path, "err", err)
 	}
@@ -409,7 +416,7 @@ func (t *Tailer) register(plan []*follower) {
 }
 
 // resume opens the file at path for checkpoint cp if it is still cp's file
-// (size at least cp.Offset, fingerprint matching). wait reports an error
+// (size at least cp.Offset, fingerprint and tail check matching). wait reports an error
 // other than not-exist: the file's state is unknown, so the checkpoint is
 // kept and tried again at every rescan.
 func (t *Tailer) resume(cp Checkpoint, path string) (fl *follower, wait bool) {
@@ -439,6 +446,17 @@ func (t *Tailer) resume(cp Checkpoint, path string) (fl *follower, wait bool) {
 	}
 	if !ok {
 		fl.close()
+		return nil, false
+	}
+	if ok, err = tailMatches(fl.f, cp); err != nil {
+		fl.close()
+		t.log.logErr("keep "+path, slog.LevelWarn, "cannot read the bytes before the checkpoint's offset, keeping its checkpoint", "path", path, "err", err)
+		return nil, true
+	}
+	if !ok {
+		fl.close()
+		t.log.Info("file begins like its checkpoint says but its bytes before the checkpoint's offset differ: another file under the same identity (inode reused), not resumed there (tail check)",
+			"path", path, "offset", cp.Offset)
 		return nil, false
 	}
 	return fl, false

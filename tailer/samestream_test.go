@@ -73,14 +73,21 @@ func TestResumeTakesTheLedgerWhenAhead(t *testing.T) {
 	ledgerA := off(a, 16, "a")
 	cfg := realCfg("web", filepath.Join(dir, "*.log"))
 	cfg.Checkpoints = []Checkpoint{cpA, cpB}
-	cfg.Counted = func(head []byte) int64 {
+	tailA := Position{Offset: ledgerA}
+	tailA.TailLen, tailA.TailSum = TailOf(dataA[:ledgerA])
+	cfg.Counted = func(head []byte) []Position {
 		switch {
 		case bytes.HasPrefix(head, dataA[:10]):
-			return ledgerA
+			// Another stream beginning the same way, counted further
+			// than a.log's bytes match; this file's, with its tail
+			// check; an older logtally's at a line end it is behind.
+			other := tailA
+			other.Offset, other.TailSum = off(a, 18, "a"), 1
+			return []Position{other, tailA, {Offset: off(a, 14, "a")}}
 		case bytes.HasPrefix(head, dataB[:10]):
-			return 1 << 30 // the old b.log's stream: not this file
+			return []Position{{Offset: 1 << 30}} // the old b.log's stream: not this file
 		}
-		return 0
+		return nil
 	}
 	h := start(t, cfg)
 	h.waitFor("a.log from line 16, the new b.log whole", countLines(4+10))

@@ -58,11 +58,15 @@ type Stats struct {
 	// Shrunk counts files found shrunk in place (their first bytes
 	// unchanged, no copy beside them), resumed at their new size.
 	Shrunk uint64
+	// Rewatched counts rotated files followed again: written to after
+	// they were finished (quiet for RotateGrace), each time logged at
+	// WARN.
+	Rewatched uint64
 }
 
 // tailerStats holds Stats' counters.
 type tailerStats struct {
-	lostFiles, refusedLinks, shrunk atomic.Uint64
+	lostFiles, refusedLinks, shrunk, rewatched atomic.Uint64
 }
 
 // Stats returns the Tailer's counters. It is safe to call while Run runs.
@@ -71,5 +75,6 @@ func (t *Tailer) Stats() Stats {
 		LostFiles:    t.stats.lostFiles.Load(),
 		RefusedLinks: t.stats.refusedLinks.Load(),
 		Shrunk:       t.stats.shrunk.Load(),
+		Rewatched:    t.stats.rewatched.Load(),
 	}
 }

@@ -77,11 +77,26 @@ type Config struct {
 	// doc. Zero: rotated files without a checkpoint are history, not read.
 	Since time.Time
 	// Counted, when not nil, is asked about every file that is to be read
-	// from 0 for want of a checkpoint, with the file's first bytes (up to
-	// FingerprintSize): it returns how far the file is already counted
-	// (the ledger, fed by replays and earlier runs), and reading starts
-	// there. It must be cheap: it runs in the tailer's goroutines.
-	Counted func(head []byte) int64
+	// from 0 for want of a checkpoint, or resumed from one, with the
+	// file's first bytes (up to FingerprintSize): it returns where streams
+	// beginning with those bytes are counted (the ledger, fed by replays
+	// and earlier runs). Reading starts at the furthest of them that is
+	// this file's (see Position). It must be cheap: it runs in the
+	// tailer's goroutines.
+	Counted func(head []byte) []Position
+}
+
+// Position is where a ledger entry says a stream is counted: Offset, and
+// the tail check there (see Checkpoint.TailLen). A file is counted to
+// Offset only if its bytes that end there hash to TailSum: streams that
+// begin with the same bytes (a fixed banner, the same first requests)
+// share their first bytes, not those. An entry of an older logtally has
+// no tail check (TailLen 0): it is taken where Offset is a line end of the
+// file.
+type Position struct {
+	Offset  int64
+	TailLen int
+	TailSum uint64
 }
 
 // Tailer follows the files one source's globs match and sends their lines
@@ -110,6 +125,10 @@ type Tailer struct {
 	// (an error other than not-exist), retried at every rescan. Their
 	// identities are reserved in files. Only Run's goroutine uses it.
 	waiting map[FileID]Checkpoint
+
+	// watched are finished rotated files watched for lines written
+	// later (rewatch.go), oldest first (under mu).
+	watched []rotateWatch
 }
 
 // New validates cfg and returns a Tailer that will send to out. A bad glob
@@ -231,13 +250,15 @@ func (t *Tailer) Run(ctx context.Context) error {
 	}
 }
 
-// rescan retries the waiting checkpoints, re-expands the globs and follows
-// new files from 0.
+// rescan retries the waiting checkpoints, follows again the finished
+// rotated files that grew, re-expands the globs and follows new files
+// from 0.
 func (t *Tailer) rescan(ctx context.Context) {
 	t.log.prune()
 	if err := t.retryWaiting(ctx); err != nil {
 		return
 	}
+	t.rewatch(ctx)
 	for _, fi := range t.expand() {
 		if ctx.Err() != nil {
 			return

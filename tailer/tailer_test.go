@@ -800,7 +800,9 @@ func TestStartedAfterStartChunks(t *testing.T) {
 }
 
 // A file found without a checkpoint starts where Config.Counted says it is
-// counted (a replay counted a copy of it), and never past its end.
+// counted (a replay counted a copy of it), never past its end: a stream
+// counted further than the file is long is not taken for it (a new file
+// with the same first lines is shorter too).
 func TestNewFileStartsWhereCounted(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.log")
@@ -815,26 +817,28 @@ func TestNewFileStartsWhereCounted(t *testing.T) {
 	cfg := realCfg("web", filepath.Join(dir, "*.log"))
 	var asked []string
 	var mu sync.Mutex
-	cfg.Counted = func(head []byte) int64 {
+	cfg.Counted = func(head []byte) []Position {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, string(head[:1]))
 		switch {
 		case bytes.HasPrefix(data, head):
-			return cutA
+			p := Position{Offset: cutA}
+			p.TailLen, p.TailSum = TailOf(data[:cutA])
+			return []Position{p}
 		case head[0] == 'b':
-			return 1 << 40 // more than b.log holds
+			return []Position{{Offset: 1 << 40}} // more than b.log holds
 		}
-		return 0
+		return nil
 	}
 	h := start(t, cfg)
-	h.waitFor("a.log from line 12", countLines(8))
+	h.waitFor("a.log from line 12, b.log from 0", countLines(8+5))
 	appendLines(t, b, "b", 5, 8)
-	h.waitFor("b.log's new lines", countLines(8+3))
+	h.waitFor("b.log's new lines", countLines(8+8))
 	cs := h.stop()
 	checkChunks(t, cs)
 	sameLines(t, "a.log", linesOf(cs, idOf(t, a)), want("a", 12, 20))
-	sameLines(t, "b.log", linesOf(cs, idOf(t, b)), want("b", 5, 8))
+	sameLines(t, "b.log", linesOf(cs, idOf(t, b)), want("b", 0, 8))
 	if cp := lastCheckpoint(t, cs, idOf(t, a)); cp.FPLen != int(min(int64(len(data)), FingerprintSize)) || cp.Offset != int64(len(data)) {
 		t.Errorf("a.log checkpoint %+v", cp)
 	}

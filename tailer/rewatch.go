@@ -1,0 +1,109 @@
+package tailer
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// Rewatch: rotated files written to after they were finished.
+//
+// A rotated file is finished once quiet for RotateGrace; a writer that
+// reopens its logs later than that (or a job appending to the rotated
+// file) writes lines nobody reads. So a finished rotated file stays
+// watched, by its path alone (a stat at every rescan, no open file): if
+// it grows, still the same file beginning with the same bytes and with the
+// same bytes before the offset it was finished at, it is followed again
+// from there (its checkpoint sent again first), and finished again once
+// quiet. A watch ends when its path no longer names the file (rotated on,
+// compressed, deleted), after RotateWatch, or when more than
+// maxRotateWatches are watched (the oldest first).
+
+// RotateWatch is how long a finished rotated file is watched for lines
+// written to it later (see the package doc).
+const RotateWatch = 24 * time.Hour
+
+// maxRotateWatches bounds the finished rotated files watched per Tailer.
+const maxRotateWatches = 64
+
+// rotateWatch is a finished rotated file watched for growth.
+type rotateWatch struct {
+	cp    Checkpoint // its last checkpoint (Path: where it was finished)
+	until time.Time
+}
+
+// watchFinished starts watching the rotated file fl, just finished.
+func (t *Tailer) watchFinished(fl *follower) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.watched) >= maxRotateWatches {
+		t.watched = t.watched[1:]
+	}
+	t.watched = append(t.watched, rotateWatch{cp: fl.checkpoint(), until: t.clk.Now().Add(RotateWatch)})
+}
+
+// rewatch follows again the watched files that grew, and forgets those
+// that are gone, moved or watched long enough. Only Run's goroutine calls
+// it.
+func (t *Tailer) rewatch(ctx context.Context) {
+	t.mu.Lock()
+	ws := t.watched
+	t.watched = nil
+	t.mu.Unlock()
+	now := t.clk.Now()
+	var keep []rotateWatch
+	defer func() {
+		t.mu.Lock()
+		t.watched = append(keep, t.watched...)
+		t.mu.Unlock()
+	}()
+	for i, w := range ws {
+		if ctx.Err() != nil {
+			keep = append(keep, ws[i:]...)
+			return
+		}
+		cp := w.cp
+		st, err := os.Stat(cp.Path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.log.logErr("stat "+cp.Path, slog.LevelWarn, "cannot stat a finished rotated file", "path", cp.Path, "err", err)
+		}
+		if err != nil || now.After(w.until) {
+			continue
+		}
+		if id, _, ok := statID(st); !ok || id != cp.File {
+			continue
+		}
+		if st.Size() <= cp.Offset || t.claimed(cp.File) {
+			keep = append(keep, w)
+			continue
+		}
+		fl, err := t.openFollower(cp.Path, cp.File, cp)
+		if err != nil {
+			continue
+		}
+		fpOK, err1 := fingerprintMatches(fl.f, cp.FPLen, cp.FPSum)
+		tailOK, err2 := tailMatches(fl.f, cp)
+		if err1 != nil || err2 != nil || !fpOK || !tailOK {
+			fl.close()
+			continue // rewritten: not the file that was finished
+		}
+		if !t.claim(fl) {
+			fl.close()
+			keep = append(keep, w)
+			continue
+		}
+		t.stats.rewatched.Add(1)
+		t.log.Warn("lines written to a rotated file after it was finished (quiet for the rotate grace): following it again",
+			"path", cp.Path, "offset", cp.Offset, "size", st.Size())
+		// Its checkpoint exists again before any of its new lines.
+		if err := t.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+			t.unfollow(fl)
+			keep = append(keep, ws[i:]...)
+			return
+		}
+		fl.decided.rotated = true
+		t.spawn(ctx, fl)
+	}
+}
