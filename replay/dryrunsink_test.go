@@ -16,7 +16,9 @@ import (
 )
 
 // sumSink keeps a dry run's sums by file and key.
-type sumSink struct{ sums map[int]map[string]measure.Vector }
+type sumSink struct {
+	sums map[int]map[string]measure.Vector
+}
 
 func (s *sumSink) Sums(file int, key []byte, v *measure.Vector) {
 	if s.sums[file] == nil {
