@@ -95,9 +95,13 @@ func (j *judge) bucket(k Kind, id string, start, end int64, want, got map[string
 		if c.To <= j.r.from || c.From >= j.r.to {
 			return
 		}
+		a, b := max(c.From, j.r.from), min(c.To, j.r.to) // its part in the range
+		if b <= j.w.from || a >= j.w.to {
+			return // another pass's
+		}
 		judged = true
 		inside := c.From >= j.r.from && c.To <= j.r.to
-		if a, b := max(c.From, j.r.from), min(c.To, j.r.to); a < j.w.from || b > j.w.to {
+		if a < j.w.from || b > j.w.to {
 			key := carryKey{k, id, path}
 			cc := j.carry[key]
 			if cc == nil {
