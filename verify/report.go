@@ -107,35 +107,42 @@ func (r *Report) Write(w io.Writer) {
 	skipped = append(skipped, "visitors (their registers are not compared)")
 	fmt.Fprintf(w, "not judged: %s\n", strings.Join(skipped, "; "))
 
-	list := func(title string, ds []Diff, n uint64, what func(d Diff) string) {
+	list := func(title, note string, ds []Diff, n uint64, what func(d Diff) string) {
 		if n == 0 {
 			return
 		}
-		shown := ""
 		if uint64(len(ds)) < n {
-			shown = fmt.Sprintf(", the first %d", len(ds))
+			note = fmt.Sprintf(", the first %d", len(ds)) + note
 		}
-		fmt.Fprintf(w, "%s (%s%s):\n", title, g(n), shown)
+		fmt.Fprintf(w, "%s (%s%s):\n", title, g(n), note)
 		for _, d := range ds {
 			fmt.Fprintf(w, "  %s %s: %s: MongoDB %d, files %d (%s)\n", d.Kind, redact.Terminal(d.ID), d.Path, d.MongoDB, d.Files, what(d))
 		}
 	}
-	list("differences", r.Diffs, r.NDiffs, func(d Diff) string {
+	list("differences", "", r.Diffs, r.NDiffs, func(d Diff) string {
 		if d.MongoDB < d.Files {
 			return fmt.Sprintf("%d lost", d.Files-d.MongoDB)
 		}
 		return fmt.Sprintf("%d more in MongoDB", d.MongoDB-d.Files)
 	})
-	list("more in MongoDB: other hosts? (-all-hosts says the files are every host's logs)", r.Others, r.NOthers, func(d Diff) string {
+	list("more in MongoDB: other hosts?", "; -all-hosts says the files are every host's logs", r.Others, r.NOthers, func(d Diff) string {
 		return fmt.Sprintf("+%d", d.MongoDB-d.Files)
 	})
 	if r.Exact() {
 		more := ""
 		if r.NOthers > 0 {
-			more = fmt.Sprintf(" (%s counters hold more in MongoDB: other hosts?)", g(r.NOthers))
+			more = fmt.Sprintf(" (%s in MongoDB: other hosts?)", counters(r.NOthers, "holds more", "hold more"))
 		}
 		fmt.Fprintf(w, "exact: %s hits in %s buckets%s\n", g(r.Hits), g(total), more)
 		return
 	}
-	fmt.Fprintf(w, "not exact: %s counters differ (%s below the files: hits lost; %s above)\n", g(r.NDiffs), g(r.Lost), g(r.More))
+	fmt.Fprintf(w, "not exact: %s (%s below the files: hits lost; %s above)\n", counters(r.NDiffs, "differs", "differ"), g(r.Lost), g(r.More))
+}
+
+// counters says "1 counter <one>" or "n counters <many>".
+func counters(n uint64, one, many string) string {
+	if n == 1 {
+		return "1 counter " + one
+	}
+	return digits.Group(n) + " counters " + many
 }

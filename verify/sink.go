@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"maps"
 	"math"
 	"slices"
 	"sync/atomic"
@@ -21,6 +22,17 @@ type pass struct {
 	lo     int64        // the window's start
 	hi     atomic.Int64 // the window's end
 	budget int          // sums a shard keeps before it lowers hi
+	// firstDay is the earliest day of the sums kept by any shard: a
+	// shard holding one later day may drop it.
+	firstDay atomic.Int64
+}
+
+// newPass returns the pass of window [lo, r.to) in range r.
+func newPass(first bool, r span, lo int64) *pass {
+	p := &pass{first: first, r: r, lo: lo}
+	p.hi.Store(r.to)
+	p.firstDay.Store(math.MaxInt64)
+	return p
 }
 
 // span is a range of Unix seconds [from, to).
@@ -104,7 +116,10 @@ func (s *shard) Sums(file int, key []byte, v *measure.Vector) {
 	}
 	s.sums = append(s.sums, entry{off: len(s.keys), n: len(key), sec: sec, v: *v})
 	s.keys = append(s.keys, key...)
-	s.days[day(sec)]++
+	d := day(sec)
+	s.days[d]++
+	for cur := p.firstDay.Load(); d < cur && !p.firstDay.CompareAndSwap(cur, d); cur = p.firstDay.Load() {
+	}
 	if len(s.sums) > p.budget {
 		s.shed()
 	}
@@ -119,30 +134,33 @@ func day(sec int64) int64 {
 	return d
 }
 
-// shed lowers the window's end so that the sums kept fall to about half
-// the budget, dropping the days after it; one day is always kept (a day
-// alone past the budget is kept whole).
+// shed lowers the window's end so that the sums this shard keeps fall to
+// about half its budget, dropping the days after it; the window's first
+// day (of every shard's sums) is always kept, whole.
 func (s *shard) shed() {
-	days := make([]int64, 0, len(s.days))
-	for d := range s.days {
-		days = append(days, d)
-	}
-	if len(days) < 2 {
+	hi := cut(s.days, s.p.firstDay.Load(), s.p.budget/2)
+	if hi == math.MaxInt64 {
 		return
 	}
-	slices.Sort(days)
-	cut, kept := days[len(days)-1], 0
-	for i, d := range days {
-		if i > 0 && kept+s.days[d] > s.p.budget/2 {
-			cut = d
-			break
-		}
-		kept += s.days[d]
-	}
-	hi := cut * 86400
 	for cur := s.p.hi.Load(); hi < cur && !s.p.hi.CompareAndSwap(cur, hi); cur = s.p.hi.Load() {
 	}
 	s.drop(s.p.hi.Load())
+}
+
+// cut returns the start of the first day of days (sums by day) after
+// first whose sums, added to those of the days before it, pass keep: the
+// end of a window holding at most keep of them, or first whole; MaxInt64
+// when every day fits, or none is after first.
+func cut(days map[int64]int, first int64, keep int) int64 {
+	ds := slices.Sorted(maps.Keys(days))
+	kept := 0
+	for _, d := range ds {
+		if d > first && kept+days[d] > keep {
+			return d * 86400
+		}
+		kept += days[d]
+	}
+	return math.MaxInt64
 }
 
 // drop forgets the sums at or after hi.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -101,8 +102,7 @@ func Verify(ctx context.Context, files []string, opts Options) (*Report, error) 
 		j     *judge
 	)
 	for lo := r.from; ; {
-		p := &pass{first: rep.Passes == 0, r: r, lo: lo}
-		p.hi.Store(r.to)
+		p := newPass(rep.Passes == 0, r, lo)
 		rep.Passes++
 		shards, st, err := v.read(p, reads)
 		if err != nil {
@@ -181,6 +181,15 @@ type verifier struct {
 	rep  *Report
 }
 
+// firstDay returns the earliest of days.
+func (v *verifier) firstDay(days map[int64]int) int64 {
+	first := int64(math.MaxInt64)
+	for d := range days {
+		first = min(first, d)
+	}
+	return first
+}
+
 // read reads files in a dry run whose sinks keep p's window, and returns
 // them and the dry run's Stats.
 func (v *verifier) read(p *pass, files []string) ([]*shard, aggregate.Stats, error) {
@@ -203,12 +212,23 @@ func (v *verifier) read(p *pass, files []string) ([]*shard, aggregate.Stats, err
 		return nil, aggregate.Stats{}, err
 	}
 	var shards []*shard
+	days := map[int64]int{}
 	for _, s := range d.Sinks() {
 		sh := s.(*shard)
 		if sh.err != nil {
 			return nil, aggregate.Stats{}, sh.err
 		}
 		shards = append(shards, sh)
+		for d, n := range sh.days {
+			days[d] += n
+		}
+	}
+	// The shards shed their days by their own share of the budget, each
+	// seeing its own days: the window is cut again over all of them, so
+	// that it holds at most MaxSums sums (or its first day) however the
+	// files were shared between the workers.
+	if hi := cut(days, v.firstDay(days), v.opts.MaxSums); hi < p.hi.Load() {
+		p.hi.Store(hi)
 	}
 	return shards, st, nil
 }

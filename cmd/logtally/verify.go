@@ -123,7 +123,7 @@ func cmdVerify(args []string, stdout, stderr io.Writer) error {
 	}
 	rep.Write(stdout)
 	if !rep.Exact() {
-		return fmt.Errorf("verify: not exact: %d counters differ", rep.NDiffs)
+		return fmt.Errorf("verify: not exact: %d differences", rep.NDiffs)
 	}
 	return nil
 }
