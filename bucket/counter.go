@@ -118,10 +118,11 @@ func (s Slots) span(start, end int64, slot string) (from, to int64, ok bool) {
 }
 
 // Counters calls f with the dotted path and the value of every counter
-// of doc, a bucket of any level or a site's day: every integer field
-// (int32 or int64, nested documents' fields by their dotted path), but
-// _id, applied (the guard's memory) and the document's site, page and
-// date. A counter of another type is an error naming its path.
+// of doc that is not zero, doc being a bucket of any level or a site's
+// day: every integer field (int32 or int64, nested documents' fields by
+// their dotted path), but _id, applied (the guard's memory) and the
+// document's site, page and date. A counter of another type is an error
+// naming its path.
 func Counters(doc bson.Raw, f func(path string, n int64)) error {
 	return counters(bsoncore.Document(doc), "", f)
 }
@@ -139,19 +140,23 @@ func counters(doc bsoncore.Document, prefix string, f func(path string, n int64)
 				continue
 			}
 		}
-		path := prefix + key
 		v := e.Value()
+		var n int64
 		switch v.Type {
 		case bsoncore.TypeEmbeddedDocument:
-			if err := counters(v.Document(), path+".", f); err != nil {
+			if err := counters(v.Document(), prefix+key+".", f); err != nil {
 				return err
 			}
+			continue
 		case bsoncore.TypeInt32:
-			f(path, int64(v.Int32()))
+			n = int64(v.Int32())
 		case bsoncore.TypeInt64:
-			f(path, v.Int64())
+			n = v.Int64()
 		default:
-			return fmt.Errorf("counter %s: a %s, not an integer", path, v.Type)
+			return fmt.Errorf("counter %s: a %s, not an integer", prefix+key, v.Type)
+		}
+		if n != 0 {
+			f(prefix+key, n)
 		}
 	}
 	return nil

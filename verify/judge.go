@@ -80,24 +80,34 @@ func newJudge(r span, allHosts bool, rep *Report) *judge {
 	return &judge{r: r, allHosts: allHosts, rep: rep, carry: map[carryKey]*carried{}}
 }
 
+// counter is one counter of a document: its dotted path and its value.
+type counter struct {
+	path string
+	n    int64
+}
+
+// sortCounters sorts cs by path, for bucket.
+func sortCounters(cs []counter) []counter {
+	slices.SortFunc(cs, func(a, b counter) int { return cmp.Compare(a.path, b.path) })
+	return cs
+}
+
 // bucket compares one document of kind k, with _id id and period [start,
-// end), whose counters (non-zero, by dotted path) are want in the files
-// and got in MongoDB (either may be nil). Counters outside the range are
-// not judged; a path no kind of document has is counted as unknown.
-func (j *judge) bucket(k Kind, id string, start, end int64, want, got map[string]int64) {
+// end), whose non-zero counters are want in the files and got in MongoDB
+// (either may be empty), each sorted by path. Counters outside the range,
+// or whose part in it is another pass's, are not judged here; a path no
+// document of its kind has is counted as unknown.
+func (j *judge) bucket(k Kind, id string, start, end int64, want, got []counter) {
 	judged := false
-	visit := func(path string) {
+	visit := func(path string, files, mongo int64) {
 		c, ok := k.counter(start, end, path)
 		if !ok {
 			j.rep.Unknown++
 			return
 		}
-		if c.To <= j.r.from || c.From >= j.r.to {
-			return
-		}
 		a, b := max(c.From, j.r.from), min(c.To, j.r.to) // its part in the range
-		if b <= j.w.from || a >= j.w.to {
-			return // another pass's
+		if b <= a || b <= j.w.from || a >= j.w.to {
+			return // outside the range, or another pass's
 		}
 		judged = true
 		inside := c.From >= j.r.from && c.To <= j.r.to
@@ -109,27 +119,27 @@ func (j *judge) bucket(k Kind, id string, start, end int64, want, got map[string
 				j.carry[key] = cc
 			}
 			if cc.max {
-				cc.files = max(cc.files, want[path])
+				cc.files = max(cc.files, files)
 			} else {
-				cc.files += want[path]
+				cc.files += files
 			}
-			cc.mongo = got[path]
+			cc.mongo = mongo
 			return
 		}
-		j.counter(k, id, path, want[path], got[path], inside)
+		j.counter(k, id, path, files, mongo, inside)
 	}
-	paths := make([]string, 0, len(want)+len(got))
-	for p := range want {
-		paths = append(paths, p)
-	}
-	for p := range got {
-		if _, ok := want[p]; !ok {
-			paths = append(paths, p)
+	for len(want) > 0 || len(got) > 0 { // a merge, by path
+		switch {
+		case len(got) == 0 || len(want) > 0 && want[0].path < got[0].path:
+			visit(want[0].path, want[0].n, 0)
+			want = want[1:]
+		case len(want) == 0 || got[0].path < want[0].path:
+			visit(got[0].path, 0, got[0].n)
+			got = got[1:]
+		default:
+			visit(want[0].path, want[0].n, got[0].n)
+			want, got = want[1:], got[1:]
 		}
-	}
-	slices.Sort(paths) // differences in a stable order
-	for _, p := range paths {
-		visit(p)
 	}
 	// A document is counted in the pass holding the last second of its
 	// part in the range.

@@ -27,7 +27,7 @@ func judged(allHosts bool, r span, windows []span, docs func(j *judge)) *Report 
 func TestJudgeInsideTheRange(t *testing.T) {
 	r := span{t0, t0 + 2*86400} // two whole days
 	minute := func(j *judge, want, got map[string]int64) {
-		j.bucket(Minute, "202603010000/s/p", t0, t0+60, want, got)
+		j.bucket(Minute, "202603010000/s/p", t0, t0+60, cs(want), cs(got))
 	}
 	exact := judged(false, r, []span{r}, func(j *judge) {
 		minute(j, map[string]int64{"totalViews": 2, "seconds.3": 2, "measures.status_2xx": 2}, map[string]int64{"totalViews": 2, "seconds.3": 2, "measures.status_2xx": 2})
@@ -44,7 +44,7 @@ func TestJudgeInsideTheRange(t *testing.T) {
 	for _, allHosts := range []bool{false, true} {
 		more := judged(allHosts, r, []span{r}, func(j *judge) {
 			minute(j, map[string]int64{"totalViews": 2, "seconds.3": 2}, map[string]int64{"totalViews": 3, "seconds.3": 2, "seconds.4": 1})
-			j.bucket(Daily, "20260301/s/other", t0, t0+86400, nil, map[string]int64{"daily": 1, "hourly.0": 1, "minute.0.0": 1})
+			j.bucket(Daily, "20260301/s/other", t0, t0+86400, cs(nil), cs(map[string]int64{"daily": 1, "hourly.0": 1, "minute.0.0": 1}))
 		})
 		if allHosts && (more.Exact() || more.NDiffs != 5 || more.More != 5 || more.NOthers != 0) {
 			t.Errorf("more, all hosts: %+v", more)
@@ -66,13 +66,12 @@ func TestJudgeEdges(t *testing.T) {
 	rep := judged(true, r, []span{r}, func(j *judge) {
 		// MongoDB holds more in the first minute (lines before the log)
 		// and in the day: not differences.
-		j.bucket(Minute, "m1", from-15, from+45, map[string]int64{"totalViews": 1, "seconds.15": 1}, map[string]int64{"totalViews": 4, "seconds.3": 3, "seconds.15": 1})
-		j.bucket(Daily, "d", t0, t0+86400, map[string]int64{"daily": 3, "hourly.10": 3, "minute.10.30": 1, "minute.10.31": 2},
-			map[string]int64{"daily": 50, "hourly.9": 40, "hourly.10": 10, "minute.10.30": 1, "minute.10.31": 2, "minute.9.0": 40, "minute.10.29": 7})
+		j.bucket(Minute, "m1", from-15, from+45, cs(map[string]int64{"totalViews": 1, "seconds.15": 1}), cs(map[string]int64{"totalViews": 4, "seconds.3": 3, "seconds.15": 1}))
+		j.bucket(Daily, "d", t0, t0+86400, cs(map[string]int64{"daily": 3, "hourly.10": 3, "minute.10.30": 1, "minute.10.31": 2}), cs(map[string]int64{"daily": 50, "hourly.9": 40, "hourly.10": 10, "minute.10.30": 1, "minute.10.31": 2, "minute.9.0": 40, "minute.10.29": 7}))
 		// The second minute is inside: exact.
-		j.bucket(Minute, "m2", from+45, from+105, map[string]int64{"totalViews": 2, "seconds.5": 2}, map[string]int64{"totalViews": 2, "seconds.5": 2})
+		j.bucket(Minute, "m2", from+45, from+105, cs(map[string]int64{"totalViews": 2, "seconds.5": 2}), cs(map[string]int64{"totalViews": 2, "seconds.5": 2}))
 		// Lost hits in a day total reaching outside: a difference.
-		j.bucket(Monthly, "mo", t0, t0+31*86400, map[string]int64{"total": 3, "daily.1": 3}, map[string]int64{"total": 2, "daily.1": 2})
+		j.bucket(Monthly, "mo", t0, t0+31*86400, cs(map[string]int64{"total": 3, "daily.1": 3}), cs(map[string]int64{"total": 2, "daily.1": 2}))
 	})
 	if rep.NDiffs != 2 || rep.Lost != 2 || rep.NOthers != 0 {
 		t.Errorf("edges: %+v", rep)
@@ -100,7 +99,7 @@ func TestJudgeCarriesAcrossPasses(t *testing.T) {
 			if j.w == w2 {
 				want = map[string]int64{"total": 4, "daily.2": 4}
 			}
-			j.bucket(Monthly, "202603/s/p", t0, r.to, want, got)
+			j.bucket(Monthly, "202603/s/p", t0, r.to, cs(want), cs(got))
 		})
 		if rep.Lost != tc.lost || rep.Counters != 3 || rep.Buckets[Monthly] != 1 {
 			t.Errorf("MongoDB total %d: %+v", tc.mongo, rep)
@@ -111,8 +110,8 @@ func TestJudgeCarriesAcrossPasses(t *testing.T) {
 func TestJudgeUnknownAndSites(t *testing.T) {
 	r := span{t0, t0 + 86400}
 	rep := judged(false, r, []span{r}, func(j *judge) {
-		j.bucket(Sites, "20260301/s", t0, t0+86400, map[string]int64{"views": 5, "measures.bytes": 10}, map[string]int64{"views": 5, "measures.bytes": 9, "measures.future": 1})
-		j.bucket(Minute, "x", t0, t0+60, nil, map[string]int64{"visits": 1})
+		j.bucket(Sites, "20260301/s", t0, t0+86400, cs(map[string]int64{"views": 5, "measures.bytes": 10}), cs(map[string]int64{"views": 5, "measures.bytes": 9, "measures.future": 1}))
+		j.bucket(Minute, "x", t0, t0+60, cs(nil), cs(map[string]int64{"visits": 1}))
 	})
 	if rep.Unknown != 2 || rep.Lost != 1 || rep.Diffs[0].Kind != Sites || rep.Buckets[Sites] != 1 {
 		t.Errorf("%+v", rep)
@@ -144,4 +143,13 @@ func TestReportWrite(t *testing.T) {
 	if strings.Contains(out, "hourly.3") || strings.ContainsAny(out, "\x1b\u202e") {
 		t.Errorf("past the first, or escapes printed:\n%s", out)
 	}
+}
+
+// cs returns m's counters sorted by path.
+func cs(m map[string]int64) []counter {
+	var out []counter
+	for p, n := range m {
+		out = append(out, counter{p, n})
+	}
+	return sortCounters(out)
 }

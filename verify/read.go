@@ -10,26 +10,12 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/logtally/logtally/bucket"
-	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/measure"
 )
 
-// compare compares the window's sums (sorted by key) with MongoDB, site by
-// site, each level's buckets and then the site days.
-func (v *verifier) compare(ctx context.Context, j *judge, sites []string, sums []sum) error {
-	bySite := map[string][]sum{}
-	for i := 0; i < len(sums); {
-		site, _, _, err := buffer.DecodeKey(sums[i].key)
-		if err != nil {
-			return err
-		}
-		k := i + 1
-		for k < len(sums) && hasSite(sums[k].key, site) {
-			k++
-		}
-		bySite[string(site)] = sums[i:k:k]
-		i = k
-	}
+// compare compares the window's sums (window: by site, page and second)
+// with MongoDB, site by site, each level's buckets and then the site days.
+func (v *verifier) compare(ctx context.Context, j *judge, sites []string, bySite map[string][]*pageSums) error {
 	for _, site := range sites {
 		for l := range bucket.Level(bucket.Levels) {
 			if err := v.compareLevel(ctx, j, l, site, bySite[site]); err != nil {
@@ -43,34 +29,26 @@ func (v *verifier) compare(ctx context.Context, j *judge, sites []string, sums [
 	return nil
 }
 
-// hasSite reports whether key's site is site.
-func hasSite(key, site []byte) bool {
-	s, _, _, err := buffer.DecodeKey(key)
-	return err == nil && string(s) == string(site)
-}
-
 // compareLevel compares site's l buckets of the judge's window: the
-// files' (grouped from sums as the flusher groups a batch) with those
-// MongoDB holds.
-func (v *verifier) compareLevel(ctx context.Context, j *judge, l bucket.Level, site string, sums []sum) error {
+// files' (grouped from the pages' sums as the flusher groups a batch's)
+// with those MongoDB holds.
+func (v *verifier) compareLevel(ctx context.Context, j *judge, l bucket.Level, site string, pages []*pageSums) error {
 	var g bucket.Grouper
 	g.Reset(l, math.MaxInt)
-	for _, s := range sums {
-		st, page, sec, err := buffer.DecodeKey(s.key)
-		if err != nil {
-			return err
+	for _, ps := range pages {
+		for i := range ps.sums {
+			g.Add(ps.site, ps.page, ps.sums[i].sec, &ps.sums[i].v)
 		}
-		g.Add(st, page, sec, s.v)
 	}
-	files := map[string]*bucket.Doc{}
+	files := make(map[string]*bucket.Doc, len(g.Docs))
 	for i := range g.Docs {
 		files[g.Docs[i].ID] = &g.Docs[i]
 	}
 	from, _ := l.Bounds(j.w.from)
 	_, to := l.Bounds(j.w.to - 1)
-	err := v.each(ctx, v.opts.Collections.Name(l), l.Range(site, "", unix(from), unix(to)), l.Start, func(id string, start int64, got map[string]int64) {
+	err := v.each(ctx, v.opts.Collections.Name(l), l.Range(site, "", unix(from), unix(to)), l.Start, func(id string, start int64, got []counter) {
 		_, end := l.Bounds(start)
-		var want map[string]int64
+		var want []counter
 		if d := files[id]; d != nil {
 			want = docCounters(d)
 			delete(files, id)
@@ -80,33 +58,31 @@ func (v *verifier) compareLevel(ctx context.Context, j *judge, l bucket.Level, s
 	if err != nil {
 		return err
 	}
-	for _, d := range g.Docs {
-		if files[d.ID] != nil { // not in MongoDB
-			v.judge(j, Kind(l), d.ID, d.Start, d.End, docCounters(&d), nil)
+	for i := range g.Docs {
+		if d := &g.Docs[i]; files[d.ID] != nil { // not in MongoDB
+			v.judge(j, Kind(l), d.ID, d.Start, d.End, docCounters(d), nil)
 		}
 	}
 	return nil
 }
 
 // compareSites compares site's days of the judge's window.
-func (v *verifier) compareSites(ctx context.Context, j *judge, site string, sums []sum) error {
+func (v *verifier) compareSites(ctx context.Context, j *judge, site string, pages []*pageSums) error {
 	var s bucket.Sites
-	for _, x := range sums {
-		st, _, sec, err := buffer.DecodeKey(x.key)
-		if err != nil {
-			return err
+	for _, ps := range pages {
+		for i := range ps.sums {
+			s.Add(ps.site, ps.sums[i].sec, &ps.sums[i].v)
 		}
-		s.Add(st, sec, x.v)
 	}
-	files := map[string]*bucket.SiteDoc{}
 	docs := s.Docs()
+	files := make(map[string]*bucket.SiteDoc, len(docs))
 	for i := range docs {
 		files[docs[i].ID] = &docs[i]
 	}
 	from, _ := bucket.Daily.Bounds(j.w.from)
 	_, to := bucket.Daily.Bounds(j.w.to - 1)
-	err := v.each(ctx, v.opts.Collections.SiteName(), bucket.SiteRange(site, unix(from), unix(to)), bucket.SiteStart, func(id string, start int64, got map[string]int64) {
-		var want map[string]int64
+	err := v.each(ctx, v.opts.Collections.SiteName(), bucket.SiteRange(site, unix(from), unix(to)), bucket.SiteStart, func(id string, start int64, got []counter) {
+		var want []counter
 		if d := files[id]; d != nil {
 			want = siteCounters(d)
 			delete(files, id)
@@ -116,9 +92,9 @@ func (v *verifier) compareSites(ctx context.Context, j *judge, site string, sums
 	if err != nil {
 		return err
 	}
-	for _, d := range docs {
-		if files[d.ID] != nil {
-			v.judge(j, Sites, d.ID, d.Start, d.Start+86400, siteCounters(&d), nil)
+	for i := range docs {
+		if d := &docs[i]; files[d.ID] != nil {
+			v.judge(j, Sites, d.ID, d.Start, d.Start+86400, siteCounters(d), nil)
 		}
 	}
 	return nil
@@ -126,7 +102,7 @@ func (v *verifier) compareSites(ctx context.Context, j *judge, site string, sums
 
 // judge judges a document unless it is past its level's retention: then
 // it is counted as such (once, in the pass holding its end).
-func (v *verifier) judge(j *judge, k Kind, id string, start, end int64, want, got map[string]int64) {
+func (v *verifier) judge(j *judge, k Kind, id string, start, end int64, want, got []counter) {
 	if k != Sites && v.opts.Retention.Expired(bucket.Level(k), v.now, end) {
 		if j.w.has(min(end, j.r.to) - 1) {
 			v.rep.Expired[k]++
@@ -138,8 +114,8 @@ func (v *verifier) judge(j *judge, k Kind, id string, start, end int64, want, go
 
 // each finds the documents of coll matching filter (without their
 // applied field) and hands each one's _id, period start (read by start)
-// and counters (bucket.Counters, the non-zero ones) to f.
-func (v *verifier) each(ctx context.Context, coll string, filter bson.D, start func(bson.Raw) (int64, error), f func(id string, start int64, got map[string]int64)) error {
+// and non-zero counters (bucket.Counters, sorted by path) to f.
+func (v *verifier) each(ctx context.Context, coll string, filter bson.D, start func(bson.Raw) (int64, error), f func(id string, start int64, got []counter)) error {
 	c := v.opts.DB.Collection(coll)
 	cur, err := c.Find(ctx, filter, options.Find().SetProjection(bson.D{{Key: bucket.FieldApplied, Value: 0}}))
 	if err != nil {
@@ -156,15 +132,11 @@ func (v *verifier) each(ctx context.Context, coll string, filter bson.D, start f
 		if err != nil {
 			return fmt.Errorf("read %s: %w", coll, err)
 		}
-		got := map[string]int64{}
-		if err := bucket.Counters(raw, func(path string, n int64) {
-			if n != 0 {
-				got[path] = n
-			}
-		}); err != nil {
+		var got []counter
+		if err := bucket.Counters(raw, func(path string, n int64) { got = append(got, counter{path, n}) }); err != nil {
 			return fmt.Errorf("read %s: %w", coll, err)
 		}
-		f(id, st, got)
+		f(id, st, sortCounters(got))
 	}
 	if err := cur.Err(); err != nil {
 		return fmt.Errorf("read %s: %w", coll, err)
@@ -172,11 +144,13 @@ func (v *verifier) each(ctx context.Context, coll string, filter bson.D, start f
 	return nil
 }
 
-// docCounters returns the counters a bucket's document in the files adds
-// (its $inc and $max, the flusher's own: bucket.Doc), the non-zero ones.
-func docCounters(d *bucket.Doc) map[string]int64 {
-	out := map[string]int64{}
-	for _, terms := range []bson.D{d.Inc(), d.Max()} {
+// docCounters returns the non-zero counters a bucket's document in the
+// files adds (its $inc and $max, the flusher's own: bucket.Doc), sorted
+// by path.
+func docCounters(d *bucket.Doc) []counter {
+	inc, mx := d.Inc(), d.Max()
+	out := make([]counter, 0, len(inc)+len(mx))
+	for _, terms := range []bson.D{inc, mx} {
 		for _, e := range terms {
 			var n int64
 			switch x := e.Value.(type) {
@@ -186,23 +160,23 @@ func docCounters(d *bucket.Doc) map[string]int64 {
 				n = x
 			}
 			if n != 0 {
-				out[e.Key] = n
+				out = append(out, counter{e.Key, n})
 			}
 		}
 	}
-	return out
+	return sortCounters(out)
 }
 
-// siteCounters returns a site day's counters in the files, the non-zero
-// ones.
-func siteCounters(d *bucket.SiteDoc) map[string]int64 {
-	out := map[string]int64{}
+// siteCounters returns a site day's non-zero counters in the files,
+// sorted by path.
+func siteCounters(d *bucket.SiteDoc) []counter {
+	var out []counter
 	for m := range measure.N {
 		if n := d.V[m]; n != 0 {
-			out[bucket.SiteMeasurePath(m)] = int64(n)
+			out = append(out, counter{bucket.SiteMeasurePath(m), int64(n)})
 		}
 	}
-	return out
+	return sortCounters(out)
 }
 
 func unix(sec int64) time.Time { return time.Unix(sec, 0).UTC() }

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -45,17 +46,17 @@ var all = span{math.MinInt64, math.MaxInt64}
 
 // newShard returns the sink of one worker of the dry run.
 func (p *pass) newShard() replay.Sink {
-	return &shard{p: p, days: map[int64]int{}, sites: map[string]struct{}{}}
+	return &shard{p: p, pages: map[string]*pageSums{}, days: map[int64]int{}, sites: map[string]struct{}{}}
 }
 
 // shard is one dry-run worker's sink: the sums of the window it was
-// handed, in an arena, and in the first pass what it saw of the files.
+// handed, by page, and in the first pass what it saw of the files.
 type shard struct {
-	p    *pass
-	keys []byte  // the sums' keys, one after the other
-	sums []entry // by arrival
-	days map[int64]int
-	err  error // a key that does not decode (a bug)
+	p     *pass
+	pages map[string]*pageSums // by the keys' site and page part (buffer.SplitKey)
+	n     int                  // sums held
+	days  map[int64]int        // sums held by day
+	err   error                // a key that does not decode (a bug)
 
 	// The first pass's notes.
 	spans   []fileSpan          // by file: its hits' seconds
@@ -64,10 +65,15 @@ type shard struct {
 	outside uint64              // views outside it (-from, -to)
 }
 
-// entry is one sum: its key (keys[off:off+n]), its second and measures.
-type entry struct {
-	off int
-	n   int
+// pageSums are the sums of one site and page, by arrival.
+type pageSums struct {
+	site, page []byte // of prefix
+	prefix     string // the keys' site and page part
+	sums       []secSums
+}
+
+// secSums is the sum of one second.
+type secSums struct {
 	sec int64
 	v   measure.Vector
 }
@@ -89,21 +95,29 @@ func (s *fileSpan) add(sec int64) {
 // Sums keeps one sum of the window, and in the first pass notes its file's
 // span, its site and whether it is in the range.
 func (s *shard) Sums(file int, key []byte, v *measure.Vector) {
-	site, _, sec, err := buffer.DecodeKey(key)
+	prefix, sec, err := buffer.SplitKey(key)
 	if err != nil {
-		if s.err == nil {
-			s.err = err
-		}
+		s.fail(err)
 		return
 	}
 	p := s.p
+	ps := s.pages[string(prefix)]
+	if ps == nil {
+		site, page, _, err := buffer.DecodeKey(key)
+		if err != nil {
+			s.fail(err)
+			return
+		}
+		ps = &pageSums{site: bytes.Clone(site), page: bytes.Clone(page), prefix: string(prefix)}
+		s.pages[ps.prefix] = ps
+	}
 	if p.first {
 		if file >= len(s.spans) {
 			s.spans = append(s.spans, make([]fileSpan, file+1-len(s.spans))...)
 		}
 		s.spans[file].add(sec)
-		if _, ok := s.sites[string(site)]; !ok {
-			s.sites[string(site)] = struct{}{}
+		if _, ok := s.sites[string(ps.site)]; !ok {
+			s.sites[string(ps.site)] = struct{}{}
 		}
 		if !p.r.has(sec) {
 			s.outside += v[measure.Views]
@@ -114,14 +128,20 @@ func (s *shard) Sums(file int, key []byte, v *measure.Vector) {
 	if sec < p.lo || sec >= p.hi.Load() {
 		return
 	}
-	s.sums = append(s.sums, entry{off: len(s.keys), n: len(key), sec: sec, v: *v})
-	s.keys = append(s.keys, key...)
+	ps.sums = append(ps.sums, secSums{sec, *v})
+	s.n++
 	d := day(sec)
 	s.days[d]++
 	for cur := p.firstDay.Load(); d < cur && !p.firstDay.CompareAndSwap(cur, d); cur = p.firstDay.Load() {
 	}
-	if len(s.sums) > p.budget {
+	if s.n > p.budget {
 		s.shed()
+	}
+}
+
+func (s *shard) fail(err error) {
+	if s.err == nil {
+		s.err = err
 	}
 }
 
@@ -152,9 +172,8 @@ func (s *shard) shed() {
 // end of a window holding at most keep of them, or first whole; MaxInt64
 // when every day fits, or none is after first.
 func cut(days map[int64]int, first int64, keep int) int64 {
-	ds := slices.Sorted(maps.Keys(days))
 	kept := 0
-	for _, d := range ds {
+	for _, d := range slices.Sorted(maps.Keys(days)) {
 		if d > first && kept+days[d] > keep {
 			return d * 86400
 		}
@@ -165,49 +184,51 @@ func cut(days map[int64]int, first int64, keep int) int64 {
 
 // drop forgets the sums at or after hi.
 func (s *shard) drop(hi int64) {
-	keys := make([]byte, 0, len(s.keys))
-	sums := s.sums[:0]
-	for _, e := range s.sums {
-		if e.sec >= hi {
-			continue
+	for k, ps := range s.pages {
+		ps.sums = slices.DeleteFunc(ps.sums, func(x secSums) bool { return x.sec >= hi })
+		if len(ps.sums) == 0 {
+			delete(s.pages, k)
 		}
-		k := s.keys[e.off : e.off+e.n]
-		e.off = len(keys)
-		keys = append(keys, k...)
-		sums = append(sums, e)
 	}
-	s.keys, s.sums = keys, sums
-	for d := range s.days {
+	s.n = 0
+	for d, n := range s.days {
 		if d*86400 >= hi {
 			delete(s.days, d)
+		} else {
+			s.n += n
 		}
 	}
 }
 
-// sum is a sum of the window, its key in its shard's arena.
-type sum struct {
-	key []byte
-	sec int64
-	v   *measure.Vector
-}
-
-// window returns every shard's sums in w, sorted by key: by site and
-// page, then by second (buffer keys sort so), as the flusher reads a
-// batch.
-func window(shards []*shard, w span) []sum {
-	n := 0
+// window returns every shard's sums in w by site, each site's pages in
+// page order, each page's sums in time order: as the flusher reads a
+// batch, but for the order of the pages, which does not matter.
+func window(shards []*shard, w span) map[string][]*pageSums {
+	merged := map[string]*pageSums{}
 	for _, s := range shards {
-		n += len(s.sums)
-	}
-	out := make([]sum, 0, n)
-	for _, s := range shards {
-		for i := range s.sums {
-			e := &s.sums[i]
-			if w.has(e.sec) {
-				out = append(out, sum{s.keys[e.off : e.off+e.n], e.sec, &e.v})
+		for k, ps := range s.pages {
+			m := merged[k]
+			if m == nil {
+				m = &pageSums{site: ps.site, page: ps.page, prefix: ps.prefix}
+				merged[k] = m
+			}
+			for _, x := range ps.sums {
+				if w.has(x.sec) {
+					m.sums = append(m.sums, x)
+				}
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b sum) int { return bytes.Compare(a.key, b.key) })
+	out := map[string][]*pageSums{}
+	for _, ps := range merged {
+		if len(ps.sums) == 0 {
+			continue
+		}
+		slices.SortStableFunc(ps.sums, func(a, b secSums) int { return cmp.Compare(a.sec, b.sec) })
+		out[string(ps.site)] = append(out[string(ps.site)], ps)
+	}
+	for _, pages := range out {
+		slices.SortFunc(pages, func(a, b *pageSums) int { return cmp.Compare(string(a.page), string(b.page)) })
+	}
 	return out
 }
