@@ -75,7 +75,11 @@ func (r *Report) Write(w io.Writer) {
 	if r.Passes > 1 {
 		passes = fmt.Sprintf(" (read %d times: a range at a time)", r.Passes)
 	}
-	fmt.Fprintf(w, "read: %d files, %s lines, %s hits from %s to %s%s\n", r.Files, g(r.Lines), g(r.Hits),
+	files := "files"
+	if r.Files == 1 {
+		files = "file"
+	}
+	fmt.Fprintf(w, "read: %d %s, %s lines, %s hits from %s to %s%s\n", r.Files, files, g(r.Lines), g(r.Hits),
 		r.From.UTC().Format(time.RFC3339), r.To.UTC().Format(time.RFC3339), passes)
 	if n := r.Malformed + r.Filtered + r.TooLong; n > 0 {
 		fmt.Fprintf(w, "not hits: %s lines (%s malformed, %s filtered, %s too long), as the daemon counts them\n",
