@@ -47,8 +47,8 @@
 // the bytes of the buckets compared, read once. On the embedded FerretDB
 // of the tests every such find scans its collection.
 //
-// Memory: the sums of the range are held (about 150 bytes each) up to
-// Options.MaxSums. Past that, a pass keeps only its first days (each
+// Memory: the sums of the range are held (about 300 bytes each at the
+// peak, with the buckets made from them) up to Options.MaxSums. Past that, a pass keeps only its first days (each
 // worker lowers the window's end to a day's start when it holds its share)
 // and the files are read again for the days after it, each later pass
 // reading only the files whose hits reach its days (the first pass notes

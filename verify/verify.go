@@ -20,9 +20,10 @@ import (
 )
 
 // DefaultMaxSums is how many (site, page, second) sums a verification
-// holds at most (about 150 bytes each: some 300 MB) before it reads the
-// files again for the days it could not hold.
-const DefaultMaxSums = 1 << 21
+// holds at most before it reads the files again for the days it could
+// not hold: about 300 bytes each at the peak, with the buckets made from
+// them (a heap of some 300 MB; BenchmarkVerify's million sums).
+const DefaultMaxSums = 1 << 20
 
 // expiryMargin is added to the clock's time when deciding which buckets
 // are past their retention: a bucket that expires within it may be

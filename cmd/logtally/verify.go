@@ -47,7 +47,7 @@ func cmdVerify(args []string, stdout, stderr io.Writer) error {
 	allHosts := fs.Bool("all-hosts", false, "the files are every host's logs of the range: MongoDB holding more than them is a difference")
 	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "files read and decompressed at once, and goroutines parsing them")
 	maxDiffs := fs.Int("max-diffs", verify.DefaultMaxDiffs, "differences listed at most (`N`; all are counted)")
-	maxSums := fs.Int("max-sums", verify.DefaultMaxSums, "(site, page, second) sums held at most (`N`, about 150 bytes each); past it the files are read again, a range at a time")
+	maxSums := fs.Int("max-sums", verify.DefaultMaxSums, "(site, page, second) sums held at most (`N`, about 300 bytes each at the peak); past it the files are read again, a range at a time")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
