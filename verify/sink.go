@@ -46,17 +46,18 @@ var all = span{math.MinInt64, math.MaxInt64}
 
 // newShard returns the sink of one worker of the dry run.
 func (p *pass) newShard() replay.Sink {
-	return &shard{p: p, pages: map[string]*pageSums{}, days: map[int64]int{}, sites: map[string]struct{}{}}
+	return &shard{p: p, pages: map[string]*pageSums{}, sites: map[string]struct{}{}, minDay: math.MaxInt64}
 }
 
 // shard is one dry-run worker's sink: the sums of the window it was
 // handed, by page, and in the first pass what it saw of the files.
 type shard struct {
 	p     *pass
-	pages map[string]*pageSums // by the keys' site and page part (buffer.SplitKey)
-	n     int                  // sums held
-	days  map[int64]int        // sums held by day
-	err   error                // a key that does not decode (a bug)
+	pages  map[string]*pageSums // by the keys' site and page part (buffer.SplitKey)
+	n      int                  // sums held
+	limit  int                  // sums held before the next shed (0: the budget)
+	minDay int64                // the earliest day of the sums held
+	err    error                // a key that does not decode (a bug)
 
 	// The first pass's notes.
 	spans   []fileSpan          // by file: its hits' seconds
@@ -110,15 +111,15 @@ func (s *shard) Sums(file int, key []byte, v *measure.Vector) {
 		}
 		ps = &pageSums{site: bytes.Clone(site), page: bytes.Clone(page), prefix: string(prefix)}
 		s.pages[ps.prefix] = ps
+		if p.first {
+			s.sites[string(site)] = struct{}{}
+		}
 	}
 	if p.first {
 		if file >= len(s.spans) {
 			s.spans = append(s.spans, make([]fileSpan, file+1-len(s.spans))...)
 		}
 		s.spans[file].add(sec)
-		if _, ok := s.sites[string(ps.site)]; !ok {
-			s.sites[string(ps.site)] = struct{}{}
-		}
 		if !p.r.has(sec) {
 			s.outside += v[measure.Views]
 			return
@@ -130,13 +131,25 @@ func (s *shard) Sums(file int, key []byte, v *measure.Vector) {
 	}
 	ps.sums = append(ps.sums, secSums{sec, *v})
 	s.n++
-	d := day(sec)
-	s.days[d]++
-	for cur := p.firstDay.Load(); d < cur && !p.firstDay.CompareAndSwap(cur, d); cur = p.firstDay.Load() {
+	if d := day(sec); d < s.minDay {
+		s.minDay = d
+		for cur := p.firstDay.Load(); d < cur && !p.firstDay.CompareAndSwap(cur, d); cur = p.firstDay.Load() {
+		}
 	}
-	if s.n > p.budget {
+	if s.n > max(s.limit, p.budget) {
 		s.shed()
 	}
+}
+
+// days returns the sums held by day.
+func (s *shard) days() map[int64]int {
+	out := map[int64]int{}
+	for _, ps := range s.pages {
+		for i := range ps.sums {
+			out[day(ps.sums[i].sec)]++
+		}
+	}
+	return out
 }
 
 func (s *shard) fail(err error) {
@@ -158,13 +171,14 @@ func day(sec int64) int64 {
 // about half its budget, dropping the days after it; the window's first
 // day (of every shard's sums) is always kept, whole.
 func (s *shard) shed() {
-	hi := cut(s.days, s.p.firstDay.Load(), s.p.budget/2)
-	if hi == math.MaxInt64 {
-		return
+	if hi := cut(s.days(), s.p.firstDay.Load(), s.p.budget/2); hi != math.MaxInt64 {
+		for cur := s.p.hi.Load(); hi < cur && !s.p.hi.CompareAndSwap(cur, hi); cur = s.p.hi.Load() {
+		}
+		s.drop(s.p.hi.Load())
 	}
-	for cur := s.p.hi.Load(); hi < cur && !s.p.hi.CompareAndSwap(cur, hi); cur = s.p.hi.Load() {
-	}
-	s.drop(s.p.hi.Load())
+	// A first day past the budget stays: shed again once it doubles, not
+	// at every sum (each shed reads every sum held).
+	s.limit = 2 * s.n
 }
 
 // cut returns the start of the first day of days (sums by day) after
@@ -191,12 +205,8 @@ func (s *shard) drop(hi int64) {
 		}
 	}
 	s.n = 0
-	for d, n := range s.days {
-		if d*86400 >= hi {
-			delete(s.days, d)
-		} else {
-			s.n += n
-		}
+	for _, ps := range s.pages {
+		s.n += len(ps.sums)
 	}
 }
 

@@ -220,7 +220,7 @@ func (v *verifier) read(p *pass, files []string) ([]*shard, aggregate.Stats, err
 			return nil, aggregate.Stats{}, sh.err
 		}
 		shards = append(shards, sh)
-		for d, n := range sh.days {
+		for d, n := range sh.days() {
 			days[d] += n
 		}
 	}
