@@ -52,7 +52,7 @@ func (p *pass) newShard() replay.Sink {
 // shard is one dry-run worker's sink: the sums of the window it was
 // handed, by page, and in the first pass what it saw of the files.
 type shard struct {
-	p     *pass
+	p      *pass
 	pages  map[string]*pageSums // by the keys' site and page part (buffer.SplitKey)
 	n      int                  // sums held
 	limit  int                  // sums held before the next shed (0: the budget)
