@@ -124,7 +124,7 @@ func TestReportWrite(t *testing.T) {
 	rep.Expired[bucket.Minute] = 12
 	var b bytes.Buffer
 	rep.Write(&b)
-	for _, want := range []string{"exact: 1,204,311 hits in 4,410 buckets\n", "9 malformed", "12 minute buckets past minute_retention", "visitors"} {
+	for _, want := range []string{"exact: 1,204,311 hits in 4,410 buckets (visitors not compared)\n", "9 malformed", "12 minute buckets past minute_retention", "visitors"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no %q in:\n%s", want, b.String())
 		}

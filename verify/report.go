@@ -135,9 +135,9 @@ func (r *Report) Write(w io.Writer) {
 	if r.Exact() {
 		more := ""
 		if r.NOthers > 0 {
-			more = fmt.Sprintf(" (%s in MongoDB: other hosts?)", counters(r.NOthers, "holds more", "hold more"))
+			more = fmt.Sprintf("; %s in MongoDB: other hosts?", counters(r.NOthers, "holds more", "hold more"))
 		}
-		fmt.Fprintf(w, "exact: %s hits in %s buckets%s\n", g(r.Hits), g(total), more)
+		fmt.Fprintf(w, "exact: %s hits in %s buckets (visitors not compared%s)\n", g(r.Hits), g(total), more)
 		return
 	}
 	fmt.Fprintf(w, "not exact: %s (%s below the files: hits lost; %s above)\n", counters(r.NDiffs, "differs", "differ"), g(r.Lost), g(r.More))
