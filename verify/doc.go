@@ -70,7 +70,8 @@
 //     judged. Copytruncate's lost lines are lost from the files too.
 //   - One day's sums are held whole, whatever MaxSums says.
 //   - It costs a re-read of the logs (the dry run's, on every core), the
-//     buckets made and compared (on one core: BenchmarkVerify measured 6
-//     to 7× the dry run's CPU, 8 to 10× its time on 2 cores, over a day of
-//     one busy site), and a read of the buckets compared.
+//     buckets made (on Options.Jobs goroutines) and compared (on one):
+//     BenchmarkVerify measured about 6× the dry run's CPU and 6 to 7× its
+//     time on 2 cores over a day of one busy site; and a read of the
+//     buckets compared.
 package verify

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -31,8 +32,68 @@ func (v *verifier) compare(ctx context.Context, j *judge, sites []string, bySite
 
 // compareLevel compares site's l buckets of the judge's window: the
 // files' (grouped from the pages' sums as the flusher groups a batch's)
-// with those MongoDB holds.
+// with those MongoDB holds. The files' buckets and their counters are
+// made on up to Options.Jobs goroutines, each over a share of the pages;
+// they are judged in order on this one.
 func (v *verifier) compareLevel(ctx context.Context, j *judge, l bucket.Level, site string, pages []*pageSums) error {
+	shares := make([]*levelShare, max(min(v.opts.Jobs, len(pages)), 1))
+	var wg sync.WaitGroup
+	for i := range shares {
+		sh := &levelShare{byID: map[string]int{}}
+		shares[i] = sh
+		part := pages[i*len(pages)/len(shares) : (i+1)*len(pages)/len(shares)]
+		wg.Go(func() { sh.make(l, part) })
+	}
+	wg.Wait()
+	find := func(id string) (*levelShare, int) {
+		for _, sh := range shares {
+			if i, ok := sh.byID[id]; ok {
+				return sh, i
+			}
+		}
+		return nil, -1
+	}
+	from, _ := l.Bounds(j.w.from)
+	_, to := l.Bounds(j.w.to - 1)
+	err := v.each(ctx, v.opts.Collections.Name(l), l.Range(site, "", unix(from), unix(to)), l.Start, func(id string, start int64, got []counter) {
+		_, end := l.Bounds(start)
+		var want []counter
+		if sh, i := find(id); sh != nil {
+			want = sh.docs[i].counters
+			sh.docs[i].seen = true
+		}
+		v.judge(j, Kind(l), id, start, end, want, got)
+	})
+	if err != nil {
+		return err
+	}
+	for _, sh := range shares {
+		for _, d := range sh.docs {
+			if !d.seen { // not in MongoDB
+				v.judge(j, Kind(l), d.id, d.start, d.end, d.counters, nil)
+			}
+		}
+	}
+	return nil
+}
+
+// levelShare is the files' buckets of one level made from a share of a
+// site's pages: each one's id, period and counters.
+type levelShare struct {
+	docs []fileDoc
+	byID map[string]int // index in docs
+}
+
+type fileDoc struct {
+	id         string
+	start, end int64
+	counters   []counter
+	seen       bool // in MongoDB
+}
+
+// make groups pages' sums into l's buckets (bucket.Grouper) and keeps
+// their counters (docCounters).
+func (sh *levelShare) make(l bucket.Level, pages []*pageSums) {
 	var g bucket.Grouper
 	g.Reset(l, math.MaxInt)
 	for _, ps := range pages {
@@ -40,30 +101,12 @@ func (v *verifier) compareLevel(ctx context.Context, j *judge, l bucket.Level, s
 			g.Add(ps.site, ps.page, ps.sums[i].sec, &ps.sums[i].v)
 		}
 	}
-	files := make(map[string]*bucket.Doc, len(g.Docs))
+	sh.docs = make([]fileDoc, len(g.Docs))
 	for i := range g.Docs {
-		files[g.Docs[i].ID] = &g.Docs[i]
+		d := &g.Docs[i]
+		sh.docs[i] = fileDoc{id: d.ID, start: d.Start, end: d.End, counters: docCounters(d)}
+		sh.byID[d.ID] = i
 	}
-	from, _ := l.Bounds(j.w.from)
-	_, to := l.Bounds(j.w.to - 1)
-	err := v.each(ctx, v.opts.Collections.Name(l), l.Range(site, "", unix(from), unix(to)), l.Start, func(id string, start int64, got []counter) {
-		_, end := l.Bounds(start)
-		var want []counter
-		if d := files[id]; d != nil {
-			want = docCounters(d)
-			delete(files, id)
-		}
-		v.judge(j, Kind(l), id, start, end, want, got)
-	})
-	if err != nil {
-		return err
-	}
-	for i := range g.Docs {
-		if d := &g.Docs[i]; files[d.ID] != nil { // not in MongoDB
-			v.judge(j, Kind(l), d.ID, d.Start, d.End, docCounters(d), nil)
-		}
-	}
-	return nil
 }
 
 // compareSites compares site's days of the judge's window.

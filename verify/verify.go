@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"runtime"
 	"math"
 	"slices"
 	"time"
@@ -76,6 +77,9 @@ func Verify(ctx context.Context, files []string, opts Options) (*Report, error) 
 	}
 	if opts.MaxDiffs <= 0 {
 		opts.MaxDiffs = DefaultMaxDiffs
+	}
+	if opts.Jobs <= 0 {
+		opts.Jobs = runtime.GOMAXPROCS(0)
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
