@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"runtime"
 	"math"
+	"runtime"
 	"slices"
 	"time"
 
