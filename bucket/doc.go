@@ -36,6 +36,11 @@
 // carries it next to the _id (Level.AppendKey, Level.Range), so a router
 // targets one shard per bucket (docs/scaling.md).
 //
+// Read back, Counters walks a document's counters by dotted path (the
+// non-zero ones), and Level.Counter (SiteCounter) says what period and
+// measure each counts: logtally verify compares the buckets with the
+// files counter by counter through them.
+//
 // Retention is counted from the end of a bucket's period
 // (Retention.Expired); Retention.Cutoff is the one cutoff computation,
 // used by the deleteMany expiry and the query's retention check, and

@@ -62,6 +62,10 @@ func TestKeyRoundTripAndOrder(t *testing.T) {
 		if got := key(string(site), string(page), sec); got != k {
 			t.Fatalf("round trip of key %d: %q != %q", i, got, k)
 		}
+		prefix, sec2, err := SplitKey([]byte(k))
+		if err != nil || sec2 != sec || string(prefix) != key(string(site), string(page), 0)[:len(prefix)] || len(prefix) != len(k)-8 {
+			t.Fatalf("SplitKey of key %d: %q, %d, %v", i, prefix, sec2, err)
+		}
 	}
 	// Same site and page: seconds ascending, including across the sign.
 	if !(key("s", "/p", -1) < key("s", "/p", 0) && key("s", "/p", 0) < key("s", "/p", 1<<40)) {

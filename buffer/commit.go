@@ -40,6 +40,18 @@ func DecodeKey(k []byte) (site, page []byte, sec int64, err error) {
 	return site, page, int64(binary.BigEndian.Uint64(k) ^ (1 << 63)), nil
 }
 
+// SplitKey splits a key made by AppendKey into its site and page part,
+// which every key of that site and page begins with (DecodeKey splits it
+// further), and its second, without decoding the lengths: a reader
+// gathering many keys by page decodes each page once.
+func SplitKey(k []byte) (sitePage []byte, sec int64, err error) {
+	if len(k) < 10 {
+		return nil, 0, fmt.Errorf("bad buffer key (%d bytes)", len(k))
+	}
+	n := len(k) - 8
+	return k[:n], int64(binary.BigEndian.Uint64(k[n:]) ^ (1 << 63)), nil
+}
+
 // Commit adds counts (keys from AppendKey) to the pending counts and writes
 // checkpoints (a nil value deletes one) in one transaction: after it returns
 // both are on disk, and after a crash either both or neither are.

@@ -1,9 +1,10 @@
-// Package redact hides the secrets of a MongoDB URI: URI returns it with
-// its password and credential-bearing options replaced, and the secrets
-// it hid, so that a caller showing other text (an error from the driver)
-// can cut them out too. It imports nothing of logtally's, so that config
-// (the start log line, check, state) and observe (/status) share it
-// without observe importing config.
+// Package redact hides what must not be shown as it is. URI returns a
+// MongoDB URI with its password and credential-bearing options replaced,
+// and the secrets it hid, so that a caller showing other text (an error
+// from the driver) can cut them out too. (A name read from the logs is
+// shown through query.Shown.) It imports nothing of logtally's, so that
+// config (the start log line, check, state) and observe (/status) share
+// it without observe importing config.
 package redact
 
 import (

@@ -24,6 +24,9 @@
 // once on jobs workers, each file on one, each worker with its own Summer:
 // a worker parses the chunks it reads, or hands them to a worker with no
 // file left; their sums and figures are merged for the summary.
+// DryRun.SumsTo hands the sums themselves on, each worker's to a Sink of
+// its own, each sum with the file it came from (a worker drains before a
+// chunk of another file): logtally verify compares them with the buckets.
 //
 // Where a file starts: every ledger entry of a stream beginning with its
 // first bytes (this buffer's and MongoDB's), and the checkpoint held of

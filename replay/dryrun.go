@@ -60,8 +60,59 @@ type DryRun struct {
 
 	files   uint64
 	maxLine int
+	// next is the index of the next file ReadFile reads (among every
+	// file handed to the dry run, in order): the file a Sink is told.
+	next int
 
 	par *parallel // NewParallelDryRun's
+
+	newSink func() Sink // SumsTo's
+}
+
+// A Sink receives the (site, page, second) sums of a dry run (SumsTo) as
+// its aggregator drains them, each with the file its lines came from.
+type Sink interface {
+	// Sums is called with one sum: file is the index of the file among
+	// the files handed to the dry run (ReadFile, ReadFiles), from 0 in
+	// their order; key a buffer key (buffer.DecodeKey), valid only
+	// during the call; v its measures, not to be kept either.
+	Sums(file int, key []byte, v *measure.Vector)
+}
+
+// SumsTo makes every worker of d hand the sums it drains to a Sink of its
+// own, made by newSink (called once per worker, on the caller's goroutine
+// or, for a re-read in order, on the reading one): each sink gets the
+// sums of one goroutine, so a Sink needs no lock. A worker drains its sums
+// when it holds maxKeys of them, before a chunk of another file than the
+// one its sums come from, and at Drain. Call it before reading. Sinks
+// returns the sinks whose sums make the result: after a re-read in order
+// (see NewParallelDryRun), the earlier workers' sinks are dropped.
+func (d *DryRun) SumsTo(newSink func() Sink) {
+	d.newSink = newSink
+	for _, w := range d.workers() {
+		w.sink = newSink()
+	}
+}
+
+// Sinks returns the sinks of the workers whose sums make the dry run's
+// result (see SumsTo).
+func (d *DryRun) Sinks() []Sink {
+	var out []Sink
+	for _, w := range d.workers() {
+		if w.sink != nil {
+			out = append(out, w.sink)
+		}
+	}
+	return out
+}
+
+// Drain drains every worker, handing their sums to their sinks (SumsTo),
+// and returns the aggregators' Stats summed: the lines, hits, outcomes and
+// measures of every file read. Its error is a drain's (a key the buffer
+// package cannot decode: a bug).
+func (d *DryRun) Drain() (aggregate.Stats, error) {
+	_, err := d.figures()
+	return d.stats(), err
 }
 
 // dryWorker sums chunks with its own aggregator (a Summer, with its own
@@ -92,6 +143,11 @@ type dryWorker struct {
 	mostPages int
 
 	committed, pagesForgotten uint64
+
+	// sink, when set (SumsTo), is handed every sum drained; file is the
+	// index of the file the sums held come from (-1: none held yet).
+	sink Sink
+	file int
 }
 
 // newDryWorker returns a worker parsing with p and limiting with lim.
@@ -101,6 +157,7 @@ func newDryWorker(p *parser.Parser, lim *parser.PageLimiter) *dryWorker {
 			map[string]*parser.PageLimiter{dryRunSource: lim}, nil, nil),
 		p: p, lim: lim,
 		sites: map[string]*pageSet{},
+		file:  -1,
 	}
 	w.agg.OnMalformed(func(n uint64, o parser.Outcome, length int) { w.mal(n, o, length) })
 	return w
@@ -129,8 +186,14 @@ func (d *DryRun) ReadFile(name string) error {
 	}
 	d.files++
 	d.name, d.lineNo, d.malformed = name, 0, 0
+	file := d.next
+	d.next++
 	agg := d.w.agg
 	_, err := readStream(context.Background(), name, dryRunSource, nil, 0, false, d.maxLine, func(c tailer.Chunk) error {
+		if err := d.w.fileOf(file); err != nil {
+			c.Release()
+			return err
+		}
 		before := agg.LinesParsed()
 		if err := agg.Add(&c); err != nil {
 			return err
@@ -184,12 +247,30 @@ func (d *DryRun) malformedLine(n uint64, o parser.Outcome, length int) {
 // (a bug: the aggregator made it) is an error.
 func (w *dryWorker) drain() error {
 	var bad error
-	w.agg.Drain(func(key []byte, _ *measure.Vector) {
+	w.agg.Drain(func(key []byte, v *measure.Vector) {
 		if err := w.note(key); err != nil && bad == nil {
 			bad = err
 		}
+		if w.sink != nil {
+			w.sink.Sums(w.file, key, v)
+		}
 	})
 	return bad
+}
+
+// fileOf tells w that the next chunk is of the file numbered file: with a
+// sink, the sums of another file are drained first, so that each sum
+// handed on comes from one file.
+func (w *dryWorker) fileOf(file int) error {
+	if w.sink == nil || w.file == file {
+		return nil
+	}
+	var err error
+	if w.agg.Held() > 0 {
+		err = w.drain()
+	}
+	w.file = file
+	return err
 }
 
 // note counts a key drained and notes its site, (site, page) pair and
@@ -328,7 +409,12 @@ func (d *DryRun) figures() (*dryWorker, error) {
 	}
 	held := map[string]struct{}{}
 	for _, w := range ws {
-		w.agg.Drain(func(key []byte, _ *measure.Vector) { held[string(key)] = struct{}{} })
+		w.agg.Drain(func(key []byte, v *measure.Vector) {
+			held[string(key)] = struct{}{}
+			if w.sink != nil {
+				w.sink.Sums(w.file, key, v)
+			}
+		})
 	}
 	for _, w := range ws[1:] {
 		ws[0].merge(w)

@@ -72,8 +72,9 @@ func NewParallelDryRun(cfg parser.Config, maxLine, jobs int, log io.Writer) (*Dr
 // dryFile is one file of a parallel read: its chunks' line counts (by
 // sequence number) and the messages of its lines, printed once it is read.
 type dryFile struct {
-	name string
-	err  error
+	name  string
+	index int // among every file handed to the dry run (a Sink's file)
+	err   error
 
 	mu        sync.Mutex
 	lines     []uint64 // lines (parsed and skipped) of each chunk, by sequence number
@@ -109,7 +110,7 @@ type dryJob struct {
 func (par *parallel) readFiles(d *DryRun, names []string) error {
 	files := make([]*dryFile, len(names))
 	for i, name := range names {
-		files[i] = &dryFile{name: name}
+		files[i] = &dryFile{name: name, index: len(par.read) + i}
 	}
 	var failed atomic.Int64 // the first file (index) that failed
 	failed.Store(int64(len(names)))
@@ -246,6 +247,9 @@ func (pw *parWorker) take(j dryJob) {
 		return
 	}
 	w := pw.dryWorker
+	if err := w.fileOf(j.f.index); err != nil && pw.first == nil {
+		pw.first = err
+	}
 	pw.events, pw.malformed = pw.events[:0], 0
 	before := w.agg.LinesParsed()
 	err := w.agg.Add(&j.ch)
@@ -288,6 +292,9 @@ func (par *parallel) inOrder(d *DryRun, names []string) error {
 		return err
 	}
 	seq := newDryWorker(p, parser.NewPageLimiter(par.cfg.Page.MaxPagesPerMinute))
+	if d.newSink != nil {
+		seq.sink = d.newSink()
+	}
 	again := &DryRun{w: seq, log: io.Discard, maxLine: d.maxLine}
 	seq.mal = again.malformedLine
 	par.workers = []*dryWorker{seq}

@@ -43,6 +43,12 @@ commands:
         [-top N] [-measure M[,M...]] [-format table|csv|json|chart] [-tz ZONE]
                         print a site's page views (or other measures) from
                         the buckets; with -bots instead, its views by bot class
+  verify -config FILE [-source NAME | -site S -format F [-log-format L]]
+         [-from T] [-to T] [-all-hosts] [-jobs N] [-max-diffs N] [-max-sums N] FILE|GLOB...
+                        are my numbers right? read the logs as the daemon counts them and
+                        compare every counter of their buckets with MongoDB; -all-hosts says
+                        the files are every host's logs; writes nothing; exit 0 exact,
+                        1 a difference, 2 bad input
   serve -config FILE [-listen HOST:PORT] [-log-level L]
                         serve the dashboard, a read-only web page of the buckets
                         ([dashboard] listen, default 127.0.0.1:9465)
@@ -87,6 +93,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cmdReplay(args[1:], stdout, stderr)
 	case "query":
 		return cmdQuery(args[1:], stdout, stderr)
+	case "verify":
+		return cmdVerify(args[1:], stdout, stderr)
 	case "serve":
 		return cmdServe(args[1:], stderr)
 	case "version", "-version", "--version":

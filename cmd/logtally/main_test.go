@@ -85,7 +85,7 @@ func TestUsageNamesEveryFlag(t *testing.T) {
 			entries[cmd] += line + "\n"
 		}
 	}
-	for _, c := range []string{"run", "check", "state", "replay", "query", "version"} {
+	for _, c := range []string{"run", "check", "state", "replay", "query", "verify", "version"} {
 		if _, ok := entries[c]; !ok {
 			t.Errorf("the usage does not list %s", c)
 		}

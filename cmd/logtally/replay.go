@@ -61,7 +61,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	}
 	files, err := expandFiles(fs.Args())
 	if err != nil {
-		return usageError{err}
+		return usagef("replay: %w", err)
 	}
 	req := replay.Request{Files: files, Source: *srcName, Site: *site, Format: *format, LogFormat: *logFormat, Jobs: *jobs}
 	if req.Since, err = parseWhen("since", *since); err != nil {
@@ -189,10 +189,10 @@ func expandFiles(args []string) ([]string, error) {
 		if strings.ContainsAny(a, "*?[") {
 			m, err := filepath.Glob(a)
 			if err != nil {
-				return nil, fmt.Errorf("replay: %q: %w", a, err)
+				return nil, fmt.Errorf("%q: %w", a, err)
 			}
 			if len(m) == 0 {
-				return nil, fmt.Errorf("replay: %q matches no file", a)
+				return nil, fmt.Errorf("%q matches no file", a)
 			}
 			matches = m
 		}
@@ -292,7 +292,7 @@ func dryRun(req replay.Request, cfgPath, logFormat string, stdout, stderr io.Wri
 		}
 		src, err := pickSource(cfg.Sources, req.Source)
 		if err != nil {
-			return usageError{err}
+			return usagef("replay: %w", err)
 		}
 		pc = src.Parser()
 		maxLine = int(cfg.MaxLineBytes)
@@ -328,7 +328,7 @@ func dryRun(req replay.Request, cfgPath, logFormat string, stdout, stderr io.Wri
 func pickSource(sources []config.Source, name string) (config.Source, error) {
 	if name == "" {
 		if len(sources) != 1 {
-			return config.Source{}, fmt.Errorf("replay: the config has %d sources: choose one with -source NAME", len(sources))
+			return config.Source{}, fmt.Errorf("the config has %d sources: choose one with -source NAME", len(sources))
 		}
 		return sources[0], nil
 	}
@@ -337,5 +337,5 @@ func pickSource(sources []config.Source, name string) (config.Source, error) {
 			return s, nil
 		}
 	}
-	return config.Source{}, fmt.Errorf("replay: no source named %q in the config", name)
+	return config.Source{}, fmt.Errorf("no source named %q in the config", name)
 }

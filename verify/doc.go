@@ -1,0 +1,77 @@
+// Package verify answers "are my numbers right?": it reads access logs
+// and archives as the daemon counts them and compares their sums with the
+// buckets in MongoDB, counter by counter. It is what `logtally verify`
+// runs, and writes nothing.
+//
+// Reading: the files are read by replay's dry run (plain, gzip, zstd,
+// bzip2; in parallel on Options.Jobs goroutines), with the source's
+// parser, filters, page rules, max_sites and max_pages_per_minute, summed
+// by the daemon's own aggregator (aggregate.NewSummer); its sinks
+// (replay.DryRun.SumsTo) keep the (site, page, second) sums of the range.
+// The files' buckets are then made from those sums as the flusher makes a
+// batch's: bucket.Grouper and bucket.Doc (its $inc and $max) for the
+// minute, daily and monthly levels, bucket.Sites for the site days. No
+// second parser, no second rule of where a hit counts.
+//
+// Judging: the range is Options.From to Options.To, by default the
+// files' first hit to the second after their last. For each site of the
+// files, every bucket of each level and every site day that MongoDB holds
+// or the files make in the range is compared counter by counter: views
+// (each total and slot) and every measure (bucket.Counters walks a
+// document, bucket.Level.Counter says what period a counter counts).
+//   - A counter whose period lies in the range must be equal. MongoDB
+//     below the files is a difference (hits lost). MongoDB above is a
+//     difference with Options.AllHosts (the files are every host's logs);
+//     without it, it is reported apart as "more in MongoDB: other hosts?",
+//     not a difference: every host adds to the same buckets.
+//   - A counter whose period reaches outside the range (the first and
+//     last minute, day and month of a log that starts and ends within
+//     them) also holds lines that are not in the files: it is judged for
+//     lost hits only (MongoDB must hold at least the files').
+//   - Buckets past their level's retention (bucket.Retention with the
+//     Options.Clock's time plus an hour, so that one expiring during the
+//     run is not read half-deleted) are not judged, and counted: the
+//     daemon does not write them. Site days have no retention.
+//   - Visitors (the HyperLogLog registers) are not compared: the files'
+//     registers need the period's salt, which MongoDB deletes salt_grace
+//     after the period, and other hosts raise them.
+//
+// Reading MongoDB: for each site and level, one find of the site's
+// buckets whose period starts in the pass's window (bucket.Level.Range:
+// {site, timestamp} or {metadata.site, metadata.date}, the fields of the
+// collections' index and shard key, as package query reads them), and
+// one of its site days (bucket.SiteRange); the documents are streamed
+// without their applied field. On MongoDB each find walks the index over
+// the site's pages within the window and returns about as many documents
+// as the files make buckets (a daily bucket is about 40 KB): the cost is
+// the bytes of the buckets compared, read once. On the embedded FerretDB
+// of the tests every such find scans its collection.
+//
+// Memory: the sums of the range are held (about 300 bytes each at the
+// peak, with the buckets made from them) up to Options.MaxSums. Past that, a pass keeps only its first days (each
+// worker lowers the window's end to a day's start when it holds its share)
+// and the files are read again for the days after it, each later pass
+// reading only the files whose hits reach its days (the first pass notes
+// each file's first and last hit). A counter whose period spans passes (a
+// month's total) is carried to the end, its files' values added up.
+//
+// Caveats:
+//   - The daemon's lines not yet flushed (its lag, about flush.interval;
+//     more while MongoDB is away) are not in MongoDB yet: they show as
+//     lost. Verify logs the daemon has finished with, or give -to.
+//   - max_sites and max_pages_per_minute fold hits by line order, per run:
+//     what the daemon folded across restarts can differ from one reading
+//     of the files, and shows as differences between a site or page and
+//     "(other)". When a bound folds anything, every pass reads every file
+//     in order.
+//   - Buckets counted before the measures existed hold views only: their
+//     measures show as lost.
+//   - Only the sites of the files are read: MongoDB's other sites are not
+//     judged. Copytruncate's lost lines are lost from the files too.
+//   - One day's sums are held whole, whatever MaxSums says.
+//   - It costs a re-read of the logs (the dry run's, on every core), the
+//     buckets made (on Options.Jobs goroutines) and compared (on one):
+//     BenchmarkVerify measured about 6× the dry run's CPU and 6 to 7× its
+//     time on 2 cores over a day of one busy site; and a read of the
+//     buckets compared.
+package verify
