@@ -68,7 +68,7 @@ func DiscoverSource(src SourceFiles) ([]File, error) {
 	var out []File
 	seen := make(map[FileID]bool)
 	keep := func(p string) bool { _, err := lp.resolve(p); return !errors.Is(err, errRefusedLink) }
-	for _, fi := range globFiles(src.Paths, keep, func(err error) { errs = append(errs, err) }) {
+	for _, fi := range globFiles(newScan(), src.Paths, keep, func(err error) { errs = append(errs, err) }) {
 		if !seen[fi.id] {
 			seen[fi.id] = true
 			out = append(out, File{Path: fi.path, ID: fi.id})
@@ -89,19 +89,23 @@ func checkGlobs(globs []string) error {
 
 // expand returns the regular, uncompressed files the globs match.
 func (t *Tailer) expand() []fileInfo {
-	return globFiles(t.cfg.Paths, t.allowed, t.logStatErr)
+	return t.expandIn(newScan())
+}
+
+// expandIn is expand within the scan s.
+func (t *Tailer) expandIn(s *scan) []fileInfo {
+	return globFiles(s, t.cfg.Paths, t.allowed, t.logStatErr)
 }
 
 // globFiles returns the regular, uncompressed files the globs (valid
 // patterns) match that keep allows (the link policy), each path once. It
 // calls statErr with the error of each match that cannot be examined
 // (other than not-exist).
-func globFiles(globs []string, keep func(string) bool, statErr func(error)) []fileInfo {
+func globFiles(s *scan, globs []string, keep func(string) bool, statErr func(error)) []fileInfo {
 	var out []fileInfo
 	seen := make(map[string]bool)
 	for _, pat := range globs {
-		paths, _ := filepath.Glob(pat) // a valid pattern: no error
-		for _, p := range paths {
+		for _, p := range s.glob(pat) {
 			if seen[p] || Compressed(p) {
 				continue
 			}
@@ -109,7 +113,7 @@ func globFiles(globs []string, keep func(string) bool, statErr func(error)) []fi
 			if !keep(p) {
 				continue
 			}
-			fi, ok, err := statRegular(p)
+			fi, ok, err := s.stat(p)
 			if err != nil {
 				statErr(err)
 			}
@@ -126,12 +130,27 @@ func globFiles(globs []string, keep func(string) bool, statErr func(error)) []fi
 // files named path.* or path-*, or matched by Config.Rotated when it is
 // set.
 func (t *Tailer) candidates(path string) []fileInfo {
+	return t.candidatesIn(newScan(), path)
+}
+
+// candidatesIn is candidates within the scan s.
+func (t *Tailer) candidatesIn(s *scan, path string) []fileInfo {
+	return t.statAll(s, s.rotatedPaths(path, t.cfg.Rotated))
+}
+
+// statAll returns the regular files among paths that the link policy
+// allows, each marked matched if a glob matches it.
+func (t *Tailer) statAll(s *scan, paths []string) []fileInfo {
 	var out []fileInfo
-	for _, p := range rotatedPaths(path, t.cfg.Rotated) {
+	for _, p := range paths {
 		if !t.allowed(p) {
 			continue
 		}
-		if fi, ok := t.statFile(p); ok {
+		fi, ok, err := s.stat(p)
+		if err != nil {
+			t.logStatErr(err)
+		}
+		if ok {
 			fi.matched = t.matches(p)
 			out = append(out, fi)
 		}
@@ -142,38 +161,14 @@ func (t *Tailer) candidates(path string) []fileInfo {
 // rotatedNames returns the names path's rotated files may have: path.*
 // and path-*, compressed ones left out.
 func rotatedNames(path string) []string {
-	var out []string
-	base := escapeGlob(path)
-	for _, pat := range []string{base + ".*", base + "-*"} {
-		paths, _ := filepath.Glob(pat)
-		for _, p := range paths {
-			if !Compressed(p) {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
+	return newScan().rotatedNames(path)
 }
 
 // rotatedPaths returns the names path's rotated files may have: the
 // matches of the rotated globs, or without them path.* and path-*;
 // compressed ones and path itself left out.
 func rotatedPaths(path string, rotated []string) []string {
-	if len(rotated) == 0 {
-		return rotatedNames(path)
-	}
-	var out []string
-	seen := map[string]bool{path: true}
-	for _, pat := range rotated {
-		paths, _ := filepath.Glob(pat) // checked by New
-		for _, p := range paths {
-			if !seen[p] && !Compressed(p) {
-				seen[p] = true
-				out = append(out, p)
-			}
-		}
-	}
-	return out
+	return newScan().rotatedPaths(path, rotated)
 }
 
 // statFile stats a regular file; errors other than not-exist are logged.
@@ -251,19 +246,6 @@ func Compressed(path string) bool {
 		}
 	}
 	return false
-}
-
-// escapeGlob quotes the glob metacharacters in a literal path.
-func escapeGlob(p string) string {
-	var b strings.Builder
-	for _, r := range p {
-		switch r {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // stillMatched reports whether path still names the file id and is a glob

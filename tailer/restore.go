@@ -132,7 +132,8 @@ func (t *Tailer) survey() *restore {
 		r.byID[fi.id] = p
 		r.order = append(r.order, p)
 	}
-	matches := t.expand()
+	sc := newScan()
+	matches := t.expandIn(sc)
 	bases := make([]string, 0, len(matches)+len(t.cfg.Paths)+len(t.cfg.Checkpoints))
 	for _, m := range matches {
 		add(m)
@@ -148,13 +149,19 @@ func (t *Tailer) survey() *restore {
 			bases = append(bases, cp.Path)
 		}
 	}
+	if len(t.cfg.Rotated) > 0 { // the same candidates for every base
+		bases = nil
+		for _, c := range t.statAll(sc, sc.rotatedAll(t.cfg.Rotated)) {
+			add(c)
+		}
+	}
 	seenBase := make(map[string]bool, len(bases))
 	for _, b := range bases {
 		if seenBase[b] {
 			continue
 		}
 		seenBase[b] = true
-		for _, c := range t.candidates(b) {
+		for _, c := range t.candidatesIn(sc, b) {
 			add(c)
 		}
 	}
