@@ -103,17 +103,20 @@ func (t *Tailer) expandIn(s *scan) []fileInfo {
 // (other than not-exist).
 func globFiles(s *scan, globs []string, keep func(string) bool, statErr func(error)) []fileInfo {
 	var out []fileInfo
-	seen := make(map[string]bool)
+	var seen map[string]bool // with one glob, no path comes twice
+	if len(globs) > 1 {
+		seen = make(map[string]bool)
+	}
 	for _, pat := range globs {
-		for _, p := range s.glob(pat) {
+		for _, h := range s.glob(pat) {
+			p := h.path
 			if seen[p] || Compressed(p) {
 				continue
 			}
-			seen[p] = true
-			if !keep(p) {
-				continue
+			if seen != nil {
+				seen[p] = true
 			}
-			fi, ok, err := s.stat(p)
+			fi, ok, err := s.fileAt(h, keep)
 			if err != nil {
 				statErr(err)
 			}
@@ -126,14 +129,9 @@ func globFiles(s *scan, globs []string, keep func(string) bool, statErr func(err
 	return out
 }
 
-// candidates returns the rotated candidates of path: uncompressed regular
-// files named path.* or path-*, or matched by Config.Rotated when it is
-// set.
-func (t *Tailer) candidates(path string) []fileInfo {
-	return t.candidatesIn(newScan(), path)
-}
-
-// candidatesIn is candidates within the scan s.
+// candidatesIn returns the rotated candidates of path, as s sees them:
+// uncompressed regular files named path.* or path-*, or matched by
+// Config.Rotated when it is set.
 func (t *Tailer) candidatesIn(s *scan, path string) []fileInfo {
 	return t.statAll(s, s.rotatedPaths(path, t.cfg.Rotated))
 }
@@ -143,10 +141,7 @@ func (t *Tailer) candidatesIn(s *scan, path string) []fileInfo {
 func (t *Tailer) statAll(s *scan, paths []string) []fileInfo {
 	var out []fileInfo
 	for _, p := range paths {
-		if !t.allowed(p) {
-			continue
-		}
-		fi, ok, err := s.stat(p)
+		fi, ok, err := s.file(p, t.allowed)
 		if err != nil {
 			t.logStatErr(err)
 		}
@@ -223,25 +218,14 @@ func (t *Tailer) matches(path string) bool {
 	return false
 }
 
-// locate finds the glob match that is the file id, if any.
-func (t *Tailer) locate(id FileID) (string, bool) {
-	for _, fi := range t.expand() {
-		if fi.id == id {
-			return fi.path, true
-		}
-	}
-	return "", false
-}
-
 var compressedExt = []string{".gz", ".zst", ".bz2", ".xz", ".lz4", ".zip"}
 
 // Compressed reports whether path names a compressed archive by its
 // extension (.gz, .zst, .bz2, .xz, .lz4, .zip). The tailer never follows
 // those; `logtally replay` reads them.
 func Compressed(path string) bool {
-	lower := strings.ToLower(path)
 	for _, ext := range compressedExt {
-		if strings.HasSuffix(lower, ext) {
+		if len(path) >= len(ext) && strings.EqualFold(path[len(path)-len(ext):], ext) {
 			return true
 		}
 	}
@@ -262,14 +246,4 @@ func (t *Tailer) stillMatched(id FileID, path string) bool {
 	}
 	got, _, ok := statID(st)
 	return ok && got == id && t.matches(path)
-}
-
-// findRenamed looks for the file id among the rotated candidates of path.
-func (t *Tailer) findRenamed(id FileID, path string) (string, bool) {
-	for _, c := range t.candidates(path) {
-		if c.id == id {
-			return c.path, true
-		}
-	}
-	return "", false
 }

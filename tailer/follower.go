@@ -6,18 +6,22 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/fnv1a"
 )
 
-// followerConfig is what a follower needs of the Tailer's Config.
+// followerConfig is what a follower needs of the Tailer's Config, and the
+// count of the Tailer's open files.
 type followerConfig struct {
 	source       string
 	maxLineBytes int
 	readSize     int
 	clk          clock.Clock
+	open         atomic.Int64 // followers' files open (Config.MaxOpenFiles)
+	heads        headIndex    // the followed files' heads (heads.go)
 }
 
 // follower reads one open file (the harvester): it reads what the file
@@ -31,9 +35,10 @@ type follower struct {
 	log *logger
 	out *output
 
-	f    *os.File
+	f    *os.File // nil while the file is closed (parked or queued, see park.go)
 	id   FileID
 	path string // where the file was last seen
+	base string // where it was found: its rotated names are looked at (generations.go)
 
 	off      int64  // just past the last line handed on (the checkpoint offset)
 	pos      int64  // next byte to read
@@ -46,9 +51,18 @@ type follower struct {
 
 	quietSince time.Time // last growth (or rotation), for RotateGrace
 
+	// The file's size and modification time (Unix ns) when it was
+	// closed to be parked: it is opened again once either changes.
+	parkSize, parkMtime int64
+
 	decided decided // the Tailer's decisions about the file
 
 	pub published
+
+	// The head the Tailer's headIndex counts for the follower, and
+	// whether it is in the index (claimed): under headIndex.mu.
+	idxHead []byte
+	indexed bool
 }
 
 // decided is what the Tailer has decided about a follower's file and not
@@ -124,10 +138,23 @@ func (fl *follower) isStolen() bool {
 	return fl.pub.stolen
 }
 
+// shelve closes the file of a follower that does not run yet, noting its
+// size and modification time (see park.go).
+func (fl *follower) shelve() {
+	if fl.f == nil {
+		return
+	}
+	if st, err := fl.f.Stat(); err == nil {
+		fl.parkSize, fl.parkMtime = st.Size(), st.ModTime().UnixNano()
+	}
+	fl.close()
+}
+
 func (fl *follower) close() {
 	if fl.f != nil {
 		fl.f.Close()
 		fl.f = nil
+		fl.cfg.open.Add(-1)
 	}
 }
 
@@ -283,4 +310,5 @@ func (fl *follower) publish() {
 	fl.pub.mu.Lock()
 	fl.pub.path, fl.pub.head = fl.path, fl.head
 	fl.pub.mu.Unlock()
+	fl.cfg.heads.update(fl, fl.head)
 }

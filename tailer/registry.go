@@ -12,22 +12,6 @@ import (
 
 // Registry: the files claimed by followers, and copies of them.
 
-// heads returns the leading bytes of every followed file but skip's.
-func (t *Tailer) heads(skip FileID) [][]byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var hs [][]byte
-	for id, fl := range t.files {
-		if fl == nil || id == skip {
-			continue
-		}
-		if h := fl.pubHead(); len(h) > 0 {
-			hs = append(hs, h)
-		}
-	}
-	return hs
-}
-
 // planHeads returns the leading bytes of the planned followers.
 func planHeads(plan []*follower) [][]byte {
 	var hs [][]byte
@@ -90,7 +74,7 @@ func (t *Tailer) findCopy(old Checkpoint, path string) *follower {
 	if old.FPLen == 0 {
 		return nil
 	}
-	for _, fi := range t.candidates(path) {
+	for _, fi := range t.candidatesIn(t.look().sc, path) {
 		if fi.id == old.File || fi.size < old.Offset {
 			continue
 		}
@@ -119,7 +103,7 @@ func (t *Tailer) copyExists(old Checkpoint, path string) bool {
 	if old.FPLen == 0 {
 		return false
 	}
-	for _, fi := range t.candidates(path) {
+	for _, fi := range t.candidatesIn(t.look().sc, path) {
 		if fi.id == old.File || fi.size < int64(old.FPLen) {
 			continue
 		}
@@ -148,8 +132,10 @@ func (t *Tailer) claimCopy(fl *follower) bool {
 		if cur == nil || !cur.steal() {
 			return false
 		}
+		t.fcfg.heads.drop(cur)
 	}
 	t.files[fl.id] = fl
+	t.fcfg.heads.set(fl, fl.head)
 	return true
 }
 
@@ -161,6 +147,7 @@ func (t *Tailer) claim(fl *follower) bool {
 		return false
 	}
 	t.files[fl.id] = fl
+	t.fcfg.heads.set(fl, fl.head)
 	return true
 }
 
@@ -177,6 +164,9 @@ func (t *Tailer) release(id FileID, fl *follower) {
 	defer t.mu.Unlock()
 	if cur, ok := t.files[id]; ok && cur == fl {
 		delete(t.files, id)
+		if fl != nil {
+			t.fcfg.heads.drop(fl)
+		}
 	}
 }
 
@@ -196,13 +186,16 @@ func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower,
 	head := make([]byte, fpLen)
 	n, _ := f.ReadAt(head, 0) // a short read shows as a fingerprint mismatch later
 	head = head[:n]
-	return &follower{
+	t.fcfg.open.Add(1)
+	fl := &follower{
 		cfg: &t.fcfg, log: t.log, out: t.out,
-		f: f, id: id, path: path,
+		f: f, id: id, path: path, base: path,
 		off: cp.Offset, pos: cp.Offset,
 		fpLen: fpLen, fpSum: fpSum, head: head,
 		pub: published{path: path, head: head},
-	}, nil
+	}
+	t.planOpened(fl)
+	return fl, nil
 }
 
 // SameStream reports whether a stream beginning with head (its first

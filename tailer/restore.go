@@ -16,7 +16,9 @@ import (
 func (t *Tailer) start(ctx context.Context) error {
 	var r *restore
 	var recovered []*follower
+	t.planning = true
 	for attempt := 1; ; attempt++ {
+		t.plannedOpen = nil
 		r = t.survey()
 		if afterSurvey != nil {
 			afterSurvey()
@@ -56,7 +58,10 @@ func (t *Tailer) start(ctx context.Context) error {
 	}
 	r.plan = append(r.plan, recovered...)
 	r.addFresh()
+	t.planning, t.plannedOpen = false, nil
 	t.register(r.plan)
+	t.indexHeads(r.plan)
+	t.seeAtStart(r.order)
 	for _, fl := range r.plan {
 		t.spawn(ctx, fl)
 	}
@@ -482,6 +487,7 @@ func (t *Tailer) retryWaiting(ctx context.Context) error {
 			t.mu.Lock()
 			t.files[id] = fl
 			t.mu.Unlock()
+			t.fcfg.heads.set(fl, fl.head)
 			t.log.Info("resuming file", "path", cp.Path, "offset", cp.Offset)
 			t.spawn(ctx, fl)
 			continue

@@ -195,6 +195,9 @@ func measureManyFiles(b *testing.B, dir string, n int) scaleResult {
 	}
 	r.hwm = peakRSS(b)
 	cancel()
+	if !r.completed {
+		return r // Run may be stuck in its start: left running
+	}
 	select {
 	case err := <-ran:
 		if err != nil {
