@@ -128,6 +128,9 @@ colour = "red"
 		{"line limit zero", "state_dir = \"/x\"\nmax_line_bytes = \"0\"\n", []string{`t.toml:2: max_line_bytes: "0B": must be between 1 and 64MiB`}},
 		{"negative procs", "state_dir = \"/x\"\nmax_procs = -1\n", []string{`t.toml:2: max_procs: -1: must be 0 (all cores) or more`}},
 		{"line limit huge", "max_line_bytes = \"1GiB\"\n", []string{`t.toml:1: max_line_bytes: "1GiB": must be between 1 and 64MiB`}},
+		{"no open files", "state_dir = \"/x\"\nmax_open_files = 0\n", []string{`t.toml:2: max_open_files: 0: must be at least 1`}},
+		{"fewer open files than sources", "max_open_files = 1\n\n[[source]]\nsite = \"a\"\npaths = [\"/a\"]\nformat = \"common\"\n\n[[source]]\nsite = \"b\"\npaths = [\"/b\"]\nformat = \"common\"\n",
+			[]string{`t.toml:1: max_open_files: 1: must be at least 1 and at least the number of sources (2)`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -221,6 +224,7 @@ func TestDefaultsLiveInTheirPackages(t *testing.T) {
 		{"state_dir", c.StateDir, DefaultStateDir},
 		{"shutdown_timeout", c.ShutdownTimeout.D(), pipeline.DefaultShutdownTimeout},
 		{"max_line_bytes", int(c.MaxLineBytes), tailer.DefaultMaxLineBytes},
+		{"max_open_files", c.MaxOpenFiles, tailer.DefaultMaxOpenFiles},
 		{"lease_ttl", c.LeaseTTL.D(), progress.DefaultLeaseTTL},
 		{"mongo.uri", c.Mongo.URI, DefaultMongoURI},
 		{"mongo.database", c.Mongo.Database, DefaultDatabase},

@@ -75,7 +75,9 @@ func (t *Tailer) seeAtStart(files []*fileInfo) {
 	var newest int64
 	for _, fi := range files {
 		newest = max(newest, fi.mtime.UnixNano())
-		t.see(fi, t.claimed(fi.id))
+		if !t.claimed(fi.id) { // a followed one: when its follower is done
+			t.see(fi, false)
+		}
 	}
 	t.mu.Lock()
 	t.seen.horizon = newest

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Scan: one look at a source's directories. Each directory is read once
@@ -59,8 +60,9 @@ const (
 // knownFile is what a look saw of a regular file through its directory
 // entry.
 type knownFile struct {
-	ino uint64 // the entry's inode number
-	fi  fileInfo
+	ino         uint64 // the entry's inode number
+	id          FileID
+	size, mtime int64 // mtime in Unix ns
 }
 
 // statResult is what statRegular returned for a path.
@@ -130,14 +132,14 @@ func (s *scan) fileAt(h globHit, allowed func(string) bool) (fileInfo, bool, err
 	}
 	cacheable := listed && e.typ == entRegular && e.ino != 0 && !s.frozen
 	if cacheable {
-		if k, ok := s.known[p]; ok && k.ino == e.ino && k.fi.size > 0 {
+		if k, ok := s.known[p]; ok && k.ino == e.ino && k.size > 0 {
 			s.learnt[p] = k
-			return k.fi, true, nil
+			return fileInfo{path: p, id: k.id, size: k.size, mtime: time.Unix(0, k.mtime)}, true, nil
 		}
 	}
 	fi, ok, err := s.stat(p)
 	if ok && cacheable && s.learnt != nil {
-		s.learnt[p] = knownFile{ino: e.ino, fi: fi}
+		s.learnt[p] = knownFile{ino: e.ino, id: fi.id, size: fi.size, mtime: fi.mtime.UnixNano()}
 	}
 	return fi, ok, err
 }
