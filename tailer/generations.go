@@ -65,9 +65,13 @@ func (t *Tailer) seeFollowed(fl *follower) {
 	if err != nil {
 		return
 	}
+	fpLen := int32(fl.fpLen)
+	if fpLen == 0 { // nothing read: any content would match
+		fpLen = -1
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.seen.files[fl.id] = seenFile{mtime: st.ModTime().UnixNano(), fpSum: fl.fpSum, fpLen: int32(fl.fpLen), look: t.seen.look}
+	t.seen.files[fl.id] = seenFile{mtime: st.ModTime().UnixNano(), fpSum: fl.fpSum, fpLen: fpLen, look: t.seen.look}
 }
 
 // seeAtStart remembers the files start found (it decided about each).

@@ -74,7 +74,7 @@ func (t *Tailer) findCopy(old Checkpoint, path string) *follower {
 	if old.FPLen == 0 {
 		return nil
 	}
-	for _, fi := range t.candidatesIn(t.look().sc, path) {
+	for _, fi := range t.freshCandidates(path) {
 		if fi.id == old.File || fi.size < old.Offset {
 			continue
 		}
@@ -97,13 +97,27 @@ func (t *Tailer) findCopy(old Checkpoint, path string) *follower {
 	return nil
 }
 
+// freshCandidates returns the rotated candidates of path, as a look sees
+// them, each stat'ed now: a look may give the size an earlier look saw (a
+// copy still being written then).
+func (t *Tailer) freshCandidates(path string) []fileInfo {
+	var out []fileInfo
+	for _, c := range t.candidatesIn(t.look().sc, path) {
+		if fi, ok, _ := statRegular(c.path); ok && fi.id == c.id {
+			fi.matched = c.matched
+			out = append(out, fi)
+		}
+	}
+	return out
+}
+
 // copyExists reports whether a rotated candidate of path other than
 // old's file begins with the bytes old's fingerprint covers.
 func (t *Tailer) copyExists(old Checkpoint, path string) bool {
 	if old.FPLen == 0 {
 		return false
 	}
-	for _, fi := range t.candidatesIn(t.look().sc, path) {
+	for _, fi := range t.freshCandidates(path) {
 		if fi.id == old.File || fi.size < int64(old.FPLen) {
 			continue
 		}
