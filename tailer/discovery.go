@@ -87,12 +87,8 @@ func checkGlobs(globs []string) error {
 	return nil
 }
 
-// expand returns the regular, uncompressed files the globs match.
-func (t *Tailer) expand() []fileInfo {
-	return t.expandIn(newScan())
-}
-
-// expandIn is expand within the scan s.
+// expandIn returns the regular, uncompressed files the globs match, as s
+// sees them.
 func (t *Tailer) expandIn(s *scan) []fileInfo {
 	return globFiles(s, t.cfg.Paths, t.allowed, t.logStatErr)
 }
@@ -153,26 +149,11 @@ func (t *Tailer) statAll(s *scan, paths []string) []fileInfo {
 	return out
 }
 
-// rotatedNames returns the names path's rotated files may have: path.*
-// and path-*, compressed ones left out.
-func rotatedNames(path string) []string {
-	return newScan().rotatedNames(path)
-}
-
 // rotatedPaths returns the names path's rotated files may have: the
 // matches of the rotated globs, or without them path.* and path-*;
 // compressed ones and path itself left out.
 func rotatedPaths(path string, rotated []string) []string {
 	return newScan().rotatedPaths(path, rotated)
-}
-
-// statFile stats a regular file; errors other than not-exist are logged.
-func (t *Tailer) statFile(p string) (fileInfo, bool) {
-	fi, ok, err := statRegular(p)
-	if err != nil {
-		t.logStatErr(err)
-	}
-	return fi, ok
 }
 
 // logStatErr logs a stat error of statRegular.

@@ -47,7 +47,7 @@ type follower struct {
 	buf      []byte // the read buffer while a read is consumed; nil once a chunk took it
 	fpLen    int
 	fpSum    uint64
-	head     []byte // the first fpLen bytes, to recognise copies of this file
+	head     []byte // the first fpLen bytes, to recognise copies of this file; an array never modified once published (the head index refers to it)
 
 	quietSince time.Time // last growth (or rotation), for RotateGrace
 
@@ -82,9 +82,8 @@ type decided struct {
 type published struct {
 	mu     sync.Mutex
 	path   string
-	head   []byte // never modified once published
-	fresh  bool   // fresh, as seen by findCopy
-	stolen bool   // a truncated file's follower took this (fresh) file over
+	fresh  bool // fresh, as seen by findCopy
+	stolen bool // a truncated file's follower took this (fresh) file over
 }
 
 // pubPath returns the path the file was last seen under.
@@ -92,13 +91,6 @@ func (fl *follower) pubPath() string {
 	fl.pub.mu.Lock()
 	defer fl.pub.mu.Unlock()
 	return fl.pub.path
-}
-
-// pubHead returns the file's leading bytes, as far as they were read.
-func (fl *follower) pubHead() []byte {
-	fl.pub.mu.Lock()
-	defer fl.pub.mu.Unlock()
-	return fl.pub.head
 }
 
 // steal marks a fresh follower's file as taken over by another follower
@@ -305,10 +297,11 @@ func (fl *follower) setPath(p string) {
 	fl.publish()
 }
 
-// publish copies what other goroutines may read.
+// publish copies what other goroutines may read, and gives the head
+// index the file's head.
 func (fl *follower) publish() {
 	fl.pub.mu.Lock()
-	fl.pub.path, fl.pub.head = fl.path, fl.head
+	fl.pub.path = fl.path
 	fl.pub.mu.Unlock()
 	fl.cfg.heads.update(fl, fl.head)
 }

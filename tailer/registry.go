@@ -206,7 +206,7 @@ func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower,
 		f: f, id: id, path: path, base: path,
 		off: cp.Offset, pos: cp.Offset,
 		fpLen: fpLen, fpSum: fpSum, head: head,
-		pub: published{path: path, head: head},
+		pub: published{path: path},
 	}
 	t.planOpened(fl)
 	return fl, nil
