@@ -51,6 +51,11 @@ type Config struct {
 	// daemon, replay and the dry run alike; longer lines are skipped and
 	// counted as too long.
 	MaxLineBytes Size `toml:"max_line_bytes"`
+	// MaxOpenFiles is the most log files `logtally run` keeps open at
+	// once, shared equally by the sources; past it, quiet files are closed
+	// and polled by path, and opened again when they change (see
+	// tailer.Config.MaxOpenFiles). Default tailer.DefaultMaxOpenFiles.
+	MaxOpenFiles int `toml:"max_open_files"`
 	// LeaseTTL is how long this instance's lease on its progress record
 	// lasts without renewal: a restart with a lost state dir waits up to
 	// this long after a crash before it rebuilds the state.
@@ -215,7 +220,8 @@ type Log struct {
 // key's default is the constant of the package that takes the value and
 // applies it to a zero value, used here by name and written nowhere else:
 // pipeline.DefaultCommitInterval, pipeline.DefaultShutdownTimeout,
-// tailer.DefaultMaxLineBytes, progress.DefaultLeaseTTL,
+// tailer.DefaultMaxLineBytes, tailer.DefaultMaxOpenFiles,
+// progress.DefaultLeaseTTL,
 // buffer.DefaultMaxSize, flusher.DefaultInterval, flusher.DefaultMaxOps,
 // flusher.DefaultMaxBackoff, flusher.DefaultTimeout (mongo.timeout), the
 // flusher's collection names and preallocation settings.
@@ -260,6 +266,7 @@ func Default() Config {
 		MaxProcs:        DefaultMaxProcs,
 		ShutdownTimeout: Duration(pipeline.DefaultShutdownTimeout),
 		MaxLineBytes:    Size(tailer.DefaultMaxLineBytes),
+		MaxOpenFiles:    tailer.DefaultMaxOpenFiles,
 		LeaseTTL:        Duration(progress.DefaultLeaseTTL),
 		Mongo: Mongo{
 			URI:          DefaultMongoURI,

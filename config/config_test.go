@@ -130,6 +130,9 @@ colour = "red"
 		{"line limit huge", "max_line_bytes = \"1GiB\"\n", []string{`t.toml:1: max_line_bytes: "1GiB": must be between 1 and 64MiB`}},
 		{"unhealthy_after negative", "state_dir = \"/x\"\n[http]\nunhealthy_after = \"-1s\"\n", []string{`t.toml:3: http.unhealthy_after: "-1s": must be "0" (the default: 1m0s, five flush intervals and at least 1m0s) or at least twice flush.interval (10s)`}},
 		{"unhealthy_after under two flushes", "[flush]\ninterval = \"30s\"\n[http]\nunhealthy_after = \"50s\"\n", []string{`t.toml:4: http.unhealthy_after: "50s": must be "0" (the default: 2m30s,`, "at least twice flush.interval (30s)"}},
+		{"no open files", "state_dir = \"/x\"\nmax_open_files = 0\n", []string{`t.toml:2: max_open_files: 0: must be at least 1`}},
+		{"fewer open files than sources", "max_open_files = 1\n\n[[source]]\nsite = \"a\"\npaths = [\"/a\"]\nformat = \"common\"\n\n[[source]]\nsite = \"b\"\npaths = [\"/b\"]\nformat = \"common\"\n",
+			[]string{`t.toml:1: max_open_files: 1: must be at least 1 and at least the number of sources (2)`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -223,6 +226,7 @@ func TestDefaultsLiveInTheirPackages(t *testing.T) {
 		{"state_dir", c.StateDir, DefaultStateDir},
 		{"shutdown_timeout", c.ShutdownTimeout.D(), pipeline.DefaultShutdownTimeout},
 		{"max_line_bytes", int(c.MaxLineBytes), tailer.DefaultMaxLineBytes},
+		{"max_open_files", c.MaxOpenFiles, tailer.DefaultMaxOpenFiles},
 		{"lease_ttl", c.LeaseTTL.D(), progress.DefaultLeaseTTL},
 		{"mongo.uri", c.Mongo.URI, DefaultMongoURI},
 		{"mongo.database", c.Mongo.Database, DefaultDatabase},

@@ -70,6 +70,9 @@ func (c *Config) Validate() error {
 	if c.MaxLineBytes <= 0 || c.MaxLineBytes > MaxLineBytesLimit {
 		bad("max_line_bytes", "%q: must be between 1 and %s", c.MaxLineBytes, MaxLineBytesLimit)
 	}
+	if c.MaxOpenFiles < max(1, len(c.Sources)) {
+		bad("max_open_files", "%d: must be at least 1 and at least the number of sources (%d): they share it equally", c.MaxOpenFiles, len(c.Sources))
+	}
 	if !strings.HasPrefix(c.Mongo.URI, "mongodb://") && !strings.HasPrefix(c.Mongo.URI, "mongodb+srv://") {
 		bad("mongo.uri", "%q: must start with mongodb:// or mongodb+srv://", redactURI(c.Mongo.URI))
 	}

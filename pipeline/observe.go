@@ -211,13 +211,18 @@ func (p *Pipeline) Status() (Status, error) {
 	for i, t := range p.tailers {
 		s := stored[p.cfg.Sources[i].Name]
 		s.Name = p.cfg.Sources[i].Name
+		at := make(map[string]int, len(s.Files)) // each file's index in s.Files
+		for j, f := range s.Files {
+			at[f.File] = j
+		}
 		for _, f := range t.Followed() {
 			key := fileID(f.ID)
 			ids[key] = f.ID
-			j := slices.IndexFunc(s.Files, func(fs FileStatus) bool { return fs.File == key })
-			if j < 0 {
+			j, ok := at[key]
+			if !ok {
 				s.Files = append(s.Files, FileStatus{Path: f.Path, File: key})
 				j = len(s.Files) - 1
+				at[key] = j
 			}
 			s.Files[j].Path, s.Files[j].Followed = f.Path, true
 		}
@@ -231,6 +236,7 @@ func (p *Pipeline) Status() (Status, error) {
 // sums each source's lag. ids maps "dev:ino" back to the identity (files
 // from checkpoints are parsed from the string).
 func sizeFiles(sources []SourceStatus, ids map[string]tailer.FileID) {
+	st := tailer.NewStater() // each directory read once for every file
 	for i := range sources {
 		s := &sources[i]
 		s.LagBytes = 0
@@ -241,7 +247,7 @@ func sizeFiles(sources []SourceStatus, ids map[string]tailer.FileID) {
 				fmt.Sscanf(f.File, "%d:%d", &id.Dev, &id.Ino)
 			}
 			f.Size, f.Lag = -1, -1
-			if at, size, found := tailer.Stat(f.Path, id); found {
+			if at, size, found := st.Stat(f.Path, id); found {
 				f.Path, f.Size, f.Lag = at, size, max(0, size-f.Offset)
 				s.LagBytes += f.Lag
 			}

@@ -68,7 +68,7 @@ func DiscoverSource(src SourceFiles) ([]File, error) {
 	var out []File
 	seen := make(map[FileID]bool)
 	keep := func(p string) bool { _, err := lp.resolve(p); return !errors.Is(err, errRefusedLink) }
-	for _, fi := range globFiles(src.Paths, keep, func(err error) { errs = append(errs, err) }) {
+	for _, fi := range globFiles(newScan(), src.Paths, keep, func(err error) { errs = append(errs, err) }) {
 		if !seen[fi.id] {
 			seen[fi.id] = true
 			out = append(out, File{Path: fi.path, ID: fi.id})
@@ -87,29 +87,32 @@ func checkGlobs(globs []string) error {
 	return nil
 }
 
-// expand returns the regular, uncompressed files the globs match.
-func (t *Tailer) expand() []fileInfo {
-	return globFiles(t.cfg.Paths, t.allowed, t.logStatErr)
+// expandIn returns the regular, uncompressed files the globs match, as s
+// sees them.
+func (t *Tailer) expandIn(s *scan) []fileInfo {
+	return globFiles(s, t.cfg.Paths, t.allowed, t.logStatErr)
 }
 
 // globFiles returns the regular, uncompressed files the globs (valid
 // patterns) match that keep allows (the link policy), each path once. It
 // calls statErr with the error of each match that cannot be examined
 // (other than not-exist).
-func globFiles(globs []string, keep func(string) bool, statErr func(error)) []fileInfo {
+func globFiles(s *scan, globs []string, keep func(string) bool, statErr func(error)) []fileInfo {
 	var out []fileInfo
-	seen := make(map[string]bool)
+	var seen map[string]bool // with one glob, no path comes twice
+	if len(globs) > 1 {
+		seen = make(map[string]bool)
+	}
 	for _, pat := range globs {
-		paths, _ := filepath.Glob(pat) // a valid pattern: no error
-		for _, p := range paths {
+		for _, h := range s.glob(pat) {
+			p := h.path
 			if seen[p] || Compressed(p) {
 				continue
 			}
-			seen[p] = true
-			if !keep(p) {
-				continue
+			if seen != nil {
+				seen[p] = true
 			}
-			fi, ok, err := statRegular(p)
+			fi, ok, err := s.fileAt(h, keep)
 			if err != nil {
 				statErr(err)
 			}
@@ -122,34 +125,25 @@ func globFiles(globs []string, keep func(string) bool, statErr func(error)) []fi
 	return out
 }
 
-// candidates returns the rotated candidates of path: uncompressed regular
-// files named path.* or path-*, or matched by Config.Rotated when it is
-// set.
-func (t *Tailer) candidates(path string) []fileInfo {
-	var out []fileInfo
-	for _, p := range rotatedPaths(path, t.cfg.Rotated) {
-		if !t.allowed(p) {
-			continue
-		}
-		if fi, ok := t.statFile(p); ok {
-			fi.matched = t.matches(p)
-			out = append(out, fi)
-		}
-	}
-	return out
+// candidatesIn returns the rotated candidates of path, as s sees them:
+// uncompressed regular files named path.* or path-*, or matched by
+// Config.Rotated when it is set.
+func (t *Tailer) candidatesIn(s *scan, path string) []fileInfo {
+	return t.statAll(s, s.rotatedPaths(path, t.cfg.Rotated))
 }
 
-// rotatedNames returns the names path's rotated files may have: path.*
-// and path-*, compressed ones left out.
-func rotatedNames(path string) []string {
-	var out []string
-	base := escapeGlob(path)
-	for _, pat := range []string{base + ".*", base + "-*"} {
-		paths, _ := filepath.Glob(pat)
-		for _, p := range paths {
-			if !Compressed(p) {
-				out = append(out, p)
-			}
+// statAll returns the regular files among paths that the link policy
+// allows, each marked matched if a glob matches it.
+func (t *Tailer) statAll(s *scan, paths []string) []fileInfo {
+	var out []fileInfo
+	for _, p := range paths {
+		fi, ok, err := s.file(p, t.allowed)
+		if err != nil {
+			t.logStatErr(err)
+		}
+		if ok {
+			fi.matched = t.matches(p)
+			out = append(out, fi)
 		}
 	}
 	return out
@@ -159,30 +153,7 @@ func rotatedNames(path string) []string {
 // matches of the rotated globs, or without them path.* and path-*;
 // compressed ones and path itself left out.
 func rotatedPaths(path string, rotated []string) []string {
-	if len(rotated) == 0 {
-		return rotatedNames(path)
-	}
-	var out []string
-	seen := map[string]bool{path: true}
-	for _, pat := range rotated {
-		paths, _ := filepath.Glob(pat) // checked by New
-		for _, p := range paths {
-			if !seen[p] && !Compressed(p) {
-				seen[p] = true
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-// statFile stats a regular file; errors other than not-exist are logged.
-func (t *Tailer) statFile(p string) (fileInfo, bool) {
-	fi, ok, err := statRegular(p)
-	if err != nil {
-		t.logStatErr(err)
-	}
-	return fi, ok
+	return newScan().rotatedPaths(path, rotated)
 }
 
 // logStatErr logs a stat error of statRegular.
@@ -228,42 +199,18 @@ func (t *Tailer) matches(path string) bool {
 	return false
 }
 
-// locate finds the glob match that is the file id, if any.
-func (t *Tailer) locate(id FileID) (string, bool) {
-	for _, fi := range t.expand() {
-		if fi.id == id {
-			return fi.path, true
-		}
-	}
-	return "", false
-}
-
 var compressedExt = []string{".gz", ".zst", ".bz2", ".xz", ".lz4", ".zip"}
 
 // Compressed reports whether path names a compressed archive by its
 // extension (.gz, .zst, .bz2, .xz, .lz4, .zip). The tailer never follows
 // those; `logtally replay` reads them.
 func Compressed(path string) bool {
-	lower := strings.ToLower(path)
 	for _, ext := range compressedExt {
-		if strings.HasSuffix(lower, ext) {
+		if len(path) >= len(ext) && strings.EqualFold(path[len(path)-len(ext):], ext) {
 			return true
 		}
 	}
 	return false
-}
-
-// escapeGlob quotes the glob metacharacters in a literal path.
-func escapeGlob(p string) string {
-	var b strings.Builder
-	for _, r := range p {
-		switch r {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // stillMatched reports whether path still names the file id and is a glob
@@ -280,14 +227,4 @@ func (t *Tailer) stillMatched(id FileID, path string) bool {
 	}
 	got, _, ok := statID(st)
 	return ok && got == id && t.matches(path)
-}
-
-// findRenamed looks for the file id among the rotated candidates of path.
-func (t *Tailer) findRenamed(id FileID, path string) (string, bool) {
-	for _, c := range t.candidates(path) {
-		if c.id == id {
-			return c.path, true
-		}
-	}
-	return "", false
 }

@@ -113,6 +113,52 @@
 // Since minus one second as long as RotateGrace is over a second (it is
 // 10 s by default).
 //
+// # Generations rotated away between two looks
+//
+// A file can appear at a glob's path and be rotated away again before a
+// rescan sees it (a writer rotating several times a second): no glob
+// matched it while it was there. Every rescan therefore also looks at the
+// rotated names (P.* and P-* of each match, literal glob, followed file's
+// base and restored checkpoint's path, or the matches of Config.Rotated)
+// and remembers each file it saw by identity, with the first bytes of
+// those not followed (a followed file is remembered when its follower is
+// done with it). A rotated file whose identity no look saw, or saw with
+// other first bytes (its inode used again), was created since the last
+// look: it is read from 0 (or where the ledger says, Config.Counted) as a
+// rotated file, finished once quiet for RotateGrace. Not when it is
+// followed, empty (looked at again next time), a copy of a followed file
+// or a prefix of one (as for a new glob match), or modified more than a
+// second before the newest file the last look saw: that one was moved or
+// copied in, not created since, and whether it was counted cannot be
+// told; it is not read, but logged at ERROR with the `logtally replay`
+// command that counts it, and counted in Stats.LostFiles. The files seen
+// at start are remembered as seen (start's own rules decided about them).
+//
+// # Many files
+//
+// A Tailer keeps at most Config.MaxOpenFiles files open, each read by a
+// goroutine of its own. Past it, files wait closed, without a goroutine:
+// queued for a slot (first come first opened), or parked: a follower
+// whose poll read nothing, with no decision pending, closes its file when
+// another is queued (forgetting a partial last line, which it reads
+// again). Run stats each parked file's path every idle poll
+// (IdlePollInterval, or PollInterval), and queues the file once its size
+// or modification time changes or its path no longer names it. A queued
+// file is opened again by identity: at its path, or, moved meanwhile, by
+// device and inode among the glob matches and the rotated names; its
+// fingerprint is checked at its first poll, as at every poll. Start
+// closes the oldest files it planned past the limit. At most as many
+// reads are in progress as the Tailer keeps read buffers for, so a
+// follower waiting for the consumer holds no buffer of its own.
+//
+// Looking at the files costs O(files): each directory is read once per
+// look (getdents: names, inode numbers and types), a regular file whose
+// entry kept its inode number since the last look is not stat'ed again,
+// rotated names are found by prefix in the sorted listing, new files are
+// compared with the followed files' first bytes through a radix tree,
+// and the followers that notice a rotation at the same moment (logrotate
+// renaming thousands of files) share one look.
+//
 // # Rotation
 //
 //   - rename+create: when a file's path no longer names it and no glob
@@ -148,8 +194,29 @@
 //   - Unix only (device and inode come from syscall.Stat_t).
 //   - Latency: new data is seen within PollInterval, or within
 //     Config.IdlePollInterval when set and the file had been quiet that
-//     long; a new file within RescanInterval, or at once when it replaces
-//     a rotated file.
+//     long (a closed file: when Run's idle poll sees it changed, and a
+//     slot is free); a new file within RescanInterval, or at once when it
+//     replaces a rotated file.
+//   - MaxOpenFiles is exceeded by the files opened for a moment (one
+//     examined before it is kept or closed, a new file's first bytes, a
+//     fingerprint), and by a copy adopted after a copytruncate. Files
+//     that all grow between two polls take slots in turn: with more of
+//     them than MaxOpenFiles, each is closed and opened again as others
+//     wait (a few system calls each).
+//   - A file deleted while closed is finished: what it gained after it was
+//     closed, if anything, is lost (an ERROR, counted in Stats.LostFiles,
+//     when its size had grown). A file renamed while closed to a name no
+//     look covers, or replaced by one with the same inode number, is taken
+//     for gone or truncated.
+//   - A rotated file is judged new by its identity and first bytes: one
+//     whose inode was used again by a new file that begins with the same
+//     first bytes (up to FingerprintSize), modified since the look that
+//     saw the old one, is taken for the old one grown and not read; lines
+//     appended to a rotated file after it was finished are not read (see
+//     RotateGrace). A rotated file that no look saw and that was modified
+//     before the newest file the last look saw is not read (an ERROR):
+//     also one created and rotated away while the clock of the file
+//     system went back.
 //   - A last line without its '\n' is never sent; if its file is finished
 //     (deleted or rotated and quiet) it is dropped, with a warning.
 //   - Lines written to a rotated file after it has been quiet for

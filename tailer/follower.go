@@ -6,18 +6,22 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/fnv1a"
 )
 
-// followerConfig is what a follower needs of the Tailer's Config.
+// followerConfig is what a follower needs of the Tailer's Config, and the
+// count of the Tailer's open files.
 type followerConfig struct {
 	source       string
 	maxLineBytes int
 	readSize     int
 	clk          clock.Clock
+	open         atomic.Int64 // followers' files open (Config.MaxOpenFiles)
+	heads        headIndex    // the followed files' heads (heads.go)
 }
 
 // follower reads one open file (the harvester): it reads what the file
@@ -31,9 +35,10 @@ type follower struct {
 	log *logger
 	out *output
 
-	f    *os.File
+	f    *os.File // nil while the file is closed (parked or queued, see park.go)
 	id   FileID
 	path string // where the file was last seen
+	base string // where it was found: its rotated names are looked at (generations.go)
 
 	off      int64  // just past the last line handed on (the checkpoint offset)
 	pos      int64  // next byte to read
@@ -42,16 +47,25 @@ type follower struct {
 	buf      []byte // the read buffer while a read is consumed; nil once a chunk took it
 	fpLen    int
 	fpSum    uint64
-	head     []byte // the first fpLen bytes, to recognise copies of this file
+	head     []byte // the first fpLen bytes, to recognise copies of this file; an array never modified once published (the head index refers to it)
 	tailLen  int    // the tail check at off (Checkpoint.TailLen, TailSum)
 	tailSum  uint64
 	stream   uint64 // Checkpoint.Stream
 
 	quietSince time.Time // last growth (or rotation), for RotateGrace
 
+	// The file's size and modification time (Unix ns) when it was
+	// closed to be parked: it is opened again once either changes.
+	parkSize, parkMtime int64
+
 	decided decided // the Tailer's decisions about the file
 
 	pub published
+
+	// The head the Tailer's headIndex counts for the follower, and
+	// whether it is in the index (claimed): under headIndex.mu.
+	idxHead []byte
+	indexed bool
 }
 
 // decided is what the Tailer has decided about a follower's file and not
@@ -71,9 +85,8 @@ type decided struct {
 type published struct {
 	mu     sync.Mutex
 	path   string
-	head   []byte // never modified once published
-	fresh  bool   // fresh, as seen by findCopy
-	stolen bool   // a truncated file's follower took this (fresh) file over
+	fresh  bool // fresh, as seen by findCopy
+	stolen bool // a truncated file's follower took this (fresh) file over
 }
 
 // pubPath returns the path the file was last seen under.
@@ -81,13 +94,6 @@ func (fl *follower) pubPath() string {
 	fl.pub.mu.Lock()
 	defer fl.pub.mu.Unlock()
 	return fl.pub.path
-}
-
-// pubHead returns the file's leading bytes, as far as they were read.
-func (fl *follower) pubHead() []byte {
-	fl.pub.mu.Lock()
-	defer fl.pub.mu.Unlock()
-	return fl.pub.head
 }
 
 // steal marks a fresh follower's file as taken over by another follower
@@ -127,10 +133,23 @@ func (fl *follower) isStolen() bool {
 	return fl.pub.stolen
 }
 
+// shelve closes the file of a follower that does not run yet, noting its
+// size and modification time (see park.go).
+func (fl *follower) shelve() {
+	if fl.f == nil {
+		return
+	}
+	if st, err := fl.f.Stat(); err == nil {
+		fl.parkSize, fl.parkMtime = st.Size(), st.ModTime().UnixNano()
+	}
+	fl.close()
+}
+
 func (fl *follower) close() {
 	if fl.f != nil {
 		fl.f.Close()
 		fl.f = nil
+		fl.cfg.open.Add(-1)
 	}
 }
 
@@ -307,9 +326,11 @@ func (fl *follower) setPath(p string) {
 	fl.publish()
 }
 
-// publish copies what other goroutines may read.
+// publish copies what other goroutines may read, and gives the head
+// index the file's head.
 func (fl *follower) publish() {
 	fl.pub.mu.Lock()
-	fl.pub.path, fl.pub.head = fl.path, fl.head
+	fl.pub.path = fl.path
 	fl.pub.mu.Unlock()
+	fl.cfg.heads.update(fl, fl.head)
 }

@@ -14,10 +14,15 @@ import (
 
 // spawn runs fl in a goroutine Run waits for. Once ctx is cancelled it
 // closes fl instead: files released by exiting followers must not be
-// picked up again and read from 0.
+// picked up again and read from 0. A follower whose file is closed waits
+// in the queue for a slot (park.go).
 func (t *Tailer) spawn(ctx context.Context, fl *follower) {
 	if ctx.Err() != nil {
 		t.unfollow(fl)
+		return
+	}
+	if needsOpen(fl) {
+		t.enqueue(fl)
 		return
 	}
 	t.wg.Add(1)
@@ -29,9 +34,15 @@ func (t *Tailer) spawn(ctx context.Context, fl *follower) {
 
 // follow runs fl until its file is finished or ctx is cancelled: what
 // start decided for it first (begin), then a poll every PollInterval
-// (IdlePollInterval while the file is quiet: pollWait).
+// (IdlePollInterval while the file is quiet: pollWait). Between polls it
+// may close its file for a queued one and hand itself to Run (park.go).
 func (t *Tailer) follow(ctx context.Context, fl *follower) {
-	defer t.unfollow(fl)
+	parked := false
+	defer func() {
+		if !parked {
+			t.unfollow(fl)
+		}
+	}()
 	fl.quietSince = t.clk.Now()
 	if err := t.begin(ctx, fl); err != nil {
 		return
@@ -39,6 +50,10 @@ func (t *Tailer) follow(ctx context.Context, fl *follower) {
 	for {
 		finished, err := t.poll(ctx, fl)
 		if err != nil || finished {
+			return
+		}
+		if t.yields(fl) && t.park(fl) {
+			parked = true
 			return
 		}
 		select {
@@ -65,6 +80,7 @@ func (t *Tailer) unfollow(fl *follower) {
 		t.unfollow(fl.decided.adopt)
 		fl.decided.adopt = nil
 	}
+	t.seeFollowed(fl)
 	fl.close()
 	t.release(fl.id, fl)
 	if fl.decided.retire != nil { // never sent: keep nothing reserved
@@ -109,7 +125,7 @@ func (t *Tailer) begin(ctx context.Context, fl *follower) error {
 // reports whether the file is finished (Done sent).
 func (t *Tailer) poll(ctx context.Context, fl *follower) (bool, error) {
 	if fl.decided.fresh {
-		full, partial := copyState(fl.f, t.heads(fl.id))
+		full, partial := t.copyOfFollowed(fl.f, fl)
 		if full {
 			t.log.Info("new file is a copy of a followed file, not following it", "path", fl.path)
 			return true, nil
@@ -152,13 +168,14 @@ func (t *Tailer) settle(ctx context.Context, fl *follower, deleted bool) (bool, 
 	}
 	d := &fl.decided
 	if !d.rotated && !t.stillMatched(fl.id, fl.path) {
-		if p, ok := t.locate(fl.id); ok {
+		lk := t.look()
+		if p, ok := lk.locate(fl.id); ok {
 			t.log.Info("file renamed, still matched", "from", fl.path, "to", p)
 			fl.setPath(p)
 		} else {
 			d.rotated = true
 			fl.quietSince = t.clk.Now()
-			if p, ok := t.findRenamed(fl.id, fl.path); ok {
+			if p, ok := lk.find(fl.id); ok {
 				fl.setPath(p)
 			}
 			t.log.Info("file rotated away, reading it until quiet", "path", fl.path, "offset", fl.off)
@@ -166,7 +183,7 @@ func (t *Tailer) settle(ctx context.Context, fl *follower, deleted bool) (bool, 
 		}
 	}
 	if d.rotated && t.clk.Now().Sub(fl.quietSince) >= t.cfg.RotateGrace {
-		if p, ok := t.locate(fl.id); ok {
+		if p, ok := t.look().locate(fl.id); ok {
 			d.rotated = false
 			fl.setPath(p)
 			return false, nil

@@ -43,16 +43,37 @@ const freeBuffers = 4
 // freeList holds a Tailer's read buffers for reuse. A buffer handed on as
 // a Chunk's Data comes back when the consumer calls Chunk.Release; a small
 // read's lines are copied out and its buffer comes back at once.
+//
+// It also bounds the reads in progress: a read takes a turn before it
+// takes a buffer and gives it back once its lines are handed on, so that
+// at most as many followers as it keeps buffers for hold one while they
+// wait for the consumer. Without turns each follower waiting to send held
+// a buffer of its own: 10,000 files held 10,000 MiB buffers (issue 29).
 type freeList struct {
-	size int         // the length of every buffer: ReadSize
-	free chan []byte // at most max(freeBuffers, the output's capacity + 2)
+	size  int           // the length of every buffer: ReadSize
+	free  chan []byte   // at most max(freeBuffers, the output's capacity + 2)
+	turns chan struct{} // the reads in progress, as many at most as free holds
 }
 
 // newFreeList keeps buffers of size bytes for a Tailer whose output
 // channel holds queued chunks.
 func newFreeList(size, queued int) *freeList {
-	return &freeList{size: size, free: make(chan []byte, max(freeBuffers, queued+2))}
+	n := max(freeBuffers, queued+2)
+	return &freeList{size: size, free: make(chan []byte, n), turns: make(chan struct{}, n)}
 }
+
+// take waits for a turn to read; only a cancelled ctx is an error.
+func (l *freeList) take(ctx context.Context) error {
+	select {
+	case l.turns <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// leave gives a turn back.
+func (l *freeList) leave() { <-l.turns }
 
 // get returns a buffer of l.size bytes, reused if one is free.
 func (l *freeList) get() []byte {
@@ -85,6 +106,10 @@ func (fl *follower) readOnce(ctx context.Context) (int, bool, error) {
 	// A pooled buffer, unless the partial line carried over fills half of
 	// it: then one that holds the line and a whole read.
 	free := fl.out.bufs
+	if err := free.take(ctx); err != nil {
+		return 0, true, err
+	}
+	defer free.leave()
 	var buf []byte
 	if len(keep) <= free.size/2 {
 		buf = free.get()

@@ -14,22 +14,6 @@ import (
 
 // Registry: the files claimed by followers, and copies of them.
 
-// heads returns the leading bytes of every followed file but skip's.
-func (t *Tailer) heads(skip FileID) [][]byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var hs [][]byte
-	for id, fl := range t.files {
-		if fl == nil || id == skip {
-			continue
-		}
-		if h := fl.pubHead(); len(h) > 0 {
-			hs = append(hs, h)
-		}
-	}
-	return hs
-}
-
 // planHeads returns the leading bytes of the planned followers.
 func planHeads(plan []*follower) [][]byte {
 	var hs [][]byte
@@ -93,7 +77,7 @@ func (t *Tailer) findCopy(old Checkpoint, path string) *follower {
 	if old.FPLen == 0 {
 		return nil
 	}
-	for _, fi := range t.candidates(path) {
+	for _, fi := range t.freshCandidates(path) {
 		if fi.id == old.File || fi.size < old.Offset {
 			continue
 		}
@@ -120,13 +104,27 @@ func (t *Tailer) findCopy(old Checkpoint, path string) *follower {
 	return nil
 }
 
+// freshCandidates returns the rotated candidates of path, as a look sees
+// them, each stat'ed now: a look may give the size an earlier look saw (a
+// copy still being written then).
+func (t *Tailer) freshCandidates(path string) []fileInfo {
+	var out []fileInfo
+	for _, c := range t.candidatesIn(t.look().sc, path) {
+		if fi, ok, _ := statRegular(c.path); ok && fi.id == c.id {
+			fi.matched = c.matched
+			out = append(out, fi)
+		}
+	}
+	return out
+}
+
 // copyExists reports whether a rotated candidate of path other than
 // old's file begins with the bytes old's fingerprint covers.
 func (t *Tailer) copyExists(old Checkpoint, path string) bool {
 	if old.FPLen == 0 {
 		return false
 	}
-	for _, fi := range t.candidates(path) {
+	for _, fi := range t.freshCandidates(path) {
 		if fi.id == old.File || fi.size < int64(old.FPLen) {
 			continue
 		}
@@ -155,8 +153,10 @@ func (t *Tailer) claimCopy(fl *follower) bool {
 		if cur == nil || !cur.steal() {
 			return false
 		}
+		t.fcfg.heads.drop(cur)
 	}
 	t.files[fl.id] = fl
+	t.fcfg.heads.set(fl, fl.head)
 	return true
 }
 
@@ -168,6 +168,7 @@ func (t *Tailer) claim(fl *follower) bool {
 		return false
 	}
 	t.files[fl.id] = fl
+	t.fcfg.heads.set(fl, fl.head)
 	return true
 }
 
@@ -184,6 +185,9 @@ func (t *Tailer) release(id FileID, fl *follower) {
 	defer t.mu.Unlock()
 	if cur, ok := t.files[id]; ok && cur == fl {
 		delete(t.files, id)
+		if fl != nil {
+			t.fcfg.heads.drop(fl)
+		}
 	}
 }
 
@@ -203,18 +207,20 @@ func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower,
 	head := make([]byte, fpLen)
 	n, _ := f.ReadAt(head, 0) // a short read shows as a fingerprint mismatch later
 	head = head[:n]
+	t.fcfg.open.Add(1)
 	fl := &follower{
 		cfg: &t.fcfg, log: t.log, out: t.out,
-		f: f, id: id, path: path,
+		f: f, id: id, path: path, base: path,
 		off: cp.Offset, pos: cp.Offset,
 		fpLen: fpLen, fpSum: fpSum, head: head,
 		stream: cp.Stream,
-		pub:    published{path: path, head: head},
+		pub:    published{path: path},
 	}
 	if fl.stream == 0 { // a new file, or a checkpoint of an older logtally
 		fl.stream = NewStream()
 	}
 	fl.setTail(nil)
+	t.planOpened(fl)
 	return fl, nil
 }
 

@@ -16,7 +16,9 @@ import (
 func (t *Tailer) start(ctx context.Context) error {
 	var r *restore
 	var recovered []*follower
+	t.planning = true
 	for attempt := 1; ; attempt++ {
+		t.plannedOpen = nil
 		r = t.survey()
 		if afterSurvey != nil {
 			afterSurvey()
@@ -56,7 +58,10 @@ func (t *Tailer) start(ctx context.Context) error {
 	}
 	r.plan = append(r.plan, recovered...)
 	r.addFresh()
+	t.planning, t.plannedOpen = false, nil
 	t.register(r.plan)
+	t.indexHeads(r.plan)
+	t.seeAtStart(r.order)
 	for _, fl := range r.plan {
 		t.spawn(ctx, fl)
 	}
@@ -132,7 +137,8 @@ func (t *Tailer) survey() *restore {
 		r.byID[fi.id] = p
 		r.order = append(r.order, p)
 	}
-	matches := t.expand()
+	sc := newScan()
+	matches := t.expandIn(sc)
 	bases := make([]string, 0, len(matches)+len(t.cfg.Paths)+len(t.cfg.Checkpoints))
 	for _, m := range matches {
 		add(m)
@@ -148,13 +154,19 @@ func (t *Tailer) survey() *restore {
 			bases = append(bases, cp.Path)
 		}
 	}
+	if len(t.cfg.Rotated) > 0 { // the same candidates for every base
+		bases = nil
+		for _, c := range t.statAll(sc, sc.rotatedAll(t.cfg.Rotated)) {
+			add(c)
+		}
+	}
 	seenBase := make(map[string]bool, len(bases))
 	for _, b := range bases {
 		if seenBase[b] {
 			continue
 		}
 		seenBase[b] = true
-		for _, c := range t.candidates(b) {
+		for _, c := range t.candidatesIn(sc, b) {
 			add(c)
 		}
 	}
@@ -493,6 +505,7 @@ func (t *Tailer) retryWaiting(ctx context.Context) error {
 			t.mu.Lock()
 			t.files[id] = fl
 			t.mu.Unlock()
+			t.fcfg.heads.set(fl, fl.head)
 			t.log.Info("resuming file", "path", cp.Path, "offset", cp.Offset)
 			t.spawn(ctx, fl)
 			continue

@@ -32,11 +32,24 @@ func (t *Tailer) Followed() []File {
 // is. found is false when neither is the file (deleted, or rotated
 // somewhere else). It reads no file and never blocks on one.
 func Stat(path string, id FileID) (at string, size int64, found bool) {
+	return NewStater().Stat(path, id)
+}
+
+// Stater is Stat for many files at one moment: each directory is read
+// once, however many files it holds (a status of thousands of files). It
+// is not safe for concurrent use; make one per look.
+type Stater struct{ sc *scan }
+
+// NewStater returns a Stater that has read nothing yet.
+func NewStater() *Stater { return &Stater{sc: newScan()} }
+
+// Stat is the package's Stat, through s's directory listings.
+func (s *Stater) Stat(path string, id FileID) (at string, size int64, found bool) {
 	if fi, ok, _ := statRegular(path); ok && fi.id == id {
 		return path, fi.size, true
 	}
-	for _, p := range rotatedNames(path) {
-		if fi, ok, _ := statRegular(p); ok && fi.id == id {
+	for _, p := range s.sc.rotatedNames(path) {
+		if fi, ok, _ := s.sc.stat(p); ok && fi.id == id {
 			return p, fi.size, true
 		}
 	}

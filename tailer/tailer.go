@@ -76,6 +76,11 @@ type Config struct {
 	// checkpoint accounts for are read from 0 at start; see the package
 	// doc. Zero: rotated files without a checkpoint are history, not read.
 	Since time.Time
+	// MaxOpenFiles (default DefaultMaxOpenFiles) is the most files the
+	// Tailer keeps open, each with a goroutine reading it; past it, quiet
+	// files are closed and polled by path, and opened again by identity
+	// once they change (see park.go).
+	MaxOpenFiles int
 	// Counted, when not nil, is asked about every file that is to be read
 	// from 0 for want of a checkpoint, or resumed from one, with the
 	// file's first bytes (up to FingerprintSize): it returns where streams
@@ -129,6 +134,23 @@ type Tailer struct {
 	// watched are finished rotated files watched for lines written
 	// later (rewatch.go), oldest first (under mu).
 	watched []rotateWatch
+	// Closed files (park.go), under mu: parked ones polled by Run, queued
+	// ones waiting for a slot, and how many followers are closing theirs
+	// for them.
+	parked   map[FileID]*follower
+	queue    []*follower
+	yielding int
+	wake     chan struct{} // tells Run to open queued files
+	// While start plans (only its goroutine): the followers it opened,
+	// the oldest closed past MaxOpenFiles.
+	planning    bool
+	plannedOpen []*follower
+
+	looks lookShare            // looks at the files shared by those who ask together
+	known map[string]knownFile // what the last look stat'ed (only the look being made uses it)
+
+	// What the rescans have seen (generations.go), under mu.
+	seen seenFiles
 }
 
 // New validates cfg and returns a Tailer that will send to out. A bad glob
@@ -150,7 +172,7 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 	if err := checkGlobs(cfg.Rotated); err != nil {
 		return nil, fmt.Errorf("new tailer %q: rotated: %w", cfg.Source, err)
 	}
-	if cfg.PollInterval < 0 || cfg.IdlePollInterval < 0 || cfg.RescanInterval < 0 || cfg.RotateGrace < 0 || cfg.MaxLineBytes < 0 || cfg.ReadSize < 0 {
+	if cfg.PollInterval < 0 || cfg.IdlePollInterval < 0 || cfg.RescanInterval < 0 || cfg.RotateGrace < 0 || cfg.MaxLineBytes < 0 || cfg.ReadSize < 0 || cfg.MaxOpenFiles < 0 {
 		return nil, fmt.Errorf("new tailer %q: negative interval or size", cfg.Source)
 	}
 	cfg.Paths = slices.Clone(cfg.Paths)
@@ -174,6 +196,7 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 	cfg.RotateGrace = cmp.Or(cfg.RotateGrace, DefaultRotateGrace)
 	cfg.MaxLineBytes = cmp.Or(cfg.MaxLineBytes, DefaultMaxLineBytes)
 	cfg.ReadSize = cmp.Or(cfg.ReadSize, DefaultReadSize)
+	cfg.MaxOpenFiles = cmp.Or(cfg.MaxOpenFiles, DefaultMaxOpenFiles)
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
@@ -196,6 +219,9 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 		started:   make(chan struct{}),
 		files:     make(map[FileID]*follower),
 		waiting:   make(map[FileID]Checkpoint),
+		parked:    make(map[FileID]*follower),
+		wake:      make(chan struct{}, 1),
+		seen:      newSeenFiles(),
 		links:     newLinkPolicy(cfg.Paths, cfg.Rotated, cfg.FollowSymlinks),
 
 		refusedLinks: make(map[string]bool),
@@ -238,35 +264,44 @@ func (t *Tailer) Run(ctx context.Context) error {
 	}
 	close(t.started)
 	tick := t.clk.After(t.cfg.RescanInterval)
+	var parkedTick <-chan time.Time // while files are parked
 	for {
+		t.openQueued(ctx)
+		if parkedTick == nil && t.hasParked() {
+			parkedTick = t.clk.After(max(t.cfg.IdlePollInterval, t.cfg.PollInterval))
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick:
 			tick = t.clk.After(t.cfg.RescanInterval)
+			t.rescan(ctx)
 		case <-t.rescanNow:
+			t.rescan(ctx)
+		case <-parkedTick:
+			parkedTick = nil
+			t.parkedPoll(ctx)
+		case <-t.wake:
 		}
-		t.rescan(ctx)
 	}
 }
 
 // rescan retries the waiting checkpoints, follows again the finished
-// rotated files that grew, re-expands the globs and follows new files
-// from 0.
+// rotated files that grew, re-expands the globs, follows new files from 0
+// and reads the rotated generations nobody saw (generations.go).
 func (t *Tailer) rescan(ctx context.Context) {
 	t.log.prune()
 	if err := t.retryWaiting(ctx); err != nil {
 		return
 	}
 	t.rewatch(ctx)
-	for _, fi := range t.expand() {
+	lk := t.look()
+	for _, fi := range t.unclaimed(lk.matches) {
 		if ctx.Err() != nil {
 			return
 		}
-		if t.claimed(fi.id) {
-			continue
-		}
-		if t.isCopy(fi.path, t.heads(fi.id)) {
+		if full, _ := t.isCopyOfFollowed(fi.path); full {
+			t.log.logErr("copy "+fi.path, slog.LevelInfo, "not following a copy of a followed file", "path", fi.path)
 			continue
 		}
 		fl, err := t.openFollower(fi.path, fi.id, Checkpoint{Source: t.cfg.Source})
@@ -282,8 +317,10 @@ func (t *Tailer) rescan(ctx context.Context) {
 			continue
 		}
 		t.log.Info("following new file", "path", fi.path)
+		t.overLimit(fl)
 		t.spawn(ctx, fl)
 	}
+	t.readMissed(ctx, lk)
 }
 
 // Started returns a channel closed once Run has resolved the restored

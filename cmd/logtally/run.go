@@ -79,6 +79,7 @@ func cmdRun(args []string, stderr io.Writer) error {
 // running one is kept. The logger ([log]) is kept across reloads.
 func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logger, tap *observe.Tap, hups <-chan os.Signal) (*config.Config, error) {
 	setMaxProcs(cfg.MaxProcs, log)
+	checkOpenFiles(cfg.MaxOpenFiles, log)
 	if _, err := buffer.CheckDir(cfg.StateDir, config.BufferFile); err != nil {
 		return nil, usagef("state_dir: %w", err)
 	}
@@ -303,10 +304,33 @@ func pipelineConfig(cfg config.Config, log *slog.Logger, db *mongo.Database) pip
 	for _, s := range cfg.Sources {
 		pc.Sources = append(pc.Sources, pipeline.Source{
 			Name: s.Name, Paths: s.Paths, Parser: s.Parser(),
-			Tailer: tailer.Config{MaxLineBytes: int(cfg.MaxLineBytes), Rotated: s.Rotated, FollowSymlinks: s.FollowSymlinks},
+			Tailer: tailer.Config{
+				MaxLineBytes: int(cfg.MaxLineBytes), Rotated: s.Rotated, FollowSymlinks: s.FollowSymlinks,
+				MaxOpenFiles: cfg.MaxOpenFiles / len(cfg.Sources), // at least 1: Validate
+			},
 		})
 	}
 	return pc
+}
+
+// openFilesRoom is how many descriptors the daemon needs besides its log
+// files: the buffer, sockets to MongoDB and of the endpoints, files a
+// replay reads, and the files the tailers open for a moment.
+const openFilesRoom = 256
+
+// checkOpenFiles warns when max_open_files leaves too little room under
+// the process's limit on descriptors (RLIMIT_NOFILE, which Go raises to
+// its hard limit at start): opening a log, a socket or the buffer would
+// then fail.
+func checkOpenFiles(maxOpen int, log *slog.Logger) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return
+	}
+	if uint64(maxOpen)+openFilesRoom > lim.Cur {
+		log.Warn("max_open_files leaves too little room under the limit on open files: lower it, or raise the limit (LimitNOFILE= in the systemd unit)",
+			"max_open_files", maxOpen, "limit", lim.Cur, "room", openFilesRoom)
+	}
 }
 
 // setMaxProcs makes the daemon use at most n cores at once (max_procs; 0:

@@ -1,0 +1,248 @@
+package tailer
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/logtally/logtally/fnv1a"
+)
+
+// Generations rotated away between two looks (issue 29): a file created
+// at a glob's path and rotated away again before a rescan saw it (a
+// writer rotating several times a second, or while the daemon was busy)
+// was never read, and nothing said so. Every rescan now also looks at the
+// rotated names (P.* and P-* of each match, literal glob and followed
+// file's base, or the matches of Config.Rotated), and remembers each file
+// it saw by identity. A rotated file whose identity it never saw (or saw
+// with other first bytes: an inode used again) was created since the last
+// look, so no line of it was read: it is read from 0 as a rotated file
+// (finished once quiet for RotateGrace), unless
+//
+//   - it is claimed (followed, or reserved),
+//   - it is empty (looked at again next time),
+//   - it begins with the first bytes of a followed file (a copy: a
+//     copytruncate's, adopted by the truncated file's follower), or is
+//     a prefix of them (a copy being written: looked at again),
+//   - or it was modified more than a second before the newest file the
+//     last look saw: it was not created since, it was moved or copied in
+//     (restored, uncompressed, renamed from a name no pattern matches),
+//     and whether it was counted cannot be told. It is not read: an ERROR
+//     names it with the `logtally replay` command that counts it, and
+//     Stats.LostFiles counts it.
+//
+// The files seen at start are remembered without reading (start's own
+// rules decided about them). A file remembered is forgotten once two
+// complete looks in a row have not seen it.
+
+// seenFiles remembers the files the looks saw.
+type seenFiles struct {
+	files   map[FileID]seenFile
+	look    uint32 // the number of the last look
+	horizon int64  // the newest modification time the last look saw (Unix ns)
+}
+
+// seenFile is what a look saw of a file.
+type seenFile struct {
+	mtime int64  // modification time, Unix ns
+	fpSum uint64 // FNV-1a of the first fpLen bytes
+	fpLen int32  // -1: not known (a followed file: its follower tells at the end)
+	look  uint32 // the last look that saw it
+}
+
+func newSeenFiles() seenFiles { return seenFiles{files: make(map[FileID]seenFile)} }
+
+// seeFollowed remembers a file a follower is done with: its modification
+// time and its fingerprint, so that a later look knows it again.
+func (t *Tailer) seeFollowed(fl *follower) {
+	if fl.f == nil {
+		return
+	}
+	st, err := fl.f.Stat()
+	if err != nil {
+		return
+	}
+	fpLen := int32(fl.fpLen)
+	if fpLen == 0 { // nothing read: any content would match
+		fpLen = -1
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.seen.files[fl.id] = seenFile{mtime: st.ModTime().UnixNano(), fpSum: fl.fpSum, fpLen: fpLen, look: t.seen.look}
+}
+
+// seeAtStart remembers the files start found (it decided about each).
+func (t *Tailer) seeAtStart(files []*fileInfo) {
+	var newest int64
+	for _, fi := range files {
+		newest = max(newest, fi.mtime.UnixNano())
+		if !t.claimed(fi.id) { // a followed one: when its follower is done
+			t.see(fi, false)
+		}
+	}
+	t.mu.Lock()
+	t.seen.horizon = newest
+	t.mu.Unlock()
+}
+
+// see remembers fi as seen by the current look: a file not followed with
+// its first bytes' fingerprint (read now if it is new), a followed one
+// without (its follower gives it at the end). An empty file that nobody
+// follows is not remembered: once written to, it is new.
+func (t *Tailer) see(fi *fileInfo, followed bool) {
+	mt := fi.mtime.UnixNano()
+	t.mu.Lock()
+	s, ok := t.seen.files[fi.id]
+	look := t.seen.look
+	t.mu.Unlock()
+	switch {
+	case ok && s.mtime == mt:
+	case followed:
+		s = seenFile{mtime: mt, fpLen: -1}
+	case fi.size == 0:
+		return
+	case ok && s.fpLen >= 0:
+		s.mtime = mt // the same file grown (checked by the caller), or
+		// rewritten: readMissed decides before calling see
+	default:
+		sum, n, err := headSum(fi.path)
+		if err != nil {
+			return
+		}
+		s = seenFile{mtime: mt, fpSum: sum, fpLen: int32(n)}
+	}
+	s.look = look
+	t.mu.Lock()
+	t.seen.files[fi.id] = s
+	t.mu.Unlock()
+}
+
+// headSum returns the FNV-1a of the first bytes (up to FingerprintSize)
+// of the file at path, and how many.
+func headSum(path string) (uint64, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	var buf [FingerprintSize]byte
+	n, err := f.ReadAt(buf[:], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0, 0, err
+	}
+	return fnv1a.Extend(fnv1a.Offset, buf[:n]), n, nil
+}
+
+// isNew reports whether fi, not followed, is a file no look saw: its
+// identity unknown, or known with other first bytes (the inode used
+// again by a new file).
+func (t *Tailer) isNew(fi *fileInfo) bool {
+	t.mu.Lock()
+	s, ok := t.seen.files[fi.id]
+	t.mu.Unlock()
+	switch {
+	case !ok:
+		return true
+	case s.mtime == fi.mtime.UnixNano():
+		return false
+	case s.fpLen < 0:
+		return true
+	}
+	match, err := fileFingerprintMatches(fi.path, int(s.fpLen), s.fpSum)
+	return err == nil && !match
+}
+
+// readMissed reads the rotated files of lk that no look saw (see above),
+// and remembers what lk saw.
+func (t *Tailer) readMissed(ctx context.Context, lk *look) {
+	t.mu.Lock()
+	t.seen.look++
+	look, horizon := t.seen.look, t.seen.horizon
+	t.mu.Unlock()
+	var newest int64
+	for _, fis := range [][]fileInfo{lk.matches, lk.rotated} {
+		for i := range fis {
+			newest = max(newest, fis[i].mtime.UnixNano())
+		}
+	}
+	// A followed file is remembered when its follower is done with it
+	// (seeFollowed): only the others are remembered now.
+	for _, fi := range t.unclaimed(lk.matches) {
+		t.see(fi, false)
+	}
+	after := horizon - int64(time.Second)
+	for _, c := range t.unclaimed(lk.rotated) {
+		if ctx.Err() != nil {
+			return
+		}
+		if c.matched || c.size == 0 || !t.isNew(c) {
+			t.see(c, false)
+			continue
+		}
+		if full, partial := t.isCopyOfFollowed(c.path); full || partial {
+			if full {
+				t.see(c, false)
+			}
+			continue
+		}
+		if c.mtime.UnixNano() < after {
+			t.see(c, false)
+			t.stats.lostFiles.Add(1)
+			t.log.Error("a rotated file appeared that was modified before the files seen last, so it was not created since: it was moved or copied in, and whether its lines were counted is not known. Not reading it: if they were not, count it with the replay command",
+				"path", c.path, "modified", c.mtime,
+				"replay", "logtally replay -config CONFIG -source "+t.cfg.Source+" "+c.path)
+			continue
+		}
+		t.readGeneration(ctx, c)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.seen.horizon = newest
+	if lk.sc.partial {
+		return // files may be missing from lk: forget nothing
+	}
+	for id, s := range t.seen.files {
+		if s.look+1 < look {
+			if _, ok := t.files[id]; !ok {
+				delete(t.seen.files, id)
+			}
+		}
+	}
+}
+
+// unclaimed returns the files of fis nobody follows.
+func (t *Tailer) unclaimed(fis []fileInfo) []*fileInfo {
+	var out []*fileInfo
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := range fis {
+		if _, ok := t.files[fis[i].id]; !ok {
+			out = append(out, &fis[i])
+		}
+	}
+	return out
+}
+
+// readGeneration follows c, a rotated file no look saw, from 0 (or where
+// the ledger says) until it is quiet for RotateGrace.
+func (t *Tailer) readGeneration(ctx context.Context, c *fileInfo) {
+	fl, err := t.openFollower(c.path, c.id, Checkpoint{Source: t.cfg.Source})
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			t.log.logErr("open "+c.path, slog.LevelWarn, "cannot open rotated file", "err", err, "path", c.path)
+		}
+		return
+	}
+	fl.decided.rotated = true
+	if !t.claim(fl) {
+		fl.close()
+		return
+	}
+	t.see(c, true)
+	t.log.Info("reading a rotated file created and rotated away since the last look", "path", c.path, "bytes", c.size)
+	t.overLimit(fl)
+	t.spawn(ctx, fl)
+}
