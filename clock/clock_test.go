@@ -52,7 +52,7 @@ func TestOffsetOnlyInTests(t *testing.T) {
 
 // Real follows the offset this test binary was started with.
 func TestRealMovedByOffset(t *testing.T) {
-	got := Real{}.Now().Sub(time.Now())
+	got := time.Until(Real{}.Now())
 	if d := got - Offset(); d < -time.Second || d > time.Second {
 		t.Errorf("Real is %v from the wall clock, offset %v", got, Offset())
 	}

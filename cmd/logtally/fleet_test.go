@@ -217,12 +217,12 @@ func TestFleetChaos(t *testing.T) {
 	if want.Hits < 2000 {
 		t.Fatalf("the writers wrote only %d hits: the test did not exercise much", want.Hits)
 	}
-	got := waitFleet(t, db, want.Hits, "after the writers stopped")
+	waitFleet(t, db, want.Hits, "after the writers stopped")
 	for _, h := range hosts {
 		h.stop(t, syscall.SIGTERM)
 	}
 	srv.DropReplyEvery(0, 0)
-	got = bucketcheck.Read(t, db)
+	got := bucketcheck.Read(t, db)
 	if keep := os.Getenv("LOGTALLY_FLEET_KEEP"); keep != "" {
 		os.RemoveAll(keep)
 		os.CopyFS(keep, os.DirFS(dir))
