@@ -135,7 +135,7 @@ func TestReportWrite(t *testing.T) {
 	b.Reset()
 	rep.Write(&b)
 	out := b.String()
-	for _, want := range []string{"differences (2, the first 1):\n", `minute bucket 202603010000/s/\x1b[2J\u202e: seconds.3: MongoDB 1, files 2 (1 lost)`, "not exact: 2 counters differ"} {
+	for _, want := range []string{"differences (2, the first 1):\n", `minute bucket 202603010000/s/\u001b[2J\u202e: seconds.3: MongoDB 1, files 2 (1 lost)`, "not exact: 2 counters differ"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in:\n%s", want, out)
 		}
