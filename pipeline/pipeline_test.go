@@ -185,12 +185,15 @@ func TestStatsCountSealedBatch(t *testing.T) {
 	}
 }
 
+// waitFor waits until cond holds, for at most three minutes: a rebuild
+// under -race on a loaded machine has taken over one.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	const limit = 3 * time.Minute
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after 60s waiting for %s", what)
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
