@@ -25,6 +25,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/syncbuf"
 	"github.com/logtally/logtally/measure"
@@ -421,7 +422,7 @@ func testDashboard(t *testing.T, conf, daemonAddr string, db *mongo.Database, wa
 		if err != nil {
 			t.Fatal(err)
 		}
-		now := time.Now().UTC()
+		now := clock.Real{}.Now().UTC() // the daemon's clock
 		for i := range n {
 			fmt.Fprintf(f, "198.51.100.%d - - [%s] \"GET /live HTTP/1.1\" 200 512 \"-\" \"Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0\"\n",
 				liveSeen+i, now.Format("02/Jan/2006:15:04:05 -0700"))
@@ -456,7 +457,7 @@ func testDashboard(t *testing.T, conf, daemonAddr string, db *mongo.Database, wa
 	}
 	// These lines are read within their day: their visitors are recorded,
 	// as query reads them (the last hour's whole UTC days).
-	now := time.Now().UTC()
+	now := clock.Real{}.Now().UTC()
 	vis, err = r.Visitors(context.Background(), query.Request{Site: b, From: now.Add(-time.Hour).Truncate(24 * time.Hour), To: now.Add(24 * time.Hour).Truncate(24 * time.Hour),
 		Step: query.Day, Measures: []query.Measure{query.Visitors}})
 	if err != nil {

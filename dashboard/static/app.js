@@ -89,6 +89,9 @@ async function loadSites(signal) {
   app.sites = Array.isArray(d.sites) ? d.sites.filter((s) => typeof s === 'string') : [];
   if (isNum(d.refresh_seconds) && d.refresh_seconds > 0) app.refreshSeconds = Math.max(1, d.refresh_seconds);
   app.sitesAt = Date.now();
+  // Relative ranges end at the server's now: the buckets are kept by its
+  // clock, and a browser's may be off by minutes.
+  if (isNum(d.now)) app.skewMs = d.now - app.sitesAt;
   fillSites();
 }
 
@@ -123,7 +126,7 @@ async function refresh(nav) {
     }
     hash = app.hash;
     const cur = app.state;
-    const { from, to } = resolveRange(cur);
+    const { from, to } = resolveRange(cur, app.skewMs);
     const q = new URLSearchParams({ site: cur.site, from: String(from), to: String(to) });
     if (cur.page) q.set('page', cur.page);
     const data = await getJSON(`api/view?${q}`, ctrl.signal);

@@ -43,10 +43,11 @@ export function toHash(st) {
   return h;
 }
 
-// resolveRange gives the instants to ask: a relative range ends now.
-export function resolveRange(st) {
+// resolveRange gives the instants to ask: a relative range ends now, by
+// the server's clock (the browser's plus skewMs).
+export function resolveRange(st, skewMs = 0) {
   if (st.range) {
-    const to = Date.now();
+    const to = Date.now() + skewMs;
     return { from: to - RANGES[st.range], to };
   }
   return { from: st.from, to: st.to };

@@ -37,7 +37,7 @@ export function syncControls(st) {
 
 // syncRangeInputs shows the range asked in the custom range's inputs.
 export function syncRangeInputs(st) {
-  const { from, to } = resolveRange(st);
+  const { from, to } = resolveRange(st, app.skewMs);
   $('#from').value = toLocalInput(from);
   $('#to').value = toLocalInput(to);
   app.editing = false;

@@ -5,6 +5,7 @@ export const app = {
   sites: null,        // the site names, from api/sites (null: not read yet)
   refreshSeconds: 10,
   sitesAt: 0,         // when api/sites was last read (Date.now())
+  skewMs: 0,          // the server's clock minus the browser's (api/sites' now)
   state: null,        // the state asked (from the hash)
   hash: '',           // its canonical hash
   seq: 0,             // request sequence: a response of an older one is dropped
