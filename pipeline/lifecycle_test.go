@@ -54,12 +54,15 @@ func TestLifecycle(t *testing.T) {
 	if err := p.Close(ctx); err != nil {
 		t.Fatalf("Close with Run under way: %v", err)
 	}
+	// Run has returned once Close has: its goroutine's send follows at
+	// once (a second is room for a loaded machine under -race, not a wait
+	// for Run to finish its work).
 	select {
 	case err := <-done:
 		if err != nil {
 			t.Fatalf("Run stopped by Close: %v", err)
 		}
-	default:
+	case <-time.After(time.Second):
 		t.Fatal("Close returned before Run did")
 	}
 	buf, err := buffer.Open(cfg.BufferPath, buffer.Options{LockTimeout: time.Second})
