@@ -206,7 +206,7 @@ func (b *Buffer) Restore() (movedAside string, err error) {
 		return "", fmt.Errorf("restore buffer %s: %w", path, err)
 	}
 	if _, serr := os.Lstat(path); serr == nil {
-		if movedAside, err = keepAside(path); err != nil {
+		if movedAside, err = keepAside(path, b.clock.Now()); err != nil {
 			return "", fmt.Errorf("restore buffer %s: keep the file found there: %w", path, err)
 		}
 	}
@@ -220,10 +220,10 @@ func (b *Buffer) Restore() (movedAside string, err error) {
 }
 
 // keepAside gives the file at path a second name, path.replaced-<UTC
-// time>, and returns it. A regular file is hard-linked, so the path names
+// time now>, and returns it. A regular file is hard-linked, so the path names
 // it until the restored copy is renamed over it; anything else is renamed.
-func keepAside(path string) (string, error) {
-	base := path + ".replaced-" + time.Now().UTC().Format("20060102T150405Z")
+func keepAside(path string, now time.Time) (string, error) {
+	base := path + ".replaced-" + now.UTC().Format("20060102T150405Z")
 	for i := 0; ; i++ {
 		aside := base
 		if i > 0 {
