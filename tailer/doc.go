@@ -202,7 +202,13 @@
 //     fingerprint), and by a copy adopted after a copytruncate. Files
 //     that all grow between two polls take slots in turn: with more of
 //     them than MaxOpenFiles, each is closed and opened again as others
-//     wait (a few system calls each).
+//     wait (a few system calls each). A rotated file keeps its slot until
+//     it is finished (RotateGrace after its last line: it is read while
+//     the writer may still write it, and drained if deleted): when more
+//     files than MaxOpenFiles are rotated at once, the new files and the
+//     closed ones wait for slots, MaxOpenFiles rotated files finishing
+//     every RotateGrace (10,000 rotated files, 1,024 slots: about ten
+//     times RotateGrace). Their lines are late, not lost.
 //   - A file deleted while closed is finished: what it gained after it was
 //     closed, if anything, is lost (an ERROR, counted in Stats.LostFiles,
 //     when its size had grown). A file renamed while closed to a name no

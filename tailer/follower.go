@@ -57,6 +57,10 @@ type follower struct {
 	// The file's size and modification time (Unix ns) when it was
 	// closed to be parked: it is opened again once either changes.
 	parkSize, parkMtime int64
+	// movedMark is the look mark (Tailer.lookMark) taken before the poll
+	// that saw the parked file changed: a look begun after it finds the
+	// file where it went.
+	movedMark uint64
 
 	decided decided // the Tailer's decisions about the file
 

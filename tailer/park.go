@@ -138,6 +138,7 @@ func (t *Tailer) parkedPoll(ctx context.Context) {
 		fls = append(fls, fl)
 	}
 	t.mu.Unlock()
+	mark := t.lookMark()
 	var changed []*follower
 	for _, fl := range fls {
 		fi, ok, err := statRegular(fl.path)
@@ -148,6 +149,7 @@ func (t *Tailer) parkedPoll(ctx context.Context) {
 		if ok && fi.id == fl.id && fi.size == fl.parkSize && fi.mtime.UnixNano() == fl.parkMtime {
 			continue
 		}
+		fl.movedMark = mark
 		changed = append(changed, fl)
 	}
 	if len(changed) > 0 {
@@ -214,10 +216,15 @@ func (t *Tailer) reopen(fl *follower, lk **look) error {
 	if fl.f != nil {
 		return nil
 	}
+	mark := fl.movedMark // the poll that saw it moved, if it was parked
+	if mark == 0 {
+		mark = t.lookMark()
+	}
+	fl.movedMark = 0
 	f, _, err := openID(t.open, fl.path, fl.id)
 	if errors.Is(err, os.ErrNotExist) {
-		if *lk == nil {
-			*lk = t.look()
+		if *lk == nil || (*lk).seq <= mark {
+			*lk = t.lookSince(mark)
 		}
 		p, ok := (*lk).find(fl.id)
 		if !ok {

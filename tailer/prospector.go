@@ -167,8 +167,9 @@ func (t *Tailer) settle(ctx context.Context, fl *follower, deleted bool) (bool, 
 		return true, fl.finish(ctx)
 	}
 	d := &fl.decided
+	mark := t.lookMark()
 	if !d.rotated && !t.stillMatched(fl.id, fl.path) {
-		lk := t.look()
+		lk := t.lookSince(mark)
 		if p, ok := lk.locate(fl.id); ok {
 			t.log.Info("file renamed, still matched", "from", fl.path, "to", p)
 			fl.setPath(p)

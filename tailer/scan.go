@@ -297,6 +297,7 @@ func (s *scan) rotatedPaths(path string, rotated []string) []string {
 // follower notices a rotation at once (logrotate renaming thousands of
 // files), they share a few looks instead of globbing the directory each.
 type look struct {
+	seq     uint64 // looks are numbered as they begin (lookShare.seq)
 	sc      *scan
 	matches []fileInfo           // the glob matches, as expand
 	rotated []fileInfo           // the rotated names that are no glob match of a file found before
@@ -387,12 +388,35 @@ func (lk *look) find(id FileID) (string, bool) {
 	return "", false
 }
 
+// lookMark returns a mark for lookSince: take it before looking at a
+// file, and a look begun after it saw the file as it was then or later.
+func (t *Tailer) lookMark() uint64 {
+	t.looks.mu.Lock()
+	defer t.looks.mu.Unlock()
+	return t.looks.seq
+}
+
+// lookSince returns the last look made if it began after mark, else a new
+// one (look): when thousands of files are found moved at once (logrotate),
+// the first look made after they were noticed serves them all.
+func (t *Tailer) lookSince(mark uint64) *look {
+	t.looks.mu.Lock()
+	last := t.looks.last
+	t.looks.mu.Unlock()
+	if last != nil && last.seq > mark {
+		return last
+	}
+	return t.look()
+}
+
 // lookShare hands out looks: one made after the ask, shared by everyone
 // who asked while the previous one was being made.
 type lookShare struct {
 	mu      sync.Mutex
 	running bool
 	next    *lookBatch // the askers waiting for the next look
+	seq     uint64     // the number of the last look begun
+	last    *look      // the last look made
 }
 
 type lookBatch struct {
@@ -419,10 +443,14 @@ func (t *Tailer) look() *look {
 	for ls.next != nil {
 		b := ls.next
 		ls.next = nil
+		ls.seq++
+		seq := ls.seq
 		ls.mu.Unlock()
 		b.lk = t.newLook()
+		b.lk.seq = seq
 		close(b.done)
 		ls.mu.Lock()
+		ls.last = b.lk
 	}
 	ls.running = false
 	ls.mu.Unlock()
