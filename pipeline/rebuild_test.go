@@ -112,6 +112,42 @@ func TestStateDirLostRebuildsFromRecord(t *testing.T) {
 	}
 }
 
+// TestStateDirLostLeaseReplyDropped: the state dir is lost, and the reply
+// to the rebuild's lease take (the start's first write) is lost with its
+// connection after the server applied it. The start retries and finds
+// the lease its own: it rebuilds, and counts exactly (it used to stop on
+// the error; the fleet test found it).
+func TestStateDirLostLeaseReplyDropped(t *testing.T) {
+	dir := t.TempDir()
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	a := site{"a.test", filepath.Join(dir, "a.log")}
+	a.appendLines(t, 0, 40)
+	r := startRun(t, recorded(dir, db, a))
+	waitFor(t, "40 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal == 40 })
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	a.appendLines(t, 40, 25)
+	if err := os.RemoveAll(filepath.Join(dir, "state")); err != nil {
+		t.Fatal(err)
+	}
+	dropped := srv.Faults().DroppedReplies
+	srv.DropNextReply()
+	r = startRun(t, recorded(dir, db, a))
+	waitFor(t, "65 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal >= 65 })
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Faults().DroppedReplies - dropped; n != 1 {
+		t.Fatalf("%d replies dropped, want 1: the test did not exercise the lease's retry", n)
+	}
+	want, got := countAll(t, a), bucketcheck.Read(t, db)
+	if res := bucketcheck.CompareAll(t, want, got); !res.Exact() || got.MonthTotal != 65 {
+		t.Errorf("after the rebuild: %d hits in MongoDB, files %d; %v", got.MonthTotal, want.Hits, res)
+	}
+}
+
 // TestStateDirLostWhileBatchInFlight: MongoDB is cut off in the middle of a
 // batch's bucket updates, the pipeline stops, and its state dir is removed.
 // The next start re-reads the batch's lines, seals them under the batch's

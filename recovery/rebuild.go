@@ -40,21 +40,51 @@ type Stats struct {
 
 // loadRecord reads the instance's record, waiting while MongoDB cannot be
 // reached: without it, a new buffer could only guess where to start.
-func loadRecord(ctx context.Context, store *progress.Store, clk clock.Clock, log *slog.Logger) (*progress.Record, error) {
+func loadRecord(ctx context.Context, store *progress.Store, clk clock.Clock, log *slog.Logger) (rec *progress.Record, err error) {
+	err = whileUnreachable(ctx, clk, log, "no buffer file: waiting for MongoDB to read this instance's progress record; "+
+		"reading starts once it is known whether and where this instance counted before", func() error {
+		rec, err = store.Load(ctx)
+		return err
+	})
+	return rec, err
+}
+
+// acquire takes the instance's lease for the rebuild of bufferID's state,
+// waiting while MongoDB cannot be reached. A take whose reply was lost may
+// have been applied: the next attempt finds the lease its holder's and
+// takes it again. Another daemon keeping the lease alive is returned.
+func acquire(ctx context.Context, store *progress.Store, bufferID string, clk clock.Clock, log *slog.Logger) error {
+	var inUse error
+	err := whileUnreachable(ctx, clk, log, "no buffer file: waiting for MongoDB to take this instance's lease before the rebuild", func() error {
+		// Not own: a daemon that lost its state dir while running still
+		// holds the lease with the same buffer id; wait for it to lapse.
+		_, err := store.Acquire(ctx, bufferID, false, acquirePoll)
+		if errors.Is(err, progress.ErrInstanceInUse) {
+			inUse = err
+			return nil
+		}
+		return err
+	})
+	return cmp.Or(inUse, err)
+}
+
+// whileUnreachable runs try until it succeeds, logging msg and waiting
+// with a backoff (1 s doubling to 30 s) after each error, or until ctx
+// ends.
+func whileUnreachable(ctx context.Context, clk clock.Clock, log *slog.Logger, msg string, try func() error) error {
 	backoff := time.Second
 	for {
-		rec, err := store.Load(ctx)
+		err := try()
 		if err == nil {
-			return rec, nil
+			return nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
-		log.Warn("no buffer file: waiting for MongoDB to read this instance's progress record; "+
-			"reading starts once it is known whether and where this instance counted before", "err", err, "retry_in", backoff)
+		log.Warn(msg, "err", err, "retry_in", backoff)
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-clk.After(backoff):
 		}
 		backoff = min(2*backoff, 30*time.Second)
@@ -76,14 +106,12 @@ func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 		return false, st, err
 	}
 	st.WaitedOnLease = rec.Lease.Until.After(cfg.Clock.Now())
-	// Not own: a daemon that lost its state dir while running still
-	// holds the lease with the same buffer id; wait for it to lapse.
-	if _, err := store.Acquire(ctx, rec.BufferID, false, acquirePoll); err != nil {
+	if err := acquire(ctx, store, rec.BufferID, cfg.Clock, log); err != nil {
 		return false, st, err
 	}
 	// The record cannot change once the lease is ours: read it again, as
 	// the previous holder may have written until its lease lapsed.
-	if rec, err = store.Load(ctx); err != nil || rec == nil {
+	if rec, err = loadRecord(ctx, store, cfg.Clock, log); err != nil || rec == nil {
 		return false, st, cmp.Or(err, errors.New("progress record vanished"))
 	}
 	log.Warn("no buffer file: rebuilding the state from this instance's progress record in MongoDB",
