@@ -359,6 +359,26 @@ func (b *Buffer) Streams(head []byte, fpSize int) ([]LedgerEntry, error) {
 	return out, nil
 }
 
+// LedgerEntries returns the stored entries keep accepts, in key order,
+// reading the whole ledger (a start reads it when a source may take over
+// another's entries; see package pipeline). Entries that cannot be
+// decoded are skipped: Seal prunes them.
+func (b *Buffer) LedgerEntries(keep func(LedgerEntry) bool) ([]LedgerEntry, error) {
+	var out []LedgerEntry
+	err := b.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bktLedger).ForEach(func(k, v []byte) error {
+			if e, err := decodeEntry(k, v); err == nil && keep(e) {
+				out = append(out, e)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
+	}
+	return out, nil
+}
+
 // LedgerLen returns the number of ledger entries.
 func (b *Buffer) LedgerLen() int {
 	n := 0

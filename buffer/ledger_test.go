@@ -264,3 +264,25 @@ func TestLedgerEntryVersion1(t *testing.T) {
 		t.Fatalf("round trip %+v, %v", got, err)
 	}
 }
+
+func TestLedgerEntries(t *testing.T) {
+	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{})
+	var marks []Mark
+	for i, src := range []string{"a", "b", "a"} {
+		marks = append(marks, Mark{FPLen: 10, FPSum: uint64(i + 1), Offset: int64(100 * (i + 1)), Stream: uint64(i + 7), Source: src, Path: fmt.Sprintf("/l/%d.log", i)})
+	}
+	if err := b.CommitWith(Commit{Marks: marks, KeepLastCommit: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.LedgerEntries(func(e LedgerEntry) bool { return e.Source == "a" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Mark.Key() != marks[0].Key() || got[1].Mark.Key() != marks[2].Key() ||
+		got[0].Offset != 100 || got[1].Offset != 300 || got[1].Path != "/l/2.log" || got[1].Stream != 9 {
+		t.Errorf("entries of a: %+v, want the first and third marks", got)
+	}
+	if all, _ := b.LedgerEntries(func(LedgerEntry) bool { return true }); len(all) != 3 {
+		t.Errorf("%d entries, want 3", len(all))
+	}
+}

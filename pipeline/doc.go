@@ -38,8 +38,12 @@
 //     would take that file for history.
 //   - Checkpoints of a source no longer configured stay in the buffer
 //     untouched and are logged at start: adding the source back resumes
-//     where it stopped. Checkpoints that cannot be decoded are logged and
-//     left; their files are read as new ones.
+//     where it stopped. A new source (no checkpoint of its own) whose file
+//     names hold their paths takes them over first, with the old name's
+//     ledger entries there (a renamed source: see rename.go); one two new
+//     sources hold, or a file two old sources had checkpoints of, is taken
+//     by none. Checkpoints that cannot be decoded are logged and left;
+//     their files are read as new ones.
 //   - Stopping (ctx cancelled) commits what was parsed; chunks still in
 //     the channel are read again from their checkpoints at the next start.
 //     A stop for a reload (ErrReload) does not drain: the next Pipeline on

@@ -333,11 +333,7 @@ func (p *Pipeline) Open(ctx context.Context) (err error) {
 		return err
 	}
 
-	names := make([]string, len(cfg.Sources))
-	for i, s := range cfg.Sources {
-		names[i] = s.Name
-	}
-	state, err := loadRestart(p.buf, names, log)
+	state, err := loadRestart(p.buf, cfg.Sources, p.log)
 	if err != nil {
 		return fmt.Errorf("open pipeline: %w", err)
 	}

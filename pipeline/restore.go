@@ -17,8 +17,9 @@ type restart struct {
 	// bySource holds the stored checkpoints of each configured source.
 	bySource map[string][]tailer.Checkpoint
 	// orphans counts the stored checkpoints of sources no longer
-	// configured, by source. They stay in the buffer untouched: adding the
-	// source back resumes where it stopped.
+	// configured that no new source took over (takeOver), by source. They
+	// stay in the buffer untouched: adding the source back resumes where
+	// it stopped.
 	orphans map[string]int
 	// unreadable counts stored checkpoints that could not be decoded; they
 	// are left in the buffer, and their files are treated as new.
@@ -29,8 +30,10 @@ type restart struct {
 	since time.Time
 }
 
-// loadRestart reads the buffer's checkpoints and last-commit time.
-func loadRestart(buf *buffer.Buffer, sources []string, log *slog.Logger) (restart, error) {
+// loadRestart reads the buffer's checkpoints and last-commit time; a new
+// source first takes over what a source no longer configured left for its
+// files (takeOver: a renamed source).
+func loadRestart(buf *buffer.Buffer, sources []Source, log *slog.Logger) (restart, error) {
 	stored, err := buf.Checkpoints()
 	if err != nil {
 		return restart{}, fmt.Errorf("read checkpoints: %w", err)
@@ -39,7 +42,14 @@ func loadRestart(buf *buffer.Buffer, sources []string, log *slog.Logger) (restar
 	if err != nil {
 		return restart{}, fmt.Errorf("read last commit time: %w", err)
 	}
-	r := groupCheckpoints(stored, sources, log)
+	if stored, err = takeOver(buf, stored, sources, log); err != nil {
+		return restart{}, err
+	}
+	names := make([]string, len(sources))
+	for i, s := range sources {
+		names[i] = s.Name
+	}
+	r := groupCheckpoints(stored, names, log)
 	r.since = since
 	return r, nil
 }

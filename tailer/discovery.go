@@ -77,6 +77,29 @@ func DiscoverSource(src SourceFiles) ([]File, error) {
 	return out, errors.Join(errs...)
 }
 
+// Holds reports whether path is one of the source's file names by
+// pattern alone (no I/O): matched by a glob, by a glob followed by a
+// rotation suffix (P.*, P-*) or by a rotated glob, and not compressed.
+// These are the names LocateSource looks for a checkpoint's file under.
+func (src SourceFiles) Holds(path string) bool {
+	if Compressed(path) {
+		return false
+	}
+	for _, pat := range src.Paths {
+		for _, p := range [...]string{pat, pat + ".*", pat + "-*"} {
+			if ok, _ := filepath.Match(p, path); ok {
+				return true
+			}
+		}
+	}
+	for _, pat := range src.Rotated {
+		if ok, _ := filepath.Match(pat, path); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // checkGlobs reports the first bad pattern.
 func checkGlobs(globs []string) error {
 	for _, p := range globs {

@@ -64,3 +64,26 @@ func TestDiscoverStatError(t *testing.T) {
 		t.Errorf("Discover = %v, %v; want a.log and the stat error of loop.log", files, err)
 	}
 }
+
+func TestSourceFilesHolds(t *testing.T) {
+	src := SourceFiles{Paths: []string{"/l/*.log", "/m/access.log"}, Rotated: []string{"/old/access.log*"}}
+	for path, want := range map[string]bool{
+		"/l/a.log":            true,  // a glob match
+		"/l/a.log.1":          true,  // its rotated name
+		"/l/a.log-20260201":   true,  // and the dated one
+		"/l/a.log.2.gz":       false, // compressed
+		"/m/access.log":       true,  // a literal glob
+		"/m/access.log.1":     true,  // its rotated name
+		"/m/error.log":        false, // another file beside it
+		"/old/access.log.3":   true,  // a rotated glob's match
+		"/old/other.log":      false,
+		"/l/sub/a.log":        false, // * does not cross a separator
+		"/elsewhere/a.log":    false,
+		"/l/a.txt":            false,
+		"/old/access.log.zst": false,
+	} {
+		if got := src.Holds(path); got != want {
+			t.Errorf("Holds(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
