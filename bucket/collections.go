@@ -101,5 +101,5 @@ func (r Retention) Cutoff(l Level, now time.Time) time.Time {
 // period is added. A bucket is deleted the retention after its period's
 // end at the earliest (a 28-day month's bucket 3 days later than that).
 func (r Retention) TTLSeconds(l Level) int32 {
-	return int32(min((r.Of(l)+l.Longest())/time.Second, 1<<31-1))
+	return int32(min((r.Of(l)+l.Unit().Longest())/time.Second, 1<<31-1))
 }
