@@ -120,22 +120,7 @@ func (k *Keeper) Load() error {
 
 // startOf returns the start of the period named id, if it is one of this
 // Keeper's period.
-func (k *Keeper) startOf(id string) (int64, bool) {
-	p := k.cfg.Period
-	layout := "20060102"
-	if p == visitor.Month {
-		layout = "200601"
-	}
-	prefix := p.String() + ":"
-	if len(id) <= len(prefix) || id[:len(prefix)] != prefix {
-		return 0, false
-	}
-	t, err := time.Parse(layout, id[len(prefix):])
-	if err != nil {
-		return 0, false
-	}
-	return t.Unix(), true
-}
+func (k *Keeper) startOf(id string) (int64, bool) { return k.cfg.Period.ParseID(id) }
 
 // For returns the salt of the period holding sec, if held. It never
 // blocks: the aggregator calls it per period it meets.
