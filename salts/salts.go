@@ -176,10 +176,10 @@ func (k *Keeper) Round(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// expires returns when the salt of the period starting at start expires.
+// expires returns when the salt of the period starting at start expires:
+// the grace after the period's end (period.Unit.Expires).
 func (k *Keeper) expires(start int64) time.Time {
-	_, end := k.cfg.Period.Bounds(start)
-	return time.Unix(end, 0).Add(k.cfg.Grace)
+	return k.cfg.Period.Unit().Expires(start, k.cfg.Grace)
 }
 
 // ensure makes the salt of the period starting at start held: from the

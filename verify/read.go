@@ -146,7 +146,7 @@ func (v *verifier) compareSites(ctx context.Context, j *judge, site string, page
 // judge judges a document unless it is past its level's retention: then
 // it is counted as such (once, in the pass holding its end).
 func (v *verifier) judge(j *judge, k Kind, id string, start, end int64, want, got []counter) {
-	if k != Sites && v.opts.Retention.Expired(bucket.Level(k), v.now, end) {
+	if k != Sites && v.opts.Retention.Expired(bucket.Level(k), start, v.now) {
 		if j.w.has(min(end, j.r.to) - 1) {
 			v.rep.Expired[k]++
 		}
