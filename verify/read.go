@@ -130,14 +130,15 @@ func (v *verifier) compareSites(ctx context.Context, j *judge, site string, page
 			want = siteCounters(d)
 			delete(files, id)
 		}
-		v.judge(j, Sites, id, start, start+86400, want, got)
+		_, end := bucket.Daily.Bounds(start)
+		v.judge(j, Sites, id, start, end, want, got)
 	})
 	if err != nil {
 		return err
 	}
 	for i := range docs {
 		if d := &docs[i]; files[d.ID] != nil {
-			v.judge(j, Sites, d.ID, d.Start, d.Start+86400, siteCounters(d), nil)
+			v.judge(j, Sites, d.ID, d.Start, d.PeriodEnd(), siteCounters(d), nil)
 		}
 	}
 	return nil
