@@ -1,6 +1,9 @@
 package aggregate
 
 import (
+	"errors"
+	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -91,6 +94,61 @@ type Stats struct {
 	FullSince time.Time
 	// FullErr is the last such commit error, nil while none fails.
 	FullErr error
+}
+
+// Add adds o's totals to s, every field (a test fails on a field added
+// and not summed): the counters and the maps key by key (sites past
+// MaxSitesCounted, taken in name order, fold into OtherSites), Measures
+// merged (measure.Vector.Merge: its maximum stays a maximum), FullSince
+// the earlier of the two set, FullErr both errors joined. s never shares
+// a map with o.
+func (s *Stats) Add(o Stats) {
+	s.Lines += o.Lines
+	s.Hits += o.Hits
+	s.Malformed += o.Malformed
+	s.Filtered += o.Filtered
+	s.TooLong += o.TooLong
+	s.Commits += o.Commits
+	s.Other += o.Other
+	s.SitesFolded += o.SitesFolded
+	s.ParsedAhead += o.ParsedAhead
+	s.Outcomes.Add(&o.Outcomes)
+	if len(o.BySource) > 0 && s.BySource == nil {
+		s.BySource = make(map[string]SourceStats, len(o.BySource))
+	}
+	for k, v := range o.BySource {
+		t := s.BySource[k]
+		t.Lines += v.Lines
+		t.Hits += v.Hits
+		s.BySource[k] = t
+	}
+	if len(o.HitsBySite) > 0 && s.HitsBySite == nil {
+		s.HitsBySite = make(map[string]uint64, len(o.HitsBySite))
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.HitsBySite)) {
+		name := k
+		if _, ok := s.HitsBySite[k]; !ok && k != OtherSites {
+			named := len(s.HitsBySite)
+			if _, ok := s.HitsBySite[OtherSites]; ok {
+				named--
+			}
+			if named >= MaxSitesCounted {
+				name = OtherSites
+			}
+		}
+		s.HitsBySite[name] += o.HitsBySite[k]
+	}
+	s.VisitorsUnsalted += o.VisitorsUnsalted
+	s.Measures.Merge(&o.Measures)
+	if !o.FullSince.IsZero() && (s.FullSince.IsZero() || o.FullSince.Before(s.FullSince)) {
+		s.FullSince = o.FullSince
+	}
+	switch {
+	case s.FullErr == nil:
+		s.FullErr = o.FullErr
+	case o.FullErr != nil:
+		s.FullErr = errors.Join(s.FullErr, o.FullErr)
+	}
 }
 
 // Stats returns the running totals.

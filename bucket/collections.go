@@ -75,25 +75,25 @@ func (r Retention) Of(l Level) time.Duration {
 // Key returns the config key of level l's retention.
 func (Retention) Key(l Level) string { return l.String() + "_retention" }
 
-// Expired reports whether the l bucket ending at end (Unix seconds) has
-// expired at now: its period ended at least the retention ago. A
-// retention of 0 never expires.
-func (r Retention) Expired(l Level, now time.Time, end int64) bool {
+// Expired reports whether the l bucket holding sec (Unix seconds) has
+// expired at now: its period ended at least the retention ago
+// (period.Unit.Expired, the one retention rule). A retention of 0 never
+// expires.
+func (r Retention) Expired(l Level, sec int64, now time.Time) bool {
 	keep := r.Of(l)
-	return keep > 0 && !now.Before(time.Unix(end, 0).Add(keep))
+	return keep > 0 && l.Unit().Expired(sec, keep, now)
 }
 
-// Cutoff returns the start of the oldest l bucket still kept at now: the
-// start of the period holding now minus the retention. Every bucket
-// starting before it has expired (Expired), none starting at or after it
-// has. It is zero when the retention is 0.
+// Cutoff returns the start of the oldest l bucket still kept at now
+// (period.Unit.Cutoff): every bucket starting before it has expired
+// (Expired), none starting at or after it has. It is zero when the
+// retention is 0.
 func (r Retention) Cutoff(l Level, now time.Time) time.Time {
 	keep := r.Of(l)
 	if keep <= 0 {
 		return time.Time{}
 	}
-	start, _ := l.Bounds(now.Add(-keep).Unix())
-	return time.Unix(start, 0).UTC()
+	return l.Unit().Cutoff(now, keep)
 }
 
 // TTLSeconds is the expireAfterSeconds of a TTL index on l's TimeField
@@ -101,5 +101,5 @@ func (r Retention) Cutoff(l Level, now time.Time) time.Time {
 // period is added. A bucket is deleted the retention after its period's
 // end at the earliest (a 28-day month's bucket 3 days later than that).
 func (r Retention) TTLSeconds(l Level) int32 {
-	return int32(min((r.Of(l)+l.Longest())/time.Second, 1<<31-1))
+	return int32(min((r.Of(l)+l.Unit().Longest())/time.Second, 1<<31-1))
 }

@@ -41,10 +41,12 @@
 // measure each counts: logtally verify compares the buckets with the
 // files counter by counter through them.
 //
-// Retention is counted from the end of a bucket's period
-// (Retention.Expired); Retention.Cutoff is the one cutoff computation,
-// used by the deleteMany expiry and the query's retention check, and
-// Retention.TTLSeconds the TTL index's equivalent.
+// A level's periods are its period.Unit's (Level.Unit): bounds and the
+// time part of the ids. Retention is counted from the end of a bucket's
+// period by period's one retention rule (Retention.Expired, used by the
+// flusher and verify; Retention.Cutoff, its inverse, by the deleteMany
+// expiry and the query's retention check), and Retention.TTLSeconds is
+// the TTL index's equivalent.
 //
 // Caveats:
 //   - Ids must not collide (the guard relies on one update per bucket and

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/logtally/logtally/period"
 )
 
 // Level is one of the three bucket granularities, in the order a batch is
@@ -52,60 +54,21 @@ const (
 	FieldTimestamp = "timestamp"
 )
 
+// Unit returns the calendar unit of l's periods: a minute, a day, a
+// month. Every bound, id and expiry of a bucket is that unit's.
+func (l Level) Unit() period.Unit { return units[l] }
+
+var units = [Levels]period.Unit{Minute: period.Minute, Daily: period.Day, Monthly: period.Month}
+
 // Bounds returns the start and end (Unix seconds, UTC) of the l bucket
 // holding sec.
-func (l Level) Bounds(sec int64) (start, end int64) {
-	switch l {
-	case Minute:
-		start = sec - mod(sec, 60)
-		return start, start + 60
-	case Daily:
-		start = sec - mod(sec, 86400)
-		return start, start + 86400
-	default:
-		y, m, _ := time.Unix(sec, 0).UTC().Date()
-		return time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).Unix(),
-			time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC).Unix()
-	}
-}
-
-func mod(a, b int64) int64 {
-	r := a % b
-	if r < 0 {
-		r += b
-	}
-	return r
-}
-
-// Longest is the longest period of an l bucket.
-func (l Level) Longest() time.Duration {
-	switch l {
-	case Minute:
-		return time.Minute
-	case Daily:
-		return 24 * time.Hour
-	}
-	return 31 * 24 * time.Hour
-}
-
-// idLayout is the time part of an l bucket's _id: YYYYMMDDhhmm, YYYYMMDD,
-// YYYYMM.
-func (l Level) idLayout() string {
-	switch l {
-	case Minute:
-		return "200601021504"
-	case Daily:
-		return "20060102"
-	default:
-		return "200601"
-	}
-}
+func (l Level) Bounds(sec int64) (start, end int64) { return l.Unit().Bounds(sec) }
 
 // AppendID appends the _id of the l bucket starting at start (Unix
 // seconds) of site and page: "<time>/<site><page>". Ids do not collide as
 // long as pages start with "/" and sites contain none.
 func (l Level) AppendID(dst []byte, start int64, site, page []byte) []byte {
-	dst = time.Unix(start, 0).UTC().AppendFormat(dst, l.idLayout())
+	dst = l.Unit().AppendID(dst, start)
 	dst = append(dst, '/')
 	dst = append(dst, site...)
 	return append(dst, page...)
@@ -113,7 +76,7 @@ func (l Level) AppendID(dst []byte, start int64, site, page []byte) []byte {
 
 // ID returns the _id of the l bucket starting at start (see AppendID).
 func (l Level) ID(start int64, site, page string) string {
-	return time.Unix(start, 0).UTC().Format(l.idLayout()) + "/" + site + page
+	return l.Unit().ID(start) + "/" + site + page
 }
 
 // Shard-key fields of each level, as they appear in a filter: a cluster

@@ -60,10 +60,10 @@ func TestExpiryCountsFromThePeriodsEnd(t *testing.T) {
 		now := time.Unix(start, 0).Add(r + time.Duration(rng.Int64N(70*86400))*time.Second)
 		ret := retention(p, r)
 		byCutoff := start < ret.Cutoff(p, now).Unix()
-		if byCutoff != ret.Expired(p, now, end) {
+		if byCutoff != ret.Expired(p, start, now) {
 			t.Fatalf("%s [%d, %d) retention %v at %v: cutoff says %v, expired %v", p, start, end, r, now, byCutoff, !byCutoff)
 		}
-		if ttlDue := now.Unix() > start+int64(ret.TTLSeconds(p)); ttlDue && !ret.Expired(p, now, end) {
+		if ttlDue := now.Unix() > start+int64(ret.TTLSeconds(p)); ttlDue && !ret.Expired(p, start, now) {
 			t.Fatalf("%s [%d, %d) retention %v at %v: TTL index deletes it before it expires", p, start, end, r, now)
 		}
 	}

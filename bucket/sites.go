@@ -24,7 +24,7 @@ const FieldViews = "views"
 // "YYYYMMDD/<site>".
 func SiteID(sec int64, site string) string {
 	start, _ := Daily.Bounds(sec)
-	return time.Unix(start, 0).UTC().Format(Daily.idLayout()) + "/" + site
+	return Daily.Unit().ID(start) + "/" + site
 }
 
 // SiteMeasurePath returns the dotted path of measure m in a site's

@@ -35,7 +35,10 @@ func (d *SiteDoc) Whole(g Guard) (bson.Raw, error) {
 func (d *Doc) PeriodEnd() int64 { return d.End }
 
 // PeriodEnd returns the end of d's day (Unix seconds).
-func (d *SiteDoc) PeriodEnd() int64 { return d.Start + 86400 }
+func (d *SiteDoc) PeriodEnd() int64 {
+	_, end := Daily.Bounds(d.Start)
+	return end
+}
 
 // whole returns zero (a document) with update applied: $inc, $max and
 // $set of int32, int64 and string values at dotted paths, as MongoDB

@@ -191,18 +191,20 @@ type Grouper struct {
 	Max   int
 	// Docs are the chunk's documents, in key order.
 	Docs []Doc
-	// ExpiredBy, when not 0, is the end (Unix seconds) at or before which
-	// a bucket has expired: its hits are skipped and added to Dropped.
-	ExpiredBy int64
-	Dropped   uint64
-	idBuf     []byte
+	// Keep, when not 0, is the level's retention and Now the time it is
+	// judged at: the hits of a bucket expired at Now (Retention.Expired)
+	// are skipped and added to Dropped.
+	Keep    time.Duration
+	Now     time.Time
+	Dropped uint64
+	idBuf   []byte
 }
 
 // Reset starts a new chunk of level l of at most max documents.
 func (g *Grouper) Reset(l Level, max int) {
 	g.Level, g.Max = l, max
 	g.Docs = g.Docs[:0]
-	g.ExpiredBy, g.Dropped = 0, 0
+	g.Keep, g.Now, g.Dropped = 0, time.Time{}, 0
 }
 
 // Add adds the hits v of site and page at sec. It returns false, adding
@@ -219,11 +221,9 @@ func (g *Grouper) Add(site, page []byte, sec int64, v *measure.Vector) bool {
 			return false
 		}
 	}
-	if g.ExpiredBy != 0 {
-		if _, end := g.Level.Bounds(sec); end <= g.ExpiredBy {
-			g.Dropped += v[measure.Views] // the bucket is past its retention
-			return true
-		}
+	if g.Keep > 0 && g.Level.Unit().Expired(sec, g.Keep, g.Now) {
+		g.Dropped += v[measure.Views] // the bucket is past its retention
+		return true
 	}
 	var prevSite, prevPage string
 	if k := len(g.Docs) - 1; k >= 0 {

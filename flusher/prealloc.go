@@ -12,6 +12,7 @@ import (
 
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/period"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -119,9 +120,7 @@ type preallocator struct {
 // minute buckets (preallocated an hour at a time), else the bucket's own.
 func periodOf(p pass, sec int64) (start, end int64) {
 	if p == minutePass {
-		start, _ = bucket.Daily.Bounds(sec)
-		start += (sec - start) / 3600 * 3600
-		return start, start + 3600
+		return period.Hour.Bounds(sec)
 	}
 	return p.level().Bounds(sec)
 }

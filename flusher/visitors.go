@@ -22,6 +22,12 @@ import (
 	"github.com/logtally/logtally/buffer"
 )
 
+// sketchKeep is how long past its period's end a visitor sketch is kept
+// in the buffer: late lines and replays within the salt's grace (2 hours
+// by default) still find it. A sketch dropped and made again only holds
+// registers that rose since: their $max takes nothing away.
+const sketchKeep = 24 * time.Hour
+
 // writeVisitors sends the risen registers, marks them sent, and drops
 // the sketches of periods long over whose registers are all sent.
 func (f *Flusher) writeVisitors(ctx context.Context) error {
@@ -39,13 +45,9 @@ func (f *Flusher) writeVisitors(ctx context.Context) error {
 	if err := f.buf.MarkVisitorsSent(rises); err != nil {
 		return err
 	}
-	// A period's sketch is kept a day past its end (late lines, replays
-	// within the salt's grace), then dropped once all is sent.
-	before := f.clock.Now().Add(-32 * 24 * time.Hour).Unix()
-	if f.visitorPeriod.String() == "day" {
-		before = f.clock.Now().Add(-48 * time.Hour).Unix()
-	}
-	_, err = f.buf.DropVisitors(before)
+	// A period's sketch is kept sketchKeep past its end (late lines,
+	// replays within the salt's grace), then dropped once all is sent.
+	_, err = f.buf.DropVisitors(f.visitorPeriod.Unit().Cutoff(f.clock.Now(), sketchKeep).Unix())
 	return err
 }
 

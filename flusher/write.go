@@ -38,9 +38,7 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 			continue
 		}
 		f.ch.Reset(p.level(), f.chunkOps)
-		if r := f.retention.Of(p.level()); r > 0 {
-			f.ch.ExpiredBy = f.clock.Now().Add(-r).Unix()
-		}
+		f.ch.Keep, f.ch.Now = f.retention.Of(p.level()), f.clock.Now()
 		scan := f.buf.ScanBatch
 		if p != minutePass {
 			scan = f.buf.ScanCoarse
@@ -421,7 +419,7 @@ func (f *Flusher) countLate(p pass, buckets []bucket.Doc, missing []int, insErr 
 	now := f.clock.Now()
 	var n uint64
 	for j, i := range missing {
-		if !dup[j] && f.retention.Expired(p.level(), now, buckets[i].End) {
+		if !dup[j] && f.retention.Expired(p.level(), buckets[i].Start, now) {
 			n++
 		}
 	}

@@ -280,7 +280,7 @@ func checkRequest(req Request) (Request, error) {
 			req.From.UTC().Format(time.RFC3339), req.To.UTC().Format(time.RFC3339))
 	}
 	req.From, req.To = req.Step.Truncate(req.From), req.Step.Ceil(req.To)
-	if n := req.Step.index(req.From, req.To); n > MaxSteps || n < 0 {
+	if n := req.Step.Steps(req.From, req.To); n > MaxSteps || n < 0 {
 		return req, badRequest("%d steps of a %s: at most %d; use a longer step or a shorter range", n, req.Step, MaxSteps)
 	}
 	return req, nil

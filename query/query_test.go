@@ -45,8 +45,8 @@ func TestStepBounds(t *testing.T) {
 		if got := tc.step.Ceil(tr); !got.Equal(tr) {
 			t.Errorf("%s: Ceil of a step start moved it to %s", tc.step, got)
 		}
-		if got := tc.step.index(tr, tc.step.Next(tc.step.Next(tr))); got != 2 {
-			t.Errorf("%s: index two steps on = %d", tc.step, got)
+		if got := tc.step.Steps(tr, tc.step.Next(tc.step.Next(tr))); got != 2 {
+			t.Errorf("%s: Steps two steps on = %d", tc.step, got)
 		}
 	}
 	if _, err := ParseStep("week"); !errors.Is(err, ErrBadRequest) {

@@ -126,7 +126,7 @@ func (a *accumulator) addWith(page string, t time.Time, n int64, v *[numFields]i
 	if n == 0 && (v == nil || *v == [numFields]int64{}) {
 		return true // a zero-filled bucket adds nothing
 	}
-	i := req.Step.index(req.From, req.Step.Truncate(t))
+	i := req.Step.Steps(req.From, req.Step.Truncate(t))
 	a.addTo(a.site, i, n, v)
 	if req.SiteOnly || a.only != nil && !a.only[page] {
 		return true

@@ -5,107 +5,30 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/logtally/logtally/period"
 )
 
 // Step is the width of one point of a result: a minute, an hour, a day or a
-// month. Steps are aligned to UTC, as the buckets are.
-type Step int
+// month, aligned to UTC as the buckets are: a period.Unit, whose Truncate,
+// Next, Ceil and Steps cut the ranges.
+type Step = period.Unit
 
 // The steps, from the finest.
 const (
-	Minute Step = iota + 1
-	Hour
-	Day
-	Month
+	Minute = period.Minute
+	Hour   = period.Hour
+	Day    = period.Day
+	Month  = period.Month
 )
 
 // ParseStep parses "minute", "hour", "day" or "month".
 func ParseStep(s string) (Step, error) {
-	switch s {
-	case "minute":
-		return Minute, nil
-	case "hour":
-		return Hour, nil
-	case "day":
-		return Day, nil
-	case "month":
-		return Month, nil
+	st, err := period.Parse(s)
+	if err != nil {
+		return 0, badRequest("step %q: must be minute, hour, day or month", s)
 	}
-	return 0, badRequest("step %q: must be minute, hour, day or month", s)
-}
-
-// String returns the step's name as ParseStep takes it.
-func (s Step) String() string {
-	switch s {
-	case Minute:
-		return "minute"
-	case Hour:
-		return "hour"
-	case Day:
-		return "day"
-	case Month:
-		return "month"
-	}
-	return "step(" + strconv.Itoa(int(s)) + ")"
-}
-
-// Truncate returns the start of the step holding t, in UTC.
-func (s Step) Truncate(t time.Time) time.Time {
-	t = t.UTC()
-	switch s {
-	case Minute:
-		return t.Truncate(time.Minute)
-	case Hour:
-		return t.Truncate(time.Hour)
-	case Day:
-		y, m, d := t.Date()
-		return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-	default:
-		y, m, _ := t.Date()
-		return time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
-	}
-}
-
-// Next returns the start of the step after the one starting at t (UTC).
-func (s Step) Next(t time.Time) time.Time {
-	switch s {
-	case Minute:
-		return t.Add(time.Minute)
-	case Hour:
-		return t.Add(time.Hour)
-	case Day:
-		return t.AddDate(0, 0, 1)
-	default:
-		return t.AddDate(0, 1, 0)
-	}
-}
-
-// Ceil returns the start of the first step that starts at or after t.
-func (s Step) Ceil(t time.Time) time.Time {
-	start := s.Truncate(t)
-	if start.Before(t) {
-		return s.Next(start)
-	}
-	return start
-}
-
-// index returns the number of whole steps from from to t, both step starts.
-// It counts in seconds, not with time.Duration, which saturates past 292
-// years.
-func (s Step) index(from, t time.Time) int {
-	secs := t.Unix() - from.Unix()
-	switch s {
-	case Minute:
-		return int(secs / 60)
-	case Hour:
-		return int(secs / 3600)
-	case Day:
-		return int(secs / 86400)
-	default:
-		fy, fm, _ := from.Date()
-		ty, tm, _ := t.Date()
-		return (ty-fy)*12 + int(tm-fm)
-	}
+	return st, nil
 }
 
 var relative = regexp.MustCompile(`^-([0-9]+)d$`)

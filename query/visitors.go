@@ -212,7 +212,7 @@ func (r *Reader) readVisitors(ctx context.Context, req Request, page any) (map[s
 			return nil, badRequest("site %q's visitors of %s are kept per month (salt_period = month, document %s): a month's uniques cannot be split into days; use -step month",
 				req.Site, d.start.Format("2006-01"), id)
 		}
-		i := req.Step.index(req.From, req.Step.Truncate(d.start))
+		i := req.Step.Steps(req.From, req.Step.Truncate(d.start))
 		res := out[pg]
 		if res == nil {
 			res = newVisitorsResult(req, name)

@@ -107,9 +107,9 @@ func (d *DryRun) Sinks() []Sink {
 }
 
 // Drain drains every worker, handing their sums to their sinks (SumsTo),
-// and returns the aggregators' Stats summed: the lines, hits, outcomes and
-// measures of every file read. Its error is a drain's (a key the buffer
-// package cannot decode: a bug).
+// and returns the aggregators' Stats summed (aggregate.Stats.Add): the
+// lines, hits, outcomes and measures of every file read. Its error is a
+// drain's (a key the buffer package cannot decode: a bug).
 func (d *DryRun) Drain() (aggregate.Stats, error) {
 	_, err := d.figures()
 	return d.stats(), err
@@ -352,23 +352,11 @@ func (d *DryRun) workers() []*dryWorker {
 	return []*dryWorker{d.w}
 }
 
-// stats returns the workers' aggregators' Stats summed (the rows the
-// summary prints: lines, hits, outcomes, measures).
+// stats returns the workers' aggregators' Stats summed (aggregate.Stats.Add).
 func (d *DryRun) stats() aggregate.Stats {
 	var st aggregate.Stats
 	for _, w := range d.workers() {
-		s := w.agg.Stats()
-		st.Lines += s.Lines
-		st.Hits += s.Hits
-		st.Malformed += s.Malformed
-		st.Filtered += s.Filtered
-		st.TooLong += s.TooLong
-		st.Other += s.Other
-		st.SitesFolded += s.SitesFolded
-		for i, n := range s.Outcomes {
-			st.Outcomes[i] += n
-		}
-		st.Measures.Merge(&s.Measures)
+		st.Add(w.agg.Stats())
 	}
 	return st
 }

@@ -120,22 +120,7 @@ func (k *Keeper) Load() error {
 
 // startOf returns the start of the period named id, if it is one of this
 // Keeper's period.
-func (k *Keeper) startOf(id string) (int64, bool) {
-	p := k.cfg.Period
-	layout := "20060102"
-	if p == visitor.Month {
-		layout = "200601"
-	}
-	prefix := p.String() + ":"
-	if len(id) <= len(prefix) || id[:len(prefix)] != prefix {
-		return 0, false
-	}
-	t, err := time.Parse(layout, id[len(prefix):])
-	if err != nil {
-		return 0, false
-	}
-	return t.Unix(), true
-}
+func (k *Keeper) startOf(id string) (int64, bool) { return k.cfg.Period.ParseID(id) }
 
 // For returns the salt of the period holding sec, if held. It never
 // blocks: the aggregator calls it per period it meets.
@@ -191,10 +176,10 @@ func (k *Keeper) Round(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// expires returns when the salt of the period starting at start expires.
+// expires returns when the salt of the period starting at start expires:
+// the grace after the period's end (period.Unit.Expires).
 func (k *Keeper) expires(start int64) time.Time {
-	_, end := k.cfg.Period.Bounds(start)
-	return time.Unix(end, 0).Add(k.cfg.Grace)
+	return k.cfg.Period.Unit().Expires(start, k.cfg.Grace)
 }
 
 // ensure makes the salt of the period starting at start held: from the

@@ -130,14 +130,15 @@ func (v *verifier) compareSites(ctx context.Context, j *judge, site string, page
 			want = siteCounters(d)
 			delete(files, id)
 		}
-		v.judge(j, Sites, id, start, start+86400, want, got)
+		_, end := bucket.Daily.Bounds(start)
+		v.judge(j, Sites, id, start, end, want, got)
 	})
 	if err != nil {
 		return err
 	}
 	for i := range docs {
 		if d := &docs[i]; files[d.ID] != nil {
-			v.judge(j, Sites, d.ID, d.Start, d.Start+86400, siteCounters(d), nil)
+			v.judge(j, Sites, d.ID, d.Start, d.PeriodEnd(), siteCounters(d), nil)
 		}
 	}
 	return nil
@@ -146,7 +147,7 @@ func (v *verifier) compareSites(ctx context.Context, j *judge, site string, page
 // judge judges a document unless it is past its level's retention: then
 // it is counted as such (once, in the pass holding its end).
 func (v *verifier) judge(j *judge, k Kind, id string, start, end int64, want, got []counter) {
-	if k != Sites && v.opts.Retention.Expired(bucket.Level(k), v.now, end) {
+	if k != Sites && v.opts.Retention.Expired(bucket.Level(k), start, v.now) {
 		if j.w.has(min(end, j.r.to) - 1) {
 			v.rep.Expired[k]++
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/replay"
@@ -160,11 +161,8 @@ func (s *shard) fail(err error) {
 
 // day returns the UTC day (days since the epoch) holding sec.
 func day(sec int64) int64 {
-	d := sec / 86400
-	if sec < 0 && sec%86400 != 0 {
-		d--
-	}
-	return d
+	start, _ := bucket.Daily.Bounds(sec)
+	return start / 86400
 }
 
 // shed lowers the window's end so that the sums this shard keeps fall to

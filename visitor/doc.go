@@ -1,7 +1,8 @@
 // Package visitor is the maths of unique visitors: the keyed hash that
 // turns a hit into a visitor key, and the HyperLogLog sketches that count
 // distinct keys and merge by a register-wise maximum (what MongoDB's $max
-// does in place). It does no I/O and imports nothing of logtally.
+// does in place). It does no I/O and imports only packages fnv1a and
+// period (the calendar of its salt periods).
 //
 // # Visitor key
 //

@@ -2,7 +2,8 @@ package visitor
 
 import (
 	"fmt"
-	"time"
+
+	"github.com/logtally/logtally/period"
 )
 
 // Period is how long one salt keys the visitors: a visitor is counted once
@@ -31,31 +32,32 @@ func ParsePeriod(s string) (Period, error) {
 	return 0, fmt.Errorf("%q: must be \"day\" or \"month\"", s)
 }
 
-// String returns "day" or "month".
-func (p Period) String() string {
+// Unit returns the calendar unit of p: period.Day or period.Month. Every
+// bound, id and expiry of a salt period is that unit's.
+func (p Period) Unit() period.Unit {
 	if p == Month {
-		return "month"
+		return period.Month
 	}
-	return "day"
+	return period.Day
 }
+
+// String returns "day" or "month".
+func (p Period) String() string { return p.Unit().String() }
 
 // Bounds returns the start and end (Unix seconds, UTC) of the period
 // holding sec.
-func (p Period) Bounds(sec int64) (start, end int64) {
-	if p == Month {
-		y, m, _ := time.Unix(sec, 0).UTC().Date()
-		return time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).Unix(), time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC).Unix()
-	}
-	start = sec - ((sec%86400)+86400)%86400
-	return start, start + 86400
-}
+func (p Period) Bounds(sec int64) (start, end int64) { return p.Unit().Bounds(sec) }
 
 // ID names the period starting at start: "day:20261125" or
 // "month:202611", the _id of its salt.
-func (p Period) ID(start int64) string {
-	layout := "20060102"
-	if p == Month {
-		layout = "200601"
+func (p Period) ID(start int64) string { return p.String() + ":" + p.Unit().ID(start) }
+
+// ParseID returns the start of the period p names id (ID), and false if
+// id names none of p's.
+func (p Period) ParseID(id string) (int64, bool) {
+	prefix := p.String() + ":"
+	if len(id) <= len(prefix) || id[:len(prefix)] != prefix {
+		return 0, false
 	}
-	return p.String() + ":" + time.Unix(start, 0).UTC().Format(layout)
+	return p.Unit().ParseID(id[len(prefix):])
 }
