@@ -523,11 +523,13 @@ func TestVisitorsNothingTwiceNothingLost(t *testing.T) {
 	// (a) The same files again, as archives (copies; one gzipped),
 	// replayed through host A's running daemon: nothing changes.
 	var archives []string
+	var copied [][]byte
 	for i, h := range e.hosts {
 		data, err := os.ReadFile(h.log)
 		if err != nil {
 			t.Fatal(err)
 		}
+		copied = append(copied, data)
 		name := filepath.Join(e.dir, "archive", fmt.Sprintf("%s.log.%d", h.name, i+1))
 		if i == 1 {
 			name += ".gz"
@@ -545,6 +547,11 @@ func TestVisitorsNothingTwiceNothingLost(t *testing.T) {
 	// Beside host A's daemon, the copies of B's and C's files (MongoDB's
 	// ledger knows them); a copy of a file A follows is refused there, so
 	// then A is stopped and all three are replayed from its state dir.
+	// Once B's and C's counts of them are acknowledged: the buckets can
+	// hold them before (the ledger's marks follow the bucket updates), and
+	// a copy replayed while its host's counts are in flight is counted by
+	// both (docs/architecture.md, Known limits).
+	waitAcknowledged(t, e.db, copied[1:])
 	e.replay(a, archives[1:]...)
 	e.waitCounted("B's and C's files replayed as archives beside A's daemon")
 	e.compareRegisters("B's and C's files replayed as archives beside A's daemon", first)
