@@ -44,12 +44,14 @@ type Chunker struct {
 	bucket.Grouper
 	next []byte // first key of the next chunk; nil when the batch ended
 	err  error
+	// Views sums the views of the keys the chunk took.
+	Views uint64
 }
 
 // Reset starts a chunk of level l of at most max buckets.
 func (c *Chunker) Reset(l bucket.Level, max int) {
 	c.Grouper.Reset(l, max)
-	c.next, c.err = nil, nil
+	c.next, c.err, c.Views = nil, nil, 0
 }
 
 // Add adds one batch key and its count; false stops the scan (the chunk is
@@ -64,6 +66,7 @@ func (c *Chunker) Add(key []byte, v *measure.Vector) bool {
 		c.next = append(c.next[:0], key...)
 		return false
 	}
+	c.Views += v[measure.Views]
 	return true
 }
 

@@ -61,6 +61,7 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 				}
 				return fmt.Errorf("%s chunk %d: %w", f.colls[p].Name(), chunk, err)
 			}
+			f.log.Debug("chunk written", "batch", batch.ID, "pass", p.String(), "chunk", chunk, "buckets", len(f.ch.Docs), "views", f.ch.Views)
 			if p == minutePass && f.prealloc != nil {
 				f.prealloc.record(f.ch.Docs, f.clock.Now())
 			}
@@ -304,6 +305,9 @@ func (f *Flusher) applyExisting(ctx context.Context, p pass, coll *mongo.Collect
 			missing = append(missing, buckets[j])
 			missingAt = append(missingAt, at[j])
 		}
+	}
+	if held := len(buckets) - matched - len(missing); held > 0 {
+		f.log.Debug("buckets held the batch already", "collection", coll.Name(), "buckets", len(buckets), "held", held)
 	}
 	if len(missing) == 0 {
 		return nil // the unmatched ones already took this batch
