@@ -105,7 +105,7 @@ func checkReader(cfg config.Config, path string, stdout io.Writer) error {
 		return usageError{fmt.Errorf("check failed:\n%w", err)}
 	}
 	fmt.Fprintf(stdout, "mongo %s: reachable, database %q\n", cfg.Mongo.Redacted(), cfg.Mongo.Database)
-	reads := readerOf(cfg, nil).Reads()
+	reads := cfg.Reader(nil, processClock).Reads()
 	unreadable, salts, err := readerAccess(ctx, cfg.Mongo, reads)
 	if err != nil {
 		return usageError{fmt.Errorf("check failed:\n%w", err)}

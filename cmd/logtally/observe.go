@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/dashboard"
 	"github.com/logtally/logtally/observe"
 )
 
@@ -41,7 +42,7 @@ func serveHTTP(cfg config.Config, p observe.Source, db *mongo.Database, tap *obs
 	}
 	var dash http.Handler
 	if cfg.Dashboard.Daemon {
-		d, err := newDashboard(cfg, db, cfg.HTTP.Listen, log)
+		d, err := dashboard.New(cfg.DashboardConfig(db, cfg.HTTP.Listen, processClock, log))
 		if err != nil {
 			return nil, err
 		}

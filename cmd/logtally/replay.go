@@ -125,14 +125,14 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 // runReplay hands req to the daemon running on cfg's state dir, or runs it
 // in a pipeline of its own when none is.
 func runReplay(ctx context.Context, cfg config.Config, req replay.Request, report func(replay.Progress), log *slog.Logger) (*replay.Summary, string, error) {
-	sum, err := replay.AskDaemon(ctx, controlSocket(cfg), req, report)
+	sum, err := replay.AskDaemon(ctx, cfg.ControlSocket(), req, report)
 	if !errors.Is(err, replay.ErrNoDaemon) {
 		return sum, "in the running daemon", err
 	}
 	if _, err := buffer.CheckDir(cfg.StateDir, config.BufferFile); err != nil {
 		return nil, "", usagef("state_dir: %w", err)
 	}
-	client, db, err := connect(cfg.Mongo, "logtally-replay")
+	client, db, err := cfg.Mongo.Connect("logtally-replay")
 	if err != nil {
 		return nil, "", err
 	}
@@ -141,7 +141,7 @@ func runReplay(ctx context.Context, cfg config.Config, req replay.Request, repor
 		defer cancel()
 		client.Disconnect(ctx)
 	}()
-	pc := pipelineConfig(cfg, log, db)
+	pc := cfg.Pipeline(db, processClock, log)
 	pc.NoTail = true
 	// A year of archives must not take a year of memory: reading pauses
 	// while this much is buffered and not acknowledged (bbolt's pages are
@@ -155,7 +155,7 @@ func runReplay(ctx context.Context, cfg config.Config, req replay.Request, repor
 	}
 	if err := p.Open(ctx); err != nil {
 		if errors.Is(err, buffer.ErrLocked) {
-			return nil, "", fmt.Errorf("%w: a logtally holds the state dir but does not answer on %s", err, controlSocket(cfg))
+			return nil, "", fmt.Errorf("%w: a logtally holds the state dir but does not answer on %s", err, cfg.ControlSocket())
 		}
 		return nil, "", err
 	}
@@ -174,11 +174,6 @@ func runReplay(ctx context.Context, cfg config.Config, req replay.Request, repor
 // replayMaxBuffer bounds buffer.max_size for a replay that runs on its
 // own.
 const replayMaxBuffer = 32 << 20
-
-// controlSocket is the daemon's control socket in cfg's state dir.
-func controlSocket(cfg config.Config) string {
-	return filepath.Join(cfg.StateDir, "control.sock")
-}
 
 // expandFiles expands globs and makes every path absolute; a pattern that
 // matches nothing is an error.
@@ -290,7 +285,7 @@ func dryRun(req replay.Request, cfgPath, logFormat string, stdout, stderr io.Wri
 		if err != nil {
 			return usageError{err}
 		}
-		src, err := pickSource(cfg.Sources, req.Source)
+		src, err := cfg.Source(req.Source)
 		if err != nil {
 			return usagef("replay: %w", err)
 		}
@@ -322,20 +317,4 @@ func dryRun(req replay.Request, cfgPath, logFormat string, stdout, stderr io.Wri
 		return fmt.Errorf("replay: %w", err)
 	}
 	return nil
-}
-
-// pickSource returns the source named name, or the only source.
-func pickSource(sources []config.Source, name string) (config.Source, error) {
-	if name == "" {
-		if len(sources) != 1 {
-			return config.Source{}, fmt.Errorf("the config has %d sources: choose one with -source NAME", len(sources))
-		}
-		return sources[0], nil
-	}
-	for _, s := range sources {
-		if s.Name == name {
-			return s, nil
-		}
-	}
-	return config.Source{}, fmt.Errorf("no source named %q in the config", name)
 }

@@ -14,18 +14,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/replay"
-
-	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/config"
-	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/notify"
 	"github.com/logtally/logtally/observe"
 	"github.com/logtally/logtally/pipeline"
-	"github.com/logtally/logtally/tailer"
 )
 
 func cmdRun(args []string, stderr io.Writer) error {
@@ -83,7 +78,7 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	if _, err := buffer.CheckDir(cfg.StateDir, config.BufferFile); err != nil {
 		return nil, usagef("state_dir: %w", err)
 	}
-	client, db, err := connect(cfg.Mongo, "logtally")
+	client, db, err := cfg.Mongo.Connect("logtally")
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +88,7 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 		client.Disconnect(ctx)
 	}()
 
-	p, err := pipeline.New(pipelineConfig(cfg, log, db))
+	p, err := pipeline.New(cfg.Pipeline(db, processClock, log))
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +159,7 @@ func runOnce(ctx context.Context, cfg config.Config, path string, log *slog.Logg
 	// READY=1 goes before the watchdog starts, whose first status line
 	// must follow it.
 	var side sync.WaitGroup
-	side.Go(serveControl(p, controlSocket(cfg), log))
+	side.Go(serveControl(p, cfg.ControlSocket(), log))
 	sdNotify(log, "READY=1", notify.Ready())
 	watchCtx, stopWatchdog := context.WithCancel(runCtx)
 	side.Go(func() {
@@ -265,52 +260,6 @@ func statusLine(p *pipeline.Pipeline, sources int) func() string {
 		}
 		return line
 	}
-}
-
-// pipelineConfig maps the config file onto the pipeline's settings.
-func pipelineConfig(cfg config.Config, log *slog.Logger, db *mongo.Database) pipeline.Config {
-	pc := pipeline.Config{
-		BufferPath: cfg.BufferPath(),
-		Buffer:     buffer.Options{LockTimeout: 2 * time.Second, MaxSize: int64(cfg.Buffer.MaxSize)},
-		Flush: flusher.Config{
-			DB:             db,
-			Collections:    cfg.Buckets.Collections(),
-			Interval:       cfg.Flush.Interval.D(),
-			MaxOps:         cfg.Flush.MaxOps,
-			MaxBackoff:     cfg.Flush.MaxBackoff.D(),
-			CoarseInterval: cfg.Flush.CoarseInterval.D(),
-			Timeout:        cfg.Mongo.Timeout.D(),
-			User:           cfg.Mongo.User(),
-			Retention: bucket.Retention{
-				Minute:  cfg.Buckets.MinuteRetention.D(),
-				Daily:   cfg.Buckets.DailyRetention.D(),
-				Monthly: cfg.Buckets.MonthlyRetention.D(),
-			},
-			Preallocate:        cfg.Buckets.Preallocate,
-			PreallocateRate:    cfg.Buckets.PreallocateRate,
-			PreallocateMinHits: cfg.Buckets.PreallocateMinHits,
-		},
-		CommitInterval:  cfg.Buffer.CommitInterval.D(),
-		Instance:        cfg.Instance,
-		LeaseTTL:        cfg.LeaseTTL.D(),
-		ShutdownTimeout: cfg.ShutdownTimeout.D(),
-		UnhealthyAfter:  cfg.HTTP.UnhealthyAfter.D(),
-		Clock:           processClock,
-		Logger:          log,
-	}
-	if cfg.Visitors.Enabled {
-		pc.Visitors = &pipeline.Visitors{Period: cfg.Visitors.Period(), Grace: cfg.Visitors.SaltGrace.D(), Pages: cfg.Visitors.Pages}
-	}
-	for _, s := range cfg.Sources {
-		pc.Sources = append(pc.Sources, pipeline.Source{
-			Name: s.Name, Paths: s.Paths, Parser: s.Parser(),
-			Tailer: tailer.Config{
-				MaxLineBytes: int(cfg.MaxLineBytes), Rotated: s.Rotated, FollowSymlinks: s.FollowSymlinks,
-				MaxOpenFiles: cfg.MaxOpenFiles / len(cfg.Sources), // at least 1: Validate
-			},
-		})
-	}
-	return pc
 }
 
 // openFilesRoom is how many descriptors the daemon needs besides its log

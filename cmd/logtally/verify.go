@@ -97,10 +97,10 @@ func cmdVerify(args []string, stdout, stderr io.Writer) error {
 		return usagef("verify: %w", err)
 	}
 	opts.MaxLine = int(cfg.MaxLineBytes)
-	r := readerOf(cfg, nil)
+	r := cfg.Reader(nil, processClock)
 	opts.Collections, opts.Retention = r.Collections, r.Retention
 
-	client, db, err := connect(cfg.Mongo, "logtally-verify")
+	client, db, err := cfg.Mongo.Connect("logtally-verify")
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func verifyParser(cfg config.Config, source, site, format, logFormat string) (pa
 	var pc parser.Config
 	switch {
 	case source != "" || len(cfg.Sources) == 1:
-		src, err := pickSource(cfg.Sources, source)
+		src, err := cfg.Source(source)
 		if err != nil {
 			return pc, fmt.Errorf("verify: %w", err)
 		}
