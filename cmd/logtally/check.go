@@ -10,8 +10,14 @@ import (
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/logrotate"
 	"github.com/logtally/logtally/tailer"
 )
+
+// logrotateRoot is where check reads logrotate.conf and logrotate.d, for
+// olddir: a source's `rotated` globs must find the files rotated into
+// another directory (tests change it).
+var logrotateRoot = "/etc"
 
 func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	fs, path := parseFlags("check", stderr)
@@ -31,7 +37,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "config %s: ok (%d sources)\n", *path, len(cfg.Sources))
 	fmt.Fprintf(stdout, "config files: %s\n", strings.Join(cfg.Files, ", "))
 	seen := map[tailer.FileID]match{}
-	rules := logrotateRules()
+	rules := logrotate.Rules(logrotateRoot)
 	for _, s := range cfg.Sources {
 		fmt.Fprintf(stdout, "source %q (site %s, format %s):\n", s.Name, s.Site, s.Format)
 		// The files the source's tailer would follow: regular and
@@ -66,7 +72,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 			for _, f := range files {
 				paths = append(paths, f.Path)
 			}
-			for _, h := range olddirHints(rules, paths) {
+			for _, h := range logrotate.OlddirHints(rules, paths) {
 				fmt.Fprintf(stdout, "  warning: %s\n", h)
 			}
 		}

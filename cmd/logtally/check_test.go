@@ -326,3 +326,21 @@ func TestReadableOf(t *testing.T) {
 		}
 	}
 }
+
+// The hint shows in check's output for a source without rotated.
+func TestCheckSuggestsRotated(t *testing.T) {
+	dir, logs := checkSetup(t)
+	root := filepath.Join(dir, "etc")
+	os.MkdirAll(filepath.Join(root, "logrotate.d"), 0o755)
+	os.WriteFile(filepath.Join(root, "logrotate.d", "nginx"), []byte(logs+"/*.log {\n  olddir old\n}\n"), 0o644)
+	old := logrotateRoot
+	logrotateRoot = root
+	t.Cleanup(func() { logrotateRoot = old })
+	conf := writeCheckConfig(t, dir, deadMongo(t), []string{filepath.Join(logs, "*.log")})
+	var stdout, stderr strings.Builder
+	cmdCheck([]string{"-config", conf}, &stdout, &stderr) // MongoDB is down: an error, after the files
+	out := stdout.String()
+	if !strings.Contains(out, "warning: ") || !strings.Contains(out, "olddir") || !strings.Contains(out, filepath.Join(logs, "old")) {
+		t.Errorf("no olddir hint:\n%s", out)
+	}
+}
