@@ -6,12 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/termview"
 
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/query"
@@ -144,7 +144,7 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return queryError(err)
 	}
-	return query.Write(stdout, res, *format, query.Options{Location: loc, Color: *format == "chart" && colorTerminal(stdout)})
+	return query.Write(stdout, res, *format, query.Options{Location: loc, Color: *format == "chart" && termview.ColorTerminal(stdout)})
 }
 
 // queryError makes the errors of the request itself usage errors (exit 2);
@@ -156,15 +156,4 @@ func queryError(err error) error {
 		}
 	}
 	return fmt.Errorf("query: %w", err)
-}
-
-// colorTerminal reports whether w is a terminal that may get colors
-// (NO_COLOR unset).
-func colorTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok || os.Getenv("NO_COLOR") != "" {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
