@@ -1,4 +1,4 @@
-package main
+package check
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/logtally/logtally/salts"
 )
 
+// ping connects to MongoDB and pings the primary.
 func ping(ctx context.Context, cfg config.Mongo) error {
 	client, _, err := cfg.Connect("logtally-check")
 	if err != nil {
