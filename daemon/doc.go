@@ -27,6 +27,12 @@
 // SIGINT, loads the config at SIGHUP and calls Reload with a valid one.
 // The clock is the one given in Options, handed to every component.
 //
+// Replay is `logtally replay` with a config: it hands the files to the
+// daemon running on the state dir (its control socket, answered by
+// replay.Service in the daemon's pipeline), or, when none runs there,
+// counts them in a pipeline of its own, the daemon's without tailers,
+// its buffer bounded to 32 MiB, drained at the end.
+//
 // Caveats:
 //   - Reload takes a config the caller loaded and validated; the logger
 //     ([log]) is the one given to New and is kept across reloads. A

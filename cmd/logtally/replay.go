@@ -1,22 +1,19 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
-	"github.com/logtally/logtally/buffer"
+	logtallyd "github.com/logtally/logtally/daemon" // daemon is the tests' helper that runs logtally run
+
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/termview"
 )
@@ -58,7 +55,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() == 0 {
 		return usagef("replay: no log FILE given")
 	}
-	files, err := expandFiles(fs.Args())
+	files, err := replay.ExpandFiles(fs.Args())
 	if err != nil {
 		return usagef("replay: %w", err)
 	}
@@ -105,12 +102,15 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	var last replay.Progress
 	report := func(p replay.Progress) { last = p; show.Update(p) }
 	start := processClock.Now()
-	sum, where, err := runReplay(ctx, cfg, req, report, log)
+	sum, where, err := logtallyd.Replay(ctx, cfg, req, report, processClock, log)
 	if sum != nil || last.TotalBytes > 0 {
 		show.Finish(last)
 	}
 	if sum != nil {
 		termview.ReplaySummary(stdout, sum, where, processClock.Now().Sub(start))
+	}
+	if ce := (*logtallyd.ConfigError)(nil); errors.As(err, &ce) {
+		return usagef("replay: %w", err)
 	}
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
@@ -119,86 +119,6 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("replay: stopped before the end: what was counted is kept; run the same command again to resume")
 	}
 	return nil
-}
-
-// runReplay hands req to the daemon running on cfg's state dir, or runs it
-// in a pipeline of its own when none is.
-func runReplay(ctx context.Context, cfg config.Config, req replay.Request, report func(replay.Progress), log *slog.Logger) (*replay.Summary, string, error) {
-	sum, err := replay.AskDaemon(ctx, cfg.ControlSocket(), req, report)
-	if !errors.Is(err, replay.ErrNoDaemon) {
-		return sum, "in the running daemon", err
-	}
-	if _, err := buffer.CheckDir(cfg.StateDir, config.BufferFile); err != nil {
-		return nil, "", usagef("state_dir: %w", err)
-	}
-	client, db, err := cfg.Mongo.Connect("logtally-replay")
-	if err != nil {
-		return nil, "", err
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		client.Disconnect(ctx)
-	}()
-	pc := cfg.Pipeline(db, processClock, log)
-	pc.NoTail = true
-	// A year of archives must not take a year of memory: reading pauses
-	// while this much is buffered and not acknowledged (bbolt's pages are
-	// mapped, and count in the resident set as they are touched).
-	if pc.Buffer.MaxSize <= 0 || pc.Buffer.MaxSize > replayMaxBuffer {
-		pc.Buffer.MaxSize = replayMaxBuffer
-	}
-	p, err := pipeline.New(pc)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := p.Open(ctx); err != nil {
-		if errors.Is(err, buffer.ErrLocked) {
-			return nil, "", fmt.Errorf("%w: a logtally holds the state dir but does not answer on %s", err, cfg.ControlSocket())
-		}
-		return nil, "", err
-	}
-	defer p.Close(context.Background())
-	runCtx, stopRun := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- p.Run(runCtx) }()
-	sum, err = replay.NewService(p).Replay(ctx, req, report)
-	stopRun() // commits and drains what is left (a stopped replay's counts)
-	if rerr := <-runDone; rerr != nil {
-		err = errors.Join(err, rerr)
-	}
-	return sum, "in this process (no daemon runs on " + cfg.StateDir + ")", err
-}
-
-// replayMaxBuffer bounds buffer.max_size for a replay that runs on its
-// own.
-const replayMaxBuffer = 32 << 20
-
-// expandFiles expands globs and makes every path absolute; a pattern that
-// matches nothing is an error.
-func expandFiles(args []string) ([]string, error) {
-	var out []string
-	for _, a := range args {
-		matches := []string{a}
-		if strings.ContainsAny(a, "*?[") {
-			m, err := filepath.Glob(a)
-			if err != nil {
-				return nil, fmt.Errorf("%q: %w", a, err)
-			}
-			if len(m) == 0 {
-				return nil, fmt.Errorf("%q matches no file", a)
-			}
-			matches = m
-		}
-		for _, m := range matches {
-			abs, err := filepath.Abs(m)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, abs)
-		}
-	}
-	return out, nil
 }
 
 // parseWhen parses -since/-until: RFC 3339 or a date (UTC midnight).

@@ -13,6 +13,7 @@ import (
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/query"
+	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/verify"
 )
 
@@ -66,7 +67,7 @@ func cmdVerify(args []string, stdout, stderr io.Writer) error {
 	case *maxSums < 1:
 		return usagef("verify: -max-sums %d: must be at least 1", *maxSums)
 	}
-	files, err := expandFiles(fs.Args())
+	files, err := replay.ExpandFiles(fs.Args())
 	if err != nil {
 		return usagef("verify: %w", err)
 	}
