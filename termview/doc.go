@@ -1,7 +1,8 @@
 // Package termview shows logtally's state to a person at a terminal: a
 // replay's progress while it runs (ReplayProgress: a bar on a terminal, a
 // plain line every 5 s otherwise) and its summary (ReplaySummary), and
-// the state dir's status (State, for `logtally state`). IsTerminal and
+// the state dir's status (State, for `logtally state`; Running, a running
+// daemon's /status). IsTerminal and
 // ColorTerminal say what the output is. It writes to the writer it is
 // given and reads nothing but the clock it is given (and the buffer
 // file's size, for State).

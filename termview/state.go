@@ -3,12 +3,14 @@ package termview
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/logtally/logtally/observe"
 	"github.com/logtally/logtally/pipeline"
 )
 
@@ -85,5 +87,25 @@ func State(w io.Writer, st pipeline.Status, configured []string, now time.Time) 
 			fmt.Fprintf(tw, "  %s\tdev:ino %s\toffset %d\t%s%s\n", f.Path, f.File, f.Offset, size, extra)
 		}
 		tw.Flush()
+	}
+}
+
+// Running prints the running daemon's /status, as read from url: its
+// version, health, MongoDB (database, the config's), the state (State)
+// and each component's last problem.
+func Running(w io.Writer, rep observe.StatusReport, url, database string, configured []string) {
+	fmt.Fprintf(w, "logtally %s is running: state read from %s at %s\n", rep.Version, url, rep.Time.Format(time.RFC3339))
+	fmt.Fprintf(w, "health       %s\n", rep.Health)
+	fmt.Fprintf(w, "mongo        %s, database %q\n", rep.Mongo, database)
+	State(w, rep.Status, configured, rep.Time)
+	if len(rep.Problems) > 0 {
+		fmt.Fprintln(w, "recent problems (last per component):")
+		for _, p := range rep.Problems {
+			fmt.Fprintf(w, "  %s %-5s %s: %s", p.Time.Format(time.RFC3339), p.Level, p.Component, p.Message)
+			for _, k := range slices.Sorted(maps.Keys(p.Attrs)) {
+				fmt.Fprintf(w, " %s=%q", k, p.Attrs[k])
+			}
+			fmt.Fprintln(w)
+		}
 	}
 }

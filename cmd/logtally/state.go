@@ -6,15 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"net"
 	"net/http"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/internal/httpserve"
 	"github.com/logtally/logtally/observe"
 	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/termview"
@@ -76,7 +74,7 @@ func stateFromDaemon(cfg config.Config, stdout io.Writer) error {
 			"while it runs: set [http] listen (default %q) and restart it, or stop it and run logtally state again",
 			cfg.BufferPath(), config.DefaultHTTPListen)
 	}
-	url := "http://" + dialAddr(cfg.HTTP.Listen) + "/status"
+	url := "http://" + httpserve.DialAddr(cfg.HTTP.Listen) + "/status"
 	ctx, cancel := context.WithTimeout(context.Background(), stateHTTPTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
@@ -99,39 +97,8 @@ func stateFromDaemon(cfg config.Config, stdout io.Writer) error {
 	if err := json.Unmarshal(body, &rep); err != nil {
 		return fmt.Errorf("GET %s: %w", url, err)
 	}
-	fmt.Fprintf(stdout, "logtally %s is running: state read from %s at %s\n", rep.Version, url, rep.Time.Format(time.RFC3339))
-	fmt.Fprintf(stdout, "health       %s\n", rep.Health)
-	fmt.Fprintf(stdout, "mongo        %s, database %q\n", rep.Mongo, cfg.Mongo.Database)
-	termview.State(stdout, rep.Status, sourceNames(cfg), rep.Time)
-	if len(rep.Problems) > 0 {
-		fmt.Fprintln(stdout, "recent problems (last per component):")
-		for _, p := range rep.Problems {
-			fmt.Fprintf(stdout, "  %s %-5s %s: %s", p.Time.Format(time.RFC3339), p.Level, p.Component, p.Message)
-			for _, k := range slices.Sorted(maps.Keys(p.Attrs)) {
-				fmt.Fprintf(stdout, " %s=%q", k, p.Attrs[k])
-			}
-			fmt.Fprintln(stdout)
-		}
-	}
+	termview.Running(stdout, rep, url, cfg.Mongo.Database, sourceNames(cfg))
 	return nil
-}
-
-// dialAddr turns a listen address into one to connect to: an empty or
-// unspecified host is this host.
-func dialAddr(listen string) string {
-	host, port, err := net.SplitHostPort(listen)
-	if err != nil {
-		return listen
-	}
-	switch ip := net.ParseIP(host); {
-	case host == "":
-		host = "127.0.0.1"
-	case ip != nil && ip.IsUnspecified() && ip.To4() != nil:
-		host = "127.0.0.1"
-	case ip != nil && ip.IsUnspecified():
-		host = "::1"
-	}
-	return net.JoinHostPort(host, port)
 }
 
 // sourceNames are the names of cfg's sources.
