@@ -144,7 +144,7 @@ func TestNewDoesNoIO(t *testing.T) {
 	}
 }
 
-// Open serves the endpoints and opens the pipeline; Run runs it; Reload
+// Open serves the endpoints (/status answers) and opens the pipeline; Run runs it; Reload
 // switches to a config with one more source (the turn ends, the next one
 // runs); Close stops Run, which returns nil, and when Close returns the
 // endpoints, the control socket and every goroutine the daemon started
@@ -158,9 +158,10 @@ func TestOpenRunReloadClose(t *testing.T) {
 	if err := d.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if code, body := get(addr, "/status"); code != 200 || !strings.Contains(body, `"version": "test"`) {
-		t.Fatalf("/status once Open returned: %d %s", code, body)
-	}
+	waitFor(t, "/status", out, func() bool { // the server listens in its own goroutine
+		code, body := get(addr, "/status")
+		return code == 200 && strings.Contains(body, `"version": "test"`)
+	})
 	ran := make(chan error, 1)
 	go func() { ran <- d.Run(context.Background()) }()
 	sock := cfg.ControlSocket()
