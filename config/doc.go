@@ -6,13 +6,16 @@
 // [[source]] tables and Source.Parser), include.go (the included files,
 // include = ["sites.d/*.toml"]), validate.go (Validate), lines.go
 // (FieldError and finding a key's line), values.go (Duration, Size,
-// WriteConcern).
+// WriteConcern), components.go (the settings of the components the
+// commands and the daemon build from a config, each mapping written once:
+// Mongo.Connect, Config.Pipeline, Reader, DashboardConfig, ControlSocket,
+// Source).
 //
 // Each default is defined once, beside the package that takes the value
 // and applies it to a zero value (pipeline.DefaultCommitInterval,
 // flusher.DefaultInterval, bucket.DefaultMinuteCollection, buffer.DefaultMaxSize, ...): config uses those
 // constants by name, so importing config imports those packages. Only the
-// keys whose values go to cmd/logtally alone (state_dir, mongo.uri,
+// keys whose values go to cmd/logtally and package daemon alone (state_dir, mongo.uri,
 // mongo.database, http.listen, log.*, ...) have their defaults here
 // (DefaultStateDir, DefaultMongoURI, ...). The MongoDB URI is shown
 // through package redact (Mongo.Redacted).

@@ -15,7 +15,7 @@
 //     nor while hits have waited longer than [http] unhealthy_after with
 //     nothing written to MongoDB ("MongoDB unreachable since T: N hits
 //     pending, …"), nor while reading has been paused that long on a full
-//     buffer, nor while cmd/logtally's stand-in waits for MongoDB at the
+//     buffer, nor while package daemon's stand-in waits for MongoDB at the
 //     first start. An idle pipeline, nothing pending, is healthy however
 //     long ago its last batch was. A 503 stops nothing: the daemon goes on
 //     counting into its buffer, and systemd's watchdog, which asks Alive

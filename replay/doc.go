@@ -53,6 +53,9 @@
 // copy of a log read past the copy) only when the entry is of the
 // replay's own source (names compared up to their first '@' or '/').
 //
+// ExpandFiles turns the FILE|GLOB arguments of logtally replay and verify
+// into absolute paths, a glob matching nothing being an error.
+//
 // Caveats:
 //   - A shorter file of the replay's source that begins like a stream
 //     counted further, whose own file is gone or rewritten, is taken for

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/config"
@@ -303,26 +300,20 @@ func TestCheckReaderConfig(t *testing.T) {
 	}
 }
 
-// What the reader's user may read is told by MongoDB's answer to a find:
-// refused for lack of a role (code 13, or Atlas's 8000), read (a
-// document or none), or another failure.
-func TestReadableOf(t *testing.T) {
-	for _, tc := range []struct {
-		err      error
-		readable bool
-		fails    bool
-	}{
-		{nil, true, false},
-		{mongo.ErrNoDocuments, true, false},
-		{mongo.CommandError{Code: 13, Name: "Unauthorized", Message: "not authorized on logtally to execute command { find: \"salts\" }"}, false, false},
-		{mongo.CommandError{Code: 8000, Name: "AtlasError", Message: "user is not allowed to do action [find] on [logtally.salts]"}, false, false},
-		{mongo.CommandError{Code: 8000, Name: "AtlasError", Message: "quota exceeded"}, false, true},
-		{mongo.CommandError{Code: 2, Message: "bad value"}, false, true},
-		{errors.New("connection reset"), false, true},
-	} {
-		readable, err := readableOf(tc.err)
-		if readable != tc.readable || (err != nil) != tc.fails {
-			t.Errorf("%v: %v %v", tc.err, readable, err)
-		}
+// The hint shows in check's output for a source without rotated.
+func TestCheckSuggestsRotated(t *testing.T) {
+	dir, logs := checkSetup(t)
+	root := filepath.Join(dir, "etc")
+	os.MkdirAll(filepath.Join(root, "logrotate.d"), 0o755)
+	os.WriteFile(filepath.Join(root, "logrotate.d", "nginx"), []byte(logs+"/*.log {\n  olddir old\n}\n"), 0o644)
+	old := logrotateRoot
+	logrotateRoot = root
+	t.Cleanup(func() { logrotateRoot = old })
+	conf := writeCheckConfig(t, dir, deadMongo(t), []string{filepath.Join(logs, "*.log")})
+	var stdout, stderr strings.Builder
+	cmdCheck([]string{"-config", conf}, &stdout, &stderr) // MongoDB is down: an error, after the files
+	out := stdout.String()
+	if !strings.Contains(out, "warning: ") || !strings.Contains(out, "olddir") || !strings.Contains(out, filepath.Join(logs, "old")) {
+		t.Errorf("no olddir hint:\n%s", out)
 	}
 }

@@ -6,15 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/mongo"
-
-	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/termview"
 
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/query"
@@ -108,7 +105,7 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	r := readerOf(cfg, nil)
+	r := cfg.Reader(nil, processClock)
 	r.Clock = clock.NewFake(now) // the request's times and its check read one instant
 	// The request is checked before connecting: its mistakes need no
 	// database.
@@ -121,7 +118,7 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	if _, err := check(req); err != nil {
 		return queryError(err)
 	}
-	client, db, err := connect(cfg.Mongo, "logtally-query")
+	client, db, err := cfg.Mongo.Connect("logtally-query")
 	if err != nil {
 		return err
 	}
@@ -147,22 +144,7 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return queryError(err)
 	}
-	return query.Write(stdout, res, *format, query.Options{Location: loc, Color: *format == "chart" && colorTerminal(stdout)})
-}
-
-// readerOf returns the reader of cfg's buckets in db: their collections
-// and retention.
-func readerOf(cfg config.Config, db *mongo.Database) *query.Reader {
-	return &query.Reader{
-		DB:          db,
-		Clock:       processClock,
-		Collections: cfg.Buckets.Collections(),
-		Retention: bucket.Retention{
-			Minute:  cfg.Buckets.MinuteRetention.D(),
-			Daily:   cfg.Buckets.DailyRetention.D(),
-			Monthly: cfg.Buckets.MonthlyRetention.D(),
-		},
-	}
+	return query.Write(stdout, res, *format, query.Options{Location: loc, Color: *format == "chart" && termview.ColorTerminal(stdout)})
 }
 
 // queryError makes the errors of the request itself usage errors (exit 2);
@@ -174,15 +156,4 @@ func queryError(err error) error {
 		}
 	}
 	return fmt.Errorf("query: %w", err)
-}
-
-// colorTerminal reports whether w is a terminal that may get colors
-// (NO_COLOR unset).
-func colorTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok || os.Getenv("NO_COLOR") != "" {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

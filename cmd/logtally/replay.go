@@ -1,25 +1,21 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
-	"path/filepath"
 	"runtime"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/logtally/logtally/buffer"
+	logtallyd "github.com/logtally/logtally/daemon" // daemon is the tests' helper that runs logtally run
+
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/replay"
+	"github.com/logtally/logtally/termview"
 )
 
 const replayUsage = `usage: logtally replay -config FILE [-source NAME] [-site S] [-format F] [-log-format L]
@@ -59,7 +55,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() == 0 {
 		return usagef("replay: no log FILE given")
 	}
-	files, err := expandFiles(fs.Args())
+	files, err := replay.ExpandFiles(fs.Args())
 	if err != nil {
 		return usagef("replay: %w", err)
 	}
@@ -102,16 +98,19 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 	}, 130)
 	defer release()
 
-	show := newReplayProgress(stderr, isTerminal(os.Stderr), processClock)
+	show := termview.NewReplayProgress(stderr, termview.IsTerminal(os.Stderr), processClock)
 	var last replay.Progress
 	report := func(p replay.Progress) { last = p; show.Update(p) }
 	start := processClock.Now()
-	sum, where, err := runReplay(ctx, cfg, req, report, log)
+	sum, where, err := logtallyd.Replay(ctx, cfg, req, report, processClock, log)
 	if sum != nil || last.TotalBytes > 0 {
 		show.Finish(last)
 	}
 	if sum != nil {
-		printReplaySummary(stdout, sum, where, processClock.Now().Sub(start))
+		termview.ReplaySummary(stdout, sum, where, processClock.Now().Sub(start))
+	}
+	if ce := (*logtallyd.ConfigError)(nil); errors.As(err, &ce) {
+		return usagef("replay: %w", err)
 	}
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
@@ -120,91 +119,6 @@ func cmdReplay(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("replay: stopped before the end: what was counted is kept; run the same command again to resume")
 	}
 	return nil
-}
-
-// runReplay hands req to the daemon running on cfg's state dir, or runs it
-// in a pipeline of its own when none is.
-func runReplay(ctx context.Context, cfg config.Config, req replay.Request, report func(replay.Progress), log *slog.Logger) (*replay.Summary, string, error) {
-	sum, err := replay.AskDaemon(ctx, controlSocket(cfg), req, report)
-	if !errors.Is(err, replay.ErrNoDaemon) {
-		return sum, "in the running daemon", err
-	}
-	if _, err := buffer.CheckDir(cfg.StateDir, config.BufferFile); err != nil {
-		return nil, "", usagef("state_dir: %w", err)
-	}
-	client, db, err := connect(cfg.Mongo, "logtally-replay")
-	if err != nil {
-		return nil, "", err
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		client.Disconnect(ctx)
-	}()
-	pc := pipelineConfig(cfg, log, db)
-	pc.NoTail = true
-	// A year of archives must not take a year of memory: reading pauses
-	// while this much is buffered and not acknowledged (bbolt's pages are
-	// mapped, and count in the resident set as they are touched).
-	if pc.Buffer.MaxSize <= 0 || pc.Buffer.MaxSize > replayMaxBuffer {
-		pc.Buffer.MaxSize = replayMaxBuffer
-	}
-	p, err := pipeline.New(pc)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := p.Open(ctx); err != nil {
-		if errors.Is(err, buffer.ErrLocked) {
-			return nil, "", fmt.Errorf("%w: a logtally holds the state dir but does not answer on %s", err, controlSocket(cfg))
-		}
-		return nil, "", err
-	}
-	defer p.Close(context.Background())
-	runCtx, stopRun := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- p.Run(runCtx) }()
-	sum, err = replay.NewService(p).Replay(ctx, req, report)
-	stopRun() // commits and drains what is left (a stopped replay's counts)
-	if rerr := <-runDone; rerr != nil {
-		err = errors.Join(err, rerr)
-	}
-	return sum, "in this process (no daemon runs on " + cfg.StateDir + ")", err
-}
-
-// replayMaxBuffer bounds buffer.max_size for a replay that runs on its
-// own.
-const replayMaxBuffer = 32 << 20
-
-// controlSocket is the daemon's control socket in cfg's state dir.
-func controlSocket(cfg config.Config) string {
-	return filepath.Join(cfg.StateDir, "control.sock")
-}
-
-// expandFiles expands globs and makes every path absolute; a pattern that
-// matches nothing is an error.
-func expandFiles(args []string) ([]string, error) {
-	var out []string
-	for _, a := range args {
-		matches := []string{a}
-		if strings.ContainsAny(a, "*?[") {
-			m, err := filepath.Glob(a)
-			if err != nil {
-				return nil, fmt.Errorf("%q: %w", a, err)
-			}
-			if len(m) == 0 {
-				return nil, fmt.Errorf("%q matches no file", a)
-			}
-			matches = m
-		}
-		for _, m := range matches {
-			abs, err := filepath.Abs(m)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, abs)
-		}
-	}
-	return out, nil
 }
 
 // parseWhen parses -since/-until: RFC 3339 or a date (UTC midnight).
@@ -221,66 +135,6 @@ func parseWhen(flag, s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("replay: -%s %q: want RFC 3339 (2026-11-23T10:00:00Z) or a date (2026-11-23)", flag, s)
 }
 
-// printReplaySummary prints what a replay did.
-func printReplaySummary(w io.Writer, s *replay.Summary, where string, elapsed time.Duration) {
-	fmt.Fprintf(w, "replayed %s\n", where)
-	for _, f := range s.Files {
-		first := "-"
-		if !f.First.IsZero() {
-			first = f.First.Format(time.RFC3339)
-		}
-		fmt.Fprintf(w, "  %-20s  %-15s  %-6s  %12d lines  bytes %d-%d  %s\n", first, f.Status, f.Compression, f.Lines, f.From, f.End, f.Path)
-	}
-	fmt.Fprintf(w, "lines: %d, hits: %d, in %s (%.0f lines/s)\n", s.Lines, s.Hits, elapsed.Round(time.Millisecond), float64(s.Lines)/max(elapsed.Seconds(), 1e-9))
-	if s.ParsedAhead > 0 {
-		fmt.Fprintf(w, "parsed ahead: %d lines, by the readers on other cores than the aggregator's\n", s.ParsedAhead)
-	}
-	if len(s.Outcomes) > 0 {
-		var parts []string
-		for _, k := range slices.Sorted(maps.Keys(s.Outcomes)) {
-			parts = append(parts, fmt.Sprintf("%s: %d", k, s.Outcomes[k]))
-		}
-		fmt.Fprintf(w, "not counted: %s\n", strings.Join(parts, ", "))
-	}
-	fmt.Fprintf(w, "database: ops=%d updates=%d inserts=%d finds=%d bucket_writes=%d round_trips=%d\n",
-		s.Updates+s.Inserts+s.Finds, s.Updates, s.Inserts, s.Finds, s.BucketWrites, s.BulkWrites+s.InsertCalls+s.Finds)
-	if s.ExpiredHits > 0 {
-		fmt.Fprintf(w, "past retention: %d hits not written to buckets already expired (the minute buckets of old logs; the daily and monthly buckets took them)\n", s.ExpiredHits)
-	}
-	if s.Hits > 0 {
-		fmt.Fprintf(w, "one upsert per hit (a daily and a monthly) would be %d operations: %s\n",
-			2*s.Hits, opsRatio(2*s.Hits, s.Updates+s.Inserts+s.Finds))
-	}
-	if s.Stopped {
-		fmt.Fprintln(w, "stopped before the end: what was counted is kept; run the same command again to resume")
-	}
-	if s.Unacknowledged {
-		fmt.Fprintln(w, "every file counted; logtally stopped reading (reloaded or stopping) before MongoDB acknowledged all of it: "+
-			"the buffer holds the counts and logtally writes them from it (running the same command again counts nothing more)")
-	}
-}
-
-// opsRatio compares the operations logtally issued with naive ones (one
-// upsert per hit and level): "N× fewer" or "N× more", with one decimal
-// below 10.
-func opsRatio(naive, issued uint64) string {
-	if issued == 0 {
-		return "logtally issued none"
-	}
-	r, word := float64(naive)/float64(issued), "fewer"
-	if naive < issued {
-		r, word = float64(issued)/float64(naive), "more"
-	}
-	n := fmt.Sprintf("%.0f", r)
-	if r < 9.95 {
-		n = fmt.Sprintf("%.1f", r)
-	}
-	if n == "1.0" {
-		return fmt.Sprintf("logtally issued %d, about as many", issued)
-	}
-	return fmt.Sprintf("logtally issued %d, %s× %s", issued, n, word)
-}
-
 // dryRun parses the files in memory and prints a summary.
 func dryRun(req replay.Request, cfgPath, logFormat string, stdout, stderr io.Writer) error {
 	var pc parser.Config
@@ -290,7 +144,7 @@ func dryRun(req replay.Request, cfgPath, logFormat string, stdout, stderr io.Wri
 		if err != nil {
 			return usageError{err}
 		}
-		src, err := pickSource(cfg.Sources, req.Source)
+		src, err := cfg.Source(req.Source)
 		if err != nil {
 			return usagef("replay: %w", err)
 		}
@@ -322,20 +176,4 @@ func dryRun(req replay.Request, cfgPath, logFormat string, stdout, stderr io.Wri
 		return fmt.Errorf("replay: %w", err)
 	}
 	return nil
-}
-
-// pickSource returns the source named name, or the only source.
-func pickSource(sources []config.Source, name string) (config.Source, error) {
-	if name == "" {
-		if len(sources) != 1 {
-			return config.Source{}, fmt.Errorf("the config has %d sources: choose one with -source NAME", len(sources))
-		}
-		return sources[0], nil
-	}
-	for _, s := range sources {
-		if s.Name == name {
-			return s, nil
-		}
-	}
-	return config.Source{}, fmt.Errorf("no source named %q in the config", name)
 }

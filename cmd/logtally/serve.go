@@ -5,24 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-
-	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/dashboard"
-	"github.com/logtally/logtally/internal/hostcheck"
 	"github.com/logtally/logtally/internal/httpserve"
 )
-
-// newDashboard returns the dashboard of cfg's buckets in db, refreshing
-// about every flush interval, served on listen.
-func newDashboard(cfg config.Config, db *mongo.Database, listen string, log *slog.Logger) (*dashboard.Dashboard, error) {
-	d := cfg.Dashboard
-	return dashboard.New(dashboard.Config{Reader: readerOf(cfg, db), Refresh: cfg.Flush.Interval.D(), Top: d.Top,
-		User: d.User, Password: d.Password, Hosts: hostcheck.Names(listen, d.Hosts), Logger: log})
-}
 
 // cmdServe serves the dashboard on [dashboard] listen (or -listen) until
 // SIGTERM or SIGINT. It only reads the buckets: a MongoDB user with find on
@@ -49,12 +37,12 @@ func cmdServe(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	client, db, err := connect(cfg.Mongo, "logtally-serve")
+	client, db, err := cfg.Mongo.Connect("logtally-serve")
 	if err != nil {
 		return err
 	}
 	defer client.Disconnect(context.Background())
-	d, err := newDashboard(cfg, db, cfg.Dashboard.Listen, log)
+	d, err := dashboard.New(cfg.DashboardConfig(db, cfg.Dashboard.Listen, processClock, log))
 	if err != nil {
 		return err
 	}

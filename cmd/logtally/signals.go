@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 )
 
@@ -16,14 +17,15 @@ func (s stopSignal) Error() string { return "stopped by " + s.sig.String() }
 // after calling stopping, with a stopSignal naming it as the cause. A
 // second one calls exiting and exits the process at once with code: the
 // buffer keeps what is committed, and what is not was never counted.
-// release stops listening and cancels ctx; call it once, when the command
-// is done.
+// release stops listening, cancels ctx and waits for the goroutine that
+// listened; call it once, when the command is done.
 func onStopSignals(stopping, exiting func(os.Signal), code int) (ctx context.Context, release func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	done := make(chan struct{})
-	go func() {
+	var listening sync.WaitGroup
+	listening.Go(func() {
 		var sig os.Signal
 		select {
 		case sig = <-sigs:
@@ -39,10 +41,11 @@ func onStopSignals(stopping, exiting func(os.Signal), code int) (ctx context.Con
 		}
 		exiting(sig)
 		os.Exit(code)
-	}()
+	})
 	return ctx, func() {
 		signal.Stop(sigs)
 		close(done)
+		listening.Wait()
 		cancel(nil)
 	}
 }

@@ -203,18 +203,3 @@ func TestStateNoBuffer(t *testing.T) {
 		t.Error("state created the buffer file")
 	}
 }
-
-func TestDialAddr(t *testing.T) {
-	for in, want := range map[string]string{
-		"127.0.0.1:9464": "127.0.0.1:9464",
-		":9464":          "127.0.0.1:9464",
-		"0.0.0.0:1":      "127.0.0.1:1",
-		"[::]:1":         "[::1]:1",
-		"localhost:2":    "localhost:2",
-		"[::1]:3":        "[::1]:3",
-	} {
-		if got := dialAddr(in); got != want {
-			t.Errorf("dialAddr(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/query"
+	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/verify"
 )
 
@@ -66,7 +67,7 @@ func cmdVerify(args []string, stdout, stderr io.Writer) error {
 	case *maxSums < 1:
 		return usagef("verify: -max-sums %d: must be at least 1", *maxSums)
 	}
-	files, err := expandFiles(fs.Args())
+	files, err := replay.ExpandFiles(fs.Args())
 	if err != nil {
 		return usagef("verify: %w", err)
 	}
@@ -97,10 +98,10 @@ func cmdVerify(args []string, stdout, stderr io.Writer) error {
 		return usagef("verify: %w", err)
 	}
 	opts.MaxLine = int(cfg.MaxLineBytes)
-	r := readerOf(cfg, nil)
+	r := cfg.Reader(nil, processClock)
 	opts.Collections, opts.Retention = r.Collections, r.Retention
 
-	client, db, err := connect(cfg.Mongo, "logtally-verify")
+	client, db, err := cfg.Mongo.Connect("logtally-verify")
 	if err != nil {
 		return err
 	}
@@ -136,7 +137,7 @@ func verifyParser(cfg config.Config, source, site, format, logFormat string) (pa
 	var pc parser.Config
 	switch {
 	case source != "" || len(cfg.Sources) == 1:
-		src, err := pickSource(cfg.Sources, source)
+		src, err := cfg.Source(source)
 		if err != nil {
 			return pc, fmt.Errorf("verify: %w", err)
 		}

@@ -75,3 +75,18 @@ func TestListenLocalhost(t *testing.T) {
 		}
 	}
 }
+
+func TestDialAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1:9464": "127.0.0.1:9464",
+		":9464":          "127.0.0.1:9464",
+		"0.0.0.0:1":      "127.0.0.1:1",
+		"[::]:1":         "[::1]:1",
+		"localhost:2":    "localhost:2",
+		"[::1]:3":        "[::1]:3",
+	} {
+		if got := DialAddr(in); got != want {
+			t.Errorf("DialAddr(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,9 +1,8 @@
-package main
+package termview
 
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/digits"
@@ -35,11 +33,11 @@ const maxShownName = 32
 // MongoDB's acknowledgement.
 const waitingForAck = "waiting for MongoDB to acknowledge…"
 
-// replayProgress shows a running replay's progress (replay.Progress
+// ReplayProgress shows a running replay's progress (replay.Progress
 // snapshots) on a writer: a progress bar (schollz/progressbar) on a
 // terminal, a plain line every progressEvery otherwise. Its methods are
 // safe for concurrent use.
-type replayProgress struct {
+type ReplayProgress struct {
 	w   io.Writer
 	tty bool
 	clk clock.Clock
@@ -64,21 +62,21 @@ type progressSample struct {
 	lines int64
 }
 
-// newReplayProgress shows a replay's progress on w: a bar when tty, else one line every 5 s.
+// NewReplayProgress shows a replay's progress on w: a bar when tty, else one line every 5 s.
 //
 // The bar (bytes read of the total, bytes/s, elapsed and ETA) takes its own
 // times from the wall clock; the description (current file, files done,
 // lines/s) and the plain lines use clk.
-func newReplayProgress(w io.Writer, tty bool, clk clock.Clock) *replayProgress {
+func NewReplayProgress(w io.Writer, tty bool, clk clock.Clock) *ReplayProgress {
 	now := clk.Now()
-	return &replayProgress{w: w, tty: tty, clk: clk, last: now,
+	return &ReplayProgress{w: w, tty: tty, clk: clk, last: now,
 		samples: []progressSample{{at: now}}}
 }
 
 // Update shows p. It is called often (every ~200 ms) and is cheap: on a
 // terminal it redraws one line; otherwise it prints only when
 // progressEvery has passed since the last line.
-func (r *replayProgress) Update(p replay.Progress) {
+func (r *ReplayProgress) Update(p replay.Progress) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
@@ -103,7 +101,7 @@ func (r *replayProgress) Update(p replay.Progress) {
 // newline ends it. The plain display prints a last line only when it
 // printed any before (a replay shorter than progressEvery prints nothing:
 // the summary follows anyway). Updates after Finish are ignored.
-func (r *replayProgress) Finish(p replay.Progress) {
+func (r *ReplayProgress) Finish(p replay.Progress) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
@@ -127,14 +125,9 @@ func (r *replayProgress) Finish(p replay.Progress) {
 	io.WriteString(r.w, "\n")
 }
 
-// isTerminal reports whether f is a terminal.
-func isTerminal(f *os.File) bool {
-	return term.IsTerminal(int(f.Fd()))
-}
-
 // sample records p's position at now and drops the samples older than
 // rateWindow, keeping the newest of those as the window's start.
-func (r *replayProgress) sample(now time.Time, p replay.Progress) {
+func (r *ReplayProgress) sample(now time.Time, p replay.Progress) {
 	r.samples = append(r.samples, progressSample{at: now, bytes: p.ReadBytes, lines: p.Lines})
 	i := 0
 	for i+1 < len(r.samples) && now.Sub(r.samples[i+1].at) >= rateWindow {
@@ -147,7 +140,7 @@ func (r *replayProgress) sample(now time.Time, p replay.Progress) {
 
 // rates returns bytes/s and lines/s over the samples' window, 0 when no
 // time has passed.
-func (r *replayProgress) rates() (bytesPerSec, linesPerSec float64) {
+func (r *ReplayProgress) rates() (bytesPerSec, linesPerSec float64) {
 	first, last := r.samples[0], r.samples[len(r.samples)-1]
 	dt := last.at.Sub(first.at).Seconds()
 	if dt <= 0 {
@@ -159,7 +152,7 @@ func (r *replayProgress) rates() (bytesPerSec, linesPerSec float64) {
 // line is the plain display's line for p, e.g.
 //
 //	replay: 41% 1.2 GiB of 2.9 GiB, 3 of 8 files, 12,345,678 lines (2.1 M lines/s), ETA 1m10s, reading access.log.3.gz
-func (r *replayProgress) line(now time.Time, p replay.Progress) string {
+func (r *ReplayProgress) line(now time.Time, p replay.Progress) string {
 	bps, lps := r.rates()
 	var b strings.Builder
 	fmt.Fprintf(&b, "replay: %d%% %s of %s, %d of %d files, %s lines", percent(p), humanBytes(p.ReadBytes), humanBytes(p.TotalBytes),
@@ -190,7 +183,7 @@ func (r *replayProgress) line(now time.Time, p replay.Progress) string {
 
 // ensureBar creates the bar, or changes its 100 % when the total changed.
 // Its maximum is at least 1: the library refuses a bar of 0.
-func (r *replayProgress) ensureBar(total int64) {
+func (r *ReplayProgress) ensureBar(total int64) {
 	m := max(total, 1)
 	if r.bar == nil {
 		r.barMax = m
@@ -219,7 +212,7 @@ func (r *replayProgress) ensureBar(total int64) {
 // (a file that grew while read can take ReadBytes past TotalBytes); it
 // fills when the phase is flushing, and the description then says what is
 // awaited and for how long.
-func (r *replayProgress) drawBar(now time.Time, p replay.Progress) {
+func (r *ReplayProgress) drawBar(now time.Time, p replay.Progress) {
 	r.ensureBar(p.TotalBytes)
 	var desc string
 	pos := min(p.ReadBytes, r.barMax-1)

@@ -1,4 +1,4 @@
-package main
+package logrotate
 
 import (
 	"bufio"
@@ -10,59 +10,51 @@ import (
 	"strings"
 )
 
-// `logtally check` reads logrotate's configuration for olddir, to suggest
-// a source's `rotated` globs: rotation into another directory is missed
-// without them.
-
-// logrotateRoot is where logrotate.conf and logrotate.d are (tests change
-// it).
-var logrotateRoot = "/etc"
-
-// Bounds on what is read of logrotate's configuration.
+// Bounds on what Rules reads of logrotate's configuration.
 const (
-	maxLogrotateFiles = 256
-	maxLogrotateBytes = 1 << 20
+	maxFiles = 256
+	maxBytes = 1 << 20
 )
 
-// rotateRule is one logrotate stanza: the paths (globs) it rotates and the
-// directory its rotated files go to ("" without olddir).
-type rotateRule struct {
+// Rule is one logrotate stanza: the file it is in, the paths (globs) it
+// rotates and the directory its rotated files go to ("" without olddir).
+type Rule struct {
 	file     string
 	patterns []string
 	olddir   string
 }
 
-// logrotateRules reads logrotate.conf and the files of logrotate.d under
-// logrotateRoot (at most maxLogrotateFiles, each up to maxLogrotateBytes);
-// files that cannot be read are skipped.
-func logrotateRules() []rotateRule {
-	files := []string{filepath.Join(logrotateRoot, "logrotate.conf")}
-	d, _ := filepath.Glob(filepath.Join(logrotateRoot, "logrotate.d", "*"))
+// Rules reads logrotate.conf and the files of logrotate.d under root
+// (/etc; at most 256 files, each up to 1 MiB); files that cannot be read
+// are skipped.
+func Rules(root string) []Rule {
+	files := []string{filepath.Join(root, "logrotate.conf")}
+	d, _ := filepath.Glob(filepath.Join(root, "logrotate.d", "*"))
 	slices.Sort(d)
 	files = append(files, d...)
-	if len(files) > maxLogrotateFiles {
-		files = files[:maxLogrotateFiles]
+	if len(files) > maxFiles {
+		files = files[:maxFiles]
 	}
-	var rules []rotateRule
+	var rules []Rule
 	for _, f := range files {
 		fh, err := os.Open(f)
 		if err != nil {
 			continue
 		}
-		b, _ := io.ReadAll(io.LimitReader(fh, maxLogrotateBytes))
+		b, _ := io.ReadAll(io.LimitReader(fh, maxBytes))
 		fh.Close()
-		rules = append(rules, parseLogrotate(f, b)...)
+		rules = append(rules, Parse(f, b)...)
 	}
 	return rules
 }
 
-// parseLogrotate returns the stanzas of one logrotate file: each one's
-// paths and its olddir, its own or the one set before it outside any
-// stanza. Only what olddir needs is understood.
-func parseLogrotate(file string, data []byte) []rotateRule {
-	var rules []rotateRule
+// Parse returns the stanzas of one logrotate file: each one's paths and
+// its olddir, its own or the one set before it outside any stanza. Only
+// what olddir needs is understood.
+func Parse(file string, data []byte) []Rule {
+	var rules []Rule
 	global := ""
-	var cur *rotateRule
+	var cur *Rule
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 64<<10)
 	for sc.Scan() {
@@ -73,7 +65,7 @@ func parseLogrotate(file string, data []byte) []rotateRule {
 		fields := strings.Fields(line)
 		switch {
 		case cur == nil && strings.HasSuffix(line, "{"):
-			r := rotateRule{file: file, olddir: global}
+			r := Rule{file: file, olddir: global}
 			for _, p := range strings.Fields(strings.TrimSuffix(line, "{")) {
 				r.patterns = append(r.patterns, strings.Trim(p, `"'`))
 			}
@@ -98,9 +90,10 @@ func parseLogrotate(file string, data []byte) []rotateRule {
 	return rules
 }
 
-// olddirHints returns, for each of the files whose logrotate stanza sets
-// olddir, the `rotated` setting that finds its rotated files.
-func olddirHints(rules []rotateRule, files []string) []string {
+// OlddirHints returns, for each of the files whose stanza in rules sets
+// olddir, the `rotated` setting of a logtally source that finds its
+// rotated files.
+func OlddirHints(rules []Rule, files []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, f := range files {

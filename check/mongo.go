@@ -1,4 +1,4 @@
-package main
+package check
 
 import (
 	"context"
@@ -7,37 +7,15 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
-	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/salts"
 )
 
-// connect returns a client for cfg. It does not wait for the server: the
-// daemon starts and buffers while MongoDB is down.
-func connect(cfg config.Mongo, app string) (*mongo.Client, *mongo.Database, error) {
-	wc := &writeconcern.WriteConcern{Journal: &cfg.Journal}
-	if n := cfg.WriteConcern.Nodes(); n >= 0 {
-		wc.W = n
-	} else {
-		wc.W = "majority"
-	}
-	opts := options.Client().ApplyURI(cfg.URI).
-		SetAppName(app).
-		SetWriteConcern(wc).
-		SetServerSelectionTimeout(cfg.Timeout.D()).
-		SetConnectTimeout(cfg.Timeout.D())
-	client, err := mongo.Connect(opts)
-	if err != nil {
-		return nil, nil, fmt.Errorf("mongo %s: %w", cfg.Redacted(), err)
-	}
-	return client, client.Database(cfg.Database), nil
-}
-
+// ping connects to MongoDB and pings the primary.
 func ping(ctx context.Context, cfg config.Mongo) error {
-	client, _, err := connect(cfg, "logtally-check")
+	client, _, err := cfg.Connect("logtally-check")
 	if err != nil {
 		return err
 	}
@@ -58,7 +36,7 @@ const probeID = "\x00logtally check"
 // collections serve and query read) it cannot, and whether it can read
 // the salts collection. Each is asked by a find of probeID.
 func readerAccess(ctx context.Context, cfg config.Mongo, reads []string) (unreadable []string, saltsRead bool, err error) {
-	client, db, err := connect(cfg, "logtally-check")
+	client, db, err := cfg.Connect("logtally-check")
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,4 +1,4 @@
-package main
+package termview
 
 import (
 	"strings"
@@ -14,13 +14,13 @@ import (
 func TestReplaySummaryAfterReload(t *testing.T) {
 	files := []replay.File{{Path: "/a/access.log.1", Compression: "plain", End: 100, Lines: 2, Status: replay.StatusCounted}}
 	var b strings.Builder
-	printReplaySummary(&b, &replay.Summary{Files: files, Lines: 2, Hits: 2, Unacknowledged: true}, "in the running daemon", time.Second)
+	ReplaySummary(&b, &replay.Summary{Files: files, Lines: 2, Hits: 2, Unacknowledged: true}, "in the running daemon", time.Second)
 	if out := b.String(); !strings.Contains(out, "every file counted;") || strings.Contains(out, "stopped before the end") {
 		t.Errorf("every file counted, the daemon reloaded before the acknowledgement:\n%s", out)
 	}
 	b.Reset()
 	files[0].Status = replay.StatusStopped
-	printReplaySummary(&b, &replay.Summary{Files: files, Stopped: true}, "in the running daemon", time.Second)
+	ReplaySummary(&b, &replay.Summary{Files: files, Stopped: true}, "in the running daemon", time.Second)
 	if out := b.String(); !strings.Contains(out, "stopped before the end") || strings.Contains(out, "every file counted") {
 		t.Errorf("stopped before the end:\n%s", out)
 	}

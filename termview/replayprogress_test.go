@@ -1,4 +1,4 @@
-package main
+package termview
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ func TestReplayProgressPlainLineEveryFiveSeconds(t *testing.T) {
 	start := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	clk := clock.NewFake(start)
 	var out bytes.Buffer
-	r := newReplayProgress(&out, false, clk)
+	r := NewReplayProgress(&out, false, clk)
 	p := replay.Progress{Started: start, TotalBytes: 29 * gib / 10, FilesTotal: 8, Phase: replay.PhaseReading,
 		Current: "/var/log/nginx/access.log.3.gz"}
 
@@ -77,7 +77,7 @@ func TestReplayProgressPlainLineEveryFiveSeconds(t *testing.T) {
 func TestReplayProgressPlainShortReplayPrintsNothing(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	var out bytes.Buffer
-	r := newReplayProgress(&out, false, clk)
+	r := NewReplayProgress(&out, false, clk)
 	p := replay.Progress{Started: clk.Now(), TotalBytes: 100, FilesTotal: 1, Phase: replay.PhaseReading}
 	for range 20 {
 		clk.Advance(200 * time.Millisecond)
@@ -94,7 +94,7 @@ func TestReplayProgressPlainShortReplayPrintsNothing(t *testing.T) {
 func TestReplayProgressBar(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	var out bytes.Buffer
-	r := newReplayProgress(&out, true, clk)
+	r := NewReplayProgress(&out, true, clk)
 	p := replay.Progress{Started: clk.Now(), TotalBytes: 1000, FilesTotal: 2, Phase: replay.PhaseReading, Current: "/logs/access.log.2.gz"}
 	clk.Advance(time.Second)
 	p.ReadBytes, p.Lines = 410, 2000
@@ -137,7 +137,7 @@ func TestReplayProgressBar(t *testing.T) {
 func TestReplayProgressBarZeroTotal(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	var out bytes.Buffer
-	r := newReplayProgress(&out, true, clk)
+	r := NewReplayProgress(&out, true, clk)
 	p := replay.Progress{Started: clk.Now(), Phase: replay.PhaseReading}
 	r.Update(p) // nothing known yet
 	p.FilesTotal, p.Current = 1, "empty.log"
@@ -197,7 +197,7 @@ func TestIsTerminalFalseForAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if isTerminal(f) {
+	if IsTerminal(f) {
 		t.Error("a regular file is a terminal")
 	}
 }
