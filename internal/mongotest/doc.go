@@ -12,7 +12,10 @@
 //     a document back without a lock: four clients sending 150 $inc each to
 //     one document directly keep about 380 of 600; through the proxy, 600
 //     (TestConcurrentIncThroughProxy). So several daemons can run at once
-//     against one database;
+//     against one database. A client gone at its timeout while the server
+//     applies its write does not end the lock: FerretDB goes on applying
+//     it, so the lock waits for its reply (a minute at most;
+//     TestWriteLockHeldUntilTheServerReplies);
 //   - is cut off and restored (Stop, Resume), and restarts the server on
 //     its data (Restart);
 //   - injects the faults that matter for exactly-once: a write applied and

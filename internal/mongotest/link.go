@@ -17,6 +17,7 @@ type link struct {
 	closed     chan struct{}
 
 	mu    sync.Mutex
+	done  bool          // replies has returned: nothing reads up any more
 	held  bool          // the write lock is held for request id
 	id    int32         // the write waiting for its reply
 	fault fault         // what happens to that reply
@@ -42,7 +43,8 @@ func (l *link) requests() {
 			l.held, l.id, l.fault, l.stall = true, m.requestID(), f, stall
 			l.mu.Unlock()
 			if f == cutRequest {
-				return // closed before the write reaches the server
+				l.release() // nothing reaches the server
+				return      // closed before the write reaches the server
 			}
 		}
 		if _, err := l.up.Write(m); err != nil {
@@ -55,6 +57,11 @@ func (l *link) requests() {
 // lock once a write's reply is through (or dropped: the write was applied,
 // the client never hears it).
 func (l *link) replies() {
+	defer func() {
+		l.mu.Lock()
+		l.done = true
+		l.mu.Unlock()
+	}()
 	for {
 		m, err := readMessage(l.up)
 		if err != nil {
@@ -97,13 +104,29 @@ func (l *link) release() {
 	}
 }
 
-// close closes both connections and releases the write lock.
+// upGrace bounds the wait for the reply of a write the server is applying
+// when its client goes away.
+const upGrace = time.Minute
+
+// close closes both connections and releases the write lock. A client
+// gone (its timeout) while the server applies its write leaves the
+// upstream connection open until that write's reply arrives (replies then
+// calls close again): the lock is released only once the server is done,
+// as FerretDB goes on applying a write whose connection closed, and a
+// write let in beside it could interleave with it (an update lost).
 func (l *link) close() {
 	l.closeOnce.Do(func() {
 		close(l.closed)
 		_ = l.client.Close()
-		_ = l.up.Close()
 	})
+	l.mu.Lock()
+	wait := l.held && !l.done
+	l.mu.Unlock()
+	if wait {
+		_ = l.up.SetReadDeadline(time.Now().Add(upGrace))
+		return
+	}
+	_ = l.up.Close()
 	l.release()
 }
 
