@@ -14,6 +14,7 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -48,7 +49,7 @@ func StateDirFull(err error) bool {
 type Config struct {
 	// Buffer receives the commits.
 	Buffer *buffer.Buffer
-	// Parsers maps a source name (tailer.Checkpoint.Source) to its parser.
+	// Parsers maps a source name (stream.Checkpoint.Source) to its parser.
 	Parsers map[string]*parser.Parser
 	// Limiters maps a source name to its max_pages_per_minute limiter;
 	// a missing or nil one means no bound.
@@ -102,7 +103,7 @@ type Aggregator struct {
 	keyBuf   []byte
 	hit      parser.Hit
 
-	malformedByFile map[tailer.FileID]*malformedLog
+	malformedByFile map[stream.FileID]*malformedLog
 	onMalformed     func(n uint64, out parser.Outcome, length int) // OnMalformed's
 
 	lines, hits, malformed, filtered, tooLong, commits, other atomic.Uint64
@@ -167,7 +168,7 @@ func newAggregator(cfg Config, in <-chan tailer.Chunk, log *slog.Logger) *Aggreg
 		cps:             map[string][]byte{},
 		marks:           map[string]buffer.Mark{},
 		extra:           map[string]extraSource{},
-		malformedByFile: map[tailer.FileID]*malformedLog{},
+		malformedByFile: map[stream.FileID]*malformedLog{},
 		commitReq:       make(chan chan error),
 		stopped:         make(chan struct{}),
 	}

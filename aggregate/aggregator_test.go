@@ -17,6 +17,7 @@ import (
 	"github.com/logtally/logtally/internal/syncbuf"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -36,8 +37,8 @@ func line(page string, sec int) string {
 func chunk(src string, ino uint64, start int64, lines ...string) tailer.Chunk {
 	data := strings.Join(lines, "\n") + "\n"
 	return tailer.Chunk{
-		Checkpoint: tailer.Checkpoint{
-			Source: src, Path: fmt.Sprintf("/logs/%d.log", ino), File: tailer.FileID{Dev: 1, Ino: ino},
+		Checkpoint: stream.Checkpoint{
+			Source: src, Path: fmt.Sprintf("/logs/%d.log", ino), File: stream.FileID{Dev: 1, Ino: ino},
 			Offset: start + int64(len(data)),
 		},
 		Start: start,
@@ -234,15 +235,15 @@ func drain(t *testing.T, buf *buffer.Buffer) map[hitKey]uint64 {
 }
 
 // checkpoints returns the stored checkpoints by inode.
-func checkpoints(t *testing.T, buf *buffer.Buffer) map[uint64]tailer.Checkpoint {
+func checkpoints(t *testing.T, buf *buffer.Buffer) map[uint64]stream.Checkpoint {
 	t.Helper()
 	raw, err := buf.Checkpoints()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[uint64]tailer.Checkpoint{}
+	out := map[uint64]stream.Checkpoint{}
 	for k, v := range raw {
-		var cp tailer.Checkpoint
+		var cp stream.Checkpoint
 		if err := cp.UnmarshalBinary(v); err != nil {
 			t.Fatalf("checkpoint %q: %v", k, err)
 		}
@@ -266,7 +267,7 @@ func wantCounts(t *testing.T, got, want map[hitKey]uint64) {
 	}
 }
 
-func wantOffsets(t *testing.T, got map[uint64]tailer.Checkpoint, want map[uint64]int64) {
+func wantOffsets(t *testing.T, got map[uint64]stream.Checkpoint, want map[uint64]int64) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Errorf("got checkpoints %+v, want offsets %v", got, want)
@@ -575,7 +576,7 @@ func TestUnencodableCheckpointStopsRunWithoutItsCounts(t *testing.T) {
 	h := start(t, buffer.Options{}, 0)
 	good := chunk("src", 1, 0, line("/a", 0))
 	bad := chunk("src", 1, good.Checkpoint.Offset, line("/b", 0))
-	bad.Checkpoint.FPLen = tailer.FingerprintSize + 1
+	bad.Checkpoint.FPLen = stream.FingerprintSize + 1
 	h.send(good)
 	h.send(bad)
 	if err := h.wait(); err == nil || !strings.Contains(err.Error(), "/logs/1.log") {
@@ -698,7 +699,7 @@ func TestArchiveChunksMoveOnlyTheLedger(t *testing.T) {
 	}
 	arc := chunk("replay", 0, 0, line("/a", 1), line("/a", 2), line("/b", 3))
 	arc.Archive = true
-	arc.Checkpoint.File = tailer.FileID{}
+	arc.Checkpoint.File = stream.FileID{}
 	arc.Checkpoint.FPLen, arc.Checkpoint.FPSum = 10, 99
 	h.send(arc)
 	live := chunk("src", 7, 0, line("/c", 1))

@@ -13,6 +13,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -167,7 +168,7 @@ type tally struct {
 // skip counts a line Parse gave out (not OK): malformed (logged by its
 // place, never its bytes but at debug level, see logMalformed) or
 // filtered.
-func (a *Aggregator) skip(t *tally, cp tailer.Checkpoint, end int64, out parser.Outcome, line []byte) {
+func (a *Aggregator) skip(t *tally, cp stream.Checkpoint, end int64, out parser.Outcome, line []byte) {
 	t.outcomes[out]++
 	if !out.Malformed() {
 		t.filtered++

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -11,7 +12,7 @@ import (
 // chunk) for the next commit: the batch that holds its last lines names
 // it, so a rebuild of that batch can read it again although no stored
 // checkpoint is left of it.
-func (a *Aggregator) noteFinished(cp tailer.Checkpoint) error {
+func (a *Aggregator) noteFinished(cp stream.Checkpoint) error {
 	b, err := cp.MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("aggregator: finished file %s: %w", cp.Path, err)
@@ -26,7 +27,7 @@ func (a *Aggregator) noteFinished(cp tailer.Checkpoint) error {
 // finishedKey names one finished file: its checkpoint key (source and
 // identity) and its fingerprint, so that a reused inode finished again is
 // another entry.
-func finishedKey(cp tailer.Checkpoint) string {
+func finishedKey(cp stream.Checkpoint) string {
 	return fmt.Sprintf("%s\x00%d:%016x", cp.Key(), cp.FPLen, cp.FPSum)
 }
 

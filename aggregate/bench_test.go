@@ -10,6 +10,7 @@ import (
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 	"github.com/logtally/logtally/visitor"
 )
@@ -22,7 +23,7 @@ func apacheChunk(tb testing.TB) tailer.Chunk {
 		tb.Fatal(err)
 	}
 	return tailer.Chunk{
-		Checkpoint: tailer.Checkpoint{Source: "src", Path: "/logs/access.log", File: tailer.FileID{Dev: 1, Ino: 1}, Offset: int64(len(data))},
+		Checkpoint: stream.Checkpoint{Source: "src", Path: "/logs/access.log", File: stream.FileID{Dev: 1, Ino: 1}, Offset: int64(len(data))},
 		Data:       data,
 	}
 }
@@ -121,8 +122,8 @@ func BenchmarkVisitorsCost(b *testing.B) {
 	for _, pages := range []bool{true, false} {
 		name := map[bool]string{true: "/sites+pages", false: "/sites"}[pages]
 		b.Run("generated"+name, func(b *testing.B) {
-			benchmarkVisitorsCost(b, tailer.Chunk{Checkpoint: tailer.Checkpoint{Source: "src", Path: "/logs/gen.log",
-				File: tailer.FileID{Dev: 1, Ino: 2}, Offset: int64(len(data))}, Data: data}, pages)
+			benchmarkVisitorsCost(b, tailer.Chunk{Checkpoint: stream.Checkpoint{Source: "src", Path: "/logs/gen.log",
+				File: stream.FileID{Dev: 1, Ino: 2}, Offset: int64(len(data))}, Data: data}, pages)
 		})
 	}
 }

@@ -38,8 +38,8 @@ const ledgerPruneEvery = time.Hour
 // Streams that begin with the same bytes (a fixed banner, the same first
 // requests) share a fingerprint, so each counting of a stream (a followed
 // file, a replayed archive) marks an entry of its own, Stream (random, see
-// tailer.Checkpoint.Stream), and records TailLen and TailSum, the hash of
-// the bytes that end at Offset (tailer.TailOf): a reader takes an entry
+// stream.Checkpoint.Stream), and records TailLen and TailSum, the hash of
+// the bytes that end at Offset (stream.TailOf): a reader takes an entry
 // for its stream only where its own bytes there hash the same
 // (Buffer.Streams returns the candidates, the reader checks them). A Mark
 // with Stream 0 is an older logtally's kind, keyed by the fingerprint

@@ -37,6 +37,7 @@ import (
 	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/recovery"
 	"github.com/logtally/logtally/replay"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -135,18 +136,18 @@ func (r *windowRig) size(name string) int64 {
 }
 
 // checkpoint is the tailer's checkpoint of file name at offset.
-func (r *windowRig) checkpoint(name string, offset int64) tailer.Checkpoint {
+func (r *windowRig) checkpoint(name string, offset int64) stream.Checkpoint {
 	fi, err := os.Stat(r.path(name))
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	id, _ := tailer.IDOf(fi)
+	id, _ := stream.IDOf(fi)
 	b, err := os.ReadFile(r.path(name))
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	n := int(min(offset, tailer.FingerprintSize))
-	return tailer.Checkpoint{Source: windowSite, Path: r.path(name), File: id, Offset: offset, FPLen: n,
+	n := int(min(offset, stream.FingerprintSize))
+	return stream.Checkpoint{Source: windowSite, Path: r.path(name), File: id, Offset: offset, FPLen: n,
 		FPSum: fnv1a.Extend(fnv1a.Offset, b[:n])}
 }
 

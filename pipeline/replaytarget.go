@@ -9,6 +9,7 @@ import (
 
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/replay"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -63,7 +64,7 @@ func (p *Pipeline) maxLine() int {
 // start), logged.
 func (p *Pipeline) countedLocally(source string) func(head []byte) []tailer.Position {
 	return func(head []byte) []tailer.Position {
-		got, err := p.buf.Streams(head, tailer.FingerprintSize)
+		got, err := p.buf.Streams(head, stream.FingerprintSize)
 		if err != nil {
 			p.log.Error("cannot read the ledger: a file is read from its checkpoint or start", "source", source, "err", err)
 			return nil

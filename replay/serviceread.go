@@ -19,6 +19,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -111,7 +112,7 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 		return err
 	}
 	s.log.Debug("replaying file", "path", f.Path, "candidates", len(cands))
-	f.stream = tailer.NewStream()
+	f.stream = stream.NewID()
 	// While the aggregator is behind (chunks wait for it), this reader
 	// parses the lines of the next chunk on its own core: the aggregator
 	// then only counts them, in their order. While it keeps up (the
@@ -164,7 +165,7 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 // decide as it is read (readStreamAt, candidate). It waits while MongoDB
 // cannot be reached.
 func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]candidate, error) {
-	local, err := s.buf.Streams(f.head, tailer.FingerprintSize)
+	local, err := s.buf.Streams(f.head, stream.FingerprintSize)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +185,7 @@ func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]candidate, er
 			add(b.last, b.source, b.Path, "")
 		}
 	}
-	keys := buffer.LedgerCandidates(f.head, tailer.FingerprintSize)
+	keys := buffer.LedgerCandidates(f.head, stream.FingerprintSize)
 	for attempt := 0; ; attempt++ {
 		remote, err := s.flush.ReadLedger(ctx, keys)
 		if err == nil {
@@ -417,7 +418,7 @@ func (s *Service) newReplayClaims() *replayClaims {
 // take claims f's stream, waiting while another replay holds it (f's
 // waiting says so in the progress) or MongoDB cannot be reached.
 func (c *replayClaims) take(ctx context.Context, f *replayFile) error {
-	key := buffer.ClaimKey(f.head, tailer.FingerprintSize)
+	key := buffer.ClaimKey(f.head, stream.FingerprintSize)
 	if key == "" {
 		return nil
 	}
@@ -473,7 +474,7 @@ func (c *replayClaims) take(ctx context.Context, f *replayFile) error {
 func (c *replayClaims) finish(f *replayFile, watch []ackWatch) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if h, ok := c.held[buffer.ClaimKey(f.head, tailer.FingerprintSize)]; ok {
+	if h, ok := c.held[buffer.ClaimKey(f.head, stream.FingerprintSize)]; ok {
 		h.done, h.watch = true, append(h.watch, watch...)
 	}
 }

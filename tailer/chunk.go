@@ -1,6 +1,10 @@
 package tailer
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/logtally/logtally/stream"
+)
 
 // Chunk is a run of complete lines from one file, or a notice about the file.
 //
@@ -24,7 +28,7 @@ import "bytes"
 // should call Release once it is done with Data, so the buffer is read
 // into again instead of a new one being allocated.
 type Chunk struct {
-	Checkpoint Checkpoint
+	Checkpoint stream.Checkpoint
 	Start      int64
 	Data       []byte
 	Skipped    int

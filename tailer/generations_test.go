@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/stream"
 )
 
 // Issue 29, 2: generations created and rotated away between two polls are
@@ -73,7 +74,7 @@ func TestGenerationsRotatedBetweenPolls(t *testing.T) {
 			h := start(t, cfg)
 			h.waitFor("the first 100 lines", countLines(100))
 			h.settle(2) // the follower and the rescan timer wait on the clock
-			ids := []FileID{idOf(t, p)}
+			ids := []stream.FileID{idOf(t, p)}
 			tags := []string{"a", "b", "c", "d"}
 			sizes := []int{100, 150, 170, 90}
 			for g := 1; g < 4; g++ {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/stream"
 )
 
 // waitLimit bounds every wait for an event.
@@ -187,7 +188,7 @@ func want(tag string, from, to int) []string {
 	return out
 }
 
-func idOf(t *testing.T, path string) FileID {
+func idOf(t *testing.T, path string) stream.FileID {
 	t.Helper()
 	st, err := os.Stat(path)
 	if err != nil {
@@ -201,7 +202,7 @@ func idOf(t *testing.T, path string) FileID {
 }
 
 // linesOf returns the lines sent for file id, in order.
-func linesOf(cs []Chunk, id FileID) []string {
+func linesOf(cs []Chunk, id stream.FileID) []string {
 	var out []string
 	for i := range cs {
 		if cs[i].Checkpoint.File != id {
@@ -225,11 +226,11 @@ func countLines(n int) func([]Chunk) bool {
 	return func(cs []Chunk) bool { return len(allLines(cs)) >= n }
 }
 
-func hasDone(id FileID) func([]Chunk) bool {
+func hasDone(id stream.FileID) func([]Chunk) bool {
 	return func(cs []Chunk) bool { return doneIndex(cs, id) >= 0 }
 }
 
-func doneIndex(cs []Chunk, id FileID) int {
+func doneIndex(cs []Chunk, id stream.FileID) int {
 	for i, c := range cs {
 		if c.Done && c.Checkpoint.File == id {
 			return i
@@ -239,7 +240,7 @@ func doneIndex(cs []Chunk, id FileID) int {
 }
 
 // lastCheckpoint returns the checkpoint of the last chunk for id.
-func lastCheckpoint(t *testing.T, cs []Chunk, id FileID) Checkpoint {
+func lastCheckpoint(t *testing.T, cs []Chunk, id stream.FileID) stream.Checkpoint {
 	t.Helper()
 	for i := len(cs) - 1; i >= 0; i-- {
 		if cs[i].Checkpoint.File == id {
@@ -247,17 +248,17 @@ func lastCheckpoint(t *testing.T, cs []Chunk, id FileID) Checkpoint {
 		}
 	}
 	t.Fatalf("no chunk for %v", id)
-	return Checkpoint{}
+	return stream.Checkpoint{}
 }
 
 // roundTrip stores and loads a checkpoint as the buffer would.
-func roundTrip(t *testing.T, cp Checkpoint) Checkpoint {
+func roundTrip(t *testing.T, cp stream.Checkpoint) stream.Checkpoint {
 	t.Helper()
 	b, err := cp.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out Checkpoint
+	var out stream.Checkpoint
 	if err := out.UnmarshalBinary(b); err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +332,7 @@ func checkChunks(t *testing.T, cs []Chunk) {
 			t.Fatalf("chunk %d for %v starts at %d, want %d\n%s", i, c.Checkpoint.File, c.Start, want, dump(cs))
 		}
 		next[k] = c.Checkpoint.Offset
-		wantFP := int(min(c.Checkpoint.Offset, FingerprintSize))
+		wantFP := int(min(c.Checkpoint.Offset, stream.FingerprintSize))
 		if !c.Done && c.Checkpoint.FPLen != wantFP {
 			t.Fatalf("chunk %d: FPLen %d, want %d", i, c.Checkpoint.FPLen, wantFP)
 		}

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Issue 29, 1: with more files than MaxOpenFiles, quiet files are closed
@@ -41,7 +43,7 @@ func TestParkedFilesExact(t *testing.T) {
 	dir := t.TempDir()
 	path := func(i int) string { return filepath.Join(dir, fmt.Sprintf("f%d.log", i)) }
 	tag := func(i int) string { return fmt.Sprintf("f%d", i) }
-	ids := make([]FileID, 6)
+	ids := make([]stream.FileID, 6)
 	for i := range 6 {
 		appendLines(t, path(i), tag(i), 0, 10)
 		ids[i] = idOf(t, path(i))

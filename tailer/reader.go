@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/stream"
 )
 
 // Reading: blocks of a file into chunks of whole lines.
@@ -206,16 +207,16 @@ func (fl *follower) advance(end int64, data []byte) {
 	start := fl.off
 	fl.off = end
 	fl.setTail(data)
-	if fl.fpLen >= FingerprintSize || int64(fl.fpLen) >= end {
+	if fl.fpLen >= stream.FingerprintSize || int64(fl.fpLen) >= end {
 		return
 	}
-	want := int(min(end, FingerprintSize))
+	want := int(min(end, stream.FingerprintSize))
 	from := int64(fl.fpLen)
 	var more []byte
 	if data != nil && from >= start && int64(want) <= start+int64(len(data)) {
 		more = data[from-start : int64(want)-start]
 	} else {
-		var b [FingerprintSize]byte
+		var b [stream.FingerprintSize]byte
 		n, _ := fl.f.ReadAt(b[:want-fl.fpLen], from)
 		more = b[:n]
 	}

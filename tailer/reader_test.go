@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // TestReleaseRecyclesBuffers: a consumer that releases every chunk gets
@@ -86,7 +88,7 @@ func TestReleaseRecyclesBuffers(t *testing.T) {
 
 // TestChunkReleaseNoPool: Release is a no-op on chunks not made by a Tailer.
 func TestChunkReleaseNoPool(t *testing.T) {
-	c := Chunk{Start: 0, Data: []byte("a\n"), Checkpoint: Checkpoint{Offset: 2}}
+	c := Chunk{Start: 0, Data: []byte("a\n"), Checkpoint: stream.Checkpoint{Offset: 2}}
 	c.Release()
 	if c.Data != nil {
 		t.Errorf("Data = %q after Release", c.Data)

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Issue 29: one source whose glob matches many one-line files (a hosting
@@ -149,7 +151,7 @@ func measureManyFiles(b *testing.B, dir string, n int) scaleResult {
 	var lines atomic.Int64
 	all := make(chan struct{})
 	var cpMu sync.Mutex
-	cps := make(map[string]Checkpoint) // the last checkpoint of each file, for the restart
+	cps := make(map[string]stream.Checkpoint) // the last checkpoint of each file, for the restart
 	go func() {
 		// The daemon's aggregator commits about once a second; the
 		// tailers' sends wait meanwhile.

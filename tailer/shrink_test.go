@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/stream"
 )
 
 // Files shrunk in place: not a copytruncate (no copy holds the old bytes,
@@ -88,14 +89,14 @@ func TestShrunkWhileDown(t *testing.T) {
 	p := filepath.Join(dir, "access.log")
 	appendLines(t, p, "a", 0, 1000)
 	id := idOf(t, p)
-	cp := Checkpoint{Source: "web", Path: p, File: id, Offset: sizeOfLines("a", 1000), FPLen: FingerprintSize, FPSum: fileFP(t, p, FingerprintSize)}
+	cp := stream.Checkpoint{Source: "web", Path: p, File: id, Offset: sizeOfLines("a", 1000), FPLen: stream.FingerprintSize, FPSum: fileFP(t, p, stream.FingerprintSize)}
 	cut := sizeOfLines("a", 500)
 	if err := os.Truncate(p, cut); err != nil {
 		t.Fatal(err)
 	}
 	var logs syncbuf.Buffer
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{roundTrip(t, cp)}
+	cfg.Checkpoints = []stream.Checkpoint{roundTrip(t, cp)}
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	h := start(t, cfg)
 	h.waitFor("the checkpoint at the new size", func(cs []Chunk) bool { return len(cs) > 0 })

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/stream"
 )
 
 // realCfg is a config on the real clock with fast polling.
@@ -71,7 +72,7 @@ func TestResumeFromCheckpoint(t *testing.T) {
 
 	appendLines(t, p, "a", 10, 60)
 	cfg := realCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	h = start(t, cfg)
 	cs = h.waitFor("50 more lines", countLines(50))
 	if cs[0].Start != cp.Offset {
@@ -81,18 +82,18 @@ func TestResumeFromCheckpoint(t *testing.T) {
 	checkChunks(t, cs)
 	sameLines(t, "after resume", allLines(cs), want("a", 10, 60))
 	cp2 := roundTrip(t, lastCheckpoint(t, cs, id))
-	if cp2.FPLen != FingerprintSize || cp2.FPSum != fileFP(t, p, FingerprintSize) {
+	if cp2.FPLen != stream.FingerprintSize || cp2.FPSum != fileFP(t, p, stream.FingerprintSize) {
 		t.Fatalf("fingerprint after growth: len %d sum %x", cp2.FPLen, cp2.FPSum)
 	}
 
 	appendLines(t, p, "a", 60, 70)
-	cfg.Checkpoints = []Checkpoint{cp2}
+	cfg.Checkpoints = []stream.Checkpoint{cp2}
 	h = start(t, cfg)
 	h.waitFor("10 more lines", countLines(10))
 	cs = h.stop()
 	checkChunks(t, cs)
 	sameLines(t, "second resume", allLines(cs), want("a", 60, 70))
-	if got := lastCheckpoint(t, cs, id); got.FPLen != FingerprintSize || got.FPSum != cp2.FPSum {
+	if got := lastCheckpoint(t, cs, id); got.FPLen != stream.FingerprintSize || got.FPSum != cp2.FPSum {
 		t.Fatalf("full fingerprint changed: %+v", got)
 	}
 }
@@ -289,7 +290,7 @@ func TestRotationWhileDown(t *testing.T) {
 	os.WriteFile(p+".2.gz", []byte("not read\n"), 0o644) // compressed candidates are ignored
 
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	h := start(t, cfg)
 	h.waitFor("the rest of the old file and the new file", countLines(80))
 	h.settle(3)
@@ -320,7 +321,7 @@ func TestCopyTruncateWhileDown(t *testing.T) {
 	copyID := idOf(t, p+".1")
 
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	h := start(t, cfg)
 	h.waitFor("copy and new lines", countLines(80))
 	h.settle(3)
@@ -350,9 +351,9 @@ func TestCheckpointMatchingNothingDropped(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "access.log")
 	appendLines(t, p, "a", 0, 5)
-	gone := Checkpoint{Source: "web", Path: filepath.Join(dir, "old.log"), File: FileID{Dev: 1, Ino: 999999}, Offset: 500, FPLen: 500, FPSum: 42}
+	gone := stream.Checkpoint{Source: "web", Path: filepath.Join(dir, "old.log"), File: stream.FileID{Dev: 1, Ino: 999999}, Offset: 500, FPLen: 500, FPSum: 42}
 	cfg := realCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{gone}
+	cfg.Checkpoints = []stream.Checkpoint{gone}
 	h := start(t, cfg)
 	cs := h.waitFor("5 lines", countLines(5))
 	if !cs[0].Done || cs[0].Checkpoint.Key() != gone.Key() {
@@ -399,19 +400,19 @@ func TestPartialLastLine(t *testing.T) {
 func TestStaleCheckpointReadsFromZero(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		edit func(*Checkpoint)
+		edit func(*stream.Checkpoint)
 	}{
-		{"fingerprint differs", func(cp *Checkpoint) { cp.FPSum++ }},
+		{"fingerprint differs", func(cp *stream.Checkpoint) { cp.FPSum++ }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			p := filepath.Join(dir, "access.log")
 			appendLines(t, p, "a", 0, 40)
 			id := idOf(t, p)
-			cp := Checkpoint{Source: "web", Path: p, File: id, Offset: 1100, FPLen: FingerprintSize, FPSum: fileFP(t, p, FingerprintSize)}
+			cp := stream.Checkpoint{Source: "web", Path: p, File: id, Offset: 1100, FPLen: stream.FingerprintSize, FPSum: fileFP(t, p, stream.FingerprintSize)}
 			tc.edit(&cp)
 			cfg := realCfg("web", p)
-			cfg.Checkpoints = []Checkpoint{cp}
+			cfg.Checkpoints = []stream.Checkpoint{cp}
 			h := start(t, cfg)
 			h.waitFor("40 lines", countLines(40))
 			cs := h.stop()
@@ -582,8 +583,8 @@ func TestNewValidates(t *testing.T) {
 		{Source: "web", Paths: []string{"/var/log/[.log"}},
 		{Source: "web"},
 		{Paths: []string{"/x"}},
-		{Source: "web", Paths: []string{"/x"}, Checkpoints: []Checkpoint{{Source: "other"}}},
-		{Source: "web", Paths: []string{"/x"}, Checkpoints: []Checkpoint{{Source: "web"}, {Source: "web"}}},
+		{Source: "web", Paths: []string{"/x"}, Checkpoints: []stream.Checkpoint{{Source: "other"}}},
+		{Source: "web", Paths: []string{"/x"}, Checkpoints: []stream.Checkpoint{{Source: "web"}, {Source: "web"}}},
 		{Source: "web", Paths: []string{"/x"}, PollInterval: -1},
 	} {
 		if _, err := New(cfg, out); err == nil {
@@ -658,7 +659,7 @@ func TestUnreadableCheckpointedFileWaits(t *testing.T) {
 	}
 	var logs syncbuf.Buffer
 	cfg := realCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	h = start(t, cfg)
 	h.waitFor("the error logged", func([]Chunk) bool { return strings.Contains(logs.String(), "keeping its checkpoint") })
@@ -691,7 +692,7 @@ func TestCopyWhileDownOriginalGone(t *testing.T) {
 	}
 	copyID := idOf(t, p+".1")
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	h := start(t, cfg)
 	h.waitFor("the copy and the old checkpoint dropped", func(cs []Chunk) bool { return countLines(50)(cs) && hasDone(id)(cs) })
 	h.settle(2)
@@ -772,9 +773,9 @@ func TestCopyFoundWhileBeingWritten(t *testing.T) {
 // of a checkpoint whose file is gone.
 func TestStartedAfterStartChunks(t *testing.T) {
 	dir := t.TempDir()
-	gone := Checkpoint{Source: "s", Path: filepath.Join(dir, "access.log"), File: FileID{Dev: 1, Ino: 424242}, Offset: 10}
+	gone := stream.Checkpoint{Source: "s", Path: filepath.Join(dir, "access.log"), File: stream.FileID{Dev: 1, Ino: 424242}, Offset: 10}
 	out := make(chan Chunk) // unbuffered: the tailer blocks until we read
-	tl, err := New(Config{Source: "s", Paths: []string{filepath.Join(dir, "access.log")}, Checkpoints: []Checkpoint{gone}}, out)
+	tl, err := New(Config{Source: "s", Paths: []string{filepath.Join(dir, "access.log")}, Checkpoints: []stream.Checkpoint{gone}}, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -824,7 +825,7 @@ func TestNewFileStartsWhereCounted(t *testing.T) {
 		switch {
 		case bytes.HasPrefix(data, head):
 			p := Position{Offset: cutA}
-			p.TailLen, p.TailSum = TailOf(data[:cutA])
+			p.TailLen, p.TailSum = stream.TailOf(data[:cutA])
 			return []Position{p}
 		case head[0] == 'b':
 			return []Position{{Offset: 1 << 40}} // more than b.log holds
@@ -839,7 +840,7 @@ func TestNewFileStartsWhereCounted(t *testing.T) {
 	checkChunks(t, cs)
 	sameLines(t, "a.log", linesOf(cs, idOf(t, a)), want("a", 12, 20))
 	sameLines(t, "b.log", linesOf(cs, idOf(t, b)), want("b", 0, 8))
-	if cp := lastCheckpoint(t, cs, idOf(t, a)); cp.FPLen != int(min(int64(len(data)), FingerprintSize)) || cp.Offset != int64(len(data)) {
+	if cp := lastCheckpoint(t, cs, idOf(t, a)); cp.FPLen != int(min(int64(len(data)), stream.FingerprintSize)) || cp.Offset != int64(len(data)) {
 		t.Errorf("a.log checkpoint %+v", cp)
 	}
 	if len(asked) != 2 {

@@ -17,6 +17,7 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -179,8 +180,8 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 				return
 			}
 			in <- tailer.Chunk{
-				Checkpoint: tailer.Checkpoint{Source: "src", Path: "/var/log/access.log",
-					File: tailer.FileID{Dev: 1, Ino: uint64(h) + 1}, Offset: offset + int64(len(data))},
+				Checkpoint: stream.Checkpoint{Source: "src", Path: "/var/log/access.log",
+					File: stream.FileID{Dev: 1, Ino: uint64(h) + 1}, Offset: offset + int64(len(data))},
 				Start: offset, Data: data,
 			}
 			offset += int64(len(data))

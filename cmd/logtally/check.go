@@ -10,6 +10,7 @@ import (
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -30,7 +31,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	var problems []error
 	fmt.Fprintf(stdout, "config %s: ok (%d sources)\n", *path, len(cfg.Sources))
 	fmt.Fprintf(stdout, "config files: %s\n", strings.Join(cfg.Files, ", "))
-	seen := map[tailer.FileID]match{}
+	seen := map[stream.FileID]match{}
 	rules := logrotateRules()
 	for _, s := range cfg.Sources {
 		fmt.Fprintf(stdout, "source %q (site %s, format %s):\n", s.Name, s.Site, s.Format)

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/botclass"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -260,8 +261,8 @@ func Chunks(seed uint64, n, size int, source string) ([]byte, []tailer.Chunk) {
 	for off := 0; off < len(data); {
 		end := min(off+size, len(data))
 		end = off + bytes.LastIndexByte(data[off:end], '\n') + 1
-		chunks = append(chunks, tailer.Chunk{Checkpoint: tailer.Checkpoint{Source: source, Path: "/logs/gen.log",
-			File: tailer.FileID{Dev: 1, Ino: 3}, Offset: int64(end)}, Data: data[off:end]})
+		chunks = append(chunks, tailer.Chunk{Checkpoint: stream.Checkpoint{Source: source, Path: "/logs/gen.log",
+			File: stream.FileID{Dev: 1, Ino: 3}, Offset: int64(end)}, Data: data[off:end]})
 		off = end
 	}
 	return data, chunks
