@@ -15,7 +15,6 @@ import (
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/stream"
-	"github.com/logtally/logtally/tailer"
 )
 
 // DefaultMaxKeys is the number of distinct (site, page, second) keys held in
@@ -83,12 +82,12 @@ type Config struct {
 // StartMarker returns the chunk that tells an Aggregator with
 // HoldUntilStart that every start chunk before it has been sent. No tailer
 // sends it: a tailer's chunks always name their source.
-func StartMarker() tailer.Chunk { return tailer.Chunk{} }
+func StartMarker() stream.Chunk { return stream.Chunk{} }
 
 // Aggregator sums parsed hits and commits them with checkpoints.
 type Aggregator struct {
 	cfg Config
-	in  <-chan tailer.Chunk
+	in  <-chan stream.Chunk
 	log *slog.Logger
 
 	index  keyTable // the buffer keys held, numbered: key i's sums are counts[i]
@@ -139,7 +138,7 @@ type Aggregator struct {
 }
 
 // New returns an Aggregator reading in. Run it.
-func New(cfg Config, in <-chan tailer.Chunk) (*Aggregator, error) {
+func New(cfg Config, in <-chan stream.Chunk) (*Aggregator, error) {
 	if cfg.Buffer == nil {
 		return nil, errors.New("aggregator: no buffer")
 	}
@@ -160,7 +159,7 @@ func New(cfg Config, in <-chan tailer.Chunk) (*Aggregator, error) {
 }
 
 // newAggregator makes an Aggregator of cfg reading in (nil for a Summer).
-func newAggregator(cfg Config, in <-chan tailer.Chunk, log *slog.Logger) *Aggregator {
+func newAggregator(cfg Config, in <-chan stream.Chunk, log *slog.Logger) *Aggregator {
 	return &Aggregator{
 		cfg:             cfg,
 		in:              in,
@@ -392,7 +391,7 @@ func (a *Aggregator) waitForSpace(ctx context.Context) error {
 // counts committed without their checkpoint would be counted again after a
 // restart. Run calls it for each chunk it reads; call it directly only on
 // an Aggregator that is not run (NewSummer's, a tool's).
-func (a *Aggregator) Add(c *tailer.Chunk) error {
+func (a *Aggregator) Add(c *stream.Chunk) error {
 	cp := c.Checkpoint
 	if cp.Source == "" { // StartMarker
 		a.started = true
@@ -425,7 +424,7 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 	ah, _ := c.Ahead.(*ahead)
 	c.Ahead = nil
 	if ah != nil {
-		defer ah.release()
+		defer ah.Release()
 	}
 	if ah != nil && ah.from == p { // else parsed for a parser replaced since: parsed again
 		a.addAhead(c, ah, p, lim, &t)

@@ -18,7 +18,6 @@ import (
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/stream"
-	"github.com/logtally/logtally/tailer"
 )
 
 const interval = time.Second
@@ -34,9 +33,9 @@ func line(page string, sec int) string {
 
 // chunk returns a data chunk of source src, file ino, holding lines from
 // offset start.
-func chunk(src string, ino uint64, start int64, lines ...string) tailer.Chunk {
+func chunk(src string, ino uint64, start int64, lines ...string) stream.Chunk {
 	data := strings.Join(lines, "\n") + "\n"
-	return tailer.Chunk{
+	return stream.Chunk{
 		Checkpoint: stream.Checkpoint{
 			Source: src, Path: fmt.Sprintf("/logs/%d.log", ino), File: stream.FileID{Dev: 1, Ino: ino},
 			Offset: start + int64(len(data)),
@@ -61,7 +60,7 @@ type harness struct {
 	t      *testing.T
 	buf    *buffer.Buffer
 	clk    *clock.Fake
-	in     chan tailer.Chunk
+	in     chan stream.Chunk
 	agg    *aggregate.Aggregator
 	cancel context.CancelFunc
 	done   chan error
@@ -87,7 +86,7 @@ func startWith(t *testing.T, opts buffer.Options, maxKeys int, edit func(*aggreg
 	}
 	h := &harness{
 		t: t, buf: buf, clk: clock.NewFake(t0.Add(time.Hour)),
-		in: make(chan tailer.Chunk), done: make(chan error, 1),
+		in: make(chan stream.Chunk), done: make(chan error, 1),
 	}
 	cfg := aggregate.Config{
 		Buffer: buf, Parsers: map[string]*parser.Parser{"src": p},
@@ -136,7 +135,7 @@ func (h *harness) blockUntil(n int) {
 }
 
 // send hands c to Run, failing if Run does not take it in time.
-func (h *harness) send(c tailer.Chunk) {
+func (h *harness) send(c stream.Chunk) {
 	h.t.Helper()
 	select {
 	case h.in <- c:
@@ -149,7 +148,7 @@ func (h *harness) send(c tailer.Chunk) {
 }
 
 // refused asserts that Run is not reading its input now.
-func (h *harness) refused(c tailer.Chunk) {
+func (h *harness) refused(c stream.Chunk) {
 	h.t.Helper()
 	select {
 	case h.in <- c:
@@ -371,7 +370,7 @@ func TestCancelCommitsWhatIsHeld(t *testing.T) {
 	}
 	defer buf.Close()
 	p, _ := parser.New(parser.Config{Format: "combined", Site: "s"})
-	in := make(chan tailer.Chunk)
+	in := make(chan stream.Chunk)
 	agg, err := aggregate.New(aggregate.Config{
 		Buffer: buf, Parsers: map[string]*parser.Parser{"src": p}, CommitInterval: interval, Clock: clock.NewFake(t0),
 	}, in)
@@ -402,9 +401,9 @@ func TestDoneChunkDeletesCheckpoint(t *testing.T) {
 
 	// File 1 is finished; file 2 gets a last line and is finished in the
 	// same interval: its counts are committed and its checkpoint deleted.
-	done1 := tailer.Chunk{Checkpoint: a.Checkpoint, Start: a.Checkpoint.Offset, Done: true}
+	done1 := stream.Chunk{Checkpoint: a.Checkpoint, Start: a.Checkpoint.Offset, Done: true}
 	b2 := chunk("src", 2, b.Checkpoint.Offset, line("/b", 1))
-	done2 := tailer.Chunk{Checkpoint: b2.Checkpoint, Start: b2.Checkpoint.Offset, Done: true}
+	done2 := stream.Chunk{Checkpoint: b2.Checkpoint, Start: b2.Checkpoint.Offset, Done: true}
 	h.send(done1)
 	h.send(b2)
 	h.send(done2)
@@ -425,7 +424,7 @@ func TestDoneChunkDeletesCheckpoint(t *testing.T) {
 func TestMalformedAndTooLongLinesAreCountedAndPassed(t *testing.T) {
 	h := start(t, buffer.Options{}, 0)
 	c := chunk("src", 1, 0, line("/a", 0), "garbage", "", `1.2.3.4 - - [17/May/2015:10:05:03 +0000] "GET /x HTTP/1.1" 999 1 "-" "-"`, line("/a", 0))
-	skip := tailer.Chunk{
+	skip := stream.Chunk{
 		Checkpoint: c.Checkpoint, Start: c.Checkpoint.Offset, Skipped: 2,
 	}
 	skip.Checkpoint.Offset += 300000
@@ -826,7 +825,7 @@ func TestShrunkChunkLowersTheLedger(t *testing.T) {
 	h.tick()
 	cut := first.Checkpoint
 	cut.Offset = int64(len(line("/a", 1)))
-	h.send(tailer.Chunk{Checkpoint: cut, Start: cut.Offset, Shrunk: true})
+	h.send(stream.Chunk{Checkpoint: cut, Start: cut.Offset, Shrunk: true})
 	after := chunk("src", 7, cut.Offset, line("/c", 4))
 	after.Checkpoint.FPLen, after.Checkpoint.FPSum = 20, 42
 	h.send(after)

@@ -5,7 +5,6 @@ import (
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/stream"
-	"github.com/logtally/logtally/tailer"
 )
 
 // noteFinished keeps the last checkpoint of a file finished (a Done
@@ -34,7 +33,7 @@ func finishedKey(cp stream.Checkpoint) string {
 // noteArchive keeps the part of a replayed archive a chunk covers for the
 // next commit, merged per archive: the batch that counts it names it, so
 // a rebuild of that batch can read it again.
-func (a *Aggregator) noteArchive(c *tailer.Chunk) {
+func (a *Aggregator) noteArchive(c *stream.Chunk) {
 	cp := c.Checkpoint
 	k := cp.Source + "\x00" + cp.Path
 	if a.archives == nil {

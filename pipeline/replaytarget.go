@@ -29,7 +29,7 @@ func (p *Pipeline) Aggregator() *aggregate.Aggregator { return p.agg }
 
 // Chunks returns the channel the aggregator reads: tailers and replays
 // send on it.
-func (p *Pipeline) Chunks() chan<- tailer.Chunk { return p.chunks }
+func (p *Pipeline) Chunks() chan<- stream.Chunk { return p.chunks }
 
 // Followed returns the files every tailer follows now.
 func (p *Pipeline) Followed() []tailer.File {

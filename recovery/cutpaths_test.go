@@ -36,7 +36,7 @@ func (l pathLine) String() string {
 
 // chunkLines appends the lines of c (the stream's bytes are logBytes) to
 // out.
-func chunkLines(out []pathLine, c tailer.Chunk, logBytes []byte) []pathLine {
+func chunkLines(out []pathLine, c stream.Chunk, logBytes []byte) []pathLine {
 	if c.Skipped > 0 {
 		return append(out, pathLine{c.Start, c.Checkpoint.Offset, true})
 	}
@@ -119,7 +119,7 @@ func TestOneCutterForEveryReader(t *testing.T) {
 	rebuilt := func(from, to int64) []pathLine {
 		var got []pathLine
 		cp := stream.Checkpoint{Source: "web", Path: plain}
-		read, err := feedRange(func(c *tailer.Chunk) error {
+		read, err := feedRange(func(c *stream.Chunk) error {
 			if c.Checkpoint.Source != "web" {
 				t.Fatalf("feedRange: chunk checkpoint %+v", c.Checkpoint)
 			}
@@ -145,7 +145,7 @@ func TestOneCutterForEveryReader(t *testing.T) {
 	// last line; the gzip archive as the plain file.
 	streamed := func(name string, live bool) ([]pathLine, int64, error) {
 		head, _, _ := replay.Head(name)
-		out := make(chan tailer.Chunk, 4)
+		out := make(chan stream.Chunk, 4)
 		var got []pathLine
 		var end int64
 		var err error
@@ -214,7 +214,7 @@ func TestOneCutterForEveryReader(t *testing.T) {
 func followLines(t *testing.T, path string, logBytes []byte, maxLine, rs int, end int64) []pathLine {
 	t.Helper()
 	clk := clock.NewFake(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	out := make(chan tailer.Chunk, 4)
+	out := make(chan stream.Chunk, 4)
 	tl, err := tailer.New(tailer.Config{Source: "web", Paths: []string{path}, MaxLineBytes: maxLine, ReadSize: rs, Clock: clk}, out)
 	if err != nil {
 		t.Fatal(err)

@@ -85,7 +85,7 @@ func rereadArchive(ctx context.Context, a progress.Archive, agg *aggregate.Aggre
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ch := make(chan tailer.Chunk, 4)
+	ch := make(chan stream.Chunk, 4)
 	done := make(chan error, 1)
 	var counters replay.Counters
 	go func() {
@@ -94,7 +94,7 @@ func rereadArchive(ctx context.Context, a progress.Archive, agg *aggregate.Aggre
 	}()
 	pos := a.From
 	for pos < a.To {
-		var c tailer.Chunk
+		var c stream.Chunk
 		select {
 		case c = <-ch:
 		case serr := <-done:

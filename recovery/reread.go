@@ -213,7 +213,7 @@ next:
 // by tailer.Cutter exactly as the follower cut them (an overlong line is a
 // skip chunk), and returns the bytes read. start and end are line
 // boundaries (checkpoint offsets): the range has no unterminated last line.
-func feedRange(add func(*tailer.Chunk) error, cp stream.Checkpoint, path string, start, end int64, maxLine int) (int64, error) {
+func feedRange(add func(*stream.Chunk) error, cp stream.Checkpoint, path string, start, end int64, maxLine int) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("re-read %s: %w", path, err)
@@ -227,7 +227,7 @@ func feedRange(add func(*tailer.Chunk) error, cp stream.Checkpoint, path string,
 var beforeRead func()
 
 // feedFile is feedRange for an open file.
-func feedFile(add func(*tailer.Chunk) error, cp stream.Checkpoint, f *os.File, start, end int64, maxLine int) (int64, error) {
+func feedFile(add func(*stream.Chunk) error, cp stream.Checkpoint, f *os.File, start, end int64, maxLine int) (int64, error) {
 	path := f.Name()
 	r := io.NewSectionReader(f, start, end-start)
 	buf := make([]byte, rebuildReadSize)
@@ -235,7 +235,7 @@ func feedFile(add func(*tailer.Chunk) error, cp stream.Checkpoint, f *os.File, s
 	at := start // file offset of buf[0]
 	var read int64
 	cut := tailer.Cutter{MaxLine: maxLine, Off: start}
-	send := func(c tailer.Chunk, _ bool) error {
+	send := func(c stream.Chunk, _ bool) error {
 		off := c.Checkpoint.Offset
 		c.Checkpoint = cp
 		c.Checkpoint.Offset = off

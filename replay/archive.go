@@ -70,14 +70,14 @@ type Counters struct {
 //
 // Its chunks mark a ledger stream of their own (stream.NewID), each
 // checkpoint with its tail check.
-func Stream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, out chan<- tailer.Chunk, c *Counters) (int64, error) {
-	return readStream(ctx, name, source, head, from, live, maxLine, func(ch tailer.Chunk) error {
+func Stream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, out chan<- stream.Chunk, c *Counters) (int64, error) {
+	return readStream(ctx, name, source, head, from, live, maxLine, func(ch stream.Chunk) error {
 		return send(ctx, out, ch)
 	}, c)
 }
 
 // send sends ch on out, or returns ctx's error if it ends first.
-func send(ctx context.Context, out chan<- tailer.Chunk, ch tailer.Chunk) error {
+func send(ctx context.Context, out chan<- stream.Chunk, ch stream.Chunk) error {
 	select {
 	case out <- ch:
 		return nil
@@ -89,7 +89,7 @@ func send(ctx context.Context, out chan<- tailer.Chunk, ch tailer.Chunk) error {
 // readStream is Stream handing each chunk to deliver, which returns once it
 // took it (or with ctx's error): the dry run adds chunks as they come, in
 // the same goroutine.
-func readStream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, deliver func(tailer.Chunk) error, c *Counters) (int64, error) {
+func readStream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, deliver func(stream.Chunk) error, c *Counters) (int64, error) {
 	_, end, err := readStreamAt(ctx, name, source, head, start{from: from, stream: stream.NewID()}, live, maxLine, deliver, c)
 	return end, err
 }
@@ -133,7 +133,7 @@ type candidate struct {
 // bytes before it, for the candidates' and the first chunk's tail
 // checks; when the furthest candidate fails its check and a nearer one
 // passes, it opens the file again and skips to that one.
-func readStreamAt(ctx context.Context, name, source string, head []byte, st start, live bool, maxLine int, deliver func(tailer.Chunk) error, c *Counters) (from, end int64, err error) {
+func readStreamAt(ctx context.Context, name, source string, head []byte, st start, live bool, maxLine int, deliver func(stream.Chunk) error, c *Counters) (from, end int64, err error) {
 	countLines := c != nil // a pass over the lines of each chunk
 	if c == nil {
 		c = &Counters{}
@@ -196,7 +196,7 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 		return stream.Checkpoint{Source: source, Path: name, Offset: off, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, head[:n]),
 			TailLen: tailLen, TailSum: tailSum, Stream: st.stream}
 	}
-	send := func(ch tailer.Chunk) error {
+	send := func(ch stream.Chunk) error {
 		if err := deliver(ch); err != nil {
 			return err
 		}
@@ -265,7 +265,7 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 		held := buf
 		taken := false // a chunk took held, to be released by the aggregator
 		var carry []byte
-		err := cut.Cut(buf[:n], at, eof && !live, func(p []byte) { carry = p }, func(ch tailer.Chunk, last bool) error {
+		err := cut.Cut(buf[:n], at, eof && !live, func(p []byte) { carry = p }, func(ch stream.Chunk, last bool) error {
 			off := ch.Checkpoint.Offset
 			tl, ts := tailAt(off)
 			ch.Checkpoint, ch.Archive = cp(off, tl, ts), true

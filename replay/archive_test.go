@@ -64,7 +64,7 @@ func TestStreamChunksAndCheckpoints(t *testing.T) {
 			start, maxLine := tc.start, tc.maxLine
 			// Chunks are taken one at a time and released, as the
 			// aggregator does: the buffers are read into again.
-			out := make(chan tailer.Chunk)
+			out := make(chan stream.Chunk)
 			var c Counters
 			var end int64
 			var err error
@@ -74,7 +74,7 @@ func TestStreamChunksAndCheckpoints(t *testing.T) {
 				end, err = Stream(context.Background(), path, "src", head, start, false, maxLine, out, &c)
 				close(out)
 			}()
-			var chunks []tailer.Chunk
+			var chunks []stream.Chunk
 			for ch := range out {
 				kept := ch
 				kept.Data = bytes.Clone(ch.Data)
@@ -207,9 +207,9 @@ func TestStreamStartsAtItsOwnPosition(t *testing.T) {
 		{"beyond its end, its file changed, its own source", []candidate{beyond("changed", lookAlike, true)}, int64(len(plain))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var chunks []tailer.Chunk
+			var chunks []stream.Chunk
 			var cnt Counters
-			from, end, err := readStreamAt(context.Background(), path, "src", head, start{cands: tc.cands, stream: 7}, false, 1<<20, func(ch tailer.Chunk) error {
+			from, end, err := readStreamAt(context.Background(), path, "src", head, start{cands: tc.cands, stream: 7}, false, 1<<20, func(ch stream.Chunk) error {
 				ch.Data = bytes.Clone(ch.Data)
 				chunks = append(chunks, ch)
 				return nil

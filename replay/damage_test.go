@@ -16,7 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // compressAll returns data gzipped, zstd-compressed and (when the bzip2
@@ -71,7 +71,7 @@ func decompressed(t *testing.T, kind Compression, data []byte) []byte {
 // streamLines runs Stream and returns the bytes of the lines it sent.
 func streamLines(t *testing.T, path string, head []byte, from int64, live bool) ([]byte, int64, error) {
 	t.Helper()
-	out := make(chan tailer.Chunk)
+	out := make(chan stream.Chunk)
 	var c Counters
 	var end int64
 	var err error

@@ -18,7 +18,7 @@ import (
 	"github.com/logtally/logtally/digits"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // maxKeys is how many (site, page, second) sums the dry run holds before
@@ -189,7 +189,7 @@ func (d *DryRun) ReadFile(name string) error {
 	file := d.next
 	d.next++
 	agg := d.w.agg
-	_, err := readStream(context.Background(), name, dryRunSource, nil, 0, false, d.maxLine, func(c tailer.Chunk) error {
+	_, err := readStream(context.Background(), name, dryRunSource, nil, 0, false, d.maxLine, func(c stream.Chunk) error {
 		if err := d.w.fileOf(file); err != nil {
 			c.Release()
 			return err

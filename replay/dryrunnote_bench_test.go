@@ -8,7 +8,6 @@ import (
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/stream"
-	"github.com/logtally/logtally/tailer"
 )
 
 // BenchmarkDryWorkerNote times a dry run worker's path over 200,000
@@ -115,7 +114,7 @@ func BenchmarkNoteKeys(b *testing.B) {
 	for i := range 200_000 {
 		data = append(g.Append(data, false), '\n')
 		if i%1000 == 999 {
-			c := tailer.Chunk{Checkpoint: stream.Checkpoint{Source: dryRunSource, Path: "/logs/gen.log",
+			c := stream.Chunk{Checkpoint: stream.Checkpoint{Source: dryRunSource, Path: "/logs/gen.log",
 				File: stream.FileID{Dev: 1, Ino: 3}, Offset: int64(i)}, Data: data}
 			if err := w.agg.Add(&c); err != nil {
 				b.Fatal(err)

@@ -32,7 +32,7 @@ type Pipeline interface {
 	Flusher() *flusher.Flusher
 	Aggregator() *aggregate.Aggregator
 	// Chunks is the channel the aggregator reads; replays send on it.
-	Chunks() chan<- tailer.Chunk
+	Chunks() chan<- stream.Chunk
 	// Followed returns the files the tailers follow now.
 	Followed() []tailer.File
 	// Reading is done when the pipeline stops reading: a replay then
@@ -73,7 +73,7 @@ type Service struct {
 	buf    *buffer.Buffer
 	flush  *flusher.Flusher
 	agg    *aggregate.Aggregator
-	chunks chan<- tailer.Chunk
+	chunks chan<- stream.Chunk
 	// readCtx ends when the pipeline stops reading.
 	readCtx   context.Context
 	replaying sync.Mutex // held by a Replay

@@ -117,7 +117,7 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 	// parses the lines of the next chunk on its own core: the aggregator
 	// then only counts them, in their order. While it keeps up (the
 	// reader is the slower: a decompressor's), it parses them itself.
-	from, end, err := readStreamAt(ctx, f.Path, f.source, f.head, start{cands: cands, stream: f.stream}, f.live, s.cfg.MaxLineBytes, func(ch tailer.Chunk) error {
+	from, end, err := readStreamAt(ctx, f.Path, f.source, f.head, start{cands: cands, stream: f.stream}, f.live, s.cfg.MaxLineBytes, func(ch stream.Chunk) error {
 		cp := ch.Checkpoint
 		if len(s.chunks) > 0 {
 			pre.Prepare(&ch)

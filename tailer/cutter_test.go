@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"slices"
 	"testing"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // cutLine is one line as a reader handed it on: [Start, End) of the
@@ -51,20 +53,20 @@ func nastyStream(tail string) []byte {
 		tail) // the unterminated last line
 }
 
-// cutAll feeds stream to a Cutter in blocks of block bytes, carrying the
+// cutAll feeds logBytes to a Cutter in blocks of block bytes, carrying the
 // partial line as a reader does, and returns the lines handed on and the
 // Cutter's end offset. final: the last block is cut as the stream's end.
-func cutAll(t *testing.T, stream []byte, maxLine, block int, final bool) ([]cutLine, int64) {
+func cutAll(t *testing.T, logBytes []byte, maxLine, block int, final bool) ([]cutLine, int64) {
 	t.Helper()
 	cut := Cutter{MaxLine: maxLine}
 	var got []cutLine
 	var carry []byte
 	pos := int64(0) // offset of the next byte to read
 	for {
-		n := min(block, len(stream)-int(pos))
-		end := pos+int64(n) == int64(len(stream))
+		n := min(block, len(logBytes)-int(pos))
+		end := pos+int64(n) == int64(len(logBytes))
 		at := pos
-		data := stream[pos : pos+int64(n)]
+		data := logBytes[pos : pos+int64(n)]
 		if !cut.Skipping {
 			at = cut.Off
 			data = append(slices.Clip(carry), data...)
@@ -79,7 +81,7 @@ func cutAll(t *testing.T, stream []byte, maxLine, block int, final bool) ([]cutL
 				t.Fatalf("block %d: keep called twice", block)
 			}
 			kept, carry = true, bytes.Clone(p)
-		}, func(c Chunk, last bool) error {
+		}, func(c stream.Chunk, last bool) error {
 			if !kept {
 				t.Fatalf("block %d: chunk sent before keep", block)
 			}
@@ -94,7 +96,7 @@ func cutAll(t *testing.T, stream []byte, maxLine, block int, final bool) ([]cutL
 				got = append(got, cutLine{c.Start, c.Checkpoint.Offset, true})
 				return nil
 			}
-			if c.Start+int64(len(c.Data)) != c.Checkpoint.Offset || !bytes.Equal(c.Data, stream[c.Start:c.Checkpoint.Offset]) {
+			if c.Start+int64(len(c.Data)) != c.Checkpoint.Offset || !bytes.Equal(c.Data, logBytes[c.Start:c.Checkpoint.Offset]) {
 				t.Fatalf("block %d: data chunk [%d, %d) holds %q", block, c.Start, c.Checkpoint.Offset, c.Data)
 			}
 			c.Lines(func(line []byte, end int64) {
@@ -164,12 +166,12 @@ func TestCutterDamaged(t *testing.T) {
 func TestCutterNoScan(t *testing.T) {
 	data := []byte("a\nbb\nccc\npartial")
 	cut := Cutter{MaxLine: 9}
-	var sent []Chunk
+	var sent []stream.Chunk
 	err := cut.Cut(data, 0, false, func(p []byte) {
 		if string(p) != "partial" {
 			t.Fatalf("kept %q", p)
 		}
-	}, func(c Chunk, last bool) error {
+	}, func(c stream.Chunk, last bool) error {
 		if !last {
 			t.Fatal("the only chunk is not last")
 		}

@@ -290,7 +290,7 @@ func (fl *follower) setTail(data []byte) {
 // sendCheckpoint sends the file's checkpoint alone (a chunk without
 // lines); shrunk: it moves below the stored one (Chunk.Shrunk).
 func (fl *follower) sendCheckpoint(ctx context.Context, shrunk bool) error {
-	return fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off, Shrunk: shrunk})
+	return fl.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off, Shrunk: shrunk})
 }
 
 // catchUp sends the file's checkpoint at its start offset, so it exists
@@ -308,7 +308,7 @@ func (fl *follower) finish(ctx context.Context) error {
 	if len(fl.pend) > 0 || fl.skipping {
 		fl.log.Warn("file finished with an unterminated last line, dropped", "path", fl.path, "bytes", fl.pos-fl.off)
 	}
-	return fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off, Done: true})
+	return fl.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off, Done: true})
 }
 
 func (fl *follower) checkpoint() stream.Checkpoint {

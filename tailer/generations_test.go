@@ -126,7 +126,7 @@ func TestGenerationMovedInNotRead(t *testing.T) {
 	}
 	mustRename(t, old, p+".7")
 	h.tl.triggerRescan()
-	h.waitFor("the ERROR", func([]Chunk) bool { return strings.Contains(logs.String(), "level=ERROR") })
+	h.waitFor("the ERROR", func([]stream.Chunk) bool { return strings.Contains(logs.String(), "level=ERROR") })
 	cs := h.stop()
 	if got := len(allLines(cs)); got != 10 {
 		t.Fatalf("%d lines read, want the 10 of access.log", got)

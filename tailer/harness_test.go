@@ -28,7 +28,7 @@ type harness struct {
 	recv   chan struct{} // collector exited
 
 	mu     sync.Mutex
-	chunks []Chunk
+	chunks []stream.Chunk
 	notify chan struct{}
 }
 
@@ -38,7 +38,7 @@ func fakeClock() *clock.Fake { return clock.NewFake(time.Date(2024, 1, 1, 0, 0, 
 // start runs a Tailer with cfg; Run must return nil when the test stops it.
 func start(t *testing.T, cfg Config) *harness {
 	t.Helper()
-	out := make(chan Chunk)
+	out := make(chan stream.Chunk)
 	tl, err := New(cfg, out)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -89,20 +89,20 @@ func start(t *testing.T, cfg Config) *harness {
 }
 
 // stop cancels Run, waits for it and returns everything sent.
-func (h *harness) stop() []Chunk {
+func (h *harness) stop() []stream.Chunk {
 	h.cancel()
 	return h.got()
 }
 
-func (h *harness) got() []Chunk {
+func (h *harness) got() []stream.Chunk {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]Chunk(nil), h.chunks...)
+	return append([]stream.Chunk(nil), h.chunks...)
 }
 
 // waitFor waits until cond holds for the chunks so far, moving a fake clock
 // on by PollInterval while it waits.
-func (h *harness) waitFor(what string, cond func([]Chunk) bool) []Chunk {
+func (h *harness) waitFor(what string, cond func([]stream.Chunk) bool) []stream.Chunk {
 	h.t.Helper()
 	deadline := time.After(waitLimit)
 	for {
@@ -141,7 +141,7 @@ func (h *harness) tick(n int) {
 	h.settle(n)
 }
 
-func dump(cs []Chunk) string {
+func dump(cs []stream.Chunk) string {
 	var b strings.Builder
 	for _, c := range cs {
 		fmt.Fprintf(&b, "  file=%v path=%s start=%d off=%d len=%d skipped=%d done=%v\n",
@@ -202,7 +202,7 @@ func idOf(t *testing.T, path string) stream.FileID {
 }
 
 // linesOf returns the lines sent for file id, in order.
-func linesOf(cs []Chunk, id stream.FileID) []string {
+func linesOf(cs []stream.Chunk, id stream.FileID) []string {
 	var out []string
 	for i := range cs {
 		if cs[i].Checkpoint.File != id {
@@ -214,7 +214,7 @@ func linesOf(cs []Chunk, id stream.FileID) []string {
 }
 
 // allLines returns every line sent, in order.
-func allLines(cs []Chunk) []string {
+func allLines(cs []stream.Chunk) []string {
 	var out []string
 	for i := range cs {
 		cs[i].Lines(func(line []byte, _ int64) { out = append(out, string(line)) })
@@ -222,15 +222,15 @@ func allLines(cs []Chunk) []string {
 	return out
 }
 
-func countLines(n int) func([]Chunk) bool {
-	return func(cs []Chunk) bool { return len(allLines(cs)) >= n }
+func countLines(n int) func([]stream.Chunk) bool {
+	return func(cs []stream.Chunk) bool { return len(allLines(cs)) >= n }
 }
 
-func hasDone(id stream.FileID) func([]Chunk) bool {
-	return func(cs []Chunk) bool { return doneIndex(cs, id) >= 0 }
+func hasDone(id stream.FileID) func([]stream.Chunk) bool {
+	return func(cs []stream.Chunk) bool { return doneIndex(cs, id) >= 0 }
 }
 
-func doneIndex(cs []Chunk, id stream.FileID) int {
+func doneIndex(cs []stream.Chunk, id stream.FileID) int {
 	for i, c := range cs {
 		if c.Done && c.Checkpoint.File == id {
 			return i
@@ -240,7 +240,7 @@ func doneIndex(cs []Chunk, id stream.FileID) int {
 }
 
 // lastCheckpoint returns the checkpoint of the last chunk for id.
-func lastCheckpoint(t *testing.T, cs []Chunk, id stream.FileID) stream.Checkpoint {
+func lastCheckpoint(t *testing.T, cs []stream.Chunk, id stream.FileID) stream.Checkpoint {
 	t.Helper()
 	for i := len(cs) - 1; i >= 0; i-- {
 		if cs[i].Checkpoint.File == id {
@@ -288,7 +288,7 @@ func head(s []string) []string {
 // checkChunks verifies the per-file invariants of a chunk stream: Data
 // chunks are exactly [Start, Offset) and whole lines, each file's chunks are
 // contiguous (a reset goes back), nothing follows a Done.
-func checkChunks(t *testing.T, cs []Chunk) {
+func checkChunks(t *testing.T, cs []stream.Chunk) {
 	t.Helper()
 	next := map[string]int64{}
 	done := map[string]bool{}

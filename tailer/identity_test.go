@@ -198,7 +198,7 @@ func TestRotatedFileWrittenAfterGraceIsRead(t *testing.T) {
 	h.waitFor("the rotated file finished", hasDone(id))
 	appendLines(t, p+".1", "a", 10, 30) // a writer that reopened late
 	h.waitFor("the late lines", countLines(10+5+20))
-	h.waitFor("finished again", func(cs []Chunk) bool {
+	h.waitFor("finished again", func(cs []stream.Chunk) bool {
 		n := 0
 		for _, c := range cs {
 			if c.Done && c.Checkpoint.File == id {

@@ -86,9 +86,9 @@ func (l *freeList) get() []byte {
 	}
 }
 
-// put keeps b for reuse, unless enough are kept. The caller must not use
+// Put keeps b for reuse, unless enough are kept. The caller must not use
 // b after.
-func (l *freeList) put(b []byte) {
+func (l *freeList) Put(b []byte) {
 	if cap(b) != l.size {
 		return
 	}
@@ -137,7 +137,7 @@ func (fl *follower) readOnce(ctx context.Context) (int, bool, error) {
 // recycle gives the read buffer back unless a chunk took it.
 func (fl *follower) recycle() {
 	if fl.buf != nil {
-		fl.out.bufs.put(fl.buf)
+		fl.out.bufs.Put(fl.buf)
 		fl.buf = nil
 	}
 }
@@ -152,7 +152,7 @@ func (fl *follower) consume(ctx context.Context, data []byte, start int64, bufCa
 	// may take it: lines before an overlong line are copied. The partial
 	// line is kept apart first: the buffer goes on with the chunk, or back
 	// to the free list.
-	err := cut.Cut(data, start, false, fl.keepPartial, func(c Chunk, last bool) error {
+	err := cut.Cut(data, start, false, fl.keepPartial, func(c stream.Chunk, last bool) error {
 		if c.Skipped > 0 {
 			return fl.emitSkip(ctx, c.Checkpoint.Offset)
 		}
@@ -177,11 +177,11 @@ func (fl *follower) emitData(ctx context.Context, lines []byte, handOff bool) er
 	if len(lines) == 0 {
 		return nil
 	}
-	c := Chunk{Start: fl.off}
+	c := stream.Chunk{Start: fl.off}
 	if handOff {
 		c.Data = lines[:len(lines):len(lines)]
 		if cap(fl.buf) == fl.out.bufs.size {
-			c.buf, c.free = fl.buf, fl.out.bufs
+			c = c.WithBuffer(fl.buf, fl.out.bufs)
 		}
 		fl.buf = nil
 	} else {
@@ -197,7 +197,7 @@ func (fl *follower) emitSkip(ctx context.Context, end int64) error {
 	start := fl.off
 	fl.log.logErr("skip "+fl.path, slog.LevelWarn, "skipping overlong lines (logged once a minute per file)", "path", fl.path, "offset", start, "bytes", end-start, "max", fl.cfg.maxLineBytes)
 	fl.advance(end, nil)
-	return fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: start, Skipped: 1})
+	return fl.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: start, Skipped: 1})
 }
 
 // advance moves the checkpoint offset to end, with its tail check,

@@ -100,7 +100,7 @@ func TestMissedGenerationRead(t *testing.T) {
 				t.Fatalf("Files() = %q", got)
 			}
 			h.clk.Advance(cfg.RotateGrace)
-			h.waitFor("Done for both rotated files", func(cs []Chunk) bool { return hasDone(oldID)(cs) && hasDone(missedID)(cs) })
+			h.waitFor("Done for both rotated files", func(cs []stream.Chunk) bool { return hasDone(oldID)(cs) && hasDone(missedID)(cs) })
 			cs := h.stop()
 			checkChunks(t, cs)
 			sameLines(t, "old generation", linesOf(cs, oldID), want("a", 100, 110))
@@ -160,7 +160,7 @@ func TestMissedGenerationMtime(t *testing.T) {
 			sameLines(t, "access.log", linesOf(cs, liveID), want("c", 0, 20))
 			if tc.read {
 				sameLines(t, "missed generation", linesOf(cs, missedID), want("b", 0, 80))
-			} else if slices.ContainsFunc(cs, func(c Chunk) bool { return c.Checkpoint.File == missedID }) {
+			} else if slices.ContainsFunc(cs, func(c stream.Chunk) bool { return c.Checkpoint.File == missedID }) {
 				t.Fatalf("a chunk for the old file\n%s", dump(cs))
 			}
 			if n := len(allLines(cs)); n != lines {
@@ -185,7 +185,7 @@ func TestMissedGenerationZeroSince(t *testing.T) {
 	cs := h.stop()
 	sameLines(t, "old generation", linesOf(cs, oldID), want("a", 100, 110))
 	sameLines(t, "access.log", linesOf(cs, liveID), want("c", 0, 20))
-	if slices.ContainsFunc(cs, func(c Chunk) bool { return c.Checkpoint.File == missedID }) || len(allLines(cs)) != 30 {
+	if slices.ContainsFunc(cs, func(c stream.Chunk) bool { return c.Checkpoint.File == missedID }) || len(allLines(cs)) != 30 {
 		t.Fatalf("the rotated file was read\n%s", dump(cs))
 	}
 }

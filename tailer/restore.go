@@ -361,7 +361,7 @@ func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 	// anything else is sent, so no later chunk can be deleted by mistake.
 	for _, cp := range r.dropped {
 		r.t.lostFile(cp.Path, cp.Offset, "followed file not found again at start (not at its path, by identity among the glob matches and rotated files, nor as a copy), dropping its checkpoint")
-		if err := r.t.out.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
+		if err := r.t.out.send(ctx, stream.Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
 			return err
 		}
 	}
@@ -370,7 +370,7 @@ func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 	// committed before its follower reads on, so that the jump holds
 	// whatever happens to the ledger entry.
 	for _, fl := range r.jumped {
-		if err := r.t.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+		if err := r.t.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
 			return err
 		}
 	}
@@ -378,7 +378,7 @@ func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 	// run: the first commit of this run, which moves the caller's Since
 	// past their modification times, holds them.
 	for _, fl := range recovered {
-		if err := r.t.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+		if err := r.t.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
 			return err
 		}
 	}
@@ -497,7 +497,7 @@ func (t *Tailer) retryWaiting(ctx context.Context) error {
 		}
 		delete(t.waiting, id)
 		if fl != nil && fl.off > cp.Offset { // counted further by the ledger: commit the jump first
-			if err := t.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+			if err := t.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
 				fl.close()
 				t.release(id, nil)
 				return err
@@ -513,7 +513,7 @@ func (t *Tailer) retryWaiting(ctx context.Context) error {
 			continue
 		}
 		t.lostFile(cp.Path, cp.Offset, "followed file that could not be examined is gone, dropping its checkpoint")
-		err = t.out.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true})
+		err = t.out.send(ctx, stream.Chunk{Checkpoint: cp, Start: cp.Offset, Done: true})
 		t.release(id, nil)
 		if err != nil {
 			return err

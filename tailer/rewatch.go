@@ -100,7 +100,7 @@ func (t *Tailer) rewatch(ctx context.Context) {
 		t.log.Warn("lines written to a rotated file after it was finished (quiet for the rotate grace): following it again",
 			"path", cp.Path, "offset", cp.Offset, "size", st.Size())
 		// Its checkpoint exists again before any of its new lines.
-		if err := t.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+		if err := t.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
 			t.unfollow(fl)
 			keep = append(keep, ws[i:]...)
 			return

@@ -137,9 +137,9 @@ func TestSymlinks(t *testing.T) {
 				wantN = 15
 			}
 			h.waitFor("the readable files", countLines(wantN))
-			h.waitFor("a few rescans", func() func([]Chunk) bool {
+			h.waitFor("a few rescans", func() func([]stream.Chunk) bool {
 				n := 0
-				return func([]Chunk) bool { n++; return n > 20 }
+				return func([]stream.Chunk) bool { n++; return n > 20 }
 			}())
 			cs := h.stop()
 			got := strings.Join(allLines(cs), "\n")

@@ -137,7 +137,7 @@ func measureManyFiles(b *testing.B, dir string, n int) scaleResult {
 	runtime.GC()
 	resetPeakRSS(b)
 	r := scaleResult{files: n}
-	out := make(chan Chunk, 4)
+	out := make(chan stream.Chunk, 4)
 	tl, err := New(Config{
 		Source: "bench", Paths: []string{filepath.Join(dir, "many", "*.log")},
 		ReadSize: 1 << 20, IdlePollInterval: time.Second,
@@ -227,7 +227,7 @@ func measureManyFiles(b *testing.B, dir string, n int) scaleResult {
 	cpMu.Lock()
 	restored := slices.Collect(maps.Values(cps))
 	cpMu.Unlock()
-	out2 := make(chan Chunk, 4)
+	out2 := make(chan stream.Chunk, 4)
 	tl2, err := New(Config{
 		Source: "bench", Paths: []string{filepath.Join(dir, "many", "*.log")}, Checkpoints: restored,
 		ReadSize: 1 << 20, IdlePollInterval: time.Second, RescanInterval: time.Hour,

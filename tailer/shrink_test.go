@@ -54,7 +54,7 @@ func TestShrunkInPlace(t *testing.T) {
 			if err := os.Truncate(p, tc.cut); err != nil {
 				t.Fatal(err)
 			}
-			h.waitFor("the reset at the new size", func(cs []Chunk) bool { return len(cs) > 0 && cs[len(cs)-1].Start == tc.cut })
+			h.waitFor("the reset at the new size", func(cs []stream.Chunk) bool { return len(cs) > 0 && cs[len(cs)-1].Start == tc.cut })
 			h.settle(2)
 			appendLines(t, p, "b", 0, 200)
 			h.waitFor("the new lines", countLines(1200))
@@ -62,7 +62,7 @@ func TestShrunkInPlace(t *testing.T) {
 			cs := h.stop()
 			checkChunks(t, cs)
 			sameLines(t, "file", linesOf(cs, id), append(want("a", 0, 1000), want("b", 0, 200)...))
-			reset := slices.IndexFunc(cs, func(c Chunk) bool {
+			reset := slices.IndexFunc(cs, func(c stream.Chunk) bool {
 				return len(c.Data) == 0 && c.Start == tc.cut && c.Checkpoint.Offset == tc.cut && c.Shrunk
 			})
 			if reset < 0 {
@@ -99,7 +99,7 @@ func TestShrunkWhileDown(t *testing.T) {
 	cfg.Checkpoints = []stream.Checkpoint{roundTrip(t, cp)}
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	h := start(t, cfg)
-	h.waitFor("the checkpoint at the new size", func(cs []Chunk) bool { return len(cs) > 0 })
+	h.waitFor("the checkpoint at the new size", func(cs []stream.Chunk) bool { return len(cs) > 0 })
 	h.settle(2)
 	appendLines(t, p, "b", 0, 200)
 	h.waitFor("the new lines", countLines(200))

@@ -157,7 +157,7 @@ type Tailer struct {
 // New validates cfg and returns a Tailer that will send to out. A bad glob
 // pattern, a missing source name or path, a negative setting, or a restored
 // checkpoint of another source (or a duplicate) is an error.
-func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
+func New(cfg Config, out chan<- stream.Chunk) (*Tailer, error) {
 	if out == nil {
 		return nil, errors.New("new tailer: nil output channel")
 	}
@@ -342,13 +342,13 @@ func (t *Tailer) triggerRescan() {
 // output hands a Tailer's chunks to the consumer, and holds the read
 // buffers that come back from it. Its followers share it.
 type output struct {
-	ch   chan<- Chunk
+	ch   chan<- stream.Chunk
 	bufs *freeList
 }
 
 // send hands c on, waiting for the consumer. Nothing is sent once ctx is
 // cancelled.
-func (o *output) send(ctx context.Context, c Chunk) error {
+func (o *output) send(ctx context.Context, c stream.Chunk) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -128,7 +128,7 @@ func TestRenameRotation(t *testing.T) {
 	newID := idOf(t, p)
 
 	h.waitFor("lines written after the rename", countLines(150))
-	h.waitFor("the new file followed", func([]Chunk) bool { return len(h.tl.Files()) == 2 })
+	h.waitFor("the new file followed", func([]stream.Chunk) bool { return len(h.tl.Files()) == 2 })
 	h.settle(3)
 	if got := h.tl.Files(); !slices.Equal(got, []string{p, p + ".1"}) {
 		t.Fatalf("Files() = %q", got)
@@ -196,7 +196,7 @@ func TestRenameRotationConcurrentWriter(t *testing.T) {
 	for i := 0; i < 1000; i++ {
 		appendLines(t, p, "b", i, i+1)
 	}
-	h.waitFor("every line and Done for the old file", func(cs []Chunk) bool {
+	h.waitFor("every line and Done for the old file", func(cs []stream.Chunk) bool {
 		return len(allLines(cs)) >= n+1000 && doneIndex(cs, oldID) >= 0
 	})
 	cs := h.stop()
@@ -334,7 +334,7 @@ func TestCopyTruncateWhileDown(t *testing.T) {
 	// The copy's checkpoint exists before the original's is reset, and the
 	// original's is reset before any of its new lines and before the copy
 	// is Done.
-	first := slices.IndexFunc(cs, func(c Chunk) bool { return c.Checkpoint.File == id })
+	first := slices.IndexFunc(cs, func(c stream.Chunk) bool { return c.Checkpoint.File == id })
 	if cs[0].Checkpoint.File != copyID || cs[0].Start != cp.Offset {
 		t.Fatalf("first chunk %+v, want the copy's at %d", cs[0].Checkpoint, cp.Offset)
 	}
@@ -471,7 +471,7 @@ func TestLongLinesSkipped(t *testing.T) {
 				f.WriteString(content[i:min(i+700, len(content))])
 				f.Close()
 			}
-			h.waitFor("every line", func(cs []Chunk) bool {
+			h.waitFor("every line", func(cs []stream.Chunk) bool {
 				return len(cs) > 0 && cs[len(cs)-1].Checkpoint.Offset == int64(len(content))
 			})
 			cs := h.stop()
@@ -531,10 +531,10 @@ func TestStatErrorLoggedAndRetried(t *testing.T) {
 	cfg := realCfg("web", filepath.Join(dir, "*.log"))
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	h := start(t, cfg)
-	h.waitFor("a few rescans", func([]Chunk) bool { return strings.Contains(logs.String(), "cannot stat file") })
-	h.waitFor("more rescans", func() func([]Chunk) bool {
+	h.waitFor("a few rescans", func([]stream.Chunk) bool { return strings.Contains(logs.String(), "cannot stat file") })
+	h.waitFor("more rescans", func() func([]stream.Chunk) bool {
 		deadline := time.Now().Add(100 * time.Millisecond) // at least 10 rescans
-		return func([]Chunk) bool { return time.Now().After(deadline) }
+		return func([]stream.Chunk) bool { return time.Now().After(deadline) }
 	}())
 	if n := strings.Count(logs.String(), "cannot stat file"); n != 1 {
 		t.Fatalf("logged %d times, want once:\n%s", n, logs.String())
@@ -565,7 +565,7 @@ func TestBroadGlobCopiesAndRenames(t *testing.T) {
 	appendLines(t, p+".1", "a", 100, 110)
 	appendLines(t, p, "b", 0, 10)
 	h.waitFor("all lines", countLines(120))
-	h.waitFor("files", func([]Chunk) bool { return len(h.tl.Files()) == 2 })
+	h.waitFor("files", func([]stream.Chunk) bool { return len(h.tl.Files()) == 2 })
 	cs := h.stop()
 	checkChunks(t, cs)
 	sameLines(t, "renamed", linesOf(cs, id), want("a", 0, 110))
@@ -578,7 +578,7 @@ func TestBroadGlobCopiesAndRenames(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	out := make(chan Chunk)
+	out := make(chan stream.Chunk)
 	for _, cfg := range []Config{
 		{Source: "web", Paths: []string{"/var/log/[.log"}},
 		{Source: "web"},
@@ -606,7 +606,7 @@ func TestSlowConsumerLosesNothing(t *testing.T) {
 	appendLines(t, p, "a", 0, 5000)
 	cfg := realCfg("web", p)
 	cfg.ReadSize = 4096
-	out := make(chan Chunk)
+	out := make(chan stream.Chunk)
 	tl, err := New(cfg, out)
 	if err != nil {
 		t.Fatal(err)
@@ -618,7 +618,7 @@ func TestSlowConsumerLosesNothing(t *testing.T) {
 	appended := false
 	deadline := time.After(waitLimit)
 	for len(lines) < 5100 {
-		var c Chunk
+		var c stream.Chunk
 		select {
 		case c = <-out:
 		case <-deadline:
@@ -662,7 +662,7 @@ func TestUnreadableCheckpointedFileWaits(t *testing.T) {
 	cfg.Checkpoints = []stream.Checkpoint{cp}
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	h = start(t, cfg)
-	h.waitFor("the error logged", func([]Chunk) bool { return strings.Contains(logs.String(), "keeping its checkpoint") })
+	h.waitFor("the error logged", func([]stream.Chunk) bool { return strings.Contains(logs.String(), "keeping its checkpoint") })
 	if got := h.got(); len(got) != 0 {
 		t.Fatalf("sent %d chunks while the file could not be read:\n%s", len(got), dump(got))
 	}
@@ -694,14 +694,14 @@ func TestCopyWhileDownOriginalGone(t *testing.T) {
 	cfg := fakeCfg("web", p)
 	cfg.Checkpoints = []stream.Checkpoint{cp}
 	h := start(t, cfg)
-	h.waitFor("the copy and the old checkpoint dropped", func(cs []Chunk) bool { return countLines(50)(cs) && hasDone(id)(cs) })
+	h.waitFor("the copy and the old checkpoint dropped", func(cs []stream.Chunk) bool { return countLines(50)(cs) && hasDone(id)(cs) })
 	h.settle(2)
 	h.clk.Advance(cfg.RotateGrace)
 	h.waitFor("Done for the copy", hasDone(copyID))
 	cs := h.stop()
 	checkChunks(t, cs)
 	sameLines(t, "copy", linesOf(cs, copyID), want("a", 100, 150))
-	lastData := slices.IndexFunc(cs, func(c Chunk) bool { return c.Checkpoint.File == copyID && len(c.Data) > 0 })
+	lastData := slices.IndexFunc(cs, func(c stream.Chunk) bool { return c.Checkpoint.File == copyID && len(c.Data) > 0 })
 	if cs[0].Checkpoint.File != copyID || lastData > doneIndex(cs, id) {
 		t.Fatalf("order wrong: the copy's checkpoint must come before the old one is dropped\n%s", dump(cs))
 	}
@@ -725,7 +725,7 @@ func TestTruncateWithoutCopy(t *testing.T) {
 	cs := h.stop()
 	checkChunks(t, cs)
 	sameLines(t, "file", linesOf(cs, id), append(want("a", 0, 100), want("b", 0, 10)...))
-	reset := slices.IndexFunc(cs, func(c Chunk) bool { return c.Start == 0 && c.Checkpoint.Offset == 0 })
+	reset := slices.IndexFunc(cs, func(c stream.Chunk) bool { return c.Start == 0 && c.Checkpoint.Offset == 0 })
 	if reset < 0 || reset != len(cs)-2 {
 		t.Fatalf("no reset chunk before the new lines\n%s", dump(cs))
 	}
@@ -749,7 +749,7 @@ func TestCopyFoundWhileBeingWritten(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.clk.Advance(h.cfg.RescanInterval)
-		h.waitFor("the empty copy followed", func([]Chunk) bool { return len(h.tl.Files()) == 2 })
+		h.waitFor("the empty copy followed", func([]stream.Chunk) bool { return len(h.tl.Files()) == 2 })
 		h.settle(3)
 		appendLines(t, p, "a", 100, 150)
 		copyFile(t, p, p+".1") // cp is done
@@ -774,7 +774,7 @@ func TestCopyFoundWhileBeingWritten(t *testing.T) {
 func TestStartedAfterStartChunks(t *testing.T) {
 	dir := t.TempDir()
 	gone := stream.Checkpoint{Source: "s", Path: filepath.Join(dir, "access.log"), File: stream.FileID{Dev: 1, Ino: 424242}, Offset: 10}
-	out := make(chan Chunk) // unbuffered: the tailer blocks until we read
+	out := make(chan stream.Chunk) // unbuffered: the tailer blocks until we read
 	tl, err := New(Config{Source: "s", Paths: []string{filepath.Join(dir, "access.log")}, Checkpoints: []stream.Checkpoint{gone}}, out)
 	if err != nil {
 		t.Fatal(err)
