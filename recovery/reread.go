@@ -210,7 +210,7 @@ next:
 }
 
 // feedRange hands the lines in [start, end) of path to add as chunks, cut
-// by tailer.Cutter exactly as the follower cut them (an overlong line is a
+// by stream.Cutter exactly as the follower cut them (an overlong line is a
 // skip chunk), and returns the bytes read. start and end are line
 // boundaries (checkpoint offsets): the range has no unterminated last line.
 func feedRange(add func(*stream.Chunk) error, cp stream.Checkpoint, path string, start, end int64, maxLine int) (int64, error) {
@@ -234,7 +234,7 @@ func feedFile(add func(*stream.Chunk) error, cp stream.Checkpoint, f *os.File, s
 	n := 0      // bytes of buf: the partial line carried over
 	at := start // file offset of buf[0]
 	var read int64
-	cut := tailer.Cutter{MaxLine: maxLine, Off: start}
+	cut := stream.Cutter{MaxLine: maxLine, Off: start}
 	send := func(c stream.Chunk, _ bool) error {
 		off := c.Checkpoint.Offset
 		c.Checkpoint = cp

@@ -206,7 +206,7 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 	// Each read adds at most readSize bytes to the part of a line
 	// carried over (at most maxLine bytes, else it is skipped), into a
 	// buffer that goes back to a small free list when the aggregator
-	// releases the chunk holding it. tailer.Cutter cuts the lines, by the
+	// releases the chunk holding it. stream.Cutter cuts the lines, by the
 	// follower's rules.
 	// The parallel dry run holds up to 2 × GOMAXPROCS + 1 chunks at once
 	// (its queue and its workers').
@@ -232,7 +232,7 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 	buf := get(readSize)
 	n := 0     // bytes in buf: the partial line carried over, then the read
 	at := from // stream offset of buf[0]
-	cut := tailer.Cutter{MaxLine: maxLine, Off: from}
+	cut := stream.Cutter{MaxLine: maxLine, Off: from}
 	var scratch []byte
 	tailAt := func(off int64) (int, uint64) { // the tail check at off, in [at, at+n]
 		k := off - at

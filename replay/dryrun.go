@@ -176,7 +176,7 @@ func NewDryRun(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Wr
 // ReadFile reads one plain, gzip, zstd or bzip2 file (told by its first
 // bytes, see Open) as Stream reads it for a replay, chunk by chunk in this
 // goroutine, and adds each chunk to the aggregator: the same lines
-// (tailer.Cutter's), its unterminated last line counted (the file is
+// (stream.Cutter's), its unterminated last line counted (the file is
 // finished), and of a damaged file (a *DamagedError) only the whole lines
 // before the damage, not its unterminated tail. A parallel DryRun reads it
 // as ReadFiles does.

@@ -321,7 +321,7 @@
 //     partial line up to MaxLineBytes is kept per file, copied out of the
 //     buffer.
 //   - Lines longer than MaxLineBytes are skipped whole and reported in skip
-//     chunks; the warning is logged at most once a minute per file. Cutter
+//     chunks; the warning is logged at most once a minute per file. stream.Cutter
 //     holds the rules of what a line is; replays, the dry run and the
 //     state-dir rebuild's re-read cut with it too.
 package tailer

@@ -146,7 +146,7 @@ func (fl *follower) recycle() {
 // from start on, and keeps the partial last line. A followed file's last
 // line is never final: the writer may still finish it.
 func (fl *follower) consume(ctx context.Context, data []byte, start int64, bufCap int) error {
-	cut := Cutter{MaxLine: fl.cfg.maxLineBytes, Off: fl.off, Skipping: fl.skipping}
+	cut := stream.Cutter{MaxLine: fl.cfg.maxLineBytes, Off: fl.off, Skipping: fl.skipping}
 	// Hand the buffer itself on when the lines fill much of it; copy them
 	// out of it when they are few. Only the last chunk made from a buffer
 	// may take it: lines before an overlong line are copied. The partial

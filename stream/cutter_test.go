@@ -1,11 +1,9 @@
-package tailer
+package stream
 
 import (
 	"bytes"
 	"slices"
 	"testing"
-
-	"github.com/logtally/logtally/stream"
 )
 
 // cutLine is one line as a reader handed it on: [Start, End) of the
@@ -53,20 +51,20 @@ func nastyStream(tail string) []byte {
 		tail) // the unterminated last line
 }
 
-// cutAll feeds logBytes to a Cutter in blocks of block bytes, carrying the
+// cutAll feeds stream to a Cutter in blocks of block bytes, carrying the
 // partial line as a reader does, and returns the lines handed on and the
 // Cutter's end offset. final: the last block is cut as the stream's end.
-func cutAll(t *testing.T, logBytes []byte, maxLine, block int, final bool) ([]cutLine, int64) {
+func cutAll(t *testing.T, stream []byte, maxLine, block int, final bool) ([]cutLine, int64) {
 	t.Helper()
 	cut := Cutter{MaxLine: maxLine}
 	var got []cutLine
 	var carry []byte
 	pos := int64(0) // offset of the next byte to read
 	for {
-		n := min(block, len(logBytes)-int(pos))
-		end := pos+int64(n) == int64(len(logBytes))
+		n := min(block, len(stream)-int(pos))
+		end := pos+int64(n) == int64(len(stream))
 		at := pos
-		data := logBytes[pos : pos+int64(n)]
+		data := stream[pos : pos+int64(n)]
 		if !cut.Skipping {
 			at = cut.Off
 			data = append(slices.Clip(carry), data...)
@@ -81,7 +79,7 @@ func cutAll(t *testing.T, logBytes []byte, maxLine, block int, final bool) ([]cu
 				t.Fatalf("block %d: keep called twice", block)
 			}
 			kept, carry = true, bytes.Clone(p)
-		}, func(c stream.Chunk, last bool) error {
+		}, func(c Chunk, last bool) error {
 			if !kept {
 				t.Fatalf("block %d: chunk sent before keep", block)
 			}
@@ -96,7 +94,7 @@ func cutAll(t *testing.T, logBytes []byte, maxLine, block int, final bool) ([]cu
 				got = append(got, cutLine{c.Start, c.Checkpoint.Offset, true})
 				return nil
 			}
-			if c.Start+int64(len(c.Data)) != c.Checkpoint.Offset || !bytes.Equal(c.Data, logBytes[c.Start:c.Checkpoint.Offset]) {
+			if c.Start+int64(len(c.Data)) != c.Checkpoint.Offset || !bytes.Equal(c.Data, stream[c.Start:c.Checkpoint.Offset]) {
 				t.Fatalf("block %d: data chunk [%d, %d) holds %q", block, c.Start, c.Checkpoint.Offset, c.Data)
 			}
 			c.Lines(func(line []byte, end int64) {
@@ -166,12 +164,12 @@ func TestCutterDamaged(t *testing.T) {
 func TestCutterNoScan(t *testing.T) {
 	data := []byte("a\nbb\nccc\npartial")
 	cut := Cutter{MaxLine: 9}
-	var sent []stream.Chunk
+	var sent []Chunk
 	err := cut.Cut(data, 0, false, func(p []byte) {
 		if string(p) != "partial" {
 			t.Fatalf("kept %q", p)
 		}
-	}, func(c stream.Chunk, last bool) error {
+	}, func(c Chunk, last bool) error {
 		if !last {
 			t.Fatal("the only chunk is not last")
 		}

@@ -1,9 +1,7 @@
-package tailer
+package stream
 
 import (
 	"bytes"
-
-	"github.com/logtally/logtally/stream"
 )
 
 // Cutter is the one rule for what a line is, used by every reader of log
@@ -58,7 +56,7 @@ type Cutter struct {
 //
 // When no line can be too long (the complete lines are at most MaxLine
 // bytes together), data is not scanned line by line.
-func (c *Cutter) Cut(data []byte, at int64, final bool, keep func(partial []byte), send func(ch stream.Chunk, last bool) error) error {
+func (c *Cutter) Cut(data []byte, at int64, final bool, keep func(partial []byte), send func(ch Chunk, last bool) error) error {
 	skipEnd := int64(-1) // the end of a skipped line that ends in data
 	if c.Skipping {
 		i := bytes.IndexByte(data, '\n')
@@ -84,7 +82,7 @@ func (c *Cutter) Cut(data []byte, at int64, final bool, keep func(partial []byte
 		keep(rest)
 	}
 	if skipEnd >= 0 {
-		ch := stream.Chunk{Start: c.Off, Skipped: 1}
+		ch := Chunk{Start: c.Off, Skipped: 1}
 		ch.Checkpoint.Offset = skipEnd
 		if err := send(ch, len(complete) == 0); err != nil {
 			return err
@@ -105,7 +103,7 @@ func (c *Cutter) Cut(data []byte, at int64, final bool, keep func(partial []byte
 						return err
 					}
 				}
-				ch := stream.Chunk{Start: at + int64(i), Skipped: 1}
+				ch := Chunk{Start: at + int64(i), Skipped: 1}
 				ch.Checkpoint.Offset = at + int64(end)
 				if err := send(ch, end == len(complete)); err != nil {
 					return err
@@ -126,8 +124,8 @@ func (c *Cutter) Cut(data []byte, at int64, final bool, keep func(partial []byte
 }
 
 // sendData sends lines, beginning at stream offset at, as one data chunk.
-func (c *Cutter) sendData(lines []byte, at int64, last bool, send func(stream.Chunk, bool) error) error {
-	ch := stream.Chunk{Start: at, Data: lines[:len(lines):len(lines)]}
+func (c *Cutter) sendData(lines []byte, at int64, last bool, send func(Chunk, bool) error) error {
+	ch := Chunk{Start: at, Data: lines[:len(lines):len(lines)]}
 	ch.Checkpoint.Offset = at + int64(len(lines))
 	if err := send(ch, last); err != nil {
 		return err
