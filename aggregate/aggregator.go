@@ -96,7 +96,7 @@ type Aggregator struct {
 	cps    map[string][]byte
 	marks  map[string]buffer.Mark // ledger key (of a stream) -> mark, since the last commit
 	// finished holds the last checkpoints of the files finished since the
-	// last commit (finishedKey -> encoded checkpoint; see noteFinished).
+	// last commit (stream.Checkpoint.FinishedKey -> encoded checkpoint; see noteFinished).
 	finished map[string][]byte
 	archives map[string]*buffer.ArchiveRange // replayed archives' parts since the last commit (noteArchive)
 	keyBuf   []byte
@@ -477,7 +477,7 @@ func (a *Aggregator) Add(c *stream.Chunk) error {
 		a.noteArchive(c)
 	}
 	if cp.FPLen > 0 {
-		k := buffer.StreamKey(cp.FPLen, cp.FPSum, cp.Stream)
+		k := cp.LedgerKey()
 		// A shrink lowers the stream's entry; the marks after it in the
 		// same commit start from there, so they lower it too.
 		lower := c.Shrunk || a.marks[k].Lower

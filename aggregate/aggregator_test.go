@@ -716,14 +716,14 @@ func TestArchiveChunksMoveOnlyTheLedger(t *testing.T) {
 	if len(cps) != 1 {
 		t.Errorf("%d stored checkpoints, want the followed file's only", len(cps))
 	}
-	led, err := h.buf.Ledger([]string{buffer.LedgerKey(10, 99), buffer.LedgerKey(20, 42)})
+	led, err := h.buf.Ledger([]string{stream.LedgerKey(10, 99), stream.LedgerKey(20, 42)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := led[buffer.LedgerKey(10, 99)]; e.Offset != arc.Checkpoint.Offset || e.Source != "replay" {
+	if e := led[stream.LedgerKey(10, 99)]; e.Offset != arc.Checkpoint.Offset || e.Source != "replay" {
 		t.Errorf("archive's ledger entry %+v", e)
 	}
-	if e := led[buffer.LedgerKey(20, 42)]; e.Offset != live.Checkpoint.Offset {
+	if e := led[stream.LedgerKey(20, 42)]; e.Offset != live.Checkpoint.Offset {
 		t.Errorf("followed file's ledger entry %+v", e)
 	}
 	if last, _ := h.buf.LastCommit(); !last.IsZero() {
@@ -833,11 +833,11 @@ func TestShrunkChunkLowersTheLedger(t *testing.T) {
 	if err := h.close(); err != nil {
 		t.Fatal(err)
 	}
-	led, err := h.buf.Ledger([]string{buffer.LedgerKey(20, 42)})
+	led, err := h.buf.Ledger([]string{stream.LedgerKey(20, 42)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := led[buffer.LedgerKey(20, 42)]; e.Offset != after.Checkpoint.Offset || e.Offset >= first.Checkpoint.Offset {
+	if e := led[stream.LedgerKey(20, 42)]; e.Offset != after.Checkpoint.Offset || e.Offset >= first.Checkpoint.Offset {
 		t.Errorf("ledger entry at %d after the shrink, want %d (the stream was counted to %d before the cut)",
 			e.Offset, after.Checkpoint.Offset, first.Checkpoint.Offset)
 	}

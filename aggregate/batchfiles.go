@@ -19,15 +19,8 @@ func (a *Aggregator) noteFinished(cp stream.Checkpoint) error {
 	if a.finished == nil {
 		a.finished = map[string][]byte{}
 	}
-	a.finished[finishedKey(cp)] = b
+	a.finished[cp.FinishedKey()] = b
 	return nil
-}
-
-// finishedKey names one finished file: its checkpoint key (source and
-// identity) and its fingerprint, so that a reused inode finished again is
-// another entry.
-func finishedKey(cp stream.Checkpoint) string {
-	return fmt.Sprintf("%s\x00%d:%016x", cp.Key(), cp.FPLen, cp.FPSum)
 }
 
 // noteArchive keeps the part of a replayed archive a chunk covers for the
