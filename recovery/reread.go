@@ -34,10 +34,10 @@ type window struct {
 	archives []progress.Archive
 }
 
-// windowStream is one stream of lines read within a window: one generation of
-// one log, which copytruncate may have spread over several files (the
-// log itself up to the truncation, then its copy from there), and so
-// over several checkpoints, all beginning with the same bytes.
+// windowStream is one stream of lines read within a window: one generation
+// of one log, which copytruncate may have spread over several files (the
+// log itself up to the truncation, then its copy from there), and so over
+// several checkpoints, all beginning with the same bytes.
 type windowStream struct {
 	end   stream.Checkpoint // the furthest end: its file holds the stream up to it
 	loc   tailer.Located
