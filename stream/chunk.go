@@ -11,7 +11,8 @@ import "bytes"
 //     no data still carries a checkpoint to persist (a file adopted at an
 //     offset, or a file found truncated, which has Start == Offset == 0).
 //   - Skip chunk: Skipped > 0, Data is empty. [Start, Checkpoint.Offset)
-//     holds exactly Skipped lines longer than MaxLineBytes, each with its '\n'.
+//     holds exactly Skipped lines longer than the reader's limit (the
+//     Cutter's MaxLine), each with its '\n'.
 //   - Done chunk: Done == true, Data is empty, Start == Checkpoint.Offset. The
 //     file is finished (deleted, or rotated away and drained) and the stored
 //     checkpoint under Checkpoint.Key() should be deleted.
@@ -20,9 +21,10 @@ import "bytes"
 // state to persist (or to delete, for a Done chunk), in the same transaction
 // as the counts of those lines. Chunks of one file arrive in file order.
 //
-// A large chunk's Data is the Tailer's read buffer itself: the consumer
-// should call Release once it is done with Data, so the buffer is read
-// into again instead of a new one being allocated.
+// A large chunk's Data may be its reader's read buffer itself (a
+// Tailer's: WithBuffer): the consumer should call Release once it is done
+// with Data, so the buffer is read into again instead of a new one being
+// allocated.
 type Chunk struct {
 	Checkpoint Checkpoint
 	Start      int64
