@@ -14,7 +14,7 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // DefaultMaxKeys is the number of distinct (site, page, second) keys held in
@@ -48,7 +48,7 @@ func StateDirFull(err error) bool {
 type Config struct {
 	// Buffer receives the commits.
 	Buffer *buffer.Buffer
-	// Parsers maps a source name (tailer.Checkpoint.Source) to its parser.
+	// Parsers maps a source name (stream.Checkpoint.Source) to its parser.
 	Parsers map[string]*parser.Parser
 	// Limiters maps a source name to its max_pages_per_minute limiter;
 	// a missing or nil one means no bound.
@@ -82,12 +82,12 @@ type Config struct {
 // StartMarker returns the chunk that tells an Aggregator with
 // HoldUntilStart that every start chunk before it has been sent. No tailer
 // sends it: a tailer's chunks always name their source.
-func StartMarker() tailer.Chunk { return tailer.Chunk{} }
+func StartMarker() stream.Chunk { return stream.Chunk{} }
 
 // Aggregator sums parsed hits and commits them with checkpoints.
 type Aggregator struct {
 	cfg Config
-	in  <-chan tailer.Chunk
+	in  <-chan stream.Chunk
 	log *slog.Logger
 
 	index  keyTable // the buffer keys held, numbered: key i's sums are counts[i]
@@ -96,13 +96,13 @@ type Aggregator struct {
 	cps    map[string][]byte
 	marks  map[string]buffer.Mark // ledger key (of a stream) -> mark, since the last commit
 	// finished holds the last checkpoints of the files finished since the
-	// last commit (finishedKey -> encoded checkpoint; see noteFinished).
+	// last commit (stream.Checkpoint.FinishedKey -> encoded checkpoint; see noteFinished).
 	finished map[string][]byte
 	archives map[string]*buffer.ArchiveRange // replayed archives' parts since the last commit (noteArchive)
 	keyBuf   []byte
 	hit      parser.Hit
 
-	malformedByFile map[tailer.FileID]*malformedLog
+	malformedByFile map[stream.FileID]*malformedLog
 	onMalformed     func(n uint64, out parser.Outcome, length int) // OnMalformed's
 
 	lines, hits, malformed, filtered, tooLong, commits, other atomic.Uint64
@@ -138,7 +138,7 @@ type Aggregator struct {
 }
 
 // New returns an Aggregator reading in. Run it.
-func New(cfg Config, in <-chan tailer.Chunk) (*Aggregator, error) {
+func New(cfg Config, in <-chan stream.Chunk) (*Aggregator, error) {
 	if cfg.Buffer == nil {
 		return nil, errors.New("aggregator: no buffer")
 	}
@@ -159,7 +159,7 @@ func New(cfg Config, in <-chan tailer.Chunk) (*Aggregator, error) {
 }
 
 // newAggregator makes an Aggregator of cfg reading in (nil for a Summer).
-func newAggregator(cfg Config, in <-chan tailer.Chunk, log *slog.Logger) *Aggregator {
+func newAggregator(cfg Config, in <-chan stream.Chunk, log *slog.Logger) *Aggregator {
 	return &Aggregator{
 		cfg:             cfg,
 		in:              in,
@@ -167,7 +167,7 @@ func newAggregator(cfg Config, in <-chan tailer.Chunk, log *slog.Logger) *Aggreg
 		cps:             map[string][]byte{},
 		marks:           map[string]buffer.Mark{},
 		extra:           map[string]extraSource{},
-		malformedByFile: map[tailer.FileID]*malformedLog{},
+		malformedByFile: map[stream.FileID]*malformedLog{},
 		commitReq:       make(chan chan error),
 		stopped:         make(chan struct{}),
 	}
@@ -391,7 +391,7 @@ func (a *Aggregator) waitForSpace(ctx context.Context) error {
 // counts committed without their checkpoint would be counted again after a
 // restart. Run calls it for each chunk it reads; call it directly only on
 // an Aggregator that is not run (NewSummer's, a tool's).
-func (a *Aggregator) Add(c *tailer.Chunk) error {
+func (a *Aggregator) Add(c *stream.Chunk) error {
 	cp := c.Checkpoint
 	if cp.Source == "" { // StartMarker
 		a.started = true
@@ -424,7 +424,7 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 	ah, _ := c.Ahead.(*ahead)
 	c.Ahead = nil
 	if ah != nil {
-		defer ah.release()
+		defer ah.Release()
 	}
 	if ah != nil && ah.from == p { // else parsed for a parser replaced since: parsed again
 		a.addAhead(c, ah, p, lim, &t)
@@ -477,7 +477,7 @@ func (a *Aggregator) Add(c *tailer.Chunk) error {
 		a.noteArchive(c)
 	}
 	if cp.FPLen > 0 {
-		k := buffer.StreamKey(cp.FPLen, cp.FPSum, cp.Stream)
+		k := cp.LedgerKey()
 		// A shrink lowers the stream's entry; the marks after it in the
 		// same commit start from there, so they lower it too.
 		lower := c.Shrunk || a.marks[k].Lower

@@ -17,7 +17,7 @@ import (
 	"github.com/logtally/logtally/internal/syncbuf"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 const interval = time.Second
@@ -33,11 +33,11 @@ func line(page string, sec int) string {
 
 // chunk returns a data chunk of source src, file ino, holding lines from
 // offset start.
-func chunk(src string, ino uint64, start int64, lines ...string) tailer.Chunk {
+func chunk(src string, ino uint64, start int64, lines ...string) stream.Chunk {
 	data := strings.Join(lines, "\n") + "\n"
-	return tailer.Chunk{
-		Checkpoint: tailer.Checkpoint{
-			Source: src, Path: fmt.Sprintf("/logs/%d.log", ino), File: tailer.FileID{Dev: 1, Ino: ino},
+	return stream.Chunk{
+		Checkpoint: stream.Checkpoint{
+			Source: src, Path: fmt.Sprintf("/logs/%d.log", ino), File: stream.FileID{Dev: 1, Ino: ino},
 			Offset: start + int64(len(data)),
 		},
 		Start: start,
@@ -60,7 +60,7 @@ type harness struct {
 	t      *testing.T
 	buf    *buffer.Buffer
 	clk    *clock.Fake
-	in     chan tailer.Chunk
+	in     chan stream.Chunk
 	agg    *aggregate.Aggregator
 	cancel context.CancelFunc
 	done   chan error
@@ -86,7 +86,7 @@ func startWith(t *testing.T, opts buffer.Options, maxKeys int, edit func(*aggreg
 	}
 	h := &harness{
 		t: t, buf: buf, clk: clock.NewFake(t0.Add(time.Hour)),
-		in: make(chan tailer.Chunk), done: make(chan error, 1),
+		in: make(chan stream.Chunk), done: make(chan error, 1),
 	}
 	cfg := aggregate.Config{
 		Buffer: buf, Parsers: map[string]*parser.Parser{"src": p},
@@ -135,7 +135,7 @@ func (h *harness) blockUntil(n int) {
 }
 
 // send hands c to Run, failing if Run does not take it in time.
-func (h *harness) send(c tailer.Chunk) {
+func (h *harness) send(c stream.Chunk) {
 	h.t.Helper()
 	select {
 	case h.in <- c:
@@ -148,7 +148,7 @@ func (h *harness) send(c tailer.Chunk) {
 }
 
 // refused asserts that Run is not reading its input now.
-func (h *harness) refused(c tailer.Chunk) {
+func (h *harness) refused(c stream.Chunk) {
 	h.t.Helper()
 	select {
 	case h.in <- c:
@@ -234,15 +234,15 @@ func drain(t *testing.T, buf *buffer.Buffer) map[hitKey]uint64 {
 }
 
 // checkpoints returns the stored checkpoints by inode.
-func checkpoints(t *testing.T, buf *buffer.Buffer) map[uint64]tailer.Checkpoint {
+func checkpoints(t *testing.T, buf *buffer.Buffer) map[uint64]stream.Checkpoint {
 	t.Helper()
 	raw, err := buf.Checkpoints()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[uint64]tailer.Checkpoint{}
+	out := map[uint64]stream.Checkpoint{}
 	for k, v := range raw {
-		var cp tailer.Checkpoint
+		var cp stream.Checkpoint
 		if err := cp.UnmarshalBinary(v); err != nil {
 			t.Fatalf("checkpoint %q: %v", k, err)
 		}
@@ -266,7 +266,7 @@ func wantCounts(t *testing.T, got, want map[hitKey]uint64) {
 	}
 }
 
-func wantOffsets(t *testing.T, got map[uint64]tailer.Checkpoint, want map[uint64]int64) {
+func wantOffsets(t *testing.T, got map[uint64]stream.Checkpoint, want map[uint64]int64) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Errorf("got checkpoints %+v, want offsets %v", got, want)
@@ -370,7 +370,7 @@ func TestCancelCommitsWhatIsHeld(t *testing.T) {
 	}
 	defer buf.Close()
 	p, _ := parser.New(parser.Config{Format: "combined", Site: "s"})
-	in := make(chan tailer.Chunk)
+	in := make(chan stream.Chunk)
 	agg, err := aggregate.New(aggregate.Config{
 		Buffer: buf, Parsers: map[string]*parser.Parser{"src": p}, CommitInterval: interval, Clock: clock.NewFake(t0),
 	}, in)
@@ -401,9 +401,9 @@ func TestDoneChunkDeletesCheckpoint(t *testing.T) {
 
 	// File 1 is finished; file 2 gets a last line and is finished in the
 	// same interval: its counts are committed and its checkpoint deleted.
-	done1 := tailer.Chunk{Checkpoint: a.Checkpoint, Start: a.Checkpoint.Offset, Done: true}
+	done1 := stream.Chunk{Checkpoint: a.Checkpoint, Start: a.Checkpoint.Offset, Done: true}
 	b2 := chunk("src", 2, b.Checkpoint.Offset, line("/b", 1))
-	done2 := tailer.Chunk{Checkpoint: b2.Checkpoint, Start: b2.Checkpoint.Offset, Done: true}
+	done2 := stream.Chunk{Checkpoint: b2.Checkpoint, Start: b2.Checkpoint.Offset, Done: true}
 	h.send(done1)
 	h.send(b2)
 	h.send(done2)
@@ -424,7 +424,7 @@ func TestDoneChunkDeletesCheckpoint(t *testing.T) {
 func TestMalformedAndTooLongLinesAreCountedAndPassed(t *testing.T) {
 	h := start(t, buffer.Options{}, 0)
 	c := chunk("src", 1, 0, line("/a", 0), "garbage", "", `1.2.3.4 - - [17/May/2015:10:05:03 +0000] "GET /x HTTP/1.1" 999 1 "-" "-"`, line("/a", 0))
-	skip := tailer.Chunk{
+	skip := stream.Chunk{
 		Checkpoint: c.Checkpoint, Start: c.Checkpoint.Offset, Skipped: 2,
 	}
 	skip.Checkpoint.Offset += 300000
@@ -575,7 +575,7 @@ func TestUnencodableCheckpointStopsRunWithoutItsCounts(t *testing.T) {
 	h := start(t, buffer.Options{}, 0)
 	good := chunk("src", 1, 0, line("/a", 0))
 	bad := chunk("src", 1, good.Checkpoint.Offset, line("/b", 0))
-	bad.Checkpoint.FPLen = tailer.FingerprintSize + 1
+	bad.Checkpoint.FPLen = stream.FingerprintSize + 1
 	h.send(good)
 	h.send(bad)
 	if err := h.wait(); err == nil || !strings.Contains(err.Error(), "/logs/1.log") {
@@ -698,7 +698,7 @@ func TestArchiveChunksMoveOnlyTheLedger(t *testing.T) {
 	}
 	arc := chunk("replay", 0, 0, line("/a", 1), line("/a", 2), line("/b", 3))
 	arc.Archive = true
-	arc.Checkpoint.File = tailer.FileID{}
+	arc.Checkpoint.File = stream.FileID{}
 	arc.Checkpoint.FPLen, arc.Checkpoint.FPSum = 10, 99
 	h.send(arc)
 	live := chunk("src", 7, 0, line("/c", 1))
@@ -716,14 +716,14 @@ func TestArchiveChunksMoveOnlyTheLedger(t *testing.T) {
 	if len(cps) != 1 {
 		t.Errorf("%d stored checkpoints, want the followed file's only", len(cps))
 	}
-	led, err := h.buf.Ledger([]string{buffer.LedgerKey(10, 99), buffer.LedgerKey(20, 42)})
+	led, err := h.buf.Ledger([]string{stream.LedgerKey(10, 99), stream.LedgerKey(20, 42)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := led[buffer.LedgerKey(10, 99)]; e.Offset != arc.Checkpoint.Offset || e.Source != "replay" {
+	if e := led[stream.LedgerKey(10, 99)]; e.Offset != arc.Checkpoint.Offset || e.Source != "replay" {
 		t.Errorf("archive's ledger entry %+v", e)
 	}
-	if e := led[buffer.LedgerKey(20, 42)]; e.Offset != live.Checkpoint.Offset {
+	if e := led[stream.LedgerKey(20, 42)]; e.Offset != live.Checkpoint.Offset {
 		t.Errorf("followed file's ledger entry %+v", e)
 	}
 	if last, _ := h.buf.LastCommit(); !last.IsZero() {
@@ -825,7 +825,7 @@ func TestShrunkChunkLowersTheLedger(t *testing.T) {
 	h.tick()
 	cut := first.Checkpoint
 	cut.Offset = int64(len(line("/a", 1)))
-	h.send(tailer.Chunk{Checkpoint: cut, Start: cut.Offset, Shrunk: true})
+	h.send(stream.Chunk{Checkpoint: cut, Start: cut.Offset, Shrunk: true})
 	after := chunk("src", 7, cut.Offset, line("/c", 4))
 	after.Checkpoint.FPLen, after.Checkpoint.FPSum = 20, 42
 	h.send(after)
@@ -833,11 +833,11 @@ func TestShrunkChunkLowersTheLedger(t *testing.T) {
 	if err := h.close(); err != nil {
 		t.Fatal(err)
 	}
-	led, err := h.buf.Ledger([]string{buffer.LedgerKey(20, 42)})
+	led, err := h.buf.Ledger([]string{stream.LedgerKey(20, 42)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := led[buffer.LedgerKey(20, 42)]; e.Offset != after.Checkpoint.Offset || e.Offset >= first.Checkpoint.Offset {
+	if e := led[stream.LedgerKey(20, 42)]; e.Offset != after.Checkpoint.Offset || e.Offset >= first.Checkpoint.Offset {
 		t.Errorf("ledger entry at %d after the shrink, want %d (the stream was counted to %d before the cut)",
 			e.Offset, after.Checkpoint.Offset, first.Checkpoint.Offset)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // Preparser parses the lines of a source's chunks ahead of an Aggregator,
@@ -83,7 +83,7 @@ var aheadPool = sync.Pool{New: func() any { return new(ahead) }}
 // Prepare parses c's lines into c.Ahead, where Add reads them instead of
 // parsing c.Data (which it still needs for the malformed lines' log). A
 // chunk of another source, or without lines, is left as it is.
-func (pp *Preparser) Prepare(c *tailer.Chunk) {
+func (pp *Preparser) Prepare(c *stream.Chunk) {
 	if pp == nil || c.Done || len(c.Data) == 0 || c.Checkpoint.Source != pp.source {
 		return
 	}
@@ -127,7 +127,7 @@ func (ah *ahead) of(s span) []byte {
 
 // addAhead counts the lines of c that a Preparser for p parsed, in their
 // order, as Add counts the lines it parses with p.
-func (a *Aggregator) addAhead(c *tailer.Chunk, ah *ahead, p *parser.Parser, lim *parser.PageLimiter, t *tally) {
+func (a *Aggregator) addAhead(c *stream.Chunk, ah *ahead, p *parser.Parser, lim *parser.PageLimiter, t *tally) {
 	h := &a.hit
 	for i := range ah.lines {
 		r := &ah.lines[i]
@@ -147,9 +147,9 @@ func (a *Aggregator) addAhead(c *tailer.Chunk, ah *ahead, p *parser.Parser, lim 
 	}
 }
 
-// release hands ah back to be prepared into again, keeping nothing of
+// Release hands ah back to be prepared into again, keeping nothing of
 // the chunk's Data.
-func (ah *ahead) release() {
+func (ah *ahead) Release() {
 	clear(ah.bad)
 	ah.from = nil
 	aheadPool.Put(ah)
@@ -167,7 +167,7 @@ type tally struct {
 // skip counts a line Parse gave out (not OK): malformed (logged by its
 // place, never its bytes but at debug level, see logMalformed) or
 // filtered.
-func (a *Aggregator) skip(t *tally, cp tailer.Checkpoint, end int64, out parser.Outcome, line []byte) {
+func (a *Aggregator) skip(t *tally, cp stream.Checkpoint, end int64, out parser.Outcome, line []byte) {
 	t.outcomes[out]++
 	if !out.Malformed() {
 		t.filtered++

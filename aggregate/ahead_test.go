@@ -14,7 +14,7 @@ import (
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/visitor"
 )
 
@@ -204,5 +204,5 @@ func TestNoPreparserOnOneCore(t *testing.T) {
 	if c.Ahead != nil {
 		t.Error("a nil Preparser prepared a chunk")
 	}
-	var _ tailer.Chunk = c
+	var _ stream.Chunk = c
 }

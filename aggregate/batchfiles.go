@@ -4,14 +4,14 @@ import (
 	"fmt"
 
 	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // noteFinished keeps the last checkpoint of a file finished (a Done
 // chunk) for the next commit: the batch that holds its last lines names
 // it, so a rebuild of that batch can read it again although no stored
 // checkpoint is left of it.
-func (a *Aggregator) noteFinished(cp tailer.Checkpoint) error {
+func (a *Aggregator) noteFinished(cp stream.Checkpoint) error {
 	b, err := cp.MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("aggregator: finished file %s: %w", cp.Path, err)
@@ -19,21 +19,14 @@ func (a *Aggregator) noteFinished(cp tailer.Checkpoint) error {
 	if a.finished == nil {
 		a.finished = map[string][]byte{}
 	}
-	a.finished[finishedKey(cp)] = b
+	a.finished[cp.FinishedKey()] = b
 	return nil
-}
-
-// finishedKey names one finished file: its checkpoint key (source and
-// identity) and its fingerprint, so that a reused inode finished again is
-// another entry.
-func finishedKey(cp tailer.Checkpoint) string {
-	return fmt.Sprintf("%s\x00%d:%016x", cp.Key(), cp.FPLen, cp.FPSum)
 }
 
 // noteArchive keeps the part of a replayed archive a chunk covers for the
 // next commit, merged per archive: the batch that counts it names it, so
 // a rebuild of that batch can read it again.
-func (a *Aggregator) noteArchive(c *tailer.Chunk) {
+func (a *Aggregator) noteArchive(c *stream.Chunk) {
 	cp := c.Checkpoint
 	k := cp.Source + "\x00" + cp.Path
 	if a.archives == nil {

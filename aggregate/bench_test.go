@@ -10,19 +10,19 @@ import (
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/visitor"
 )
 
 // apacheChunk returns the real Apache log of the test data as one chunk of
 // source "src".
-func apacheChunk(tb testing.TB) tailer.Chunk {
+func apacheChunk(tb testing.TB) stream.Chunk {
 	data, err := os.ReadFile("../testdata/apache_combined_real.log")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return tailer.Chunk{
-		Checkpoint: tailer.Checkpoint{Source: "src", Path: "/logs/access.log", File: tailer.FileID{Dev: 1, Ino: 1}, Offset: int64(len(data))},
+	return stream.Chunk{
+		Checkpoint: stream.Checkpoint{Source: "src", Path: "/logs/access.log", File: stream.FileID{Dev: 1, Ino: 1}, Offset: int64(len(data))},
 		Data:       data,
 	}
 }
@@ -121,13 +121,13 @@ func BenchmarkVisitorsCost(b *testing.B) {
 	for _, pages := range []bool{true, false} {
 		name := map[bool]string{true: "/sites+pages", false: "/sites"}[pages]
 		b.Run("generated"+name, func(b *testing.B) {
-			benchmarkVisitorsCost(b, tailer.Chunk{Checkpoint: tailer.Checkpoint{Source: "src", Path: "/logs/gen.log",
-				File: tailer.FileID{Dev: 1, Ino: 2}, Offset: int64(len(data))}, Data: data}, pages)
+			benchmarkVisitorsCost(b, stream.Chunk{Checkpoint: stream.Checkpoint{Source: "src", Path: "/logs/gen.log",
+				File: stream.FileID{Dev: 1, Ino: 2}, Offset: int64(len(data))}, Data: data}, pages)
 		})
 	}
 }
 
-func benchmarkVisitorsCost(b *testing.B, c tailer.Chunk, pages bool) {
+func benchmarkVisitorsCost(b *testing.B, c stream.Chunk, pages bool) {
 	lines := bytes.Count(c.Data, []byte("\n"))
 	on := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil, nil)
 	on.SetVisitors(&aggregate.Visitors{Salts: &fixedSalt{}, Period: visitor.Day, Pages: pages})
@@ -162,7 +162,7 @@ func bots(m *measure.Vector) (n uint64) {
 }
 
 // timeAdd adds c to a and returns how long it took.
-func timeAdd(b *testing.B, a *aggregate.Aggregator, c *tailer.Chunk) time.Duration {
+func timeAdd(b *testing.B, a *aggregate.Aggregator, c *stream.Chunk) time.Duration {
 	t0 := time.Now()
 	if err := a.Add(c); err != nil {
 		b.Fatal(err)

@@ -11,8 +11,8 @@
 // it was counted.
 //
 // A Preparser (Aggregator.Preparser) parses a chunk's lines on the
-// goroutine that read it, a replay's reader, into Chunk.Ahead: Add then
-// does only what depends on the order of the lines (max_sites through
+// goroutine that read it, a replay's reader, into stream.Chunk.Ahead: Add
+// then does only what depends on the order of the lines (max_sites through
 // parser.Parser.Bound, max_pages_per_minute, the sums, the sites' hits,
 // the visitor sketches), in that order, as for the lines it parses.
 //

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // malformedLog is the logging state of one file's malformed lines.
@@ -24,7 +24,7 @@ type malformedLog struct {
 // /etc/shadow, a credential file), nor kept for /status: the reason, the
 // file, the byte offset and the length say enough. At debug level only,
 // a second record shows the first debugPrefixLen bytes, escaped.
-func (a *Aggregator) logMalformed(cp tailer.Checkpoint, end int64, out parser.Outcome, line []byte) {
+func (a *Aggregator) logMalformed(cp stream.Checkpoint, end int64, out parser.Outcome, line []byte) {
 	m := a.malformedByFile[cp.File]
 	if m == nil {
 		m = &malformedLog{}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // Issue 29: buffer.max_size was overshot twice over (1 MiB, MongoDB down,
@@ -20,7 +20,7 @@ import (
 func TestMaxSizeOvershootIsOneChunk(t *testing.T) {
 	const maxSize = 1 << 20
 	const perChunk = 1000 // lines, each its own key
-	mk := func(i int, start int64) tailer.Chunk {
+	mk := func(i int, start int64) stream.Chunk {
 		lines := make([]string, perChunk)
 		for j := range lines {
 			lines[j] = line(fmt.Sprintf("/p%d", i*perChunk+j), 0)
@@ -37,7 +37,7 @@ func TestMaxSizeOvershootIsOneChunk(t *testing.T) {
 	h := start(t, buffer.Options{MaxSize: maxSize}, 0)
 	var off int64
 	sent, total := 0, 4*maxSize/int(bound)*perChunk // the lines of four times max_size
-	var c tailer.Chunk
+	var c stream.Chunk
 	for sent < total {
 		c = mk(sent/perChunk, off)
 		select {

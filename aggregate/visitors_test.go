@@ -9,7 +9,7 @@ import (
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/visitor"
 )
 
@@ -111,7 +111,7 @@ func TestVisitorsFollowTheirPeriod(t *testing.T) {
 
 			sum2 := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil, nil)
 			sum2.SetVisitors(&aggregate.Visitors{Salts: salts, Period: tc.period, Pages: true})
-			c := tailer.Chunk{Checkpoint: tailer.Checkpoint{Source: "src", Path: "/logs/1.log", File: tailer.FileID{Dev: 1, Ino: 1}},
+			c := stream.Chunk{Checkpoint: stream.Checkpoint{Source: "src", Path: "/logs/1.log", File: stream.FileID{Dev: 1, Ino: 1}},
 				Data: []byte(strings.Join(lines, "\n") + "\n")}
 			if err := sum2.Add(&c); err != nil {
 				t.Fatal(err)

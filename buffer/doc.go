@@ -45,7 +45,7 @@
 // counts they cover and travel with the next batch (BatchMarks), so the
 // flusher copies them to the database's ledger before the batch is
 // acknowledged. Streams returns every entry under a stream's first bytes
-// (LedgerCandidates); the reader, which has the bytes, takes the furthest
+// (stream.LedgerCandidates); the reader, which has the bytes, takes the furthest
 // whose tail check its own bytes pass. Entries of an older logtally (no
 // stream, no tail check) are read too. Entries not moved for
 // Options.LedgerRetention (DefaultLedgerRetention) are pruned by Seal, at

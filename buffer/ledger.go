@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/logtally/logtally/stream"
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/logtally/logtally/fnv1a"
 )
 
 // The ledger: how far every file or archive, known by the fingerprint of
@@ -38,8 +37,8 @@ const ledgerPruneEvery = time.Hour
 // Streams that begin with the same bytes (a fixed banner, the same first
 // requests) share a fingerprint, so each counting of a stream (a followed
 // file, a replayed archive) marks an entry of its own, Stream (random, see
-// tailer.Checkpoint.Stream), and records TailLen and TailSum, the hash of
-// the bytes that end at Offset (tailer.TailOf): a reader takes an entry
+// stream.Checkpoint.Stream), and records TailLen and TailSum, the hash of
+// the bytes that end at Offset (stream.TailOf): a reader takes an entry
 // for its stream only where its own bytes there hash the same
 // (Buffer.Streams returns the candidates, the reader checks them). A Mark
 // with Stream 0 is an older logtally's kind, keyed by the fingerprint
@@ -62,89 +61,8 @@ type Mark struct {
 	Lower bool
 }
 
-// Key returns the mark's ledger key: StreamKey's.
-func (m Mark) Key() string { return StreamKey(m.FPLen, m.FPSum, m.Stream) }
-
-// LedgerKey returns the ledger key of a fingerprint: its length (2 bytes)
-// then its sum (8 bytes), big-endian. Entries of every stream beginning
-// with those bytes have keys beginning with it (StreamKey).
-func LedgerKey(fpLen int, fpSum uint64) string {
-	var k [10]byte
-	binary.BigEndian.PutUint16(k[:2], uint16(fpLen))
-	binary.BigEndian.PutUint64(k[2:], fpSum)
-	return string(k[:])
-}
-
-// StreamKey returns the ledger key of one stream's entry: LedgerKey, then
-// the stream (8 bytes, big-endian); LedgerKey alone for stream 0 (an
-// older logtally's entry).
-func StreamKey(fpLen int, fpSum uint64, stream uint64) string {
-	k := LedgerKey(fpLen, fpSum)
-	if stream == 0 {
-		return k
-	}
-	return string(binary.BigEndian.AppendUint64([]byte(k), stream))
-}
-
-// ParseLedgerKey splits a ledger key (LedgerKey's or StreamKey's) into
-// fingerprint length and sum.
-func ParseLedgerKey(k string) (fpLen int, fpSum uint64, ok bool) {
-	fpLen, fpSum, _, ok = ParseStreamKey(k)
-	return fpLen, fpSum, ok
-}
-
-// ParseStreamKey splits a ledger key into fingerprint length, sum and
-// stream (0 for LedgerKey's).
-func ParseStreamKey(k string) (fpLen int, fpSum, stream uint64, ok bool) {
-	if len(k) != 10 && len(k) != 18 {
-		return 0, 0, 0, false
-	}
-	b := []byte(k)
-	if len(b) == 18 {
-		stream = binary.BigEndian.Uint64(b[10:])
-		if stream == 0 {
-			return 0, 0, 0, false
-		}
-	}
-	return int(binary.BigEndian.Uint16(b[:2])), binary.BigEndian.Uint64(b[2:10]), stream, true
-}
-
-// LedgerCandidates returns the ledger keys under which a stream beginning
-// with head (its first min(length, fpSize) bytes) may have been marked:
-// one per line end inside head, and head's whole length. A mark's key
-// covers min(offset, fpSize) bytes and offsets are line ends (or a
-// finished stream's end), so these are all the keys a mark on this stream
-// can have.
-func LedgerCandidates(head []byte, fpSize int) []string {
-	if len(head) > fpSize {
-		head = head[:fpSize]
-	}
-	var keys []string
-	h, last := fnv1a.Offset, 0
-	for i, c := range head {
-		if c == '\n' {
-			h = fnv1a.Extend(h, head[last:i+1])
-			last = i + 1
-			keys = append(keys, LedgerKey(i+1, h))
-		}
-	}
-	if last < len(head) {
-		keys = append(keys, LedgerKey(len(head), fnv1a.Extend(h, head[last:])))
-	}
-	return keys
-}
-
-// ClaimKey returns the ledger key a replay claims to read a stream
-// beginning with head (see flusher.ClaimLedger): the first of its
-// LedgerCandidates, the key of its first line, which every copy of the
-// stream shares whatever its length. Empty for an empty head.
-func ClaimKey(head []byte, fpSize int) string {
-	keys := LedgerCandidates(head, fpSize)
-	if len(keys) == 0 {
-		return ""
-	}
-	return keys[0]
-}
+// Key returns the mark's ledger key: stream.EntryKey's.
+func (m Mark) Key() string { return stream.EntryKey(m.FPLen, m.FPSum, m.Stream) }
 
 // LedgerEntry is a ledger mark as stored.
 type LedgerEntry struct {
@@ -177,7 +95,7 @@ func encodeEntry(e LedgerEntry) []byte {
 func decodeEntry(k, v []byte) (LedgerEntry, error) {
 	var e LedgerEntry
 	var ok bool
-	e.FPLen, e.FPSum, e.Stream, ok = ParseStreamKey(string(k))
+	e.FPLen, e.FPSum, e.Stream, ok = stream.ParseEntryKey(string(k))
 	if !ok || len(v) == 0 || v[0] != 1 && v[0] != ledgerVersion {
 		return e, fmt.Errorf("bad ledger entry %x", k)
 	}
@@ -332,16 +250,16 @@ func (b *Buffer) Ledger(keys []string) (map[string]LedgerEntry, error) {
 }
 
 // Streams returns the entries of every stream that begins like a stream
-// beginning with head (under LedgerCandidates(head, fpSize)): the
+// beginning with head (under stream.LedgerCandidates(head)): the
 // candidates for how far it is counted. Which of them is this stream's
 // only its bytes tell: an entry with a tail check is its own when its
 // bytes that end at the entry's Offset hash to TailSum (the reader checks;
 // see Mark). Entries of an older logtally (Stream 0) have no tail check.
-func (b *Buffer) Streams(head []byte, fpSize int) ([]LedgerEntry, error) {
+func (b *Buffer) Streams(head []byte) ([]LedgerEntry, error) {
 	var out []LedgerEntry
 	err := b.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bktLedger).Cursor()
-		for _, key := range LedgerCandidates(head, fpSize) {
+		for _, key := range stream.LedgerCandidates(head) {
 			p := []byte(key)
 			for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
 				e, err := decodeEntry(k, v)

@@ -11,29 +11,8 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/measure"
+	"github.com/logtally/logtally/stream"
 )
-
-func TestLedgerCandidates(t *testing.T) {
-	head := []byte("a\nbb\nccc")
-	keys := LedgerCandidates(head, 1024)
-	want := []string{
-		LedgerKey(2, fnv1a.Extend(fnv1a.Offset, head[:2])),
-		LedgerKey(5, fnv1a.Extend(fnv1a.Offset, head[:5])),
-		LedgerKey(8, fnv1a.Extend(fnv1a.Offset, head)),
-	}
-	if len(keys) != len(want) {
-		t.Fatalf("%d keys, want %d", len(keys), len(want))
-	}
-	for i := range want {
-		if keys[i] != want[i] {
-			t.Errorf("key %d differs", i)
-		}
-	}
-	// A head longer than the fingerprint is cut to it.
-	if k := LedgerCandidates([]byte("abcdef\n"), 4); len(k) != 1 || k[0] != LedgerKey(4, fnv1a.Extend(fnv1a.Offset, []byte("abcd"))) {
-		t.Errorf("cut head: %q", k)
-	}
-}
 
 func TestLedgerMarksTravelWithBatches(t *testing.T) {
 	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{})
@@ -53,7 +32,7 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 	if err := b.CommitWith(Commit{Marks: []Mark{small}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.Ledger(LedgerCandidates(head, 1024))
+	got, err := b.Ledger(stream.LedgerCandidates(head))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +41,7 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 		t.Fatalf("entry %+v (found %v)", e, ok)
 	}
 	// A longer stream beginning with the same lines finds it too.
-	if got, err := b.Streams(append(head, "line three\n"...), 1024); err != nil || len(got) != 1 || got[0].Offset != m.Offset {
+	if got, err := b.Streams(append(head, "line three\n"...)); err != nil || len(got) != 1 || got[0].Offset != m.Offset {
 		t.Fatalf("Streams: %+v, %v", got, err)
 	}
 	batch, err := b.Seal()
@@ -226,7 +205,7 @@ func TestLedgerStreamsApart(t *testing.T) {
 	if err := b.CommitWith(Commit{Marks: []Mark{behind}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.Streams(head, 1024)
+	got, err := b.Streams(head)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,18 +217,18 @@ func TestLedgerStreamsApart(t *testing.T) {
 		byStream[0].Offset != 500 || byStream[0].TailLen != 0 {
 		t.Fatalf("entries %+v", got)
 	}
-	if k := a.Key(); len(k) != 18 || k[:10] != LedgerKey(1024, sum) {
+	if k := a.Key(); len(k) != 18 || k[:10] != stream.LedgerKey(1024, sum) {
 		t.Fatalf("a stream's key %x", k)
 	}
-	if fpLen, fpSum, stream, ok := ParseStreamKey(c.Key()); !ok || fpLen != 1024 || fpSum != sum || stream != 2 {
-		t.Fatalf("ParseStreamKey: %d %x %d %v", fpLen, fpSum, stream, ok)
+	if fpLen, fpSum, id, ok := stream.ParseEntryKey(c.Key()); !ok || fpLen != 1024 || fpSum != sum || id != 2 {
+		t.Fatalf("ParseEntryKey: %d %x %d %v", fpLen, fpSum, id, ok)
 	}
 }
 
 // An entry stored by an older logtally (value version 1: no tail check)
 // is read, without one.
 func TestLedgerEntryVersion1(t *testing.T) {
-	k := []byte(LedgerKey(10, 99))
+	k := []byte(stream.LedgerKey(10, 99))
 	v := []byte{1}
 	for _, n := range []uint64{500, 400, uint64(time.Unix(1e9, 0).UnixNano())} {
 		v = binary.AppendUvarint(v, n)

@@ -11,6 +11,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/logrotate"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -25,7 +26,7 @@ func Sources(cfg config.Config, path, logrotateRoot string, stdout io.Writer) er
 	var problems []error
 	fmt.Fprintf(stdout, "config %s: ok (%d sources)\n", path, len(cfg.Sources))
 	fmt.Fprintf(stdout, "config files: %s\n", strings.Join(cfg.Files, ", "))
-	seen := map[tailer.FileID]match{}
+	seen := map[stream.FileID]match{}
 	rules := logrotate.Rules(logrotateRoot)
 	for _, s := range cfg.Sources {
 		fmt.Fprintf(stdout, "source %q (site %s, format %s):\n", s.Name, s.Site, s.Format)

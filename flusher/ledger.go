@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -13,48 +11,13 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/stream"
 )
 
 // LedgerCollection holds the database's copy of the ledger: per
 // fingerprint, how far the file or archive it names is counted and
 // acknowledged, whichever host or state dir counted it.
 const LedgerCollection = "ledger"
-
-// LedgerID returns the _id of a ledger key's document: "<length>:<sum in
-// 16 hex digits>", then ":<stream in 16 hex digits>" for a stream's entry
-// (buffer.StreamKey). The entries of all streams under one fingerprint
-// have _ids between LedgerID(fingerprint key)+":" and +";".
-func LedgerID(key string) string {
-	n, sum, stream, _ := buffer.ParseStreamKey(key)
-	id := strconv.Itoa(n) + ":" + fmt.Sprintf("%016x", sum)
-	if stream != 0 {
-		id += ":" + fmt.Sprintf("%016x", stream)
-	}
-	return id
-}
-
-// parseLedgerID is LedgerID's inverse.
-func parseLedgerID(id string) (string, bool) {
-	var n int
-	var sum, stream uint64
-	parts := strings.Split(id, ":")
-	if len(parts) != 2 && len(parts) != 3 {
-		return "", false
-	}
-	n, err := strconv.Atoi(parts[0])
-	if err != nil || n <= 0 || n > 1<<16-1 || len(parts[1]) != 16 {
-		return "", false
-	}
-	if sum, err = strconv.ParseUint(parts[1], 16, 64); err != nil {
-		return "", false
-	}
-	if len(parts) == 3 {
-		if stream, err = strconv.ParseUint(parts[2], 16, 64); err != nil || len(parts[2]) != 16 || stream == 0 {
-			return "", false
-		}
-	}
-	return buffer.StreamKey(n, sum, stream), true
-}
 
 // writeMarks copies batch's ledger marks to the database's ledger. It runs
 // after the batch's bucket updates and before its acknowledgement: an
@@ -84,7 +47,7 @@ func (f *Flusher) writeMarks(ctx context.Context, batch *buffer.Batch) error {
 				update = bson.D{{Key: "$set", Value: set}}
 			}
 			models = append(models, mongo.NewUpdateOneModel().
-				SetFilter(bson.D{{Key: "_id", Value: LedgerID(m.Key())}}).
+				SetFilter(bson.D{{Key: "_id", Value: stream.LedgerID(m.Key())}}).
 				SetUpdate(update).SetUpsert(true))
 		}
 		octx, cancel := context.WithTimeout(ctx, f.timeout)
@@ -99,7 +62,7 @@ func (f *Flusher) writeMarks(ctx context.Context, batch *buffer.Batch) error {
 }
 
 // ReadLedger returns the database's entries of every stream under keys
-// (fingerprint keys: buffer.LedgerCandidates), as Buffer.Streams does for
+// (fingerprint keys: stream.LedgerCandidates), as Buffer.Streams does for
 // the buffer's ledger: how far each is counted and acknowledged, with its
 // tail check. The claims are not entries.
 func (f *Flusher) ReadLedger(ctx context.Context, keys []string) ([]buffer.LedgerEntry, error) {
@@ -109,7 +72,7 @@ func (f *Flusher) ReadLedger(ctx context.Context, keys []string) ([]buffer.Ledge
 	ids := make(bson.A, 0, len(keys))
 	var streams bson.A // the range of each fingerprint's streams' _ids
 	for _, k := range keys {
-		id := LedgerID(k)
+		id := stream.LedgerID(k)
 		ids = append(ids, id)
 		streams = append(streams, bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: id + ":"}, {Key: "$lt", Value: id + ";"}}}})
 	}
@@ -135,12 +98,12 @@ func (f *Flusher) ReadLedger(ctx context.Context, keys []string) ([]buffer.Ledge
 	}
 	out := make([]buffer.LedgerEntry, 0, len(docs))
 	for _, d := range docs {
-		k, ok := parseLedgerID(d.ID)
+		k, ok := stream.ParseLedgerID(d.ID)
 		if !ok {
 			continue
 		}
 		var e buffer.LedgerEntry
-		e.FPLen, e.FPSum, e.Stream, _ = buffer.ParseStreamKey(k)
+		e.FPLen, e.FPSum, e.Stream, _ = stream.ParseEntryKey(k)
 		if e.Stream != 0 && (d.TailLen < 0 || int64(d.TailLen) > d.Offset) {
 			continue
 		}
@@ -155,7 +118,7 @@ func (f *Flusher) ReadLedger(ctx context.Context, keys []string) ([]buffer.Ledge
 
 // LedgerClaim is a lease on a stream's ledger entry: the replay that holds
 // it reads the stream, and others wait for it (see ClaimLedger). A claim is
-// a document of its own in the ledger collection, ClaimID(key): the
+// a document of its own in the ledger collection, stream.ClaimID(key): the
 // entry's document and the fields the flusher writes are left alone.
 type LedgerClaim struct {
 	// Holder identifies the claimant: its buffer's instance id.
@@ -170,10 +133,6 @@ type LedgerClaim struct {
 	Until time.Time `bson:"until"`
 }
 
-// ClaimID returns the _id of the claim on a ledger key's entry:
-// "claim:" and the entry's LedgerID.
-func ClaimID(key string) string { return "claim:" + LedgerID(key) }
-
 // ClaimLedger takes, or renews, c on key's ledger entry: it succeeds when
 // there is no claim, one whose Until is not after now (taken over), or one
 // of c.Holder (renewed). ok is false when another holder's live claim is
@@ -184,7 +143,7 @@ func ClaimID(key string) string { return "claim:" + LedgerID(key) }
 // conditional updates are not atomic (FerretDB's SQLite backend).
 func (f *Flusher) ClaimLedger(ctx context.Context, key string, c LedgerClaim, now time.Time) (cur LedgerClaim, ok bool, err error) {
 	coll := f.colls[minutePass].Database().Collection(LedgerCollection)
-	id := ClaimID(key)
+	id := stream.ClaimID(key)
 	octx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	c.Until = c.Until.UTC()
@@ -237,8 +196,8 @@ func (f *Flusher) ReleaseLedger(ctx context.Context, key, holder string) error {
 	coll := f.colls[minutePass].Database().Collection(LedgerCollection)
 	octx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	if _, err := coll.DeleteOne(octx, bson.D{{Key: "_id", Value: ClaimID(key)}, {Key: "holder", Value: holder}}); err != nil {
-		return fmt.Errorf("release ledger claim %s: %w", ClaimID(key), err)
+	if _, err := coll.DeleteOne(octx, bson.D{{Key: "_id", Value: stream.ClaimID(key)}, {Key: "holder", Value: holder}}); err != nil {
+		return fmt.Errorf("release ledger claim %s: %w", stream.ClaimID(key), err)
 	}
 	return nil
 }

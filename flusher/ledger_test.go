@@ -12,6 +12,7 @@ import (
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/measure"
+	"github.com/logtally/logtally/stream"
 )
 
 // A batch's ledger marks reach MongoDB's ledger before its acknowledgement,
@@ -25,9 +26,9 @@ func TestLedgerMarksReachMongoDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.flush(t)
-	got, err := e.f.ReadLedger(ctx, []string{m.Key(), buffer.LedgerKey(7, 7)})
+	got, err := e.f.ReadLedger(ctx, []string{m.Key(), stream.LedgerKey(7, 7)})
 	if err != nil || len(got) != 1 || got[0].Offset != 5000 || got[0].Key() != m.Key() {
-		t.Fatalf("ledger %v, %v; want %s at 5000", got, err, LedgerID(m.Key()))
+		t.Fatalf("ledger %v, %v; want %s at 5000", got, err, stream.LedgerID(m.Key()))
 	}
 	if led, _ := e.buf.Ledger([]string{m.Key()}); led[m.Key()].Acked != 5000 {
 		t.Errorf("buffer ledger %+v: not acknowledged", led[m.Key()])
@@ -131,7 +132,7 @@ func TestLedgerClaimRace(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	for round := range 20 {
-		key := buffer.LedgerKey(60+round%2, uint64(round/2)) // a new document, then a released one
+		key := stream.LedgerKey(60+round%2, uint64(round/2)) // a new document, then a released one
 		if round%2 == 1 {
 			if _, ok, err := e.f.ClaimLedger(ctx, key, LedgerClaim{Holder: "first", Until: t0.Add(time.Minute)}, t0); err != nil || !ok {
 				t.Fatal(ok, err)
@@ -175,10 +176,10 @@ func TestLedgerStreamsReachMongoDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.flush(t)
-	if _, ok, err := e.f.ClaimLedger(ctx, buffer.LedgerKey(1024, 0xabc), LedgerClaim{Holder: "x", Until: time.Now().Add(time.Minute)}, time.Now()); err != nil || !ok {
+	if _, ok, err := e.f.ClaimLedger(ctx, stream.LedgerKey(1024, 0xabc), LedgerClaim{Holder: "x", Until: time.Now().Add(time.Minute)}, time.Now()); err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	got, err := e.f.ReadLedger(ctx, []string{buffer.LedgerKey(1024, 0xabc), buffer.LedgerKey(7, 7)})
+	got, err := e.f.ReadLedger(ctx, []string{stream.LedgerKey(1024, 0xabc), stream.LedgerKey(7, 7)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,10 +191,10 @@ func TestLedgerStreamsReachMongoDB(t *testing.T) {
 		byKey[c.Key()].Offset != 3000 || byKey[c.Key()].Source != "other" || byKey[old.Key()].Offset != 500 || byKey[old.Key()].TailLen != 0 {
 		t.Fatalf("ledger %+v", got)
 	}
-	if id := LedgerID(a.Key()); id != "1024:0000000000000abc:1000000000000000" {
+	if id := stream.LedgerID(a.Key()); id != "1024:0000000000000abc:1000000000000000" {
 		t.Fatalf("LedgerID %s", id)
 	}
-	if k, ok := parseLedgerID(LedgerID(c.Key())); !ok || k != c.Key() {
-		t.Fatalf("parseLedgerID: %x %v", k, ok)
+	if k, ok := stream.ParseLedgerID(stream.LedgerID(c.Key())); !ok || k != c.Key() {
+		t.Fatalf("ParseLedgerID: %x %v", k, ok)
 	}
 }

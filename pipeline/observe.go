@@ -9,6 +9,7 @@ import (
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -169,7 +170,7 @@ func ReadStatus(buf *buffer.Buffer) (Status, error) {
 	}
 	bySource := map[string][]FileStatus{}
 	for _, v := range raw {
-		var cp tailer.Checkpoint
+		var cp stream.Checkpoint
 		if cp.UnmarshalBinary(v) != nil {
 			continue
 		}
@@ -207,7 +208,7 @@ func (p *Pipeline) Status() (Status, error) {
 		stored[s.Name] = s
 	}
 	st.Sources = st.Sources[:0]
-	ids := map[string]tailer.FileID{}
+	ids := map[string]stream.FileID{}
 	for i, t := range p.tailers {
 		s := stored[p.cfg.Sources[i].Name]
 		s.Name = p.cfg.Sources[i].Name
@@ -235,7 +236,7 @@ func (p *Pipeline) Status() (Status, error) {
 // sizeFiles sets each file's size and lag, sorts the files by path and
 // sums each source's lag. ids maps "dev:ino" back to the identity (files
 // from checkpoints are parsed from the string).
-func sizeFiles(sources []SourceStatus, ids map[string]tailer.FileID) {
+func sizeFiles(sources []SourceStatus, ids map[string]stream.FileID) {
 	st := tailer.NewStater() // each directory read once for every file
 	for i := range sources {
 		s := &sources[i]
@@ -260,4 +261,4 @@ func sizeFiles(sources []SourceStatus, ids map[string]tailer.FileID) {
 }
 
 // fileID formats an identity as "dev:ino".
-func fileID(id tailer.FileID) string { return fmt.Sprintf("%d:%d", id.Dev, id.Ino) }
+func fileID(id stream.FileID) string { return fmt.Sprintf("%d:%d", id.Dev, id.Ino) }

@@ -18,6 +18,7 @@ import (
 	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/recovery"
 	"github.com/logtally/logtally/salts"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 	"github.com/logtally/logtally/visitor"
 )
@@ -194,7 +195,7 @@ type Pipeline struct {
 	salts   *salts.Keeper // nil: visitors off
 	agg     *aggregate.Aggregator
 	tailers []*tailer.Tailer
-	chunks  chan tailer.Chunk
+	chunks  chan stream.Chunk
 	rec     *recovery.Recorder // nil without Config.Instance
 	rebuilt *recovery.Stats
 
@@ -237,7 +238,7 @@ func New(cfg Config) (*Pipeline, error) {
 		log:      cfg.Logger.With("component", "pipeline"),
 		parsers:  map[string]*parser.Parser{},
 		limiters: map[string]*parser.PageLimiter{},
-		chunks:   make(chan tailer.Chunk, chunkQueue),
+		chunks:   make(chan stream.Chunk, chunkQueue),
 	}
 	for _, s := range cfg.Sources {
 		if _, dup := p.parsers[s.Name]; dup {

@@ -37,6 +37,7 @@ import (
 	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/recovery"
 	"github.com/logtally/logtally/replay"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -135,22 +136,22 @@ func (r *windowRig) size(name string) int64 {
 }
 
 // checkpoint is the tailer's checkpoint of file name at offset.
-func (r *windowRig) checkpoint(name string, offset int64) tailer.Checkpoint {
+func (r *windowRig) checkpoint(name string, offset int64) stream.Checkpoint {
 	fi, err := os.Stat(r.path(name))
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	id, _ := tailer.IDOf(fi)
+	id, _ := stream.IDOf(fi)
 	b, err := os.ReadFile(r.path(name))
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	n := int(min(offset, tailer.FingerprintSize))
-	return tailer.Checkpoint{Source: windowSite, Path: r.path(name), File: id, Offset: offset, FPLen: n,
+	n := int(min(offset, stream.FingerprintSize))
+	return stream.Checkpoint{Source: windowSite, Path: r.path(name), File: id, Offset: offset, FPLen: n,
 		FPSum: fnv1a.Extend(fnv1a.Offset, b[:n])}
 }
 
-func (r *windowRig) add(c tailer.Chunk) {
+func (r *windowRig) add(c stream.Chunk) {
 	if err := r.agg.Add(&c); err != nil {
 		r.t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func (r *windowRig) read(name string, from, to int64) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	r.add(tailer.Chunk{Checkpoint: r.checkpoint(name, to), Start: from, Data: bytes.Clone(b[from:to])})
+	r.add(stream.Chunk{Checkpoint: r.checkpoint(name, to), Start: from, Data: bytes.Clone(b[from:to])})
 }
 
 // readAll reads name from from to its end and returns the end.
@@ -179,12 +180,12 @@ func (r *windowRig) at(name string, offset int64) {
 	if offset == 0 {
 		cp.FPLen, cp.FPSum = 0, fnv1a.Offset
 	}
-	r.add(tailer.Chunk{Checkpoint: cp, Start: offset})
+	r.add(stream.Chunk{Checkpoint: cp, Start: offset})
 }
 
 // done sends name's Done chunk at offset (the file finished).
 func (r *windowRig) done(name string, offset int64) {
-	r.add(tailer.Chunk{Checkpoint: r.checkpoint(name, offset), Start: offset, Done: true})
+	r.add(stream.Chunk{Checkpoint: r.checkpoint(name, offset), Start: offset, Done: true})
 }
 
 func (r *windowRig) commit() {
@@ -513,7 +514,7 @@ func (r *windowRig) replayArchive(n int) (archive, plain string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch := make(chan tailer.Chunk, 1024)
+	ch := make(chan stream.Chunk, 1024)
 	var counters replay.Counters
 	if _, err := replay.Stream(context.Background(), archive, name, head, 0, false, tailer.DefaultMaxLineBytes, ch, &counters); err != nil {
 		t.Fatal(err)

@@ -17,12 +17,13 @@ import (
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/replay"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
 // takeOver files under a configured source the checkpoints and ledger
 // entries that sources no longer configured left for its files, and
-// returns the stored checkpoints (buffer key -> encoded tailer.Checkpoint)
+// returns the stored checkpoints (buffer key -> encoded stream.Checkpoint)
 // as they are then. The rule, the one place it is written:
 //
 //   - Heirs are the configured sources with no checkpoint of their own
@@ -54,9 +55,9 @@ func takeOver(buf *buffer.Buffer, stored map[string][]byte, sources []Source, lo
 		configured[s.Name] = true
 	}
 	owns := map[string]bool{}
-	var orphans []tailer.Checkpoint
+	var orphans []stream.Checkpoint
 	for _, k := range slices.Sorted(maps.Keys(stored)) {
-		var cp tailer.Checkpoint
+		var cp stream.Checkpoint
 		if cp.UnmarshalBinary(stored[k]) != nil {
 			continue // groupCheckpoints logs it
 		}
@@ -97,14 +98,14 @@ func takeOver(buf *buffer.Buffer, stored map[string][]byte, sources []Source, lo
 	// The checkpoints, by the key they would have under their heir.
 	type move struct {
 		heir string
-		olds []tailer.Checkpoint
+		olds []stream.Checkpoint
 	}
 	moves := map[string]*move{}
 	for _, cp := range orphans {
 		switch hs := heirOf(cp.Path); len(hs) {
 		case 0:
 		case 1:
-			k := tailer.Checkpoint{Source: hs[0], File: cp.File}.Key()
+			k := stream.Checkpoint{Source: hs[0], File: cp.File}.Key()
 			if moves[k] == nil {
 				moves[k] = &move{heir: hs[0]}
 			}

@@ -13,12 +13,12 @@ import (
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/internal/syncbuf"
 	"github.com/logtally/logtally/replay"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // renameBuffer opens a buffer holding cps and marks, committed at a last-
 // commit time the takeover must keep.
-func renameBuffer(t *testing.T, cps []tailer.Checkpoint, marks []buffer.Mark) (*buffer.Buffer, time.Time) {
+func renameBuffer(t *testing.T, cps []stream.Checkpoint, marks []buffer.Mark) (*buffer.Buffer, time.Time) {
 	t.Helper()
 	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
 	if err != nil {
@@ -46,15 +46,15 @@ func renameBuffer(t *testing.T, cps []tailer.Checkpoint, marks []buffer.Mark) (*
 func TestRenamedSourceTakesOver(t *testing.T) {
 	head := []byte("10.0.0.1 - - [01/Feb/2026:10:00:00 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"t\"\n")
 	sum := fnv1a.Extend(fnv1a.Offset, head)
-	live := tailer.Checkpoint{Source: "default", Path: "/l/a.log", File: tailer.FileID{Dev: 1, Ino: 1}, Offset: 500, FPLen: 500, FPSum: 7, Stream: 11}
-	rotated := tailer.Checkpoint{Source: "default", Path: "/l/a.log.1", File: tailer.FileID{Dev: 1, Ino: 2}, Offset: 900, FPLen: 900, FPSum: 8, Stream: 12}
-	elsewhere := tailer.Checkpoint{Source: "default", Path: "/x/a.log", File: tailer.FileID{Dev: 1, Ino: 3}, Offset: 40}
-	kept := tailer.Checkpoint{Source: "kept", Path: "/k/k.log", File: tailer.FileID{Dev: 1, Ino: 4}, Offset: 30}
+	live := stream.Checkpoint{Source: "default", Path: "/l/a.log", File: stream.FileID{Dev: 1, Ino: 1}, Offset: 500, FPLen: 500, FPSum: 7, Stream: 11}
+	rotated := stream.Checkpoint{Source: "default", Path: "/l/a.log.1", File: stream.FileID{Dev: 1, Ino: 2}, Offset: 900, FPLen: 900, FPSum: 8, Stream: 12}
+	elsewhere := stream.Checkpoint{Source: "default", Path: "/x/a.log", File: stream.FileID{Dev: 1, Ino: 3}, Offset: 40}
+	kept := stream.Checkpoint{Source: "kept", Path: "/k/k.log", File: stream.FileID{Dev: 1, Ino: 4}, Offset: 30}
 	// A file of default finished (its checkpoint deleted): only its
 	// ledger entry says it is counted; and a replay's entry.
 	finished := buffer.Mark{FPLen: len(head), FPSum: sum, Offset: int64(len(head)), Stream: 13, Source: "default", Path: "/l/a.log.2"}
 	replayed := buffer.Mark{FPLen: len(head), FPSum: sum, Offset: 3, Stream: 14, Source: replay.SourcePrefix + "default", Path: "/l/a.log.3"}
-	buf, last := renameBuffer(t, []tailer.Checkpoint{live, rotated, elsewhere, kept}, []buffer.Mark{finished, replayed})
+	buf, last := renameBuffer(t, []stream.Checkpoint{live, rotated, elsewhere, kept}, []buffer.Mark{finished, replayed})
 
 	logs := &syncbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
@@ -67,7 +67,7 @@ func TestRenamedSourceTakesOver(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("shop restarts from %+v, want default's two checkpoints of its files", got)
 	}
-	for i, want := range []tailer.Checkpoint{live, rotated} {
+	for i, want := range []stream.Checkpoint{live, rotated} {
 		want.Source = "shop"
 		if got[i] != want {
 			t.Errorf("shop's checkpoint %d: %+v, want %+v", i, got[i], want)
@@ -127,12 +127,12 @@ func TestRenamedSourceTakesOver(t *testing.T) {
 // sources: a file two new sources hold, a file two old ones had
 // checkpoints of; and a source with checkpoints of its own takes none.
 func TestRenameAmbiguous(t *testing.T) {
-	both := tailer.Checkpoint{Source: "old", Path: "/l/a.log", File: tailer.FileID{Dev: 1, Ino: 1}, Offset: 10}
-	one := tailer.Checkpoint{Source: "old", Path: "/m/b.log", File: tailer.FileID{Dev: 1, Ino: 2}, Offset: 20}
-	twice := tailer.Checkpoint{Source: "old2", Path: "/m/b.log", File: tailer.FileID{Dev: 1, Ino: 2}, Offset: 25}
-	third := tailer.Checkpoint{Source: "old3", Path: "/m/c.log", File: tailer.FileID{Dev: 1, Ino: 3}, Offset: 30}
-	mine := tailer.Checkpoint{Source: "has", Path: "/n/n.log", File: tailer.FileID{Dev: 1, Ino: 4}, Offset: 5}
-	buf, _ := renameBuffer(t, []tailer.Checkpoint{both, one, twice, third, mine}, nil)
+	both := stream.Checkpoint{Source: "old", Path: "/l/a.log", File: stream.FileID{Dev: 1, Ino: 1}, Offset: 10}
+	one := stream.Checkpoint{Source: "old", Path: "/m/b.log", File: stream.FileID{Dev: 1, Ino: 2}, Offset: 20}
+	twice := stream.Checkpoint{Source: "old2", Path: "/m/b.log", File: stream.FileID{Dev: 1, Ino: 2}, Offset: 25}
+	third := stream.Checkpoint{Source: "old3", Path: "/m/c.log", File: stream.FileID{Dev: 1, Ino: 3}, Offset: 30}
+	mine := stream.Checkpoint{Source: "has", Path: "/n/n.log", File: stream.FileID{Dev: 1, Ino: 4}, Offset: 5}
+	buf, _ := renameBuffer(t, []stream.Checkpoint{both, one, twice, third, mine}, nil)
 	logs := &syncbuf.Buffer{}
 	sources := []Source{
 		{Name: "x", Paths: []string{"/l/*.log"}},
@@ -171,7 +171,7 @@ func BenchmarkStartWithNewSource(b *testing.B) {
 	defer buf.Close()
 	cps := map[string][]byte{}
 	for i := range 1000 {
-		cp := tailer.Checkpoint{Source: "web", Path: fmt.Sprintf("/l/%d.log", i), File: tailer.FileID{Dev: 1, Ino: uint64(i)}, Offset: 100}
+		cp := stream.Checkpoint{Source: "web", Path: fmt.Sprintf("/l/%d.log", i), File: stream.FileID{Dev: 1, Ino: uint64(i)}, Offset: 100}
 		v, _ := cp.MarshalBinary()
 		cps[cp.Key()] = v
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/replay"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -28,7 +29,7 @@ func (p *Pipeline) Aggregator() *aggregate.Aggregator { return p.agg }
 
 // Chunks returns the channel the aggregator reads: tailers and replays
 // send on it.
-func (p *Pipeline) Chunks() chan<- tailer.Chunk { return p.chunks }
+func (p *Pipeline) Chunks() chan<- stream.Chunk { return p.chunks }
 
 // Followed returns the files every tailer follows now.
 func (p *Pipeline) Followed() []tailer.File {
@@ -63,7 +64,7 @@ func (p *Pipeline) maxLine() int {
 // start), logged.
 func (p *Pipeline) countedLocally(source string) func(head []byte) []tailer.Position {
 	return func(head []byte) []tailer.Position {
-		got, err := p.buf.Streams(head, tailer.FingerprintSize)
+		got, err := p.buf.Streams(head)
 		if err != nil {
 			p.log.Error("cannot read the ledger: a file is read from its checkpoint or start", "source", source, "err", err)
 			return nil

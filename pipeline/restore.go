@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // restart is the state a run starts from: what the previous run left in the
 // buffer, decoded and grouped for the tailers.
 type restart struct {
 	// bySource holds the stored checkpoints of each configured source.
-	bySource map[string][]tailer.Checkpoint
+	bySource map[string][]stream.Checkpoint
 	// orphans counts the stored checkpoints of sources no longer
 	// configured that no new source took over (takeOver), by source. They
 	// stay in the buffer untouched: adding the source back resumes where
@@ -55,17 +55,17 @@ func loadRestart(buf *buffer.Buffer, sources []Source, log *slog.Logger) (restar
 }
 
 // groupCheckpoints decodes stored checkpoints (buffer key -> encoded
-// tailer.Checkpoint) and groups them by source. Checkpoints that cannot be
+// stream.Checkpoint) and groups them by source. Checkpoints that cannot be
 // decoded and those of sources not in sources are logged and counted.
 func groupCheckpoints(stored map[string][]byte, sources []string, log *slog.Logger) restart {
-	r := restart{bySource: map[string][]tailer.Checkpoint{}, orphans: map[string]int{}}
+	r := restart{bySource: map[string][]stream.Checkpoint{}, orphans: map[string]int{}}
 	configured := make(map[string]bool, len(sources))
 	for _, s := range sources {
 		configured[s] = true
 	}
 	// Sorted, so tailers get their checkpoints in a stable order.
 	for _, k := range slices.Sorted(maps.Keys(stored)) {
-		var cp tailer.Checkpoint
+		var cp stream.Checkpoint
 		if err := cp.UnmarshalBinary(stored[k]); err != nil {
 			log.Warn("unreadable checkpoint ignored", "key", k, "err", err)
 			r.unreadable++

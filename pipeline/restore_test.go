@@ -4,10 +4,10 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
-func encoded(t *testing.T, cp tailer.Checkpoint) []byte {
+func encoded(t *testing.T, cp stream.Checkpoint) []byte {
 	t.Helper()
 	b, err := cp.MarshalBinary()
 	if err != nil {
@@ -17,10 +17,10 @@ func encoded(t *testing.T, cp tailer.Checkpoint) []byte {
 }
 
 func TestGroupCheckpoints(t *testing.T) {
-	a1 := tailer.Checkpoint{Source: "a", Path: "/l/a.log", File: tailer.FileID{Dev: 1, Ino: 1}, Offset: 10}
-	a2 := tailer.Checkpoint{Source: "a", Path: "/l/a.log.1", File: tailer.FileID{Dev: 1, Ino: 2}, Offset: 20}
-	b1 := tailer.Checkpoint{Source: "b", Path: "/l/b.log", File: tailer.FileID{Dev: 1, Ino: 3}, Offset: 30}
-	gone := tailer.Checkpoint{Source: "gone", Path: "/l/g.log", File: tailer.FileID{Dev: 1, Ino: 4}, Offset: 40}
+	a1 := stream.Checkpoint{Source: "a", Path: "/l/a.log", File: stream.FileID{Dev: 1, Ino: 1}, Offset: 10}
+	a2 := stream.Checkpoint{Source: "a", Path: "/l/a.log.1", File: stream.FileID{Dev: 1, Ino: 2}, Offset: 20}
+	b1 := stream.Checkpoint{Source: "b", Path: "/l/b.log", File: stream.FileID{Dev: 1, Ino: 3}, Offset: 30}
+	gone := stream.Checkpoint{Source: "gone", Path: "/l/g.log", File: stream.FileID{Dev: 1, Ino: 4}, Offset: 40}
 	stored := map[string][]byte{
 		a1.Key(): encoded(t, a1), a2.Key(): encoded(t, a2), b1.Key(): encoded(t, b1),
 		gone.Key(): encoded(t, gone), "garbage": {0xff, 0xff},

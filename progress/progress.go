@@ -32,7 +32,7 @@ var ErrInstanceInUse = errors.New("another running logtally uses this instance n
 var ErrLeaseLost = errors.New("the instance's lease was taken over by another logtally")
 
 // Checkpoint is one stored checkpoint: its buffer key and encoded value
-// (tailer.Checkpoint's binary form), opaque here.
+// (stream.Checkpoint's binary form), opaque here.
 type Checkpoint struct {
 	Key   string `bson:"key"`
 	Value []byte `bson:"value"`

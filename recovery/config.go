@@ -28,7 +28,7 @@ type Config struct {
 
 // Source is what a rebuild needs of one configured source.
 type Source struct {
-	// Name is the source's name (tailer.Checkpoint.Source).
+	// Name is the source's name (stream.Checkpoint.Source).
 	Name string
 	// Files are its globs, rotated globs and symlink rule.
 	Files tailer.SourceFiles

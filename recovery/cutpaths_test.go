@@ -16,6 +16,7 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/replay"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -33,15 +34,15 @@ func (l pathLine) String() string {
 	return fmt.Sprintf("[%d,%d)", l.Start, l.End)
 }
 
-// chunkLines appends the lines of c (the stream's bytes are stream) to
+// chunkLines appends the lines of c (the stream's bytes are logBytes) to
 // out.
-func chunkLines(out []pathLine, c tailer.Chunk, stream []byte) []pathLine {
+func chunkLines(out []pathLine, c stream.Chunk, logBytes []byte) []pathLine {
 	if c.Skipped > 0 {
 		return append(out, pathLine{c.Start, c.Checkpoint.Offset, true})
 	}
 	c.Lines(func(line []byte, end int64) {
 		start := end - int64(len(line))
-		if stream[end-1] == '\n' {
+		if logBytes[end-1] == '\n' {
 			start--
 		}
 		out = append(out, pathLine{start, end, false})
@@ -69,16 +70,16 @@ func cutPathsStream() []byte {
 // cuts as the follower did.
 func TestOneCutterForEveryReader(t *testing.T) {
 	const maxLine = 8
-	stream := cutPathsStream()
-	lastEnd := int64(bytes.LastIndexByte(stream, '\n') + 1) // before the unterminated tail
+	logBytes := cutPathsStream()
+	lastEnd := int64(bytes.LastIndexByte(logBytes, '\n') + 1) // before the unterminated tail
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "access.log")
-	if err := os.WriteFile(plain, stream, 0o644); err != nil {
+	if err := os.WriteFile(plain, logBytes, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
-	zw.Write(stream)
+	zw.Write(logBytes)
 	zw.Close()
 	archive := filepath.Join(dir, "access.log.1.gz")
 	if err := os.WriteFile(archive, gz.Bytes(), 0o644); err != nil {
@@ -92,7 +93,7 @@ func TestOneCutterForEveryReader(t *testing.T) {
 	// The follower, reading blocks of 1 byte up to a whole file.
 	var followed []pathLine
 	for _, rs := range []int{1, 7, 9, 64, 4096} {
-		got := followLines(t, plain, stream, maxLine, rs, lastEnd)
+		got := followLines(t, plain, logBytes, maxLine, rs, lastEnd)
 		if followed == nil {
 			followed = got
 		} else if !slices.Equal(got, followed) {
@@ -111,18 +112,18 @@ func TestOneCutterForEveryReader(t *testing.T) {
 	if skips != 3*300 {
 		t.Fatalf("follower: %d skip chunks, want %d", skips, 3*300)
 	}
-	final := append(slices.Clone(followed), pathLine{lastEnd, int64(len(stream)), false})
+	final := append(slices.Clone(followed), pathLine{lastEnd, int64(len(logBytes)), false})
 
 	// The rebuild's re-read of what the follower handed on, whole and from
 	// every checkpoint the follower could have left.
 	rebuilt := func(from, to int64) []pathLine {
 		var got []pathLine
-		cp := tailer.Checkpoint{Source: "web", Path: plain}
-		read, err := feedRange(func(c *tailer.Chunk) error {
+		cp := stream.Checkpoint{Source: "web", Path: plain}
+		read, err := feedRange(func(c *stream.Chunk) error {
 			if c.Checkpoint.Source != "web" {
 				t.Fatalf("feedRange: chunk checkpoint %+v", c.Checkpoint)
 			}
-			got = chunkLines(got, *c, stream)
+			got = chunkLines(got, *c, logBytes)
 			return nil
 		}, cp, plain, from, to, maxLine)
 		if err != nil || read != to-from {
@@ -144,7 +145,7 @@ func TestOneCutterForEveryReader(t *testing.T) {
 	// last line; the gzip archive as the plain file.
 	streamed := func(name string, live bool) ([]pathLine, int64, error) {
 		head, _, _ := replay.Head(name)
-		out := make(chan tailer.Chunk, 4)
+		out := make(chan stream.Chunk, 4)
 		var got []pathLine
 		var end int64
 		var err error
@@ -153,7 +154,7 @@ func TestOneCutterForEveryReader(t *testing.T) {
 			end, err = replay.Stream(context.Background(), name, "web", head, 0, live, maxLine, out, &replay.Counters{})
 		}()
 		for c := range out {
-			got = chunkLines(got, c, stream)
+			got = chunkLines(got, c, logBytes)
 			c.Release()
 		}
 		return got, end, err
@@ -164,7 +165,7 @@ func TestOneCutterForEveryReader(t *testing.T) {
 			t.Fatalf("Stream %s, live: to %d, %v:\n got %v\nwant %v", name, end, err, got, followed)
 		}
 		got, end, err = streamed(name, false)
-		if err != nil || end != int64(len(stream)) || !slices.Equal(got, final) {
+		if err != nil || end != int64(len(logBytes)) || !slices.Equal(got, final) {
 			t.Fatalf("Stream %s, finished: to %d, %v:\n got %v\nwant %v", name, end, err, got, final)
 		}
 	}
@@ -210,10 +211,10 @@ func TestOneCutterForEveryReader(t *testing.T) {
 
 // followLines runs a Tailer over path with a fake clock and read size rs
 // until it has handed on the lines to end, and returns them.
-func followLines(t *testing.T, path string, stream []byte, maxLine, rs int, end int64) []pathLine {
+func followLines(t *testing.T, path string, logBytes []byte, maxLine, rs int, end int64) []pathLine {
 	t.Helper()
 	clk := clock.NewFake(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	out := make(chan tailer.Chunk, 4)
+	out := make(chan stream.Chunk, 4)
 	tl, err := tailer.New(tailer.Config{Source: "web", Paths: []string{path}, MaxLineBytes: maxLine, ReadSize: rs, Clock: clk}, out)
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +240,7 @@ func followLines(t *testing.T, path string, stream []byte, maxLine, rs int, end 
 	for {
 		select {
 		case c := <-out:
-			got = chunkLines(got, c, stream)
+			got = chunkLines(got, c, logBytes)
 			c.Release()
 			if c.Checkpoint.Offset == end {
 				return got

@@ -6,14 +6,15 @@ import (
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
 // decodeRecord decodes the record's checkpoints, by buffer key.
-func decodeRecord(cps []progress.Checkpoint) (map[string]tailer.Checkpoint, error) {
-	out := make(map[string]tailer.Checkpoint, len(cps))
+func decodeRecord(cps []progress.Checkpoint) (map[string]stream.Checkpoint, error) {
+	out := make(map[string]stream.Checkpoint, len(cps))
 	for _, c := range cps {
-		var cp tailer.Checkpoint
+		var cp stream.Checkpoint
 		if err := cp.UnmarshalBinary(c.Value); err != nil {
 			return nil, fmt.Errorf("progress record: checkpoint %q: %w", c.Key, err)
 		}
@@ -28,7 +29,7 @@ func decodeRecord(cps []progress.Checkpoint) (map[string]tailer.Checkpoint, erro
 // key, as the aggregator files them; a snapshot's keep their own
 // (keepKey), since an older generation of a truncated log is found in its
 // copy, which the snapshot may name as well.
-func encodeLocated(cps map[string]tailer.Checkpoint, loc *locator, keepKey bool) (map[string][]byte, int, int, error) {
+func encodeLocated(cps map[string]stream.Checkpoint, loc *locator, keepKey bool) (map[string][]byte, int, int, error) {
 	out := make(map[string][]byte, len(cps))
 	remapped, missing := 0, 0
 	for k, cp := range cps {
@@ -53,10 +54,10 @@ func encodeLocated(cps map[string]tailer.Checkpoint, loc *locator, keepKey bool)
 }
 
 // decodeFinished decodes the record's finished files.
-func decodeFinished(cps []progress.Checkpoint) ([]tailer.Checkpoint, error) {
-	out := make([]tailer.Checkpoint, 0, len(cps))
+func decodeFinished(cps []progress.Checkpoint) ([]stream.Checkpoint, error) {
+	out := make([]stream.Checkpoint, 0, len(cps))
 	for _, c := range cps {
-		var cp tailer.Checkpoint
+		var cp stream.Checkpoint
 		if err := cp.UnmarshalBinary(c.Value); err != nil {
 			return nil, fmt.Errorf("progress record: finished file %q: %w", c.Key, err)
 		}
@@ -90,12 +91,12 @@ type locResult struct {
 
 // relocate looks for cp's file again, its last answer forgotten: the file
 // found there moved since (a rotation renaming files).
-func (l *locator) relocate(cp tailer.Checkpoint) (tailer.Located, bool) {
+func (l *locator) relocate(cp stream.Checkpoint) (tailer.Located, bool) {
 	delete(l.found, locKey{cp.Key(), cp.Offset, cp.FPLen, cp.FPSum})
 	return l.locate(cp)
 }
 
-func (l *locator) locate(cp tailer.Checkpoint) (tailer.Located, bool) {
+func (l *locator) locate(cp stream.Checkpoint) (tailer.Located, bool) {
 	k := locKey{cp.Key(), cp.Offset, cp.FPLen, cp.FPSum}
 	if r, done := l.found[k]; done {
 		return r.loc, r.ok

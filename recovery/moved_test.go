@@ -13,6 +13,7 @@ import (
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -34,7 +35,7 @@ func writeLog(t *testing.T, path, page string, n int) []int64 {
 }
 
 // checkpointAt is the checkpoint of the file at path read up to off.
-func checkpointAt(t *testing.T, source, path string, off int64) tailer.Checkpoint {
+func checkpointAt(t *testing.T, source, path string, off int64) stream.Checkpoint {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -44,12 +45,12 @@ func checkpointAt(t *testing.T, source, path string, off int64) tailer.Checkpoin
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, ok := tailer.IDOf(st)
+	id, ok := stream.IDOf(st)
 	if !ok {
 		t.Fatal("no file id")
 	}
-	n := int(min(off, tailer.FingerprintSize))
-	return tailer.Checkpoint{Source: source, Path: path, File: id, Offset: off, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, b[:n])}
+	n := int(min(off, stream.FingerprintSize))
+	return stream.Checkpoint{Source: source, Path: path, File: id, Offset: off, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, b[:n])}
 }
 
 // A rotation renaming the files while a rebuild re-reads a window
@@ -83,8 +84,8 @@ func TestRereadFileRenamedWhileRebuilding(t *testing.T) {
 		Parser: parser.Config{Format: "combined", Site: "site.test"}}}}
 	loc := &locator{globs: map[string]tailer.SourceFiles{src: cfg.Sources[0].Files}, clock: cfg.Clock, found: map[locKey]locResult{}}
 	var st Stats
-	counts, _, _, err := reread(context.Background(), cfg, window{to: map[string]tailer.Checkpoint{to.Key(): to}, known: true,
-		from: map[string]tailer.Checkpoint{from.Key(): from}}, loc, &st, slog.New(slog.DiscardHandler))
+	counts, _, _, err := reread(context.Background(), cfg, window{to: map[string]stream.Checkpoint{to.Key(): to}, known: true,
+		from: map[string]stream.Checkpoint{from.Key(): from}}, loc, &st, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

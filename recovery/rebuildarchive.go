@@ -13,6 +13,7 @@ import (
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/replay"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -79,12 +80,12 @@ func rereadArchive(ctx context.Context, a progress.Archive, agg *aggregate.Aggre
 	if err != nil {
 		return 0, err.Error(), nil
 	}
-	if !tailer.SameStream(tailer.Checkpoint{FPLen: a.FPLen, FPSum: uint64(a.FPSum)}, head) {
+	if !stream.Same(stream.Checkpoint{FPLen: a.FPLen, FPSum: uint64(a.FPSum)}, head) {
 		return 0, "its first bytes are not the ones counted: another file", nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ch := make(chan tailer.Chunk, 4)
+	ch := make(chan stream.Chunk, 4)
 	done := make(chan error, 1)
 	var counters replay.Counters
 	go func() {
@@ -93,7 +94,7 @@ func rereadArchive(ctx context.Context, a progress.Archive, agg *aggregate.Aggre
 	}()
 	pos := a.From
 	for pos < a.To {
-		var c tailer.Chunk
+		var c stream.Chunk
 		select {
 		case c = <-ch:
 		case serr := <-done:

@@ -15,6 +15,7 @@ import (
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 	"github.com/logtally/logtally/visitor"
 )
@@ -22,23 +23,23 @@ import (
 // window is what a re-read covers: the lines counted between the
 // checkpoints from and the ends (to, and the files finished within it).
 type window struct {
-	to       map[string]tailer.Checkpoint
-	finished []tailer.Checkpoint
+	to       map[string]stream.Checkpoint
+	finished []stream.Checkpoint
 	// known: finished lists every file finished within the window. A
 	// record of an older logtally does not say: a file of from that is
 	// not in to was then finished within it, and is read to its end.
 	known bool
-	from  map[string]tailer.Checkpoint
+	from  map[string]stream.Checkpoint
 	// archives are the replayed archives' parts of the window.
 	archives []progress.Archive
 }
 
-// stream is one stream of lines read within a window: one generation of
-// one log, which copytruncate may have spread over several files (the
-// log itself up to the truncation, then its copy from there), and so
-// over several checkpoints, all beginning with the same bytes.
-type stream struct {
-	end   tailer.Checkpoint // the furthest end: its file holds the stream up to it
+// windowStream is one stream of lines read within a window: one generation
+// of one log, which copytruncate may have spread over several files (the
+// log itself up to the truncation, then its copy from there), and so over
+// several checkpoints, all beginning with the same bytes.
+type windowStream struct {
+	end   stream.Checkpoint // the furthest end: its file holds the stream up to it
 	loc   tailer.Located
 	found bool
 	start int64 // where the window's lines of it begin: its furthest checkpoint in from, else 0
@@ -47,7 +48,7 @@ type stream struct {
 // holds reports whether cp (an end or a from checkpoint) is of the
 // stream: same source, not further, and its fingerprinted bytes begin
 // the stream's file (looked for again when it moved: see openLocated).
-func (s *stream) holds(cp tailer.Checkpoint, loc *locator) bool {
+func (s *windowStream) holds(cp stream.Checkpoint, loc *locator) bool {
 	e := s.end
 	if cp.Source != e.Source || cp.FPLen == 0 || cp.FPLen > e.FPLen || cp.Offset > e.Offset {
 		return false
@@ -66,7 +67,7 @@ func (s *stream) holds(cp tailer.Checkpoint, loc *locator) bool {
 	defer f.Close()
 	head := make([]byte, cp.FPLen)
 	n, _ := f.ReadAt(head, 0)
-	return tailer.SameStream(cp, head[:n])
+	return stream.Same(cp, head[:n])
 }
 
 // openLocated opens the file l located for cp. A rotation renaming files
@@ -74,7 +75,7 @@ func (s *stream) holds(cp tailer.Checkpoint, loc *locator) bool {
 // put another file at l.Path: the file is then looked for again, a few
 // times, rather than reading another file's bytes. It returns nil when the
 // file is not found (or cannot be opened), with where it was last found.
-func openLocated(loc *locator, cp tailer.Checkpoint, l tailer.Located) (*os.File, tailer.Located, bool) {
+func openLocated(loc *locator, cp stream.Checkpoint, l tailer.Located) (*os.File, tailer.Located, bool) {
 	for try := 0; try < 5; try++ {
 		f, err := tailer.OpenLocated(loc.globs[cp.Source], l)
 		if err == nil {
@@ -112,7 +113,7 @@ func reread(ctx context.Context, cfg Config, w window, loc *locator, st *Stats, 
 	// An aggregator only for its sums: it is never run or committed.
 	agg := aggregate.NewSummer(parsers, limiters, cfg.Clock, log)
 	agg.SetVisitors(cfg.Visitors)
-	readRange := func(cp tailer.Checkpoint, l tailer.Located, found bool, start, end int64) error {
+	readRange := func(cp stream.Checkpoint, l tailer.Located, found bool, start, end int64) error {
 		if end <= start {
 			return nil
 		}
@@ -141,15 +142,15 @@ func reread(ctx context.Context, cfg Config, w window, loc *locator, st *Stats, 
 		st.ReadBytes += n
 		return err
 	}
-	ends := make([]tailer.Checkpoint, 0, len(w.to)+len(w.finished))
+	ends := make([]stream.Checkpoint, 0, len(w.to)+len(w.finished))
 	for _, k := range slices.Sorted(maps.Keys(w.to)) {
 		ends = append(ends, w.to[k])
 	}
 	ends = append(ends, w.finished...)
 	// Furthest first: a stream's first end is the one its file holds all
 	// of.
-	slices.SortStableFunc(ends, func(a, b tailer.Checkpoint) int { return cmp.Compare(b.Offset, a.Offset) })
-	var streams []*stream
+	slices.SortStableFunc(ends, func(a, b stream.Checkpoint) int { return cmp.Compare(b.Offset, a.Offset) })
+	var streams []*windowStream
 next:
 	for _, e := range ends {
 		if e.Offset == 0 {
@@ -160,7 +161,7 @@ next:
 				continue next
 			}
 		}
-		s := &stream{end: e}
+		s := &windowStream{end: e}
 		s.loc, s.found = loc.locate(e)
 		streams = append(streams, s)
 	}
@@ -209,10 +210,10 @@ next:
 }
 
 // feedRange hands the lines in [start, end) of path to add as chunks, cut
-// by tailer.Cutter exactly as the follower cut them (an overlong line is a
+// by stream.Cutter exactly as the follower cut them (an overlong line is a
 // skip chunk), and returns the bytes read. start and end are line
 // boundaries (checkpoint offsets): the range has no unterminated last line.
-func feedRange(add func(*tailer.Chunk) error, cp tailer.Checkpoint, path string, start, end int64, maxLine int) (int64, error) {
+func feedRange(add func(*stream.Chunk) error, cp stream.Checkpoint, path string, start, end int64, maxLine int) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("re-read %s: %w", path, err)
@@ -226,23 +227,23 @@ func feedRange(add func(*tailer.Chunk) error, cp tailer.Checkpoint, path string,
 var beforeRead func()
 
 // feedFile is feedRange for an open file.
-func feedFile(add func(*tailer.Chunk) error, cp tailer.Checkpoint, f *os.File, start, end int64, maxLine int) (int64, error) {
+func feedFile(add func(*stream.Chunk) error, cp stream.Checkpoint, f *os.File, start, end int64, maxLine int) (int64, error) {
 	path := f.Name()
 	r := io.NewSectionReader(f, start, end-start)
 	buf := make([]byte, rebuildReadSize)
 	n := 0      // bytes of buf: the partial line carried over
 	at := start // file offset of buf[0]
 	var read int64
-	cut := tailer.Cutter{MaxLine: maxLine, Off: start}
-	send := func(c tailer.Chunk, _ bool) error {
+	cut := stream.Cutter{MaxLine: maxLine, Off: start}
+	send := func(c stream.Chunk, _ bool) error {
 		off := c.Checkpoint.Offset
 		c.Checkpoint = cp
 		c.Checkpoint.Offset = off
 		// The tail check at the chunk's end, as the follower made it
 		// (the ledger mark of the stream carries it).
-		if n := min(off, tailer.TailSize); int64(len(c.Data)) >= n {
-			c.Checkpoint.TailLen, c.Checkpoint.TailSum = tailer.TailOf(c.Data[int64(len(c.Data))-n:])
-		} else if n, sum, ok, _ := tailer.TailAt(f, off); ok {
+		if n := min(off, stream.TailSize); int64(len(c.Data)) >= n {
+			c.Checkpoint.TailLen, c.Checkpoint.TailSum = stream.TailOf(c.Data[int64(len(c.Data))-n:])
+		} else if n, sum, ok, _ := stream.TailAt(f, off); ok {
 			c.Checkpoint.TailLen, c.Checkpoint.TailSum = n, sum
 		} else {
 			c.Checkpoint.TailLen, c.Checkpoint.TailSum = 0, 0

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -23,7 +24,7 @@ const DefaultChunkSize = 256 << 10
 var readSize = DefaultChunkSize
 
 // Head returns the first bytes of name's decompressed stream, up to
-// tailer.FingerprintSize: what identifies it in the ledger, whatever its
+// stream.FingerprintSize: what identifies it in the ledger, whatever its
 // compression. A stream shorter than that is returned whole. A stream
 // damaged within them gives the bytes before the damage and the
 // *DamagedError.
@@ -33,7 +34,7 @@ func Head(name string) ([]byte, Compression, error) {
 		return nil, "", err
 	}
 	defer r.Close()
-	head := make([]byte, tailer.FingerprintSize)
+	head := make([]byte, stream.FingerprintSize)
 	n, err := io.ReadFull(r, head)
 	switch {
 	case IsDamaged(err):
@@ -67,16 +68,16 @@ type Counters struct {
 // unterminated tail, and returns the offset just past the last of them
 // with the *DamagedError. c may be nil: nothing is counted.
 //
-// Its chunks mark a ledger stream of their own (tailer.NewStream), each
+// Its chunks mark a ledger stream of their own (stream.NewID), each
 // checkpoint with its tail check.
-func Stream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, out chan<- tailer.Chunk, c *Counters) (int64, error) {
-	return readStream(ctx, name, source, head, from, live, maxLine, func(ch tailer.Chunk) error {
+func Stream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, out chan<- stream.Chunk, c *Counters) (int64, error) {
+	return readStream(ctx, name, source, head, from, live, maxLine, func(ch stream.Chunk) error {
 		return send(ctx, out, ch)
 	}, c)
 }
 
 // send sends ch on out, or returns ctx's error if it ends first.
-func send(ctx context.Context, out chan<- tailer.Chunk, ch tailer.Chunk) error {
+func send(ctx context.Context, out chan<- stream.Chunk, ch stream.Chunk) error {
 	select {
 	case out <- ch:
 		return nil
@@ -88,8 +89,8 @@ func send(ctx context.Context, out chan<- tailer.Chunk, ch tailer.Chunk) error {
 // readStream is Stream handing each chunk to deliver, which returns once it
 // took it (or with ctx's error): the dry run adds chunks as they come, in
 // the same goroutine.
-func readStream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, deliver func(tailer.Chunk) error, c *Counters) (int64, error) {
-	_, end, err := readStreamAt(ctx, name, source, head, start{from: from, stream: tailer.NewStream()}, live, maxLine, deliver, c)
+func readStream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, deliver func(stream.Chunk) error, c *Counters) (int64, error) {
+	_, end, err := readStreamAt(ctx, name, source, head, start{from: from, stream: stream.NewID()}, live, maxLine, deliver, c)
 	return end, err
 }
 
@@ -132,7 +133,7 @@ type candidate struct {
 // bytes before it, for the candidates' and the first chunk's tail
 // checks; when the furthest candidate fails its check and a nearer one
 // passes, it opens the file again and skips to that one.
-func readStreamAt(ctx context.Context, name, source string, head []byte, st start, live bool, maxLine int, deliver func(tailer.Chunk) error, c *Counters) (from, end int64, err error) {
+func readStreamAt(ctx context.Context, name, source string, head []byte, st start, live bool, maxLine int, deliver func(stream.Chunk) error, c *Counters) (from, end int64, err error) {
 	countLines := c != nil // a pass over the lines of each chunk
 	if c == nil {
 		c = &Counters{}
@@ -190,12 +191,12 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 			return from, from, nil // the ledger knows a longer version of it
 		}
 	}
-	cp := func(off int64, tailLen int, tailSum uint64) tailer.Checkpoint {
+	cp := func(off int64, tailLen int, tailSum uint64) stream.Checkpoint {
 		n := int(min(off, int64(len(head))))
-		return tailer.Checkpoint{Source: source, Path: name, Offset: off, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, head[:n]),
+		return stream.Checkpoint{Source: source, Path: name, Offset: off, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, head[:n]),
 			TailLen: tailLen, TailSum: tailSum, Stream: st.stream}
 	}
-	send := func(ch tailer.Chunk) error {
+	send := func(ch stream.Chunk) error {
 		if err := deliver(ch); err != nil {
 			return err
 		}
@@ -205,7 +206,7 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 	// Each read adds at most readSize bytes to the part of a line
 	// carried over (at most maxLine bytes, else it is skipped), into a
 	// buffer that goes back to a small free list when the aggregator
-	// releases the chunk holding it. tailer.Cutter cuts the lines, by the
+	// releases the chunk holding it. stream.Cutter cuts the lines, by the
 	// follower's rules.
 	// The parallel dry run holds up to 2 × GOMAXPROCS + 1 chunks at once
 	// (its queue and its workers').
@@ -231,15 +232,15 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 	buf := get(readSize)
 	n := 0     // bytes in buf: the partial line carried over, then the read
 	at := from // stream offset of buf[0]
-	cut := tailer.Cutter{MaxLine: maxLine, Off: from}
+	cut := stream.Cutter{MaxLine: maxLine, Off: from}
 	var scratch []byte
 	tailAt := func(off int64) (int, uint64) { // the tail check at off, in [at, at+n]
 		k := off - at
-		if k >= tailer.TailSize {
-			return tailer.TailOf(buf[k-tailer.TailSize : k])
+		if k >= stream.TailSize {
+			return stream.TailOf(buf[k-stream.TailSize : k])
 		}
 		scratch = append(append(scratch[:0], before.bytes()...), buf[:k]...)
-		return tailer.TailOf(scratch)
+		return stream.TailOf(scratch)
 	}
 	for {
 		if ctx.Err() != nil {
@@ -264,7 +265,7 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 		held := buf
 		taken := false // a chunk took held, to be released by the aggregator
 		var carry []byte
-		err := cut.Cut(buf[:n], at, eof && !live, func(p []byte) { carry = p }, func(ch tailer.Chunk, last bool) error {
+		err := cut.Cut(buf[:n], at, eof && !live, func(p []byte) { carry = p }, func(ch stream.Chunk, last bool) error {
 			off := ch.Checkpoint.Offset
 			tl, ts := tailAt(off)
 			ch.Checkpoint, ch.Archive = cp(off, tl, ts), true
@@ -318,7 +319,7 @@ func rerrOrNil(damaged bool, err error) error {
 	return nil
 }
 
-// tailWindow keeps the last tailer.TailSize bytes written to it: a
+// tailWindow keeps the last stream.TailSize bytes written to it: a
 // stream's bytes before a point, for tail checks there.
 type tailWindow struct {
 	b []byte
@@ -326,11 +327,11 @@ type tailWindow struct {
 
 // Write keeps the last bytes of p after those kept; it never fails.
 func (w *tailWindow) Write(p []byte) (int, error) {
-	if len(p) >= tailer.TailSize {
-		w.b = append(w.b[:0], p[len(p)-tailer.TailSize:]...)
+	if len(p) >= stream.TailSize {
+		w.b = append(w.b[:0], p[len(p)-stream.TailSize:]...)
 		return len(p), nil
 	}
-	if drop := len(w.b) + len(p) - tailer.TailSize; drop > 0 {
+	if drop := len(w.b) + len(p) - stream.TailSize; drop > 0 {
 		w.b = append(w.b[:0], w.b[drop:]...)
 	}
 	w.b = append(w.b, p...)
@@ -375,7 +376,7 @@ func skipToCandidate(r io.Reader, cands []candidate, before *tailWindow) (at, fr
 }
 
 // shorterCopy reports whether a stream that ends at at, its last bytes
-// tail (min(at, tailer.TailSize) of them), is a copy of the first at bytes
+// tail (min(at, stream.TailSize) of them), is a copy of the first at bytes
 // of c's stream (counted to c.Offset, further): c's file, when it still
 // holds c's stream (its bytes pass c's check at c.Offset), says so by its
 // own bytes that end at at; else c.covers decides.
@@ -415,13 +416,13 @@ func sameAt(path string, p tailer.Position, at int64, tail []byte) (same, known 
 }
 
 // passes reports whether a stream whose bytes before c.Offset end with
-// tail (at least min(c.Offset, tailer.TailSize) of them) is counted to
+// tail (at least min(c.Offset, stream.TailSize) of them) is counted to
 // c.Offset by c's entry.
 func passes(c candidate, tail []byte) bool {
 	if c.TailLen == 0 { // an older logtally's entry: a line end of the stream
 		return len(tail) > 0 && tail[len(tail)-1] == '\n'
 	}
-	n, sum := tailer.TailOf(tail)
+	n, sum := stream.TailOf(tail)
 	return n == c.TailLen && sum == c.TailSum
 }
 

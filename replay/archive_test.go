@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -51,7 +52,7 @@ func TestStreamChunksAndCheckpoints(t *testing.T) {
 		path := filepath.Join(dir, name)
 		os.WriteFile(path, data, 0o644)
 		head, _, err := Head(path)
-		if err != nil || !bytes.Equal(head, plain[:tailer.FingerprintSize]) {
+		if err != nil || !bytes.Equal(head, plain[:stream.FingerprintSize]) {
 			t.Fatalf("%s: head %d bytes, %v", name, len(head), err)
 		}
 		for _, tc := range []struct {
@@ -63,7 +64,7 @@ func TestStreamChunksAndCheckpoints(t *testing.T) {
 			start, maxLine := tc.start, tc.maxLine
 			// Chunks are taken one at a time and released, as the
 			// aggregator does: the buffers are read into again.
-			out := make(chan tailer.Chunk)
+			out := make(chan stream.Chunk)
 			var c Counters
 			var end int64
 			var err error
@@ -73,7 +74,7 @@ func TestStreamChunksAndCheckpoints(t *testing.T) {
 				end, err = Stream(context.Background(), path, "src", head, start, false, maxLine, out, &c)
 				close(out)
 			}()
-			var chunks []tailer.Chunk
+			var chunks []stream.Chunk
 			for ch := range out {
 				kept := ch
 				kept.Data = bytes.Clone(ch.Data)
@@ -97,11 +98,11 @@ func TestStreamChunksAndCheckpoints(t *testing.T) {
 					t.Fatalf("%s: chunk at %d (want %d), %d bytes, checkpoint %d", name, ch.Start, pos, len(ch.Data), ch.Checkpoint.Offset)
 				}
 				cp := ch.Checkpoint
-				n := min(int(cp.Offset), tailer.FingerprintSize)
+				n := min(int(cp.Offset), stream.FingerprintSize)
 				if cp.FPLen != n || cp.FPSum != fnv1a.Extend(fnv1a.Offset, plain[:n]) || cp.Source != "src" {
 					t.Fatalf("%s: checkpoint %+v", name, cp)
 				}
-				if tl, ts := tailer.TailOf(plain[:cp.Offset]); cp.TailLen != tl || cp.TailSum != ts || cp.Stream == 0 {
+				if tl, ts := stream.TailOf(plain[:cp.Offset]); cp.TailLen != tl || cp.TailSum != ts || cp.Stream == 0 {
 					t.Fatalf("%s: checkpoint %+v: tail check, want %d %x, and a stream", name, cp, tl, ts)
 				}
 				skipped += ch.Skipped
@@ -158,11 +159,11 @@ func TestStreamStartsAtItsOwnPosition(t *testing.T) {
 	gw.Close()
 	path := filepath.Join(t.TempDir(), "a.log.gz")
 	os.WriteFile(path, gz.Bytes(), 0o644)
-	head := plain[:tailer.FingerprintSize]
+	head := plain[:stream.FingerprintSize]
 	lineEnd := func(i int) int64 { return int64(bytes.Index(plain, fmt.Appendf(nil, "line %05d", i))) }
 	at := func(off int64, tailSum uint64) candidate { // a position with a tail check
 		c := candidate{Position: tailer.Position{Offset: off}}
-		c.TailLen, c.TailSum = tailer.TailOf(plain[:off])
+		c.TailLen, c.TailSum = stream.TailOf(plain[:off])
 		if tailSum != 0 {
 			c.TailSum = tailSum
 		}
@@ -181,7 +182,7 @@ func TestStreamStartsAtItsOwnPosition(t *testing.T) {
 	}
 	beyond := func(name string, data []byte, covers bool) candidate {
 		c := candidate{Position: tailer.Position{Offset: int64(len(data))}, covers: covers, path: filepath.Join(dir, name)}
-		c.TailLen, c.TailSum = tailer.TailOf(data)
+		c.TailLen, c.TailSum = stream.TailOf(data)
 		if name == "changed" {
 			c.TailSum++
 		}
@@ -206,9 +207,9 @@ func TestStreamStartsAtItsOwnPosition(t *testing.T) {
 		{"beyond its end, its file changed, its own source", []candidate{beyond("changed", lookAlike, true)}, int64(len(plain))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var chunks []tailer.Chunk
+			var chunks []stream.Chunk
 			var cnt Counters
-			from, end, err := readStreamAt(context.Background(), path, "src", head, start{cands: tc.cands, stream: 7}, false, 1<<20, func(ch tailer.Chunk) error {
+			from, end, err := readStreamAt(context.Background(), path, "src", head, start{cands: tc.cands, stream: 7}, false, 1<<20, func(ch stream.Chunk) error {
 				ch.Data = bytes.Clone(ch.Data)
 				chunks = append(chunks, ch)
 				return nil
@@ -222,7 +223,7 @@ func TestStreamStartsAtItsOwnPosition(t *testing.T) {
 			var got []byte
 			for _, ch := range chunks {
 				cp := ch.Checkpoint
-				if tl, ts := tailer.TailOf(plain[:cp.Offset]); cp.TailLen != tl || cp.TailSum != ts || cp.Stream != 7 {
+				if tl, ts := stream.TailOf(plain[:cp.Offset]); cp.TailLen != tl || cp.TailSum != ts || cp.Stream != 7 {
 					t.Fatalf("checkpoint %+v", cp)
 				}
 				got = append(got, ch.Data...)

@@ -16,7 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // compressAll returns data gzipped, zstd-compressed and (when the bzip2
@@ -68,10 +68,10 @@ func decompressed(t *testing.T, kind Compression, data []byte) []byte {
 	return out.Bytes()
 }
 
-// stream runs Stream and returns the bytes of the lines it sent.
-func stream(t *testing.T, path string, head []byte, from int64, live bool) ([]byte, int64, error) {
+// streamLines runs Stream and returns the bytes of the lines it sent.
+func streamLines(t *testing.T, path string, head []byte, from int64, live bool) ([]byte, int64, error) {
 	t.Helper()
-	out := make(chan tailer.Chunk)
+	out := make(chan stream.Chunk)
 	var c Counters
 	var end int64
 	var err error
@@ -122,7 +122,7 @@ func TestDamagedArchiveStopsAtLastWholeLine(t *testing.T) {
 			if herr != nil && !IsDamaged(herr) {
 				t.Fatalf("%s: head: %v", name, herr)
 			}
-			got, end, err := stream(t, path, head, 0, false)
+			got, end, err := streamLines(t, path, head, 0, false)
 			var d *DamagedError
 			if !errors.As(err, &d) || d.Path != path || d.Offset != int64(len(ref)) {
 				t.Fatalf("%s: err %v, want a DamagedError at %d", name, err, len(ref))
@@ -144,7 +144,7 @@ func TestDamagedArchiveStopsAtLastWholeLine(t *testing.T) {
 
 			// The intact archive, from where it stopped, sends the rest.
 			ihead, _, _ := Head(intact)
-			rest, iend, err := stream(t, intact, ihead, end, false)
+			rest, iend, err := streamLines(t, intact, ihead, end, false)
 			if err != nil || iend != int64(len(plain)) || !bytes.Equal(append(bytes.Clone(got), rest...), plain) {
 				t.Fatalf("%s: the intact archive from %d: %d bytes to %d, %v", name, end, len(rest), iend, err)
 			}
@@ -168,7 +168,7 @@ func TestCorruptArchiveIsDamaged(t *testing.T) {
 		path := filepath.Join(dir, "bad."+string(kind))
 		os.WriteFile(path, bad, 0o644)
 		head, _, _ := Head(path)
-		got, end, err := stream(t, path, head, 0, false)
+		got, end, err := streamLines(t, path, head, 0, false)
 		if !IsDamaged(err) || int64(len(got)) != end || got[len(got)-1] != '\n' {
 			t.Errorf("%s corrupt: %d bytes to %d, %v", kind, len(got), end, err)
 		}
@@ -181,11 +181,11 @@ func TestStreamLiveLeavesUnterminatedLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.log")
 	os.WriteFile(path, []byte("one\ntwo\nthr"), 0o644)
 	head, _, _ := Head(path)
-	got, end, err := stream(t, path, head, 0, true)
+	got, end, err := streamLines(t, path, head, 0, true)
 	if err != nil || string(got) != "one\ntwo\n" || end != 8 {
 		t.Errorf("live: %q to %d, %v", got, end, err)
 	}
-	got, end, err = stream(t, path, head, 4, false)
+	got, end, err = streamLines(t, path, head, 4, false)
 	if err != nil || string(got) != "two\nthr" || end != 11 {
 		t.Errorf("finished: %q to %d, %v", got, end, err)
 	}

@@ -61,7 +61,7 @@
 //     counted further, whose own file is gone or rewritten, is taken for
 //     its copy and not counted (a look-alike of it, not a copy, is lost);
 //     of another source it is counted (a copy of it counted twice).
-//   - Lines are cut as the daemon's tailer cuts them (tailer.Cutter): a
+//   - Lines are cut as the daemon's tailer cuts them (stream.Cutter): a
 //     line longer than max_line_bytes (default 1 MiB, '\n' not included)
 //     is skipped and counted as too long; the unterminated last line of a
 //     finished, intact file is a line.

@@ -18,7 +18,7 @@ import (
 	"github.com/logtally/logtally/digits"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // maxKeys is how many (site, page, second) sums the dry run holds before
@@ -176,7 +176,7 @@ func NewDryRun(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Wr
 // ReadFile reads one plain, gzip, zstd or bzip2 file (told by its first
 // bytes, see Open) as Stream reads it for a replay, chunk by chunk in this
 // goroutine, and adds each chunk to the aggregator: the same lines
-// (tailer.Cutter's), its unterminated last line counted (the file is
+// (stream.Cutter's), its unterminated last line counted (the file is
 // finished), and of a damaged file (a *DamagedError) only the whole lines
 // before the damage, not its unterminated tail. A parallel DryRun reads it
 // as ReadFiles does.
@@ -189,7 +189,7 @@ func (d *DryRun) ReadFile(name string) error {
 	file := d.next
 	d.next++
 	agg := d.w.agg
-	_, err := readStream(context.Background(), name, dryRunSource, nil, 0, false, d.maxLine, func(c tailer.Chunk) error {
+	_, err := readStream(context.Background(), name, dryRunSource, nil, 0, false, d.maxLine, func(c stream.Chunk) error {
 		if err := d.w.fileOf(file); err != nil {
 			c.Release()
 			return err

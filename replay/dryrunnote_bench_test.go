@@ -7,7 +7,7 @@ import (
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // BenchmarkDryWorkerNote times a dry run worker's path over 200,000
@@ -114,8 +114,8 @@ func BenchmarkNoteKeys(b *testing.B) {
 	for i := range 200_000 {
 		data = append(g.Append(data, false), '\n')
 		if i%1000 == 999 {
-			c := tailer.Chunk{Checkpoint: tailer.Checkpoint{Source: dryRunSource, Path: "/logs/gen.log",
-				File: tailer.FileID{Dev: 1, Ino: 3}, Offset: int64(i)}, Data: data}
+			c := stream.Chunk{Checkpoint: stream.Checkpoint{Source: dryRunSource, Path: "/logs/gen.log",
+				File: stream.FileID{Dev: 1, Ino: 3}, Offset: int64(i)}, Data: data}
 			if err := w.agg.Add(&c); err != nil {
 				b.Fatal(err)
 			}

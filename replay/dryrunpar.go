@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // parallel is a parallel DryRun's state.
@@ -96,7 +96,7 @@ type dryEvent struct {
 type dryJob struct {
 	f   *dryFile
 	seq int
-	ch  tailer.Chunk
+	ch  stream.Chunk
 }
 
 // readFiles reads names on jobs goroutines (workers), then
@@ -137,7 +137,7 @@ func (par *parallel) readFiles(d *DryRun, names []string) error {
 			for i := range next {
 				f := files[i]
 				seq := 0
-				_, f.err = readStream(context.Background(), f.name, dryRunSource, nil, 0, false, d.maxLine, func(c tailer.Chunk) error {
+				_, f.err = readStream(context.Background(), f.name, dryRunSource, nil, 0, false, d.maxLine, func(c stream.Chunk) error {
 					if failed.Load() < int64(i) || abort.Load() {
 						c.Release()
 						return errStopped

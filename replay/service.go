@@ -15,6 +15,7 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -31,7 +32,7 @@ type Pipeline interface {
 	Flusher() *flusher.Flusher
 	Aggregator() *aggregate.Aggregator
 	// Chunks is the channel the aggregator reads; replays send on it.
-	Chunks() chan<- tailer.Chunk
+	Chunks() chan<- stream.Chunk
 	// Followed returns the files the tailers follow now.
 	Followed() []tailer.File
 	// Reading is done when the pipeline stops reading: a replay then
@@ -72,7 +73,7 @@ type Service struct {
 	buf    *buffer.Buffer
 	flush  *flusher.Flusher
 	agg    *aggregate.Aggregator
-	chunks chan<- tailer.Chunk
+	chunks chan<- stream.Chunk
 	// readCtx ends when the pipeline stops reading.
 	readCtx   context.Context
 	replaying sync.Mutex // held by a Replay
@@ -191,10 +192,10 @@ type replayFile struct {
 	source string // the aggregator's source name for it
 	head   []byte
 	// held is the furthest stored checkpoint of the same stream
-	// (tailer.SameStream), when live: a copy of a followed file, replayed
+	// (stream.Same), when live: a copy of a followed file, replayed
 	// with the daemon stopped, starts no lower and leaves an unterminated
 	// last line to the tailer.
-	held   tailer.Checkpoint
+	held   stream.Checkpoint
 	live   bool
 	damage error // a DamagedError, with Status StatusDamaged
 	// waiting says who holds its stream's claim while it waits for it
@@ -223,7 +224,7 @@ type replayFile struct {
 //
 // Before reading anything it checks every file: a file this logtally
 // follows, or a copy of one (the same first bytes as a checkpoint it holds:
-// tailer.SameStream), is refused while the tailers run, since the tailer
+// stream.Same), is refused while the tailers run, since the tailer
 // counts it; with no tailers (Config.NoTail) it starts no lower than that
 // checkpoint. A file no source matches needs Site and Format. A damaged
 // file (DamagedError) does not stop the others: its whole lines

@@ -15,7 +15,7 @@ import (
 
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // prepareReplay checks every file and makes the parsers, before anything
@@ -24,7 +24,7 @@ func (s *Service) prepareReplay(req Request) ([]*replayFile, []string, error) {
 	if len(req.Files) == 0 {
 		return nil, nil, errors.New("no files to replay")
 	}
-	followed := map[tailer.FileID]string{}
+	followed := map[stream.FileID]string{}
 	for _, f := range s.p.Followed() {
 		followed[f.ID] = f.Path
 	}
@@ -32,10 +32,10 @@ func (s *Service) prepareReplay(req Request) ([]*replayFile, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	held := map[tailer.FileID]tailer.Checkpoint{} // by the stored checkpoints
-	var streams []tailer.Checkpoint               // the streams this logtally holds
+	held := map[stream.FileID]stream.Checkpoint{} // by the stored checkpoints
+	var streams []stream.Checkpoint               // the streams this logtally holds
 	for _, v := range stored {
-		var cp tailer.Checkpoint
+		var cp stream.Checkpoint
 		if cp.UnmarshalBinary(v) == nil {
 			held[cp.File] = cp
 			streams = append(streams, cp)
@@ -62,12 +62,12 @@ func (s *Service) prepareReplay(req Request) ([]*replayFile, []string, error) {
 			errs = append(errs, fmt.Errorf("%s: not a regular file", path))
 			continue
 		}
-		if id, ok := tailer.IDOf(fi); ok && !s.cfg.NoTail {
+		if id, ok := stream.IDOf(fi); ok && !s.cfg.NoTail {
 			at := followed[id]
 			if cp, ok := held[id]; ok && at == "" {
 				// A stored checkpoint names it unless the inode was
 				// reused: then the first bytes differ.
-				if same, _ := tailer.HasFingerprint(path, cp.FPLen, cp.FPSum); same {
+				if same, _ := stream.HasFingerprint(path, cp.FPLen, cp.FPSum); same {
 					at = cp.Path
 				}
 			}
@@ -95,10 +95,10 @@ func (s *Service) prepareReplay(req Request) ([]*replayFile, []string, error) {
 			errs = append(errs, err)
 			continue
 		}
-		// A followed file and its copies are one stream (tailer.SameStream):
+		// A followed file and its copies are one stream (stream.Same):
 		// beside the tailers, the tailer counts it; with none running,
 		// it starts where the checkpoint or the ledger says, the further.
-		_, cp := tailer.StreamStart(head, 0, streams)
+		_, cp := stream.Start(head, 0, streams)
 		if cp != nil && !s.cfg.NoTail {
 			errs = append(errs, fmt.Errorf("%s: this logtally follows it (as %s: the same first bytes): it is counted as it is written, not replayed", path, cp.Path))
 			continue
@@ -146,21 +146,21 @@ func (s *Service) prepareReplay(req Request) ([]*replayFile, []string, error) {
 // followedHeads returns the followed files' first bytes, read now, as
 // checkpoints (path and fingerprint): a file followed with no checkpoint
 // stored yet is held too.
-func followedHeads(followed map[tailer.FileID]string) []tailer.Checkpoint {
-	var out []tailer.Checkpoint
+func followedHeads(followed map[stream.FileID]string) []stream.Checkpoint {
+	var out []stream.Checkpoint
 	for id, path := range followed {
 		f, err := os.Open(path)
 		if err != nil {
 			continue
 		}
-		var b [tailer.FingerprintSize]byte
+		var b [stream.FingerprintSize]byte
 		n, _ := io.ReadFull(f, b[:])
 		st, err := f.Stat()
 		f.Close()
-		if got, ok := tailer.IDOf(st); err != nil || !ok || got != id || n == 0 {
+		if got, ok := stream.IDOf(st); err != nil || !ok || got != id || n == 0 {
 			continue // replaced meanwhile: its stored checkpoint holds it
 		}
-		out = append(out, tailer.Checkpoint{Path: path, File: id, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, b[:n])})
+		out = append(out, stream.Checkpoint{Path: path, File: id, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, b[:n])})
 	}
 	return out
 }

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/aggregate"
-	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -111,12 +111,12 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 		return err
 	}
 	s.log.Debug("replaying file", "path", f.Path, "candidates", len(cands))
-	f.stream = tailer.NewStream()
+	f.stream = stream.NewID()
 	// While the aggregator is behind (chunks wait for it), this reader
 	// parses the lines of the next chunk on its own core: the aggregator
 	// then only counts them, in their order. While it keeps up (the
 	// reader is the slower: a decompressor's), it parses them itself.
-	from, end, err := readStreamAt(ctx, f.Path, f.source, f.head, start{cands: cands, stream: f.stream}, f.live, s.cfg.MaxLineBytes, func(ch tailer.Chunk) error {
+	from, end, err := readStreamAt(ctx, f.Path, f.source, f.head, start{cands: cands, stream: f.stream}, f.live, s.cfg.MaxLineBytes, func(ch stream.Chunk) error {
 		cp := ch.Checkpoint
 		if len(s.chunks) > 0 {
 			pre.Prepare(&ch)
@@ -164,7 +164,7 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 // decide as it is read (readStreamAt, candidate). It waits while MongoDB
 // cannot be reached.
 func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]candidate, error) {
-	local, err := s.buf.Streams(f.head, tailer.FingerprintSize)
+	local, err := s.buf.Streams(f.head)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]candidate, er
 			add(b.last, b.source, b.Path, "")
 		}
 	}
-	keys := buffer.LedgerCandidates(f.head, tailer.FingerprintSize)
+	keys := stream.LedgerCandidates(f.head)
 	for attempt := 0; ; attempt++ {
 		remote, err := s.flush.ReadLedger(ctx, keys)
 		if err == nil {
@@ -263,7 +263,7 @@ type ackWatch struct {
 // ownWatch is f's own stream's entry, read up to end: what it counted.
 func ownWatch(f *replayFile, end int64) ackWatch {
 	n := int(min(end, int64(len(f.head))))
-	return ackWatch{key: buffer.StreamKey(n, fnv1a.Extend(fnv1a.Offset, f.head[:n]), f.stream), offset: end}
+	return ackWatch{key: stream.EntryKey(n, fnv1a.Extend(fnv1a.Offset, f.head[:n]), f.stream), offset: end}
 }
 
 // acked reports whether the buffer's ledger holds each of ws
@@ -417,7 +417,7 @@ func (s *Service) newReplayClaims() *replayClaims {
 // take claims f's stream, waiting while another replay holds it (f's
 // waiting says so in the progress) or MongoDB cannot be reached.
 func (c *replayClaims) take(ctx context.Context, f *replayFile) error {
-	key := buffer.ClaimKey(f.head, tailer.FingerprintSize)
+	key := stream.ClaimKey(f.head)
 	if key == "" {
 		return nil
 	}
@@ -473,7 +473,7 @@ func (c *replayClaims) take(ctx context.Context, f *replayFile) error {
 func (c *replayClaims) finish(f *replayFile, watch []ackWatch) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if h, ok := c.held[buffer.ClaimKey(f.head, tailer.FingerprintSize)]; ok {
+	if h, ok := c.held[stream.ClaimKey(f.head)]; ok {
 		h.done, h.watch = true, append(h.watch, watch...)
 	}
 }

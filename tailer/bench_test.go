@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // BenchmarkCatchUp tails a ~50 MB log from 0 to its end: the catch-up of a
@@ -59,7 +61,7 @@ func benchCatchUp(b *testing.B, p string, size int64, lines, readSize int) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		out := make(chan Chunk, 4)
+		out := make(chan stream.Chunk, 4)
 		tl, err := New(Config{Source: "bench", Paths: []string{p}, ReadSize: readSize}, out)
 		if err != nil {
 			b.Fatal(err)

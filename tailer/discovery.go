@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Discovery: the files the globs match and the rotated candidates of a path.
@@ -16,7 +18,7 @@ import (
 // fileInfo is a file found by glob or as a rotated candidate.
 type fileInfo struct {
 	path    string
-	id      FileID
+	id      stream.FileID
 	size    int64
 	mtime   time.Time
 	matched bool // path is a glob match
@@ -26,7 +28,7 @@ type fileInfo struct {
 // identity.
 type File struct {
 	Path string
-	ID   FileID
+	ID   stream.FileID
 }
 
 // Discover returns the files a Tailer with these globs (Config.Paths)
@@ -66,7 +68,7 @@ func DiscoverSource(src SourceFiles) ([]File, error) {
 	lp := newLinkPolicy(src.Paths, src.Rotated, src.FollowSymlinks)
 	var errs []error
 	var out []File
-	seen := make(map[FileID]bool)
+	seen := make(map[stream.FileID]bool)
 	keep := func(p string) bool { _, err := lp.resolve(p); return !errors.Is(err, errRefusedLink) }
 	for _, fi := range globFiles(newScan(), src.Paths, keep, func(err error) { errs = append(errs, err) }) {
 		if !seen[fi.id] {
@@ -239,7 +241,7 @@ func Compressed(path string) bool {
 // stillMatched reports whether path still names the file id and is a glob
 // match. A stat error other than not-exist counts as matched (nothing is
 // known) and is logged.
-func (t *Tailer) stillMatched(id FileID, path string) bool {
+func (t *Tailer) stillMatched(id stream.FileID, path string) bool {
 	st, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

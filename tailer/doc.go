@@ -1,8 +1,12 @@
 // Package tailer follows the access-log files a source's globs match and
 // hands on complete lines, with each file's identity and byte offsets, as
-// Chunks. It survives rename and copytruncate rotation and daemon restarts
-// without losing or repeating a line, as long as the consumer persists each
-// Chunk's Checkpoint together with the counts of its lines.
+// stream.Chunks. It survives rename and copytruncate rotation and daemon
+// restarts without losing or repeating a line, as long as the consumer
+// persists each Chunk's Checkpoint together with the counts of its lines.
+// The vocabulary it shares with the other readers (a file's identity and
+// fingerprint, Checkpoint, the one stream rule, Chunk, the Cutter) is
+// package stream's; the tailer keeps the prospector (the Tailer), the
+// follower, and where a source's files are (SourceFiles, LocateSource).
 //
 // # Why a polling follower
 //
@@ -27,7 +31,7 @@
 //
 // # Identity and checkpoints
 //
-// A file is known by device and inode (FileID) plus a fingerprint: the
+// A file is known by device and inode (stream.FileID) plus a fingerprint: the
 // FNV-1a 64 hash of its first FPLen bytes, FPLen = min(Offset,
 // FingerprintSize). The fingerprint grows with the file until it covers
 // FingerprintSize bytes and is then fixed. Files often begin with the same
@@ -321,7 +325,7 @@
 //     partial line up to MaxLineBytes is kept per file, copied out of the
 //     buffer.
 //   - Lines longer than MaxLineBytes are skipped whole and reported in skip
-//     chunks; the warning is logged at most once a minute per file. Cutter
+//     chunks; the warning is logged at most once a minute per file. stream.Cutter
 //     holds the rules of what a line is; replays, the dry run and the
 //     state-dir rebuild's re-read cut with it too.
 package tailer

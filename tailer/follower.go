@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/stream"
 )
 
 // followerConfig is what a follower needs of the Tailer's Config, and the
@@ -36,7 +37,7 @@ type follower struct {
 	out *output
 
 	f    *os.File // nil while the file is closed (parked or queued, see park.go)
-	id   FileID
+	id   stream.FileID
 	path string // where the file was last seen
 	base string // where it was found: its rotated names are looked at (generations.go)
 
@@ -77,11 +78,11 @@ type follower struct {
 // reads and writes it (prospector.go, restore.go), before the follower
 // runs or on its goroutine.
 type decided struct {
-	fresh    bool        // found by glob with no checkpoint, nothing read yet: may be a copy
-	announce bool        // send the checkpoint before reading (resumed at an offset below the stored one)
-	rotated  bool        // the path no longer names this file and no glob matches it
-	adopt    *follower   // a copy to read (and then run) before anything else
-	retire   *Checkpoint // a checkpoint to delete once the file has been caught up
+	fresh    bool               // found by glob with no checkpoint, nothing read yet: may be a copy
+	announce bool               // send the checkpoint before reading (resumed at an offset below the stored one)
+	rotated  bool               // the path no longer names this file and no glob matches it
+	adopt    *follower          // a copy to read (and then run) before anything else
+	retire   *stream.Checkpoint // a checkpoint to delete once the file has been caught up
 }
 
 // published is what other goroutines read of a follower. Lock order:
@@ -204,7 +205,7 @@ func (fl *follower) fingerprintOK() bool {
 	if fl.fpLen == 0 {
 		return true
 	}
-	ok, err := fingerprintMatches(fl.f, fl.fpLen, fl.fpSum)
+	ok, err := stream.FingerprintMatches(fl.f, fl.fpLen, fl.fpSum)
 	if err != nil {
 		fl.log.logErr("fingerprint "+fl.path, slog.LevelWarn, "cannot read fingerprint", "err", err, "path", fl.path)
 		return true
@@ -263,7 +264,7 @@ func (fl *follower) resumeAt(ctx context.Context, size int64) error {
 func (fl *follower) restart() {
 	fl.off, fl.pos, fl.pend, fl.skipping = 0, 0, nil, false
 	fl.fpLen, fl.fpSum, fl.head = 0, fnv1a.Offset, nil
-	fl.tailLen, fl.tailSum, fl.stream = 0, fnv1a.Offset, NewStream()
+	fl.tailLen, fl.tailSum, fl.stream = 0, fnv1a.Offset, stream.NewID()
 	fl.publish()
 }
 
@@ -272,11 +273,11 @@ func (fl *follower) restart() {
 // A file that cannot be read there leaves the check unrecorded (zero),
 // and the checkpoint resumes by identity and fingerprint alone.
 func (fl *follower) setTail(data []byte) {
-	if n := min(fl.off, TailSize); int64(len(data)) >= n {
-		fl.tailLen, fl.tailSum = TailOf(data[int64(len(data))-n:])
+	if n := min(fl.off, stream.TailSize); int64(len(data)) >= n {
+		fl.tailLen, fl.tailSum = stream.TailOf(data[int64(len(data))-n:])
 		return
 	}
-	n, sum, ok, err := TailAt(fl.f, fl.off)
+	n, sum, ok, err := stream.TailAt(fl.f, fl.off)
 	if !ok {
 		if err != nil {
 			fl.log.logErr("tail "+fl.path, slog.LevelWarn, "cannot read the bytes before the read position", "err", err, "path", fl.path)
@@ -289,7 +290,7 @@ func (fl *follower) setTail(data []byte) {
 // sendCheckpoint sends the file's checkpoint alone (a chunk without
 // lines); shrunk: it moves below the stored one (Chunk.Shrunk).
 func (fl *follower) sendCheckpoint(ctx context.Context, shrunk bool) error {
-	return fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off, Shrunk: shrunk})
+	return fl.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off, Shrunk: shrunk})
 }
 
 // catchUp sends the file's checkpoint at its start offset, so it exists
@@ -307,11 +308,11 @@ func (fl *follower) finish(ctx context.Context) error {
 	if len(fl.pend) > 0 || fl.skipping {
 		fl.log.Warn("file finished with an unterminated last line, dropped", "path", fl.path, "bytes", fl.pos-fl.off)
 	}
-	return fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off, Done: true})
+	return fl.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off, Done: true})
 }
 
-func (fl *follower) checkpoint() Checkpoint {
-	return Checkpoint{
+func (fl *follower) checkpoint() stream.Checkpoint {
+	return stream.Checkpoint{
 		Source: fl.cfg.source,
 		Path:   fl.path,
 		File:   fl.id,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/stream"
 )
 
 // Generations rotated away between two looks (issue 29): a file created
@@ -40,7 +41,7 @@ import (
 
 // seenFiles remembers the files the looks saw.
 type seenFiles struct {
-	files   map[FileID]seenFile
+	files   map[stream.FileID]seenFile
 	look    uint32 // the number of the last look
 	horizon int64  // the newest modification time the last look saw (Unix ns)
 }
@@ -53,7 +54,7 @@ type seenFile struct {
 	look  uint32 // the last look that saw it
 }
 
-func newSeenFiles() seenFiles { return seenFiles{files: make(map[FileID]seenFile)} }
+func newSeenFiles() seenFiles { return seenFiles{files: make(map[stream.FileID]seenFile)} }
 
 // seeFollowed remembers a file a follower is done with: its modification
 // time and its fingerprint, so that a later look knows it again.
@@ -128,7 +129,7 @@ func headSum(path string) (uint64, int, error) {
 		return 0, 0, err
 	}
 	defer f.Close()
-	var buf [FingerprintSize]byte
+	var buf [stream.FingerprintSize]byte
 	n, err := f.ReadAt(buf[:], 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return 0, 0, err
@@ -151,7 +152,7 @@ func (t *Tailer) isNew(fi *fileInfo) bool {
 	case s.fpLen < 0:
 		return true
 	}
-	match, err := fileFingerprintMatches(fi.path, int(s.fpLen), s.fpSum)
+	match, err := stream.HasFingerprint(fi.path, int(s.fpLen), s.fpSum)
 	return err == nil && !match
 }
 
@@ -229,7 +230,7 @@ func (t *Tailer) unclaimed(fis []fileInfo) []*fileInfo {
 // readGeneration follows c, a rotated file no look saw, from 0 (or where
 // the ledger says) until it is quiet for RotateGrace.
 func (t *Tailer) readGeneration(ctx context.Context, c *fileInfo) {
-	fl, err := t.openFollower(c.path, c.id, Checkpoint{Source: t.cfg.Source})
+	fl, err := t.openFollower(c.path, c.id, stream.Checkpoint{Source: t.cfg.Source})
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			t.log.logErr("open "+c.path, slog.LevelWarn, "cannot open rotated file", "err", err, "path", c.path)

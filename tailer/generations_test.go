@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/stream"
 )
 
 // Issue 29, 2: generations created and rotated away between two polls are
@@ -73,7 +74,7 @@ func TestGenerationsRotatedBetweenPolls(t *testing.T) {
 			h := start(t, cfg)
 			h.waitFor("the first 100 lines", countLines(100))
 			h.settle(2) // the follower and the rescan timer wait on the clock
-			ids := []FileID{idOf(t, p)}
+			ids := []stream.FileID{idOf(t, p)}
 			tags := []string{"a", "b", "c", "d"}
 			sizes := []int{100, 150, 170, 90}
 			for g := 1; g < 4; g++ {
@@ -125,7 +126,7 @@ func TestGenerationMovedInNotRead(t *testing.T) {
 	}
 	mustRename(t, old, p+".7")
 	h.tl.triggerRescan()
-	h.waitFor("the ERROR", func([]Chunk) bool { return strings.Contains(logs.String(), "level=ERROR") })
+	h.waitFor("the ERROR", func([]stream.Chunk) bool { return strings.Contains(logs.String(), "level=ERROR") })
 	cs := h.stop()
 	if got := len(allLines(cs)); got != 10 {
 		t.Fatalf("%d lines read, want the 10 of access.log", got)

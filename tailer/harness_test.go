@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/stream"
 )
 
 // waitLimit bounds every wait for an event.
@@ -27,7 +28,7 @@ type harness struct {
 	recv   chan struct{} // collector exited
 
 	mu     sync.Mutex
-	chunks []Chunk
+	chunks []stream.Chunk
 	notify chan struct{}
 }
 
@@ -37,7 +38,7 @@ func fakeClock() *clock.Fake { return clock.NewFake(time.Date(2024, 1, 1, 0, 0, 
 // start runs a Tailer with cfg; Run must return nil when the test stops it.
 func start(t *testing.T, cfg Config) *harness {
 	t.Helper()
-	out := make(chan Chunk)
+	out := make(chan stream.Chunk)
 	tl, err := New(cfg, out)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -88,20 +89,20 @@ func start(t *testing.T, cfg Config) *harness {
 }
 
 // stop cancels Run, waits for it and returns everything sent.
-func (h *harness) stop() []Chunk {
+func (h *harness) stop() []stream.Chunk {
 	h.cancel()
 	return h.got()
 }
 
-func (h *harness) got() []Chunk {
+func (h *harness) got() []stream.Chunk {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]Chunk(nil), h.chunks...)
+	return append([]stream.Chunk(nil), h.chunks...)
 }
 
 // waitFor waits until cond holds for the chunks so far, moving a fake clock
 // on by PollInterval while it waits.
-func (h *harness) waitFor(what string, cond func([]Chunk) bool) []Chunk {
+func (h *harness) waitFor(what string, cond func([]stream.Chunk) bool) []stream.Chunk {
 	h.t.Helper()
 	deadline := time.After(waitLimit)
 	for {
@@ -140,7 +141,7 @@ func (h *harness) tick(n int) {
 	h.settle(n)
 }
 
-func dump(cs []Chunk) string {
+func dump(cs []stream.Chunk) string {
 	var b strings.Builder
 	for _, c := range cs {
 		fmt.Fprintf(&b, "  file=%v path=%s start=%d off=%d len=%d skipped=%d done=%v\n",
@@ -187,7 +188,7 @@ func want(tag string, from, to int) []string {
 	return out
 }
 
-func idOf(t *testing.T, path string) FileID {
+func idOf(t *testing.T, path string) stream.FileID {
 	t.Helper()
 	st, err := os.Stat(path)
 	if err != nil {
@@ -201,7 +202,7 @@ func idOf(t *testing.T, path string) FileID {
 }
 
 // linesOf returns the lines sent for file id, in order.
-func linesOf(cs []Chunk, id FileID) []string {
+func linesOf(cs []stream.Chunk, id stream.FileID) []string {
 	var out []string
 	for i := range cs {
 		if cs[i].Checkpoint.File != id {
@@ -213,7 +214,7 @@ func linesOf(cs []Chunk, id FileID) []string {
 }
 
 // allLines returns every line sent, in order.
-func allLines(cs []Chunk) []string {
+func allLines(cs []stream.Chunk) []string {
 	var out []string
 	for i := range cs {
 		cs[i].Lines(func(line []byte, _ int64) { out = append(out, string(line)) })
@@ -221,15 +222,15 @@ func allLines(cs []Chunk) []string {
 	return out
 }
 
-func countLines(n int) func([]Chunk) bool {
-	return func(cs []Chunk) bool { return len(allLines(cs)) >= n }
+func countLines(n int) func([]stream.Chunk) bool {
+	return func(cs []stream.Chunk) bool { return len(allLines(cs)) >= n }
 }
 
-func hasDone(id FileID) func([]Chunk) bool {
-	return func(cs []Chunk) bool { return doneIndex(cs, id) >= 0 }
+func hasDone(id stream.FileID) func([]stream.Chunk) bool {
+	return func(cs []stream.Chunk) bool { return doneIndex(cs, id) >= 0 }
 }
 
-func doneIndex(cs []Chunk, id FileID) int {
+func doneIndex(cs []stream.Chunk, id stream.FileID) int {
 	for i, c := range cs {
 		if c.Done && c.Checkpoint.File == id {
 			return i
@@ -239,7 +240,7 @@ func doneIndex(cs []Chunk, id FileID) int {
 }
 
 // lastCheckpoint returns the checkpoint of the last chunk for id.
-func lastCheckpoint(t *testing.T, cs []Chunk, id FileID) Checkpoint {
+func lastCheckpoint(t *testing.T, cs []stream.Chunk, id stream.FileID) stream.Checkpoint {
 	t.Helper()
 	for i := len(cs) - 1; i >= 0; i-- {
 		if cs[i].Checkpoint.File == id {
@@ -247,17 +248,17 @@ func lastCheckpoint(t *testing.T, cs []Chunk, id FileID) Checkpoint {
 		}
 	}
 	t.Fatalf("no chunk for %v", id)
-	return Checkpoint{}
+	return stream.Checkpoint{}
 }
 
 // roundTrip stores and loads a checkpoint as the buffer would.
-func roundTrip(t *testing.T, cp Checkpoint) Checkpoint {
+func roundTrip(t *testing.T, cp stream.Checkpoint) stream.Checkpoint {
 	t.Helper()
 	b, err := cp.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out Checkpoint
+	var out stream.Checkpoint
 	if err := out.UnmarshalBinary(b); err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +288,7 @@ func head(s []string) []string {
 // checkChunks verifies the per-file invariants of a chunk stream: Data
 // chunks are exactly [Start, Offset) and whole lines, each file's chunks are
 // contiguous (a reset goes back), nothing follows a Done.
-func checkChunks(t *testing.T, cs []Chunk) {
+func checkChunks(t *testing.T, cs []stream.Chunk) {
 	t.Helper()
 	next := map[string]int64{}
 	done := map[string]bool{}
@@ -331,7 +332,7 @@ func checkChunks(t *testing.T, cs []Chunk) {
 			t.Fatalf("chunk %d for %v starts at %d, want %d\n%s", i, c.Checkpoint.File, c.Start, want, dump(cs))
 		}
 		next[k] = c.Checkpoint.Offset
-		wantFP := int(min(c.Checkpoint.Offset, FingerprintSize))
+		wantFP := int(min(c.Checkpoint.Offset, stream.FingerprintSize))
 		if !c.Done && c.Checkpoint.FPLen != wantFP {
 			t.Fatalf("chunk %d: FPLen %d, want %d", i, c.Checkpoint.FPLen, wantFP)
 		}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 	"sync"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Heads: the first bytes of the followed files, indexed to tell a new
@@ -189,7 +191,7 @@ func commonPrefix(a, b []byte) int {
 // followed files' heads but self's (see headIndex.match). A read error
 // is neither.
 func (t *Tailer) copyOfFollowed(r io.ReaderAt, self *follower) (full, partial bool) {
-	var buf [FingerprintSize]byte
+	var buf [stream.FingerprintSize]byte
 	n, err := r.ReadAt(buf[:], 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return false, false

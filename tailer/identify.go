@@ -3,6 +3,8 @@ package tailer
 import (
 	"errors"
 	"path/filepath"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Located is where Locate found a checkpoint's file.
@@ -11,14 +13,14 @@ type Located struct {
 	Path string
 	// ID is the file's identity now: another than the checkpoint's when
 	// the file was copied or restored (a rebuilt host).
-	ID FileID
+	ID stream.FileID
 	// Size is the file's size now.
 	Size int64
 }
 
 // Locate is LocateSource for a source with only globs: rotated files
 // beside its files, symbolic links leaving their directories not followed.
-func Locate(globs []string, cp Checkpoint) (loc Located, ok bool) {
+func Locate(globs []string, cp stream.Checkpoint) (loc Located, ok bool) {
 	return LocateSource(SourceFiles{Paths: globs}, cp)
 }
 
@@ -34,7 +36,7 @@ func Locate(globs []string, cp Checkpoint) (loc Located, ok bool) {
 // being renamed while it looks can be missed: a caller that finds nothing
 // may look again. A checkpoint with an empty fingerprint
 // (FPLen 0) matches only by identity. ok is false when no file fits.
-func LocateSource(src SourceFiles, cp Checkpoint) (loc Located, ok bool) {
+func LocateSource(src SourceFiles, cp stream.Checkpoint) (loc Located, ok bool) {
 	globs := src.Paths
 	lp := newLinkPolicy(src.Paths, src.Rotated, src.FollowSymlinks)
 	var found []fileInfo
@@ -55,15 +57,15 @@ func LocateSource(src SourceFiles, cp Checkpoint) (loc Located, ok bool) {
 			if cp.FPLen == 0 {
 				return
 			}
-			if match, err := fileFingerprintMatches(p, cp.FPLen, cp.FPSum); err != nil || !match {
+			if match, err := stream.HasFingerprint(p, cp.FPLen, cp.FPSum); err != nil || !match {
 				return
 			}
 		} else if cp.FPLen > 0 {
-			if match, err := fileFingerprintMatches(p, cp.FPLen, cp.FPSum); err != nil || !match {
+			if match, err := stream.HasFingerprint(p, cp.FPLen, cp.FPSum); err != nil || !match {
 				return // a reused inode
 			}
 		}
-		if match, err := fileTailMatches(p, cp); err != nil || !match {
+		if match, err := stream.FileTailMatches(p, cp); err != nil || !match {
 			return // another file that begins with the same bytes
 		}
 		found = append(found, fi)
@@ -100,10 +102,4 @@ func LocateSource(src SourceFiles, cp Checkpoint) (loc Located, ok bool) {
 		return Located{Path: fi.path, ID: fi.id, Size: fi.size}, true
 	}
 	return Located{}, false
-}
-
-// HasFingerprint reports whether the first n bytes of the file at path
-// hash to sum, as a Checkpoint's FPLen and FPSum do.
-func HasFingerprint(path string, n int, sum uint64) (bool, error) {
-	return fileFingerprintMatches(path, n, sum)
 }

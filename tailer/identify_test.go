@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/stream"
 )
 
 func TestLocate(t *testing.T) {
@@ -16,8 +17,8 @@ func TestLocate(t *testing.T) {
 	os.WriteFile(log, []byte(content), 0o644)
 	st, _ := os.Stat(log)
 	id, _, _ := statID(st)
-	h := fnv1a.Extend(fnv1a.Offset, []byte(content[:FingerprintSize]))
-	cp := Checkpoint{Source: "s", Path: log, File: id, Offset: 800, FPLen: FingerprintSize, FPSum: h}
+	h := fnv1a.Extend(fnv1a.Offset, []byte(content[:stream.FingerprintSize]))
+	cp := stream.Checkpoint{Source: "s", Path: log, File: id, Offset: 800, FPLen: stream.FingerprintSize, FPSum: h}
 	globs := []string{filepath.Join(dir, "*.log")}
 
 	if loc, ok := Locate(globs, cp); !ok || loc.Path != log || loc.ID != id {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Issue 29: a new file whose first bytes equal a gone file's (a fixed
@@ -20,14 +22,14 @@ func writeShared(t *testing.T, path, tag string, n int) {
 	t.Helper()
 	appendLines(t, path, "health", 0, sharedLines)
 	appendLines(t, path, tag, 0, n)
-	if st, _ := os.Stat(path); st.Size() < 2*FingerprintSize {
+	if st, _ := os.Stat(path); st.Size() < 2*stream.FingerprintSize {
 		t.Fatalf("%s: %d bytes, want the shared lines past the fingerprint", path, st.Size())
 	}
 }
 
 // firstCheckpoint follows path (sharedLines + n lines) to its end and
 // returns its last checkpoint, as the buffer stores it.
-func firstCheckpoint(t *testing.T, path string, n int) Checkpoint {
+func firstCheckpoint(t *testing.T, path string, n int) stream.Checkpoint {
 	t.Helper()
 	id := idOf(t, path)
 	h := start(t, realCfg("web", path))
@@ -50,7 +52,7 @@ func TestReusedInodeSamePrefixReadFromZero(t *testing.T) {
 	cp.File = idOf(t, p) // the inode reused
 
 	cfg := realCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	h := start(t, cfg)
 	h.waitFor("the new file", countLines(sharedLines+250))
 	cs := h.stop()
@@ -77,7 +79,7 @@ func TestNewFileSamePrefixNotTakenForCopy(t *testing.T) {
 	writeShared(t, p, "b", 250)
 
 	cfg := realCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	h := start(t, cfg)
 	h.waitFor("the new file", countLines(sharedLines+250))
 	cs := h.stop()
@@ -104,7 +106,7 @@ func TestVersion1CheckpointResumes(t *testing.T) {
 	for _, v := range []uint64{cp.File.Dev, cp.File.Ino, uint64(cp.Offset), uint64(cp.FPLen), cp.FPSum} {
 		b = binary.AppendUvarint(b, v)
 	}
-	var old Checkpoint
+	var old stream.Checkpoint
 	if err := old.UnmarshalBinary(b); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +115,7 @@ func TestVersion1CheckpointResumes(t *testing.T) {
 	}
 
 	cfg := realCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{old}
+	cfg.Checkpoints = []stream.Checkpoint{old}
 	h := start(t, cfg)
 	h.waitFor("the lines after the checkpoint", countLines(30))
 	cs := h.stop()
@@ -166,7 +168,7 @@ func TestMissedGenerationSamePrefixRead(t *testing.T) {
 	appendLines(t, p, "c", 0, 10) // (a live file beginning like a followed one is taken for its copy: a caveat of its own)
 
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	cfg.Since = time.Now().Add(-time.Hour)
 	h := start(t, cfg)
 	h.waitFor("both files", countLines(sharedLines+260))
@@ -196,7 +198,7 @@ func TestRotatedFileWrittenAfterGraceIsRead(t *testing.T) {
 	h.waitFor("the rotated file finished", hasDone(id))
 	appendLines(t, p+".1", "a", 10, 30) // a writer that reopened late
 	h.waitFor("the late lines", countLines(10+5+20))
-	h.waitFor("finished again", func(cs []Chunk) bool {
+	h.waitFor("finished again", func(cs []stream.Chunk) bool {
 		n := 0
 		for _, c := range cs {
 			if c.Done && c.Checkpoint.File == id {

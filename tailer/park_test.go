@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Issue 29, 1: with more files than MaxOpenFiles, quiet files are closed
@@ -41,7 +43,7 @@ func TestParkedFilesExact(t *testing.T) {
 	dir := t.TempDir()
 	path := func(i int) string { return filepath.Join(dir, fmt.Sprintf("f%d.log", i)) }
 	tag := func(i int) string { return fmt.Sprintf("f%d", i) }
-	ids := make([]FileID, 6)
+	ids := make([]stream.FileID, 6)
 	for i := range 6 {
 		appendLines(t, path(i), tag(i), 0, 10)
 		ids[i] = idOf(t, path(i))
@@ -66,7 +68,7 @@ func TestParkedFilesExact(t *testing.T) {
 	}
 	line := lineAt(tag(0), 15)
 	fmt.Fprint(f, line[:10])
-	h.waitFor("the other files to be read again", func([]Chunk) bool { return h.tl.hasParked() })
+	h.waitFor("the other files to be read again", func([]stream.Chunk) bool { return h.tl.hasParked() })
 	for i := 1; i < 6; i++ {
 		appendLines(t, path(i), tag(i), 15, 16)
 	}
@@ -78,7 +80,7 @@ func TestParkedFilesExact(t *testing.T) {
 	// A file renamed while closed, written to under its new name, and
 	// replaced; another deleted while closed.
 	var ren, del int
-	h.waitFor("two files closed", func([]Chunk) bool {
+	h.waitFor("two files closed", func([]stream.Chunk) bool {
 		h.tl.mu.Lock()
 		defer h.tl.mu.Unlock()
 		var closed []int

@@ -3,6 +3,8 @@ package tailer
 import (
 	"context"
 	"time"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Prospector: what becomes of each followed file. A follower reads its
@@ -112,7 +114,7 @@ func (t *Tailer) begin(ctx context.Context, fl *follower) error {
 			return err
 		}
 		cp := *d.retire
-		if err := t.out.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
+		if err := t.out.send(ctx, stream.Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
 			return err
 		}
 		d.retire = nil

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/stream"
 )
 
 // Reading: blocks of a file into chunks of whole lines.
@@ -85,9 +86,9 @@ func (l *freeList) get() []byte {
 	}
 }
 
-// put keeps b for reuse, unless enough are kept. The caller must not use
+// Put keeps b for reuse, unless enough are kept. The caller must not use
 // b after.
-func (l *freeList) put(b []byte) {
+func (l *freeList) Put(b []byte) {
 	if cap(b) != l.size {
 		return
 	}
@@ -136,7 +137,7 @@ func (fl *follower) readOnce(ctx context.Context) (int, bool, error) {
 // recycle gives the read buffer back unless a chunk took it.
 func (fl *follower) recycle() {
 	if fl.buf != nil {
-		fl.out.bufs.put(fl.buf)
+		fl.out.bufs.Put(fl.buf)
 		fl.buf = nil
 	}
 }
@@ -145,13 +146,13 @@ func (fl *follower) recycle() {
 // from start on, and keeps the partial last line. A followed file's last
 // line is never final: the writer may still finish it.
 func (fl *follower) consume(ctx context.Context, data []byte, start int64, bufCap int) error {
-	cut := Cutter{MaxLine: fl.cfg.maxLineBytes, Off: fl.off, Skipping: fl.skipping}
+	cut := stream.Cutter{MaxLine: fl.cfg.maxLineBytes, Off: fl.off, Skipping: fl.skipping}
 	// Hand the buffer itself on when the lines fill much of it; copy them
 	// out of it when they are few. Only the last chunk made from a buffer
 	// may take it: lines before an overlong line are copied. The partial
 	// line is kept apart first: the buffer goes on with the chunk, or back
 	// to the free list.
-	err := cut.Cut(data, start, false, fl.keepPartial, func(c Chunk, last bool) error {
+	err := cut.Cut(data, start, false, fl.keepPartial, func(c stream.Chunk, last bool) error {
 		if c.Skipped > 0 {
 			return fl.emitSkip(ctx, c.Checkpoint.Offset)
 		}
@@ -176,11 +177,11 @@ func (fl *follower) emitData(ctx context.Context, lines []byte, handOff bool) er
 	if len(lines) == 0 {
 		return nil
 	}
-	c := Chunk{Start: fl.off}
+	c := stream.Chunk{Start: fl.off}
 	if handOff {
 		c.Data = lines[:len(lines):len(lines)]
 		if cap(fl.buf) == fl.out.bufs.size {
-			c.buf, c.free = fl.buf, fl.out.bufs
+			c = c.WithBuffer(fl.buf, fl.out.bufs)
 		}
 		fl.buf = nil
 	} else {
@@ -196,7 +197,7 @@ func (fl *follower) emitSkip(ctx context.Context, end int64) error {
 	start := fl.off
 	fl.log.logErr("skip "+fl.path, slog.LevelWarn, "skipping overlong lines (logged once a minute per file)", "path", fl.path, "offset", start, "bytes", end-start, "max", fl.cfg.maxLineBytes)
 	fl.advance(end, nil)
-	return fl.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: start, Skipped: 1})
+	return fl.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: start, Skipped: 1})
 }
 
 // advance moves the checkpoint offset to end, with its tail check,
@@ -206,16 +207,16 @@ func (fl *follower) advance(end int64, data []byte) {
 	start := fl.off
 	fl.off = end
 	fl.setTail(data)
-	if fl.fpLen >= FingerprintSize || int64(fl.fpLen) >= end {
+	if fl.fpLen >= stream.FingerprintSize || int64(fl.fpLen) >= end {
 		return
 	}
-	want := int(min(end, FingerprintSize))
+	want := int(min(end, stream.FingerprintSize))
 	from := int64(fl.fpLen)
 	var more []byte
 	if data != nil && from >= start && int64(want) <= start+int64(len(data)) {
 		more = data[from-start : int64(want)-start]
 	} else {
-		var b [FingerprintSize]byte
+		var b [stream.FingerprintSize]byte
 		n, _ := fl.f.ReadAt(b[:want-fl.fpLen], from)
 		more = b[:n]
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // TestReleaseRecyclesBuffers: a consumer that releases every chunk gets
@@ -34,7 +36,7 @@ func TestReleaseRecyclesBuffers(t *testing.T) {
 	}
 	size := int64(b.Len())
 	const readSize = 4096
-	out := make(chan Chunk, 2)
+	out := make(chan stream.Chunk, 2)
 	tl, err := New(Config{Source: "s", Paths: []string{p}, ReadSize: readSize, MaxLineBytes: 500}, out)
 	if err != nil {
 		t.Fatal(err)
@@ -43,21 +45,21 @@ func TestReleaseRecyclesBuffers(t *testing.T) {
 	ran := make(chan error, 1)
 	go func() { ran <- tl.Run(ctx) }()
 	var got []string
-	var kept []Chunk // every chunk, Data dropped, for checkChunks
+	var kept []stream.Chunk // every chunk, Data dropped, for checkChunks
 	bufs := map[*byte]bool{}
 	pooled, skipped := 0, 0
 	for off := int64(0); off < size; {
 		c := <-out
 		c.Lines(func(line []byte, _ int64) { got = append(got, string(line)) })
-		if c.buf != nil {
+		if c.Buffer() != nil {
 			pooled++
-			bufs[unsafe.SliceData(c.buf)] = true
+			bufs[unsafe.SliceData(c.Buffer())] = true
 		}
 		skipped += c.Skipped
 		off = c.Checkpoint.Offset
 		n := len(c.Data)
 		c.Release()
-		if c.Data != nil || c.buf != nil {
+		if c.Data != nil || c.Buffer() != nil {
 			t.Fatal("Release left Data or the buffer in the chunk")
 		}
 		c.Release()              // a second call through the same variable is a no-op
@@ -86,12 +88,12 @@ func TestReleaseRecyclesBuffers(t *testing.T) {
 
 // TestChunkReleaseNoPool: Release is a no-op on chunks not made by a Tailer.
 func TestChunkReleaseNoPool(t *testing.T) {
-	c := Chunk{Start: 0, Data: []byte("a\n"), Checkpoint: Checkpoint{Offset: 2}}
+	c := stream.Chunk{Start: 0, Data: []byte("a\n"), Checkpoint: stream.Checkpoint{Offset: 2}}
 	c.Release()
 	if c.Data != nil {
 		t.Errorf("Data = %q after Release", c.Data)
 	}
-	var d Chunk
+	var d stream.Chunk
 	d.Release()
 }
 
@@ -111,7 +113,7 @@ func TestFullQueueBuffersAreKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	const queue = 8
-	out := make(chan Chunk, queue)
+	out := make(chan stream.Chunk, queue)
 	tl, err := New(Config{Source: "s", Paths: []string{p}, ReadSize: 4096}, out)
 	if err != nil {
 		t.Fatal(err)
@@ -134,8 +136,8 @@ func TestFullQueueBuffersAreKept(t *testing.T) {
 		for len(out) > 0 {
 			c := <-out
 			c.Lines(func(line []byte, _ int64) { got = append(got, string(line)) })
-			if c.buf != nil {
-				bufs[unsafe.SliceData(c.buf)] = true
+			if c.Buffer() != nil {
+				bufs[unsafe.SliceData(c.Buffer())] = true
 			}
 			c.Release()
 		}

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"slices"
 	"time"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Recovery: rotated files written while the daemon was down (Config.Since).
@@ -25,21 +27,21 @@ import (
 //     is read or accounted for; of two such candidates the longer is read).
 //
 // The package doc explains why none of them can have been counted.
-func (t *Tailer) recoverUnread(order []*fileInfo, planned map[FileID]*follower) []*follower {
+func (t *Tailer) recoverUnread(order []*fileInfo, planned map[stream.FileID]*follower) []*follower {
 	since := t.cfg.Since
 	if since.IsZero() {
 		return nil
 	}
-	claimed := func(id FileID) bool {
+	claimed := func(id stream.FileID) bool {
 		if planned[id] != nil {
 			return true
 		}
 		if _, ok := t.waiting[id]; ok {
 			return true
 		}
-		return slices.ContainsFunc(t.cfg.Checkpoints, func(cp Checkpoint) bool { return cp.File == id })
+		return slices.ContainsFunc(t.cfg.Checkpoints, func(cp stream.Checkpoint) bool { return cp.File == id })
 	}
-	heads := make(map[FileID][]byte, len(order))
+	heads := make(map[stream.FileID][]byte, len(order))
 	headOf := func(fi *fileInfo) ([]byte, error) {
 		if h, ok := heads[fi.id]; ok {
 			return h, nil
@@ -53,7 +55,7 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[FileID]*follower) 
 	}
 	after := since.Add(-time.Second)
 	var cands []*fileInfo
-	eligible := make(map[FileID]bool)
+	eligible := make(map[stream.FileID]bool)
 	for _, fi := range order {
 		if fi.matched || fi.size == 0 || !fi.mtime.After(after) || claimed(fi.id) {
 			continue
@@ -98,7 +100,7 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[FileID]*follower) 
 		if isCopy {
 			continue
 		}
-		fl, err := t.openFollower(r.path, r.id, Checkpoint{Source: t.cfg.Source})
+		fl, err := t.openFollower(r.path, r.id, stream.Checkpoint{Source: t.cfg.Source})
 		if err != nil {
 			t.log.logErr("recover "+r.path, slog.LevelWarn, "cannot open rotated file written while down, not reading it", "path", r.path, "err", err)
 			continue
@@ -114,13 +116,13 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[FileID]*follower) 
 // file held when it was read (up to FPLen bytes at least), unless it
 // reaches the checkpoint's offset with other bytes before it (its tail
 // check): then it is another file that begins the same way.
-func (t *Tailer) coveredBy(fi *fileInfo, head []byte) (Checkpoint, bool) {
+func (t *Tailer) coveredBy(fi *fileInfo, head []byte) (stream.Checkpoint, bool) {
 	for _, cp := range t.cfg.Checkpoints {
-		if !SameStream(cp, head) {
+		if !stream.Same(cp, head) {
 			continue
 		}
 		if fi.size >= cp.Offset {
-			if ok, err := fileTailMatches(fi.path, cp); err == nil && !ok {
+			if ok, err := stream.FileTailMatches(fi.path, cp); err == nil && !ok {
 				t.log.Info("rotated file begins like a checkpointed file but its bytes before the checkpoint's offset differ: not its copy (tail check)",
 					"path", fi.path, "checkpoint", cp.Path, "offset", cp.Offset)
 				continue
@@ -128,7 +130,7 @@ func (t *Tailer) coveredBy(fi *fileInfo, head []byte) (Checkpoint, bool) {
 		}
 		return cp, true
 	}
-	return Checkpoint{}, false
+	return stream.Checkpoint{}, false
 }
 
 // readHead returns the first (up to FingerprintSize) bytes of the file at
@@ -139,7 +141,7 @@ func (t *Tailer) readHead(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	buf := make([]byte, FingerprintSize)
+	buf := make([]byte, stream.FingerprintSize)
 	n, err := f.ReadAt(buf, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("read %s: %w", path, err)

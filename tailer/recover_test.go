@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Rotated files written while the daemon was down (Config.Since).
@@ -13,7 +15,7 @@ import (
 // firstRun writes 100 lines to p, reads them with a tailer and returns
 // the checkpoint that run left (as the buffer returns it), the file's
 // identity and the time of that run's last commit.
-func firstRun(t *testing.T, p string) (Checkpoint, FileID, time.Time) {
+func firstRun(t *testing.T, p string) (stream.Checkpoint, stream.FileID, time.Time) {
 	t.Helper()
 	appendLines(t, p, "a", 0, 100)
 	id := idOf(t, p)
@@ -26,7 +28,7 @@ func firstRun(t *testing.T, p string) (Checkpoint, FileID, time.Time) {
 // and writes 10 more lines to the renamed file, as nginx does until it
 // reopens: the generation's rest, read from the checkpoint at the next
 // start.
-func oldGeneration(t *testing.T, p string) (Checkpoint, FileID, time.Time) {
+func oldGeneration(t *testing.T, p string) (stream.Checkpoint, stream.FileID, time.Time) {
 	t.Helper()
 	cp, id, since := firstRun(t, p)
 	if err := os.Rename(p, p+".1"); err != nil {
@@ -39,7 +41,7 @@ func oldGeneration(t *testing.T, p string) (Checkpoint, FileID, time.Time) {
 // rotate shifts p.1 to p.2, then rotates p to p.1 by rename (a new p is
 // created) or by copytruncate (p is copied to p.1 and truncated in place).
 // It returns the identity of the file now at p.1.
-func rotate(t *testing.T, p string, byCopy bool) FileID {
+func rotate(t *testing.T, p string, byCopy bool) stream.FileID {
 	t.Helper()
 	if err := os.Rename(p+".1", p+".2"); err != nil {
 		t.Fatal(err)
@@ -65,7 +67,7 @@ func rotate(t *testing.T, p string, byCopy bool) FileID {
 // that the last run never committed anything of, rotated again while the
 // daemon was down (to p.1, by copy or rename), then 20 lines of generation
 // "c" in access.log.
-func missedGeneration(t *testing.T, byCopy bool) (p string, cp Checkpoint, oldID, missedID FileID, since time.Time) {
+func missedGeneration(t *testing.T, byCopy bool) (p string, cp stream.Checkpoint, oldID, missedID stream.FileID, since time.Time) {
 	t.Helper()
 	p = filepath.Join(t.TempDir(), "access.log")
 	cp, oldID, since = oldGeneration(t, p)
@@ -89,7 +91,7 @@ func TestMissedGenerationRead(t *testing.T) {
 			p, cp, oldID, missedID, since := missedGeneration(t, tc.byCopy)
 			liveID := idOf(t, p)
 			cfg := fakeCfg("web", p)
-			cfg.Checkpoints = []Checkpoint{cp}
+			cfg.Checkpoints = []stream.Checkpoint{cp}
 			cfg.Since = since
 			h := start(t, cfg)
 			h.waitFor("every line", countLines(10+80+20))
@@ -98,7 +100,7 @@ func TestMissedGenerationRead(t *testing.T) {
 				t.Fatalf("Files() = %q", got)
 			}
 			h.clk.Advance(cfg.RotateGrace)
-			h.waitFor("Done for both rotated files", func(cs []Chunk) bool { return hasDone(oldID)(cs) && hasDone(missedID)(cs) })
+			h.waitFor("Done for both rotated files", func(cs []stream.Chunk) bool { return hasDone(oldID)(cs) && hasDone(missedID)(cs) })
 			cs := h.stop()
 			checkChunks(t, cs)
 			sameLines(t, "old generation", linesOf(cs, oldID), want("a", 100, 110))
@@ -138,7 +140,7 @@ func TestMissedGenerationMtime(t *testing.T) {
 			}
 			liveID := idOf(t, p)
 			cfg := fakeCfg("web", p)
-			cfg.Checkpoints = []Checkpoint{cp}
+			cfg.Checkpoints = []stream.Checkpoint{cp}
 			cfg.Since = since
 			h := start(t, cfg)
 			lines := 10 + 20
@@ -158,7 +160,7 @@ func TestMissedGenerationMtime(t *testing.T) {
 			sameLines(t, "access.log", linesOf(cs, liveID), want("c", 0, 20))
 			if tc.read {
 				sameLines(t, "missed generation", linesOf(cs, missedID), want("b", 0, 80))
-			} else if slices.ContainsFunc(cs, func(c Chunk) bool { return c.Checkpoint.File == missedID }) {
+			} else if slices.ContainsFunc(cs, func(c stream.Chunk) bool { return c.Checkpoint.File == missedID }) {
 				t.Fatalf("a chunk for the old file\n%s", dump(cs))
 			}
 			if n := len(allLines(cs)); n != lines {
@@ -173,7 +175,7 @@ func TestMissedGenerationZeroSince(t *testing.T) {
 	p, cp, oldID, missedID, _ := missedGeneration(t, true)
 	liveID := idOf(t, p)
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	h := start(t, cfg)
 	h.waitFor("the lines", countLines(30))
 	h.settle(3)
@@ -183,7 +185,7 @@ func TestMissedGenerationZeroSince(t *testing.T) {
 	cs := h.stop()
 	sameLines(t, "old generation", linesOf(cs, oldID), want("a", 100, 110))
 	sameLines(t, "access.log", linesOf(cs, liveID), want("c", 0, 20))
-	if slices.ContainsFunc(cs, func(c Chunk) bool { return c.Checkpoint.File == missedID }) || len(allLines(cs)) != 30 {
+	if slices.ContainsFunc(cs, func(c stream.Chunk) bool { return c.Checkpoint.File == missedID }) || len(allLines(cs)) != 30 {
 		t.Fatalf("the rotated file was read\n%s", dump(cs))
 	}
 }
@@ -205,7 +207,7 @@ func TestCopyOfCheckpointedFileNotReadFromZero(t *testing.T) {
 	copyID := idOf(t, p+".1")
 
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	cfg.Since = since
 	h := start(t, cfg)
 	h.waitFor("copy and new lines", countLines(80))
@@ -237,7 +239,7 @@ func TestCopiesOfLiveFilesNotRead(t *testing.T) {
 	h.waitFor("first 3 lines", countLines(3))
 	cp := roundTrip(t, lastCheckpoint(t, h.stop(), id))
 	since := time.Now()
-	if cp.FPLen != int(cp.Offset) || cp.FPLen >= FingerprintSize {
+	if cp.FPLen != int(cp.Offset) || cp.FPLen >= stream.FingerprintSize {
 		t.Fatalf("checkpoint %+v: want a short fingerprint", cp)
 	}
 
@@ -255,7 +257,7 @@ func TestCopiesOfLiveFilesNotRead(t *testing.T) {
 	copyFile(t, q, q+".1")
 
 	cfg := fakeCfg("web", p, q)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	cfg.Since = since
 	h = start(t, cfg)
 	h.waitFor("the lines", countLines(47+40))
@@ -278,7 +280,7 @@ func TestShortCopyOfGoneFileNotRead(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "access.log")
 	cp, id, since := firstRun(t, p)
-	if cp.FPLen != FingerprintSize {
+	if cp.FPLen != stream.FingerprintSize {
 		t.Fatalf("checkpoint %+v: want a full fingerprint", cp)
 	}
 
@@ -296,7 +298,7 @@ func TestShortCopyOfGoneFileNotRead(t *testing.T) {
 	newID := idOf(t, p)
 
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	cfg.Since = since
 	h := start(t, cfg)
 	h.waitFor("the new lines", countLines(30))
@@ -328,7 +330,7 @@ func TestTwoCopiesOfMissedGeneration(t *testing.T) {
 	appendLines(t, p, "c", 0, 20)
 
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	cfg.Since = since
 	h := start(t, cfg)
 	h.waitFor("every line", countLines(10+80+20))
@@ -375,7 +377,7 @@ func TestCopytruncateThenRenameWhileDown(t *testing.T) {
 	copyID, newID := idOf(t, p+".2"), idOf(t, p)
 
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	cfg.Since = since
 	h := start(t, cfg)
 	h.waitFor("every new line", countLines(20+40+10))

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/stream"
 )
 
 // Registry: the files claimed by followers, and copies of them.
@@ -35,7 +36,7 @@ func copyState(r io.ReaderAt, heads [][]byte) (full, partial bool) {
 	if len(heads) == 0 {
 		return false, false
 	}
-	var buf [FingerprintSize]byte
+	var buf [stream.FingerprintSize]byte
 	n, err := r.ReadAt(buf[:], 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return false, false
@@ -73,7 +74,7 @@ func (t *Tailer) isCopy(path string, heads [][]byte) bool {
 // The copy is claimed and returned as a follower at old.Offset. A copy that
 // a fresh follower holds but has not started reading (found by a rescan
 // while it was being written) is taken over.
-func (t *Tailer) findCopy(old Checkpoint, path string) *follower {
+func (t *Tailer) findCopy(old stream.Checkpoint, path string) *follower {
 	if old.FPLen == 0 {
 		return nil
 	}
@@ -81,10 +82,10 @@ func (t *Tailer) findCopy(old Checkpoint, path string) *follower {
 		if fi.id == old.File || fi.size < old.Offset {
 			continue
 		}
-		if ok, _ := fileFingerprintMatches(fi.path, old.FPLen, old.FPSum); !ok {
+		if ok, _ := stream.HasFingerprint(fi.path, old.FPLen, old.FPSum); !ok {
 			continue
 		}
-		if ok, _ := fileTailMatches(fi.path, old); !ok {
+		if ok, _ := stream.FileTailMatches(fi.path, old); !ok {
 			t.log.Info("a rotated file begins like the truncated file but its bytes before the read position differ: not its copy (tail check)", "path", fi.path, "offset", old.Offset)
 			continue
 		}
@@ -120,7 +121,7 @@ func (t *Tailer) freshCandidates(path string) []fileInfo {
 
 // copyExists reports whether a rotated candidate of path other than
 // old's file begins with the bytes old's fingerprint covers.
-func (t *Tailer) copyExists(old Checkpoint, path string) bool {
+func (t *Tailer) copyExists(old stream.Checkpoint, path string) bool {
 	if old.FPLen == 0 {
 		return false
 	}
@@ -128,7 +129,7 @@ func (t *Tailer) copyExists(old Checkpoint, path string) bool {
 		if fi.id == old.File || fi.size < int64(old.FPLen) {
 			continue
 		}
-		if ok, _ := fileFingerprintMatches(fi.path, old.FPLen, old.FPSum); ok {
+		if ok, _ := stream.HasFingerprint(fi.path, old.FPLen, old.FPSum); ok {
 			return true
 		}
 	}
@@ -172,7 +173,7 @@ func (t *Tailer) claim(fl *follower) bool {
 	return true
 }
 
-func (t *Tailer) claimed(id FileID) bool {
+func (t *Tailer) claimed(id stream.FileID) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	_, ok := t.files[id]
@@ -180,7 +181,7 @@ func (t *Tailer) claimed(id FileID) bool {
 }
 
 // release forgets id if it is held by fl (nil for a reservation).
-func (t *Tailer) release(id FileID, fl *follower) {
+func (t *Tailer) release(id stream.FileID, fl *follower) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if cur, ok := t.files[id]; ok && cur == fl {
@@ -192,7 +193,7 @@ func (t *Tailer) release(id FileID, fl *follower) {
 }
 
 // openFollower opens path and checks it is still the file id.
-func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower, error) {
+func (t *Tailer) openFollower(path string, id stream.FileID, cp stream.Checkpoint) (*follower, error) {
 	f, st, err := openID(t.open, path, id)
 	if err != nil {
 		return nil, err
@@ -217,39 +218,11 @@ func (t *Tailer) openFollower(path string, id FileID, cp Checkpoint) (*follower,
 		pub:    published{path: path},
 	}
 	if fl.stream == 0 { // a new file, or a checkpoint of an older logtally
-		fl.stream = NewStream()
+		fl.stream = stream.NewID()
 	}
 	fl.setTail(nil)
 	t.planOpened(fl)
 	return fl, nil
-}
-
-// SameStream reports whether a stream beginning with head (its first
-// bytes, decompressed, up to FingerprintSize) is the file cp describes or a
-// copy of it: cp has a fingerprint and head begins with the bytes it
-// covers. A followed file and its copies (cp, gzip: an archive too) are one
-// stream, as the ledger, keyed by the same fingerprints, counts them: this
-// is the one rule the tailer and the replay both apply (StreamStart).
-func SameStream(cp Checkpoint, head []byte) bool {
-	return cp.FPLen > 0 && len(head) >= cp.FPLen && fnv1a.Extend(fnv1a.Offset, head[:cp.FPLen]) == cp.FPSum
-}
-
-// StreamStart returns where reading a stream beginning with head starts:
-// the most of counted (where the ledger says it is counted) and the
-// offsets of the checkpoints among cps it is the same stream as
-// (SameStream), never below either. held is the furthest of those
-// checkpoints, nil when none is.
-func StreamStart(head []byte, counted int64, cps []Checkpoint) (from int64, held *Checkpoint) {
-	from = max(counted, 0)
-	for i := range cps {
-		if SameStream(cps[i], head) && (held == nil || cps[i].Offset > held.Offset) {
-			held = &cps[i]
-		}
-	}
-	if held != nil {
-		from = max(from, held.Offset)
-	}
-	return from, held
 }
 
 // lineEndAt reports whether off is a line end of f (size bytes): the byte
@@ -270,18 +243,18 @@ func lineEndAt(f *os.File, off, size int64) bool {
 // restored checkpoint whose file no longer begins with its fingerprint, or
 // is shorter than its offset, is left as it is: the rotation rules settle
 // it.
-func (t *Tailer) counted(f *os.File, path string, size int64, cp Checkpoint) Checkpoint {
+func (t *Tailer) counted(f *os.File, path string, size int64, cp stream.Checkpoint) stream.Checkpoint {
 	if size < cp.Offset {
 		return cp
 	}
-	var buf [FingerprintSize]byte
-	n, err := f.ReadAt(buf[:min(int64(FingerprintSize), size)], 0)
+	var buf [stream.FingerprintSize]byte
+	n, err := f.ReadAt(buf[:min(int64(stream.FingerprintSize), size)], 0)
 	if n == 0 || err != nil && !errors.Is(err, io.EOF) {
 		return cp
 	}
 	head := buf[:n]
 	restored := cp.FPLen > 0
-	if restored && !SameStream(cp, head) {
+	if restored && !stream.Same(cp, head) {
 		return cp
 	}
 	off := t.countedAt(f, path, size, t.cfg.Counted(head))
@@ -295,7 +268,7 @@ func (t *Tailer) counted(f *os.File, path string, size int64, cp Checkpoint) Che
 		t.log.Info("file already counted in part: starting where the ledger says", "path", path, "offset", off, "size", size)
 	}
 	cp.Offset = off
-	cp.FPLen = int(min(off, FingerprintSize))
+	cp.FPLen = int(min(off, stream.FingerprintSize))
 	cp.FPSum = fnv1a.Extend(fnv1a.Offset, buf[:cp.FPLen])
 	return cp
 }
@@ -326,7 +299,7 @@ func (t *Tailer) countedAt(f *os.File, path string, size int64, ps []Position) i
 				"path", path, "ledger", p.Offset, "size", size)
 			continue
 		}
-		ok, err := tailMatches(f, Checkpoint{Offset: p.Offset, TailLen: p.TailLen, TailSum: p.TailSum})
+		ok, err := stream.TailMatches(f, stream.Checkpoint{Offset: p.Offset, TailLen: p.TailLen, TailSum: p.TailSum})
 		if err != nil {
 			t.log.logErr("tail "+path, slog.LevelWarn, "cannot read the file where the ledger says it is counted: not moved there", "path", path, "err", err)
 			continue

@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Restore: matching the restored checkpoints to files at start.
@@ -80,17 +82,17 @@ var afterSurvey func()
 // to the files found.
 type restore struct {
 	t     *Tailer
-	byID  map[FileID]*fileInfo
-	order []*fileInfo  // deterministic: glob matches first, then candidates
-	cps   []Checkpoint // the restored checkpoints, by key
+	byID  map[stream.FileID]*fileInfo
+	order []*fileInfo         // deterministic: glob matches first, then candidates
+	cps   []stream.Checkpoint // the restored checkpoints, by key
 
-	planned map[FileID]*follower // every file claimed so far
-	plan    []*follower          // the followers to run, in order
-	lost    []Checkpoint         // checkpoints whose own file is not resumed
-	copies  map[FileID]*follower // a copy of a lost checkpoint's file, by that file
-	dropped []Checkpoint         // checkpoints that match nothing
-	jumped  []*follower          // resumed past their checkpoint, where the ledger says (counted)
-	reports []func()             // what is logged and counted once the plan holds
+	planned map[stream.FileID]*follower // every file claimed so far
+	plan    []*follower                 // the followers to run, in order
+	lost    []stream.Checkpoint         // checkpoints whose own file is not resumed
+	copies  map[stream.FileID]*follower // a copy of a lost checkpoint's file, by that file
+	dropped []stream.Checkpoint         // checkpoints that match nothing
+	jumped  []*follower                 // resumed past their checkpoint, where the ledger says (counted)
+	reports []func()                    // what is logged and counted once the plan holds
 }
 
 // sameFiles reports whether r found the same files as o, each at the same
@@ -128,7 +130,7 @@ func (r *restore) discard(recovered []*follower) {
 // of the literal globs (even while their file is missing) and of the
 // checkpoints' paths.
 func (t *Tailer) survey() *restore {
-	r := &restore{t: t, byID: make(map[FileID]*fileInfo), planned: make(map[FileID]*follower)}
+	r := &restore{t: t, byID: make(map[stream.FileID]*fileInfo), planned: make(map[stream.FileID]*follower)}
 	add := func(fi fileInfo) {
 		if _, ok := r.byID[fi.id]; ok {
 			return
@@ -171,21 +173,21 @@ func (t *Tailer) survey() *restore {
 		}
 	}
 	r.cps = slices.Clone(t.cfg.Checkpoints)
-	slices.SortFunc(r.cps, func(a, b Checkpoint) int { return strings.Compare(a.Key(), b.Key()) })
-	r.copies = make(map[FileID]*follower)
+	slices.SortFunc(r.cps, func(a, b stream.Checkpoint) int { return strings.Compare(a.Key(), b.Key()) })
+	r.copies = make(map[stream.FileID]*follower)
 	return r
 }
 
 // fpOK reports whether fi may be cp's file or a copy of it: at least
 // cp.Offset bytes, beginning with the bytes cp's fingerprint covers, and
 // with the bytes its tail check covers just before cp.Offset.
-func (r *restore) fpOK(fi *fileInfo, cp Checkpoint) bool {
+func (r *restore) fpOK(fi *fileInfo, cp stream.Checkpoint) bool {
 	if fi.size < cp.Offset {
 		return false
 	}
-	ok, err := fileFingerprintMatches(fi.path, cp.FPLen, cp.FPSum)
+	ok, err := stream.HasFingerprint(fi.path, cp.FPLen, cp.FPSum)
 	if err == nil && ok {
-		if ok, err = fileTailMatches(fi.path, cp); err == nil && !ok {
+		if ok, err = stream.FileTailMatches(fi.path, cp); err == nil && !ok {
 			r.t.log.Info("a file begins like a checkpointed file but its bytes before the checkpoint's offset differ: not a copy of it (tail check)",
 				"path", fi.path, "checkpoint", cp.Path, "offset", cp.Offset)
 		}
@@ -197,7 +199,7 @@ func (r *restore) fpOK(fi *fileInfo, cp Checkpoint) bool {
 }
 
 // waits reports whether id is a checkpointed file that could not be read.
-func (r *restore) waits(id FileID) bool {
+func (r *restore) waits(id stream.FileID) bool {
 	_, ok := r.t.waiting[id]
 	return ok
 }
@@ -291,7 +293,7 @@ func (r *restore) settleLost() {
 		}
 		own, ok := r.byID[cp.File]
 		if ok && !r.waits(cp.File) && r.planned[own.id] == nil && own.size > 0 && !r.isCopyOfLost(own) {
-			fl, err := t.openFollower(own.path, own.id, Checkpoint{Source: t.cfg.Source})
+			fl, err := t.openFollower(own.path, own.id, stream.Checkpoint{Source: t.cfg.Source})
 			if err == nil {
 				// It reads the copy's tail first, then resets its
 				// checkpoint (same key) and reads itself from 0.
@@ -327,13 +329,13 @@ func (r *restore) settleLost() {
 // were counted: it resumes there, its new checkpoint sent before it reads
 // (see Tailer.cut and follower.resumeAt). A file shrunk below cp.FPLen cannot be told from
 // one rewritten and is read from 0.
-func (r *restore) resumeShrunk(cp Checkpoint) *follower {
+func (r *restore) resumeShrunk(cp stream.Checkpoint) *follower {
 	t := r.t
 	own, ok := r.byID[cp.File]
 	if !ok || r.waits(cp.File) || r.planned[cp.File] != nil || cp.FPLen == 0 || own.size >= cp.Offset || own.size < int64(cp.FPLen) {
 		return nil
 	}
-	if match, err := fileFingerprintMatches(own.path, cp.FPLen, cp.FPSum); err != nil || !match {
+	if match, err := stream.HasFingerprint(own.path, cp.FPLen, cp.FPSum); err != nil || !match {
 		return nil
 	}
 	c := cp
@@ -359,7 +361,7 @@ func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 	// anything else is sent, so no later chunk can be deleted by mistake.
 	for _, cp := range r.dropped {
 		r.t.lostFile(cp.Path, cp.Offset, "followed file not found again at start (not at its path, by identity among the glob matches and rotated files, nor as a copy), dropping its checkpoint")
-		if err := r.t.out.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
+		if err := r.t.out.send(ctx, stream.Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
 			return err
 		}
 	}
@@ -368,7 +370,7 @@ func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 	// committed before its follower reads on, so that the jump holds
 	// whatever happens to the ledger entry.
 	for _, fl := range r.jumped {
-		if err := r.t.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+		if err := r.t.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
 			return err
 		}
 	}
@@ -376,7 +378,7 @@ func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 	// run: the first commit of this run, which moves the caller's Since
 	// past their modification times, holds them.
 	for _, fl := range recovered {
-		if err := r.t.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+		if err := r.t.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
 			return err
 		}
 	}
@@ -395,7 +397,7 @@ func (r *restore) addFresh() {
 		if t.isCopy(fi.path, planHeads(r.plan)) {
 			continue
 		}
-		fl, err := t.openFollower(fi.path, fi.id, Checkpoint{Source: t.cfg.Source})
+		fl, err := t.openFollower(fi.path, fi.id, stream.Checkpoint{Source: t.cfg.Source})
 		if err != nil {
 			t.log.logErr("open "+fi.path, slog.LevelWarn, "cannot open file", "err", err, "path", fi.path)
 			continue
@@ -431,7 +433,7 @@ func (t *Tailer) register(plan []*follower) {
 // (size at least cp.Offset, fingerprint and tail check matching). wait reports an error
 // other than not-exist: the file's state is unknown, so the checkpoint is
 // kept and tried again at every rescan.
-func (t *Tailer) resume(cp Checkpoint, path string) (fl *follower, wait bool) {
+func (t *Tailer) resume(cp stream.Checkpoint, path string) (fl *follower, wait bool) {
 	fl, err := t.openFollower(path, cp.File, cp)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -450,7 +452,7 @@ func (t *Tailer) resume(cp Checkpoint, path string) (fl *follower, wait bool) {
 		fl.close()
 		return nil, false
 	}
-	ok, err := fingerprintMatches(fl.f, cp.FPLen, cp.FPSum)
+	ok, err := stream.FingerprintMatches(fl.f, cp.FPLen, cp.FPSum)
 	if err != nil {
 		fl.close()
 		t.log.logErr("keep "+path, slog.LevelWarn, "cannot read fingerprint, keeping its checkpoint", "path", path, "err", err)
@@ -460,7 +462,7 @@ func (t *Tailer) resume(cp Checkpoint, path string) (fl *follower, wait bool) {
 		fl.close()
 		return nil, false
 	}
-	if ok, err = tailMatches(fl.f, cp); err != nil {
+	if ok, err = stream.TailMatches(fl.f, cp); err != nil {
 		fl.close()
 		t.log.logErr("keep "+path, slog.LevelWarn, "cannot read the bytes before the checkpoint's offset, keeping its checkpoint", "path", path, "err", err)
 		return nil, true
@@ -495,7 +497,7 @@ func (t *Tailer) retryWaiting(ctx context.Context) error {
 		}
 		delete(t.waiting, id)
 		if fl != nil && fl.off > cp.Offset { // counted further by the ledger: commit the jump first
-			if err := t.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+			if err := t.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
 				fl.close()
 				t.release(id, nil)
 				return err
@@ -511,7 +513,7 @@ func (t *Tailer) retryWaiting(ctx context.Context) error {
 			continue
 		}
 		t.lostFile(cp.Path, cp.Offset, "followed file that could not be examined is gone, dropping its checkpoint")
-		err = t.out.send(ctx, Chunk{Checkpoint: cp, Start: cp.Offset, Done: true})
+		err = t.out.send(ctx, stream.Chunk{Checkpoint: cp, Start: cp.Offset, Done: true})
 		t.release(id, nil)
 		if err != nil {
 			return err

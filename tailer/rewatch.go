@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"time"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Rewatch: rotated files written to after they were finished.
@@ -30,7 +32,7 @@ const maxRotateWatches = 64
 
 // rotateWatch is a finished rotated file watched for growth.
 type rotateWatch struct {
-	cp    Checkpoint // its last checkpoint (Path: where it was finished)
+	cp    stream.Checkpoint // its last checkpoint (Path: where it was finished)
 	until time.Time
 }
 
@@ -83,8 +85,8 @@ func (t *Tailer) rewatch(ctx context.Context) {
 		if err != nil {
 			continue
 		}
-		fpOK, err1 := fingerprintMatches(fl.f, cp.FPLen, cp.FPSum)
-		tailOK, err2 := tailMatches(fl.f, cp)
+		fpOK, err1 := stream.FingerprintMatches(fl.f, cp.FPLen, cp.FPSum)
+		tailOK, err2 := stream.TailMatches(fl.f, cp)
 		if err1 != nil || err2 != nil || !fpOK || !tailOK {
 			fl.close()
 			continue // rewritten: not the file that was finished
@@ -98,7 +100,7 @@ func (t *Tailer) rewatch(ctx context.Context) {
 		t.log.Warn("lines written to a rotated file after it was finished (quiet for the rotate grace): following it again",
 			"path", cp.Path, "offset", cp.Offset, "size", st.Size())
 		// Its checkpoint exists again before any of its new lines.
-		if err := t.out.send(ctx, Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+		if err := t.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
 			t.unfollow(fl)
 			keep = append(keep, ws[i:]...)
 			return

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/stream"
 )
 
 // Rotated files in another directory (logrotate's olddir, Config.Rotated)
@@ -33,7 +34,7 @@ func TestRotatedIntoOldDirWhileDown(t *testing.T) {
 
 			var logs syncbuf.Buffer
 			cfg := fakeCfg("web", p)
-			cfg.Checkpoints = []Checkpoint{cp}
+			cfg.Checkpoints = []stream.Checkpoint{cp}
 			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 			if withRotated {
 				cfg.Rotated = []string{filepath.Join(dir, "old", "access.log*")}
@@ -136,9 +137,9 @@ func TestSymlinks(t *testing.T) {
 				wantN = 15
 			}
 			h.waitFor("the readable files", countLines(wantN))
-			h.waitFor("a few rescans", func() func([]Chunk) bool {
+			h.waitFor("a few rescans", func() func([]stream.Chunk) bool {
 				n := 0
-				return func([]Chunk) bool { n++; return n > 20 }
+				return func([]stream.Chunk) bool { n++; return n > 20 }
 			}())
 			cs := h.stop()
 			got := strings.Join(allLines(cs), "\n")
@@ -188,7 +189,7 @@ func TestLinkPolicyOpen(t *testing.T) {
 	if f.Name() != filepath.Join(dir, "real") {
 		t.Errorf("opened %s", f.Name())
 	}
-	if _, ok := LocateSource(SourceFiles{Paths: []string{filepath.Join(dir, "*.log")}}, Checkpoint{Path: filepath.Join(dir, "bad.log"), File: idOf(t, outside)}); ok {
+	if _, ok := LocateSource(SourceFiles{Paths: []string{filepath.Join(dir, "*.log")}}, stream.Checkpoint{Path: filepath.Join(dir, "bad.log"), File: idOf(t, outside)}); ok {
 		t.Error("Locate found the file through a refused link")
 	}
 }
@@ -209,7 +210,7 @@ func TestCopyTruncateWhileDownCopyNotFound(t *testing.T) {
 	appendLines(t, p, "b", 0, 30)
 	var logs syncbuf.Buffer
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	h := start(t, cfg)
 	h.waitFor("the new lines", countLines(30))

@@ -8,42 +8,8 @@ import (
 	"testing"
 
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/stream"
 )
-
-// The one rule for copies: a checkpoint names a stream by the bytes its
-// fingerprint covers; a stream beginning with them is it (or a copy), and
-// starts at the most of the ledger and those checkpoints.
-func TestSameStreamAndStreamStart(t *testing.T) {
-	data := []byte(strings.Repeat("0123456789abcdef\n", 100)) // 1700 bytes
-	cp := func(off int64, b []byte) Checkpoint {
-		n := int(min(off, FingerprintSize))
-		return Checkpoint{Path: "/l/access.log", Offset: off, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, b[:n])}
-	}
-	head := data[:FingerprintSize]
-	other := bytes.Clone(data)
-	other[3] = 'x'
-	for _, tc := range []struct {
-		name    string
-		cps     []Checkpoint
-		counted int64
-		head    []byte
-		from    int64
-		held    bool
-	}{
-		{"no checkpoint", nil, 340, head, 340, false},
-		{"checkpoint ahead of the ledger", []Checkpoint{cp(1530, data)}, 340, head, 1530, true},
-		{"ledger ahead of the checkpoint", []Checkpoint{cp(170, data)}, 1700, head, 1700, true},
-		{"another stream's checkpoint", []Checkpoint{cp(1530, other)}, 340, head, 340, false},
-		{"a shorter stream than the fingerprint", []Checkpoint{cp(1530, data)}, 0, data[:100], 0, false},
-		{"a checkpoint without fingerprint", []Checkpoint{{Offset: 900}}, 0, head, 0, false},
-		{"the furthest of two", []Checkpoint{cp(170, data), cp(1360, data), cp(1530, other)}, 0, head, 1360, true},
-	} {
-		from, held := StreamStart(tc.head, tc.counted, tc.cps)
-		if from != tc.from || (held != nil) != tc.held {
-			t.Errorf("%s: from %d held %v, want %d %v", tc.name, from, held, tc.from, tc.held)
-		}
-	}
-}
 
 // A file resumed from a restored checkpoint that the ledger says is counted
 // further (a copy of it was replayed while the daemon was down) starts
@@ -60,9 +26,9 @@ func TestResumeTakesTheLedgerWhenAhead(t *testing.T) {
 	}
 	dataA, _ := os.ReadFile(a)
 	dataB, _ := os.ReadFile(b)
-	mk := func(path string, data []byte, at int64) Checkpoint {
-		n := int(min(at, FingerprintSize))
-		return Checkpoint{Source: "web", Path: path, File: idOf(t, path), Offset: at, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, data[:n])}
+	mk := func(path string, data []byte, at int64) stream.Checkpoint {
+		n := int(min(at, stream.FingerprintSize))
+		return stream.Checkpoint{Source: "web", Path: path, File: idOf(t, path), Offset: at, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, data[:n])}
 	}
 	cpA := mk(a, dataA, off(a, 12, "a"))
 	cpB := mk(b, dataB, off(b, 4, "b"))
@@ -72,9 +38,9 @@ func TestResumeTakesTheLedgerWhenAhead(t *testing.T) {
 	cpB.File = idOf(t, b)
 	ledgerA := off(a, 16, "a")
 	cfg := realCfg("web", filepath.Join(dir, "*.log"))
-	cfg.Checkpoints = []Checkpoint{cpA, cpB}
+	cfg.Checkpoints = []stream.Checkpoint{cpA, cpB}
 	tailA := Position{Offset: ledgerA}
-	tailA.TailLen, tailA.TailSum = TailOf(dataA[:ledgerA])
+	tailA.TailLen, tailA.TailSum = stream.TailOf(dataA[:ledgerA])
 	cfg.Counted = func(head []byte) []Position {
 		switch {
 		case bytes.HasPrefix(head, dataA[:10]):

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Issue 29: one source whose glob matches many one-line files (a hosting
@@ -135,7 +137,7 @@ func measureManyFiles(b *testing.B, dir string, n int) scaleResult {
 	runtime.GC()
 	resetPeakRSS(b)
 	r := scaleResult{files: n}
-	out := make(chan Chunk, 4)
+	out := make(chan stream.Chunk, 4)
 	tl, err := New(Config{
 		Source: "bench", Paths: []string{filepath.Join(dir, "many", "*.log")},
 		ReadSize: 1 << 20, IdlePollInterval: time.Second,
@@ -149,7 +151,7 @@ func measureManyFiles(b *testing.B, dir string, n int) scaleResult {
 	var lines atomic.Int64
 	all := make(chan struct{})
 	var cpMu sync.Mutex
-	cps := make(map[string]Checkpoint) // the last checkpoint of each file, for the restart
+	cps := make(map[string]stream.Checkpoint) // the last checkpoint of each file, for the restart
 	go func() {
 		// The daemon's aggregator commits about once a second; the
 		// tailers' sends wait meanwhile.
@@ -225,7 +227,7 @@ func measureManyFiles(b *testing.B, dir string, n int) scaleResult {
 	cpMu.Lock()
 	restored := slices.Collect(maps.Values(cps))
 	cpMu.Unlock()
-	out2 := make(chan Chunk, 4)
+	out2 := make(chan stream.Chunk, 4)
 	tl2, err := New(Config{
 		Source: "bench", Paths: []string{filepath.Join(dir, "many", "*.log")}, Checkpoints: restored,
 		ReadSize: 1 << 20, IdlePollInterval: time.Second, RescanInterval: time.Hour,

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Scan: one look at a source's directories. Each directory is read once
@@ -61,7 +63,7 @@ const (
 // entry.
 type knownFile struct {
 	ino         uint64 // the entry's inode number
-	id          FileID
+	id          stream.FileID
 	size, mtime int64 // mtime in Unix ns
 }
 
@@ -299,9 +301,9 @@ func (s *scan) rotatedPaths(path string, rotated []string) []string {
 type look struct {
 	seq     uint64 // looks are numbered as they begin (lookShare.seq)
 	sc      *scan
-	matches []fileInfo           // the glob matches, as expand
-	rotated []fileInfo           // the rotated names that are no glob match of a file found before
-	byID    map[FileID]*fileInfo // the first path of each file
+	matches []fileInfo                  // the glob matches, as expand
+	rotated []fileInfo                  // the rotated names that are no glob match of a file found before
+	byID    map[stream.FileID]*fileInfo // the first path of each file
 }
 
 // newLook looks at the files now.
@@ -309,7 +311,7 @@ func (t *Tailer) newLook() *look {
 	sc := newScan()
 	sc.known, sc.learnt = t.known, make(map[string]knownFile, len(t.known))
 	defer func() { t.known = sc.learnt }() // looks are made one at a time
-	lk := &look{sc: sc, byID: make(map[FileID]*fileInfo)}
+	lk := &look{sc: sc, byID: make(map[stream.FileID]*fileInfo)}
 	lk.matches = t.expandIn(sc)
 	for i := range lk.matches {
 		if _, ok := lk.byID[lk.matches[i].id]; !ok {
@@ -352,7 +354,7 @@ func (t *Tailer) bases(lk *look) []string {
 			out = append(out, pat)
 		}
 	}
-	atMatch := func(id FileID, p string) bool {
+	atMatch := func(id stream.FileID, p string) bool {
 		fi := lk.byID[id]
 		return fi != nil && fi.matched && fi.path == p
 	}
@@ -372,7 +374,7 @@ func (t *Tailer) bases(lk *look) []string {
 }
 
 // locate finds the glob match that is the file id, if any.
-func (lk *look) locate(id FileID) (string, bool) {
+func (lk *look) locate(id stream.FileID) (string, bool) {
 	if fi := lk.byID[id]; fi != nil && fi.matched {
 		return fi.path, true
 	}
@@ -381,7 +383,7 @@ func (lk *look) locate(id FileID) (string, bool) {
 
 // find finds the file id anywhere in the look: a glob match or a rotated
 // name.
-func (lk *look) find(id FileID) (string, bool) {
+func (lk *look) find(id stream.FileID) (string, bool) {
 	if fi := lk.byID[id]; fi != nil {
 		return fi.path, true
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/stream"
 )
 
 // Files shrunk in place: not a copytruncate (no copy holds the old bytes,
@@ -53,7 +54,7 @@ func TestShrunkInPlace(t *testing.T) {
 			if err := os.Truncate(p, tc.cut); err != nil {
 				t.Fatal(err)
 			}
-			h.waitFor("the reset at the new size", func(cs []Chunk) bool { return len(cs) > 0 && cs[len(cs)-1].Start == tc.cut })
+			h.waitFor("the reset at the new size", func(cs []stream.Chunk) bool { return len(cs) > 0 && cs[len(cs)-1].Start == tc.cut })
 			h.settle(2)
 			appendLines(t, p, "b", 0, 200)
 			h.waitFor("the new lines", countLines(1200))
@@ -61,7 +62,7 @@ func TestShrunkInPlace(t *testing.T) {
 			cs := h.stop()
 			checkChunks(t, cs)
 			sameLines(t, "file", linesOf(cs, id), append(want("a", 0, 1000), want("b", 0, 200)...))
-			reset := slices.IndexFunc(cs, func(c Chunk) bool {
+			reset := slices.IndexFunc(cs, func(c stream.Chunk) bool {
 				return len(c.Data) == 0 && c.Start == tc.cut && c.Checkpoint.Offset == tc.cut && c.Shrunk
 			})
 			if reset < 0 {
@@ -88,17 +89,17 @@ func TestShrunkWhileDown(t *testing.T) {
 	p := filepath.Join(dir, "access.log")
 	appendLines(t, p, "a", 0, 1000)
 	id := idOf(t, p)
-	cp := Checkpoint{Source: "web", Path: p, File: id, Offset: sizeOfLines("a", 1000), FPLen: FingerprintSize, FPSum: fileFP(t, p, FingerprintSize)}
+	cp := stream.Checkpoint{Source: "web", Path: p, File: id, Offset: sizeOfLines("a", 1000), FPLen: stream.FingerprintSize, FPSum: fileFP(t, p, stream.FingerprintSize)}
 	cut := sizeOfLines("a", 500)
 	if err := os.Truncate(p, cut); err != nil {
 		t.Fatal(err)
 	}
 	var logs syncbuf.Buffer
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{roundTrip(t, cp)}
+	cfg.Checkpoints = []stream.Checkpoint{roundTrip(t, cp)}
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	h := start(t, cfg)
-	h.waitFor("the checkpoint at the new size", func(cs []Chunk) bool { return len(cs) > 0 })
+	h.waitFor("the checkpoint at the new size", func(cs []stream.Chunk) bool { return len(cs) > 0 })
 	h.settle(2)
 	appendLines(t, p, "b", 0, 200)
 	h.waitFor("the new lines", countLines(200))

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // A rotation that renames the files while start matches the checkpoints
@@ -17,7 +19,7 @@ func TestRotationDuringStart(t *testing.T) {
 	cp, id, _ := firstRun(t, p)
 	appendLines(t, p, "a", 100, 150) // unread when the daemon starts
 
-	var newID FileID
+	var newID stream.FileID
 	calls := 0
 	afterSurvey = func() {
 		calls++
@@ -35,7 +37,7 @@ func TestRotationDuringStart(t *testing.T) {
 	t.Cleanup(func() { afterSurvey = nil })
 
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	h := start(t, cfg)
 	h.waitFor("the renamed file's tail and the new file", countLines(80))
 	cs := h.stop()

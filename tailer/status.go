@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"sync/atomic"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Status: read-only facts for the status endpoint and `logtally state`.
@@ -31,7 +33,7 @@ func (t *Tailer) Followed() []File {
 // (path.* and path-*, uncompressed), where a rotated file still being read
 // is. found is false when neither is the file (deleted, or rotated
 // somewhere else). It reads no file and never blocks on one.
-func Stat(path string, id FileID) (at string, size int64, found bool) {
+func Stat(path string, id stream.FileID) (at string, size int64, found bool) {
 	return NewStater().Stat(path, id)
 }
 
@@ -44,7 +46,7 @@ type Stater struct{ sc *scan }
 func NewStater() *Stater { return &Stater{sc: newScan()} }
 
 // Stat is the package's Stat, through s's directory listings.
-func (s *Stater) Stat(path string, id FileID) (at string, size int64, found bool) {
+func (s *Stater) Stat(path string, id stream.FileID) (at string, size int64, found bool) {
 	if fi, ok, _ := statRegular(path); ok && fi.id == id {
 		return path, fi.size, true
 	}

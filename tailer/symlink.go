@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // Symlinks: a link whose target leaves the configured directories is not
@@ -146,7 +148,7 @@ func (t *Tailer) open(p string) (*os.File, error) {
 // it is still the file id: a rotation may have put another file at path
 // since it was seen. Another file there is an os.ErrNotExist ("replaced
 // while opening").
-func openID(open func(string) (*os.File, error), path string, id FileID) (*os.File, os.FileInfo, error) {
+func openID(open func(string) (*os.File, error), path string, id stream.FileID) (*os.File, os.FileInfo, error) {
 	f, err := open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s: %w", path, err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/logtally/logtally/stream"
 )
 
 // bubble runs a Tailer on the real clock inside a synctest bubble: time
@@ -23,11 +25,11 @@ type bubble struct {
 	ran    chan error
 
 	mu     sync.Mutex
-	chunks []Chunk
+	chunks []stream.Chunk
 }
 
 func startBubble(t *testing.T, cfg Config) *bubble {
-	out := make(chan Chunk)
+	out := make(chan stream.Chunk)
 	tl, err := New(cfg, out)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +54,7 @@ func startBubble(t *testing.T, cfg Config) *bubble {
 }
 
 // after lets d of (fake) time pass and waits until everything settled.
-func (b *bubble) after(d time.Duration) []Chunk {
+func (b *bubble) after(d time.Duration) []stream.Chunk {
 	time.Sleep(d)
 	synctest.Wait()
 	b.mu.Lock()
@@ -67,7 +69,7 @@ func (b *bubble) loggedKeys() int {
 	return len(b.tl.log.logged)
 }
 
-func (b *bubble) stop() []Chunk {
+func (b *bubble) stop() []stream.Chunk {
 	b.cancel()
 	if err := <-b.ran; err != nil {
 		b.t.Errorf("Run returned %v", err)

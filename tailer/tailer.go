@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/stream"
 )
 
 // The values New gives zero Config fields.
@@ -52,9 +53,9 @@ type Config struct {
 	// can create a file in a log directory could otherwise make the
 	// daemon read any file it can.
 	FollowSymlinks bool
-	Checkpoints    []Checkpoint  // restored state for this source (from the buffer)
-	PollInterval   time.Duration // default DefaultPollInterval: how often an idle file is checked for growth/rotation/truncation
-	RescanInterval time.Duration // default DefaultRescanInterval: how often globs are re-expanded
+	Checkpoints    []stream.Checkpoint // restored state for this source (from the buffer)
+	PollInterval   time.Duration       // default DefaultPollInterval: how often an idle file is checked for growth/rotation/truncation
+	RescanInterval time.Duration       // default DefaultRescanInterval: how often globs are re-expanded
 	// IdlePollInterval, when above PollInterval, is how often a file that
 	// has not grown for IdlePollInterval is polled: a quiet log wakes the
 	// daemon less often, and its next line is seen within
@@ -120,7 +121,7 @@ type Tailer struct {
 	running bool
 	// files holds every claimed file: a follower, or nil for an identity
 	// reserved until a retired checkpoint's Done chunk has been sent.
-	files map[FileID]*follower
+	files map[stream.FileID]*follower
 
 	links        linkPolicy
 	stats        tailerStats
@@ -129,7 +130,7 @@ type Tailer struct {
 	// waiting holds restored checkpoints whose file could not be read
 	// (an error other than not-exist), retried at every rescan. Their
 	// identities are reserved in files. Only Run's goroutine uses it.
-	waiting map[FileID]Checkpoint
+	waiting map[stream.FileID]stream.Checkpoint
 
 	// watched are finished rotated files watched for lines written
 	// later (rewatch.go), oldest first (under mu).
@@ -137,7 +138,7 @@ type Tailer struct {
 	// Closed files (park.go), under mu: parked ones polled by Run, queued
 	// ones waiting for a slot, and how many followers are closing theirs
 	// for them.
-	parked   map[FileID]*follower
+	parked   map[stream.FileID]*follower
 	queue    []*follower
 	yielding int
 	wake     chan struct{} // tells Run to open queued files
@@ -156,7 +157,7 @@ type Tailer struct {
 // New validates cfg and returns a Tailer that will send to out. A bad glob
 // pattern, a missing source name or path, a negative setting, or a restored
 // checkpoint of another source (or a duplicate) is an error.
-func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
+func New(cfg Config, out chan<- stream.Chunk) (*Tailer, error) {
 	if out == nil {
 		return nil, errors.New("new tailer: nil output channel")
 	}
@@ -178,16 +179,16 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 	cfg.Paths = slices.Clone(cfg.Paths)
 	cfg.Rotated = slices.Clone(cfg.Rotated)
 	cfg.Checkpoints = slices.Clone(cfg.Checkpoints)
-	seen := make(map[FileID]bool, len(cfg.Checkpoints))
+	seen := make(map[stream.FileID]bool, len(cfg.Checkpoints))
 	for _, cp := range cfg.Checkpoints {
 		if cp.Source != cfg.Source {
 			return nil, fmt.Errorf("new tailer %q: checkpoint of source %q", cfg.Source, cp.Source)
 		}
 		if seen[cp.File] {
-			return nil, fmt.Errorf("new tailer %q: duplicate checkpoint for file %s", cfg.Source, cp.File.str())
+			return nil, fmt.Errorf("new tailer %q: duplicate checkpoint for file %d:%d", cfg.Source, cp.File.Dev, cp.File.Ino)
 		}
-		if cp.Offset < 0 || cp.FPLen < 0 || cp.FPLen > FingerprintSize {
-			return nil, fmt.Errorf("new tailer %q: checkpoint %s out of range", cfg.Source, cp.File.str())
+		if cp.Offset < 0 || cp.FPLen < 0 || cp.FPLen > stream.FingerprintSize {
+			return nil, fmt.Errorf("new tailer %q: checkpoint %d:%d out of range", cfg.Source, cp.File.Dev, cp.File.Ino)
 		}
 		seen[cp.File] = true
 	}
@@ -217,9 +218,9 @@ func New(cfg Config, out chan<- Chunk) (*Tailer, error) {
 		clk:       cfg.Clock,
 		rescanNow: make(chan struct{}, 1),
 		started:   make(chan struct{}),
-		files:     make(map[FileID]*follower),
-		waiting:   make(map[FileID]Checkpoint),
-		parked:    make(map[FileID]*follower),
+		files:     make(map[stream.FileID]*follower),
+		waiting:   make(map[stream.FileID]stream.Checkpoint),
+		parked:    make(map[stream.FileID]*follower),
 		wake:      make(chan struct{}, 1),
 		seen:      newSeenFiles(),
 		links:     newLinkPolicy(cfg.Paths, cfg.Rotated, cfg.FollowSymlinks),
@@ -304,7 +305,7 @@ func (t *Tailer) rescan(ctx context.Context) {
 			t.log.logErr("copy "+fi.path, slog.LevelInfo, "not following a copy of a followed file", "path", fi.path)
 			continue
 		}
-		fl, err := t.openFollower(fi.path, fi.id, Checkpoint{Source: t.cfg.Source})
+		fl, err := t.openFollower(fi.path, fi.id, stream.Checkpoint{Source: t.cfg.Source})
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				t.log.logErr("open "+fi.path, slog.LevelWarn, "cannot open file", "err", err, "path", fi.path)
@@ -341,13 +342,13 @@ func (t *Tailer) triggerRescan() {
 // output hands a Tailer's chunks to the consumer, and holds the read
 // buffers that come back from it. Its followers share it.
 type output struct {
-	ch   chan<- Chunk
+	ch   chan<- stream.Chunk
 	bufs *freeList
 }
 
 // send hands c on, waiting for the consumer. Nothing is sent once ctx is
 // cancelled.
-func (o *output) send(ctx context.Context, c Chunk) error {
+func (o *output) send(ctx context.Context, c stream.Chunk) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

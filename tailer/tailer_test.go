@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/stream"
 )
 
 // realCfg is a config on the real clock with fast polling.
@@ -71,7 +72,7 @@ func TestResumeFromCheckpoint(t *testing.T) {
 
 	appendLines(t, p, "a", 10, 60)
 	cfg := realCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	h = start(t, cfg)
 	cs = h.waitFor("50 more lines", countLines(50))
 	if cs[0].Start != cp.Offset {
@@ -81,18 +82,18 @@ func TestResumeFromCheckpoint(t *testing.T) {
 	checkChunks(t, cs)
 	sameLines(t, "after resume", allLines(cs), want("a", 10, 60))
 	cp2 := roundTrip(t, lastCheckpoint(t, cs, id))
-	if cp2.FPLen != FingerprintSize || cp2.FPSum != fileFP(t, p, FingerprintSize) {
+	if cp2.FPLen != stream.FingerprintSize || cp2.FPSum != fileFP(t, p, stream.FingerprintSize) {
 		t.Fatalf("fingerprint after growth: len %d sum %x", cp2.FPLen, cp2.FPSum)
 	}
 
 	appendLines(t, p, "a", 60, 70)
-	cfg.Checkpoints = []Checkpoint{cp2}
+	cfg.Checkpoints = []stream.Checkpoint{cp2}
 	h = start(t, cfg)
 	h.waitFor("10 more lines", countLines(10))
 	cs = h.stop()
 	checkChunks(t, cs)
 	sameLines(t, "second resume", allLines(cs), want("a", 60, 70))
-	if got := lastCheckpoint(t, cs, id); got.FPLen != FingerprintSize || got.FPSum != cp2.FPSum {
+	if got := lastCheckpoint(t, cs, id); got.FPLen != stream.FingerprintSize || got.FPSum != cp2.FPSum {
 		t.Fatalf("full fingerprint changed: %+v", got)
 	}
 }
@@ -127,7 +128,7 @@ func TestRenameRotation(t *testing.T) {
 	newID := idOf(t, p)
 
 	h.waitFor("lines written after the rename", countLines(150))
-	h.waitFor("the new file followed", func([]Chunk) bool { return len(h.tl.Files()) == 2 })
+	h.waitFor("the new file followed", func([]stream.Chunk) bool { return len(h.tl.Files()) == 2 })
 	h.settle(3)
 	if got := h.tl.Files(); !slices.Equal(got, []string{p, p + ".1"}) {
 		t.Fatalf("Files() = %q", got)
@@ -195,7 +196,7 @@ func TestRenameRotationConcurrentWriter(t *testing.T) {
 	for i := 0; i < 1000; i++ {
 		appendLines(t, p, "b", i, i+1)
 	}
-	h.waitFor("every line and Done for the old file", func(cs []Chunk) bool {
+	h.waitFor("every line and Done for the old file", func(cs []stream.Chunk) bool {
 		return len(allLines(cs)) >= n+1000 && doneIndex(cs, oldID) >= 0
 	})
 	cs := h.stop()
@@ -289,7 +290,7 @@ func TestRotationWhileDown(t *testing.T) {
 	os.WriteFile(p+".2.gz", []byte("not read\n"), 0o644) // compressed candidates are ignored
 
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	h := start(t, cfg)
 	h.waitFor("the rest of the old file and the new file", countLines(80))
 	h.settle(3)
@@ -320,7 +321,7 @@ func TestCopyTruncateWhileDown(t *testing.T) {
 	copyID := idOf(t, p+".1")
 
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	h := start(t, cfg)
 	h.waitFor("copy and new lines", countLines(80))
 	h.settle(3)
@@ -333,7 +334,7 @@ func TestCopyTruncateWhileDown(t *testing.T) {
 	// The copy's checkpoint exists before the original's is reset, and the
 	// original's is reset before any of its new lines and before the copy
 	// is Done.
-	first := slices.IndexFunc(cs, func(c Chunk) bool { return c.Checkpoint.File == id })
+	first := slices.IndexFunc(cs, func(c stream.Chunk) bool { return c.Checkpoint.File == id })
 	if cs[0].Checkpoint.File != copyID || cs[0].Start != cp.Offset {
 		t.Fatalf("first chunk %+v, want the copy's at %d", cs[0].Checkpoint, cp.Offset)
 	}
@@ -350,9 +351,9 @@ func TestCheckpointMatchingNothingDropped(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "access.log")
 	appendLines(t, p, "a", 0, 5)
-	gone := Checkpoint{Source: "web", Path: filepath.Join(dir, "old.log"), File: FileID{Dev: 1, Ino: 999999}, Offset: 500, FPLen: 500, FPSum: 42}
+	gone := stream.Checkpoint{Source: "web", Path: filepath.Join(dir, "old.log"), File: stream.FileID{Dev: 1, Ino: 999999}, Offset: 500, FPLen: 500, FPSum: 42}
 	cfg := realCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{gone}
+	cfg.Checkpoints = []stream.Checkpoint{gone}
 	h := start(t, cfg)
 	cs := h.waitFor("5 lines", countLines(5))
 	if !cs[0].Done || cs[0].Checkpoint.Key() != gone.Key() {
@@ -399,19 +400,19 @@ func TestPartialLastLine(t *testing.T) {
 func TestStaleCheckpointReadsFromZero(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		edit func(*Checkpoint)
+		edit func(*stream.Checkpoint)
 	}{
-		{"fingerprint differs", func(cp *Checkpoint) { cp.FPSum++ }},
+		{"fingerprint differs", func(cp *stream.Checkpoint) { cp.FPSum++ }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			p := filepath.Join(dir, "access.log")
 			appendLines(t, p, "a", 0, 40)
 			id := idOf(t, p)
-			cp := Checkpoint{Source: "web", Path: p, File: id, Offset: 1100, FPLen: FingerprintSize, FPSum: fileFP(t, p, FingerprintSize)}
+			cp := stream.Checkpoint{Source: "web", Path: p, File: id, Offset: 1100, FPLen: stream.FingerprintSize, FPSum: fileFP(t, p, stream.FingerprintSize)}
 			tc.edit(&cp)
 			cfg := realCfg("web", p)
-			cfg.Checkpoints = []Checkpoint{cp}
+			cfg.Checkpoints = []stream.Checkpoint{cp}
 			h := start(t, cfg)
 			h.waitFor("40 lines", countLines(40))
 			cs := h.stop()
@@ -470,7 +471,7 @@ func TestLongLinesSkipped(t *testing.T) {
 				f.WriteString(content[i:min(i+700, len(content))])
 				f.Close()
 			}
-			h.waitFor("every line", func(cs []Chunk) bool {
+			h.waitFor("every line", func(cs []stream.Chunk) bool {
 				return len(cs) > 0 && cs[len(cs)-1].Checkpoint.Offset == int64(len(content))
 			})
 			cs := h.stop()
@@ -530,10 +531,10 @@ func TestStatErrorLoggedAndRetried(t *testing.T) {
 	cfg := realCfg("web", filepath.Join(dir, "*.log"))
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	h := start(t, cfg)
-	h.waitFor("a few rescans", func([]Chunk) bool { return strings.Contains(logs.String(), "cannot stat file") })
-	h.waitFor("more rescans", func() func([]Chunk) bool {
+	h.waitFor("a few rescans", func([]stream.Chunk) bool { return strings.Contains(logs.String(), "cannot stat file") })
+	h.waitFor("more rescans", func() func([]stream.Chunk) bool {
 		deadline := time.Now().Add(100 * time.Millisecond) // at least 10 rescans
-		return func([]Chunk) bool { return time.Now().After(deadline) }
+		return func([]stream.Chunk) bool { return time.Now().After(deadline) }
 	}())
 	if n := strings.Count(logs.String(), "cannot stat file"); n != 1 {
 		t.Fatalf("logged %d times, want once:\n%s", n, logs.String())
@@ -564,7 +565,7 @@ func TestBroadGlobCopiesAndRenames(t *testing.T) {
 	appendLines(t, p+".1", "a", 100, 110)
 	appendLines(t, p, "b", 0, 10)
 	h.waitFor("all lines", countLines(120))
-	h.waitFor("files", func([]Chunk) bool { return len(h.tl.Files()) == 2 })
+	h.waitFor("files", func([]stream.Chunk) bool { return len(h.tl.Files()) == 2 })
 	cs := h.stop()
 	checkChunks(t, cs)
 	sameLines(t, "renamed", linesOf(cs, id), want("a", 0, 110))
@@ -577,13 +578,13 @@ func TestBroadGlobCopiesAndRenames(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	out := make(chan Chunk)
+	out := make(chan stream.Chunk)
 	for _, cfg := range []Config{
 		{Source: "web", Paths: []string{"/var/log/[.log"}},
 		{Source: "web"},
 		{Paths: []string{"/x"}},
-		{Source: "web", Paths: []string{"/x"}, Checkpoints: []Checkpoint{{Source: "other"}}},
-		{Source: "web", Paths: []string{"/x"}, Checkpoints: []Checkpoint{{Source: "web"}, {Source: "web"}}},
+		{Source: "web", Paths: []string{"/x"}, Checkpoints: []stream.Checkpoint{{Source: "other"}}},
+		{Source: "web", Paths: []string{"/x"}, Checkpoints: []stream.Checkpoint{{Source: "web"}, {Source: "web"}}},
 		{Source: "web", Paths: []string{"/x"}, PollInterval: -1},
 	} {
 		if _, err := New(cfg, out); err == nil {
@@ -605,7 +606,7 @@ func TestSlowConsumerLosesNothing(t *testing.T) {
 	appendLines(t, p, "a", 0, 5000)
 	cfg := realCfg("web", p)
 	cfg.ReadSize = 4096
-	out := make(chan Chunk)
+	out := make(chan stream.Chunk)
 	tl, err := New(cfg, out)
 	if err != nil {
 		t.Fatal(err)
@@ -617,7 +618,7 @@ func TestSlowConsumerLosesNothing(t *testing.T) {
 	appended := false
 	deadline := time.After(waitLimit)
 	for len(lines) < 5100 {
-		var c Chunk
+		var c stream.Chunk
 		select {
 		case c = <-out:
 		case <-deadline:
@@ -658,10 +659,10 @@ func TestUnreadableCheckpointedFileWaits(t *testing.T) {
 	}
 	var logs syncbuf.Buffer
 	cfg := realCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	h = start(t, cfg)
-	h.waitFor("the error logged", func([]Chunk) bool { return strings.Contains(logs.String(), "keeping its checkpoint") })
+	h.waitFor("the error logged", func([]stream.Chunk) bool { return strings.Contains(logs.String(), "keeping its checkpoint") })
 	if got := h.got(); len(got) != 0 {
 		t.Fatalf("sent %d chunks while the file could not be read:\n%s", len(got), dump(got))
 	}
@@ -691,16 +692,16 @@ func TestCopyWhileDownOriginalGone(t *testing.T) {
 	}
 	copyID := idOf(t, p+".1")
 	cfg := fakeCfg("web", p)
-	cfg.Checkpoints = []Checkpoint{cp}
+	cfg.Checkpoints = []stream.Checkpoint{cp}
 	h := start(t, cfg)
-	h.waitFor("the copy and the old checkpoint dropped", func(cs []Chunk) bool { return countLines(50)(cs) && hasDone(id)(cs) })
+	h.waitFor("the copy and the old checkpoint dropped", func(cs []stream.Chunk) bool { return countLines(50)(cs) && hasDone(id)(cs) })
 	h.settle(2)
 	h.clk.Advance(cfg.RotateGrace)
 	h.waitFor("Done for the copy", hasDone(copyID))
 	cs := h.stop()
 	checkChunks(t, cs)
 	sameLines(t, "copy", linesOf(cs, copyID), want("a", 100, 150))
-	lastData := slices.IndexFunc(cs, func(c Chunk) bool { return c.Checkpoint.File == copyID && len(c.Data) > 0 })
+	lastData := slices.IndexFunc(cs, func(c stream.Chunk) bool { return c.Checkpoint.File == copyID && len(c.Data) > 0 })
 	if cs[0].Checkpoint.File != copyID || lastData > doneIndex(cs, id) {
 		t.Fatalf("order wrong: the copy's checkpoint must come before the old one is dropped\n%s", dump(cs))
 	}
@@ -724,7 +725,7 @@ func TestTruncateWithoutCopy(t *testing.T) {
 	cs := h.stop()
 	checkChunks(t, cs)
 	sameLines(t, "file", linesOf(cs, id), append(want("a", 0, 100), want("b", 0, 10)...))
-	reset := slices.IndexFunc(cs, func(c Chunk) bool { return c.Start == 0 && c.Checkpoint.Offset == 0 })
+	reset := slices.IndexFunc(cs, func(c stream.Chunk) bool { return c.Start == 0 && c.Checkpoint.Offset == 0 })
 	if reset < 0 || reset != len(cs)-2 {
 		t.Fatalf("no reset chunk before the new lines\n%s", dump(cs))
 	}
@@ -748,7 +749,7 @@ func TestCopyFoundWhileBeingWritten(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.clk.Advance(h.cfg.RescanInterval)
-		h.waitFor("the empty copy followed", func([]Chunk) bool { return len(h.tl.Files()) == 2 })
+		h.waitFor("the empty copy followed", func([]stream.Chunk) bool { return len(h.tl.Files()) == 2 })
 		h.settle(3)
 		appendLines(t, p, "a", 100, 150)
 		copyFile(t, p, p+".1") // cp is done
@@ -772,9 +773,9 @@ func TestCopyFoundWhileBeingWritten(t *testing.T) {
 // of a checkpoint whose file is gone.
 func TestStartedAfterStartChunks(t *testing.T) {
 	dir := t.TempDir()
-	gone := Checkpoint{Source: "s", Path: filepath.Join(dir, "access.log"), File: FileID{Dev: 1, Ino: 424242}, Offset: 10}
-	out := make(chan Chunk) // unbuffered: the tailer blocks until we read
-	tl, err := New(Config{Source: "s", Paths: []string{filepath.Join(dir, "access.log")}, Checkpoints: []Checkpoint{gone}}, out)
+	gone := stream.Checkpoint{Source: "s", Path: filepath.Join(dir, "access.log"), File: stream.FileID{Dev: 1, Ino: 424242}, Offset: 10}
+	out := make(chan stream.Chunk) // unbuffered: the tailer blocks until we read
+	tl, err := New(Config{Source: "s", Paths: []string{filepath.Join(dir, "access.log")}, Checkpoints: []stream.Checkpoint{gone}}, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -824,7 +825,7 @@ func TestNewFileStartsWhereCounted(t *testing.T) {
 		switch {
 		case bytes.HasPrefix(data, head):
 			p := Position{Offset: cutA}
-			p.TailLen, p.TailSum = TailOf(data[:cutA])
+			p.TailLen, p.TailSum = stream.TailOf(data[:cutA])
 			return []Position{p}
 		case head[0] == 'b':
 			return []Position{{Offset: 1 << 40}} // more than b.log holds
@@ -839,7 +840,7 @@ func TestNewFileStartsWhereCounted(t *testing.T) {
 	checkChunks(t, cs)
 	sameLines(t, "a.log", linesOf(cs, idOf(t, a)), want("a", 12, 20))
 	sameLines(t, "b.log", linesOf(cs, idOf(t, b)), want("b", 0, 8))
-	if cp := lastCheckpoint(t, cs, idOf(t, a)); cp.FPLen != int(min(int64(len(data)), FingerprintSize)) || cp.Offset != int64(len(data)) {
+	if cp := lastCheckpoint(t, cs, idOf(t, a)); cp.FPLen != int(min(int64(len(data)), stream.FingerprintSize)) || cp.Offset != int64(len(data)) {
 		t.Errorf("a.log checkpoint %+v", cp)
 	}
 	if len(asked) != 2 {

@@ -17,7 +17,7 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // site is the one site every host serves: a fleet behind a load
@@ -163,7 +163,7 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 		// One flush interval of log lines through a fresh aggregator:
 		// closing its input commits everything, as the flusher's seal
 		// would find it committed.
-		in := make(chan tailer.Chunk, 4)
+		in := make(chan stream.Chunk, 4)
 		agg, err := aggregate.New(aggregate.Config{
 			Buffer: buf, Parsers: map[string]*parser.Parser{"src": prs}, Limiters: limiters,
 			CommitInterval: time.Hour, Clock: clock.NewFake(start),
@@ -178,9 +178,9 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 			if len(data) == 0 {
 				return
 			}
-			in <- tailer.Chunk{
-				Checkpoint: tailer.Checkpoint{Source: "src", Path: "/var/log/access.log",
-					File: tailer.FileID{Dev: 1, Ino: uint64(h) + 1}, Offset: offset + int64(len(data))},
+			in <- stream.Chunk{
+				Checkpoint: stream.Checkpoint{Source: "src", Path: "/var/log/access.log",
+					File: stream.FileID{Dev: 1, Ino: uint64(h) + 1}, Offset: offset + int64(len(data))},
 				Start: offset, Data: data,
 			}
 			offset += int64(len(data))

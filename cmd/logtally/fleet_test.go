@@ -30,7 +30,7 @@ import (
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/salts"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/visitor"
 )
 
@@ -406,7 +406,7 @@ func waitAcknowledged(t *testing.T, db *mongo.Database, files [][]byte) {
 	now := clock.Real{}.Now
 	deadline := now().Add(2 * time.Minute)
 	for _, data := range files {
-		n := min(len(data), tailer.FingerprintSize)
+		n := min(len(data), stream.FingerprintSize)
 		prefix := fmt.Sprintf("%d:%016x:", n, fnv1a.Extend(fnv1a.Offset, data[:n]))
 		for {
 			var e struct {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // Issue 29, "Counts", item 1, end to end: files whose first lines (over
@@ -144,7 +144,7 @@ func TestVersion1CheckpointsResumeAfterUpgrade(t *testing.T) {
 		t.Fatalf("%d checkpoints, %v", len(cps), err)
 	}
 	for k, v := range cps {
-		var cp tailer.Checkpoint
+		var cp stream.Checkpoint
 		if err := cp.UnmarshalBinary(v); err != nil {
 			t.Fatal(err)
 		}

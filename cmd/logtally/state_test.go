@@ -15,7 +15,7 @@ import (
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/observe"
 	"github.com/logtally/logtally/pipeline"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // After a SIGKILL with MongoDB down, `logtally state` reads the buffer:
@@ -76,7 +76,7 @@ func stateDir(t *testing.T, uri, listen string) (conf, bufPath, logPath string) 
 	if err := syscall.Stat(logPath, &st); err != nil {
 		t.Fatal(err)
 	}
-	cp := tailer.Checkpoint{Source: "s", Path: logPath, File: tailer.FileID{Dev: uint64(st.Dev), Ino: st.Ino}, Offset: 60}
+	cp := stream.Checkpoint{Source: "s", Path: logPath, File: stream.FileID{Dev: uint64(st.Dev), Ino: st.Ino}, Offset: 60}
 	v, _ := cp.MarshalBinary()
 	key := buffer.AppendKey(nil, []byte("s"), []byte("/p"), time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC).Unix())
 	if err := b.Commit(map[string]measure.Vector{string(key): measure.OfViews(7)}, map[string][]byte{cp.Key(): v}); err != nil {

@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/botclass"
-	"github.com/logtally/logtally/tailer"
+	"github.com/logtally/logtally/stream"
 )
 
 // Agent is a real user agent and the class logtally must give it.
@@ -250,18 +250,18 @@ func appendSeconds(b []byte, ms int64) []byte {
 // same bytes cut at line ends into chunks of at most size bytes, as a
 // tailer reading source's file path hands them on: what the per-line
 // benchmarks of the dry-run path feed.
-func Chunks(seed uint64, n, size int, source string) ([]byte, []tailer.Chunk) {
+func Chunks(seed uint64, n, size int, source string) ([]byte, []stream.Chunk) {
 	g := New(seed)
 	var data []byte
 	for range n {
 		data = append(g.Append(data, false), '\n')
 	}
-	var chunks []tailer.Chunk
+	var chunks []stream.Chunk
 	for off := 0; off < len(data); {
 		end := min(off+size, len(data))
 		end = off + bytes.LastIndexByte(data[off:end], '\n') + 1
-		chunks = append(chunks, tailer.Chunk{Checkpoint: tailer.Checkpoint{Source: source, Path: "/logs/gen.log",
-			File: tailer.FileID{Dev: 1, Ino: 3}, Offset: int64(end)}, Data: data[off:end]})
+		chunks = append(chunks, stream.Chunk{Checkpoint: stream.Checkpoint{Source: source, Path: "/logs/gen.log",
+			File: stream.FileID{Dev: 1, Ino: 3}, Offset: int64(end)}, Data: data[off:end]})
 		off = end
 	}
 	return data, chunks

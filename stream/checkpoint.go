@@ -1,4 +1,4 @@
-package tailer
+package stream
 
 import (
 	"encoding/binary"
@@ -31,11 +31,11 @@ func (id FileID) str() string {
 	return strconv.FormatUint(id.Dev, 10) + ":" + strconv.FormatUint(id.Ino, 10)
 }
 
-// Checkpoint is where reading of one file stands. It is persisted by the
+// Checkpoint is where reading of one file (or archive) stands. It is persisted by the
 // caller (opaque bytes) in the same transaction as the counts of the lines
 // before Offset.
 type Checkpoint struct {
-	Source string // source name given in Config
+	Source string // the name of the source that reads the file
 	Path   string // path the file was last seen under (informational, for logs and rotated-file search)
 	File   FileID
 	Offset int64  // byte offset just past the last line handed on
@@ -167,9 +167,9 @@ func (d *decoder) str() string {
 	return s
 }
 
-// fingerprintMatches reports whether the first n bytes of f hash to sum.
+// FingerprintMatches reports whether the first n bytes of f hash to sum.
 // A file shorter than n does not match; an empty fingerprint matches all.
-func fingerprintMatches(f io.ReaderAt, n int, sum uint64) (bool, error) {
+func FingerprintMatches(f io.ReaderAt, n int, sum uint64) (bool, error) {
 	if n == 0 {
 		return true, nil
 	}
@@ -184,14 +184,15 @@ func fingerprintMatches(f io.ReaderAt, n int, sum uint64) (bool, error) {
 	return fnv1a.Extend(fnv1a.Offset, buf[:n]) == sum, nil
 }
 
-// fileFingerprintMatches opens path and checks its fingerprint.
-func fileFingerprintMatches(path string, n int, sum uint64) (bool, error) {
+// HasFingerprint reports whether the first n bytes of the file at path
+// hash to sum (FingerprintMatches).
+func HasFingerprint(path string, n int, sum uint64) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	return fingerprintMatches(f, n, sum)
+	return FingerprintMatches(f, n, sum)
 }
 
 // HasTail reports whether c records its tail check: the bytes before a
@@ -227,10 +228,10 @@ func TailOf(b []byte) (n int, sum uint64) {
 	return len(b), fnv1a.Extend(fnv1a.Offset, b)
 }
 
-// tailMatches reports whether f's bytes that end at cp.Offset are those
+// TailMatches reports whether f's bytes that end at cp.Offset are those
 // cp's tail check covers: true when cp records none (an older logtally's
 // checkpoint, or Offset 0), false when f is shorter than cp.Offset.
-func tailMatches(f io.ReaderAt, cp Checkpoint) (bool, error) {
+func TailMatches(f io.ReaderAt, cp Checkpoint) (bool, error) {
 	if !cp.HasTail() {
 		return true, nil
 	}
@@ -241,19 +242,19 @@ func tailMatches(f io.ReaderAt, cp Checkpoint) (bool, error) {
 	return n == cp.TailLen && sum == cp.TailSum, nil
 }
 
-// fileTailMatches opens path and checks cp's tail there.
-func fileTailMatches(path string, cp Checkpoint) (bool, error) {
+// FileTailMatches opens path and checks cp's tail there.
+func FileTailMatches(path string, cp Checkpoint) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	return tailMatches(f, cp)
+	return TailMatches(f, cp)
 }
 
-// NewStream returns a new ledger stream id (Checkpoint.Stream): random,
+// NewID returns a new ledger stream id (Checkpoint.Stream): random,
 // never zero.
-func NewStream() uint64 {
+func NewID() uint64 {
 	for {
 		if s := rand.Uint64(); s != 0 {
 			return s

@@ -1,4 +1,4 @@
-package tailer
+package stream
 
 import (
 	"bytes"
@@ -77,16 +77,16 @@ func TestFingerprintMatchesPinned(t *testing.T) {
 		{file, 80, fnv1a.Extend(fnv1a.Offset, file[:80]), true},
 		{file, 0, 12345, true},
 	} {
-		got, err := fingerprintMatches(bytes.NewReader(tc.data), tc.n, tc.sum)
+		got, err := FingerprintMatches(bytes.NewReader(tc.data), tc.n, tc.sum)
 		if err != nil || got != tc.want {
-			t.Errorf("fingerprintMatches(%d bytes, %d, %#x) = %v, %v; want %v", len(tc.data), tc.n, tc.sum, got, err, tc.want)
+			t.Errorf("FingerprintMatches(%d bytes, %d, %#x) = %v, %v; want %v", len(tc.data), tc.n, tc.sum, got, err, tc.want)
 		}
 	}
 	path := filepath.Join(t.TempDir(), "access.log")
 	if err := os.WriteFile(path, file, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := fileFingerprintMatches(path, FingerprintSize, fnvHeadSum); !ok || err != nil {
-		t.Errorf("fileFingerprintMatches = %v, %v", ok, err)
+	if ok, err := HasFingerprint(path, FingerprintSize, fnvHeadSum); !ok || err != nil {
+		t.Errorf("HasFingerprint = %v, %v", ok, err)
 	}
 }

@@ -1,4 +1,4 @@
-package tailer
+package stream
 
 import (
 	"bytes"

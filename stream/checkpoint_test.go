@@ -1,6 +1,7 @@
-package tailer
+package stream
 
 import (
+	"encoding/hex"
 	"hash/fnv"
 	"slices"
 	"testing"
@@ -74,12 +75,28 @@ func TestFNVMatchesStdlib(t *testing.T) {
 	}
 }
 
-func TestChunkLines(t *testing.T) {
-	c := Chunk{Start: 100, Data: []byte("a\nbc\r\n\nd\n")}
-	var lines []string
-	var ends []int64
-	c.Lines(func(l []byte, end int64) { lines = append(lines, string(l)); ends = append(ends, end) })
-	if !slices.Equal(lines, []string{"a", "bc\r", "", "d"}) || !slices.Equal(ends, []int64{102, 106, 107, 109}) {
-		t.Fatalf("lines %q ends %v", lines, ends)
+// Checkpoints are stored (bbolt's checkpoints bucket, a batch's finished
+// files): their encoding must read the same in every later version.
+func TestCheckpointEncodingPinned(t *testing.T) {
+	cp := Checkpoint{Source: "web", Path: "/l/a.log", File: FileID{Dev: 2049, Ino: 1 << 40}, Offset: 5000, FPLen: 1024, FPSum: 0xabc, TailLen: 1024, TailSum: 0xdef, Stream: 1<<64 - 1}
+	const want = "020377656208" + "2f6c2f612e6c6f67" + "8110" + "808080808020" + "8827" + "8008" + "bc15" + "8008" + "ef1b" + "ffffffffffffffffff01"
+	b, err := cp.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hex.EncodeToString(b); got != want {
+		t.Fatalf("encoding %s, want %s", got, want)
+	}
+	if got := hex.EncodeToString([]byte(cp.Key())); got != hex.EncodeToString([]byte("web\x002049:1099511627776")) {
+		t.Fatalf("key %q", cp.Key())
+	}
+	// Version 1, an older logtally's: no tail check, no stream.
+	v1, _ := hex.DecodeString("010377656208" + "2f6c2f612e6c6f67" + "8110" + "808080808020" + "8827" + "8008" + "bc15")
+	var got Checkpoint
+	if err := got.UnmarshalBinary(v1); err != nil {
+		t.Fatal(err)
+	}
+	if old := (Checkpoint{Source: "web", Path: "/l/a.log", File: cp.File, Offset: 5000, FPLen: 1024, FPSum: 0xabc}); got != old {
+		t.Fatalf("version 1: %+v, want %+v", got, old)
 	}
 }

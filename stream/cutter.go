@@ -1,6 +1,8 @@
-package tailer
+package stream
 
-import "bytes"
+import (
+	"bytes"
+)
 
 // Cutter is the one rule for what a line is, used by every reader of log
 // bytes: the follower, a replay's Stream (and the dry run through it) and
