@@ -1,7 +1,9 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/logtally/logtally/dashboard"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/hostcheck"
+	"github.com/logtally/logtally/observe"
 	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/query"
 	"github.com/logtally/logtally/tailer"
@@ -134,4 +137,21 @@ func (c *Config) Pipeline(db *mongo.Database, clk clock.Clock, log *slog.Logger)
 		})
 	}
 	return pc
+}
+
+// Logger returns the process's logger, text or JSON as [log] format says,
+// at level (or [log] level when level is ""), every line carrying the
+// instance, and the tap /status reads the recent warnings from.
+func (c Config) Logger(level string, w io.Writer) (*slog.Logger, *observe.Tap, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(cmp.Or(level, c.Log.Level))); err != nil {
+		return nil, nil, fmt.Errorf("-log-level %q: %w", level, err)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
+	if c.Log.Format == "json" {
+		h = slog.NewJSONHandler(w, opts)
+	}
+	tap := observe.NewTap(h)
+	return slog.New(tap).With("instance", c.Instance), tap, nil
 }

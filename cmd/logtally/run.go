@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/logtally/logtally/config"
 	logtallyd "github.com/logtally/logtally/daemon" // daemon is the tests' helper that runs this command
-	"github.com/logtally/logtally/observe"
 )
 
 // cmdRun runs the daemon until SIGTERM or SIGINT; SIGHUP loads the config
@@ -27,9 +25,9 @@ func cmdRun(args []string, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	log, tap, err := newLogger(cfg, *level, stderr)
+	log, tap, err := cfg.Logger(*level, stderr)
 	if err != nil {
-		return err
+		return usagef("run: %w", err)
 	}
 	d := logtallyd.New(cfg, logtallyd.Options{Clock: processClock, Logger: log, Tap: tap, Version: version})
 
@@ -81,21 +79,4 @@ func reloadOnHUP(d *logtallyd.Daemon, path string, hups <-chan os.Signal, ran <-
 		}
 		d.Reload(next)
 	}
-}
-
-// newLogger builds the daemon's logger from [log] (format, level) and the
-// -log-level flag, which wins when set. The Tap keeps each component's
-// last warning or error for /status.
-func newLogger(cfg config.Config, flagLevel string, w io.Writer) (*slog.Logger, *observe.Tap, error) {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(cmp.Or(flagLevel, cfg.Log.Level))); err != nil {
-		return nil, nil, usagef("run: -log-level %q: %v", flagLevel, err)
-	}
-	opts := &slog.HandlerOptions{Level: lvl}
-	var h slog.Handler = slog.NewTextHandler(w, opts)
-	if cfg.Log.Format == "json" {
-		h = slog.NewJSONHandler(w, opts)
-	}
-	tap := observe.NewTap(h)
-	return slog.New(tap).With("instance", cfg.Instance), tap, nil
 }

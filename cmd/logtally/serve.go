@@ -33,9 +33,9 @@ func cmdServe(args []string, stderr io.Writer) error {
 			return usagef("serve: -listen: %w", err)
 		}
 	}
-	log, _, err := newLogger(cfg, *level, stderr)
+	log, _, err := cfg.Logger(*level, stderr)
 	if err != nil {
-		return err
+		return usagef("serve: %w", err)
 	}
 	client, db, err := cfg.Mongo.Connect("logtally-serve")
 	if err != nil {
