@@ -47,7 +47,9 @@ func (s *Store) ClaimNumber(ctx context.Context, bufferID string) (int64, error)
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	var c Claim
-	err := s.coll.FindOne(ctx, bson.D{{Key: "_id.writer", Value: bson.D{{Key: "$exists", Value: true}}}, {Key: "buffer_id", Value: bufferID}}).Decode(&c)
+	// The lowest of its claims: an older logtally could leave two.
+	err := s.coll.FindOne(ctx, bson.D{{Key: "_id.writer", Value: bson.D{{Key: "$exists", Value: true}}}, {Key: "buffer_id", Value: bufferID}},
+		options.FindOne().SetSort(bson.D{{Key: "_id.writer", Value: 1}})).Decode(&c)
 	if err == nil && c.ID.Writer > 0 {
 		return c.ID.Writer, nil
 	}
@@ -71,6 +73,13 @@ func (s *Store) ClaimNumber(ctx context.Context, bufferID string) (int64, error)
 		_, err = s.coll.InsertOne(ctx, bson.D{{Key: "_id", Value: claimID(n)}, {Key: "buffer_id", Value: bufferID},
 			{Key: "instance", Value: s.instance}, {Key: "claimed", Value: s.clock.Now().UTC()}})
 		if mongo.IsDuplicateKeyError(err) {
+			// Taken, unless by this buffer: an insert the client sent
+			// again after its reply was lost (a retried write) meets its
+			// own claim.
+			var held Claim
+			if ferr := s.coll.FindOne(ctx, bson.D{{Key: "_id", Value: claimID(n)}}).Decode(&held); ferr == nil && held.BufferID == bufferID {
+				return n, nil
+			}
 			continue
 		}
 		if err != nil {
