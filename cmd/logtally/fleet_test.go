@@ -25,7 +25,6 @@ import (
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
-	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/internal/mongotest"
@@ -400,20 +399,21 @@ func dumpDatabase(t *testing.T, db *mongo.Database, path string) {
 
 // waitAcknowledged waits until MongoDB's ledger holds a stream counted to
 // the end of each of files (their contents): its host's counts of them are
-// acknowledged.
+// acknowledged. A mark's key covers the bytes its stream had when first
+// marked (stream.LedgerCandidates).
 func waitAcknowledged(t *testing.T, db *mongo.Database, files [][]byte) {
 	t.Helper()
 	now := clock.Real{}.Now
 	deadline := now().Add(2 * time.Minute)
+	coll := db.Collection(flusher.LedgerCollection)
 	for _, data := range files {
-		n := min(len(data), stream.FingerprintSize)
-		prefix := fmt.Sprintf("%d:%016x:", n, fnv1a.Extend(fnv1a.Offset, data[:n]))
+		var or bson.A
+		for _, k := range stream.LedgerCandidates(data[:min(len(data), stream.FingerprintSize)]) {
+			id := stream.LedgerID(k)
+			or = append(or, bson.M{"_id": bson.M{"$gt": id + ":", "$lt": id + ";"}})
+		}
 		for {
-			var e struct {
-				Offset int64 `bson:"offset"`
-			}
-			err := db.Collection(flusher.LedgerCollection).FindOne(context.Background(),
-				bson.M{"_id": bson.M{"$gte": prefix, "$lt": prefix[:len(prefix)-1] + ";"}, "offset": int64(len(data))}).Decode(&e)
+			err := coll.FindOne(context.Background(), bson.M{"$or": or, "offset": int64(len(data))}).Err()
 			if err == nil {
 				break
 			}
