@@ -16,7 +16,7 @@ import (
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/pipeline"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 )
 
 // recorded is config with a progress record for instance "web-1".
@@ -60,10 +60,10 @@ func (r *running) stop() error {
 	return err
 }
 
-func readRecord(t *testing.T, db *mongo.Database) progress.Record {
+func readRecord(t *testing.T, db *mongo.Database) record.Record {
 	t.Helper()
-	var rec progress.Record
-	if err := db.Collection(progress.DefaultCollection).FindOne(context.Background(), bson.D{{Key: "_id", Value: "web-1"}}).Decode(&rec); err != nil {
+	var rec record.Record
+	if err := db.Collection(record.DefaultCollection).FindOne(context.Background(), bson.D{{Key: "_id", Value: "web-1"}}).Decode(&rec); err != nil {
 		t.Fatalf("read the progress record: %v", err)
 	}
 	return rec
@@ -227,7 +227,7 @@ func TestSecondDaemonWithSameInstanceRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err := openPipeline(ctx, other)
-	if err == nil || !errors.Is(err, progress.ErrInstanceInUse) {
+	if err == nil || !errors.Is(err, record.ErrInstanceInUse) {
 		t.Fatalf("second pipeline with the same instance: %v, want ErrInstanceInUse", err)
 	}
 	t.Logf("refused: %v", err)

@@ -5,12 +5,12 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/clock"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 	"github.com/logtally/logtally/tailer"
 )
 
 // decodeRecord decodes the record's checkpoints, by buffer key.
-func decodeRecord(cps []progress.Checkpoint) (map[string]tailer.Checkpoint, error) {
+func decodeRecord(cps []record.Checkpoint) (map[string]tailer.Checkpoint, error) {
 	out := make(map[string]tailer.Checkpoint, len(cps))
 	for _, c := range cps {
 		var cp tailer.Checkpoint
@@ -53,7 +53,7 @@ func encodeLocated(cps map[string]tailer.Checkpoint, loc *locator, keepKey bool)
 }
 
 // decodeFinished decodes the record's finished files.
-func decodeFinished(cps []progress.Checkpoint) ([]tailer.Checkpoint, error) {
+func decodeFinished(cps []record.Checkpoint) ([]tailer.Checkpoint, error) {
 	out := make([]tailer.Checkpoint, 0, len(cps))
 	for _, c := range cps {
 		var cp tailer.Checkpoint

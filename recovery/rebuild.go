@@ -14,7 +14,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/measure"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 	"github.com/logtally/logtally/tailer"
 	"github.com/logtally/logtally/visitor"
 )
@@ -30,7 +30,7 @@ type Stats struct {
 	Missing       int    // checkpoints whose file was not found
 	ReadBytes     int64  // bytes re-read to rebuild the batch in flight
 	LostBytes     int64  // bytes of the batch in flight that could not be re-read
-	Unrecorded    int    // files finished within the batch that the record could not list (progress.MaxFinished)
+	Unrecorded    int    // files finished within the batch that the record could not list (record.MaxFinished)
 	Archives      int    // replayed archives whose part of the batch in flight was read again
 	LostArchives  int    // of them, those that could not be (gone, changed)
 	Hits          uint64 // hits of the rebuilt batch
@@ -40,7 +40,7 @@ type Stats struct {
 
 // loadRecord reads the instance's record, waiting while MongoDB cannot be
 // reached: without it, a new buffer could only guess where to start.
-func loadRecord(ctx context.Context, store *progress.Store, clk clock.Clock, log *slog.Logger) (rec *progress.Record, err error) {
+func loadRecord(ctx context.Context, store *record.Store, clk clock.Clock, log *slog.Logger) (rec *record.Record, err error) {
 	err = whileUnreachable(ctx, clk, log, "no buffer file: waiting for MongoDB to read this instance's progress record; "+
 		"reading starts once it is known whether and where this instance counted before", func() error {
 		rec, err = store.Load(ctx)
@@ -53,13 +53,13 @@ func loadRecord(ctx context.Context, store *progress.Store, clk clock.Clock, log
 // waiting while MongoDB cannot be reached. A take whose reply was lost may
 // have been applied: the next attempt finds the lease its holder's and
 // takes it again. Another daemon keeping the lease alive is returned.
-func acquire(ctx context.Context, store *progress.Store, bufferID string, clk clock.Clock, log *slog.Logger) error {
+func acquire(ctx context.Context, store *record.Store, bufferID string, clk clock.Clock, log *slog.Logger) error {
 	var inUse error
 	err := whileUnreachable(ctx, clk, log, "no buffer file: waiting for MongoDB to take this instance's lease before the rebuild", func() error {
 		// Not own: a daemon that lost its state dir while running still
 		// holds the lease with the same buffer id; wait for it to lapse.
 		_, err := store.Acquire(ctx, bufferID, false, acquirePoll)
-		if errors.Is(err, progress.ErrInstanceInUse) {
+		if errors.Is(err, record.ErrInstanceInUse) {
 			inUse = err
 			return nil
 		}
@@ -99,7 +99,7 @@ func whileUnreachable(ctx context.Context, clk clock.Clock, log *slog.Logger, ms
 // first, waiting for a live one to expire. It returns false when there is
 // no record (a genuine first start): the caller creates the buffer as
 // usual.
-func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.Logger) (bool, Stats, error) {
+func Rebuild(ctx context.Context, cfg Config, store *record.Store, log *slog.Logger) (bool, Stats, error) {
 	var st Stats
 	rec, err := loadRecord(ctx, store, cfg.Clock, log)
 	if err != nil || rec == nil {

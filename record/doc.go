@@ -1,6 +1,9 @@
-// Package progress keeps, in MongoDB, each logtally instance's own record
-// of how far its counts have been written, so that a lost, deleted or
-// corrupt state dir never makes it count a line twice.
+// Package record keeps, in MongoDB, each logtally instance's own record
+// of how far its counts have been written (its progress record), so that
+// a lost, deleted or corrupt state dir never makes it count a line twice,
+// with the lease that keeps one daemon writing it and the buffers' writer
+// numbers. (Not to be confused with progress reporting: replay's and
+// termview's.)
 //
 // One document per instance (the config's instance name, by default the
 // host name) in the "progress" collection holds:
@@ -38,4 +41,4 @@
 //   - A record without finished_known (written by an older logtally)
 //     does not say which files the batch finished; the rebuild then keeps
 //     the older rule (a file of From missing from To is read to its end).
-package progress
+package record

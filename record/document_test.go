@@ -1,4 +1,4 @@
-package progress_test
+package record_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/mongotest"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/record-v1.json (only ever from the code that wrote records before Record was split into snapshots)")
@@ -31,7 +31,7 @@ func TestRecordDocument(t *testing.T) {
 	clk := clock.NewFake(t0)
 	s := store(t, db, clk, "run-a")
 	raw := func() bson.Raw {
-		r, err := db.Collection(progress.DefaultCollection).FindOne(ctx, bson.D{{Key: "_id", Value: "web-1"}}).Raw()
+		r, err := db.Collection(record.DefaultCollection).FindOne(ctx, bson.D{{Key: "_id", Value: "web-1"}}).Raw()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,22 +43,22 @@ func TestRecordDocument(t *testing.T) {
 	}
 	out = append(out, bson.E{Key: "created", Value: raw()})
 	clk.Advance(time.Minute)
-	var fin []progress.Checkpoint
-	for i := range progress.MaxFinished + 1 {
-		fin = append(fin, progress.Checkpoint{Key: fmt.Sprintf("f%03d", i), Value: []byte{byte(i)}})
+	var fin []record.Checkpoint
+	for i := range record.MaxFinished + 1 {
+		fin = append(fin, record.Checkpoint{Key: fmt.Sprintf("f%03d", i), Value: []byte{byte(i)}})
 	}
-	arc := func(i int) progress.Archive {
-		return progress.Archive{Source: "web", Path: fmt.Sprintf("/var/log/a%d.gz", i), FPLen: 1024, FPSum: -12345 - int64(i), From: 10 * int64(i), To: 10*int64(i) + 7, Parser: []byte{'p', byte(i)}}
+	arc := func(i int) record.Archive {
+		return record.Archive{Source: "web", Path: fmt.Sprintf("/var/log/a%d.gz", i), FPLen: 1024, FPSum: -12345 - int64(i), From: 10 * int64(i), To: 10*int64(i) + 7, Parser: []byte{'p', byte(i)}}
 	}
 	err := s.BeginWith(ctx, "buf-a", "batch-2", t0.Add(50*time.Second),
-		[]progress.Checkpoint{{Key: "s\x00a", Value: []byte{1, 2}}, {Key: "s\x00b", Value: []byte{3}}},
-		"batch-1", t0.Add(20*time.Second), []progress.Checkpoint{{Key: "s\x00a", Value: []byte{1}}},
-		progress.CoarseRecord{MinuteOnly: true, Batch: "batch-0", SealedAt: t0.Add(-time.Hour), At: []progress.Checkpoint{{Key: "s\x00a", Value: []byte{0}}}},
-		progress.Extra{
-			Finished:       progress.Finished{Known: true, Files: fin},
-			CoarseFinished: progress.Finished{Known: true, Files: []progress.Checkpoint{{Key: "s\x00c", Value: []byte{9, 9}}}},
-			Archives:       []progress.Archive{arc(1), arc(2)},
-			CoarseArchives: []progress.Archive{arc(3)},
+		[]record.Checkpoint{{Key: "s\x00a", Value: []byte{1, 2}}, {Key: "s\x00b", Value: []byte{3}}},
+		"batch-1", t0.Add(20*time.Second), []record.Checkpoint{{Key: "s\x00a", Value: []byte{1}}},
+		record.CoarseRecord{MinuteOnly: true, Batch: "batch-0", SealedAt: t0.Add(-time.Hour), At: []record.Checkpoint{{Key: "s\x00a", Value: []byte{0}}}},
+		record.Extra{
+			Finished:       record.Finished{Known: true, Files: fin},
+			CoarseFinished: record.Finished{Known: true, Files: []record.Checkpoint{{Key: "s\x00c", Value: []byte{9, 9}}}},
+			Archives:       []record.Archive{arc(1), arc(2)},
+			CoarseArchives: []record.Archive{arc(3)},
 		})
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestRecordDocument(t *testing.T) {
 	}
 	out = append(out, bson.E{Key: "acked", Value: raw()})
 	clk.Advance(10 * time.Second)
-	if err := s.Begin(ctx, "buf-a", "batch-3", t0.Add(80*time.Second), []progress.Checkpoint{{Key: "s\x00a", Value: []byte{1, 2, 3}}},
+	if err := s.Begin(ctx, "buf-a", "batch-3", t0.Add(80*time.Second), []record.Checkpoint{{Key: "s\x00a", Value: []byte{1, 2, 3}}},
 		"batch-2", t0.Add(50*time.Second), nil); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package progress
+package record
 
 import (
 	"context"
@@ -140,7 +140,7 @@ type Config struct {
 // NewStore returns a Store for cfg.
 func NewStore(cfg Config) (*Store, error) {
 	if cfg.DB == nil || cfg.Instance == "" || cfg.Holder == "" {
-		return nil, errors.New("new progress store: DB, Instance and Holder are required")
+		return nil, errors.New("new record store: DB, Instance and Holder are required")
 	}
 	if cfg.Collection == "" {
 		cfg.Collection = DefaultCollection
