@@ -66,15 +66,15 @@ func (r *Recorder) Begin(ctx context.Context, sealed, acked buffer.Snapshot) err
 	}
 	r.writing.Lock()
 	defer r.writing.Unlock()
-	return r.store.BeginWith(ctx, r.buf.InstanceID(), sealed.Batch, sealed.SealedAt, toRecord(sealed.Checkpoints),
-		acked.Batch, acked.SealedAt, toRecord(acked.Checkpoints), record.CoarseRecord{
-			MinuteOnly: sealed.MinuteOnly, Batch: coarse.Batch, SealedAt: coarse.SealedAt, At: toRecord(coarse.Checkpoints),
-		}, record.Extra{
-			Finished:       record.Finished{Known: sealed.Finished != nil, Files: toRecord(sealed.Finished)},
-			CoarseFinished: record.Finished{Known: coarse.Finished != nil, Files: toRecord(coarse.Finished)},
-			Archives:       r.archives(sealed.Archives),
-			CoarseArchives: r.archives(coarse.Archives),
-		})
+	return r.store.Begin(ctx, r.buf.InstanceID(), r.snapshot(sealed),
+		record.Snapshot{Batch: acked.Batch, SealedAt: acked.SealedAt, Checkpoints: toRecord(acked.Checkpoints)}, r.snapshot(coarse))
+}
+
+// snapshot turns a buffer snapshot into the record's form, with its
+// finished files and archives' parts.
+func (r *Recorder) snapshot(s buffer.Snapshot) record.Snapshot {
+	return record.Snapshot{Batch: s.Batch, SealedAt: s.SealedAt, Checkpoints: toRecord(s.Checkpoints), MinuteOnly: s.MinuteOnly,
+		Finished: record.Finished{Known: s.Finished != nil, Files: toRecord(s.Finished)}, Archives: r.archives(s.Archives)}
 }
 
 // Keep takes the lease (a restart of the same buffer takes it at once;
