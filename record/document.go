@@ -54,11 +54,17 @@ func (f field) empty() bool {
 
 // fields returns every field of r's document, pointing into r.
 func (r *Record) fields() []field {
-	fs := []field{{"_id", &r.Instance, true}, {"buffer_id", &r.BufferID, true}, {"acked", &r.Acked, true}}
+	fs := append([]field{{"_id", &r.Instance, true}}, r.batchFields()...)
+	return append(fs, field{"lease", &r.Lease, true}, field{"updated", &r.Updated, true})
+}
+
+// batchFields returns the fields Begin writes: the buffer, the batches'
+// positions and whether Current was acknowledged.
+func (r *Record) batchFields() []field {
+	fs := []field{{"buffer_id", &r.BufferID, true}, {"acked", &r.Acked, true}}
 	fs = r.Current.fields(fs, currentKeys)
 	fs = r.Previous.fields(fs, previousKeys)
-	fs = r.Coarse.fields(fs, coarseKeys)
-	return append(fs, field{"lease", &r.Lease, true}, field{"updated", &r.Updated, true})
+	return r.Coarse.fields(fs, coarseKeys)
 }
 
 // fields appends the fields of s named by k to fs.

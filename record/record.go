@@ -187,10 +187,8 @@ func (s *Store) Load(ctx context.Context) (*Record, error) {
 func (s *Store) Begin(ctx context.Context, bufferID string, current, previous, coarse Snapshot) error {
 	r := Record{BufferID: bufferID, Current: bounded(current), Previous: bounded(previous), Coarse: bounded(coarse)}
 	var set bson.D
-	for _, f := range r.fields() {
-		if f.key != "_id" && f.key != "lease" && f.key != "updated" {
-			set = append(set, bson.E{Key: f.key, Value: f.get()})
-		}
+	for _, f := range r.batchFields() {
+		set = append(set, bson.E{Key: f.key, Value: f.get()})
 	}
 	return s.update(ctx, "begin batch", set)
 }
