@@ -21,7 +21,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/pipeline"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 	"github.com/logtally/logtally/redact"
 	"github.com/logtally/logtally/tailer"
 )
@@ -221,7 +221,7 @@ type Log struct {
 // applies it to a zero value, used here by name and written nowhere else:
 // pipeline.DefaultCommitInterval, pipeline.DefaultShutdownTimeout,
 // tailer.DefaultMaxLineBytes, tailer.DefaultMaxOpenFiles,
-// progress.DefaultLeaseTTL,
+// record.DefaultLeaseTTL,
 // buffer.DefaultMaxSize, flusher.DefaultInterval, flusher.DefaultMaxOps,
 // flusher.DefaultMaxBackoff, flusher.DefaultTimeout (mongo.timeout), the
 // flusher's collection names and preallocation settings.
@@ -267,7 +267,7 @@ func Default() Config {
 		ShutdownTimeout: Duration(pipeline.DefaultShutdownTimeout),
 		MaxLineBytes:    Size(tailer.DefaultMaxLineBytes),
 		MaxOpenFiles:    tailer.DefaultMaxOpenFiles,
-		LeaseTTL:        Duration(progress.DefaultLeaseTTL),
+		LeaseTTL:        Duration(record.DefaultLeaseTTL),
 		Mongo: Mongo{
 			URI:          DefaultMongoURI,
 			Database:     DefaultDatabase,

@@ -16,7 +16,7 @@ import (
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -227,7 +227,7 @@ func TestDefaultsLiveInTheirPackages(t *testing.T) {
 		{"shutdown_timeout", c.ShutdownTimeout.D(), pipeline.DefaultShutdownTimeout},
 		{"max_line_bytes", int(c.MaxLineBytes), tailer.DefaultMaxLineBytes},
 		{"max_open_files", c.MaxOpenFiles, tailer.DefaultMaxOpenFiles},
-		{"lease_ttl", c.LeaseTTL.D(), progress.DefaultLeaseTTL},
+		{"lease_ttl", c.LeaseTTL.D(), record.DefaultLeaseTTL},
 		{"mongo.uri", c.Mongo.URI, DefaultMongoURI},
 		{"mongo.database", c.Mongo.Database, DefaultDatabase},
 		{"mongo.write_concern", string(c.Mongo.WriteConcern), DefaultWriteConcern},

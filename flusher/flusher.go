@@ -31,7 +31,7 @@ const (
 )
 
 // Recorder keeps the database's own record of the batch in flight, from
-// which a lost buffer is rebuilt (package progress, wired by pipeline).
+// which a lost buffer is rebuilt (package record, wired by pipeline).
 type Recorder interface {
 	// Begin records that the bucket updates of the sealed batch may
 	// begin: its counts are the lines between acked (the last
@@ -49,7 +49,7 @@ type Config struct {
 	// caller on the client or database; it must be acknowledged. Required.
 	DB *mongo.Database
 	// Numbers, when not nil, gives the buffer its writer number before
-	// the first batch is sealed (progress.Store.ClaimNumber): batches are
+	// the first batch is sealed (record.Store.ClaimNumber): batches are
 	// then numbered and their guard entries short (bucket.NumberedGuard).
 	// Nil: the buffer's batches keep random ids and the 47-byte guard
 	// unless it has a number already.

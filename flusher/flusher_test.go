@@ -16,7 +16,7 @@ import (
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/measure"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
@@ -38,7 +38,7 @@ type env struct {
 	want expected
 	// numbers gives every flusher of the env its writer number, as the
 	// daemon's do (numbered batches), unless unnumbered.
-	numbers    *progress.Store
+	numbers    *record.Store
 	unnumbered bool
 }
 
@@ -47,7 +47,7 @@ func newEnv(t *testing.T, maxOps int) *env {
 	srv := mongotest.Start(t)
 	e := &env{srv: srv, db: srv.Database(t), path: filepath.Join(t.TempDir(), "buffer.db"), want: newExpected()}
 	var err error
-	if e.numbers, err = progress.NewStore(progress.Config{DB: e.db, Instance: "test", Holder: "test"}); err != nil {
+	if e.numbers, err = record.NewStore(record.Config{DB: e.db, Instance: "test", Holder: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	e.open(t)

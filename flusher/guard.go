@@ -9,7 +9,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 )
 
-// Numbers assigns a buffer its writer number (progress.Store).
+// Numbers assigns a buffer its writer number (record.Store).
 type Numbers interface {
 	ClaimNumber(ctx context.Context, bufferID string) (int64, error)
 }

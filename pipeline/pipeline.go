@@ -15,7 +15,7 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 	"github.com/logtally/logtally/recovery"
 	"github.com/logtally/logtally/salts"
 	"github.com/logtally/logtally/stream"
@@ -123,14 +123,14 @@ type Config struct {
 	// DefaultUnhealthyAfter(Flush.Interval).
 	UnhealthyAfter time.Duration
 	// Instance names this logtally in its progress record in MongoDB
-	// (package progress). Empty: no record is kept, and a lost buffer
+	// (package record). Empty: no record is kept, and a lost buffer
 	// cannot be rebuilt (tests, tools).
 	Instance string
 	// ProgressCollection holds the records. Default
-	// progress.DefaultCollection.
+	// record.DefaultCollection.
 	ProgressCollection string
 	// LeaseTTL is the progress record's lease time. Default
-	// progress.DefaultLeaseTTL.
+	// record.DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// Visitors, when not nil, counts unique visitors: their salts are kept
 	// by a salts.Keeper on Flush.DB, their sketches by the aggregator and
@@ -185,7 +185,7 @@ type Stats struct {
 type Pipeline struct {
 	cfg      Config
 	log      *slog.Logger
-	store    *progress.Store // nil without Config.Instance
+	store    *record.Store // nil without Config.Instance
 	parsers  map[string]*parser.Parser
 	limiters map[string]*parser.PageLimiter
 
@@ -253,9 +253,9 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	if cfg.Instance != "" {
 		var err error
-		p.store, err = progress.NewStore(progress.Config{
+		p.store, err = record.NewStore(record.Config{
 			DB: cfg.Flush.DB, Collection: cfg.ProgressCollection, Instance: cfg.Instance,
-			Holder: progress.NewHolder(), Timeout: cfg.Flush.Timeout, LeaseTTL: cfg.LeaseTTL, Clock: cfg.Clock, Logger: cfg.Logger,
+			Holder: record.NewHolder(), Timeout: cfg.Flush.Timeout, LeaseTTL: cfg.LeaseTTL, Clock: cfg.Clock, Logger: cfg.Logger,
 		})
 		if err != nil {
 			return nil, err

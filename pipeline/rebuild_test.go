@@ -16,7 +16,7 @@ import (
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/pipeline"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 )
 
 // recorded is config with a progress record for instance "web-1".
@@ -60,10 +60,10 @@ func (r *running) stop() error {
 	return err
 }
 
-func readRecord(t *testing.T, db *mongo.Database) progress.Record {
+func readRecord(t *testing.T, db *mongo.Database) record.Record {
 	t.Helper()
-	var rec progress.Record
-	if err := db.Collection(progress.DefaultCollection).FindOne(context.Background(), bson.D{{Key: "_id", Value: "web-1"}}).Decode(&rec); err != nil {
+	var rec record.Record
+	if err := db.Collection(record.DefaultCollection).FindOne(context.Background(), bson.D{{Key: "_id", Value: "web-1"}}).Decode(&rec); err != nil {
 		t.Fatalf("read the progress record: %v", err)
 	}
 	return rec
@@ -95,7 +95,7 @@ func TestStateDirLostRebuildsFromRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := readRecord(t, srv.Direct(db.Name()))
-	t.Logf("record before the restart: batch %s acked %v, lease until %v", rec.Batch, rec.Acked, rec.Lease.Until)
+	t.Logf("record before the restart: batch %s acked %v, lease until %v", rec.Current.Batch, rec.Acked, rec.Lease.Until)
 
 	r = startRun(t, recorded(dir, db, a, b))
 	waitFor(t, "175 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal >= 175 })
@@ -163,7 +163,7 @@ func TestStateDirLostWhileBatchInFlight(t *testing.T) {
 	cfg.Flush.MaxOps = 1 // one bucket per bulk write: a slow batch, to be cut
 	r := startRun(t, cfg)
 	waitFor(t, "30 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal == 30 })
-	first := readRecord(t, direct).Batch
+	first := readRecord(t, direct).Current.Batch
 
 	// 600 more lines over 3 pages and 150 seconds: about 9 minute buckets.
 	a.appendLines(t, 30, 600)
@@ -171,12 +171,12 @@ func TestStateDirLostWhileBatchInFlight(t *testing.T) {
 	var applied int64
 	waitFor(t, "the next batch to be partly applied", func() bool {
 		rec := readRecord(t, direct)
-		if rec.Batch == first || rec.Acked {
+		if rec.Current.Batch == first || rec.Acked {
 			return false
 		}
-		g := flusher.Guard(rec.BufferID, rec.Batch)
-		if _, _, numbered := buffer.ParseBatchID(rec.Batch); !numbered {
-			t.Errorf("batch %s in flight is not numbered", rec.Batch)
+		g := flusher.Guard(rec.BufferID, rec.Current.Batch)
+		if _, _, numbered := buffer.ParseBatchID(rec.Current.Batch); !numbered {
+			t.Errorf("batch %s in flight is not numbered", rec.Current.Batch)
 		}
 		n, err := direct.Collection("minutes").CountDocuments(context.Background(),
 			bson.D{{Key: g.Field, Value: g.Batch}})
@@ -184,14 +184,14 @@ func TestStateDirLostWhileBatchInFlight(t *testing.T) {
 			return false
 		}
 		srv.Stop()
-		batch, applied = rec.Batch, n
+		batch, applied = rec.Current.Batch, n
 		return true
 	})
 	r.stop()
 	total, _ := direct.Collection("minutes").CountDocuments(context.Background(), bson.D{})
 	rec := readRecord(t, direct)
-	t.Logf("cut off in batch %s: %d of %d minute buckets had it; record batch %s acked %v", batch, applied, total, rec.Batch, rec.Acked)
-	if rec.Batch != batch || rec.Acked {
+	t.Logf("cut off in batch %s: %d of %d minute buckets had it; record batch %s acked %v", batch, applied, total, rec.Current.Batch, rec.Acked)
+	if rec.Current.Batch != batch || rec.Acked {
 		t.Fatalf("record %+v, want batch %s in flight", rec, batch)
 	}
 	srv.Resume()
@@ -227,7 +227,7 @@ func TestSecondDaemonWithSameInstanceRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err := openPipeline(ctx, other)
-	if err == nil || !errors.Is(err, progress.ErrInstanceInUse) {
+	if err == nil || !errors.Is(err, record.ErrInstanceInUse) {
 		t.Fatalf("second pipeline with the same instance: %v, want ErrInstanceInUse", err)
 	}
 	t.Logf("refused: %v", err)
@@ -262,8 +262,8 @@ func TestStateDirLostWithCoarseInterval(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := readRecord(t, srv.Direct(db.Name()))
-	t.Logf("record: batch %s acked %v minute-only %v, coarse batch %s", rec.Batch, rec.Acked, rec.MinuteOnly, rec.CoarseBatch)
-	if rec.CoarseBatch == "" {
+	t.Logf("record: batch %s acked %v minute-only %v, coarse batch %s", rec.Current.Batch, rec.Acked, rec.Current.MinuteOnly, rec.Coarse.Batch)
+	if rec.Coarse.Batch == "" {
 		t.Fatal("the record holds no coarse position")
 	}
 	a.appendLines(t, 115, 10)

@@ -34,7 +34,7 @@ import (
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 	"github.com/logtally/logtally/recovery"
 	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/stream"
@@ -52,7 +52,7 @@ type windowRig struct {
 	cfg   Config
 	buf   *buffer.Buffer
 	agg   *aggregate.Aggregator
-	store *progress.Store
+	store *record.Store
 	rec   *recovery.Recorder
 	n     int // lines written
 }
@@ -81,7 +81,7 @@ func newWindowRig(t *testing.T) *windowRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.buf.Close() })
-	if r.store, err = progress.NewStore(progress.Config{DB: db, Instance: "web-1", Holder: progress.NewHolder(), LeaseTTL: cfg.LeaseTTL}); err != nil {
+	if r.store, err = record.NewStore(record.Config{DB: db, Instance: "web-1", Holder: record.NewHolder(), LeaseTTL: cfg.LeaseTTL}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.store.Acquire(context.Background(), r.buf.InstanceID(), true, 100*time.Millisecond); err != nil {
@@ -603,7 +603,7 @@ func TestRebuildRecordOfOlderLogtally(t *testing.T) {
 	r.readAll("a.log", 0)
 	r.commit()
 	batch, counts := r.flush(bucket.DefaultMinuteCollection, bucket.DefaultDailyCollection, bucket.DefaultMonthlyCollection)
-	if _, err := r.db.Collection(progress.DefaultCollection).UpdateOne(context.Background(), bson.D{{Key: "_id", Value: "web-1"}},
+	if _, err := r.db.Collection(record.DefaultCollection).UpdateOne(context.Background(), bson.D{{Key: "_id", Value: "web-1"}},
 		bson.D{{Key: "$unset", Value: bson.D{{Key: "finished", Value: ""}, {Key: "finished_known", Value: ""},
 			{Key: "archives", Value: ""}, {Key: "coarse_finished", Value: ""}, {Key: "coarse_finished_known", Value: ""}}}}); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,6 @@
 // Package recovery keeps an instance's state recoverable from MongoDB and
 // recovers it: the Recorder holds the instance's lease and records each
-// batch in its progress record (package progress) before the batch's
+// batch in its progress record (package record) before the batch's
 // bucket updates begin, and Rebuild makes a lost or corrupt buffer file
 // again from that record.
 //

@@ -15,7 +15,7 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/internal/syncbuf"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 )
 
 // Credentials MongoDB refuses make the lease's retry log one ERROR naming
@@ -37,8 +37,8 @@ func TestLeaseRefusedCredentialsLoggedOnce(t *testing.T) {
 	logs := &syncbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	clk := clock.NewFake(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
-	store, err := progress.NewStore(progress.Config{
-		DB: client.Database("logtally"), Instance: "web-1", Holder: progress.NewHolder(),
+	store, err := record.NewStore(record.Config{
+		DB: client.Database("logtally"), Instance: "web-1", Holder: record.NewHolder(),
 		Timeout: 10 * time.Second, LeaseTTL: 30 * time.Second, Clock: clk, Logger: log,
 	})
 	if err != nil {

@@ -5,13 +5,13 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/clock"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
 // decodeRecord decodes the record's checkpoints, by buffer key.
-func decodeRecord(cps []progress.Checkpoint) (map[string]stream.Checkpoint, error) {
+func decodeRecord(cps []record.Checkpoint) (map[string]stream.Checkpoint, error) {
 	out := make(map[string]stream.Checkpoint, len(cps))
 	for _, c := range cps {
 		var cp stream.Checkpoint
@@ -54,7 +54,7 @@ func encodeLocated(cps map[string]stream.Checkpoint, loc *locator, keepKey bool)
 }
 
 // decodeFinished decodes the record's finished files.
-func decodeFinished(cps []progress.Checkpoint) ([]stream.Checkpoint, error) {
+func decodeFinished(cps []record.Checkpoint) ([]stream.Checkpoint, error) {
 	out := make([]stream.Checkpoint, 0, len(cps))
 	for _, c := range cps {
 		var cp stream.Checkpoint

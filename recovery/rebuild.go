@@ -14,7 +14,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/measure"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 	"github.com/logtally/logtally/tailer"
 	"github.com/logtally/logtally/visitor"
 )
@@ -30,7 +30,7 @@ type Stats struct {
 	Missing       int    // checkpoints whose file was not found
 	ReadBytes     int64  // bytes re-read to rebuild the batch in flight
 	LostBytes     int64  // bytes of the batch in flight that could not be re-read
-	Unrecorded    int    // files finished within the batch that the record could not list (progress.MaxFinished)
+	Unrecorded    int    // files finished within the batch that the record could not list (record.MaxFinished)
 	Archives      int    // replayed archives whose part of the batch in flight was read again
 	LostArchives  int    // of them, those that could not be (gone, changed)
 	Hits          uint64 // hits of the rebuilt batch
@@ -40,7 +40,7 @@ type Stats struct {
 
 // loadRecord reads the instance's record, waiting while MongoDB cannot be
 // reached: without it, a new buffer could only guess where to start.
-func loadRecord(ctx context.Context, store *progress.Store, clk clock.Clock, log *slog.Logger) (rec *progress.Record, err error) {
+func loadRecord(ctx context.Context, store *record.Store, clk clock.Clock, log *slog.Logger) (rec *record.Record, err error) {
 	err = whileUnreachable(ctx, clk, log, "no buffer file: waiting for MongoDB to read this instance's progress record; "+
 		"reading starts once it is known whether and where this instance counted before", func() error {
 		rec, err = store.Load(ctx)
@@ -53,13 +53,13 @@ func loadRecord(ctx context.Context, store *progress.Store, clk clock.Clock, log
 // waiting while MongoDB cannot be reached. A take whose reply was lost may
 // have been applied: the next attempt finds the lease its holder's and
 // takes it again. Another daemon keeping the lease alive is returned.
-func acquire(ctx context.Context, store *progress.Store, bufferID string, clk clock.Clock, log *slog.Logger) error {
+func acquire(ctx context.Context, store *record.Store, bufferID string, clk clock.Clock, log *slog.Logger) error {
 	var inUse error
 	err := whileUnreachable(ctx, clk, log, "no buffer file: waiting for MongoDB to take this instance's lease before the rebuild", func() error {
 		// Not own: a daemon that lost its state dir while running still
 		// holds the lease with the same buffer id; wait for it to lapse.
 		_, err := store.Acquire(ctx, bufferID, false, acquirePoll)
-		if errors.Is(err, progress.ErrInstanceInUse) {
+		if errors.Is(err, record.ErrInstanceInUse) {
 			inUse = err
 			return nil
 		}
@@ -99,7 +99,7 @@ func whileUnreachable(ctx context.Context, clk clock.Clock, log *slog.Logger, ms
 // first, waiting for a live one to expire. It returns false when there is
 // no record (a genuine first start): the caller creates the buffer as
 // usual.
-func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.Logger) (bool, Stats, error) {
+func Rebuild(ctx context.Context, cfg Config, store *record.Store, log *slog.Logger) (bool, Stats, error) {
 	var st Stats
 	rec, err := loadRecord(ctx, store, cfg.Clock, log)
 	if err != nil || rec == nil {
@@ -115,29 +115,29 @@ func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 		return false, st, cmp.Or(err, errors.New("progress record vanished"))
 	}
 	log.Warn("no buffer file: rebuilding the state from this instance's progress record in MongoDB",
-		"buffer_id", rec.BufferID, "batch", rec.Batch, "acknowledged", rec.Acked, "sealed_at", rec.SealedAt)
+		"buffer_id", rec.BufferID, "batch", rec.Current.Batch, "acknowledged", rec.Acked, "sealed_at", rec.Current.SealedAt)
 
 	globs := map[string]tailer.SourceFiles{}
 	for _, s := range cfg.Sources {
 		globs[s.Name] = s.Files
 	}
-	to, err := decodeRecord(rec.To)
+	to, err := decodeRecord(rec.Current.Checkpoints)
 	if err != nil {
 		return false, st, err
 	}
-	from, err := decodeRecord(rec.From)
+	from, err := decodeRecord(rec.Previous.Checkpoints)
 	if err != nil {
 		return false, st, err
 	}
-	coarseAt, err := decodeRecord(rec.Coarse)
+	coarseAt, err := decodeRecord(rec.Coarse.Checkpoints)
 	if err != nil {
 		return false, st, err
 	}
-	finished, err := decodeFinished(rec.Finished)
+	finished, err := decodeFinished(rec.Current.Finished.Files)
 	if err != nil {
 		return false, st, err
 	}
-	coarseFinished, err := decodeFinished(rec.CoarseFinished)
+	coarseFinished, err := decodeFinished(rec.Coarse.Finished.Files)
 	if err != nil {
 		return false, st, err
 	}
@@ -147,16 +147,16 @@ func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 	var counts map[string]measure.Vector
 	var marks []buffer.Mark
 	sketches := map[string]*visitor.Sketch{} // of every line re-read: $max makes re-sending harmless
-	inFlight := rec.Batch != "" && !rec.Acked
+	inFlight := rec.Current.Batch != "" && !rec.Acked
 	if inFlight {
-		st.Unrecorded += rec.FinishedLeftOut + rec.ArchivesLeftOut
+		st.Unrecorded += rec.Current.Finished.LeftOut + rec.Current.ArchivesLeftOut
 		var sk map[string]*visitor.Sketch
-		counts, marks, sk, err = reread(ctx, cfg, window{to: to, finished: finished, known: rec.FinishedKnown, from: from, archives: rec.Archives}, loc, &st, log)
+		counts, marks, sk, err = reread(ctx, cfg, window{to: to, finished: finished, known: rec.Current.Finished.Known, from: from, archives: rec.Current.Archives}, loc, &st, log)
 		if err != nil {
 			return false, st, err
 		}
 		mergeSketches(sketches, sk)
-		st.Batch = rec.Batch
+		st.Batch = rec.Current.Batch
 	}
 	// With flush.coarse_interval, the daily and monthly buckets end
 	// earlier than the minute ones: at the last acknowledged full batch.
@@ -164,22 +164,22 @@ func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 	// in the coarse counts (a full batch in flight takes them, as its seal
 	// did). A full batch acknowledged is where both end.
 	var co buffer.Coarse
-	if rec.CoarseBatch != "" && (inFlight || rec.MinuteOnly) {
-		ackedAt, ackedBatch := to, rec.Batch
-		ackedFinished, ackedKnown := coarseFinished, rec.CoarseFinishedKnown
-		ackedArchives := rec.CoarseArchives
+	if rec.Coarse.Batch != "" && (inFlight || rec.Current.MinuteOnly) {
+		ackedAt, ackedBatch := to, rec.Current.Batch
+		ackedFinished, ackedKnown := coarseFinished, rec.Coarse.Finished.Known
+		ackedArchives := rec.Coarse.Archives
 		if inFlight {
-			ackedAt, ackedBatch = from, rec.FromBatch
+			ackedAt, ackedBatch = from, rec.Previous.Batch
 		} else {
 			// The minute-only batch acknowledged: its own finished files
 			// and archives are part of the coarse window too.
 			ackedFinished = append(ackedFinished, finished...)
-			ackedKnown = ackedKnown && rec.FinishedKnown
-			ackedArchives = append(slices.Clone(ackedArchives), rec.Archives...)
+			ackedKnown = ackedKnown && rec.Current.Finished.Known
+			ackedArchives = append(slices.Clone(ackedArchives), rec.Current.Archives...)
 		}
-		if rec.CoarseBatch != ackedBatch {
+		if rec.Coarse.Batch != ackedBatch {
 			before := st.Hits
-			st.Unrecorded += rec.CoarseFinishedLeftOut + rec.CoarseArchivesLeftOut
+			st.Unrecorded += rec.Coarse.Finished.LeftOut + rec.Coarse.ArchivesLeftOut
 			var cmarks []buffer.Mark
 			var sk map[string]*visitor.Sketch
 			co.Counts, cmarks, sk, err = reread(ctx, cfg, window{to: ackedAt, finished: ackedFinished, known: ackedKnown, from: coarseAt, archives: ackedArchives}, loc, &st, log)
@@ -194,16 +194,16 @@ func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 		if err != nil {
 			return false, st, err
 		}
-		co.Snapshot = buffer.Snapshot{Batch: rec.CoarseBatch, SealedAt: rec.CoarseSealedAt, Checkpoints: enc}
-		if rec.CoarseFinishedKnown {
+		co.Snapshot = buffer.Snapshot{Batch: rec.Coarse.Batch, SealedAt: rec.Coarse.SealedAt, Checkpoints: enc}
+		if rec.Coarse.Finished.Known {
 			// The minute-only batches acknowledged since it finished these;
 			// a minute-only batch in flight adds its own once acknowledged.
 			co.Snapshot.Finished = map[string][]byte{}
-			for _, c := range rec.CoarseFinished {
+			for _, c := range rec.Coarse.Finished.Files {
 				co.Snapshot.Finished[c.Key] = c.Value
 			}
-			if !inFlight && rec.MinuteOnly {
-				for _, c := range rec.Finished {
+			if !inFlight && rec.Current.MinuteOnly {
+				for _, c := range rec.Current.Finished.Files {
 					co.Snapshot.Finished[c.Key] = c.Value
 				}
 			}
@@ -213,7 +213,7 @@ func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 			co.Snapshot.Archives = append(co.Snapshot.Archives, buffer.ArchiveRange{Source: a.Source, Path: a.Path,
 				FPLen: a.FPLen, FPSum: uint64(a.FPSum), From: a.From, To: a.To})
 		}
-		co.MinuteOnly = inFlight && rec.MinuteOnly
+		co.MinuteOnly = inFlight && rec.Current.MinuteOnly
 	}
 	tmp := cfg.BufferPath + ".rebuild"
 	os.Remove(tmp)
@@ -237,43 +237,43 @@ func Rebuild(ctx context.Context, cfg Config, store *progress.Store, log *slog.L
 		b.Close()
 		return false, st, err
 	}
-	acked := buffer.Snapshot{Batch: rec.Batch, SealedAt: rec.SealedAt, Checkpoints: toEnc}
+	acked := buffer.Snapshot{Batch: rec.Current.Batch, SealedAt: rec.Current.SealedAt, Checkpoints: toEnc}
 	if len(counts) > 0 || inFlight && !co.MinuteOnly && len(co.Counts) > 0 {
 		// The batch in flight, rebuilt under its own id (a full one may
 		// hold only the coarse counts).
-		acked = buffer.Snapshot{Batch: rec.FromBatch, SealedAt: rec.FromSealedAt, Checkpoints: fromEnc}
+		acked = buffer.Snapshot{Batch: rec.Previous.Batch, SealedAt: rec.Previous.SealedAt, Checkpoints: fromEnc}
 		if counts == nil {
 			counts = map[string]measure.Vector{}
 		}
 	} else {
 		counts = nil
 	}
-	if !rec.MinuteOnly && rec.Acked && rec.Batch != "" {
+	if !rec.Current.MinuteOnly && rec.Acked && rec.Current.Batch != "" {
 		co.Snapshot = acked // a full batch acknowledged: the daily and monthly counts end there too
 		co.Snapshot.Finished = map[string][]byte{}
 	}
 	var fin map[string][]byte
-	if rec.FinishedKnown {
+	if rec.Current.Finished.Known {
 		fin = map[string][]byte{}
-		for _, c := range rec.Finished {
+		for _, c := range rec.Current.Finished.Files {
 			fin[c.Key] = c.Value
 		}
 	}
 	var arcs []buffer.ArchiveRange
 	sources := map[string][]byte{}
-	for _, a := range rec.CoarseArchives {
+	for _, a := range rec.Coarse.Archives {
 		if len(a.Parser) > 0 {
 			sources[a.Source] = a.Parser
 		}
 	}
-	for _, a := range rec.Archives {
+	for _, a := range rec.Current.Archives {
 		arcs = append(arcs, buffer.ArchiveRange{Source: a.Source, Path: a.Path, FPLen: a.FPLen, FPSum: uint64(a.FPSum), From: a.From, To: a.To})
 		if len(a.Parser) > 0 {
 			sources[a.Source] = a.Parser
 		}
 	}
-	err = b.RebuildWith(buffer.Rebuilt{Acked: acked, Checkpoints: toEnc, Counts: counts, Batch: rec.Batch,
-		Since: rec.SealedAt, Finished: fin, Marks: marks, Archives: arcs, Sources: sources, Coarse: co, Visitors: sketches})
+	err = b.RebuildWith(buffer.Rebuilt{Acked: acked, Checkpoints: toEnc, Counts: counts, Batch: rec.Current.Batch,
+		Since: rec.Current.SealedAt, Finished: fin, Marks: marks, Archives: arcs, Sources: sources, Coarse: co, Visitors: sketches})
 	if cerr := b.Close(); err == nil {
 		err = cerr
 	}

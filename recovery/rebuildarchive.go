@@ -11,7 +11,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
@@ -26,7 +26,7 @@ import (
 // acknowledged, the database's ledger says the archive is counted to To,
 // so a later replay does not count again what buckets took before the
 // state dir was lost; what they had not taken is lost.
-func rereadArchives(ctx context.Context, cfg Config, arcs []progress.Archive, agg *aggregate.Aggregator, st *Stats, log *slog.Logger) ([]buffer.Mark, error) {
+func rereadArchives(ctx context.Context, cfg Config, arcs []record.Archive, agg *aggregate.Aggregator, st *Stats, log *slog.Logger) ([]buffer.Mark, error) {
 	var lost []buffer.Mark
 	maxLine := tailer.DefaultMaxLineBytes
 	for _, s := range cfg.Sources {
@@ -59,7 +59,7 @@ func rereadArchives(ctx context.Context, cfg Config, arcs []progress.Archive, ag
 
 // rereadArchive reads one archive's part into agg. why says why it could
 // not be read whole ("" when it was); err is an error of agg.
-func rereadArchive(ctx context.Context, a progress.Archive, agg *aggregate.Aggregator, maxLine int) (read int64, why string, err error) {
+func rereadArchive(ctx context.Context, a record.Archive, agg *aggregate.Aggregator, maxLine int) (read int64, why string, err error) {
 	var pc parser.Config
 	if len(a.Parser) == 0 {
 		return 0, "its replay source's parser settings were not recorded", nil

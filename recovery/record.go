@@ -12,7 +12,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 )
 
 // acquirePoll is how often a start waiting for another run's lease looks
@@ -23,7 +23,7 @@ const acquirePoll = 2 * time.Second
 // lease while the pipeline runs, and records each batch before its bucket
 // updates begin (flusher.Recorder).
 type Recorder struct {
-	store    *progress.Store
+	store    *record.Store
 	buf      *buffer.Buffer
 	clock    clock.Clock
 	log      *slog.Logger
@@ -43,13 +43,13 @@ type Recorder struct {
 
 // NewRecorder returns the Recorder of store's instance for buf; user is
 // the connection string's user, named when MongoDB refuses the credentials.
-func NewRecorder(store *progress.Store, buf *buffer.Buffer, clk clock.Clock, log *slog.Logger, user string) *Recorder {
+func NewRecorder(store *record.Store, buf *buffer.Buffer, clk clock.Clock, log *slog.Logger, user string) *Recorder {
 	return &Recorder{store: store, buf: buf, clock: clk, log: log, user: user, acquired: make(chan struct{})}
 }
 
 // LeaseHeld tells r that the lease is held: Begin records batches from
 // now on. Keep calls it once it has taken the lease; a tool or test that
-// took it itself (progress.Store.Acquire) and does not run Keep calls it
+// took it itself (record.Store.Acquire) and does not run Keep calls it
 // instead.
 func (r *Recorder) LeaseHeld() { r.held.Do(func() { close(r.acquired) }) }
 
@@ -66,15 +66,15 @@ func (r *Recorder) Begin(ctx context.Context, sealed, acked buffer.Snapshot) err
 	}
 	r.writing.Lock()
 	defer r.writing.Unlock()
-	return r.store.BeginWith(ctx, r.buf.InstanceID(), sealed.Batch, sealed.SealedAt, toRecord(sealed.Checkpoints),
-		acked.Batch, acked.SealedAt, toRecord(acked.Checkpoints), progress.CoarseRecord{
-			MinuteOnly: sealed.MinuteOnly, Batch: coarse.Batch, SealedAt: coarse.SealedAt, At: toRecord(coarse.Checkpoints),
-		}, progress.Extra{
-			Finished:       progress.Finished{Known: sealed.Finished != nil, Files: toRecord(sealed.Finished)},
-			CoarseFinished: progress.Finished{Known: coarse.Finished != nil, Files: toRecord(coarse.Finished)},
-			Archives:       r.archives(sealed.Archives),
-			CoarseArchives: r.archives(coarse.Archives),
-		})
+	return r.store.Begin(ctx, r.buf.InstanceID(), r.snapshot(sealed),
+		record.Snapshot{Batch: acked.Batch, SealedAt: acked.SealedAt, Checkpoints: toRecord(acked.Checkpoints)}, r.snapshot(coarse))
+}
+
+// snapshot turns a buffer snapshot into the record's form, with its
+// finished files and archives' parts.
+func (r *Recorder) snapshot(s buffer.Snapshot) record.Snapshot {
+	return record.Snapshot{Batch: s.Batch, SealedAt: s.SealedAt, Checkpoints: toRecord(s.Checkpoints), MinuteOnly: s.MinuteOnly,
+		Finished: record.Finished{Known: s.Finished != nil, Files: toRecord(s.Finished)}, Archives: r.archives(s.Archives)}
 }
 
 // Keep takes the lease (a restart of the same buffer takes it at once;
@@ -97,7 +97,7 @@ func (r *Recorder) Keep(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if errors.Is(err, progress.ErrInstanceInUse) {
+		if errors.Is(err, record.ErrInstanceInUse) {
 			return err
 		}
 		if flusher.AuthFailure(err) {
@@ -125,7 +125,7 @@ func (r *Recorder) Keep(ctx context.Context) error {
 		case err == nil:
 			refused.Succeeded(r.log, "renew the instance's lease")
 			attempt = 1
-		case errors.Is(err, progress.ErrLeaseLost):
+		case errors.Is(err, record.ErrLeaseLost):
 			return err
 		case flusher.AuthFailure(err):
 			refused.Failed(r.log, r.clock.Now(), "renew the instance's lease", attempt, err, r.user)
@@ -166,20 +166,20 @@ func (r *Recorder) release() {
 
 // archives turns a batch's archive ranges into the record's form, each
 // with its replay source's parser settings.
-func (r *Recorder) archives(ranges []buffer.ArchiveRange) []progress.Archive {
-	out := make([]progress.Archive, 0, len(ranges))
+func (r *Recorder) archives(ranges []buffer.ArchiveRange) []record.Archive {
+	out := make([]record.Archive, 0, len(ranges))
 	for _, a := range ranges {
-		out = append(out, progress.Archive{Source: a.Source, Path: a.Path, FPLen: a.FPLen, FPSum: int64(a.FPSum),
+		out = append(out, record.Archive{Source: a.Source, Path: a.Path, FPLen: a.FPLen, FPSum: int64(a.FPSum),
 			From: a.From, To: a.To, Parser: r.buf.ArchiveSource(a.Source)})
 	}
 	return out
 }
 
 // toRecord turns buffer checkpoints into the record's form, sorted.
-func toRecord(cps map[string][]byte) []progress.Checkpoint {
-	out := make([]progress.Checkpoint, 0, len(cps))
+func toRecord(cps map[string][]byte) []record.Checkpoint {
+	out := make([]record.Checkpoint, 0, len(cps))
 	for _, k := range slices.Sorted(maps.Keys(cps)) {
-		out = append(out, progress.Checkpoint{Key: k, Value: cps[k]})
+		out = append(out, record.Checkpoint{Key: k, Value: cps[k]})
 	}
 	return out
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 	"github.com/logtally/logtally/visitor"
@@ -31,7 +31,7 @@ type window struct {
 	known bool
 	from  map[string]stream.Checkpoint
 	// archives are the replayed archives' parts of the window.
-	archives []progress.Archive
+	archives []record.Archive
 }
 
 // windowStream is one stream of lines read within a window: one generation

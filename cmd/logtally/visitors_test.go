@@ -30,8 +30,8 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
-	"github.com/logtally/logtally/progress"
 	"github.com/logtally/logtally/query"
+	"github.com/logtally/logtally/record"
 	"github.com/logtally/logtally/salts"
 	"github.com/logtally/logtally/visitor"
 )
@@ -941,7 +941,7 @@ func progressAcked(t *testing.T, db *mongo.Database, instance string) bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := db.Collection(progress.DefaultCollection).FindOne(ctx, bson.D{{Key: "_id", Value: instance}}).Decode(&rec); err != nil {
+	if err := db.Collection(record.DefaultCollection).FindOne(ctx, bson.D{{Key: "_id", Value: instance}}).Decode(&rec); err != nil {
 		t.Fatalf("progress record of %s: %v", instance, err)
 	}
 	return rec.Acked

@@ -1,4 +1,4 @@
-package progress
+package record
 
 // Writer numbers: each buffer's short name in the buckets' guard
 // (bucket.NumberedGuard), assigned once in the progress collection.

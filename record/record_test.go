@@ -1,4 +1,4 @@
-package progress_test
+package record_test
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/mongotest"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 )
 
-func store(t *testing.T, db *mongo.Database, clk clock.Clock, holder string) *progress.Store {
+func store(t *testing.T, db *mongo.Database, clk clock.Clock, holder string) *record.Store {
 	t.Helper()
-	s, err := progress.NewStore(progress.Config{DB: db, Instance: "web-1", Holder: holder, LeaseTTL: 30 * time.Second, Clock: clk})
+	s, err := record.NewStore(record.Config{DB: db, Instance: "web-1", Holder: holder, LeaseTTL: 30 * time.Second, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,15 +35,15 @@ func TestLeaseAndRecord(t *testing.T) {
 	if rec, err := a.Acquire(ctx, "buf-a", true, time.Second); err != nil || rec != nil {
 		t.Fatalf("Acquire on no record = %+v, %v; want nil, nil", rec, err)
 	}
-	cps := []progress.Checkpoint{{Key: "s\x001:2", Value: []byte{1, 2}}}
-	if err := a.Begin(ctx, "buf-a", "batch-1", clk.Now(), cps, "", time.Time{}, nil); err != nil {
+	cps := []record.Checkpoint{{Key: "s\x001:2", Value: []byte{1, 2}}}
+	if err := a.Begin(ctx, "buf-a", record.Snapshot{Batch: "batch-1", SealedAt: clk.Now(), Checkpoints: cps}, record.Snapshot{}, record.Snapshot{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Renew(ctx, "batch-0"); err != nil { // not the record's batch: not acked
 		t.Fatal(err)
 	}
 	rec, _ := a.Load(ctx)
-	if rec.Batch != "batch-1" || rec.Acked || len(rec.To) != 1 || rec.To[0].Key != cps[0].Key || rec.BufferID != "buf-a" {
+	if rec.Current.Batch != "batch-1" || rec.Acked || len(rec.Current.Checkpoints) != 1 || rec.Current.Checkpoints[0].Key != cps[0].Key || rec.BufferID != "buf-a" {
 		t.Fatalf("record after Begin: %+v", rec)
 	}
 	if err := a.Renew(ctx, "batch-1"); err != nil {
@@ -59,7 +59,7 @@ func TestLeaseAndRecord(t *testing.T) {
 	if _, err := a2.Acquire(ctx, "buf-a", true, time.Second); err != nil {
 		t.Fatalf("restart of the same buffer: %v", err)
 	}
-	if err := a.Begin(ctx, "buf-a", "batch-2", clk.Now(), nil, "", time.Time{}, nil); !errors.Is(err, progress.ErrLeaseLost) {
+	if err := a.Begin(ctx, "buf-a", record.Snapshot{Batch: "batch-2", SealedAt: clk.Now()}, record.Snapshot{}, record.Snapshot{}); !errors.Is(err, record.ErrLeaseLost) {
 		t.Fatalf("Begin by the run that lost the lease: %v, want ErrLeaseLost", err)
 	}
 
@@ -73,7 +73,7 @@ func TestLeaseAndRecord(t *testing.T) {
 	if err := a2.Renew(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := advanceUntil(clk, errc, 10*time.Second); !errors.Is(err, progress.ErrInstanceInUse) {
+	if err := advanceUntil(clk, errc, 10*time.Second); !errors.Is(err, record.ErrInstanceInUse) {
 		t.Fatalf("Acquire against a renewed lease: %v, want ErrInstanceInUse", err)
 	}
 

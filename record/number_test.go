@@ -1,4 +1,4 @@
-package progress_test
+package record_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/mongotest"
-	"github.com/logtally/logtally/progress"
+	"github.com/logtally/logtally/record"
 )
 
 // Writer numbers: one per buffer, the same on a second claim, never
@@ -37,8 +37,8 @@ func TestClaimNumber(t *testing.T) {
 	if a, b, a2 := claim("buf-a"), claim("buf-b"), claim("buf-a"); a != 1 || b != 2 || a2 != 1 {
 		t.Fatalf("numbers a=%d b=%d a again=%d; want 1, 2, 1", a, b, a2)
 	}
-	coll := db.Collection(progress.DefaultCollection)
-	var c progress.Claim
+	coll := db.Collection(record.DefaultCollection)
+	var c record.Claim
 	if err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "writer", Value: int64(2)}}}}).Decode(&c); err != nil {
 		t.Fatal(err)
 	}

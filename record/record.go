@@ -1,4 +1,4 @@
-package progress
+package record
 
 import (
 	"context"
@@ -46,63 +46,55 @@ type Lease struct {
 	Until time.Time `bson:"until"`
 }
 
-// Record is one instance's progress document.
+// Record is one instance's progress document: the latest batch whose
+// bucket updates may have begun (Current), the batch before it (Previous)
+// and the position of the daily and monthly counts (Coarse). Its stored
+// form is flat, as logtally has always written it (see document.go).
 type Record struct {
 	// Instance is the instance name (config instance): the document id.
-	Instance string `bson:"_id"`
+	Instance string
 	// BufferID is the buffer whose batches the record describes: the key
 	// of the buckets' applied marks.
-	BufferID string `bson:"buffer_id"`
-	// Batch is the latest batch whose bucket updates may have begun.
-	Batch string `bson:"batch"`
-	// Acked reports that every bucket update of Batch was acknowledged.
-	Acked bool `bson:"acked"`
-	// SealedAt is when Batch was sealed: To was the position then.
-	SealedAt time.Time `bson:"sealed_at"`
-	// From is where the counts of the batch before Batch end (FromBatch):
-	// Batch's counts are the lines between From and To.
-	From      []Checkpoint `bson:"from"`
-	FromBatch string       `bson:"from_batch"`
-	// FromSealedAt is when FromBatch was sealed.
-	FromSealedAt time.Time `bson:"from_sealed_at"`
-	// To is where Batch's counts end.
-	To []Checkpoint `bson:"to"`
-	// MinuteOnly: Batch goes to the minute buckets only; its counts wait
-	// in the buffer for a full batch (flush.coarse_interval).
-	MinuteOnly bool `bson:"minute_only,omitempty"`
+	BufferID string
+	// Current is the latest batch whose bucket updates may have begun:
+	// its counts are the lines between Previous's checkpoints and its
+	// own. Its MinuteOnly says it goes to the minute buckets only (its
+	// counts wait in the buffer for a full batch: flush.coarse_interval).
+	Current Snapshot
+	// Acked reports that every bucket update of Current was acknowledged.
+	Acked bool
+	// Previous is where the counts of the batch before Current end. Only
+	// its Batch, SealedAt and Checkpoints are kept.
+	Previous Snapshot
 	// Coarse is where the counts of the daily and monthly buckets end when
-	// Batch began: the last acknowledged full batch's position
-	// (CoarseBatch, sealed at CoarseSealedAt). Empty when the buffer knew
-	// none (then they end where the minute buckets' do).
-	Coarse         []Checkpoint `bson:"coarse,omitempty"`
-	CoarseBatch    string       `bson:"coarse_batch,omitempty"`
-	CoarseSealedAt time.Time    `bson:"coarse_sealed_at,omitzero"`
-	// Finished are the last checkpoints of the files Batch finished
-	// (their checkpoints deleted within it, so To does not name them),
-	// at most MaxFinished; FinishedLeftOut counts those left out.
-	// FinishedKnown is false in a record of an older logtally, or of a
-	// batch sealed by one: then which files Batch finished is not known.
-	Finished        []Checkpoint `bson:"finished,omitempty"`
-	FinishedKnown   bool         `bson:"finished_known,omitempty"`
-	FinishedLeftOut int          `bson:"finished_left_out,omitempty"`
-	// CoarseFinished and the two fields after it are the same for the
-	// minute-only batches acknowledged since CoarseBatch.
-	CoarseFinished        []Checkpoint `bson:"coarse_finished,omitempty"`
-	CoarseFinishedKnown   bool         `bson:"coarse_finished_known,omitempty"`
-	CoarseFinishedLeftOut int          `bson:"coarse_finished_left_out,omitempty"`
-	// Archives are the parts of replayed archives Batch counts, at most
-	// MaxFinished; ArchivesLeftOut counts those left out.
-	Archives        []Archive `bson:"archives,omitempty"`
-	ArchivesLeftOut int       `bson:"archives_left_out,omitempty"`
-	// CoarseArchives are those of the minute-only batches acknowledged
-	// since CoarseBatch (their daily and monthly counts wait), at most
-	// MaxFinished.
-	CoarseArchives        []Archive `bson:"coarse_archives,omitempty"`
-	CoarseArchivesLeftOut int       `bson:"coarse_archives_left_out,omitempty"`
+	// Current began: the last acknowledged full batch's position, with the
+	// files finished and the archives' parts counted by the minute-only
+	// batches acknowledged since (their daily and monthly counts wait).
+	// Empty when the buffer knew none (then they end where the minute
+	// buckets' do). Its MinuteOnly is not kept.
+	Coarse Snapshot
 	// Lease is the running daemon's lease.
-	Lease Lease `bson:"lease"`
+	Lease Lease
 	// Updated is when the record was last written.
-	Updated time.Time `bson:"updated"`
+	Updated time.Time
+}
+
+// Snapshot is one batch's position as the record keeps it.
+type Snapshot struct {
+	// Batch is the batch's id, sealed at SealedAt.
+	Batch    string
+	SealedAt time.Time
+	// Checkpoints are where the batch's counts end.
+	Checkpoints []Checkpoint
+	// MinuteOnly: the batch goes to the minute buckets only.
+	MinuteOnly bool
+	// Finished are the files the batch finished (their checkpoints
+	// deleted within it, so Checkpoints does not name them).
+	Finished Finished
+	// Archives are the parts of replayed archives the batch counts, at
+	// most MaxFinished; ArchivesLeftOut counts those left out.
+	Archives        []Archive
+	ArchivesLeftOut int
 }
 
 // Store reads and writes one instance's record.
@@ -140,7 +132,7 @@ type Config struct {
 // NewStore returns a Store for cfg.
 func NewStore(cfg Config) (*Store, error) {
 	if cfg.DB == nil || cfg.Instance == "" || cfg.Holder == "" {
-		return nil, errors.New("new progress store: DB, Instance and Holder are required")
+		return nil, errors.New("new record store: DB, Instance and Holder are required")
 	}
 	if cfg.Collection == "" {
 		cfg.Collection = DefaultCollection
@@ -186,26 +178,36 @@ func (s *Store) Load(ctx context.Context) (*Record, error) {
 	return &r, nil
 }
 
-// Begin records that the bucket updates of batch (sealed at sealedAt, its
-// counts ending at to) may begin, the batch before it (fromBatch, sealed
-// at fromSealedAt) ending at from. It fails with ErrLeaseLost when another
-// run holds the lease.
-func (s *Store) Begin(ctx context.Context, bufferID, batch string, sealedAt time.Time, to []Checkpoint,
-	fromBatch string, fromSealedAt time.Time, from []Checkpoint) error {
-	return s.BeginCoarse(ctx, bufferID, batch, sealedAt, to, fromBatch, fromSealedAt, from, CoarseRecord{})
+// Begin records that the bucket updates of current may begin, the batch
+// before it ending at previous and the daily and monthly counts at
+// coarse. The files finished and the archives' parts of current and
+// coarse are kept up to MaxFinished each, the rest counted (LeftOut,
+// ArchivesLeftOut); a Finished not Known is kept as not known. It fails
+// with ErrLeaseLost when another run holds the lease.
+func (s *Store) Begin(ctx context.Context, bufferID string, current, previous, coarse Snapshot) error {
+	r := Record{BufferID: bufferID, Current: bounded(current), Previous: bounded(previous), Coarse: bounded(coarse)}
+	var set bson.D
+	for _, f := range r.batchFields() {
+		set = append(set, bson.E{Key: f.key, Value: f.get()})
+	}
+	return s.update(ctx, "begin batch", set)
 }
 
-// MaxFinished bounds the finished files a record lists per set, to keep
-// it small; the rest are counted (Record.FinishedLeftOut).
+// MaxFinished bounds the finished files (and the archives' parts) a
+// record lists per snapshot, to keep it small; the rest are counted
+// (Finished.LeftOut, Snapshot.ArchivesLeftOut).
 const MaxFinished = 256
 
-// Finished is a set of finished files as Begin records it.
+// Finished is a set of finished files.
 type Finished struct {
 	// Known is false when the buffer did not keep them (a batch sealed by
-	// an older logtally).
+	// an older logtally), and in a record of an older logtally: then
+	// which files the batch finished is not known.
 	Known bool
-	// Files are their last checkpoints; at most MaxFinished are recorded.
-	Files []Checkpoint
+	// Files are their last checkpoints; at most MaxFinished are recorded,
+	// LeftOut counts those left out.
+	Files   []Checkpoint
+	LeftOut int
 }
 
 // Archive is the part of a replayed archive's decompressed stream a batch
@@ -220,64 +222,6 @@ type Archive struct {
 	From   int64  `bson:"from"`
 	To     int64  `bson:"to"`
 	Parser []byte `bson:"parser,omitempty"`
-}
-
-// Extra is what BeginWith records beyond BeginCoarse: the files finished
-// within the batch, and within the minute-only batches since the coarse
-// position, and the archives' parts of the batch.
-type Extra struct {
-	Finished, CoarseFinished Finished
-	Archives, CoarseArchives []Archive
-}
-
-// CoarseRecord is what BeginCoarse records of the coarse counts (Record's
-// MinuteOnly, Coarse, CoarseBatch and CoarseSealedAt).
-type CoarseRecord struct {
-	MinuteOnly bool
-	Batch      string
-	SealedAt   time.Time
-	At         []Checkpoint
-}
-
-// BeginCoarse is Begin with the coarse counts' position.
-func (s *Store) BeginCoarse(ctx context.Context, bufferID, batch string, sealedAt time.Time, to []Checkpoint,
-	fromBatch string, fromSealedAt time.Time, from []Checkpoint, c CoarseRecord) error {
-	return s.BeginWith(ctx, bufferID, batch, sealedAt, to, fromBatch, fromSealedAt, from, c, Extra{})
-}
-
-// BeginWith is BeginCoarse with the files finished within the batch (and
-// since the coarse position). A record written without them (by Begin,
-// BeginCoarse or an older logtally) says they are not known.
-func (s *Store) BeginWith(ctx context.Context, bufferID, batch string, sealedAt time.Time, to []Checkpoint,
-	fromBatch string, fromSealedAt time.Time, from []Checkpoint, c CoarseRecord, x Extra) error {
-	fin, finLeft := bounded(x.Finished)
-	cfin, cfinLeft := bounded(x.CoarseFinished)
-	arcs, arcsLeft := boundedArchives(x.Archives)
-	carcs, carcsLeft := boundedArchives(x.CoarseArchives)
-	return s.update(ctx, "begin batch", bson.D{
-		{Key: "archives", Value: arcs},
-		{Key: "archives_left_out", Value: arcsLeft},
-		{Key: "coarse_archives", Value: carcs},
-		{Key: "coarse_archives_left_out", Value: carcsLeft},
-		{Key: "finished", Value: fin},
-		{Key: "finished_known", Value: x.Finished.Known},
-		{Key: "finished_left_out", Value: finLeft},
-		{Key: "coarse_finished", Value: cfin},
-		{Key: "coarse_finished_known", Value: x.CoarseFinished.Known},
-		{Key: "coarse_finished_left_out", Value: cfinLeft},
-		{Key: "buffer_id", Value: bufferID},
-		{Key: "batch", Value: batch},
-		{Key: "acked", Value: false},
-		{Key: "sealed_at", Value: sealedAt},
-		{Key: "from", Value: nonNil(from)},
-		{Key: "from_batch", Value: fromBatch},
-		{Key: "from_sealed_at", Value: fromSealedAt},
-		{Key: "to", Value: nonNil(to)},
-		{Key: "minute_only", Value: c.MinuteOnly},
-		{Key: "coarse", Value: nonNil(c.At)},
-		{Key: "coarse_batch", Value: c.Batch},
-		{Key: "coarse_sealed_at", Value: c.SealedAt},
-	})
 }
 
 // Renew extends the lease by its TTL. When acked is the record's batch,
@@ -326,28 +270,27 @@ func (s *Store) updateWhere(ctx context.Context, what string, filter, set bson.D
 	return nil
 }
 
-// bounded returns at most MaxFinished of f's files, and how many it left
-// out.
-func bounded(f Finished) ([]Checkpoint, int) {
-	if !f.Known {
-		return []Checkpoint{}, 0
+// bounded returns sn as Begin records it: at most MaxFinished finished
+// files and archives' parts (the rest counted), no nil lists, and no
+// files when they are not known.
+func bounded(sn Snapshot) Snapshot {
+	sn.Checkpoints = nonNil(sn.Checkpoints)
+	f := &sn.Finished
+	switch {
+	case !f.Known:
+		f.Files, f.LeftOut = []Checkpoint{}, 0
+	case len(f.Files) > MaxFinished:
+		f.Files, f.LeftOut = f.Files[:MaxFinished], f.LeftOut+len(f.Files)-MaxFinished
+	default:
+		f.Files = nonNil(f.Files)
 	}
-	if len(f.Files) > MaxFinished {
-		return f.Files[:MaxFinished], len(f.Files) - MaxFinished
+	switch {
+	case len(sn.Archives) > MaxFinished:
+		sn.Archives, sn.ArchivesLeftOut = sn.Archives[:MaxFinished], sn.ArchivesLeftOut+len(sn.Archives)-MaxFinished
+	case sn.Archives == nil:
+		sn.Archives = []Archive{}
 	}
-	return nonNil(f.Files), 0
-}
-
-// boundedArchives returns at most MaxFinished of a, and how many it left
-// out.
-func boundedArchives(a []Archive) ([]Archive, int) {
-	if len(a) > MaxFinished {
-		return a[:MaxFinished], len(a) - MaxFinished
-	}
-	if a == nil {
-		return []Archive{}, 0
-	}
-	return a, 0
+	return sn
 }
 
 func nonNil(c []Checkpoint) []Checkpoint {
@@ -416,7 +359,8 @@ func (s *Store) create(ctx context.Context, bufferID string, now time.Time) erro
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	_, err := s.coll.InsertOne(ctx, Record{
-		Instance: s.instance, BufferID: bufferID, From: []Checkpoint{}, To: []Checkpoint{},
+		Instance: s.instance, BufferID: bufferID,
+		Current: Snapshot{Checkpoints: []Checkpoint{}}, Previous: Snapshot{Checkpoints: []Checkpoint{}},
 		Lease: Lease{Holder: s.holder, Until: now.Add(s.ttl)}, Updated: now,
 	})
 	if err != nil {
