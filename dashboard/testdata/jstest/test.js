@@ -73,6 +73,15 @@ test('bytes: 1000-based units, three significant digits, the exact count in the 
   has(formatMeasure('bytes', 3.21e15), { text: '3.21 PB' }, '3.21e15');
 });
 
+test('bytes: a value that rounds to 1000 of a unit is shown in the next', () => {
+  has(formatMeasure('bytes', 999499), { text: '999 KB' }, '999499');
+  has(formatMeasure('bytes', 999500), { text: '1.00 MB' }, '999500');
+  has(formatMeasure('bytes', 999999), { text: '1.00 MB', title: '999,999 bytes' }, '999999');
+  has(formatMeasure('bytes', 99960), { text: '100 KB' }, '99960');
+  has(formatMeasure('bytes', 9999), { text: '10.0 KB' }, '9999');
+  has(formatMeasure('bytes', 1.5e18), { text: '1500 PB' }, 'beyond the last unit');
+});
+
 test('error rate as a percentage, response times in ms', () => {
   has(formatMeasure('error_rate', 0.0123), { text: '1.23%', value: '0.0123' }, 'error_rate');
   has(formatMeasure('error_rate', 0), { text: '0.00%' }, 'error_rate 0');
