@@ -1,7 +1,10 @@
 // Package dashboard serves logtally's web page: one read-only page of the
 // buckets, for one host or the whole fleet, embedded in the binary
 // (static/: the page, its script modules and style, and uPlot vendored at a
-// pinned version, with its licence and refresh script).
+// pinned version, with its licence and refresh script; vendor/VERSION
+// records the vendored files' SHA-256, which TestVendoredHashes checks).
+// The modules that touch no DOM (format.js, hash.js, model.js) have unit
+// tests, testdata/jstest, run in headless Chromium by TestModules.
 //
 // The page asks two JSON endpoints, relative to where it is mounted:
 //

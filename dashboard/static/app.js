@@ -33,10 +33,13 @@
 // measure is not recorded or not logged.
 //
 // The modules: state.js (the shared state), dom.js, format.js (numbers,
-// times, the "not recorded" rules), hash.js (the URL hash), chart.js
-// (uPlot and the sparklines), header.js, cards.js (totals), panels.js
-// (classes, pages, series, notes), render.js (a view, errors), and this
-// one: fetching, the refresh loop and the events.
+// times, the "not recorded" rules), hash.js (the URL hash), model.js
+// (what a view shows, without the DOM: deltas, classes, notes, the
+// chart's columns), chart.js (uPlot and the sparklines), header.js,
+// cards.js (totals), panels.js (classes, pages, series, notes), render.js
+// (a view, errors), and this one: fetching, the refresh loop and the
+// events. format.js, hash.js and model.js touch no DOM: testdata/jstest
+// tests them in a browser (TestModules).
 
 import { app } from './state.js';
 import { $, $$ } from './dom.js';

@@ -2,7 +2,8 @@
 // and the change between them.
 
 import { $, el, setValue } from './dom.js';
-import { nfInt, nfPct1, isNum, NONE, measure, visitorsValue, getter, allUnmeasured } from './format.js';
+import { nfInt, isNum, NONE, measure, visitorsValue, getter, allUnmeasured } from './format.js';
+import { delta } from './model.js';
 
 // The totals cards. good: which way a change is good news (colours the
 // delta), or null when neither.
@@ -91,24 +92,9 @@ export function renderTotals(totals, vis, prev) {
 
 // renderDelta writes the change from the previous period in %.
 function renderDelta(e, curRaw, oldRaw, good) {
+  const d = delta(curRaw, oldRaw, good);
   e.className = 'delta';
-  e.dataset.value = '';
-  if (curRaw === '' || oldRaw === '') {
-    e.textContent = '';
-    return;
-  }
-  const cur = Number(curRaw);
-  const old = Number(oldRaw);
-  let dir = 0;
-  if (old === 0) {
-    e.textContent = cur === 0 ? '= 0%' : '▲ new';
-    dir = cur === 0 ? 0 : 1;
-  } else {
-    const pct = ((cur - old) / Math.abs(old)) * 100;
-    e.dataset.value = String(pct);
-    dir = Math.abs(pct) < 0.05 ? 0 : Math.sign(pct);
-    e.textContent = dir === 0 ? '= 0.0%' : `${dir > 0 ? '▲' : '▼'} ${nfPct1.format(Math.abs(pct))}%`;
-  }
-  if (dir !== 0 && good) e.classList.add((dir > 0) === (good === 'up') ? 'good' : 'bad');
-  if (dir === 0) e.classList.add('flat');
+  e.dataset.value = d.value;
+  e.textContent = d.text;
+  if (d.cls) e.classList.add(d.cls);
 }

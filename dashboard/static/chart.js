@@ -5,6 +5,7 @@
 import { app } from './state.js';
 import { $, el } from './dom.js';
 import { STEP_WORDS, nfInt, isNum, fmtTime } from './format.js';
+import { chartColumns } from './model.js';
 
 // cssVar reads a colour of the theme (app.css :root) for the canvas.
 const cssVar = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
@@ -29,15 +30,7 @@ export function renderChart(d, times, empty) {
     destroyChart();
     return;
   }
-  const s = d.series || {};
-  const n = times.length;
-  const col = (arr) => (Array.isArray(arr) && arr.length === n ? arr : new Array(n).fill(null));
-  const views = col(s.views);
-  // A step counted before the measures existed has no class: its people
-  // are not known (the API counts them as people), so the line breaks.
-  const un = col(s.unmeasured);
-  const people = col(s.people).map((v, i) => (un[i] > 0 && un[i] >= views[i] ? null : v));
-  const prevViews = d.previous && d.previous.series ? col(d.previous.series.views) : null;
+  const { views, people, prevViews } = chartColumns(d, times);
   const data = [times.map((t) => t / 1000), views, people];
   if (prevViews) data.push(prevViews);
 

@@ -33,18 +33,19 @@ export function fromLocalInput(s) {
   return new Date(s).getTime(); // "YYYY-MM-DDTHH:mm" is read as local time
 }
 
-// humanBytes: 1000-based units, three significant digits.
+// humanBytes: 1000-based units, three significant digits. A value moves
+// to the next unit when it rounds to 1000 of its own (999,999 bytes are
+// "1.00 MB", not "1000 KB"); past the last unit it is written whole.
 function humanBytes(n) {
   const units = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
+  if (Math.abs(n) < 1000) return `${nfInt.format(n)} B`;
   let i = 0;
   let v = n;
-  while (Math.abs(v) >= 1000 && i < units.length - 1) {
+  while (i < units.length - 1 && Math.abs(Number(v.toPrecision(3))) >= 1000) {
     v /= 1000;
     i++;
   }
-  if (i === 0) return `${nfInt.format(n)} B`;
-  const digits = Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2;
-  return `${v.toFixed(digits)} ${units[i]}`;
+  return `${Math.abs(v) >= 1000 ? v.toFixed(0) : v.toPrecision(3)} ${units[i]}`;
 }
 
 // ---- measures: value, text and the "not recorded" rules ----------------

@@ -44,10 +44,10 @@ export function toHash(st) {
 }
 
 // resolveRange gives the instants to ask: a relative range ends now, by
-// the server's clock (the browser's plus skewMs).
-export function resolveRange(st, skewMs = 0) {
+// the server's clock (the browser's, now, plus skewMs).
+export function resolveRange(st, skewMs = 0, now = Date.now()) {
   if (st.range) {
-    const to = Date.now() + skewMs;
+    const to = now + skewMs;
     return { from: to - RANGES[st.range], to };
   }
   return { from: st.from, to: st.to };

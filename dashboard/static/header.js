@@ -3,8 +3,9 @@
 
 import { app } from './state.js';
 import { $, $$, el } from './dom.js';
-import { STEP_WORDS, isNum, fmtTime, toLocalInput } from './format.js';
-import { RANGE_LABELS, toHash, resolveRange } from './hash.js';
+import { toLocalInput } from './format.js';
+import { toHash, resolveRange } from './hash.js';
+import { subtitle } from './model.js';
 
 export function fillSites() {
   const sel = $('#site');
@@ -68,10 +69,5 @@ export function renderHeading(st, d) {
   $('#back-site').textContent = site;
   back.href = toHash({ ...st, page: null });
 
-  const what = st.range ? RANGE_LABELS[st.range] : 'Custom range';
-  const parts = [what];
-  if (isNum(d.from) && isNum(d.to)) parts.push(`${fmtTime(d.from)} – ${fmtTime(d.to)}`);
-  if (d.step) parts.push(`one point ${STEP_WORDS[d.step] || `per ${d.step}`}`);
-  if (d.previous && isNum(d.previous.from)) parts.push(`compared with ${fmtTime(d.previous.from)} – ${fmtTime(d.previous.to)}`);
-  $('#subtitle').textContent = parts.join(' · ');
+  $('#subtitle').textContent = subtitle(st, d);
 }
