@@ -6,16 +6,19 @@
 // bench/fleet all take the shapes from here.
 //
 // Three levels, each in its collection (Collections; defaults "minutes",
-// "daily", "monthly"). All times are UTC, every counter a 64-bit integer.
+// "daily", "monthly"). All times are UTC; every view counter is a 64-bit
+// integer (the measures' counts of hits are 32-bit, below).
 // <key> is the site followed by the page.
 //
 //	minute  _id "YYYYMMDDhhmm/<key>"
-//	        {_id, site, page, timestamp, totalViews, seconds: {"0".."59"}, applied}
+//	        {_id, site, page, timestamp, totalViews, seconds: {"0".."59"},
+//	         measures, applied}
 //	daily   _id "YYYYMMDD/<key>"
 //	        {_id, metadata: {date, site, page}, daily, hourly: {"0".."23"},
-//	         minute: {"0".."23": {"0".."59"}}, applied}
+//	         minute: {"0".."23": {"0".."59"}}, measures, applied}
 //	monthly _id "YYYYMM/<key>"
-//	        {_id, metadata: {date, site, page}, total, daily: {"1".."<days>"}, applied}
+//	        {_id, metadata: {date, site, page}, total, daily: {"1".."<days>"},
+//	         measures, applied}
 //
 // Field order is as shown: the order of the inserted document (Doc.Zero).
 // A bucket is created whole, every counter present and zero, so an update
@@ -23,6 +26,61 @@
 // applied (writer number → the sequence number of its last batch
 // applied, or buffer id → batch id before numbers: Guard), the guard's
 // memory.
+//
+// One document per level, as stored (views NumberLong; measures below):
+//
+//	// minute
+//	{ _id: "201505171805/semicomplete.com/", site: "semicomplete.com", page: "/",
+//	  timestamp: ISODate("2015-05-17T18:05:00Z"), totalViews: NumberLong(12),
+//	  seconds: { "0": NumberLong(1), "1": NumberLong(1), ..., "59": NumberLong(0) },
+//	  measures: { status_2xx: 11, ..., bot_search: 2, ..., bytes: NumberLong(404264),
+//	              rt_us: NumberLong(0), rt_n: 0, rt_max_us: NumberLong(0) },
+//	  applied: { "17": NumberLong(4031) } }
+//	// daily: minute.<hour>.<minute>; measures.<name>.<hour>
+//	{ _id: "20150517/semicomplete.com/",
+//	  metadata: { date: ISODate("2015-05-17T00:00:00Z"), site: "semicomplete.com", page: "/" },
+//	  daily: NumberLong(103), hourly: { "0": NumberLong(0), ..., "23": NumberLong(4) },
+//	  minute: { "0": { "0": NumberLong(0), ..., "59": NumberLong(0) }, ..., "23": { ... } },
+//	  measures: { status_2xx: { "0": 0, ..., "23": 4 }, ... }, applied: { ... } }
+//	// monthly: daily "1" to "<days in that month>"; measures.<name>.<day>
+//	{ _id: "201505/semicomplete.com/",
+//	  metadata: { date: ISODate("2015-05-01T00:00:00Z"), site: "semicomplete.com", page: "/" },
+//	  total: NumberLong(103), daily: { "1": NumberLong(0), ..., "31": NumberLong(0) },
+//	  measures: { ... }, applied: { ... } }
+//
+// Measures (package measure names them; measures.go places them) sit
+// beside the views at a coarser grain: one value per minute bucket, per
+// hour in a daily bucket (measures.bytes.13), per day in a monthly one
+// (measures.bytes.25):
+//
+//	status_2xx .. status_5xx, status_other   hits by status class (other: 1xx)   int32
+//	bot_search, bot_ai, bot_tool,            hits by the user agent's class      int32
+//	  bot_other, bot_suspect                   (package botclass); people = views - their sum
+//	bytes                                    response bytes logged ("-" is 0)    int64
+//	rt_us, rt_n, rt_max_us                   response time: sum (µs), count,     int64, int32, int64
+//	                                           maximum ($max)
+//
+// A count of hits is zero-filled as an int32 and incremented by int32
+// values while they fit; MongoDB spills an int32 into an int64 when a sum
+// overflows (SERVER-7446), so nothing is lost and that one field grows by
+// 4 bytes. Bytes and microseconds are int64 from the start. The sizes
+// this costs are in docs/scaling.md ("Document sizes").
+//
+// Site totals (collection "sites", sites.go), one per site and UTC day,
+// written from the same sums as the page buckets and guarded by the same
+// applied entry; neither preallocated nor expired:
+//
+//	{_id: "20261125/<site>", metadata: {date, site}, views,
+//	 measures: {<name>: int64}, applied}
+//
+// Visitors (collection "visitors", visitors.go), one per site and salt
+// period, zero-filled, and one per page and period holding only the
+// registers that rose; merged with $max, so they carry no guard:
+//
+//	{_id: "day:20261125/<site>", metadata: {date, site, period}, p: 12,
+//	 registers: {"0": int32, ..., "4095": int32}}
+//	{_id: "day:20261125/<site><page>", metadata: {date, site, page, period}, p: 10,
+//	 registers: {<index>: int32, ...}}
 //
 // The counters each level holds are one table (shapes in counters.go): a
 // total and counter families, each dividing the bucket's period into

@@ -87,7 +87,7 @@ func bumpMeasures(ms []slotMeasures, i int, v *measure.Vector) []slotMeasures {
 // overflows: MongoDB's $inc spills an int32 into an int64; nothing is
 // lost, the document grows by 4 bytes); bytes and microseconds are 64-bit
 // from the start. This keeps a daily bucket's measures, 24 hours of 14
-// measures, within a fifth of its size (docs/architecture.md, "Measures").
+// measures, within a fifth of its size (docs/scaling.md, "Document sizes").
 
 // narrow reports whether measure m is stored as a 32-bit integer in the
 // page buckets.

@@ -89,6 +89,9 @@
 //     lives up to 3 days longer than the retention.
 //   - Exactly once relies on every bucket getting at most one update per
 //     batch, so bucket ids must not collide (see package bucket's caveats).
+//   - The indexes help readers only (writes find buckets by _id): without
+//     the createIndex privilege counts are still written, and reads are
+//     slower.
 //   - The write concern must be acknowledged (w:0 is refused): the matched
 //     count and the insert's duplicate-key errors decide which buckets are
 //     updated and created.

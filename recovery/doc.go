@@ -13,6 +13,22 @@
 // what the buckets lack. With flush.coarse_interval it rebuilds the coarse
 // counts the same way.
 //
+// The batch's ends (its checkpoints at the seal and the files it
+// finished) are grouped into streams by their first bytes: one generation
+// of a log, which copytruncate spreads over the log and its copies. Each
+// stream is read once, from its furthest checkpoint at the previous seal
+// (0 when it began within the batch) to its furthest end, every
+// checkpoint looked for by its own fingerprint, so a log truncated twice
+// within the batch is read from both copies and itself, each part once.
+// The marks of what was read go to the new buffer's ledger. The new
+// buffer is written at buffer.db.rebuild and renamed into place, with the
+// checkpoints at the batch's seal and the last-commit time of that seal
+// (so the tailers' Since rule reads the rotated files written after it).
+// What cannot be recovered is logged at ERROR with its count: not_found
+// (a file rotated away and deleted while the state was gone),
+// lost_bytes_of_batch_in_flight, archives_not_found,
+// finished_files_not_recorded.
+//
 // Files by role: rebuild.go (Rebuild: the record, the lease, the new
 // buffer), reread.go (re-reading a window's lines: streams, ranges, the
 // line cutter), rebuildarchive.go (a window's archive parts), locate.go
@@ -20,6 +36,9 @@
 // record.go (the Recorder and the lease), config.go.
 //
 // Caveats:
+//   - A second live daemon with the same instance name is refused within
+//     about a third of lease_ttl plus one renewal; a restart after SIGKILL
+//     with the state dir gone waits at most lease_ttl for the lease.
 //   - Rebuild takes the instance's lease first, waiting for a live one to
 //     expire, and waits while MongoDB cannot be reached.
 //   - Lines of the batch in flight in a file that is not found again (or is

@@ -69,7 +69,8 @@
 //     *DamagedError naming it and the decompressed offset reached: its whole
 //     lines before the damage are read, never the cut-off tail. A corrupt
 //     gzip member or zstd frame is caught by its checksum at its end, after
-//     its bytes were read.
+//     its bytes were read; a file cut exactly at a member or frame
+//     boundary looks whole.
 //   - The pipeline stopping reading (a reload, a stop) ends a replay. Once
 //     every file was read, Replay waits for the aggregator's final commit
 //     and reads the buffer's ledger: every file counted there is a summary
@@ -78,7 +79,13 @@
 //     whose chunks the aggregator had not taken is "stopped".
 //   - One replay at a time per Service: another gets ErrRunning. A file
 //     the pipeline's tailers follow, or a copy of one (the same first
-//     bytes), is refused while they run.
+//     bytes), is refused while they run, by its first bytes alone (no
+//     tail check).
+//   - Beside the daemon the files are read by the daemon, as its user and
+//     under its unit's sandbox (ReadOnlyPaths, ProtectHome): a file it
+//     cannot read fails, named. Files only root can read need the replay
+//     run with the daemon stopped; passing descriptors (SCM_RIGHTS) is
+//     left for later.
 //   - Only root and the daemon's own user may use the control socket
 //     (SO_PEERCRED); a request is checked before anything is read, and its
 //     contents are never logged.

@@ -12,7 +12,10 @@
 // Caveats: a period whose salt the host could not fetch (MongoDB away at
 // the period's start, and no salt held) has no visitors on this host until
 // it can; lines of a period whose salt is deleted (a replay of old
-// archives) add no visitors. Both are counted (Keeper.Missing).
+// archives) add no visitors. Both are counted (Keeper.Missing). Salts are
+// deleted by the hosts, not by a TTL index (FerretDB refuses them): a salt
+// that expires while every host is stopped stays in MongoDB until one
+// starts.
 package salts
 
 import (
