@@ -265,6 +265,11 @@ func New(cfg Config) (*Pipeline, error) {
 	return p, nil
 }
 
+// startSaltWait bounds how long a start without the current period's salt
+// waits for MongoDB before reading: the lines read before it add no
+// visitors.
+const startSaltWait = 30 * time.Second
+
 // Open opens the buffer, restores the checkpoints it holds and wires a
 // tailer per source, the aggregator and the flusher. Call it once, before
 // Run; on an error, what it opened is closed again.
@@ -302,14 +307,18 @@ func (p *Pipeline) Open(ctx context.Context) (err error) {
 		if err := p.salts.Load(); err != nil {
 			return fmt.Errorf("open pipeline: %w", err)
 		}
-		// Fetch the current period's salt before the first line is
-		// read, if MongoDB answers soon (a failed round, a lost reply
-		// say, is tried again at once, then after 0.1, 0.2, 0.4… s);
-		// else lines are keyed from the first round that gets it (Run).
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		// Hold the current period's salt before the first line is read
+		// (a line read without it adds no visitor, ever), if MongoDB
+		// answers within startSaltWait: a failed round, a lost reply
+		// say, is tried again at once, then after 0.1, 0.2, 0.4… s.
+		// Only the salt counts: a failed expiry of old ones does not
+		// hold reading back. Else lines are keyed from the first round
+		// that gets it (Run).
+		sctx, cancel := context.WithTimeout(ctx, startSaltWait)
+		held := func() bool { return p.salts.Holds(cfg.Clock.Now().Unix()) }
 		err := p.salts.Round(sctx)
-		for wait := 100 * time.Millisecond; err != nil && sctx.Err() == nil; wait = min(2*wait, time.Second) {
-			if err = p.salts.Round(sctx); err == nil || sctx.Err() != nil {
+		for wait := 100 * time.Millisecond; !held() && sctx.Err() == nil; wait = min(2*wait, time.Second) {
+			if err = p.salts.Round(sctx); held() || sctx.Err() != nil {
 				break
 			}
 			select {
@@ -317,7 +326,7 @@ func (p *Pipeline) Open(ctx context.Context) (err error) {
 			case <-cfg.Clock.After(wait):
 			}
 		}
-		if err != nil {
+		if !held() {
 			log.Warn("salts not fetched at start: visitors are counted once they are", "err", err)
 		}
 		cancel()

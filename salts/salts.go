@@ -137,6 +137,14 @@ func (k *Keeper) For(sec int64) (*visitor.Salt, bool) {
 	return &s, true
 }
 
+// Holds reports whether the salt of the period holding sec is held,
+// without counting a miss.
+func (k *Keeper) Holds(sec int64) bool {
+	start, _ := k.cfg.Period.Bounds(sec)
+	_, ok := (*k.held.Load())[start]
+	return ok
+}
+
 // Missing returns how many times For had no salt for a period.
 func (k *Keeper) Missing() uint64 { return k.missing.Load() }
 
