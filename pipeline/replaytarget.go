@@ -27,6 +27,9 @@ func (p *Pipeline) ReplayConfig() replay.Config {
 // Aggregator returns the aggregator.
 func (p *Pipeline) Aggregator() *aggregate.Aggregator { return p.agg }
 
+// Claims returns MongoDB's ledger, which replays read and claim.
+func (p *Pipeline) Claims() replay.Claims { return p.claims }
+
 // Chunks returns the channel the aggregator reads: tailers and replays
 // send on it.
 func (p *Pipeline) Chunks() chan<- stream.Chunk { return p.chunks }

@@ -14,6 +14,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/ledger"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
@@ -21,15 +22,17 @@ import (
 
 // Pipeline is what a replay needs of the running pipeline it counts
 // into (*pipeline.Pipeline is one): its buffer (checkpoints, ledger,
-// archive sources), its flusher (MongoDB's ledger and claims, kicked while
-// a replay waits for its acknowledgement), its aggregator (the replay's
-// sources added, its totals), the channel the aggregator reads, the files
-// its tailers follow, and when it stops reading.
+// archive sources), its flusher (kicked while a replay waits for its
+// acknowledgement), MongoDB's ledger (read and claimed), its aggregator
+// (the replay's sources added, its totals), the channel the aggregator
+// reads, the files its tailers follow, and when it stops reading.
 type Pipeline interface {
 	// ReplayConfig returns the settings a replay reads.
 	ReplayConfig() Config
 	Buffer() *buffer.Buffer
 	Flusher() *flusher.Flusher
+	// Claims is MongoDB's ledger, read and claimed by replays.
+	Claims() Claims
 	Aggregator() *aggregate.Aggregator
 	// Chunks is the channel the aggregator reads; replays send on it.
 	Chunks() chan<- stream.Chunk
@@ -38,6 +41,15 @@ type Pipeline interface {
 	// Reading is done when the pipeline stops reading: a replay then
 	// stops.
 	Reading() context.Context
+}
+
+// Claims is MongoDB's ledger as a replay uses it (*ledger.Store is one):
+// how far streams are counted there, and the claims that let one replay
+// at a time read a stream, whatever its host or state dir.
+type Claims interface {
+	Read(ctx context.Context, keys []string) ([]ledger.Entry, error)
+	Claim(ctx context.Context, key string, c ledger.Claim, now time.Time) (cur ledger.Claim, ok bool, err error)
+	Release(ctx context.Context, key, holder string) error
 }
 
 // Config is what a replay reads of the pipeline's settings.
@@ -72,6 +84,7 @@ type Service struct {
 	log    *slog.Logger
 	buf    *buffer.Buffer
 	flush  *flusher.Flusher
+	claims Claims
 	agg    *aggregate.Aggregator
 	chunks chan<- stream.Chunk
 	// readCtx ends when the pipeline stops reading.
@@ -90,7 +103,7 @@ func NewService(p Pipeline) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{p: p, cfg: cfg, log: log.With("component", "pipeline"), buf: p.Buffer(), flush: p.Flusher(),
+	return &Service{p: p, cfg: cfg, log: log.With("component", "pipeline"), buf: p.Buffer(), flush: p.Flusher(), claims: p.Claims(),
 		agg: p.Aggregator(), chunks: p.Chunks(), readCtx: p.Reading()}
 }
 

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/aggregate"
-	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/ledger"
 	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
@@ -186,7 +186,7 @@ func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]candidate, er
 	}
 	keys := stream.LedgerCandidates(f.head)
 	for attempt := 0; ; attempt++ {
-		remote, err := s.flush.ReadLedger(ctx, keys)
+		remote, err := s.claims.Read(ctx, keys)
 		if err == nil {
 			for _, e := range remote {
 				// (Its path is another host's, maybe: not read.)
@@ -384,7 +384,7 @@ const replayClaimTTL = time.Minute
 const replayClaimPoll = time.Second
 
 // replayClaims are a replay's claims on the database's ledger documents
-// (flusher.ClaimLedger): a stream is read by one replay at a time, whatever
+// (ledger.Store.Claim): a stream is read by one replay at a time, whatever
 // the host or state dir; the others wait until its counts are acknowledged
 // and then start where MongoDB's ledger says. Each claim is released as
 // soon as its file's counts are acknowledged, not at the replay's end: two
@@ -392,7 +392,7 @@ const replayClaimPoll = time.Second
 // for ever.
 type replayClaims struct {
 	s    *Service
-	me   flusher.LedgerClaim // Holder, Instance, Host
+	me   ledger.Claim // Holder, Instance, Host
 	mu   sync.Mutex
 	held map[string]*heldClaim // by ledger key
 }
@@ -411,7 +411,7 @@ type heldClaim struct {
 func (s *Service) newReplayClaims() *replayClaims {
 	host, _ := os.Hostname()
 	return &replayClaims{s: s, held: map[string]*heldClaim{},
-		me: flusher.LedgerClaim{Holder: s.buf.InstanceID(), Instance: s.cfg.Instance, Host: host}}
+		me: ledger.Claim{Holder: s.buf.InstanceID(), Instance: s.cfg.Instance, Host: host}}
 }
 
 // take claims f's stream, waiting while another replay holds it (f's
@@ -439,7 +439,7 @@ func (c *replayClaims) take(ctx context.Context, f *replayFile) error {
 		now := s.cfg.Clock.Now()
 		claim := c.me
 		claim.Path, claim.Until = f.Path, now.Add(replayClaimTTL)
-		cur, ok, err := s.flush.ClaimLedger(ctx, key, claim, now)
+		cur, ok, err := s.claims.Claim(ctx, key, claim, now)
 		wait := replayClaimPoll
 		switch {
 		case err != nil:
@@ -479,7 +479,7 @@ func (c *replayClaims) finish(f *replayFile, watch []ackWatch) {
 }
 
 // describeClaim names a claim's holder for people.
-func describeClaim(c flusher.LedgerClaim) string {
+func describeClaim(c ledger.Claim) string {
 	who := cmp.Or(c.Instance, "instance "+c.Holder)
 	if c.Host != "" {
 		who += " on " + c.Host
@@ -534,7 +534,7 @@ func (c *replayClaims) renew(ctx context.Context, keys []string) {
 		now := s.cfg.Clock.Now()
 		claim := c.me
 		claim.Path, claim.Until = h.path, now.Add(replayClaimTTL)
-		cur, ok, err := s.flush.ClaimLedger(ctx, key, claim, now)
+		cur, ok, err := s.claims.Claim(ctx, key, claim, now)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			s.log.Warn("cannot renew the claim on a replayed file in MongoDB's ledger; retrying", "path", h.path, "err", err)
@@ -566,7 +566,7 @@ func (c *replayClaims) release(keys []string) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		s.log.Debug("releasing the claim in MongoDB's ledger", "path", h.path, "done", h.done)
-		if err := s.flush.ReleaseLedger(ctx, key, c.me.Holder); err != nil {
+		if err := s.claims.Release(ctx, key, c.me.Holder); err != nil {
 			s.log.Warn("cannot release the claim on a replayed file: it expires by itself", "path", h.path, "in", replayClaimTTL, "err", err)
 		}
 		cancel()
