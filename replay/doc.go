@@ -3,13 +3,16 @@
 //
 // Head and Stream read an archive: its first bytes (the ledger's
 // fingerprint) and its lines from an offset, as chunks with checkpoints.
-// A Service replays archives into a running pipeline (the Pipeline
-// interface, which *pipeline.Pipeline satisfies): each file from where
-// the ledger (the buffer's and MongoDB's) says it is counted, claimed in
-// MongoDB's ledger while it is read, and Replay returns once its counts
-// are acknowledged. While chunks wait for the aggregator, a reader
-// parses the next one itself (aggregate.Preparser), so that a replay
-// parses on more than the aggregator's core. Service.Serve answers `logtally replay` on the
+// A Service replays archives into a running pipeline, a source of chunks
+// beside its tailers, through a narrow port (the Target interface, which
+// *pipeline.Pipeline satisfies: add a source, send chunks, ask how far the
+// state dir's ledger says a stream is counted and acknowledged, kick the
+// writes): each file from where the ledger (the state dir's and MongoDB's,
+// Claims) says it is counted, claimed in MongoDB's ledger while it is
+// read, and Replay returns once its counts are acknowledged. While chunks
+// wait for the aggregator, a reader parses the next one itself
+// (Target.Sender), so that a replay parses on more than the aggregator's
+// core. Service.Serve answers `logtally replay` on the
 // daemon's control socket (Listen; AskDaemon is the client), so that one
 // process with one buffer counts both the live files and the archives.
 // The dry run (DryRun) reads files as Stream does and sums them with the

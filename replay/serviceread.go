@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/ledger"
 	"github.com/logtally/logtally/stream"
@@ -37,15 +36,15 @@ func (s *Service) readReplay(ctx context.Context, jobs int, files []*replayFile,
 	var wg sync.WaitGroup
 	for range jobs {
 		wg.Go(func() {
-			pre := map[string]*aggregate.Preparser{} // this reader's, by source
+			senders := map[string]sender{} // this reader's, by source
 			for g := range work {
 				var read []*replayFile // of g, before f
 				for _, f := range g {
-					if _, ok := pre[f.source]; !ok {
-						pre[f.source] = s.agg.Preparser(f.source) // nil on one core
+					if _, ok := senders[f.source]; !ok {
+						senders[f.source] = s.p.Sender(f.source)
 					}
 					f.before = read
-					err := s.replayOne(ctx, f, claims, pre[f.source])
+					err := s.replayOne(ctx, f, claims, senders[f.source])
 					if err != nil && !IsDamaged(err) {
 						errc <- err
 						return
@@ -100,9 +99,12 @@ next:
 	return groups
 }
 
+// sender sends a chunk to the pipeline (Target.Sender).
+type sender = func(ctx context.Context, ch stream.Chunk) error
+
 // replayOne claims one file's stream, then reads it from where it is
-// counted, parsing ahead with pre (nil: never).
-func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayClaims, pre *aggregate.Preparser) error {
+// counted, sending its chunks with send.
+func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayClaims, send sender) error {
 	if err := claims.take(ctx, f); err != nil {
 		return err
 	}
@@ -112,16 +114,9 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 	}
 	s.log.Debug("replaying file", "path", f.Path, "candidates", len(cands))
 	f.stream = stream.NewID()
-	// While the aggregator is behind (chunks wait for it), this reader
-	// parses the lines of the next chunk on its own core: the aggregator
-	// then only counts them, in their order. While it keeps up (the
-	// reader is the slower: a decompressor's), it parses them itself.
 	from, end, err := readStreamAt(ctx, f.Path, f.source, f.head, start{cands: cands, stream: f.stream}, f.live, s.cfg.MaxLineBytes, func(ch stream.Chunk) error {
 		cp := ch.Checkpoint
-		if len(s.chunks) > 0 {
-			pre.Prepare(&ch)
-		}
-		if err := send(ctx, s.chunks, ch); err != nil {
+		if err := send(ctx, ch); err != nil {
 			return err
 		}
 		f.last = tailer.Position{Offset: cp.Offset, TailLen: cp.TailLen, TailSum: cp.TailSum}
@@ -164,7 +159,7 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 // decide as it is read (readStreamAt, candidate). It waits while MongoDB
 // cannot be reached.
 func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]candidate, error) {
-	local, err := s.buf.Streams(f.head)
+	local, err := s.p.Counted(f.head)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +278,7 @@ func (s *Service) holds(ws []ackWatch) (counted, acked bool, err error) {
 	for i, w := range ws {
 		keys[i] = w.key
 	}
-	got, err := s.buf.Ledger(keys)
+	got, err := s.p.Entries(keys)
 	if err != nil {
 		return false, false, err
 	}
@@ -313,7 +308,7 @@ func (s *Service) waitAcked(ctx context.Context, files []*replayFile) error {
 		if acked {
 			return nil
 		}
-		s.flush.Kick() // what is left is ours: no need to wait for the interval
+		s.p.Kick() // what is left is ours: no need to wait for the interval
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -354,7 +349,7 @@ const stopWait = 30 * time.Second
 // A file not counted as far as it was read is marked stopped.
 func (s *Service) countedAtStop(files []*replayFile) (bool, error) {
 	select {
-	case <-s.agg.Stopped():
+	case <-s.p.FinalCommit():
 	case <-s.cfg.Clock.After(stopWait):
 		return false, nil
 	}
@@ -411,7 +406,7 @@ type heldClaim struct {
 func (s *Service) newReplayClaims() *replayClaims {
 	host, _ := os.Hostname()
 	return &replayClaims{s: s, held: map[string]*heldClaim{},
-		me: ledger.Claim{Holder: s.buf.InstanceID(), Instance: s.cfg.Instance, Host: host}}
+		me: ledger.Claim{Holder: s.cfg.Holder, Instance: s.cfg.Instance, Host: host}}
 }
 
 // take claims f's stream, waiting while another replay holds it (f's
