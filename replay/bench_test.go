@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/stream"
@@ -48,7 +49,7 @@ func BenchmarkReadZstd(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		c0, w0 := cpuSelf(), time.Now()
-		_, err := readStream(context.Background(), name, dryRunSource, nil, 0, false, 1<<20, func(c stream.Chunk) error {
+		_, err := archive.Read(context.Background(), name, dryRunSource, nil, 0, false, 1<<20, func(c stream.Chunk) error {
 			c.Release()
 			return nil
 		}, nil)
@@ -160,7 +161,7 @@ func BenchmarkDryRunZstd(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		self(&decode, func() {
-			_, err := readStream(context.Background(), zst, dryRunSource, nil, 0, false, 1<<20, func(c stream.Chunk) error {
+			_, err := archive.Read(context.Background(), zst, dryRunSource, nil, 0, false, 1<<20, func(c stream.Chunk) error {
 				c.Release()
 				return nil
 			}, nil)

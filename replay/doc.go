@@ -1,8 +1,6 @@
-// Package replay reads archived access logs (plain, gzip, zstd or bzip2, told by their
-// first bytes, not their names) and counts them as the daemon would.
+// Package replay counts archived access logs (read by package archive)
+// as the daemon would.
 //
-// Head and Stream read an archive: its first bytes (the ledger's
-// fingerprint) and its lines from an offset, as chunks with checkpoints.
 // A Service replays archives into a running pipeline, a source of chunks
 // beside its tailers, through a narrow port (the Target interface, which
 // *pipeline.Pipeline satisfies: add a source, send chunks, ask how far the
@@ -34,7 +32,7 @@
 // Where a file starts: every ledger entry of a stream beginning with its
 // first bytes (this buffer's and MongoDB's), and the checkpoint held of
 // it, is a candidate; the file starts at the furthest its own bytes pass
-// (readStreamAt, candidate): the tail check, the hash of the bytes that
+// (archive.ReadAt, archive.Candidate): the tail check, the hash of the bytes that
 // end at the entry's offset (an older logtally's entry, without one: a
 // line end). Other files that begin with the same bytes (another
 // source's followed file, another generation of a log) have other bytes
@@ -69,7 +67,7 @@
 //     is skipped and counted as too long; the unterminated last line of a
 //     finished, intact file is a line.
 //   - A damaged file (truncated, or a decompressor or checksum error) is a
-//     *DamagedError naming it and the decompressed offset reached: its whole
+//     *archive.DamagedError naming it and the decompressed offset reached: its whole
 //     lines before the damage are read, never the cut-off tail. A corrupt
 //     gzip member or zstd frame is caught by its checksum at its end, after
 //     its bytes were read.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/aggregate"
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/digits"
@@ -177,7 +178,7 @@ func NewDryRun(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Wr
 // bytes, see Open) as Stream reads it for a replay, chunk by chunk in this
 // goroutine, and adds each chunk to the aggregator: the same lines
 // (stream.Cutter's), its unterminated last line counted (the file is
-// finished), and of a damaged file (a *DamagedError) only the whole lines
+// finished), and of a damaged file (a *archive.DamagedError) only the whole lines
 // before the damage, not its unterminated tail. A parallel DryRun reads it
 // as ReadFiles does.
 func (d *DryRun) ReadFile(name string) error {
@@ -189,7 +190,7 @@ func (d *DryRun) ReadFile(name string) error {
 	file := d.next
 	d.next++
 	agg := d.w.agg
-	_, err := readStream(context.Background(), name, dryRunSource, nil, 0, false, d.maxLine, func(c stream.Chunk) error {
+	_, err := archive.Read(context.Background(), name, dryRunSource, nil, 0, false, d.maxLine, func(c stream.Chunk) error {
 		if err := d.w.fileOf(file); err != nil {
 			c.Release()
 			return err

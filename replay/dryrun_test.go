@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/parser"
 )
 
@@ -58,7 +59,7 @@ func TestDryRunFiguresAcrossChunks(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "%s:80 10.0.0.1 - - [%s] \"GET %s HTTP/1.1\" 200 1 \"-\" \"t\"\n", host, stamp, page)
 	}
-	if b.Len() < 3*DefaultChunkSize {
+	if b.Len() < 3*archive.DefaultChunkSize {
 		t.Fatalf("%d bytes: want several chunks", b.Len())
 	}
 	name := filepath.Join(t.TempDir(), "access.log")

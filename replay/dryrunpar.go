@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/stream"
 )
@@ -137,7 +138,7 @@ func (par *parallel) readFiles(d *DryRun, names []string) error {
 			for i := range next {
 				f := files[i]
 				seq := 0
-				_, f.err = readStream(context.Background(), f.name, dryRunSource, nil, 0, false, d.maxLine, func(c stream.Chunk) error {
+				_, f.err = archive.Read(context.Background(), f.name, dryRunSource, nil, 0, false, d.maxLine, func(c stream.Chunk) error {
 					if failed.Load() < int64(i) || abort.Load() {
 						c.Release()
 						return errStopped

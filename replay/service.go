@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/ledger"
 	"github.com/logtally/logtally/parser"
@@ -167,7 +168,7 @@ const (
 	StatusSkipped = "already counted" // nothing new in it
 	StatusEmpty   = "empty"
 	StatusStopped = "stopped" // the replay was stopped while reading it
-	// StatusDamaged: cut short or corrupt (DamagedError): its
+	// StatusDamaged: cut short or corrupt (archive.DamagedError): its
 	// whole lines before the damage are counted; the intact file,
 	// replayed, completes it.
 	StatusDamaged = "damaged"
@@ -241,7 +242,7 @@ type replayFile struct {
 	// (guarded by Service.replayMu).
 	waiting string
 	size    int64 // on disk
-	counts  Counters
+	counts  archive.Counters
 	// stream is the ledger stream its chunks mark; watch the buffer's
 	// ledger entries it waits to be acknowledged (guarded by
 	// Service.replayMu).
@@ -266,7 +267,7 @@ type replayFile struct {
 // stream.Same), is refused while the tailers run, since the tailer
 // counts it; with no tailers (Config.NoTail) it starts no lower than that
 // checkpoint. A file no source matches needs Site and Format. A damaged
-// file (DamagedError) does not stop the others: its whole lines
+// file (archive.DamagedError) does not stop the others: its whole lines
 // before the damage are counted, and the error names it.
 func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)) (*Summary, error) {
 	if !s.replaying.TryLock() {

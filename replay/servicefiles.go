@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/stream"
@@ -81,12 +82,12 @@ func (s *Service) prepareReplay(req Request) ([]*replayFile, []string, error) {
 		if _, ok := configs[name]; !ok {
 			configs[name] = pc
 		}
-		head, kind, err := Head(path)
+		head, kind, err := archive.Head(path)
 		var damage error // damaged before any byte: nothing to read
 		switch {
-		case IsDamaged(err) && len(head) == 0:
+		case archive.IsDamaged(err) && len(head) == 0:
 			damage = err
-		case err != nil && !IsDamaged(err):
+		case err != nil && !archive.IsDamaged(err):
 			// (Damaged past its first bytes: Stream reports it, after
 			// counting its whole lines.)
 			errs = append(errs, err)

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/ledger"
 	"github.com/logtally/logtally/stream"
@@ -45,7 +46,7 @@ func (s *Service) readReplay(ctx context.Context, jobs int, files []*replayFile,
 					}
 					f.before = read
 					err := s.replayOne(ctx, f, claims, senders[f.source])
-					if err != nil && !IsDamaged(err) {
+					if err != nil && !archive.IsDamaged(err) {
 						errc <- err
 						return
 					}
@@ -114,7 +115,7 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 	}
 	s.log.Debug("replaying file", "path", f.Path, "candidates", len(cands))
 	f.stream = stream.NewID()
-	from, end, err := readStreamAt(ctx, f.Path, f.source, f.head, start{cands: cands, stream: f.stream}, f.live, s.cfg.MaxLineBytes, func(ch stream.Chunk) error {
+	from, end, err := archive.ReadAt(ctx, f.Path, f.source, f.head, archive.Start{Cands: cands, Stream: f.stream}, f.live, s.cfg.MaxLineBytes, func(ch stream.Chunk) error {
 		cp := ch.Checkpoint
 		if err := send(ctx, ch); err != nil {
 			return err
@@ -126,13 +127,13 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 	s.replayMu.Lock()
 	defer s.replayMu.Unlock()
 	f.From, f.End, f.Lines = from, end, f.counts.Lines.Load()
-	if err == nil || IsDamaged(err) {
+	if err == nil || archive.IsDamaged(err) {
 		if end > from { // what this replay counted of it, to be acknowledged
 			f.watch = append(f.watch, ownWatch(f, end))
 		}
 		claims.finish(f, f.watch)
 	}
-	if IsDamaged(err) {
+	if archive.IsDamaged(err) {
 		f.Status, f.damage = StatusDamaged, err
 		s.log.Error("damaged file: its whole lines before the damage are counted", "path", f.Path, "err", err)
 	}
@@ -158,14 +159,14 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 // in its group ended. Which of them is f's own its bytes
 // decide as it is read (readStreamAt, candidate). It waits while MongoDB
 // cannot be reached.
-func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]candidate, error) {
+func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]archive.Candidate, error) {
 	local, err := s.p.Counted(f.head)
 	if err != nil {
 		return nil, err
 	}
-	cands := []candidate{}
+	cands := []archive.Candidate{}
 	add := func(p tailer.Position, source, path, key string) {
-		cands = append(cands, candidate{Position: p, covers: sameSource(source, f.source), path: path, key: key})
+		cands = append(cands, archive.Candidate{Position: p, Covers: sameSource(source, f.source), Path: path, Key: key})
 	}
 	for _, e := range local {
 		add(tailer.Position{Offset: e.Offset, TailLen: e.TailLen, TailSum: e.TailSum}, e.Source, e.Path, e.Key())
@@ -220,14 +221,14 @@ func sameSource(a, b string) bool {
 // noteStart logs which rule decided where f started, and notes what f
 // waits for to be acknowledged: the buffer's entry it started at (an
 // earlier replay's, maybe not yet acknowledged).
-func (s *Service) noteStart(f *replayFile, cands []candidate, from int64) {
-	var at *candidate
+func (s *Service) noteStart(f *replayFile, cands []archive.Candidate, from int64) {
+	var at *archive.Candidate
 	passed := false
 	for i := range cands {
 		c := &cands[i]
 		if c.Offset == from && from > 0 {
 			passed = true
-			if c.key != "" && (at == nil || at.key == "") {
+			if c.Key != "" && (at == nil || at.Key == "") {
 				at = c
 			}
 		}
@@ -243,7 +244,7 @@ func (s *Service) noteStart(f *replayFile, cands []candidate, from int64) {
 	}
 	if at != nil {
 		s.replayMu.Lock()
-		f.watch = append(f.watch, ackWatch{key: at.key, offset: from})
+		f.watch = append(f.watch, ackWatch{key: at.Key, offset: from})
 		s.replayMu.Unlock()
 	}
 }
