@@ -98,7 +98,7 @@ func streamLines(t *testing.T, path string, head []byte, from int64, live bool) 
 // header, just before its trailer) is an error naming the file and the
 // decompressed offset reached: Stream sends the whole lines before the
 // damage and not the cut-off one (the dry run counts the same lines:
-// replay's TestDamagedArchiveDryRun), and the intact archive streamed from where the damaged one stopped completes it
+// dryrun's TestDamagedArchiveDryRun), and the intact archive streamed from where the damaged one stopped completes it
 // exactly.
 func TestDamagedArchiveStopsAtLastWholeLine(t *testing.T) {
 	var b bytes.Buffer

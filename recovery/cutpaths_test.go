@@ -15,8 +15,8 @@ import (
 
 	logarchive "github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/dryrun"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
@@ -193,7 +193,7 @@ func TestOneCutterForEveryReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{plain, archive} {
-		dr := replay.NewDryRun(p, nil, maxLine, &bytes.Buffer{})
+		dr := dryrun.New(p, nil, maxLine, &bytes.Buffer{})
 		if err := dr.ReadFile(name); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package replay
+package dryrun
 
 import (
 	"bytes"
@@ -47,10 +47,10 @@ const dryRunSource = "dry-run"
 // DryRun parses lines and sums hits per (site, page, second) in memory
 // with the daemon's own aggregator (aggregate.NewSummer: its parser, page
 // limiter, key encoding and counters), without a buffer or database.
-// NewDryRun's reads on one goroutine; NewParallelDryRun's on several
+// New's reads on one goroutine; NewParallel's on several
 // (see ReadFiles).
 type DryRun struct {
-	w       *dryWorker // NewDryRun's; nil for NewParallelDryRun's
+	w       *dryWorker // New's; nil for NewParallel's
 	limited bool       // a max_pages_per_minute limiter: the summary shows its row
 	log     io.Writer
 
@@ -65,7 +65,7 @@ type DryRun struct {
 	// file handed to the dry run, in order): the file a Sink is told.
 	next int
 
-	par *parallel // NewParallelDryRun's
+	par *parallel // NewParallel's
 
 	newSink func() Sink // SumsTo's
 }
@@ -87,7 +87,7 @@ type Sink interface {
 // when it holds maxKeys of them, before a chunk of another file than the
 // one its sums come from, and at Drain. Call it before reading. Sinks
 // returns the sinks whose sums make the result: after a re-read in order
-// (see NewParallelDryRun), the earlier workers' sinks are dropped.
+// (see NewParallel), the earlier workers' sinks are dropped.
 func (d *DryRun) SumsTo(newSink func() Sink) {
 	d.newSink = newSink
 	for _, w := range d.workers() {
@@ -164,11 +164,11 @@ func newDryWorker(p *parser.Parser, lim *parser.PageLimiter) *dryWorker {
 	return w
 }
 
-// NewDryRun returns a DryRun parsing with p, applying lim
+// New returns a DryRun parsing with p, applying lim
 // (max_pages_per_minute; nil: no bound), skipping lines longer than maxLine
 // bytes ('\n' not included; max_line_bytes) and printing malformed lines to
 // log. It reads on the caller's goroutine.
-func NewDryRun(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Writer) *DryRun {
+func New(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Writer) *DryRun {
 	d := &DryRun{w: newDryWorker(p, lim), limited: lim != nil, log: log, maxLine: maxLine}
 	d.w.mal = d.malformedLine
 	return d
@@ -217,7 +217,7 @@ func (d *DryRun) ReadFile(name string) error {
 }
 
 // ReadFiles reads the files as ReadFile would one after the other. A
-// parallel DryRun reads them at once (see NewParallelDryRun); its messages
+// parallel DryRun reads them at once (see NewParallel); its messages
 // are printed once the files are read, the same as ReadFile's.
 func (d *DryRun) ReadFiles(names []string) error {
 	if d.par == nil {

@@ -1,4 +1,4 @@
-package replay
+package dryrun
 
 import (
 	"bytes"
@@ -71,7 +71,7 @@ func TestDryRunFiguresAcrossChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr, out bytes.Buffer
-	d := NewDryRun(p, parser.NewPageLimiter(0), maxLine, &stderr)
+	d := New(p, parser.NewPageLimiter(0), maxLine, &stderr)
 	if err := d.ReadFile(name); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestDryRunFoldsSitesAndPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr, out bytes.Buffer
-	d := NewDryRun(p, parser.NewPageLimiter(2), 1<<20, &stderr)
+	d := New(p, parser.NewPageLimiter(2), 1<<20, &stderr)
 	if err := d.ReadFile(name); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package replay
+package dryrun
 
 import (
 	"bytes"
@@ -15,8 +15,8 @@ import (
 	"github.com/logtally/logtally/parser"
 )
 
-// dryRunBoth runs the dry run over files on one goroutine (NewDryRun) and
-// on jobs (NewParallelDryRun), and returns their summaries without the
+// dryRunBoth runs the dry run over files on one goroutine (New) and
+// on jobs (NewParallel), and returns their summaries without the
 // rows that depend on timing or on how the sums were batched (elapsed,
 // lines/s, keys committed), their messages, errors, and the parallel
 // run's number of sequential re-reads.
@@ -56,8 +56,8 @@ func dryRunBoth(t *testing.T, cfg parser.Config, maxLine, jobs int, files []stri
 		t.Fatal(err)
 	}
 	var e1, e2 bytes.Buffer
-	seq = run(NewDryRun(p, parser.NewPageLimiter(cfg.Page.MaxPagesPerMinute), maxLine, &e1), &e1)
-	d, err := NewParallelDryRun(cfg, maxLine, jobs, &e2)
+	seq = run(New(p, parser.NewPageLimiter(cfg.Page.MaxPagesPerMinute), maxLine, &e1), &e1)
+	d, err := NewParallel(cfg, maxLine, jobs, &e2)
 	if err != nil {
 		t.Fatal(err)
 	}

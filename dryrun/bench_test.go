@@ -1,4 +1,4 @@
-package replay
+package dryrun
 
 import (
 	"bufio"
@@ -33,7 +33,7 @@ func cpuSelf() time.Duration {
 // decompressor's alone (reading ≤ 1.1× zstd -dc, issue 21). It reports
 // the CPU and wall ratios.
 //
-//	go test -run '^$' -bench ReadZstd -benchtime 3x ./replay/
+//	go test -run '^$' -bench ReadZstd -benchtime 3x ./dryrun/
 func BenchmarkReadZstd(b *testing.B) {
 	if _, err := exec.LookPath("zstd"); err != nil {
 		b.Skip("no zstd command")
@@ -128,7 +128,7 @@ func writeZstdLog(b *testing.B, n int, plain bool) (plainName, zstName string) {
 //
 // The process's start (the bot lists compiled once) is left out.
 //
-//	go test -run '^$' -bench DryRunZstd -benchtime 3x ./replay/
+//	go test -run '^$' -bench DryRunZstd -benchtime 3x ./dryrun/
 func BenchmarkDryRunZstd(b *testing.B) {
 	if _, err := exec.LookPath("zstd"); err != nil {
 		b.Skip("no zstd command")
@@ -141,7 +141,7 @@ func BenchmarkDryRunZstd(b *testing.B) {
 	}
 	defer devnull.Close()
 	dry := func(name string) {
-		d, err := NewParallelDryRun(cfg, 1<<20, 0, io.Discard)
+		d, err := NewParallel(cfg, 1<<20, 0, io.Discard)
 		if err != nil {
 			b.Fatal(err)
 		}
