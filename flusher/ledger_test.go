@@ -2,18 +2,20 @@ package flusher
 
 import (
 	"context"
-	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/ledger"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/stream"
 )
+
+// ledger returns the store of the env's database's ledger, which the
+// flusher's marks reach.
+func (e *env) ledger() *ledger.Store { return ledger.New(e.db, 0) }
 
 // A batch's ledger marks reach MongoDB's ledger before its acknowledgement,
 // never move it back, and entries older than the retention are deleted.
@@ -26,7 +28,7 @@ func TestLedgerMarksReachMongoDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.flush(t)
-	got, err := e.f.ReadLedger(ctx, []string{m.Key(), stream.LedgerKey(7, 7)})
+	got, err := e.ledger().Read(ctx, []string{m.Key(), stream.LedgerKey(7, 7)})
 	if err != nil || len(got) != 1 || got[0].Offset != 5000 || got[0].Key() != m.Key() {
 		t.Fatalf("ledger %v, %v; want %s at 5000", got, err, stream.LedgerID(m.Key()))
 	}
@@ -39,7 +41,7 @@ func TestLedgerMarksReachMongoDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.flush(t)
-	if got, _ := e.f.ReadLedger(ctx, []string{m.Key()}); len(got) != 1 || got[0].Offset != 5000 {
+	if got, _ := e.ledger().Read(ctx, []string{m.Key()}); len(got) != 1 || got[0].Offset != 5000 {
 		t.Fatalf("ledger moved back: %+v", got)
 	}
 
@@ -63,18 +65,18 @@ func TestLedgerMarksReachMongoDB(t *testing.T) {
 
 // A claim on a ledger document is taken when there is none, kept from
 // another holder while it lasts, renewed by its holder, taken over once
-// expired and released; the flusher's marks and reads ignore it.
+// expired and released; the flusher's marks and the ledger's reads ignore it.
 func TestLedgerClaim(t *testing.T) {
 	e := newEnv(t, 8)
 	ctx := context.Background()
 	m := buffer.Mark{FPLen: 60, FPSum: 0xbeef, Offset: 700, Source: "s", Path: "/a/x.gz"}
 	key := m.Key()
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	a := LedgerClaim{Holder: "buffer-a", Instance: "web-1", Host: "h1", Path: "/a/x.gz", Until: t0.Add(time.Minute)}
-	b := LedgerClaim{Holder: "buffer-b", Instance: "web-2", Host: "h2", Path: "/b/x.gz", Until: t0.Add(time.Minute)}
-	claim := func(c LedgerClaim, now time.Time) (LedgerClaim, bool) {
+	a := ledger.Claim{Holder: "buffer-a", Instance: "web-1", Host: "h1", Path: "/a/x.gz", Until: t0.Add(time.Minute)}
+	b := ledger.Claim{Holder: "buffer-b", Instance: "web-2", Host: "h2", Path: "/b/x.gz", Until: t0.Add(time.Minute)}
+	claim := func(c ledger.Claim, now time.Time) (ledger.Claim, bool) {
 		t.Helper()
-		cur, ok, err := e.f.ClaimLedger(ctx, key, c, now)
+		cur, ok, err := e.ledger().Claim(ctx, key, c, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +98,7 @@ func TestLedgerClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.flush(t)
-	if got, err := e.f.ReadLedger(ctx, []string{key}); err != nil || len(got) != 1 || got[0].Offset != 700 {
+	if got, err := e.ledger().Read(ctx, []string{key}); err != nil || len(got) != 1 || got[0].Offset != 700 {
 		t.Fatalf("ledger %v, %v; want 700", got, err)
 	}
 	if cur, ok := claim(b, t0.Add(89*time.Second)); ok || cur.Holder != "buffer-a" {
@@ -108,61 +110,25 @@ func TestLedgerClaim(t *testing.T) {
 		t.Fatal("b could not take an expired claim")
 	}
 	// a's release does not drop b's claim; b's does.
-	if err := e.f.ReleaseLedger(ctx, key, "buffer-a"); err != nil {
+	if err := e.ledger().Release(ctx, key, "buffer-a"); err != nil {
 		t.Fatal(err)
 	}
 	if cur, ok := claim(a, t0.Add(100*time.Second)); ok || cur.Holder != "buffer-b" {
 		t.Fatalf("a's release dropped b's claim: %v %+v", ok, cur)
 	}
-	if err := e.f.ReleaseLedger(ctx, key, "buffer-b"); err != nil {
+	if err := e.ledger().Release(ctx, key, "buffer-b"); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := claim(a, t0.Add(100*time.Second)); !ok {
 		t.Fatal("a could not claim a released document")
 	}
-	if got, _ := e.f.ReadLedger(ctx, []string{key}); len(got) != 1 || got[0].Offset != 700 {
+	if got, _ := e.ledger().Read(ctx, []string{key}); len(got) != 1 || got[0].Offset != 700 {
 		t.Fatalf("the claims moved the offset: %v", got)
 	}
 }
 
-// Claimants racing for one document: exactly one gets it, whether the
-// document is new or its claim was just released.
-func TestLedgerClaimRace(t *testing.T) {
-	e := newEnv(t, 8)
-	ctx := context.Background()
-	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	for round := range 20 {
-		key := stream.LedgerKey(60+round%2, uint64(round/2)) // a new document, then a released one
-		if round%2 == 1 {
-			if _, ok, err := e.f.ClaimLedger(ctx, key, LedgerClaim{Holder: "first", Until: t0.Add(time.Minute)}, t0); err != nil || !ok {
-				t.Fatal(ok, err)
-			}
-			if err := e.f.ReleaseLedger(ctx, key, "first"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var wg sync.WaitGroup
-		var won atomic.Int32
-		for i := range 4 {
-			wg.Go(func() {
-				_, ok, err := e.f.ClaimLedger(ctx, key, LedgerClaim{Holder: fmt.Sprint("h", i), Until: t0.Add(time.Minute)}, t0)
-				if err != nil {
-					t.Error(err)
-				}
-				if ok {
-					won.Add(1)
-				}
-			})
-		}
-		wg.Wait()
-		if won.Load() != 1 {
-			t.Errorf("round %d: %d claimants won", round, won.Load())
-		}
-	}
-}
-
 // Streams that begin with the same bytes have a document each in
-// MongoDB's ledger, with the tail check of its offset; ReadLedger returns
+// MongoDB's ledger, with the tail check of its offset; ledger.Store.Read returns
 // every stream under a fingerprint (and an older logtally's entry), none
 // under another, and no claim.
 func TestLedgerStreamsReachMongoDB(t *testing.T) {
@@ -176,14 +142,14 @@ func TestLedgerStreamsReachMongoDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.flush(t)
-	if _, ok, err := e.f.ClaimLedger(ctx, stream.LedgerKey(1024, 0xabc), LedgerClaim{Holder: "x", Until: time.Now().Add(time.Minute)}, time.Now()); err != nil || !ok {
+	if _, ok, err := e.ledger().Claim(ctx, stream.LedgerKey(1024, 0xabc), ledger.Claim{Holder: "x", Until: time.Now().Add(time.Minute)}, time.Now()); err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	got, err := e.f.ReadLedger(ctx, []string{stream.LedgerKey(1024, 0xabc), stream.LedgerKey(7, 7)})
+	got, err := e.ledger().Read(ctx, []string{stream.LedgerKey(1024, 0xabc), stream.LedgerKey(7, 7)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	byKey := map[string]buffer.LedgerEntry{}
+	byKey := map[string]ledger.Entry{}
 	for _, g := range got {
 		byKey[g.Key()] = g
 	}

@@ -19,8 +19,11 @@
 // stops a Run still under way, waits for it and closes the buffer last.
 // `logtally run` and `logtally replay` (with no daemon, Config.NoTail) use
 // it; a reload makes a new Pipeline on the same buffer. It satisfies
-// replay.Pipeline, so a replay.Service counts archives into it while it
-// runs. Status and ReadStatus report what the buffer and the tailers hold,
+// replay.Target, so a replay.Service counts archives into it while it
+// runs: a replay is a source of chunks beside the tailers, and sees the
+// pipeline through that port alone (it adds sources, sends chunks, reads
+// the buffer's ledger, kicks the flusher; MongoDB's ledger and claims are
+// a ledger.Store the pipeline makes). Status and ReadStatus report what the buffer and the tailers hold,
 // for /status and `logtally state`; Alive (for the watchdog) whether the
 // stages turn, Health (for /healthz) whether the pipeline makes progress:
 // hits pending with nothing written to MongoDB for Config.UnhealthyAfter,

@@ -14,6 +14,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/ledger"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/record"
 	"github.com/logtally/logtally/recovery"
@@ -196,6 +197,7 @@ type Pipeline struct {
 	agg     *aggregate.Aggregator
 	tailers []*tailer.Tailer
 	chunks  chan stream.Chunk
+	claims  *ledger.Store      // MongoDB's ledger, for replays
 	rec     *recovery.Recorder // nil without Config.Instance
 	rebuilt *recovery.Stats
 
@@ -239,6 +241,7 @@ func New(cfg Config) (*Pipeline, error) {
 		parsers:  map[string]*parser.Parser{},
 		limiters: map[string]*parser.PageLimiter{},
 		chunks:   make(chan stream.Chunk, chunkQueue),
+		claims:   ledger.New(cfg.Flush.DB, cfg.Flush.Timeout),
 	}
 	for _, s := range cfg.Sources {
 		if _, dup := p.parsers[s.Name]; dup {

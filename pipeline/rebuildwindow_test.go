@@ -25,6 +25,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/aggregate"
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
@@ -479,7 +480,7 @@ func TestRebuildReplayBatchInFlight(t *testing.T) {
 // the log directory, and replays it as Replay does (its source's settings
 // kept, its chunks through the aggregator). It returns the archive's path
 // and its uncompressed copy's.
-func (r *windowRig) replayArchive(n int) (archive, plain string) {
+func (r *windowRig) replayArchive(n int) (gz, plain string) {
 	t := r.t
 	plain = filepath.Join(r.dir, "plain", "z.log")
 	os.MkdirAll(filepath.Dir(plain), 0o755)
@@ -491,9 +492,9 @@ func (r *windowRig) replayArchive(n int) (archive, plain string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	archive = filepath.Join(r.dir, "archive", "z.log.gz")
-	os.MkdirAll(filepath.Dir(archive), 0o755)
-	writeGzip(t, archive, b)
+	gz = filepath.Join(r.dir, "archive", "z.log.gz")
+	os.MkdirAll(filepath.Dir(gz), 0o755)
+	writeGzip(t, gz, b)
 
 	name, pc := "replay:@"+windowSite+"/combined", parser.Config{Format: "combined", Site: windowSite}
 	kept, err := json.Marshal(pc) // as a replay keeps its source's settings
@@ -510,20 +511,20 @@ func (r *windowRig) replayArchive(n int) (archive, plain string) {
 	if err := r.agg.AddSource(name, rp, parser.NewPageLimiter(0)); err != nil {
 		t.Fatal(err)
 	}
-	head, _, err := replay.Head(archive)
+	head, _, err := archive.Head(gz)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ch := make(chan stream.Chunk, 1024)
-	var counters replay.Counters
-	if _, err := replay.Stream(context.Background(), archive, name, head, 0, false, tailer.DefaultMaxLineBytes, ch, &counters); err != nil {
+	var counters archive.Counters
+	if _, err := archive.Stream(context.Background(), gz, name, head, 0, false, tailer.DefaultMaxLineBytes, ch, &counters); err != nil {
 		t.Fatal(err)
 	}
 	close(ch)
 	for c := range ch {
 		r.add(c)
 	}
-	return archive, plain
+	return gz, plain
 }
 
 // TestRebuildReplayWaitingForCoarse: with flush.coarse_interval, a

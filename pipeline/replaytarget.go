@@ -1,35 +1,155 @@
 package pipeline
 
-// What a replay needs of a running Pipeline (replay.Pipeline), and the
-// tailers' look-up of the ledger.
+// What a replay needs of a running Pipeline (replay.Target: a replay is
+// a source of chunks beside the tailers), and the tailers' look-up of the
+// ledger.
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 
-	"github.com/logtally/logtally/aggregate"
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/ledger"
+	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
-var _ replay.Pipeline = (*Pipeline)(nil)
+var _ replay.Target = (*Pipeline)(nil)
 
 // ReplayConfig returns the settings a replay into this pipeline reads.
 func (p *Pipeline) ReplayConfig() replay.Config {
-	rc := replay.Config{NoTail: p.cfg.NoTail, Instance: p.cfg.Instance, MaxLineBytes: p.maxLine(), Clock: p.cfg.Clock, Logger: p.cfg.Logger}
+	rc := replay.Config{NoTail: p.cfg.NoTail, Instance: p.cfg.Instance, Holder: p.buf.InstanceID(), MaxLineBytes: p.maxLine(), Clock: p.cfg.Clock, Logger: p.cfg.Logger}
 	for _, s := range p.cfg.Sources {
 		rc.Sources = append(rc.Sources, replay.Source{Name: s.Name, Paths: s.Paths, Parser: s.Parser})
 	}
 	return rc
 }
 
-// Aggregator returns the aggregator.
-func (p *Pipeline) Aggregator() *aggregate.Aggregator { return p.agg }
+// Claims returns MongoDB's ledger, which replays read and claim.
+func (p *Pipeline) Claims() replay.Claims { return p.claims }
 
-// Chunks returns the channel the aggregator reads: tailers and replays
-// send on it.
-func (p *Pipeline) Chunks() chan<- stream.Chunk { return p.chunks }
+// Checkpoints returns the checkpoints the buffer holds (those it cannot
+// decode left out).
+func (p *Pipeline) Checkpoints() ([]stream.Checkpoint, error) {
+	stored, err := p.buf.Checkpoints()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]stream.Checkpoint, 0, len(stored))
+	for _, v := range stored {
+		var cp stream.Checkpoint
+		if cp.UnmarshalBinary(v) == nil {
+			out = append(out, cp)
+		}
+	}
+	return out, nil
+}
+
+// AddSource keeps a replay source's parser settings in the buffer (a
+// batch holding its lines names the source, and a rebuild of that batch,
+// a lost state dir, parses the archive again with the same settings) and
+// makes the aggregator count its chunks with them.
+func (p *Pipeline) AddSource(name string, pc parser.Config) error {
+	b, err := json.Marshal(pc)
+	if err != nil {
+		return fmt.Errorf("replay source %q: %w", name, err)
+	}
+	if err := p.buf.PutArchiveSource(name, b); err != nil {
+		return err
+	}
+	pr, err := parser.New(pc)
+	if err != nil {
+		return fmt.Errorf("replay source %q: %w", name, err)
+	}
+	return p.agg.AddSource(name, pr, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute))
+}
+
+// Sender returns how one reader goroutine sends chunks of source on the
+// channel the aggregator reads. While the aggregator is behind (chunks
+// wait for it), the reader parses the lines of the next chunk on its own
+// core (aggregate.Preparser): the aggregator then only counts them, in
+// their order. While it keeps up (the reader is the slower: a
+// decompressor's), it parses them itself.
+func (p *Pipeline) Sender(source string) func(ctx context.Context, ch stream.Chunk) error {
+	pre := p.agg.Preparser(source) // nil on one core
+	return func(ctx context.Context, ch stream.Chunk) error {
+		if len(p.chunks) > 0 {
+			pre.Prepare(&ch)
+		}
+		select {
+		case p.chunks <- ch:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// FinalCommit is closed once the aggregator's final commit is made (or
+// failed), after Run stopped reading.
+func (p *Pipeline) FinalCommit() <-chan struct{} { return p.agg.Stopped() }
+
+// Counted returns the buffer's ledger entries of the streams beginning
+// with head.
+func (p *Pipeline) Counted(head []byte) ([]ledger.Entry, error) {
+	got, err := p.buf.Streams(head)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ledger.Entry, len(got))
+	for i, e := range got {
+		out[i] = entryOf(e)
+	}
+	return out, nil
+}
+
+// Entries returns the buffer's ledger entries under keys, those it holds.
+func (p *Pipeline) Entries(keys []string) (map[string]ledger.Entry, error) {
+	got, err := p.buf.Ledger(keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]ledger.Entry, len(got))
+	for k, e := range got {
+		out[k] = entryOf(e)
+	}
+	return out, nil
+}
+
+// entryOf is e as a reader of the ledger sees it.
+func entryOf(e buffer.LedgerEntry) ledger.Entry {
+	return ledger.Entry{FPLen: e.FPLen, FPSum: e.FPSum, Stream: e.Stream, Offset: e.Offset, Acked: e.Acked,
+		TailLen: e.TailLen, TailSum: e.TailSum, Source: e.Source, Path: e.Path}
+}
+
+// Kick makes the flusher write now rather than at the end of its
+// interval.
+func (p *Pipeline) Kick() { p.flush.Kick() }
+
+// Totals returns the aggregator's totals (the lines and hits of sources)
+// and the flusher's database figures.
+func (p *Pipeline) Totals(sources []string) replay.Totals {
+	a, f := p.agg.Stats(), p.flush.Stats()
+	t := replay.Totals{
+		ParsedAhead: a.ParsedAhead, Outcomes: map[string]uint64{},
+		Updates: f.Updates, Inserts: f.Inserts + f.InsertDups, Finds: f.Finds, BulkWrites: f.BulkWrites,
+		InsertCalls: f.InsertCalls, BucketWrites: f.BucketWrites, ExpiredHits: f.ExpiredHits,
+	}
+	for _, n := range sources {
+		t.Lines += a.BySource[n].Lines
+		t.Hits += a.BySource[n].Hits
+	}
+	for o, n := range a.Outcomes {
+		if parser.Outcome(o) != parser.OK {
+			t.Outcomes[parser.Outcome(o).String()] = n
+		}
+	}
+	return t
+}
 
 // Followed returns the files every tailer follows now.
 func (p *Pipeline) Followed() []tailer.File {

@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
+	logarchive "github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/dryrun"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
@@ -64,7 +65,7 @@ func cutPathsStream() []byte {
 }
 
 // TestOneCutterForEveryReader feeds the same bytes through the four
-// readers of log lines (the follower, replay.Stream, the dry run through
+// readers of log lines (the follower, logarchive.Stream, the dry run through
 // it, and the state-dir rebuild's re-read, feedRange) and requires the same
 // lines, skip chunks and offsets: the rebuild is exact only if its re-read
 // cuts as the follower did.
@@ -141,17 +142,17 @@ func TestOneCutterForEveryReader(t *testing.T) {
 		}
 	}
 
-	// replay.Stream: a live stream as the follower, a finished one with its
+	// logarchive.Stream: a live stream as the follower, a finished one with its
 	// last line; the gzip archive as the plain file.
 	streamed := func(name string, live bool) ([]pathLine, int64, error) {
-		head, _, _ := replay.Head(name)
+		head, _, _ := logarchive.Head(name)
 		out := make(chan stream.Chunk, 4)
 		var got []pathLine
 		var end int64
 		var err error
 		go func() {
 			defer close(out)
-			end, err = replay.Stream(context.Background(), name, "web", head, 0, live, maxLine, out, &replay.Counters{})
+			end, err = logarchive.Stream(context.Background(), name, "web", head, 0, live, maxLine, out, &logarchive.Counters{})
 		}()
 		for c := range out {
 			got = chunkLines(got, c, logBytes)
@@ -172,7 +173,7 @@ func TestOneCutterForEveryReader(t *testing.T) {
 	// A damaged archive: the whole lines before the damage, as the
 	// follower cut them, never the tail the damage cut.
 	got, end, err := streamed(damaged, false)
-	var de *replay.DamagedError
+	var de *logarchive.DamagedError
 	if !errors.As(err, &de) {
 		t.Fatalf("Stream of a damaged archive: %v", err)
 	}
@@ -192,7 +193,7 @@ func TestOneCutterForEveryReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{plain, archive} {
-		dr := replay.NewDryRun(p, nil, maxLine, &bytes.Buffer{})
+		dr := dryrun.New(p, nil, maxLine, &bytes.Buffer{})
 		if err := dr.ReadFile(name); err != nil {
 			t.Fatal(err)
 		}

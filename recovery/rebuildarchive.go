@@ -8,11 +8,11 @@ import (
 	"log/slog"
 
 	"github.com/logtally/logtally/aggregate"
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/record"
-	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
@@ -76,7 +76,7 @@ func rereadArchive(ctx context.Context, a record.Archive, agg *aggregate.Aggrega
 			return 0, "", err
 		}
 	}
-	head, _, err := replay.Head(a.Path)
+	head, _, err := archive.Head(a.Path)
 	if err != nil {
 		return 0, err.Error(), nil
 	}
@@ -87,9 +87,9 @@ func rereadArchive(ctx context.Context, a record.Archive, agg *aggregate.Aggrega
 	defer cancel()
 	ch := make(chan stream.Chunk, 4)
 	done := make(chan error, 1)
-	var counters replay.Counters
+	var counters archive.Counters
 	go func() {
-		_, err := replay.Stream(ctx, a.Path, a.Source, head, a.From, false, maxLine, ch, &counters)
+		_, err := archive.Stream(ctx, a.Path, a.Source, head, a.From, false, maxLine, ch, &counters)
 		done <- err
 	}()
 	pos := a.From

@@ -1,37 +1,24 @@
-// Package replay reads archived access logs (plain, gzip, zstd or bzip2, told by their
-// first bytes, not their names) and counts them as the daemon would.
+// Package replay counts archived access logs (read by package archive)
+// as the daemon would.
 //
-// Head and Stream read an archive: its first bytes (the ledger's
-// fingerprint) and its lines from an offset, as chunks with checkpoints.
-// A Service replays archives into a running pipeline (the Pipeline
-// interface, which *pipeline.Pipeline satisfies): each file from where
-// the ledger (the buffer's and MongoDB's) says it is counted, claimed in
-// MongoDB's ledger while it is read, and Replay returns once its counts
-// are acknowledged. While chunks wait for the aggregator, a reader
-// parses the next one itself (aggregate.Preparser), so that a replay
-// parses on more than the aggregator's core. Service.Serve answers `logtally replay` on the
+// A Service replays archives into a running pipeline, a source of chunks
+// beside its tailers, through a narrow port (the Target interface, which
+// *pipeline.Pipeline satisfies: add a source, send chunks, ask how far the
+// state dir's ledger says a stream is counted and acknowledged, kick the
+// writes): each file from where the ledger (the state dir's and MongoDB's,
+// Claims) says it is counted, claimed in MongoDB's ledger while it is
+// read, and Replay returns once its counts are acknowledged. While chunks
+// wait for the aggregator, a reader parses the next one itself
+// (Target.Sender), so that a replay parses on more than the aggregator's
+// core. Service.Serve answers `logtally replay` on the
 // daemon's control socket (Listen; AskDaemon is the client), so that one
 // process with one buffer counts both the live files and the archives.
-// The dry run (DryRun) reads files as Stream does and sums them with the
-// daemon's own aggregator (aggregate.NewSummer: the same parser, filters,
-// window, max_sites, max_pages_per_minute, outcome counting and buffer
-// keys), with no buffer or database: every maxKeys sums it drains them
-// (aggregate's Drain, as a commit would) and decodes their keys
-// (buffer.DecodeKey) for the summary's sites, distinct pages and distinct
-// seconds; the other rows are the aggregator's Stats. Malformed lines are
-// printed by file, line number and reason, never their contents.
-// NewParallelDryRun's (the command's, with -jobs) reads up to jobs files at
-// once on jobs workers, each file on one, each worker with its own Summer:
-// a worker parses the chunks it reads, or hands them to a worker with no
-// file left; their sums and figures are merged for the summary.
-// DryRun.SumsTo hands the sums themselves on, each worker's to a Sink of
-// its own, each sum with the file it came from (a worker drains before a
-// chunk of another file): logtally verify compares them with the buckets.
+// The dry run (sums in memory, no buffer or database) is package dryrun.
 //
 // Where a file starts: every ledger entry of a stream beginning with its
 // first bytes (this buffer's and MongoDB's), and the checkpoint held of
 // it, is a candidate; the file starts at the furthest its own bytes pass
-// (readStreamAt, candidate): the tail check, the hash of the bytes that
+// (archive.ReadAt, archive.Candidate): the tail check, the hash of the bytes that
 // end at the entry's offset (an older logtally's entry, without one: a
 // line end). Other files that begin with the same bytes (another
 // source's followed file, another generation of a log) have other bytes
@@ -66,7 +53,7 @@
 //     is skipped and counted as too long; the unterminated last line of a
 //     finished, intact file is a line.
 //   - A damaged file (truncated, or a decompressor or checksum error) is a
-//     *DamagedError naming it and the decompressed offset reached: its whole
+//     *archive.DamagedError naming it and the decompressed offset reached: its whole
 //     lines before the damage are read, never the cut-off tail. A corrupt
 //     gzip member or zstd frame is caught by its checksum at its end, after
 //     its bytes were read; a file cut exactly at a member or frame
@@ -89,20 +76,4 @@
 //   - Only root and the daemon's own user may use the control socket
 //     (SO_PEERCRED); a request is checked before anything is read, and its
 //     contents are never logged.
-//   - The dry run holds at most about maxKeys sums (checked after each
-//     chunk, as the aggregator checks MaxKeys) and remembers up to 2^26
-//     (site, page) pairs; past that they are forgotten and the
-//     distinct-pages figure counts the pairs seen again after it twice.
-//     It remembers a site's pages by a 64-bit hash (random per process):
-//     two pages of a site with the same hash (about one chance in 2^63
-//     per pair) count as one distinct page.
-//     Its "keys committed" counts a key once per drain that holds it.
-//   - The parallel dry run's summary is the sequential one's, but for its
-//     keys committed once a worker drained before the end (each worker
-//     drains its own sums). max_sites and max_pages_per_minute depend on
-//     the order of the lines: when either may apply (a worker folds a host
-//     or limits a page, more sites or more distinct pages of a site than
-//     the bound are found), the files are read again in order on one
-//     goroutine, so a run where a bound applies takes longer than on one
-//     job. Its messages are printed once the files are read, in line order.
 package replay

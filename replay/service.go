@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,34 +9,76 @@ import (
 	"sync"
 	"time"
 
-	"github.com/logtally/logtally/aggregate"
-	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/clock"
-	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/ledger"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
 
-// Pipeline is what a replay needs of the running pipeline it counts
-// into (*pipeline.Pipeline is one): its buffer (checkpoints, ledger,
-// archive sources), its flusher (MongoDB's ledger and claims, kicked while
-// a replay waits for its acknowledgement), its aggregator (the replay's
-// sources added, its totals), the channel the aggregator reads, the files
-// its tailers follow, and when it stops reading.
-type Pipeline interface {
+// Target is the running pipeline a replay counts into, as a replay sees
+// it (*pipeline.Pipeline is one): a replay is a source of chunks beside
+// the tailers. It adds its sources, sends its chunks, asks how far the
+// state dir's ledger says a stream is counted and acknowledged, and hurries
+// the acknowledgement; it never sees the pipeline's parts.
+type Target interface {
 	// ReplayConfig returns the settings a replay reads.
 	ReplayConfig() Config
-	Buffer() *buffer.Buffer
-	Flusher() *flusher.Flusher
-	Aggregator() *aggregate.Aggregator
-	// Chunks is the channel the aggregator reads; replays send on it.
-	Chunks() chan<- stream.Chunk
-	// Followed returns the files the tailers follow now.
+	// Followed returns the files the tailers follow now, Checkpoints the
+	// checkpoints the state dir holds: a replay refuses them and their
+	// copies while the tailers run.
 	Followed() []tailer.File
+	Checkpoints() ([]stream.Checkpoint, error)
+	// AddSource makes the pipeline count chunks of source name with the
+	// parser settings pc, and keeps pc in the state dir (a rebuild of a
+	// batch holding them parses the archive again with them).
+	AddSource(name string, pc parser.Config) error
+	// Sender returns how one reader goroutine sends chunks of source to
+	// the aggregator (returning ctx's error if it ends first), parsing
+	// their lines on the reader's core while chunks wait.
+	Sender(source string) func(ctx context.Context, ch stream.Chunk) error
 	// Reading is done when the pipeline stops reading: a replay then
-	// stops.
+	// stops. FinalCommit is closed once the aggregator's final commit is
+	// made, after that: what it had taken is then in the state dir.
 	Reading() context.Context
+	FinalCommit() <-chan struct{}
+	// Counted returns the state dir's ledger entries of every stream
+	// beginning with head (stream.LedgerCandidates); Entries those under
+	// keys (stream.EntryKey) held.
+	Counted(head []byte) ([]ledger.Entry, error)
+	Entries(keys []string) (map[string]ledger.Entry, error)
+	// Kick asks the pipeline to write what it holds to MongoDB now rather
+	// than at its next interval: a replay that has read everything waits
+	// for its acknowledgement.
+	Kick()
+	// Totals returns the running totals a replay's summary is the
+	// difference of, its lines and hits those of sources.
+	Totals(sources []string) Totals
+	// Claims is MongoDB's ledger, read and claimed by replays.
+	Claims() Claims
+}
+
+// Totals are a pipeline's running totals: a replay's summary subtracts
+// those at its start from those at its end.
+type Totals struct {
+	// Lines and Hits are of the sources asked.
+	Lines, Hits uint64
+	// ParsedAhead is the lines parsed on a reader's core (Target.Sender).
+	ParsedAhead uint64
+	// Outcomes counts lines per parser outcome name, but "ok".
+	Outcomes map[string]uint64
+	// The database figures of Summary.
+	Updates, Inserts, Finds, BulkWrites, InsertCalls, BucketWrites, ExpiredHits uint64
+}
+
+// Claims is MongoDB's ledger as a replay uses it (*ledger.Store is one):
+// how far streams are counted there, and the claims that let one replay
+// at a time read a stream, whatever its host or state dir.
+type Claims interface {
+	Read(ctx context.Context, keys []string) ([]ledger.Entry, error)
+	Claim(ctx context.Context, key string, c ledger.Claim, now time.Time) (cur ledger.Claim, ok bool, err error)
+	Release(ctx context.Context, key, holder string) error
 }
 
 // Config is what a replay reads of the pipeline's settings.
@@ -48,6 +89,9 @@ type Config struct {
 	NoTail bool
 	// Instance names this logtally in MongoDB's ledger claims.
 	Instance string
+	// Holder identifies this state dir in MongoDB's ledger claims (its
+	// instance id).
+	Holder string
 	// MaxLineBytes is the longest line counted.
 	MaxLineBytes int
 	// Clock defaults to clock.Real.
@@ -67,13 +111,10 @@ type Source struct {
 // Service runs replays into one running pipeline, one at a time, and
 // answers the control socket (Serve).
 type Service struct {
-	p      Pipeline
+	p      Target
 	cfg    Config
 	log    *slog.Logger
-	buf    *buffer.Buffer
-	flush  *flusher.Flusher
-	agg    *aggregate.Aggregator
-	chunks chan<- stream.Chunk
+	claims Claims
 	// readCtx ends when the pipeline stops reading.
 	readCtx   context.Context
 	replaying sync.Mutex // held by a Replay
@@ -81,7 +122,7 @@ type Service struct {
 }
 
 // NewService returns the replay service of p.
-func NewService(p Pipeline) *Service {
+func NewService(p Target) *Service {
 	cfg := p.ReplayConfig()
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
@@ -90,8 +131,7 @@ func NewService(p Pipeline) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{p: p, cfg: cfg, log: log.With("component", "pipeline"), buf: p.Buffer(), flush: p.Flusher(),
-		agg: p.Aggregator(), chunks: p.Chunks(), readCtx: p.Reading()}
+	return &Service{p: p, cfg: cfg, log: log.With("component", "pipeline"), claims: p.Claims(), readCtx: p.Reading()}
 }
 
 // ErrRunning is returned by Replay while another replay runs in the
@@ -128,7 +168,7 @@ const (
 	StatusSkipped = "already counted" // nothing new in it
 	StatusEmpty   = "empty"
 	StatusStopped = "stopped" // the replay was stopped while reading it
-	// StatusDamaged: cut short or corrupt (DamagedError): its
+	// StatusDamaged: cut short or corrupt (archive.DamagedError): its
 	// whole lines before the damage are counted; the intact file,
 	// replayed, completes it.
 	StatusDamaged = "damaged"
@@ -202,7 +242,7 @@ type replayFile struct {
 	// (guarded by Service.replayMu).
 	waiting string
 	size    int64 // on disk
-	counts  Counters
+	counts  archive.Counters
 	// stream is the ledger stream its chunks mark; watch the buffer's
 	// ledger entries it waits to be acknowledged (guarded by
 	// Service.replayMu).
@@ -227,7 +267,7 @@ type replayFile struct {
 // stream.Same), is refused while the tailers run, since the tailer
 // counts it; with no tailers (Config.NoTail) it starts no lower than that
 // checkpoint. A file no source matches needs Site and Format. A damaged
-// file (DamagedError) does not stop the others: its whole lines
+// file (archive.DamagedError) does not stop the others: its whole lines
 // before the damage are counted, and the error names it.
 func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)) (*Summary, error) {
 	if !s.replaying.TryLock() {
@@ -243,7 +283,7 @@ func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)
 	if err != nil {
 		return nil, err
 	}
-	agg0, fl0 := s.agg.Stats(), s.flush.Stats()
+	t0 := s.p.Totals(names)
 	log := s.log.With("replay", len(files))
 	log.Info("replay started", "files", len(files))
 
@@ -338,23 +378,20 @@ func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)
 		claims.releaseAll()
 	} // else counts may not be acknowledged yet: the claims expire by themselves
 
-	agg1, fl1 := s.agg.Stats(), s.flush.Stats()
+	t1 := s.p.Totals(names)
 	sum := &Summary{
-		Updates: fl1.Updates - fl0.Updates, Inserts: fl1.Inserts + fl1.InsertDups - fl0.Inserts - fl0.InsertDups,
-		Finds: fl1.Finds - fl0.Finds, BulkWrites: fl1.BulkWrites - fl0.BulkWrites,
-		InsertCalls: fl1.InsertCalls - fl0.InsertCalls, BucketWrites: fl1.BucketWrites - fl0.BucketWrites,
-		ExpiredHits: fl1.ExpiredHits - fl0.ExpiredHits,
+		Updates: t1.Updates - t0.Updates, Inserts: t1.Inserts - t0.Inserts,
+		Finds: t1.Finds - t0.Finds, BulkWrites: t1.BulkWrites - t0.BulkWrites,
+		InsertCalls: t1.InsertCalls - t0.InsertCalls, BucketWrites: t1.BucketWrites - t0.BucketWrites,
+		ExpiredHits: t1.ExpiredHits - t0.ExpiredHits,
 		Elapsed:     clk.Now().Sub(started), Stopped: stopped, Unacknowledged: unacked, Outcomes: map[string]uint64{},
-		ParsedAhead: agg1.ParsedAhead - agg0.ParsedAhead,
-	}
-	for _, n := range names {
-		sum.Lines += agg1.BySource[n].Lines - agg0.BySource[n].Lines
-		sum.Hits += agg1.BySource[n].Hits - agg0.BySource[n].Hits
+		ParsedAhead: t1.ParsedAhead - t0.ParsedAhead,
+		Lines:       t1.Lines - t0.Lines, Hits: t1.Hits - t0.Hits,
 	}
 	if s.cfg.NoTail { // nothing else is parsed: the outcomes are the replay's
-		for o := range agg1.Outcomes {
-			if n := agg1.Outcomes[o] - agg0.Outcomes[o]; n > 0 && parser.Outcome(o) != parser.OK {
-				sum.Outcomes[parser.Outcome(o).String()] = n
+		for o, v := range t1.Outcomes {
+			if n := v - t0.Outcomes[o]; n > 0 {
+				sum.Outcomes[o] = n
 			}
 		}
 	}
@@ -382,15 +419,4 @@ func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)
 		return sum, fmt.Errorf("%w; their whole lines before the damage are counted: replaying the intact files counts the rest", errors.Join(damaged...))
 	}
 	return sum, nil
-}
-
-// keepReplaySource keeps a replay source's parser settings in the buffer:
-// a batch holding its lines names the source, and a rebuild of that batch
-// (a lost state dir) parses the archive again with the same settings.
-func (s *Service) keepReplaySource(name string, pc parser.Config) error {
-	b, err := json.Marshal(pc)
-	if err != nil {
-		return fmt.Errorf("replay source %q: %w", name, err)
-	}
-	return s.buf.PutArchiveSource(name, b)
 }

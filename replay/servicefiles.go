@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/stream"
@@ -28,18 +29,15 @@ func (s *Service) prepareReplay(req Request) ([]*replayFile, []string, error) {
 	for _, f := range s.p.Followed() {
 		followed[f.ID] = f.Path
 	}
-	stored, err := s.buf.Checkpoints()
+	stored, err := s.p.Checkpoints()
 	if err != nil {
 		return nil, nil, err
 	}
 	held := map[stream.FileID]stream.Checkpoint{} // by the stored checkpoints
 	var streams []stream.Checkpoint               // the streams this logtally holds
-	for _, v := range stored {
-		var cp stream.Checkpoint
-		if cp.UnmarshalBinary(v) == nil {
-			held[cp.File] = cp
-			streams = append(streams, cp)
-		}
+	for _, cp := range stored {
+		held[cp.File] = cp
+		streams = append(streams, cp)
 	}
 	if !s.cfg.NoTail {
 		streams = append(streams, followedHeads(followed)...)
@@ -84,12 +82,12 @@ func (s *Service) prepareReplay(req Request) ([]*replayFile, []string, error) {
 		if _, ok := configs[name]; !ok {
 			configs[name] = pc
 		}
-		head, kind, err := Head(path)
+		head, kind, err := archive.Head(path)
 		var damage error // damaged before any byte: nothing to read
 		switch {
-		case IsDamaged(err) && len(head) == 0:
+		case archive.IsDamaged(err) && len(head) == 0:
 			damage = err
-		case err != nil && !IsDamaged(err):
+		case err != nil && !archive.IsDamaged(err):
 			// (Damaged past its first bytes: Stream reports it, after
 			// counting its whole lines.)
 			errs = append(errs, err)
@@ -120,14 +118,10 @@ func (s *Service) prepareReplay(req Request) ([]*replayFile, []string, error) {
 	}
 	var names []string
 	for name, pc := range configs {
-		pr, err := parser.New(pc)
-		if err != nil {
+		if _, err := parser.New(pc); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", strings.TrimPrefix(name, SourcePrefix), err)
 		}
-		if err := s.keepReplaySource(name, pc); err != nil {
-			return nil, nil, err
-		}
-		if err := s.agg.AddSource(name, pr, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute)); err != nil {
+		if err := s.p.AddSource(name, pc); err != nil {
 			return nil, nil, err
 		}
 		names = append(names, name)

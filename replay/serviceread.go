@@ -15,9 +15,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/logtally/logtally/aggregate"
-	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/ledger"
 	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 )
@@ -37,16 +37,16 @@ func (s *Service) readReplay(ctx context.Context, jobs int, files []*replayFile,
 	var wg sync.WaitGroup
 	for range jobs {
 		wg.Go(func() {
-			pre := map[string]*aggregate.Preparser{} // this reader's, by source
+			senders := map[string]sender{} // this reader's, by source
 			for g := range work {
 				var read []*replayFile // of g, before f
 				for _, f := range g {
-					if _, ok := pre[f.source]; !ok {
-						pre[f.source] = s.agg.Preparser(f.source) // nil on one core
+					if _, ok := senders[f.source]; !ok {
+						senders[f.source] = s.p.Sender(f.source)
 					}
 					f.before = read
-					err := s.replayOne(ctx, f, claims, pre[f.source])
-					if err != nil && !IsDamaged(err) {
+					err := s.replayOne(ctx, f, claims, senders[f.source])
+					if err != nil && !archive.IsDamaged(err) {
 						errc <- err
 						return
 					}
@@ -100,9 +100,12 @@ next:
 	return groups
 }
 
+// sender sends a chunk to the pipeline (Target.Sender).
+type sender = func(ctx context.Context, ch stream.Chunk) error
+
 // replayOne claims one file's stream, then reads it from where it is
-// counted, parsing ahead with pre (nil: never).
-func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayClaims, pre *aggregate.Preparser) error {
+// counted, sending its chunks with send.
+func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayClaims, send sender) error {
 	if err := claims.take(ctx, f); err != nil {
 		return err
 	}
@@ -112,16 +115,9 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 	}
 	s.log.Debug("replaying file", "path", f.Path, "candidates", len(cands))
 	f.stream = stream.NewID()
-	// While the aggregator is behind (chunks wait for it), this reader
-	// parses the lines of the next chunk on its own core: the aggregator
-	// then only counts them, in their order. While it keeps up (the
-	// reader is the slower: a decompressor's), it parses them itself.
-	from, end, err := readStreamAt(ctx, f.Path, f.source, f.head, start{cands: cands, stream: f.stream}, f.live, s.cfg.MaxLineBytes, func(ch stream.Chunk) error {
+	from, end, err := archive.ReadAt(ctx, f.Path, f.source, f.head, archive.Start{Cands: cands, Stream: f.stream}, f.live, s.cfg.MaxLineBytes, func(ch stream.Chunk) error {
 		cp := ch.Checkpoint
-		if len(s.chunks) > 0 {
-			pre.Prepare(&ch)
-		}
-		if err := send(ctx, s.chunks, ch); err != nil {
+		if err := send(ctx, ch); err != nil {
 			return err
 		}
 		f.last = tailer.Position{Offset: cp.Offset, TailLen: cp.TailLen, TailSum: cp.TailSum}
@@ -131,13 +127,13 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 	s.replayMu.Lock()
 	defer s.replayMu.Unlock()
 	f.From, f.End, f.Lines = from, end, f.counts.Lines.Load()
-	if err == nil || IsDamaged(err) {
+	if err == nil || archive.IsDamaged(err) {
 		if end > from { // what this replay counted of it, to be acknowledged
 			f.watch = append(f.watch, ownWatch(f, end))
 		}
 		claims.finish(f, f.watch)
 	}
-	if IsDamaged(err) {
+	if archive.IsDamaged(err) {
 		f.Status, f.damage = StatusDamaged, err
 		s.log.Error("damaged file: its whole lines before the damage are counted", "path", f.Path, "err", err)
 	}
@@ -163,14 +159,14 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 // in its group ended. Which of them is f's own its bytes
 // decide as it is read (readStreamAt, candidate). It waits while MongoDB
 // cannot be reached.
-func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]candidate, error) {
-	local, err := s.buf.Streams(f.head)
+func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]archive.Candidate, error) {
+	local, err := s.p.Counted(f.head)
 	if err != nil {
 		return nil, err
 	}
-	cands := []candidate{}
+	cands := []archive.Candidate{}
 	add := func(p tailer.Position, source, path, key string) {
-		cands = append(cands, candidate{Position: p, covers: sameSource(source, f.source), path: path, key: key})
+		cands = append(cands, archive.Candidate{Position: p, Covers: sameSource(source, f.source), Path: path, Key: key})
 	}
 	for _, e := range local {
 		add(tailer.Position{Offset: e.Offset, TailLen: e.TailLen, TailSum: e.TailSum}, e.Source, e.Path, e.Key())
@@ -186,7 +182,7 @@ func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]candidate, er
 	}
 	keys := stream.LedgerCandidates(f.head)
 	for attempt := 0; ; attempt++ {
-		remote, err := s.flush.ReadLedger(ctx, keys)
+		remote, err := s.claims.Read(ctx, keys)
 		if err == nil {
 			for _, e := range remote {
 				// (Its path is another host's, maybe: not read.)
@@ -225,14 +221,14 @@ func sameSource(a, b string) bool {
 // noteStart logs which rule decided where f started, and notes what f
 // waits for to be acknowledged: the buffer's entry it started at (an
 // earlier replay's, maybe not yet acknowledged).
-func (s *Service) noteStart(f *replayFile, cands []candidate, from int64) {
-	var at *candidate
+func (s *Service) noteStart(f *replayFile, cands []archive.Candidate, from int64) {
+	var at *archive.Candidate
 	passed := false
 	for i := range cands {
 		c := &cands[i]
 		if c.Offset == from && from > 0 {
 			passed = true
-			if c.key != "" && (at == nil || at.key == "") {
+			if c.Key != "" && (at == nil || at.Key == "") {
 				at = c
 			}
 		}
@@ -248,7 +244,7 @@ func (s *Service) noteStart(f *replayFile, cands []candidate, from int64) {
 	}
 	if at != nil {
 		s.replayMu.Lock()
-		f.watch = append(f.watch, ackWatch{key: at.key, offset: from})
+		f.watch = append(f.watch, ackWatch{key: at.Key, offset: from})
 		s.replayMu.Unlock()
 	}
 }
@@ -283,7 +279,7 @@ func (s *Service) holds(ws []ackWatch) (counted, acked bool, err error) {
 	for i, w := range ws {
 		keys[i] = w.key
 	}
-	got, err := s.buf.Ledger(keys)
+	got, err := s.p.Entries(keys)
 	if err != nil {
 		return false, false, err
 	}
@@ -313,7 +309,7 @@ func (s *Service) waitAcked(ctx context.Context, files []*replayFile) error {
 		if acked {
 			return nil
 		}
-		s.flush.Kick() // what is left is ours: no need to wait for the interval
+		s.p.Kick() // what is left is ours: no need to wait for the interval
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -354,7 +350,7 @@ const stopWait = 30 * time.Second
 // A file not counted as far as it was read is marked stopped.
 func (s *Service) countedAtStop(files []*replayFile) (bool, error) {
 	select {
-	case <-s.agg.Stopped():
+	case <-s.p.FinalCommit():
 	case <-s.cfg.Clock.After(stopWait):
 		return false, nil
 	}
@@ -384,7 +380,7 @@ const replayClaimTTL = time.Minute
 const replayClaimPoll = time.Second
 
 // replayClaims are a replay's claims on the database's ledger documents
-// (flusher.ClaimLedger): a stream is read by one replay at a time, whatever
+// (ledger.Store.Claim): a stream is read by one replay at a time, whatever
 // the host or state dir; the others wait until its counts are acknowledged
 // and then start where MongoDB's ledger says. Each claim is released as
 // soon as its file's counts are acknowledged, not at the replay's end: two
@@ -392,7 +388,7 @@ const replayClaimPoll = time.Second
 // for ever.
 type replayClaims struct {
 	s    *Service
-	me   flusher.LedgerClaim // Holder, Instance, Host
+	me   ledger.Claim // Holder, Instance, Host
 	mu   sync.Mutex
 	held map[string]*heldClaim // by ledger key
 }
@@ -411,7 +407,7 @@ type heldClaim struct {
 func (s *Service) newReplayClaims() *replayClaims {
 	host, _ := os.Hostname()
 	return &replayClaims{s: s, held: map[string]*heldClaim{},
-		me: flusher.LedgerClaim{Holder: s.buf.InstanceID(), Instance: s.cfg.Instance, Host: host}}
+		me: ledger.Claim{Holder: s.cfg.Holder, Instance: s.cfg.Instance, Host: host}}
 }
 
 // take claims f's stream, waiting while another replay holds it (f's
@@ -439,7 +435,7 @@ func (c *replayClaims) take(ctx context.Context, f *replayFile) error {
 		now := s.cfg.Clock.Now()
 		claim := c.me
 		claim.Path, claim.Until = f.Path, now.Add(replayClaimTTL)
-		cur, ok, err := s.flush.ClaimLedger(ctx, key, claim, now)
+		cur, ok, err := s.claims.Claim(ctx, key, claim, now)
 		wait := replayClaimPoll
 		switch {
 		case err != nil:
@@ -479,7 +475,7 @@ func (c *replayClaims) finish(f *replayFile, watch []ackWatch) {
 }
 
 // describeClaim names a claim's holder for people.
-func describeClaim(c flusher.LedgerClaim) string {
+func describeClaim(c ledger.Claim) string {
 	who := cmp.Or(c.Instance, "instance "+c.Holder)
 	if c.Host != "" {
 		who += " on " + c.Host
@@ -534,7 +530,7 @@ func (c *replayClaims) renew(ctx context.Context, keys []string) {
 		now := s.cfg.Clock.Now()
 		claim := c.me
 		claim.Path, claim.Until = h.path, now.Add(replayClaimTTL)
-		cur, ok, err := s.flush.ClaimLedger(ctx, key, claim, now)
+		cur, ok, err := s.claims.Claim(ctx, key, claim, now)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			s.log.Warn("cannot renew the claim on a replayed file in MongoDB's ledger; retrying", "path", h.path, "err", err)
@@ -566,7 +562,7 @@ func (c *replayClaims) release(keys []string) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		s.log.Debug("releasing the claim in MongoDB's ledger", "path", h.path, "done", h.done)
-		if err := s.flush.ReleaseLedger(ctx, key, c.me.Holder); err != nil {
+		if err := s.claims.Release(ctx, key, c.me.Holder); err != nil {
 			s.log.Warn("cannot release the claim on a replayed file: it expires by itself", "path", h.path, "in", replayClaimTTL, "err", err)
 		}
 		cancel()

@@ -20,7 +20,7 @@ import (
 //     stream's last bytes with final set: the stream ended and is whole (an
 //     intact archive that is not a copy of a live file). A followed file's
 //     last line is never final: the writer may still finish it. A damaged
-//     stream (replay.DamagedError) is cut up to the damage without final:
+//     stream (archive.DamagedError) is cut up to the damage without final:
 //     only the whole lines before it, never the cut tail.
 //
 // The caller reads; the Cutter never copies. The caller hands Cut the bytes

@@ -91,7 +91,7 @@ func candidates(head []byte, fpSize int) []string {
 }
 
 // ClaimKey returns the ledger key a replay claims to read a stream
-// beginning with head (see flusher.ClaimLedger): the first of its
+// beginning with head (see ledger.Store.Claim): the first of its
 // LedgerCandidates, the key of its first line, which every copy of the
 // stream shares whatever its length. Empty for an empty head.
 func ClaimKey(head []byte) string {

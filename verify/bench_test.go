@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/dryrun"
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/replay"
 )
 
 // BenchmarkVerify times logtally verify's reading and judging against
@@ -46,7 +46,7 @@ func BenchmarkVerify(b *testing.B) {
 	dry := func() time.Duration {
 		t0 := time.Now()
 		defer func() { tDryWall += time.Since(t0) }()
-		d, err := replay.NewParallelDryRun(cfg, 1<<20, 0, io.Discard)
+		d, err := dryrun.NewParallel(cfg, 1<<20, 0, io.Discard)
 		if err != nil {
 			b.Fatal(err)
 		}

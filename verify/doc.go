@@ -7,7 +7,7 @@
 // bzip2; in parallel on Options.Jobs goroutines), with the source's
 // parser, filters, page rules, max_sites and max_pages_per_minute, summed
 // by the daemon's own aggregator (aggregate.NewSummer); its sinks
-// (replay.DryRun.SumsTo) keep the (site, page, second) sums of the range.
+// (dryrun.DryRun.SumsTo) keep the (site, page, second) sums of the range.
 // The files' buckets are then made from those sums as the flusher makes a
 // batch's: bucket.Grouper and bucket.Doc (its $inc and $max) for the
 // minute, daily and monthly levels, bucket.Sites for the site days. No

@@ -10,8 +10,8 @@ import (
 
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/dryrun"
 	"github.com/logtally/logtally/measure"
-	"github.com/logtally/logtally/replay"
 )
 
 // A pass reads the files and keeps the sums of its window [lo, hi): hi
@@ -46,7 +46,7 @@ func (s span) has(sec int64) bool { return sec >= s.from && sec < s.to }
 var all = span{math.MinInt64, math.MaxInt64}
 
 // newShard returns the sink of one worker of the dry run.
-func (p *pass) newShard() replay.Sink {
+func (p *pass) newShard() dryrun.Sink {
 	return &shard{p: p, pages: map[string]*pageSums{}, sites: map[string]struct{}{}, minDay: math.MaxInt64}
 }
 

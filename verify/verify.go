@@ -16,8 +16,8 @@ import (
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/dryrun"
 	"github.com/logtally/logtally/parser"
-	"github.com/logtally/logtally/replay"
 )
 
 // DefaultMaxSums is how many (site, page, second) sums a verification
@@ -203,11 +203,11 @@ func (v *verifier) read(p *pass, files []string) ([]*shard, aggregate.Stats, err
 	if !p.first {
 		log = io.Discard // said once
 	}
-	d, err := replay.NewParallelDryRun(v.opts.Parser, v.opts.MaxLine, v.opts.Jobs, log)
+	d, err := dryrun.NewParallel(v.opts.Parser, v.opts.MaxLine, v.opts.Jobs, log)
 	if err != nil {
 		return nil, aggregate.Stats{}, fmt.Errorf("%w: %w", ErrFiles, err)
 	}
-	d.SumsTo(func() replay.Sink { return p.newShard() })
+	d.SumsTo(func() dryrun.Sink { return p.newShard() })
 	p.budget = max(budget/max(len(d.Sinks()), 1), 1) // per worker
 	if err := d.ReadFiles(files); err != nil {
 		return nil, aggregate.Stats{}, fmt.Errorf("%w: %w", ErrFiles, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	logtallyd "github.com/logtally/logtally/daemon" // daemon is the tests' helper that runs logtally run
+	"github.com/logtally/logtally/dryrun"
 
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/parser"
@@ -163,7 +164,7 @@ func dryRun(req replay.Request, cfgPath, logFormat string, stdout, stderr io.Wri
 		pc.LogFormat = logFormat
 	}
 	pc.Since, pc.Until = req.Since, req.Until
-	d, err := replay.NewParallelDryRun(pc, maxLine, req.Jobs, stderr)
+	d, err := dryrun.NewParallel(pc, maxLine, req.Jobs, stderr)
 	if err != nil {
 		return usagef("replay: %w", err)
 	}

@@ -1,4 +1,4 @@
-package replay
+package dryrun
 
 // pageSet is a set of a site's pages in the dry run, by their 64-bit hash
 // (pageHash): an open-addressing table (linear probing, at most half

@@ -1,4 +1,4 @@
-package replay
+package dryrun
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/aggregate"
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/digits"
@@ -46,10 +47,10 @@ const dryRunSource = "dry-run"
 // DryRun parses lines and sums hits per (site, page, second) in memory
 // with the daemon's own aggregator (aggregate.NewSummer: its parser, page
 // limiter, key encoding and counters), without a buffer or database.
-// NewDryRun's reads on one goroutine; NewParallelDryRun's on several
+// New's reads on one goroutine; NewParallel's on several
 // (see ReadFiles).
 type DryRun struct {
-	w       *dryWorker // NewDryRun's; nil for NewParallelDryRun's
+	w       *dryWorker // New's; nil for NewParallel's
 	limited bool       // a max_pages_per_minute limiter: the summary shows its row
 	log     io.Writer
 
@@ -64,7 +65,7 @@ type DryRun struct {
 	// file handed to the dry run, in order): the file a Sink is told.
 	next int
 
-	par *parallel // NewParallelDryRun's
+	par *parallel // NewParallel's
 
 	newSink func() Sink // SumsTo's
 }
@@ -86,7 +87,7 @@ type Sink interface {
 // when it holds maxKeys of them, before a chunk of another file than the
 // one its sums come from, and at Drain. Call it before reading. Sinks
 // returns the sinks whose sums make the result: after a re-read in order
-// (see NewParallelDryRun), the earlier workers' sinks are dropped.
+// (see NewParallel), the earlier workers' sinks are dropped.
 func (d *DryRun) SumsTo(newSink func() Sink) {
 	d.newSink = newSink
 	for _, w := range d.workers() {
@@ -163,11 +164,11 @@ func newDryWorker(p *parser.Parser, lim *parser.PageLimiter) *dryWorker {
 	return w
 }
 
-// NewDryRun returns a DryRun parsing with p, applying lim
+// New returns a DryRun parsing with p, applying lim
 // (max_pages_per_minute; nil: no bound), skipping lines longer than maxLine
 // bytes ('\n' not included; max_line_bytes) and printing malformed lines to
 // log. It reads on the caller's goroutine.
-func NewDryRun(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Writer) *DryRun {
+func New(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Writer) *DryRun {
 	d := &DryRun{w: newDryWorker(p, lim), limited: lim != nil, log: log, maxLine: maxLine}
 	d.w.mal = d.malformedLine
 	return d
@@ -177,7 +178,7 @@ func NewDryRun(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Wr
 // bytes, see Open) as Stream reads it for a replay, chunk by chunk in this
 // goroutine, and adds each chunk to the aggregator: the same lines
 // (stream.Cutter's), its unterminated last line counted (the file is
-// finished), and of a damaged file (a *DamagedError) only the whole lines
+// finished), and of a damaged file (a *archive.DamagedError) only the whole lines
 // before the damage, not its unterminated tail. A parallel DryRun reads it
 // as ReadFiles does.
 func (d *DryRun) ReadFile(name string) error {
@@ -189,7 +190,7 @@ func (d *DryRun) ReadFile(name string) error {
 	file := d.next
 	d.next++
 	agg := d.w.agg
-	_, err := readStream(context.Background(), name, dryRunSource, nil, 0, false, d.maxLine, func(c stream.Chunk) error {
+	_, err := archive.Read(context.Background(), name, dryRunSource, nil, 0, false, d.maxLine, func(c stream.Chunk) error {
 		if err := d.w.fileOf(file); err != nil {
 			c.Release()
 			return err
@@ -216,7 +217,7 @@ func (d *DryRun) ReadFile(name string) error {
 }
 
 // ReadFiles reads the files as ReadFile would one after the other. A
-// parallel DryRun reads them at once (see NewParallelDryRun); its messages
+// parallel DryRun reads them at once (see NewParallel); its messages
 // are printed once the files are read, the same as ReadFile's.
 func (d *DryRun) ReadFiles(names []string) error {
 	if d.par == nil {

@@ -1,4 +1,4 @@
-package replay
+package archive
 
 import (
 	"bytes"
@@ -161,8 +161,8 @@ func TestStreamStartsAtItsOwnPosition(t *testing.T) {
 	os.WriteFile(path, gz.Bytes(), 0o644)
 	head := plain[:stream.FingerprintSize]
 	lineEnd := func(i int) int64 { return int64(bytes.Index(plain, fmt.Appendf(nil, "line %05d", i))) }
-	at := func(off int64, tailSum uint64) candidate { // a position with a tail check
-		c := candidate{Position: tailer.Position{Offset: off}}
+	at := func(off int64, tailSum uint64) Candidate { // a position with a tail check
+		c := Candidate{Position: tailer.Position{Offset: off}}
 		c.TailLen, c.TailSum = stream.TailOf(plain[:off])
 		if tailSum != 0 {
 			c.TailSum = tailSum
@@ -180,8 +180,8 @@ func TestStreamStartsAtItsOwnPosition(t *testing.T) {
 	for name, data := range map[string][]byte{"longer": longer, "lookalike": lookAlike, "changed": lookAlike} {
 		os.WriteFile(filepath.Join(dir, name), data, 0o644)
 	}
-	beyond := func(name string, data []byte, covers bool) candidate {
-		c := candidate{Position: tailer.Position{Offset: int64(len(data))}, covers: covers, path: filepath.Join(dir, name)}
+	beyond := func(name string, data []byte, covers bool) Candidate {
+		c := Candidate{Position: tailer.Position{Offset: int64(len(data))}, Covers: covers, Path: filepath.Join(dir, name)}
 		c.TailLen, c.TailSum = stream.TailOf(data)
 		if name == "changed" {
 			c.TailSum++
@@ -190,26 +190,26 @@ func TestStreamStartsAtItsOwnPosition(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		cands []candidate
+		cands []Candidate
 		from  int64
 	}{
-		{"none", []candidate{}, 0},
-		{"its own", []candidate{at(lineEnd(500), 0)}, lineEnd(500)},
-		{"another stream further, its own nearer", []candidate{at(lineEnd(1500), 1), at(lineEnd(500), 0)}, lineEnd(500)},
-		{"another stream only", []candidate{at(lineEnd(1500), 1)}, 0},
-		{"an older logtally's at a line end", []candidate{{Position: tailer.Position{Offset: lineEnd(700)}}}, lineEnd(700)},
-		{"an older logtally's mid-line", []candidate{{Position: tailer.Position{Offset: mid}}, at(lineEnd(300), 0)}, lineEnd(300)},
-		{"beyond its end, another source", []candidate{at(lineEnd(300), 0), {Position: tailer.Position{Offset: 1 << 30, TailLen: 1024, TailSum: 5}}}, lineEnd(300)},
-		{"beyond its end, its own source", []candidate{at(lineEnd(300), 0), {Position: tailer.Position{Offset: 1 << 30, TailLen: 1024, TailSum: 5}, covers: true}}, int64(len(plain))},
-		{"beyond its end, its file has its bytes", []candidate{beyond("longer", longer, false)}, int64(len(plain))},
-		{"beyond its end, its file has others", []candidate{beyond("lookalike", lookAlike, true)}, 0},
-		{"beyond its end, its file changed, another source", []candidate{beyond("changed", lookAlike, false)}, 0},
-		{"beyond its end, its file changed, its own source", []candidate{beyond("changed", lookAlike, true)}, int64(len(plain))},
+		{"none", []Candidate{}, 0},
+		{"its own", []Candidate{at(lineEnd(500), 0)}, lineEnd(500)},
+		{"another stream further, its own nearer", []Candidate{at(lineEnd(1500), 1), at(lineEnd(500), 0)}, lineEnd(500)},
+		{"another stream only", []Candidate{at(lineEnd(1500), 1)}, 0},
+		{"an older logtally's at a line end", []Candidate{{Position: tailer.Position{Offset: lineEnd(700)}}}, lineEnd(700)},
+		{"an older logtally's mid-line", []Candidate{{Position: tailer.Position{Offset: mid}}, at(lineEnd(300), 0)}, lineEnd(300)},
+		{"beyond its end, another source", []Candidate{at(lineEnd(300), 0), {Position: tailer.Position{Offset: 1 << 30, TailLen: 1024, TailSum: 5}}}, lineEnd(300)},
+		{"beyond its end, its own source", []Candidate{at(lineEnd(300), 0), {Position: tailer.Position{Offset: 1 << 30, TailLen: 1024, TailSum: 5}, Covers: true}}, int64(len(plain))},
+		{"beyond its end, its file has its bytes", []Candidate{beyond("longer", longer, false)}, int64(len(plain))},
+		{"beyond its end, its file has others", []Candidate{beyond("lookalike", lookAlike, true)}, 0},
+		{"beyond its end, its file changed, another source", []Candidate{beyond("changed", lookAlike, false)}, 0},
+		{"beyond its end, its file changed, its own source", []Candidate{beyond("changed", lookAlike, true)}, int64(len(plain))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var chunks []stream.Chunk
 			var cnt Counters
-			from, end, err := readStreamAt(context.Background(), path, "src", head, start{cands: tc.cands, stream: 7}, false, 1<<20, func(ch stream.Chunk) error {
+			from, end, err := ReadAt(context.Background(), path, "src", head, Start{Cands: tc.cands, Stream: 7}, false, 1<<20, func(ch stream.Chunk) error {
 				ch.Data = bytes.Clone(ch.Data)
 				chunks = append(chunks, ch)
 				return nil
@@ -233,4 +233,12 @@ func TestStreamStartsAtItsOwnPosition(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withReadSize makes Read read n bytes at a time during the test: chunks
+// cut in other places than DefaultChunkSize's.
+func withReadSize(t *testing.T, n int) {
+	old := ReadSize
+	ReadSize = n
+	t.Cleanup(func() { ReadSize = old })
 }

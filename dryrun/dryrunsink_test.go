@@ -1,4 +1,4 @@
-package replay
+package dryrun
 
 import (
 	"bytes"
@@ -29,12 +29,12 @@ func (s *sumSink) Sums(file int, key []byte, v *measure.Vector) {
 	s.sums[file][string(key)] = acc
 }
 
-// sinkSums reads files with a dry run of jobs (1: NewDryRun's) whose
+// sinkSums reads files with a dry run of jobs (1: New's) whose
 // sinks keep the sums, and returns them merged by file and key, and the
 // stats.
 func sinkSums(t *testing.T, cfg parser.Config, jobs int, files []string) (map[int]map[string]measure.Vector, uint64) {
 	t.Helper()
-	d, err := NewParallelDryRun(cfg, 1<<20, jobs, io.Discard)
+	d, err := NewParallel(cfg, 1<<20, jobs, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package replay
+package dryrun
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/parser"
 )
 
@@ -58,7 +59,7 @@ func TestDryRunFiguresAcrossChunks(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "%s:80 10.0.0.1 - - [%s] \"GET %s HTTP/1.1\" 200 1 \"-\" \"t\"\n", host, stamp, page)
 	}
-	if b.Len() < 3*DefaultChunkSize {
+	if b.Len() < 3*archive.DefaultChunkSize {
 		t.Fatalf("%d bytes: want several chunks", b.Len())
 	}
 	name := filepath.Join(t.TempDir(), "access.log")
@@ -70,7 +71,7 @@ func TestDryRunFiguresAcrossChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr, out bytes.Buffer
-	d := NewDryRun(p, parser.NewPageLimiter(0), maxLine, &stderr)
+	d := New(p, parser.NewPageLimiter(0), maxLine, &stderr)
 	if err := d.ReadFile(name); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestDryRunFoldsSitesAndPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr, out bytes.Buffer
-	d := NewDryRun(p, parser.NewPageLimiter(2), 1<<20, &stderr)
+	d := New(p, parser.NewPageLimiter(2), 1<<20, &stderr)
 	if err := d.ReadFile(name); err != nil {
 		t.Fatal(err)
 	}

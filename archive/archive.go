@@ -1,4 +1,4 @@
-package replay
+package archive
 
 import (
 	"bytes"
@@ -19,9 +19,10 @@ import (
 // DefaultChunkSize is about how many bytes of lines a Stream chunk holds.
 const DefaultChunkSize = 256 << 10
 
-// readSize is how many bytes readStream reads at a time: DefaultChunkSize,
-// smaller in tests that cut chunks in awkward places.
-var readSize = DefaultChunkSize
+// ReadSize is how many bytes a reader of this package reads at a time:
+// DefaultChunkSize. Tests (this package's and the dry run's) set it
+// smaller to cut chunks in awkward places; nothing else changes it.
+var ReadSize = DefaultChunkSize
 
 // Head returns the first bytes of name's decompressed stream, up to
 // stream.FingerprintSize: what identifies it in the ledger, whatever its
@@ -71,7 +72,7 @@ type Counters struct {
 // Its chunks mark a ledger stream of their own (stream.NewID), each
 // checkpoint with its tail check.
 func Stream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, out chan<- stream.Chunk, c *Counters) (int64, error) {
-	return readStream(ctx, name, source, head, from, live, maxLine, func(ch stream.Chunk) error {
+	return Read(ctx, name, source, head, from, live, maxLine, func(ch stream.Chunk) error {
 		return send(ctx, out, ch)
 	}, c)
 }
@@ -86,54 +87,55 @@ func send(ctx context.Context, out chan<- stream.Chunk, ch stream.Chunk) error {
 	}
 }
 
-// readStream is Stream handing each chunk to deliver, which returns once it
+// Read is Stream handing each chunk to deliver, which returns once it
 // took it (or with ctx's error): the dry run adds chunks as they come, in
 // the same goroutine.
-func readStream(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, deliver func(stream.Chunk) error, c *Counters) (int64, error) {
-	_, end, err := readStreamAt(ctx, name, source, head, start{from: from, stream: stream.NewID()}, live, maxLine, deliver, c)
+func Read(ctx context.Context, name, source string, head []byte, from int64, live bool, maxLine int, deliver func(stream.Chunk) error, c *Counters) (int64, error) {
+	_, end, err := ReadAt(ctx, name, source, head, Start{From: from, Stream: stream.NewID()}, live, maxLine, deliver, c)
 	return end, err
 }
 
-// start says where readStreamAt reads a stream from.
-type start struct {
-	// from is where to read from (a line end), unless cands is set.
-	from int64
-	// cands: read from the furthest of them the stream passes (see
-	// candidate), or from 0.
-	cands []candidate
-	// stream is the ledger stream the chunks mark (Checkpoint.Stream).
-	stream uint64
+// Start says where ReadAt reads a stream from.
+type Start struct {
+	// From is where to read from (a line end), unless Cands is set.
+	From int64
+	// Cands: read from the furthest of them the stream passes (see
+	// Candidate), or from 0.
+	Cands []Candidate
+	// Stream is the ledger stream the chunks mark (Checkpoint.Stream).
+	Stream uint64
 }
 
-// candidate is where a ledger entry (or a held checkpoint) says a stream
+// Candidate is where a ledger entry (or a held checkpoint) says a stream
 // beginning like this one is counted. The stream is counted there when
 // its bytes that end at Offset pass the tail check (an older logtally's
 // entry, without one: when Offset is a line end of the stream); streams
 // beginning with the same bytes share the entries' keys, not those
 // bytes. Beyond the stream's end the stream is taken as counted whole (a
 // shorter copy of a stream counted further, such as copytruncate's copy
-// of a log read past the copy) when the candidate's file (path) still
+// of a log read past the copy) when the Candidate's file (path) still
 // holds its stream and has the stream's bytes where the stream ends
 // (shorterCopy: this buffer's entries, a held checkpoint, a file read
 // before it; never a path from the database); when that file cannot tell
 // (gone, changed, unreadable, an older logtally's entry), only when
 // covers says so, for an entry of the replay's own source.
-type candidate struct {
+type Candidate struct {
 	tailer.Position
-	covers bool
-	path   string
-	// key is the buffer's ledger key of the entry (empty for the
-	// database's or a checkpoint): a replay waits for it to be
-	// acknowledged when it starts there.
-	key string
+	Covers bool
+	Path   string
+	// Key is the caller's, ReadAt does not read it: a replay's, the
+	// buffer's ledger key of the entry (empty for the database's or a
+	// checkpoint), which it waits for to be acknowledged when it starts
+	// there.
+	Key string
 }
 
-// readStreamAt is readStream from st: it returns where it started reading
+// ReadAt is Read from st: it returns where it started reading
 // (from) and the stream's end offset. Skipping to the start it reads the
 // bytes before it, for the candidates' and the first chunk's tail
-// checks; when the furthest candidate fails its check and a nearer one
+// checks; when the furthest Candidate fails its check and a nearer one
 // passes, it opens the file again and skips to that one.
-func readStreamAt(ctx context.Context, name, source string, head []byte, st start, live bool, maxLine int, deliver func(stream.Chunk) error, c *Counters) (from, end int64, err error) {
+func ReadAt(ctx context.Context, name, source string, head []byte, st Start, live bool, maxLine int, deliver func(stream.Chunk) error, c *Counters) (from, end int64, err error) {
 	countLines := c != nil // a pass over the lines of each chunk
 	if c == nil {
 		c = &Counters{}
@@ -152,17 +154,17 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 	}
 	defer flushRead()
 	var before tailWindow // the stream's bytes before at (below), for tail checks
-	from = st.from
-	if st.cands != nil {
+	from = st.From
+	if st.Cands != nil {
 		var at int64
-		at, from, err = skipToCandidate(r, st.cands, &before)
+		at, from, err = skipToCandidate(r, st.Cands, &before)
 		if err != nil {
 			if IsDamaged(err) {
 				return from, from, err
 			}
 			return 0, 0, fmt.Errorf("%s (%s): skip counted bytes: %w", name, kind, err)
 		}
-		if at != from { // the furthest candidate the stream reached is not its: back to the one that is
+		if at != from { // the furthest Candidate the stream reached is not its: back to the one that is
 			r.Close()
 			flushRead()
 			c.Read.Add(-counted) // the progress counts the file once
@@ -194,7 +196,7 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 	cp := func(off int64, tailLen int, tailSum uint64) stream.Checkpoint {
 		n := int(min(off, int64(len(head))))
 		return stream.Checkpoint{Source: source, Path: name, Offset: off, FPLen: n, FPSum: fnv1a.Extend(fnv1a.Offset, head[:n]),
-			TailLen: tailLen, TailSum: tailSum, Stream: st.stream}
+			TailLen: tailLen, TailSum: tailSum, Stream: st.Stream}
 	}
 	send := func(ch stream.Chunk) error {
 		if err := deliver(ch); err != nil {
@@ -203,7 +205,7 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 		flushRead()
 		return nil
 	}
-	// Each read adds at most readSize bytes to the part of a line
+	// Each read adds at most ReadSize bytes to the part of a line
 	// carried over (at most maxLine bytes, else it is skipped), into a
 	// buffer that goes back to a small free list when the aggregator
 	// releases the chunk holding it. stream.Cutter cuts the lines, by the
@@ -219,7 +221,7 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 			}
 		default:
 		}
-		return make([]byte, max(size, 2*readSize))
+		return make([]byte, max(size, 2*ReadSize))
 	}
 	put := func(b []byte) func() {
 		return func() {
@@ -229,7 +231,7 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 			}
 		}
 	}
-	buf := get(readSize)
+	buf := get(ReadSize)
 	n := 0     // bytes in buf: the partial line carried over, then the read
 	at := from // stream offset of buf[0]
 	cut := stream.Cutter{MaxLine: maxLine, Off: from}
@@ -246,12 +248,12 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 		if ctx.Err() != nil {
 			return from, cut.Off, ctx.Err()
 		}
-		if len(buf)-n < readSize { // a long line carried over
-			bigger := get(n + readSize)
+		if len(buf)-n < ReadSize { // a long line carried over
+			bigger := get(n + ReadSize)
 			copy(bigger, buf[:n])
 			buf = bigger
 		}
-		m, rerr := io.ReadFull(r, buf[n:n+readSize])
+		m, rerr := io.ReadFull(r, buf[n:n+ReadSize])
 		n += m
 		// ReadFull's own: the stream ended whole (see checked).
 		eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF
@@ -303,7 +305,7 @@ func readStreamAt(ctx context.Context, name, source string, head []byte, st star
 		if taken {
 			// The aggregator may have released held already: then get
 			// returns it, and copy moves the partial line within it.
-			buf = get(len(carry) + readSize)
+			buf = get(len(carry) + ReadSize)
 		}
 		n = copy(buf, carry)
 	}
@@ -342,13 +344,13 @@ func (w *tailWindow) Write(p []byte) (int, error) {
 func (w *tailWindow) bytes() []byte { return w.b }
 
 // skipToCandidate reads r from its start up to the furthest of cands,
-// checking each on the way (see candidate), and keeps the bytes before
+// checking each on the way (see Candidate), and keeps the bytes before
 // where it stopped in before. at is where r stands, from the furthest
-// candidate that passed (0 when none did): when they differ, the caller
+// Candidate that passed (0 when none did): when they differ, the caller
 // reads again from from. A damaged stream stops it with from.
-func skipToCandidate(r io.Reader, cands []candidate, before *tailWindow) (at, from int64, err error) {
+func skipToCandidate(r io.Reader, cands []Candidate, before *tailWindow) (at, from int64, err error) {
 	cands = slices.Clone(cands)
-	slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(a.Offset, b.Offset) })
+	slices.SortFunc(cands, func(a, b Candidate) int { return cmp.Compare(a.Offset, b.Offset) })
 	for i, c := range cands {
 		if c.Offset <= at {
 			if c.Offset == at && at > 0 && passes(c, before.bytes()) {
@@ -363,7 +365,7 @@ func skipToCandidate(r io.Reader, cands []candidate, before *tailWindow) (at, fr
 			return at, from, err
 		}
 		if n < want { // the stream ends before it
-			if slices.ContainsFunc(cands[i:], func(c candidate) bool { return shorterCopy(c, at, before.bytes()) }) {
+			if slices.ContainsFunc(cands[i:], func(c Candidate) bool { return shorterCopy(c, at, before.bytes()) }) {
 				from = at // a shorter copy of a stream counted further: counted whole
 			}
 			return at, from, nil
@@ -379,14 +381,14 @@ func skipToCandidate(r io.Reader, cands []candidate, before *tailWindow) (at, fr
 // tail (min(at, stream.TailSize) of them), is a copy of the first at bytes
 // of c's stream (counted to c.Offset, further): c's file, when it still
 // holds c's stream (its bytes pass c's check at c.Offset), says so by its
-// own bytes that end at at; else c.covers decides.
-func shorterCopy(c candidate, at int64, tail []byte) bool {
-	if c.path != "" {
-		if same, known := sameAt(c.path, c.Position, at, tail); known {
+// own bytes that end at at; else c.Covers decides.
+func shorterCopy(c Candidate, at int64, tail []byte) bool {
+	if c.Path != "" {
+		if same, known := sameAt(c.Path, c.Position, at, tail); known {
 			return same
 		}
 	}
-	return c.covers
+	return c.Covers
 }
 
 // sameAt reads the stream of the file at path to p.Offset and reports
@@ -409,7 +411,7 @@ func sameAt(path string, p tailer.Position, at int64, tail []byte) (same, known 
 	if n, err := io.CopyN(&w, r, p.Offset-at); err != nil || n < p.Offset-at {
 		return false, false
 	}
-	if !passes(candidate{Position: p}, w.bytes()) {
+	if !passes(Candidate{Position: p}, w.bytes()) {
 		return false, false // another file there now
 	}
 	return same, true
@@ -418,7 +420,7 @@ func sameAt(path string, p tailer.Position, at int64, tail []byte) (same, known 
 // passes reports whether a stream whose bytes before c.Offset end with
 // tail (at least min(c.Offset, stream.TailSize) of them) is counted to
 // c.Offset by c's entry.
-func passes(c candidate, tail []byte) bool {
+func passes(c Candidate, tail []byte) bool {
 	if c.TailLen == 0 { // an older logtally's entry: a line end of the stream
 		return len(tail) > 0 && tail[len(tail)-1] == '\n'
 	}

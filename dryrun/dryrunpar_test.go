@@ -1,4 +1,4 @@
-package replay
+package dryrun
 
 import (
 	"bytes"
@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/parser"
 )
 
-// dryRunBoth runs the dry run over files on one goroutine (NewDryRun) and
-// on jobs (NewParallelDryRun), and returns their summaries without the
+// dryRunBoth runs the dry run over files on one goroutine (New) and
+// on jobs (NewParallel), and returns their summaries without the
 // rows that depend on timing or on how the sums were batched (elapsed,
 // lines/s, keys committed), their messages, errors, and the parallel
 // run's number of sequential re-reads.
@@ -55,8 +56,8 @@ func dryRunBoth(t *testing.T, cfg parser.Config, maxLine, jobs int, files []stri
 		t.Fatal(err)
 	}
 	var e1, e2 bytes.Buffer
-	seq = run(NewDryRun(p, parser.NewPageLimiter(cfg.Page.MaxPagesPerMinute), maxLine, &e1), &e1)
-	d, err := NewParallelDryRun(cfg, maxLine, jobs, &e2)
+	seq = run(New(p, parser.NewPageLimiter(cfg.Page.MaxPagesPerMinute), maxLine, &e1), &e1)
+	d, err := NewParallel(cfg, maxLine, jobs, &e2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,12 +68,12 @@ func dryRunBoth(t *testing.T, cfg parser.Config, maxLine, jobs int, files []stri
 	return seq, par, d.par.reread
 }
 
-// withReadSize makes readStream read n bytes at a time during the test:
-// chunks cut in other places than DefaultChunkSize's.
+// withReadSize makes archive.Read read n bytes at a time during the test:
+// chunks cut in other places than archive.DefaultChunkSize's.
 func withReadSize(t *testing.T, n int) {
-	old := readSize
-	readSize = n
-	t.Cleanup(func() { readSize = old })
+	old := archive.ReadSize
+	archive.ReadSize = n
+	t.Cleanup(func() { archive.ReadSize = old })
 }
 
 // The parallel dry run's summary and messages are the sequential one's:
@@ -89,7 +90,7 @@ func TestParallelDryRunMatchesSequential(t *testing.T) {
 		files    []string
 		rereads  int
 	}{
-		{"real log", parser.Config{Site: "s", Format: "combined"}, DefaultChunkSize, 2, []string{real}, 0},
+		{"real log", parser.Config{Site: "s", Format: "combined"}, archive.DefaultChunkSize, 2, []string{real}, 0},
 		{"real log, small chunks, 3 jobs", parser.Config{Site: "s", Format: "combined"}, 4093, 3, []string{real}, 0},
 		{"real log, default bound not reached", parser.Config{Site: "s", Format: "combined", Page: parser.PageConfig{MaxPagesPerMinute: 2000}}, 8191, 2, []string{real}, 0},
 		{"real log, pages folded", parser.Config{Site: "s", Format: "combined", Page: parser.PageConfig{MaxPagesPerMinute: 3}}, 8191, 2, []string{real}, 1},

@@ -1,4 +1,4 @@
-package replay
+package dryrun
 
 // The parallel dry run: files read (decompressed and cut into chunks of
 // whole lines) by up to jobs goroutines, the chunks parsed and summed by
@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/stream"
 )
@@ -31,22 +32,22 @@ type parallel struct {
 	reread int
 }
 
-// NewParallelDryRun returns a DryRun that reads its files (ReadFiles) on
+// NewParallel returns a DryRun that reads its files (ReadFiles) on
 // jobs goroutines (0: GOMAXPROCS), its workers: each file is read and
 // decompressed by one of them, up to jobs files at once, and its chunks of
 // whole lines are parsed and summed by that one or by one with no file
 // left (see readFiles), each worker with its own parser made from cfg, its
 // own max_pages_per_minute limiter (cfg.Page.MaxPagesPerMinute) and its
 // own sums; the sums are merged for the summary. Sums add, so
-// every total is the same as NewDryRun's. What the order of the lines
+// every total is the same as New's. What the order of the lines
 // decides (which hosts max_sites folds, which pages max_pages_per_minute
 // counts under "(other)") is checked: when either bound may apply (see
 // exact), the workers stop as soon as one sees it, or the check fails
 // after the read, and the files are read again in order on one goroutine.
-// So the summary is the one NewDryRun's gives, but for its keys committed
+// So the summary is the one New's gives, but for its keys committed
 // when a worker drained before the end (a key once per drain of each
-// worker that held it). One job is NewDryRun's.
-func NewParallelDryRun(cfg parser.Config, maxLine, jobs int, log io.Writer) (*DryRun, error) {
+// worker that held it). One job is New's.
+func NewParallel(cfg parser.Config, maxLine, jobs int, log io.Writer) (*DryRun, error) {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
@@ -56,7 +57,7 @@ func NewParallelDryRun(cfg parser.Config, maxLine, jobs int, log io.Writer) (*Dr
 		if err != nil {
 			return nil, err
 		}
-		return NewDryRun(p, parser.NewPageLimiter(lim), maxLine, log), nil
+		return New(p, parser.NewPageLimiter(lim), maxLine, log), nil
 	}
 	par := &parallel{cfg: cfg, jobs: jobs}
 	for range jobs {
@@ -137,7 +138,7 @@ func (par *parallel) readFiles(d *DryRun, names []string) error {
 			for i := range next {
 				f := files[i]
 				seq := 0
-				_, f.err = readStream(context.Background(), f.name, dryRunSource, nil, 0, false, d.maxLine, func(c stream.Chunk) error {
+				_, f.err = archive.Read(context.Background(), f.name, dryRunSource, nil, 0, false, d.maxLine, func(c stream.Chunk) error {
 					if failed.Load() < int64(i) || abort.Load() {
 						c.Release()
 						return errStopped

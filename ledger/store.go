@@ -1,4 +1,4 @@
-package flusher
+package ledger
 
 import (
 	"context"
@@ -10,62 +10,63 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/stream"
 )
 
-// LedgerCollection holds the database's copy of the ledger: per
-// fingerprint, how far the file or archive it names is counted and
-// acknowledged, whichever host or state dir counted it.
-const LedgerCollection = "ledger"
+// Collection holds the database's copy of the ledger: per fingerprint,
+// how far the file or archive it names is counted and acknowledged,
+// whichever host or state dir counted it (the flusher writes it), and the
+// replays' claims.
+const Collection = "ledger"
 
-// writeMarks copies batch's ledger marks to the database's ledger. It runs
-// after the batch's bucket updates and before its acknowledgement: an
-// entry there never runs ahead of counts that are in the buckets. A
-// stream's entry is set to the mark, offset and tail check together: its
-// marks come from one buffer, batch after batch, each at least the one
-// before (or lowered, a file shrunk in place), and a retry sets the same.
-// An older logtally's kind of entry (no stream) keeps the greatest offset
-// ($max). So a retry changes nothing.
-func (f *Flusher) writeMarks(ctx context.Context, batch *buffer.Batch) error {
-	marks, err := f.buf.BatchMarks(batch.ID)
-	if err != nil || len(marks) == 0 {
-		return err
-	}
-	coll := f.colls[minutePass].Database().Collection(LedgerCollection)
-	for start := 0; start < len(marks); start += f.chunkOps {
-		var models []mongo.WriteModel
-		for _, m := range marks[start:min(start+f.chunkOps, len(marks))] {
-			set := bson.D{
-				{Key: "source", Value: m.Source}, {Key: "path", Value: m.Path},
-				{Key: "buffer", Value: f.buf.InstanceID()}, {Key: "updated", Value: f.clock.Now().UTC()},
-			}
-			update := bson.D{{Key: "$max", Value: bson.D{{Key: "offset", Value: m.Offset}}}, {Key: "$set", Value: set}}
-			if m.Stream != 0 {
-				set = append(set, bson.E{Key: "offset", Value: m.Offset},
-					bson.E{Key: "tail_len", Value: m.TailLen}, bson.E{Key: "tail_sum", Value: int64(m.TailSum)})
-				update = bson.D{{Key: "$set", Value: set}}
-			}
-			models = append(models, mongo.NewUpdateOneModel().
-				SetFilter(bson.D{{Key: "_id", Value: stream.LedgerID(m.Key())}}).
-				SetUpdate(update).SetUpsert(true))
-		}
-		octx, cancel := context.WithTimeout(ctx, f.timeout)
-		_, err := coll.BulkWrite(octx, models, options.BulkWrite().SetOrdered(false))
-		cancel()
-		f.bulkWrites.Add(1)
-		if err != nil {
-			return fmt.Errorf("ledger: %w", err)
-		}
-	}
-	return nil
+// DefaultTimeout bounds each database operation of a Store whose timeout
+// is not set.
+const DefaultTimeout = 10 * time.Second
+
+// Store reads MongoDB's ledger and holds claims on its entries. It is
+// safe for concurrent use.
+type Store struct {
+	coll    *mongo.Collection
+	timeout time.Duration
 }
 
-// ReadLedger returns the database's entries of every stream under keys
+// New returns the Store of db's ledger collection, each operation bounded
+// by timeout (0: DefaultTimeout). It does no I/O.
+func New(db *mongo.Database, timeout time.Duration) *Store {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return &Store{coll: db.Collection(Collection), timeout: timeout}
+}
+
+// Entry is how far one stream is counted, as a ledger holds it (the state
+// dir's or MongoDB's).
+type Entry struct {
+	// FPLen and FPSum are the fingerprint of the stream's first bytes,
+	// Stream its counting's id (0: an older logtally's entry, keyed by
+	// the fingerprint alone).
+	FPLen  int
+	FPSum  uint64
+	Stream uint64
+	// Offset is how far the stream is counted; Acked how far MongoDB has
+	// acknowledged it (MongoDB's entries: Offset).
+	Offset, Acked int64
+	// TailLen and TailSum are the tail check at Offset (TailLen 0: none).
+	TailLen int
+	TailSum uint64
+	// Source and Path say who counted it and where the file was: for
+	// people, and a replay's shorter-copy rule.
+	Source, Path string
+}
+
+// Key returns the entry's ledger key: stream.EntryKey's.
+func (e Entry) Key() string { return stream.EntryKey(e.FPLen, e.FPSum, e.Stream) }
+
+// Read returns the database's entries of every stream under keys
 // (fingerprint keys: stream.LedgerCandidates), as Buffer.Streams does for
 // the buffer's ledger: how far each is counted and acknowledged, with its
 // tail check. The claims are not entries.
-func (f *Flusher) ReadLedger(ctx context.Context, keys []string) ([]buffer.LedgerEntry, error) {
+func (s *Store) Read(ctx context.Context, keys []string) ([]Entry, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -77,10 +78,9 @@ func (f *Flusher) ReadLedger(ctx context.Context, keys []string) ([]buffer.Ledge
 		streams = append(streams, bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: id + ":"}, {Key: "$lt", Value: id + ";"}}}})
 	}
 	or := append(bson.A{bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}}, streams...)
-	coll := f.colls[minutePass].Database().Collection(LedgerCollection)
-	octx, cancel := context.WithTimeout(ctx, f.timeout)
+	octx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	cur, err := coll.Find(octx, bson.D{{Key: "$or", Value: or}},
+	cur, err := s.coll.Find(octx, bson.D{{Key: "$or", Value: or}},
 		options.Find().SetProjection(bson.D{{Key: "offset", Value: 1}, {Key: "tail_len", Value: 1}, {Key: "tail_sum", Value: 1}, {Key: "source", Value: 1}, {Key: "path", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("read ledger: %w", err)
@@ -96,13 +96,13 @@ func (f *Flusher) ReadLedger(ctx context.Context, keys []string) ([]buffer.Ledge
 	if err := cur.All(octx, &docs); err != nil {
 		return nil, fmt.Errorf("read ledger: %w", err)
 	}
-	out := make([]buffer.LedgerEntry, 0, len(docs))
+	out := make([]Entry, 0, len(docs))
 	for _, d := range docs {
 		k, ok := stream.ParseLedgerID(d.ID)
 		if !ok {
 			continue
 		}
-		var e buffer.LedgerEntry
+		var e Entry
 		e.FPLen, e.FPSum, e.Stream, _ = stream.ParseEntryKey(k)
 		if e.Stream != 0 && (d.TailLen < 0 || int64(d.TailLen) > d.Offset) {
 			continue
@@ -116,11 +116,11 @@ func (f *Flusher) ReadLedger(ctx context.Context, keys []string) ([]buffer.Ledge
 	return out, nil
 }
 
-// LedgerClaim is a lease on a stream's ledger entry: the replay that holds
-// it reads the stream, and others wait for it (see ClaimLedger). A claim is
+// Claim is a lease on a stream's ledger entry: the replay that holds it
+// reads the stream, and others wait for it (see Store.Claim). A claim is
 // a document of its own in the ledger collection, stream.ClaimID(key): the
 // entry's document and the fields the flusher writes are left alone.
-type LedgerClaim struct {
+type Claim struct {
 	// Holder identifies the claimant: its buffer's instance id.
 	Holder string `bson:"holder"`
 	// Instance and Host name it for people: the instance name (may be
@@ -133,7 +133,7 @@ type LedgerClaim struct {
 	Until time.Time `bson:"until"`
 }
 
-// ClaimLedger takes, or renews, c on key's ledger entry: it succeeds when
+// Claim takes, or renews, c on key's ledger entry: it succeeds when
 // there is no claim, one whose Until is not after now (taken over), or one
 // of c.Holder (renewed). ok is false when another holder's live claim is
 // there: cur is that claim (zero when it went meanwhile: try again).
@@ -141,10 +141,10 @@ type LedgerClaim struct {
 // A claim is made by inserting its document, whose _id is unique: of
 // claimants racing, exactly one succeeds, on MongoDB and on servers whose
 // conditional updates are not atomic (FerretDB's SQLite backend).
-func (f *Flusher) ClaimLedger(ctx context.Context, key string, c LedgerClaim, now time.Time) (cur LedgerClaim, ok bool, err error) {
-	coll := f.colls[minutePass].Database().Collection(LedgerCollection)
+func (s *Store) Claim(ctx context.Context, key string, c Claim, now time.Time) (cur Claim, ok bool, err error) {
+	coll := s.coll
 	id := stream.ClaimID(key)
-	octx, cancel := context.WithTimeout(ctx, f.timeout)
+	octx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	c.Until = c.Until.UTC()
 	doc := func() bson.D {
@@ -158,18 +158,18 @@ func (f *Flusher) ClaimLedger(ctx context.Context, key string, c LedgerClaim, no
 			return c, true, nil
 		}
 		if !mongo.IsDuplicateKeyError(err) {
-			return LedgerClaim{}, false, fmt.Errorf("claim ledger %s: %w", id, err)
+			return Claim{}, false, fmt.Errorf("claim ledger %s: %w", id, err)
 		}
 		err = coll.FindOne(octx, bson.D{{Key: "_id", Value: id}}).Decode(&cur)
 		switch {
 		case errors.Is(err, mongo.ErrNoDocuments):
 			continue // released meanwhile
 		case err != nil:
-			return LedgerClaim{}, false, fmt.Errorf("read ledger claim %s: %w", id, err)
+			return Claim{}, false, fmt.Errorf("read ledger claim %s: %w", id, err)
 		case cur.Holder == c.Holder:
 			res, err := coll.UpdateOne(octx, bson.D{{Key: "_id", Value: id}, {Key: "holder", Value: c.Holder}}, bson.D{{Key: "$set", Value: doc()[1:]}})
 			if err != nil {
-				return LedgerClaim{}, false, fmt.Errorf("renew ledger claim %s: %w", id, err)
+				return Claim{}, false, fmt.Errorf("renew ledger claim %s: %w", id, err)
 			}
 			if res.MatchedCount == 1 {
 				return c, true, nil
@@ -180,23 +180,22 @@ func (f *Flusher) ClaimLedger(ctx context.Context, key string, c LedgerClaim, no
 			// decides between the claimants.
 			_, err := coll.DeleteOne(octx, bson.D{{Key: "_id", Value: id}, {Key: "holder", Value: cur.Holder}, {Key: "until", Value: cur.Until}})
 			if err != nil {
-				return LedgerClaim{}, false, fmt.Errorf("take over ledger claim %s: %w", id, err)
+				return Claim{}, false, fmt.Errorf("take over ledger claim %s: %w", id, err)
 			}
 			continue
 		default:
 			return cur, false, nil
 		}
 	}
-	return LedgerClaim{}, false, nil
+	return Claim{}, false, nil
 }
 
-// ReleaseLedger drops holder's claim on key's ledger entry, if it still
-// has it.
-func (f *Flusher) ReleaseLedger(ctx context.Context, key, holder string) error {
-	coll := f.colls[minutePass].Database().Collection(LedgerCollection)
-	octx, cancel := context.WithTimeout(ctx, f.timeout)
+// Release drops holder's claim on key's ledger entry, if it still has
+// it.
+func (s *Store) Release(ctx context.Context, key, holder string) error {
+	octx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	if _, err := coll.DeleteOne(octx, bson.D{{Key: "_id", Value: stream.ClaimID(key)}, {Key: "holder", Value: holder}}); err != nil {
+	if _, err := s.coll.DeleteOne(octx, bson.D{{Key: "_id", Value: stream.ClaimID(key)}, {Key: "holder", Value: holder}}); err != nil {
 		return fmt.Errorf("release ledger claim %s: %w", stream.ClaimID(key), err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package replay
+package dryrun
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/logtally/logtally/archive"
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/stream"
@@ -32,7 +33,7 @@ func cpuSelf() time.Duration {
 // decompressor's alone (reading ≤ 1.1× zstd -dc, issue 21). It reports
 // the CPU and wall ratios.
 //
-//	go test -run '^$' -bench ReadZstd -benchtime 3x ./replay/
+//	go test -run '^$' -bench ReadZstd -benchtime 3x ./dryrun/
 func BenchmarkReadZstd(b *testing.B) {
 	if _, err := exec.LookPath("zstd"); err != nil {
 		b.Skip("no zstd command")
@@ -48,7 +49,7 @@ func BenchmarkReadZstd(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		c0, w0 := cpuSelf(), time.Now()
-		_, err := readStream(context.Background(), name, dryRunSource, nil, 0, false, 1<<20, func(c stream.Chunk) error {
+		_, err := archive.Read(context.Background(), name, dryRunSource, nil, 0, false, 1<<20, func(c stream.Chunk) error {
 			c.Release()
 			return nil
 		}, nil)
@@ -127,7 +128,7 @@ func writeZstdLog(b *testing.B, n int, plain bool) (plainName, zstName string) {
 //
 // The process's start (the bot lists compiled once) is left out.
 //
-//	go test -run '^$' -bench DryRunZstd -benchtime 3x ./replay/
+//	go test -run '^$' -bench DryRunZstd -benchtime 3x ./dryrun/
 func BenchmarkDryRunZstd(b *testing.B) {
 	if _, err := exec.LookPath("zstd"); err != nil {
 		b.Skip("no zstd command")
@@ -140,7 +141,7 @@ func BenchmarkDryRunZstd(b *testing.B) {
 	}
 	defer devnull.Close()
 	dry := func(name string) {
-		d, err := NewParallelDryRun(cfg, 1<<20, 0, io.Discard)
+		d, err := NewParallel(cfg, 1<<20, 0, io.Discard)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -160,7 +161,7 @@ func BenchmarkDryRunZstd(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		self(&decode, func() {
-			_, err := readStream(context.Background(), zst, dryRunSource, nil, 0, false, 1<<20, func(c stream.Chunk) error {
+			_, err := archive.Read(context.Background(), zst, dryRunSource, nil, 0, false, 1<<20, func(c stream.Chunk) error {
 				c.Release()
 				return nil
 			}, nil)
