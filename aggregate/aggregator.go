@@ -102,39 +102,22 @@ type Aggregator struct {
 	keyBuf   []byte
 	hit      parser.Hit
 
-	malformedByFile map[stream.FileID]*malformedLog
-	onMalformed     func(n uint64, out parser.Outcome, length int) // OnMalformed's
+	malformed malformedLogs // the malformed lines' log (malformed.go)
 
-	lines, hits, malformed, filtered, tooLong, commits, other atomic.Uint64
-	sitesFolded                                               atomic.Uint64
-	parsedAhead                                               atomic.Uint64   // Stats.ParsedAhead
-	foldWarned                                                map[string]bool // sources whose max_sites was reached, logged
-	outcomes                                                  [parser.NumOutcomes]atomic.Uint64
-	measures                                                  [measure.N]atomic.Uint64 // Stats.Measures
-	hitsOnly                                                  bool                     // count views alone: the benchmarks' baseline (export_test.go)
-	vis                                                       visitorState             // see visitors.go
-	started                                                   bool                     // StartMarker read
-	beat                                                      atomic.Int64             // Clock.Now() of the last loop turn, Unix nanoseconds
-	resting                                                   atomic.Bool              // Run waits for input holding nothing, no commit due (LastBeat is now)
-	lastSite                                                  []byte
+	stats      counters        // behind Stats (stats.go)
+	foldWarned map[string]bool // sources whose max_sites was reached, logged
+	hitsOnly   bool            // count views alone: the benchmarks' baseline (export_test.go)
+	vis        visitorState    // see visitors.go
+	started    bool            // StartMarker read
+	beat       atomic.Int64    // Clock.Now() of the last loop turn, Unix nanoseconds
+	resting    atomic.Bool     // Run waits for input holding nothing, no commit due (LastBeat is now)
+	lastSite   []byte
 
-	// commitReq carries CommitNow's requests to Run; stopped is closed
-	// when Run returns.
-	commitReq chan chan error
-	stopped   chan struct{}
+	// stopped is closed when Run returns.
+	stopped chan struct{}
+	commit  committer // CommitNow's requests, and the waits on a full buffer or state dir (commit.go)
 
-	paused atomic.Int64 // Clock.Now() when reading paused on a full buffer, Unix nanoseconds; 0 while reading
-
-	fullMu    sync.Mutex // guards fullSince and fullErr
-	fullSince time.Time  // commits failing on a full state dir since, or zero
-	fullErr   error      // the last of those failures
-
-	extraMu sync.RWMutex // guards extra
-	extra   map[string]extraSource
-
-	byMu     sync.Mutex // guards the maps; the counters are atomic
-	bySource map[string]*sourceCounters
-	bySite   map[string]*atomic.Uint64
+	extra extraSources // sources added while running
 }
 
 // New returns an Aggregator reading in. Run it.
@@ -161,15 +144,15 @@ func New(cfg Config, in <-chan stream.Chunk) (*Aggregator, error) {
 // newAggregator makes an Aggregator of cfg reading in (nil for a Summer).
 func newAggregator(cfg Config, in <-chan stream.Chunk, log *slog.Logger) *Aggregator {
 	return &Aggregator{
-		cfg:             cfg,
-		in:              in,
-		log:             log.With("component", "aggregator"),
-		cps:             map[string][]byte{},
-		marks:           map[string]buffer.Mark{},
-		extra:           map[string]extraSource{},
-		malformedByFile: map[stream.FileID]*malformedLog{},
-		commitReq:       make(chan chan error),
-		stopped:         make(chan struct{}),
+		cfg:       cfg,
+		in:        in,
+		log:       log.With("component", "aggregator"),
+		cps:       map[string][]byte{},
+		marks:     map[string]buffer.Mark{},
+		extra:     extraSources{m: map[string]extraSource{}},
+		malformed: malformedLogs{byFile: map[stream.FileID]*malformedLog{}},
+		commit:    committer{req: make(chan chan error)},
+		stopped:   make(chan struct{}),
 	}
 }
 
@@ -224,6 +207,31 @@ type extraSource struct {
 	lim *parser.PageLimiter
 }
 
+// extraSources are the sources added while running, by name: AddSource
+// and RemoveSource change them while Run's goroutine reads them.
+type extraSources struct {
+	mu sync.RWMutex // guards m
+	m  map[string]extraSource
+}
+
+func (x *extraSources) add(name string, e extraSource) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.m[name] = e
+}
+
+func (x *extraSources) remove(name string) {
+	x.mu.Lock()
+	delete(x.m, name)
+	x.mu.Unlock()
+}
+
+func (x *extraSources) get(name string) extraSource {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.m[name]
+}
+
 // AddSource makes chunks of source name parse with p and lim (nil: no
 // bound) from now on: a replay's files, whose source is not one the
 // aggregator was made with. p is used only by the aggregator's goroutine
@@ -232,9 +240,7 @@ func (a *Aggregator) AddSource(name string, p *parser.Parser, lim *parser.PageLi
 	if _, ok := a.cfg.Parsers[name]; ok {
 		return fmt.Errorf("aggregator: source %q exists", name)
 	}
-	a.extraMu.Lock()
-	defer a.extraMu.Unlock()
-	a.extra[name] = extraSource{p: p, lim: lim}
+	a.extra.add(name, extraSource{p: p, lim: lim})
 	return nil
 }
 
@@ -242,9 +248,7 @@ func (a *Aggregator) AddSource(name string, p *parser.Parser, lim *parser.PageLi
 // queued are dropped with an error logged, so remove it only after its
 // last chunk was read (see Committed).
 func (a *Aggregator) RemoveSource(name string) {
-	a.extraMu.Lock()
-	delete(a.extra, name)
-	a.extraMu.Unlock()
+	a.extra.remove(name)
 }
 
 // parserFor returns the parser and limiter of a source.
@@ -252,9 +256,7 @@ func (a *Aggregator) parserFor(name string) (*parser.Parser, *parser.PageLimiter
 	if p := a.cfg.Parsers[name]; p != nil {
 		return p, a.cfg.Limiters[name]
 	}
-	a.extraMu.RLock()
-	defer a.extraMu.RUnlock()
-	e := a.extra[name]
+	e := a.extra.get(name)
 	return e.p, e.lim
 }
 
@@ -312,7 +314,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			if err := a.commitOrWait(ctx); err != nil {
 				return err
 			}
-		case done := <-a.commitReq:
+		case done := <-a.commit.req:
 			tick = nil
 			a.beat.Store(a.cfg.Clock.Now().UnixNano())
 			err := a.commitOrWait(ctx)
@@ -349,10 +351,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 // (buffer.Options.MaxSize: MongoDB acknowledges less than is read), or the
 // zero time while it is not paused for that.
 func (a *Aggregator) BufferFull() time.Time {
-	if n := a.paused.Load(); n != 0 {
-		return time.Unix(0, n)
-	}
-	return time.Time{}
+	return a.commit.bufferFull()
 }
 
 // Stopped is closed once Run has returned, its final commit made (or
@@ -371,8 +370,8 @@ func (a *Aggregator) waitForSpace(ctx context.Context) error {
 		return err
 	}
 	a.log.Warn("buffer full: reading paused until MongoDB catches up", "size", a.cfg.Buffer.Size())
-	a.paused.Store(a.cfg.Clock.Now().UnixNano())
-	defer a.paused.Store(0)
+	a.commit.paused.Store(a.cfg.Clock.Now().UnixNano())
+	defer a.commit.paused.Store(0)
 	for a.cfg.Buffer.Full() {
 		select {
 		case <-ctx.Done():
@@ -402,7 +401,7 @@ func (a *Aggregator) Add(c *stream.Chunk) error {
 		if err := a.noteFinished(cp); err != nil {
 			return err
 		}
-		delete(a.malformedByFile, cp.File)
+		a.malformed.forget(cp.File)
 		return nil
 	}
 	p, lim := a.parserFor(cp.Source)
@@ -428,7 +427,7 @@ func (a *Aggregator) Add(c *stream.Chunk) error {
 	}
 	if ah != nil && ah.from == p { // else parsed for a parser replaced since: parsed again
 		a.addAhead(c, ah, p, lim, &t)
-		a.parsedAhead.Add(t.lines)
+		a.stats.parsedAhead.Add(t.lines)
 	} else {
 		c.Lines(func(line []byte, end int64) {
 			t.lines++
@@ -442,16 +441,16 @@ func (a *Aggregator) Add(c *stream.Chunk) error {
 	if t.siteHits != nil {
 		t.siteHits.Add(t.siteRun)
 	}
-	a.lines.Add(t.lines)
-	a.hits.Add(t.hits)
-	src := a.sourceCounter(cp.Source)
+	a.stats.lines.Add(t.lines)
+	a.stats.hits.Add(t.hits)
+	src := a.stats.sourceCounter(cp.Source)
 	src.lines.Add(t.lines)
 	src.hits.Add(t.hits)
-	a.malformed.Add(t.malformed)
-	a.filtered.Add(t.filtered)
-	a.other.Add(lim.Overflow() - overflowBefore)
+	a.stats.malformed.Add(t.malformed)
+	a.stats.filtered.Add(t.filtered)
+	a.stats.other.Add(lim.Overflow() - overflowBefore)
 	if folded := p.SitesFolded() - foldedBefore; folded > 0 {
-		a.sitesFolded.Add(folded)
+		a.stats.sitesFolded.Add(folded)
 		if !a.foldWarned[cp.Source] {
 			if a.foldWarned == nil {
 				a.foldWarned = map[string]bool{}
@@ -464,10 +463,10 @@ func (a *Aggregator) Add(c *stream.Chunk) error {
 	}
 	for i, n := range t.outcomes {
 		if n > 0 {
-			a.outcomes[i].Add(n)
+			a.stats.outcomes[i].Add(n)
 		}
 	}
-	a.tooLong.Add(uint64(c.Skipped))
+	a.stats.tooLong.Add(uint64(c.Skipped))
 	if c.Skipped > 0 {
 		a.log.Warn("lines longer than the limit skipped", "path", cp.Path, "count", c.Skipped)
 	}

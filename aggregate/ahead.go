@@ -175,8 +175,8 @@ func (a *Aggregator) skip(t *tally, cp stream.Checkpoint, end int64, out parser.
 	}
 	t.malformed++
 	a.logMalformed(cp, end, out, line)
-	if a.onMalformed != nil {
-		a.onMalformed(t.lines, out, len(line))
+	if a.malformed.on != nil {
+		a.malformed.on(t.lines, out, len(line))
 	}
 }
 
@@ -189,7 +189,7 @@ func (a *Aggregator) count(t *tally, h *parser.Hit, lim *parser.PageLimiter) {
 			t.siteHits.Add(t.siteRun)
 		}
 		a.lastSite = append(a.lastSite[:0], h.Site...)
-		t.siteHits, t.siteRun = a.siteCounter(h.Site), 0
+		t.siteHits, t.siteRun = a.stats.siteCounter(h.Site), 0
 	}
 	t.siteRun++
 	page := lim.Apply(h.Site, h.Page, h.Time/60)

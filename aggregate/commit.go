@@ -3,10 +3,49 @@ package aggregate
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/logtally/logtally/buffer"
 )
+
+// committer is the state of Run's commits other than what they hold:
+// CommitNow's requests, and the waits on a full buffer (reading paused)
+// or a full state dir (the commit retried).
+type committer struct {
+	// req carries CommitNow's requests to Run.
+	req chan chan error
+
+	paused atomic.Int64 // Clock.Now() when reading paused on a full buffer, Unix nanoseconds; 0 while reading
+
+	fullMu    sync.Mutex // guards fullSince and fullErr
+	fullSince time.Time  // commits failing on a full state dir since, or zero
+	fullErr   error      // the last of those failures
+}
+
+// bufferFull returns when reading paused on a full buffer, or the zero
+// time.
+func (c *committer) bufferFull() time.Time {
+	if n := c.paused.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
+// full returns when commits began failing on a full state dir and the
+// last failure, or the zero time and nil.
+func (c *committer) full() (since time.Time, err error) {
+	c.fullMu.Lock()
+	defer c.fullMu.Unlock()
+	return c.fullSince, c.fullErr
+}
+
+func (c *committer) setFull(since time.Time, err error) {
+	c.fullMu.Lock()
+	c.fullSince, c.fullErr = since, err
+	c.fullMu.Unlock()
+}
 
 // commitOrWait commits. When the commit fails for lack of space on the
 // state dir's file system (StateDirFull), it reads nothing more (the
@@ -26,8 +65,8 @@ func (a *Aggregator) commitOrWait(ctx context.Context) error {
 		return err
 	}
 	since := a.cfg.Clock.Now()
-	a.setFull(since, err)
-	defer a.setFull(time.Time{}, nil)
+	a.commit.setFull(since, err)
+	defer a.commit.setFull(time.Time{}, nil)
 	path := a.cfg.Buffer.Path()
 	a.log.Error("state dir full: the commit to the buffer fails; reading paused, the counts read are held in memory "+
 		"and the commit retried until there is space (free space on the state dir's file system)",
@@ -58,7 +97,7 @@ func (a *Aggregator) commitOrWait(ctx context.Context) error {
 		case !StateDirFull(err):
 			return err
 		}
-		a.setFull(since, err)
+		a.commit.setFull(since, err)
 		if now.Sub(logged) < fullLogEvery {
 			notLogged++
 		} else {
@@ -84,7 +123,7 @@ func (a *Aggregator) CommitNow(ctx context.Context, wait time.Duration) bool {
 	done := make(chan error, 1) // Run never blocks on a requester gone
 	timeout := a.cfg.Clock.After(wait)
 	select {
-	case a.commitReq <- done:
+	case a.commit.req <- done:
 	case <-a.stopped:
 		return false
 	case <-timeout:
@@ -119,7 +158,7 @@ func (a *Aggregator) Commit() error {
 	if err != nil {
 		return fmt.Errorf("aggregator: %w", err)
 	}
-	a.commits.Add(1)
+	a.stats.commits.Add(1)
 	a.addMeasures()
 	a.committedSketches()
 	a.index.reset()

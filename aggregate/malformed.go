@@ -17,6 +17,16 @@ type malformedLog struct {
 	last       time.Time // when a line was last logged
 }
 
+// malformedLogs is the log of the malformed lines read: each file's
+// logging state, and OnMalformed's function.
+type malformedLogs struct {
+	byFile map[stream.FileID]*malformedLog
+	on     func(n uint64, out parser.Outcome, length int) // OnMalformed's
+}
+
+// forget drops the logging state of a file finished.
+func (ml *malformedLogs) forget(f stream.FileID) { delete(ml.byFile, f) }
+
 // logMalformed logs the first malformedLogged malformed lines of each file
 // with their position, then one per malformedEvery with how many were not
 // logged in between. All are counted in Stats. A line's contents are never
@@ -25,10 +35,10 @@ type malformedLog struct {
 // file, the byte offset and the length say enough. At debug level only,
 // a second record shows the first debugPrefixLen bytes, escaped.
 func (a *Aggregator) logMalformed(cp stream.Checkpoint, end int64, out parser.Outcome, line []byte) {
-	m := a.malformedByFile[cp.File]
+	m := a.malformed.byFile[cp.File]
 	if m == nil {
 		m = &malformedLog{}
-		a.malformedByFile[cp.File] = m
+		a.malformed.byFile[cp.File] = m
 	}
 	now := a.cfg.Clock.Now()
 	if m.logged >= malformedLogged && now.Sub(m.last) < malformedEvery {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,38 +28,52 @@ type SourceStats struct {
 
 type sourceCounters struct{ lines, hits atomic.Uint64 }
 
-func (a *Aggregator) sourceCounter(name string) *sourceCounters {
-	a.byMu.Lock()
-	defer a.byMu.Unlock()
-	if a.bySource == nil {
-		a.bySource = map[string]*sourceCounters{}
+// counters are the running totals behind Stats: atomic, written by Run's
+// goroutine (or a Summer's caller), read by Stats from any.
+type counters struct {
+	lines, hits, malformed, filtered, tooLong, commits, other atomic.Uint64
+	sitesFolded                                               atomic.Uint64
+	parsedAhead                                               atomic.Uint64 // Stats.ParsedAhead
+	outcomes                                                  [parser.NumOutcomes]atomic.Uint64
+	measures                                                  [measure.N]atomic.Uint64 // Stats.Measures
+
+	byMu     sync.Mutex // guards the maps; the counters are atomic
+	bySource map[string]*sourceCounters
+	bySite   map[string]*atomic.Uint64
+}
+
+func (cs *counters) sourceCounter(name string) *sourceCounters {
+	cs.byMu.Lock()
+	defer cs.byMu.Unlock()
+	if cs.bySource == nil {
+		cs.bySource = map[string]*sourceCounters{}
 	}
-	c := a.bySource[name]
+	c := cs.bySource[name]
 	if c == nil {
 		c = &sourceCounters{}
-		a.bySource[name] = c
+		cs.bySource[name] = c
 	}
 	return c
 }
 
-func (a *Aggregator) siteCounter(site []byte) *atomic.Uint64 {
-	a.byMu.Lock()
-	defer a.byMu.Unlock()
-	if a.bySite == nil {
-		a.bySite = map[string]*atomic.Uint64{}
+func (cs *counters) siteCounter(site []byte) *atomic.Uint64 {
+	cs.byMu.Lock()
+	defer cs.byMu.Unlock()
+	if cs.bySite == nil {
+		cs.bySite = map[string]*atomic.Uint64{}
 	}
-	if c := a.bySite[string(site)]; c != nil {
+	if c := cs.bySite[string(site)]; c != nil {
 		return c
 	}
 	name := string(site)
-	if len(a.bySite) >= MaxSitesCounted {
+	if len(cs.bySite) >= MaxSitesCounted {
 		name = OtherSites
-		if c := a.bySite[name]; c != nil {
+		if c := cs.bySite[name]; c != nil {
 			return c
 		}
 	}
 	c := &atomic.Uint64{}
-	a.bySite[name] = c
+	cs.bySite[name] = c
 	return c
 }
 
@@ -153,29 +168,36 @@ func (s *Stats) Add(o Stats) {
 
 // Stats returns the running totals.
 func (a *Aggregator) Stats() Stats {
-	st := Stats{
-		Lines: a.lines.Load(), Hits: a.hits.Load(), Malformed: a.malformed.Load(), Filtered: a.filtered.Load(),
-		TooLong: a.tooLong.Load(), Commits: a.commits.Load(), Other: a.other.Load(), SitesFolded: a.sitesFolded.Load(),
-		ParsedAhead: a.parsedAhead.Load(),
-	}
-	for i := range a.outcomes {
-		st.Outcomes[i] = a.outcomes[i].Load()
-	}
+	st := a.stats.load()
 	st.VisitorsUnsalted = a.vis.unsalted.Load()
-	for i := range a.measures {
-		st.Measures[i] = a.measures[i].Load()
+	st.FullSince, st.FullErr = a.Full()
+	return st
+}
+
+// load returns the counters' totals: the Stats but VisitorsUnsalted,
+// FullSince and FullErr.
+func (cs *counters) load() Stats {
+	st := Stats{
+		Lines: cs.lines.Load(), Hits: cs.hits.Load(), Malformed: cs.malformed.Load(), Filtered: cs.filtered.Load(),
+		TooLong: cs.tooLong.Load(), Commits: cs.commits.Load(), Other: cs.other.Load(), SitesFolded: cs.sitesFolded.Load(),
+		ParsedAhead: cs.parsedAhead.Load(),
 	}
-	a.byMu.Lock()
-	st.BySource = make(map[string]SourceStats, len(a.bySource))
-	for k, c := range a.bySource {
+	for i := range cs.outcomes {
+		st.Outcomes[i] = cs.outcomes[i].Load()
+	}
+	for i := range cs.measures {
+		st.Measures[i] = cs.measures[i].Load()
+	}
+	cs.byMu.Lock()
+	st.BySource = make(map[string]SourceStats, len(cs.bySource))
+	for k, c := range cs.bySource {
 		st.BySource[k] = SourceStats{Lines: c.lines.Load(), Hits: c.hits.Load()}
 	}
-	st.HitsBySite = make(map[string]uint64, len(a.bySite))
-	for k, c := range a.bySite {
+	st.HitsBySite = make(map[string]uint64, len(cs.bySite))
+	for k, c := range cs.bySite {
 		st.HitsBySite[k] = c.Load()
 	}
-	a.byMu.Unlock()
-	st.FullSince, st.FullErr = a.Full()
+	cs.byMu.Unlock()
 	return st
 }
 
@@ -187,29 +209,25 @@ func (a *Aggregator) addMeasures() {
 	for i := range a.counts {
 		v.Merge(&a.counts[i])
 	}
+	a.stats.addMeasures(&v)
+}
+
+// addMeasures adds v to the measures' totals: summed, but a maximum
+// (measure.Index.IsMax) raised to v's where v's is larger.
+func (cs *counters) addMeasures(v *measure.Vector) {
 	for i, n := range v {
 		if n == 0 {
 			continue
 		}
 		if measure.Index(i).IsMax() {
-			for old := a.measures[i].Load(); n > old && !a.measures[i].CompareAndSwap(old, n); old = a.measures[i].Load() {
+			for old := cs.measures[i].Load(); n > old && !cs.measures[i].CompareAndSwap(old, n); old = cs.measures[i].Load() {
 			}
 			continue
 		}
-		a.measures[i].Add(n)
+		cs.measures[i].Add(n)
 	}
 }
 
 // Full returns when commits began failing on a full state dir and the last
 // failure, or the zero time and nil while they do not.
-func (a *Aggregator) Full() (since time.Time, err error) {
-	a.fullMu.Lock()
-	defer a.fullMu.Unlock()
-	return a.fullSince, a.fullErr
-}
-
-func (a *Aggregator) setFull(since time.Time, err error) {
-	a.fullMu.Lock()
-	a.fullSince, a.fullErr = since, err
-	a.fullMu.Unlock()
-}
+func (a *Aggregator) Full() (since time.Time, err error) { return a.commit.full() }

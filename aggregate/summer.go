@@ -11,13 +11,13 @@ import (
 // itself is not passed on: nothing logtally reads is echoed. For a
 // Summer (the dry run prints file:line:reason); f runs in Add's goroutine.
 func (a *Aggregator) OnMalformed(f func(n uint64, out parser.Outcome, length int)) {
-	a.onMalformed = f
+	a.malformed.on = f
 }
 
 // LinesParsed returns the lines parsed since New or NewSummer (the Lines
 // of Stats, without its copies): before and after an Add, how many lines
 // the chunk held.
-func (a *Aggregator) LinesParsed() uint64 { return a.lines.Load() }
+func (a *Aggregator) LinesParsed() uint64 { return a.stats.lines.Load() }
 
 // Held returns the number of (site, page, second) sums held: what Run
 // compares with Config.MaxKeys after each chunk.

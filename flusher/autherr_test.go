@@ -218,7 +218,7 @@ func TestAuthFailureAgainstRealServer(t *testing.T) {
 	}
 	// The real error first: it must be one authFailure recognises.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	real := f.expirer.ensure(ctx)
+	real := f.maint.expirer.ensure(ctx)
 	cancel()
 	if !authFailure(real) {
 		t.Fatalf("the server's refusal is not recognised: %T %v", real, real)

@@ -14,12 +14,12 @@ import (
 // of a run, and every batch while draining, are full).
 func (f *Flusher) seal() (*buffer.Batch, error) {
 	now := f.clock.Now()
-	if f.coarse > 0 && !f.draining && !f.lastFull.IsZero() && now.Sub(f.lastFull) < f.coarse {
+	if f.cadence.minuteOnly(now) {
 		return f.buf.SealMinuteOnly()
 	}
 	batch, err := f.buf.Seal()
 	if err == nil && batch != nil && !batch.MinuteOnly {
-		f.lastFull = now
+		f.cadence.lastFull = now
 	}
 	return batch, err
 }
@@ -60,7 +60,7 @@ func (f *Flusher) Flush(ctx context.Context) (sent bool, err error) {
 	start := f.clock.Now()
 	defer func() {
 		if err != nil {
-			f.timing.failed.Add(1)
+			f.stats.timing.failed.Add(1)
 		}
 	}()
 	if f.recorder != nil {
@@ -80,10 +80,10 @@ func (f *Flusher) Flush(ctx context.Context) (sent bool, err error) {
 	if err := f.buf.Ack(batch.ID); err != nil {
 		return true, fmt.Errorf("flush batch %s: %w", batch.ID, err)
 	}
-	f.batches.Add(1)
-	f.hits.Add(batch.Hits)
+	f.stats.batches.Add(1)
+	f.stats.hits.Add(batch.Hits)
 	now := f.clock.Now()
-	f.timing.done(now.Sub(start), now)
+	f.stats.timing.done(now.Sub(start), now)
 	f.prog.made(now)
 	f.log.Debug("batch written", "batch", batch.ID, "keys", batch.Keys, "hits", batch.Hits,
 		"took", f.clock.Now().Sub(start))

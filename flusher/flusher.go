@@ -178,14 +178,9 @@ type Flusher struct {
 	visitorColl   *mongo.Collection    // the visitor registers (writeVisitors)
 	visitorPeriod visitor.Period
 	sitesIndexed  bool // its index was created (under mu)
-	retention     bucket.Retention
 	interval      time.Duration
-	coarse        time.Duration // Config.CoarseInterval
-	lastFull      time.Time     // when the last full batch was sealed (under mu)
-	draining      bool          // Drain: every batch is full (under mu)
-	maxOps        int
-	chunkOps      int // current chunk size: halved after a timed-out chunk, doubled after regrowAfter written ones
-	chunksOK      int // chunks written since chunkOps last changed
+	cadence       cadence   // which batches are full (under mu)
+	chunk         chunkSize // updates per chunk
 	maxBackoff    time.Duration
 	timeout       time.Duration
 	clock         clock.Clock
@@ -194,23 +189,96 @@ type Flusher struct {
 	mu sync.Mutex // one Flush at a time
 	ch Chunker
 
-	batches, hits, bulkWrites, updates, finds, inserts, insertCalls, retries atomic.Uint64
-	insertDups, bucketWrites                                                 atomic.Uint64
-	beat                                                                     atomic.Int64   // Unix nanoseconds, see LastBeat
-	prog                                                                     progressRecord // see Progress
-	timing                                                                   timing
+	stats counters       // behind Stats
+	beat  atomic.Int64   // Unix nanoseconds, see LastBeat
+	prog  progressRecord // see Progress
 
-	known *known // the buckets written or preallocated lately (applyOnce)
-
-	expirer    *expirer
-	prealloc   *preallocator // nil when off
-	expired    atomic.Uint64 // Stats.ExpiredHits
-	expiredLog atomic.Int64  // when expiredHits last logged, Unix nanoseconds
-	kick       chan struct{} // Kick: flush now
-	late       atomic.Uint64
-	lateLogged atomic.Int64 // Unix nanoseconds of the last late-bucket warning
+	maint maintenance   // retention, expiry, preallocation and the buckets known to exist
+	kick  chan struct{} // Kick: flush now
 
 	hooks *hooks // test seams, nil in production
+}
+
+// cadence says which batches are sealed full and which minute-only
+// (Config.CoarseInterval; see seal).
+type cadence struct {
+	coarse   time.Duration // Config.CoarseInterval
+	lastFull time.Time     // when the last full batch was sealed
+	draining bool          // Drain: every batch is full
+}
+
+// minuteOnly reports whether a batch sealed at now is minute-only: with a
+// coarse interval, until it has passed since the last full batch (the
+// first batch of a run, and every batch while draining, are full).
+func (c *cadence) minuteOnly(now time.Time) bool {
+	return c.coarse > 0 && !c.draining && !c.lastFull.IsZero() && now.Sub(c.lastFull) < c.coarse
+}
+
+// chunkSize is the number of updates per chunk of the write path: halved
+// after a chunk timed out, doubled again (up to max) after regrowAfter
+// chunks written in a row.
+type chunkSize struct {
+	max int // Config.MaxOps
+	ops int // current chunk size
+	ok  int // chunks written since ops last changed
+}
+
+// shrink halves the chunk size after a timed-out chunk and reports
+// whether it did: not below one update.
+func (c *chunkSize) shrink() bool {
+	if c.ops <= 1 {
+		return false
+	}
+	c.ops /= 2
+	c.ok = 0
+	return true
+}
+
+// written counts a chunk written, doubling the chunk size (up to max)
+// after regrowAfter in a row.
+func (c *chunkSize) written() {
+	if c.ok++; c.ok >= regrowAfter && c.ops < c.max {
+		c.ops, c.ok = min(c.ops*2, c.max), 0
+	}
+}
+
+// maintenance is the work beside the batches' writes: the buckets'
+// retention and expiry, preallocation, and the cache of buckets known to
+// exist that writes and preallocation share.
+type maintenance struct {
+	retention bucket.Retention
+	known     *known // the buckets written or preallocated lately (applyOnce)
+	expirer   *expirer
+	prealloc  *preallocator // nil when off
+}
+
+// counters are the flusher's counters behind Stats, read atomically.
+type counters struct {
+	batches, hits, bulkWrites, updates, finds, inserts, insertCalls, retries atomic.Uint64
+	insertDups, bucketWrites                                                 atomic.Uint64
+	timing                                                                   timing
+
+	late       atomic.Uint64 // Stats.LateBuckets
+	lateLogged atomic.Int64  // Unix nanoseconds of the last late-bucket warning
+	expired    atomic.Uint64 // Stats.ExpiredHits
+	expiredLog atomic.Int64  // when expiredHits last logged, Unix nanoseconds
+}
+
+// fill copies the counters into st.
+func (c *counters) fill(st *Stats) {
+	st.Batches = c.batches.Load()
+	st.Hits = c.hits.Load()
+	st.BulkWrites = c.bulkWrites.Load()
+	st.Updates = c.updates.Load()
+	st.Finds = c.finds.Load()
+	st.Inserts = c.inserts.Load()
+	st.InsertDups = c.insertDups.Load()
+	st.InsertCalls = c.insertCalls.Load()
+	st.BucketWrites = c.bucketWrites.Load()
+	st.Retries = c.retries.Load()
+	st.LateBuckets = c.late.Load()
+	st.ExpiredHits = c.expired.Load()
+	c.timing.fill(st)
 }
 
 // New returns a Flusher for cfg.
@@ -238,26 +306,26 @@ func New(cfg Config) (*Flusher, error) {
 		sites:         cfg.DB.Collection(cfg.Collections.SiteName()),
 		visitorColl:   cfg.DB.Collection(cfg.Collections.VisitorName()),
 		visitorPeriod: cfg.VisitorPeriod,
-		retention:     cfg.Retention,
+		maint:         maintenance{retention: cfg.Retention},
 		recorder:      cfg.Recorder,
 		numbers:       cfg.Numbers,
 		beforeSeal:    cfg.BeforeSeal,
 		user:          cfg.User,
 		interval:      cfg.Interval,
-		coarse:        cfg.CoarseInterval,
-		maxOps:        cfg.MaxOps,
+		cadence:       cadence{coarse: cfg.CoarseInterval},
+		chunk:         chunkSize{max: cfg.MaxOps},
 		maxBackoff:    cfg.MaxBackoff,
 		timeout:       cfg.Timeout,
 		clock:         cfg.Clock,
 		log:           cfg.Logger,
 	}
-	f.chunkOps = f.maxOps
-	f.known = newKnown()
+	f.chunk.ops = f.chunk.max
+	f.maint.known = newKnown()
 	var err error
-	if f.prealloc, err = newPreallocator(cfg, f.colls, f.known); err != nil {
+	if f.maint.prealloc, err = newPreallocator(cfg, f.colls, f.maint.known); err != nil {
 		return nil, fmt.Errorf("new flusher: %w", err)
 	}
-	f.expirer = newExpirer(cfg, f.colls, f.retry)
+	f.maint.expirer = newExpirer(cfg, f.colls, f.retry)
 	f.kick = make(chan struct{}, 1)
 	return f, nil
 }
@@ -281,7 +349,7 @@ func (cfg Config) withDefaults() Config {
 
 // IndexesReady reports whether Run has created the bucket indexes and set
 // up their expiry.
-func (f *Flusher) IndexesReady() bool { return f.expirer.indexesReady.Load() }
+func (f *Flusher) IndexesReady() bool { return f.maint.expirer.indexesReady.Load() }
 
 // heartbeat records that Run is making its rounds.
 func (f *Flusher) heartbeat() { f.beat.Store(f.clock.Now().UnixNano()) }
@@ -300,21 +368,9 @@ func (f *Flusher) LastBeat() time.Time {
 // Stats returns the counters.
 func (f *Flusher) Stats() Stats {
 	st := Stats{
-		Batches:      f.batches.Load(),
-		Hits:         f.hits.Load(),
-		BulkWrites:   f.bulkWrites.Load(),
-		Updates:      f.updates.Load(),
-		Finds:        f.finds.Load(),
-		Inserts:      f.inserts.Load(),
-		InsertDups:   f.insertDups.Load(),
-		InsertCalls:  f.insertCalls.Load(),
-		BucketWrites: f.bucketWrites.Load(),
-		Retries:      f.retries.Load(),
-		Prealloc:     f.prealloc.stats(),
-		Expiry:       f.expirer.stats(),
-		LateBuckets:  f.late.Load(),
-		ExpiredHits:  f.expired.Load(),
+		Prealloc: f.maint.prealloc.stats(),
+		Expiry:   f.maint.expirer.stats(),
 	}
-	f.timing.fill(&st)
+	f.stats.fill(&st)
 	return st
 }

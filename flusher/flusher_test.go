@@ -52,7 +52,7 @@ func newEnv(t *testing.T, maxOps int) *env {
 	}
 	e.open(t)
 	e.f = e.newFlusher(t, Config{MaxOps: maxOps})
-	if err := e.f.expirer.ensure(context.Background()); err != nil {
+	if err := e.f.maint.expirer.ensure(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -89,9 +89,9 @@ func (e *env) newFlusher(t *testing.T, cfg Config) *Flusher {
 func testHooks(f *Flusher) *hooks {
 	if f.hooks == nil {
 		f.hooks = &hooks{}
-		f.expirer.hooks = f.hooks
-		if f.prealloc != nil {
-			f.prealloc.hooks = f.hooks
+		f.maint.expirer.hooks = f.hooks
+		if f.maint.prealloc != nil {
+			f.maint.prealloc.hooks = f.hooks
 		}
 	}
 	return f.hooks
@@ -663,8 +663,8 @@ func TestTimedOutChunksShrink(t *testing.T) {
 			t.Fatalf("attempt %d: %v", attempt, err)
 		}
 	}
-	if largest != 2 || e.f.chunkOps > 8 {
-		t.Errorf("largest chunk written %d (want 2), chunk size now %d", largest, e.f.chunkOps)
+	if largest != 2 || e.f.chunk.ops > 8 {
+		t.Errorf("largest chunk written %d (want 2), chunk size now %d", largest, e.f.chunk.ops)
 	}
 	e.check(t)
 }
@@ -792,10 +792,10 @@ func TestNewDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.interval != DefaultInterval || f.maxOps != DefaultMaxOps || f.chunkOps != DefaultMaxOps ||
+	if f.interval != DefaultInterval || f.chunk.max != DefaultMaxOps || f.chunk.ops != DefaultMaxOps ||
 		f.maxBackoff != DefaultMaxBackoff || f.timeout != DefaultTimeout || f.clock != (clock.Real{}) {
 		t.Errorf("defaults: interval %v, max ops %d, chunk %d, max backoff %v, timeout %v, clock %T",
-			f.interval, f.maxOps, f.chunkOps, f.maxBackoff, f.timeout, f.clock)
+			f.interval, f.chunk.max, f.chunk.ops, f.maxBackoff, f.timeout, f.clock)
 	}
 	names := []string{f.colls[0].Name(), f.colls[1].Name(), f.colls[2].Name()}
 	if !slices.Equal(names, []string{bucket.DefaultMinuteCollection, bucket.DefaultDailyCollection, bucket.DefaultMonthlyCollection}) {
@@ -805,8 +805,8 @@ func TestNewDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := f.colls[1].Name(); n != "days" || f.colls[0].Name() != bucket.DefaultMinuteCollection || f.maxOps != 7 {
-		t.Errorf("daily collection %q, minute %q, max ops %d", n, f.colls[0].Name(), f.maxOps)
+	if n := f.colls[1].Name(); n != "days" || f.colls[0].Name() != bucket.DefaultMinuteCollection || f.chunk.max != 7 {
+		t.Errorf("daily collection %q, minute %q, max ops %d", n, f.colls[0].Name(), f.chunk.max)
 	}
 }
 

@@ -50,16 +50,16 @@ func TestLedgerMarksReachMongoDB(t *testing.T) {
 	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: "9:0000000000000009"}, {Key: "offset", Value: 9}, {Key: "updated", Value: old}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.f.expirer.ensureLedgerExpiry(ctx); err != nil {
+	if err := e.f.maint.expirer.ensureLedgerExpiry(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if e.f.expirer.ledgerExp.getMode() == ExpiryTTL {
+	if e.f.maint.expirer.ledgerExp.getMode() == ExpiryTTL {
 		t.Skip("the server takes TTL indexes (MONGODB_URI): the deleteMany fallback is not used")
 	}
-	e.f.expirer.expireLedger(ctx, time.Now())
+	e.f.maint.expirer.expireLedger(ctx, time.Now())
 	n, err := coll.CountDocuments(ctx, bson.D{})
-	if err != nil || n != 1 || e.f.expirer.ledgerExp.deleted.Load() != 1 {
-		t.Fatalf("%d entries left (%v), %d deleted; want the old one gone", n, err, e.f.expirer.ledgerExp.deleted.Load())
+	if err != nil || n != 1 || e.f.maint.expirer.ledgerExp.deleted.Load() != 1 {
+		t.Fatalf("%d entries left (%v), %d deleted; want the old one gone", n, err, e.f.maint.expirer.ledgerExp.deleted.Load())
 	}
 }
 

@@ -31,9 +31,9 @@ func (f *Flusher) writeMarks(ctx context.Context, batch *buffer.Batch) error {
 		return err
 	}
 	coll := f.colls[minutePass].Database().Collection(LedgerCollection)
-	for start := 0; start < len(marks); start += f.chunkOps {
+	for start := 0; start < len(marks); start += f.chunk.ops {
 		var models []mongo.WriteModel
-		for _, m := range marks[start:min(start+f.chunkOps, len(marks))] {
+		for _, m := range marks[start:min(start+f.chunk.ops, len(marks))] {
 			set := bson.D{
 				{Key: "source", Value: m.Source}, {Key: "path", Value: m.Path},
 				{Key: "buffer", Value: f.buf.InstanceID()}, {Key: "updated", Value: f.clock.Now().UTC()},
@@ -51,7 +51,7 @@ func (f *Flusher) writeMarks(ctx context.Context, batch *buffer.Batch) error {
 		octx, cancel := context.WithTimeout(ctx, f.timeout)
 		_, err := coll.BulkWrite(octx, models, options.BulkWrite().SetOrdered(false))
 		cancel()
-		f.bulkWrites.Add(1)
+		f.stats.bulkWrites.Add(1)
 		if err != nil {
 			return fmt.Errorf("ledger: %w", err)
 		}

@@ -20,9 +20,9 @@ import (
 func (e *env) preallocate(t *testing.T) {
 	t.Helper()
 	for i := 0; ; i++ {
-		before := e.f.prealloc.calls.Load()
-		e.f.prealloc.step(context.Background())
-		if e.f.prealloc.calls.Load() == before {
+		before := e.f.maint.prealloc.calls.Load()
+		e.f.maint.prealloc.step(context.Background())
+		if e.f.maint.prealloc.calls.Load() == before {
 			return
 		}
 		if i > 100 {
@@ -138,9 +138,9 @@ func TestPreallocatesTomorrowAndNextMonth(t *testing.T) {
 	e.want["monthly"]["202403/a.example/"] = map[string]int64{}
 	e.check(t)
 	// Preallocating again (another host) is harmless.
-	e.f.prealloc.levels = [3]activity{}
-	e.f.prealloc.record([]bucket.Doc{{Site: "a.example", Page: "/", Start: mustUnix(t, "2024-02-29T23:59:00Z"), Total: 1}}, fake.Now())
-	e.f.prealloc.tracked.Store(0)
+	e.f.maint.prealloc.levels = [3]activity{}
+	e.f.maint.prealloc.record([]bucket.Doc{{Site: "a.example", Page: "/", Start: mustUnix(t, "2024-02-29T23:59:00Z"), Total: 1}}, fake.Now())
+	e.f.maint.prealloc.tracked.Store(0)
 	e.preallocate(t)
 	if st := e.f.Stats().Prealloc; st.Created != 62 || st.Existing != 62 || st.Failures != 0 {
 		t.Errorf("second preallocation %+v: want 62 existing", st)

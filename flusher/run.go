@@ -25,9 +25,9 @@ func (f *Flusher) Run(ctx context.Context) error {
 	// old buckets, and the preallocator creates the next period's.
 	var side sync.WaitGroup
 	defer side.Wait()
-	side.Go(func() { f.expirer.Run(ctx) })
-	if f.prealloc != nil {
-		side.Go(func() { f.prealloc.Run(ctx) })
+	side.Go(func() { f.maint.expirer.Run(ctx) })
+	if f.maint.prealloc != nil {
+		side.Go(func() { f.maint.prealloc.Run(ctx) })
 	}
 	// Rounds begin an Interval apart: the time a round takes to write its
 	// batch does not delay the next seal, so a hit waits at most about
@@ -73,11 +73,11 @@ func (f *Flusher) tick(ctx context.Context) error {
 // Do not call it while Run is running.
 func (f *Flusher) Drain(ctx context.Context) error {
 	f.mu.Lock()
-	f.draining = true
+	f.cadence.draining = true
 	f.mu.Unlock()
 	defer func() {
 		f.mu.Lock()
-		f.draining = false
+		f.cadence.draining = false
 		f.mu.Unlock()
 	}()
 	more := true
@@ -113,7 +113,7 @@ func (f *Flusher) retry(ctx context.Context, what string, fn func(context.Contex
 		if ctx.Err() != nil {
 			return false
 		}
-		f.retries.Add(1)
+		f.stats.retries.Add(1)
 		if authFailure(err) {
 			refused.failed(f.log, f.clock.Now(), what, attempt, err, f.user)
 		} else {

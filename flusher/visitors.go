@@ -36,7 +36,7 @@ func (f *Flusher) writeVisitors(ctx context.Context) error {
 		return err
 	}
 	for from := 0; from < len(rises); {
-		n := min(len(rises)-from, f.chunkOps)
+		n := min(len(rises)-from, f.chunk.ops)
 		if err := f.maxRegisters(ctx, rises[from:from+n]); err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (f *Flusher) maxRegisters(ctx context.Context, rises []buffer.VisitorRise) 
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.visitorColl.Name(), err)
 	}
-	f.bucketWrites.Add(uint64(len(rises)))
+	f.stats.bucketWrites.Add(uint64(len(rises)))
 	if matched == len(rises) {
 		return nil
 	}
@@ -79,15 +79,15 @@ func (f *Flusher) maxRegisters(ctx context.Context, rises []buffer.VisitorRise) 
 		docs[i] = bucket.VisitorZero(f.visitorPeriod, r.Start, r.Site, r.Page, r.P)
 	}
 	ictx, cancel := context.WithTimeout(ctx, f.timeout)
-	f.insertCalls.Add(1)
+	f.stats.insertCalls.Add(1)
 	_, insErr := f.visitorColl.InsertMany(ictx, docs, options.InsertMany().SetOrdered(false))
 	cancel()
 	dups, err := ignoreDuplicates(insErr)
 	if err != nil {
 		return fmt.Errorf("%s: insert %d documents: %w", f.visitorColl.Name(), len(docs), err)
 	}
-	f.inserts.Add(uint64(len(docs) - dups))
-	f.insertDups.Add(uint64(dups))
+	f.stats.inserts.Add(uint64(len(docs) - dups))
+	f.stats.insertDups.Add(uint64(dups))
 	if matched, err = f.bulkWrite(ctx, f.visitorColl, models); err != nil {
 		return fmt.Errorf("%s: %w", f.visitorColl.Name(), err)
 	}

@@ -37,8 +37,8 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 			}
 			continue
 		}
-		f.ch.Reset(p.level(), f.chunkOps)
-		f.ch.Keep, f.ch.Now = f.retention.Of(p.level()), f.clock.Now()
+		f.ch.Reset(p.level(), f.chunk.ops)
+		f.ch.Keep, f.ch.Now = f.maint.retention.Of(p.level()), f.clock.Now()
 		scan := f.buf.ScanBatch
 		if p != minutePass {
 			scan = f.buf.ScanCoarse
@@ -51,23 +51,19 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 		}
 		if len(f.ch.Docs) > 0 {
 			if err := f.writeChunk(ctx, p, g, f.ch.Docs); err != nil {
-				if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && f.chunkOps > 1 {
+				if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && f.chunk.shrink() {
 					// The server is slower than Timeout for this many
 					// updates: try smaller chunks, so a slow server still
 					// makes progress instead of timing out forever.
-					f.chunkOps /= 2
-					f.chunksOK = 0
-					f.log.Warn("chunk timed out: smaller chunks from now on", "updates_per_chunk", f.chunkOps)
+					f.log.Warn("chunk timed out: smaller chunks from now on", "updates_per_chunk", f.chunk.ops)
 				}
 				return fmt.Errorf("%s chunk %d: %w", f.colls[p].Name(), chunk, err)
 			}
 			f.log.Debug("chunk written", "batch", batch.ID, "pass", p.String(), "chunk", chunk, "buckets", len(f.ch.Docs), "views", f.ch.Views)
-			if p == minutePass && f.prealloc != nil {
-				f.prealloc.record(f.ch.Docs, f.clock.Now())
+			if p == minutePass && f.maint.prealloc != nil {
+				f.maint.prealloc.record(f.ch.Docs, f.clock.Now())
 			}
-			if f.chunksOK++; f.chunksOK >= regrowAfter && f.chunkOps < f.maxOps {
-				f.chunkOps, f.chunksOK = min(f.chunkOps*2, f.maxOps), 0
-			}
+			f.chunk.written()
 		}
 		from = f.ch.Next()
 		if from == nil {
@@ -92,7 +88,7 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 
 // writeSites adds a full batch's counts (its coarse counts, as the daily
 // pass) to the sites' daily totals: one document per site and day of the
-// batch, in chunks of chunkOps, each applied once for the batch (guard
+// batch, in chunks of chunk.ops, each applied once for the batch (guard
 // g). A pass cut
 // short is done again whole: the documents that took the batch skip it.
 func (f *Flusher) writeSites(ctx context.Context, batchID string, g bucket.Guard) error {
@@ -121,7 +117,7 @@ func (f *Flusher) writeSites(ctx context.Context, batchID string, g bucket.Guard
 		f.sitesIndexed = true
 	}
 	for len(docs) > 0 {
-		n := min(len(docs), f.chunkOps)
+		n := min(len(docs), f.chunk.ops)
 		gs := make([]guarded, n)
 		for i := range gs {
 			gs[i] = &docs[i]
@@ -192,8 +188,8 @@ func (f *Flusher) applyOnce(ctx context.Context, p pass, coll *mongo.Collection,
 			return err
 		}
 	}
-	f.bucketWrites.Add(uint64(len(buckets)))
-	f.known.add(p, len(buckets), func(i int) string { return buckets[i].DocID() }, func(i int) int64 { return buckets[i].PeriodEnd() }, true)
+	f.stats.bucketWrites.Add(uint64(len(buckets)))
+	f.maint.known.add(p, len(buckets), func(i int) string { return buckets[i].DocID() }, func(i int) int64 { return buckets[i].PeriodEnd() }, true)
 	return nil
 }
 
@@ -203,7 +199,7 @@ func (f *Flusher) exists(p pass, id string) bool {
 	if h := f.hooks; h != nil && h.exists != nil {
 		return h.exists(p, id)
 	}
-	return f.known.has(p, id)
+	return f.maint.known.has(p, id)
 }
 
 // insertWhole inserts the buckets at fresh (indexes in buckets) whole
@@ -240,7 +236,7 @@ func (f *Flusher) insertWhole(ctx context.Context, p pass, coll *mongo.Collectio
 		h.beforeWhole(p, ids)
 	}
 	ictx, cancel := context.WithTimeout(ctx, f.timeout)
-	f.insertCalls.Add(1)
+	f.stats.insertCalls.Add(1)
 	_, insErr := coll.InsertMany(ictx, docs, options.InsertMany().SetOrdered(false))
 	cancel()
 	if h := f.hooks; h != nil && h.afterWhole != nil && insErr == nil {
@@ -250,8 +246,8 @@ func (f *Flusher) insertWhole(ctx context.Context, p pass, coll *mongo.Collectio
 	if err != nil {
 		return nil, fmt.Errorf("insert %d buckets: %w", len(docs), err)
 	}
-	f.inserts.Add(uint64(len(docs) - dups))
-	f.insertDups.Add(uint64(dups))
+	f.stats.inserts.Add(uint64(len(docs) - dups))
+	f.stats.insertDups.Add(uint64(dups))
 	if inserted != nil {
 		inserted(sent, insErr)
 	}
@@ -335,8 +331,8 @@ func (f *Flusher) applyExisting(ctx context.Context, p pass, coll *mongo.Collect
 func (f *Flusher) bulkWrite(ctx context.Context, coll *mongo.Collection, models []mongo.WriteModel) (matched int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	f.bulkWrites.Add(1)
-	f.updates.Add(uint64(len(models)))
+	f.stats.bulkWrites.Add(1)
+	f.stats.updates.Add(uint64(len(models)))
 	if h := f.hooks; h != nil && h.beforeBulk != nil {
 		if err := h.beforeBulk(len(models)); err != nil {
 			return 0, fmt.Errorf("bulk write %d updates: %w", len(models), err)
@@ -359,7 +355,7 @@ func (f *Flusher) bulkWrite(ctx context.Context, coll *mongo.Collection, models 
 func (f *Flusher) withBatch(ctx context.Context, coll *mongo.Collection, buckets []guarded, g bucket.Guard) (map[string]struct{}, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	f.finds.Add(1)
+	f.stats.finds.Add(1)
 	keys := make([]bson.D, len(buckets))
 	for i := range buckets {
 		keys[i] = buckets[i].AppendKey(make(bson.D, 0, 4))
@@ -392,14 +388,14 @@ func (f *Flusher) insertZero(ctx context.Context, coll *mongo.Collection, bucket
 	for i := range buckets {
 		docs[i] = buckets[i].Zero()
 	}
-	f.insertCalls.Add(1)
+	f.stats.insertCalls.Add(1)
 	_, insErr = coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
 	dups, err := ignoreDuplicates(insErr)
 	if err != nil {
 		return nil, fmt.Errorf("insert %d buckets: %w", len(buckets), err)
 	}
-	f.inserts.Add(uint64(len(buckets) - dups))
-	f.insertDups.Add(uint64(dups))
+	f.stats.inserts.Add(uint64(len(buckets) - dups))
+	f.stats.insertDups.Add(uint64(dups))
 	return insErr, nil
 }
 
@@ -409,7 +405,7 @@ func (f *Flusher) insertZero(ctx context.Context, coll *mongo.Collection, bucket
 // bucket that expiry deleted, they are written, and the next expiry round
 // deletes the bucket again. A warning says so at most every 10 minutes.
 func (f *Flusher) countLate(p pass, buckets []bucket.Doc, missing []int, insErr error) {
-	r := f.retention.Of(p.level())
+	r := f.maint.retention.Of(p.level())
 	if r == 0 {
 		return
 	}
@@ -423,16 +419,16 @@ func (f *Flusher) countLate(p pass, buckets []bucket.Doc, missing []int, insErr 
 	now := f.clock.Now()
 	var n uint64
 	for j, i := range missing {
-		if !dup[j] && f.retention.Expired(p.level(), buckets[i].Start, now) {
+		if !dup[j] && f.maint.retention.Expired(p.level(), buckets[i].Start, now) {
 			n++
 		}
 	}
 	if n == 0 {
 		return
 	}
-	total := f.late.Add(n)
-	if last := f.lateLogged.Load(); last == 0 || now.Sub(time.Unix(0, last)) >= 10*time.Minute {
-		f.lateLogged.Store(now.UnixNano())
+	total := f.stats.late.Add(n)
+	if last := f.stats.lateLogged.Load(); last == 0 || now.Sub(time.Unix(0, last)) >= 10*time.Minute {
+		f.stats.lateLogged.Store(now.UnixNano())
 		f.log.Warn("late counts for expired buckets: the buckets were created again and their counts written; the next expiry deletes them",
 			"collection", f.colls[p].Name(), "retention", r, "buckets", n, "late_buckets_total", total)
 	}
@@ -441,12 +437,12 @@ func (f *Flusher) countLate(p pass, buckets []bucket.Doc, missing []int, insErr 
 // expiredHits counts n hits of pass p not written because their buckets
 // were past the retention, and logs it at most every 10 minutes.
 func (f *Flusher) expiredHits(p pass, n uint64) {
-	total := f.expired.Add(n)
+	total := f.stats.expired.Add(n)
 	now := f.clock.Now()
-	if last := f.expiredLog.Load(); last == 0 || now.Sub(time.Unix(0, last)) >= 10*time.Minute {
-		f.expiredLog.Store(now.UnixNano())
+	if last := f.stats.expiredLog.Load(); last == 0 || now.Sub(time.Unix(0, last)) >= 10*time.Minute {
+		f.stats.expiredLog.Store(now.UnixNano())
 		f.log.Info("counts for buckets past their retention not written (the other levels take them)",
-			"collection", f.colls[p].Name(), "retention", f.retention.Of(p.level()), "hits", n, "expired_hits_total", total)
+			"collection", f.colls[p].Name(), "retention", f.maint.retention.Of(p.level()), "hits", n, "expired_hits_total", total)
 	}
 }
 
