@@ -23,19 +23,52 @@ type collector struct {
 	clock   clock.Clock
 	log     *slog.Logger
 
-	buildInfo, alive                                          *prometheus.Desc
-	lines, tooLong, hits, other, malformed, filtered, commits *prometheus.Desc
-	lastCommit, pendingKeys, pendingHits, bufferBytes         *prometheus.Desc
-	batches, flushedHits, retries, lastAcked, mongoOps        *prometheus.Desc
-	created, followed, lag                                    *prometheus.Desc
-	lostFiles, refusedLinks                                   *prometheus.Desc
-	flushDuration, lastFlush                                  *prometheus.Desc
-	expiryMode, expired, late, expiredHits                    *prometheus.Desc
-	sitesFolded                                               *prometheus.Desc
-	prealloc, preallocFailures, preallocTracked               *prometheus.Desc
-	stateDirFull                                              *prometheus.Desc
-	byClass, byStatus, respBytes, respTime, respTimeCount     *prometheus.Desc
-	visitorsUnsalted, visitorsNow, visitorsError              *prometheus.Desc
+	buildInfo, alive *prometheus.Desc
+	read             readDescs
+	measures         measureDescs
+	visitors         visitorDescs
+	buffer           bufferDescs
+	flush            flushDescs
+	files            fileDescs
+}
+
+// readDescs are the descriptors of the aggregator's reading and commits:
+// lines, hits by site, outcomes, commits to the buffer, the state dir.
+type readDescs struct {
+	lines, tooLong, hits, other, sitesFolded               *prometheus.Desc
+	malformed, filtered, commits, lastCommit, stateDirFull *prometheus.Desc
+}
+
+// measureDescs are the descriptors of the counted hits' measures: by user
+// agent class and status class, bytes, response times.
+type measureDescs struct {
+	byClass, byStatus, respBytes, respTime, respTimeCount *prometheus.Desc
+}
+
+// visitorDescs are the descriptors of the visitors: hits unsalted, this
+// host's estimates and their error.
+type visitorDescs struct {
+	visitorsUnsalted, visitorsNow, visitorsError *prometheus.Desc
+}
+
+// bufferDescs are the descriptors of the buffer: what is pending and its
+// size.
+type bufferDescs struct {
+	pendingKeys, pendingHits, bufferBytes *prometheus.Desc
+}
+
+// flushDescs are the descriptors of the flusher: batches, MongoDB's
+// operations, flush times, bucket expiry and preallocation.
+type flushDescs struct {
+	batches, flushedHits, retries, lastAcked, mongoOps             *prometheus.Desc
+	created, flushDuration, lastFlush, expiryMode, expired         *prometheus.Desc
+	late, expiredHits, prealloc, preallocFailures, preallocTracked *prometheus.Desc
+}
+
+// fileDescs are the descriptors of the tailers' files, by source: followed,
+// lag, lost, symlinks refused.
+type fileDescs struct {
+	followed, lag, lostFiles, refusedLinks *prometheus.Desc
 }
 
 // visitorsSource is a Source that can tell this host's visitors of the
@@ -50,70 +83,85 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 	}
 	return &collector{
 		src: src, version: version, clock: clk, log: log,
-		buildInfo:   d("build_info", "Always 1; the version label is logtally's version.", "version"),
-		alive:       d("alive", "1 while the aggregator and the flusher make their rounds, else 0 (GET /healthz then fails; it also fails while the state dir is full, and while hits wait for MongoDB or reading is paused on a full buffer longer than http.unhealthy_after)."),
-		lines:       d("lines_total", "Lines parsed, whatever their outcome (too long lines are not in it), by source.", "source"),
-		tooLong:     d("too_long_lines_total", "Lines longer than max_line_bytes, skipped."),
-		hits:        d("hits_total", "Lines counted as page views, by site (at most 200 sites; the rest as \"(other sites)\").", "site"),
-		other:       d("other_hits_total", "Hits counted as page \"(other)\" by max_pages_per_minute."),
-		sitesFolded: d("sites_folded_hits_total", "Hits counted under the site \"(other)\" by max_sites: their host came after max_sites others."),
-		malformed:   d("malformed_lines_total", "Lines that could not be read, by reason.", "reason"),
-		filtered:    d("filtered_lines_total", "Lines read but excluded by a filter, by reason.", "reason"),
-		commits:     d("commits_total", "Commits of counts and checkpoints to the buffer."),
-		lastCommit:  d("last_commit_timestamp_seconds", "Wall-clock time of the last commit to the buffer; 0 before the first."),
-		pendingKeys: d("buffer_pending_buckets", "(site, page, second) counts in the buffer not yet acknowledged by MongoDB, the batch in flight included."),
-		pendingHits: d("buffer_pending_hits", "Hits in the buffer not yet acknowledged by MongoDB, the batch in flight included."),
-		bufferBytes: d("buffer_size_bytes", "Live data in the buffer file (pending and sealed counts)."),
-		batches:     d("flush_batches_total", "Attempts to write a batch to MongoDB: result ok (acknowledged) or failed (retried).", "result"),
-		flushedHits: d("flushed_hits_total", "Hits in the acknowledged batches."),
-		retries:     d("flush_retries_total", "Failed flush attempts, retried."),
-		lastAcked: d("last_acked_batch_sealed_timestamp_seconds",
-			"When the last batch MongoDB acknowledged was sealed, i.e. when the last successful flush began. Absent before the first."),
-		mongoOps: d("mongo_operations_total",
-			"MongoDB operations sent: bulk_write and find and insert count calls, update counts the bucket updates inside the bulk writes.", "op"),
-		created:       d("mongo_buckets_created_total", "Buckets this daemon inserted (whole, with their first counts, or zero-filled)."),
-		flushDuration: d("flush_duration_seconds", "Time to write one batch to MongoDB, from its record to its acknowledgement."),
-		lastFlush:     d("last_flush_timestamp_seconds", "When MongoDB last acknowledged a batch. Absent before the first."),
-		expiryMode:    d("bucket_expiry_mode", "1 for each bucket level's expiry mode: off (kept), pending, ttl (a TTL index) or deletemany (the periodic fallback).", "level", "mode"),
-		expired:       d("expired_buckets_deleted_total", "Buckets the deleteMany fallback deleted, by level (a TTL index's deletions are not seen here).", "level"),
-		late:          d("late_buckets_created_total", "Buckets created again for counts written after their period had expired."),
-		expiredHits:   d("expired_hits_total", "Hits not written to a level whose bucket was already past its retention (the other levels took them)."),
-		prealloc: d("preallocated_buckets_total",
-			"Buckets preallocation handled: created, existing (already there) or dropped (not done before their period began).", "result"),
-		preallocFailures: d("preallocation_failures_total", "Preallocation insertMany calls that failed (counts are written regardless)."),
-		preallocTracked:  d("preallocation_tracked_pages", "Pages tracked for preallocation now, all levels together."),
-		followed:         d("files_followed", "Files the source's tailer follows now.", "source"),
-		lag:              d("file_lag_bytes", "Sum over the source's files of size minus committed offset.", "source"),
-		lostFiles: d("lost_files_total",
-			"Followed files not found again with lines possibly unread (rotated where the source's rotated globs do not look, compressed or deleted first, truncated with no copy found); each is logged at ERROR with the `logtally replay` command that counts the rest.", "source"),
-		refusedLinks: d("refused_symlinks_total", "Symbolic links not followed because their target leaves the source's directories (follow_symlinks off), each path once.", "source"),
-		stateDirFull: d("state_dir_full",
-			"1 while commits to the buffer fail for lack of space on the state dir (reading paused, the commit retried), else 0."),
-		byClass: d("hits_by_class_total",
-			"Hits counted, by the user agent's class: people, search, ai, tool, bot or suspect (people: the hits of no bot class; a client can send any user agent).", "class"),
-		byStatus:      d("hits_by_status_total", "Hits counted, by status class: 2xx, 3xx, 4xx, 5xx or other.", "class"),
-		respBytes:     d("response_bytes_total", "Response bytes the counted hits' lines log ($body_bytes_sent, %b, %O)."),
-		respTime:      d("response_time_seconds_total", "Sum of the response times of the counted hits whose line logs one."),
-		respTimeCount: d("response_time_count_total", "Counted hits whose line logs a response time."),
-		visitorsUnsalted: d("visitors_unsalted_hits_total",
-			"Hits of people that added no visitor: this host never held their salt period's salt (MongoDB away at a fresh start across midnight), or it was deleted (a replay of archives older than the salt's grace)."),
-		visitorsNow: d("visitors_today",
-			"This host's estimate of the site's unique visitors since its sketch of the current salt period (today, or this month with salt_period = month) began: what this host read, not the fleet's (logtally query -measure visitors reads that). At most 200 sites, the first by name. Absent with visitors off.", "site"),
-		visitorsError: d("visitors_error_ratio",
-			"The relative standard error (1 s.e.) of logtally_visitors_today: about 68 % of estimates lie within it of the truth. Absent with visitors off."),
+		buildInfo: d("build_info", "Always 1; the version label is logtally's version.", "version"),
+		alive:     d("alive", "1 while the aggregator and the flusher make their rounds, else 0 (GET /healthz then fails; it also fails while the state dir is full, and while hits wait for MongoDB or reading is paused on a full buffer longer than http.unhealthy_after)."),
+		read: readDescs{
+			lines:       d("lines_total", "Lines parsed, whatever their outcome (too long lines are not in it), by source.", "source"),
+			tooLong:     d("too_long_lines_total", "Lines longer than max_line_bytes, skipped."),
+			hits:        d("hits_total", "Lines counted as page views, by site (at most 200 sites; the rest as \"(other sites)\").", "site"),
+			other:       d("other_hits_total", "Hits counted as page \"(other)\" by max_pages_per_minute."),
+			sitesFolded: d("sites_folded_hits_total", "Hits counted under the site \"(other)\" by max_sites: their host came after max_sites others."),
+			malformed:   d("malformed_lines_total", "Lines that could not be read, by reason.", "reason"),
+			filtered:    d("filtered_lines_total", "Lines read but excluded by a filter, by reason.", "reason"),
+			commits:     d("commits_total", "Commits of counts and checkpoints to the buffer."),
+			lastCommit:  d("last_commit_timestamp_seconds", "Wall-clock time of the last commit to the buffer; 0 before the first."),
+			stateDirFull: d("state_dir_full",
+				"1 while commits to the buffer fail for lack of space on the state dir (reading paused, the commit retried), else 0."),
+		},
+		measures: measureDescs{
+			byClass: d("hits_by_class_total",
+				"Hits counted, by the user agent's class: people, search, ai, tool, bot or suspect (people: the hits of no bot class; a client can send any user agent).", "class"),
+			byStatus:      d("hits_by_status_total", "Hits counted, by status class: 2xx, 3xx, 4xx, 5xx or other.", "class"),
+			respBytes:     d("response_bytes_total", "Response bytes the counted hits' lines log ($body_bytes_sent, %b, %O)."),
+			respTime:      d("response_time_seconds_total", "Sum of the response times of the counted hits whose line logs one."),
+			respTimeCount: d("response_time_count_total", "Counted hits whose line logs a response time."),
+		},
+		visitors: visitorDescs{
+			visitorsUnsalted: d("visitors_unsalted_hits_total",
+				"Hits of people that added no visitor: this host never held their salt period's salt (MongoDB away at a fresh start across midnight), or it was deleted (a replay of archives older than the salt's grace)."),
+			visitorsNow: d("visitors_today",
+				"This host's estimate of the site's unique visitors since its sketch of the current salt period (today, or this month with salt_period = month) began: what this host read, not the fleet's (logtally query -measure visitors reads that). At most 200 sites, the first by name. Absent with visitors off.", "site"),
+			visitorsError: d("visitors_error_ratio",
+				"The relative standard error (1 s.e.) of logtally_visitors_today: about 68 % of estimates lie within it of the truth. Absent with visitors off."),
+		},
+		buffer: bufferDescs{
+			pendingKeys: d("buffer_pending_buckets", "(site, page, second) counts in the buffer not yet acknowledged by MongoDB, the batch in flight included."),
+			pendingHits: d("buffer_pending_hits", "Hits in the buffer not yet acknowledged by MongoDB, the batch in flight included."),
+			bufferBytes: d("buffer_size_bytes", "Live data in the buffer file (pending and sealed counts)."),
+		},
+		flush: flushDescs{
+			batches:     d("flush_batches_total", "Attempts to write a batch to MongoDB: result ok (acknowledged) or failed (retried).", "result"),
+			flushedHits: d("flushed_hits_total", "Hits in the acknowledged batches."),
+			retries:     d("flush_retries_total", "Failed flush attempts, retried."),
+			lastAcked: d("last_acked_batch_sealed_timestamp_seconds",
+				"When the last batch MongoDB acknowledged was sealed, i.e. when the last successful flush began. Absent before the first."),
+			mongoOps: d("mongo_operations_total",
+				"MongoDB operations sent: bulk_write and find and insert count calls, update counts the bucket updates inside the bulk writes.", "op"),
+			created:       d("mongo_buckets_created_total", "Buckets this daemon inserted (whole, with their first counts, or zero-filled)."),
+			flushDuration: d("flush_duration_seconds", "Time to write one batch to MongoDB, from its record to its acknowledgement."),
+			lastFlush:     d("last_flush_timestamp_seconds", "When MongoDB last acknowledged a batch. Absent before the first."),
+			expiryMode:    d("bucket_expiry_mode", "1 for each bucket level's expiry mode: off (kept), pending, ttl (a TTL index) or deletemany (the periodic fallback).", "level", "mode"),
+			expired:       d("expired_buckets_deleted_total", "Buckets the deleteMany fallback deleted, by level (a TTL index's deletions are not seen here).", "level"),
+			late:          d("late_buckets_created_total", "Buckets created again for counts written after their period had expired."),
+			expiredHits:   d("expired_hits_total", "Hits not written to a level whose bucket was already past its retention (the other levels took them)."),
+			prealloc: d("preallocated_buckets_total",
+				"Buckets preallocation handled: created, existing (already there) or dropped (not done before their period began).", "result"),
+			preallocFailures: d("preallocation_failures_total", "Preallocation insertMany calls that failed (counts are written regardless)."),
+			preallocTracked:  d("preallocation_tracked_pages", "Pages tracked for preallocation now, all levels together."),
+		},
+		files: fileDescs{
+			followed: d("files_followed", "Files the source's tailer follows now.", "source"),
+			lag:      d("file_lag_bytes", "Sum over the source's files of size minus committed offset.", "source"),
+			lostFiles: d("lost_files_total",
+				"Followed files not found again with lines possibly unread (rotated where the source's rotated globs do not look, compressed or deleted first, truncated with no copy found); each is logged at ERROR with the `logtally replay` command that counts the rest.", "source"),
+			refusedLinks: d("refused_symlinks_total", "Symbolic links not followed because their target leaves the source's directories (follow_symlinks off), each path once.", "source"),
+		},
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.buildInfo, c.alive, c.lines, c.tooLong, c.hits, c.other, c.sitesFolded, c.malformed, c.filtered, c.commits,
-		c.lastCommit, c.pendingKeys, c.pendingHits, c.bufferBytes, c.batches, c.flushedHits, c.retries,
-		c.lastAcked, c.mongoOps, c.created, c.followed, c.lag, c.flushDuration, c.lastFlush,
-		c.expiryMode, c.expired, c.late, c.expiredHits, c.prealloc, c.preallocFailures, c.preallocTracked,
-		c.lostFiles, c.refusedLinks, c.stateDirFull,
-		c.byClass, c.byStatus, c.respBytes, c.respTime, c.respTimeCount,
-		c.visitorsUnsalted, c.visitorsNow, c.visitorsError,
+		c.buildInfo, c.alive,
+		c.read.lines, c.read.tooLong, c.read.hits, c.read.other, c.read.sitesFolded,
+		c.read.malformed, c.read.filtered, c.read.commits, c.read.lastCommit, c.read.stateDirFull,
+		c.measures.byClass, c.measures.byStatus, c.measures.respBytes, c.measures.respTime, c.measures.respTimeCount,
+		c.visitors.visitorsUnsalted, c.visitors.visitorsNow, c.visitors.visitorsError,
+		c.buffer.pendingKeys, c.buffer.pendingHits, c.buffer.bufferBytes,
+		c.flush.batches, c.flush.flushedHits, c.flush.retries, c.flush.lastAcked, c.flush.mongoOps,
+		c.flush.created, c.flush.flushDuration, c.flush.lastFlush, c.flush.expiryMode, c.flush.expired,
+		c.flush.late, c.flush.expiredHits, c.flush.prealloc, c.flush.preallocFailures, c.flush.preallocTracked,
+		c.files.followed, c.files.lag, c.files.lostFiles, c.files.refusedLinks,
 	} {
 		ch <- d
 	}
@@ -137,36 +185,36 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	st := c.src.Stats()
 	a, f := st.Aggregator, st.Flusher
 	for src, n := range a.BySource {
-		counter(c.lines, n.Lines, src)
+		counter(c.read.lines, n.Lines, src)
 	}
-	counter(c.tooLong, a.TooLong)
+	counter(c.read.tooLong, a.TooLong)
 	for site, n := range a.HitsBySite {
-		counter(c.hits, n, site)
+		counter(c.read.hits, n, site)
 	}
-	counter(c.other, a.Other)
-	counter(c.sitesFolded, a.SitesFolded)
-	counter(c.commits, a.Commits)
+	counter(c.read.other, a.Other)
+	counter(c.read.sitesFolded, a.SitesFolded)
+	counter(c.read.commits, a.Commits)
 	full := 0.0
 	if !a.FullSince.IsZero() {
 		full = 1
 	}
-	gauge(c.stateDirFull, full)
+	gauge(c.read.stateDirFull, full)
 	for o := range parser.NumOutcomes {
 		switch {
 		case o.Malformed():
-			counter(c.malformed, a.Outcomes[o], reason(o))
+			counter(c.read.malformed, a.Outcomes[o], reason(o))
 		case o.Filtered():
-			counter(c.filtered, a.Outcomes[o], reason(o))
+			counter(c.read.filtered, a.Outcomes[o], reason(o))
 		}
 	}
 	c.collectMeasures(ch, &a.Measures)
-	counter(c.visitorsUnsalted, a.VisitorsUnsalted)
+	counter(c.visitors.visitorsUnsalted, a.VisitorsUnsalted)
 	c.collectVisitors(ch)
-	gauge(c.pendingKeys, float64(st.PendingKeys))
-	gauge(c.pendingHits, float64(st.PendingHits))
-	gauge(c.bufferBytes, float64(st.BufferBytes))
-	counter(c.batches, f.Batches, "ok")
-	counter(c.batches, f.FailedFlushes, "failed")
+	gauge(c.buffer.pendingKeys, float64(st.PendingKeys))
+	gauge(c.buffer.pendingHits, float64(st.PendingHits))
+	gauge(c.buffer.bufferBytes, float64(st.BufferBytes))
+	counter(c.flush.batches, f.Batches, "ok")
+	counter(c.flush.batches, f.FailedFlushes, "failed")
 	buckets := make(map[float64]uint64, len(flusher.FlushBuckets))
 	var cum uint64
 	for i, b := range flusher.FlushBuckets {
@@ -175,31 +223,31 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		buckets[b] = cum
 	}
-	ch <- prometheus.MustNewConstHistogram(c.flushDuration, f.FlushCount, f.FlushSeconds, buckets)
+	ch <- prometheus.MustNewConstHistogram(c.flush.flushDuration, f.FlushCount, f.FlushSeconds, buckets)
 	if !f.LastAck.IsZero() {
-		gauge(c.lastFlush, seconds(f.LastAck.UnixNano()))
+		gauge(c.flush.lastFlush, seconds(f.LastAck.UnixNano()))
 	}
-	counter(c.flushedHits, f.Hits)
-	counter(c.retries, f.Retries)
-	counter(c.mongoOps, f.BulkWrites, "bulk_write")
-	counter(c.mongoOps, f.Updates, "update")
-	counter(c.mongoOps, f.Finds, "find")
-	counter(c.mongoOps, f.InsertCalls, "insert")
-	counter(c.created, f.Inserts)
+	counter(c.flush.flushedHits, f.Hits)
+	counter(c.flush.retries, f.Retries)
+	counter(c.flush.mongoOps, f.BulkWrites, "bulk_write")
+	counter(c.flush.mongoOps, f.Updates, "update")
+	counter(c.flush.mongoOps, f.Finds, "find")
+	counter(c.flush.mongoOps, f.InsertCalls, "insert")
+	counter(c.flush.created, f.Inserts)
 	for _, e := range f.Expiry {
-		gauge(c.expiryMode, 1, e.Level, e.Mode)
-		counter(c.expired, e.Deleted, e.Level)
+		gauge(c.flush.expiryMode, 1, e.Level, e.Mode)
+		counter(c.flush.expired, e.Deleted, e.Level)
 	}
-	counter(c.late, f.LateBuckets)
-	counter(c.expiredHits, f.ExpiredHits)
-	counter(c.prealloc, f.Prealloc.Created, "created")
-	counter(c.prealloc, f.Prealloc.Existing, "existing")
-	counter(c.prealloc, f.Prealloc.Dropped, "dropped")
-	counter(c.preallocFailures, f.Prealloc.Failures)
-	gauge(c.preallocTracked, float64(f.Prealloc.Tracked))
+	counter(c.flush.late, f.LateBuckets)
+	counter(c.flush.expiredHits, f.ExpiredHits)
+	counter(c.flush.prealloc, f.Prealloc.Created, "created")
+	counter(c.flush.prealloc, f.Prealloc.Existing, "existing")
+	counter(c.flush.prealloc, f.Prealloc.Dropped, "dropped")
+	counter(c.flush.preallocFailures, f.Prealloc.Failures)
+	gauge(c.flush.preallocTracked, float64(f.Prealloc.Tracked))
 	for src, t := range st.Tailers {
-		counter(c.lostFiles, t.LostFiles, src)
-		counter(c.refusedLinks, t.RefusedLinks, src)
+		counter(c.files.lostFiles, t.LostFiles, src)
+		counter(c.files.refusedLinks, t.RefusedLinks, src)
 	}
 
 	status, err := c.src.Status()
@@ -211,9 +259,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if !status.LastCommit.IsZero() {
 		last = seconds(status.LastCommit.UnixNano())
 	}
-	gauge(c.lastCommit, last)
+	gauge(c.read.lastCommit, last)
 	if status.LastAcked != nil && !status.LastAcked.SealedAt.IsZero() {
-		gauge(c.lastAcked, seconds(status.LastAcked.SealedAt.UnixNano()))
+		gauge(c.flush.lastAcked, seconds(status.LastAcked.SealedAt.UnixNano()))
 	}
 	for _, s := range status.Sources {
 		var n int
@@ -222,8 +270,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				n++
 			}
 		}
-		gauge(c.followed, float64(n), s.Name)
-		gauge(c.lag, float64(s.LagBytes), s.Name)
+		gauge(c.files.followed, float64(n), s.Name)
+		gauge(c.files.lag, float64(s.LagBytes), s.Name)
 	}
 }
 
@@ -247,16 +295,16 @@ func (c *collector) collectMeasures(ch chan<- prometheus.Metric, v *measure.Vect
 	for cl := botclass.Person + 1; cl < botclass.NumClasses; cl++ {
 		m, _ := measure.Bot(cl)
 		bots += v[m]
-		counter(c.byClass, float64(v[m]), cl.String())
+		counter(c.measures.byClass, float64(v[m]), cl.String())
 	}
 	people := v[measure.Views] - min(bots, v[measure.Views])
-	counter(c.byClass, float64(people), botclass.Person.String())
+	counter(c.measures.byClass, float64(people), botclass.Person.String())
 	for _, s := range statusClasses {
-		counter(c.byStatus, float64(v[s.m]), s.label)
+		counter(c.measures.byStatus, float64(v[s.m]), s.label)
 	}
-	counter(c.respBytes, float64(v[measure.Bytes]))
-	counter(c.respTime, float64(v[measure.RTSum])/1e6)
-	counter(c.respTimeCount, float64(v[measure.RTCount]))
+	counter(c.measures.respBytes, float64(v[measure.Bytes]))
+	counter(c.measures.respTime, float64(v[measure.RTSum])/1e6)
+	counter(c.measures.respTimeCount, float64(v[measure.RTCount]))
 }
 
 // collectVisitors sends this host's estimates of the current salt
@@ -276,9 +324,9 @@ func (c *collector) collectVisitors(ch chan<- prometheus.Metric) {
 		return
 	}
 	for _, e := range v.Sites {
-		ch <- prometheus.MustNewConstMetric(c.visitorsNow, prometheus.GaugeValue, math.Round(e.Estimate), e.Site)
+		ch <- prometheus.MustNewConstMetric(c.visitors.visitorsNow, prometheus.GaugeValue, math.Round(e.Estimate), e.Site)
 	}
-	ch <- prometheus.MustNewConstMetric(c.visitorsError, prometheus.GaugeValue, v.StdError)
+	ch <- prometheus.MustNewConstMetric(c.visitors.visitorsError, prometheus.GaugeValue, v.StdError)
 }
 
 func seconds(nanos int64) float64 { return float64(nanos) / 1e9 }

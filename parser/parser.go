@@ -70,13 +70,12 @@ type Parser struct {
 	site         []byte
 	siteFromLine bool
 	aliases      map[string][]byte
-	maxSites     int
-	sites        map[string][]byte // hosts given a site, under maxSites
-	sitesFolded  uint64
-	maxPageLen   int
-	logEsc       bool // undo Apache/nginx escapes in paths
-	scratch      []byte
-	hostBuf      []byte
+	// maxSites is Config.MaxSites, which depends on the order of the lines.
+	maxSites   siteBound
+	maxPageLen int
+	logEsc     bool // undo Apache/nginx escapes in paths
+	scratch    []byte
+	hostBuf    []byte
 
 	ngx *nginxFormat
 	js  *jsonFormat
@@ -94,15 +93,21 @@ type Parser struct {
 	// xff makes Hit.Client the leftmost address of fields.xff when there
 	// is one (Config.Client ClientForwardedFor).
 	xff bool
-	// since and until bound the hits' times (Config.Since, Until).
-	since, until int64
-	f            fields
-	counts       Counts
+	// span bounds the hits' times (Config.Since, Until).
+	span   timeSpan
+	f      fields
+	counts Counts
 	// times caches the last timestamp's minute (CLF and nginx
 	// $time_local).
 	times timeCache
 	// lastHost caches siteOf for the host of the line before.
 	lastHost lastHost
+}
+
+// timeSpan bounds the hits' times: since <= time < until, in Unix
+// seconds (Config.Since, Until; the whole int64 range when not set).
+type timeSpan struct {
+	since, until int64
 }
 
 // fields are what a format reader takes from a line.
@@ -214,8 +219,8 @@ func New(cfg Config) (*Parser, error) {
 	if cfg.MaxSites < 0 {
 		bad("max_sites", "%d: must not be negative", cfg.MaxSites)
 	} else if needHost && cfg.MaxSites > 0 {
-		p.maxSites = cfg.MaxSites
-		p.sites = make(map[string][]byte, min(cfg.MaxSites, 1024))
+		p.maxSites.max = cfg.MaxSites
+		p.maxSites.sites = make(map[string][]byte, min(cfg.MaxSites, 1024))
 	}
 	if needHost && len(cfg.SiteAliases) > 0 {
 		p.aliases = make(map[string][]byte, len(cfg.SiteAliases))
@@ -246,12 +251,12 @@ func New(cfg Config) (*Parser, error) {
 		botRules, berrs = newBotRules(cfg.Bots)
 		errs = append(errs, berrs...)
 	}
-	p.since, p.until = math.MinInt64, math.MaxInt64
+	p.span.since, p.span.until = math.MinInt64, math.MaxInt64
 	if !cfg.Since.IsZero() {
-		p.since = cfg.Since.Unix()
+		p.span.since = cfg.Since.Unix()
 	}
 	if !cfg.Until.IsZero() {
-		p.until = cfg.Until.Unix()
+		p.span.until = cfg.Until.Unix()
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -342,7 +347,7 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 	if o := p.filter.early(f); o != OK {
 		return o
 	}
-	if f.time < p.since || f.time >= p.until {
+	if f.time < p.span.since || f.time >= p.span.until {
 		return FilteredWindow
 	}
 	if len(p.filter.exts) > 0 && p.filter.excludedExt(f.path) {
@@ -361,7 +366,7 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 		}
 	}
 	h.Unbound = false
-	if !aliased && p.maxSites > 0 {
+	if !aliased && p.maxSites.max > 0 {
 		if p.ahead {
 			h.Unbound = true
 		} else {

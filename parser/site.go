@@ -25,18 +25,26 @@ var hostChar = func() (t [256]bool) {
 // since a page starts with '/' or is Other.
 var OtherSite = []byte("(other)")
 
-// boundSite returns site if it is one of the first maxSites sites this
+// siteBound holds the first max sites a Parser counted hits for, in line
+// order (boundSite): a Parser made by Ahead leaves it to Bound.
+type siteBound struct {
+	max    int
+	sites  map[string][]byte // hosts given a site, under max
+	folded uint64            // hits given OtherSite (SitesFolded)
+}
+
+// boundSite returns site if it is one of the first maxSites.max sites this
 // Parser counted hits for, or OtherSite.
 func (p *Parser) boundSite(site []byte) []byte {
-	if s, ok := p.sites[string(site)]; ok {
+	if s, ok := p.maxSites.sites[string(site)]; ok {
 		return s
 	}
-	if len(p.sites) < p.maxSites {
+	if len(p.maxSites.sites) < p.maxSites.max {
 		s := bytes.Clone(site)
-		p.sites[string(s)] = s
+		p.maxSites.sites[string(s)] = s
 		return s
 	}
-	p.sitesFolded++
+	p.maxSites.folded++
 	return OtherSite
 }
 
@@ -60,7 +68,7 @@ func (p *Parser) Ahead() (*Parser, error) {
 // boundSite), counting it in SitesFolded when that is OtherSite, and
 // clears Unbound. A hit without Unbound is left as it is.
 func (p *Parser) Bound(h *Hit) {
-	if h.Unbound && p.maxSites > 0 {
+	if h.Unbound && p.maxSites.max > 0 {
 		h.Site = p.boundSite(h.Site)
 	}
 	h.Unbound = false
@@ -68,7 +76,7 @@ func (p *Parser) Bound(h *Hit) {
 
 // SitesFolded returns how many hits Parse gave the site OtherSite because
 // Config.MaxSites hosts already had a site.
-func (p *Parser) SitesFolded() uint64 { return p.sitesFolded }
+func (p *Parser) SitesFolded() uint64 { return p.maxSites.folded }
 
 // lastHost remembers the host of the line before and what siteOf made of
 // it: the lines of a site's log mostly come one host after another, and

@@ -55,13 +55,7 @@ type follower struct {
 
 	quietSince time.Time // last growth (or rotation), for RotateGrace
 
-	// The file's size and modification time (Unix ns) when it was
-	// closed to be parked: it is opened again once either changes.
-	parkSize, parkMtime int64
-	// movedMark is the look mark (Tailer.lookMark) taken before the poll
-	// that saw the parked file changed: a look begun after it finds the
-	// file where it went.
-	movedMark uint64
+	parked parked // while closed to be parked (park.go)
 
 	decided decided // the Tailer's decisions about the file
 
@@ -71,6 +65,18 @@ type follower struct {
 	// whether it is in the index (claimed): under headIndex.mu.
 	idxHead []byte
 	indexed bool
+}
+
+// parked is what a follower keeps of its file while it is closed to be
+// parked (park.go, shelve).
+type parked struct {
+	// The file's size and modification time (Unix ns) when it was
+	// closed: it is opened again once either changes.
+	size, mtime int64
+	// movedMark is the look mark (Tailer.lookMark) taken before the poll
+	// that saw the parked file changed: a look begun after it finds the
+	// file where it went.
+	movedMark uint64
 }
 
 // decided is what the Tailer has decided about a follower's file and not
@@ -145,7 +151,7 @@ func (fl *follower) shelve() {
 		return
 	}
 	if st, err := fl.f.Stat(); err == nil {
-		fl.parkSize, fl.parkMtime = st.Size(), st.ModTime().UnixNano()
+		fl.parked.size, fl.parked.mtime = st.Size(), st.ModTime().UnixNano()
 	}
 	fl.close()
 }

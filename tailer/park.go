@@ -119,7 +119,7 @@ func (t *Tailer) park(fl *follower) bool {
 	if err != nil {
 		return false
 	}
-	fl.parkSize, fl.parkMtime = st.Size(), st.ModTime().UnixNano()
+	fl.parked.size, fl.parked.mtime = st.Size(), st.ModTime().UnixNano()
 	fl.pend, fl.pos = nil, fl.off // the partial line is read again
 	fl.close()
 	t.mu.Lock()
@@ -146,10 +146,10 @@ func (t *Tailer) parkedPoll(ctx context.Context) {
 			t.logStatErr(err)
 			continue
 		}
-		if ok && fi.id == fl.id && fi.size == fl.parkSize && fi.mtime.UnixNano() == fl.parkMtime {
+		if ok && fi.id == fl.id && fi.size == fl.parked.size && fi.mtime.UnixNano() == fl.parked.mtime {
 			continue
 		}
-		fl.movedMark = mark
+		fl.parked.movedMark = mark
 		changed = append(changed, fl)
 	}
 	if len(changed) > 0 {
@@ -216,11 +216,11 @@ func (t *Tailer) reopen(fl *follower, lk **look) error {
 	if fl.f != nil {
 		return nil
 	}
-	mark := fl.movedMark // the poll that saw it moved, if it was parked
+	mark := fl.parked.movedMark // the poll that saw it moved, if it was parked
 	if mark == 0 {
 		mark = t.lookMark()
 	}
-	fl.movedMark = 0
+	fl.parked.movedMark = 0
 	f, _, err := openID(t.open, fl.path, fl.id)
 	if errors.Is(err, os.ErrNotExist) {
 		if *lk == nil || (*lk).seq <= mark {
@@ -253,7 +253,7 @@ func (t *Tailer) gone(ctx context.Context, fl *follower) {
 		c.close()
 		t.release(c.id, c)
 	}
-	if fl.parkSize > fl.off {
+	if fl.parked.size > fl.off {
 		t.lostFile(fl.path, fl.off, "file deleted while closed (max_open_files) before its last lines were read")
 	} else {
 		t.log.Info("file deleted while closed (max_open_files), finished", "path", fl.path, "offset", fl.off)
