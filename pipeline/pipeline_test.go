@@ -185,15 +185,13 @@ func TestStatsCountSealedBatch(t *testing.T) {
 	}
 }
 
-// waitFor waits until cond holds, for at most three minutes: a rebuild
-// under -race on a loaded machine has taken over one.
+// waitFor waits until cond holds, for at most pipeline.WaitLimit.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	const limit = 3 * time.Minute
-	deadline := time.Now().Add(limit)
+	deadline := time.Now().Add(pipeline.WaitLimit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
+			t.Fatalf("timed out after %v waiting for %s", pipeline.WaitLimit, what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -340,7 +340,7 @@ func (r *windowRig) finishWith(p *Pipeline, during func(), extra ...bucketcheck.
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(WaitLimit)
 	for bucketcheck.Read(r.t, r.db).MonthTotal < want.Hits && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
