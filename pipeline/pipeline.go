@@ -22,6 +22,7 @@ import (
 	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
 	"github.com/logtally/logtally/visitor"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 )
 
 // DefaultStatsInterval is how often a running Pipeline logs its totals.
@@ -311,23 +312,22 @@ func (p *Pipeline) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("open pipeline: %w", err)
 		}
 		// Hold the current period's salt before the first line is read
-		// (a line read without it adds no visitor, ever), if MongoDB
-		// answers within startSaltWait: a failed round, a lost reply
-		// say, is tried again at once, then after 0.1, 0.2, 0.4… s.
-		// Only the salt counts: a failed expiry of old ones does not
-		// hold reading back. Else lines are keyed from the first round
-		// that gets it (Run).
+		// (a line read without it adds no visitor, ever), while MongoDB
+		// answers, for startSaltWait at most: a failed round (a lost
+		// reply, a late one) is tried again after 0.1, 0.2, 0.4… s. Only the salt counts: a failed expiry of old ones does
+		// not hold reading back. MongoDB not reachable at all (no server
+		// selected) does not hold it either: lines are keyed from the
+		// first round that gets the salt (Run).
 		sctx, cancel := context.WithTimeout(ctx, startSaltWait)
 		held := func() bool { return p.salts.Holds(cfg.Clock.Now().Unix()) }
+		var sel topology.ServerSelectionError
 		err := p.salts.Round(sctx)
-		for wait := 100 * time.Millisecond; !held() && sctx.Err() == nil; wait = min(2*wait, time.Second) {
-			if err = p.salts.Round(sctx); held() || sctx.Err() != nil {
-				break
-			}
+		for wait := 100 * time.Millisecond; !held() && sctx.Err() == nil && !errors.As(err, &sel); wait = min(2*wait, time.Second) {
 			select {
 			case <-sctx.Done():
 			case <-cfg.Clock.After(wait):
 			}
+			err = p.salts.Round(sctx)
 		}
 		if !held() {
 			log.Warn("salts not fetched at start: visitors are counted once they are", "err", err)
