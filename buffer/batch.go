@@ -39,13 +39,13 @@ func readBatch(sealed *bolt.Bucket) *Batch {
 // pending counts into a new batch with a fresh id (the next numbered one
 // once the buffer has a writer number, else random), in one transaction,
 // and returns it. It returns nil when nothing is pending.
-func (b *Buffer) Seal() (*Batch, error) { return b.seal("", wallNow(), false) }
+func (b *Buffer) Seal() (*Batch, error) { return b.seal("", b.files.Now(), false) }
 
 // SealMinuteOnly is Seal for a batch written to the minute buckets only:
 // its counts, once acknowledged, are added to the coarse counts, which the
 // next batch sealed by Seal carries to the daily and monthly buckets
 // (ScanCoarse). A batch already in flight is returned as it was sealed.
-func (b *Buffer) SealMinuteOnly() (*Batch, error) { return b.seal("", wallNow(), true) }
+func (b *Buffer) SealMinuteOnly() (*Batch, error) { return b.seal("", b.files.Now(), true) }
 
 // seal is Seal with the new batch's id (empty: the next one; a numbered
 // id given is adopted, adoptBatchIDs), seal time and kind given. The seal
@@ -272,10 +272,3 @@ func empty(b *bolt.Bucket) bool {
 	k, _ := b.Cursor().First()
 	return k == nil
 }
-
-// wallNow is the wall clock, read on purpose instead of Options.Clock: a
-// batch's seal time and the last commit's time are compared with file
-// modification times (tailer.Config.Since, also after a rebuild), which
-// the kernel stamps with the wall clock. Its only callers are Seal,
-// SealMinuteOnly and Commit.
-func wallNow() time.Time { return time.Now() }

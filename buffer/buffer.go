@@ -100,10 +100,12 @@ type Options struct {
 	// DefaultLedgerRetention.
 	LedgerRetention time.Duration
 	// Clock stamps ledger marks and expires the ledger; nil: clock.Real.
-	// The last commit's time and a batch's seal time (the next start's
-	// tailer.Config.Since, directly or through a rebuild) stay on the
-	// wall clock: they are compared with file modification times.
 	Clock clock.Clock
+	// FileClock stamps the last commit's time and a batch's seal time
+	// (the next start's tailer.Config.Since, directly or through a
+	// rebuild): they are compared with file modification times, so it is
+	// the kernel's clock; nil: clock.Files.
+	FileClock clock.Clock
 	// InstanceID, when not empty, is the id a file created by Open takes
 	// instead of a random one: a buffer rebuilt from the database's
 	// progress record adopts the lost buffer's id, under which its batches
@@ -140,6 +142,7 @@ type Buffer struct {
 	file     fileID                // the identity of the file bbolt opened (watch.go)
 	keep     time.Duration         // Options.LedgerRetention
 	clock    clock.Clock           // Options.Clock
+	files    clock.Clock           // Options.FileClock
 	lost     atomic.Pointer[error] // set once the open file is found truncated (watch.go)
 	sizer    *os.File              // the file bbolt opened, read with plain reads by checkSize; nil if it could not be opened
 	pageSize int64                 // bbolt's page size (its Info reads it through the map)
@@ -193,7 +196,8 @@ func Open(path string, opts Options) (*Buffer, error) {
 		return nil, fmt.Errorf("open buffer %s: %w", path, err)
 	}
 	b := &Buffer{db: db, maxSize: cmp.Or(opts.MaxSize, DefaultMaxSize), log: log.With("component", "buffer"), adopt: opts.InstanceID,
-		keep: cmp.Or(opts.LedgerRetention, DefaultLedgerRetention), clock: cmp.Or[clock.Clock](opts.Clock, clock.Real{})}
+		keep: cmp.Or(opts.LedgerRetention, DefaultLedgerRetention), clock: cmp.Or[clock.Clock](opts.Clock, clock.Real{}),
+		files: cmp.Or[clock.Clock](opts.FileClock, clock.Files{})}
 	if err := db.Update(b.init); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open buffer %s: %w", path, err)
@@ -243,7 +247,8 @@ func OpenReadOnly(path string, opts Options) (*Buffer, error) {
 		return nil, fmt.Errorf("open buffer %s: %w", path, err)
 	}
 	b := &Buffer{db: db, maxSize: cmp.Or(opts.MaxSize, DefaultMaxSize), log: log.With("component", "buffer"),
-		keep: cmp.Or(opts.LedgerRetention, DefaultLedgerRetention), clock: cmp.Or[clock.Clock](opts.Clock, clock.Real{})}
+		keep: cmp.Or(opts.LedgerRetention, DefaultLedgerRetention), clock: cmp.Or[clock.Clock](opts.Clock, clock.Real{}),
+		files: cmp.Or[clock.Clock](opts.FileClock, clock.Files{})}
 	b.file = statFile(path)
 	b.pageSize = int64(db.Info().PageSize)
 	if err := db.View(b.load); err != nil {

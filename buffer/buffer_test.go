@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/measure"
 )
 
@@ -391,4 +392,28 @@ func viewsOf(m map[string]uint64) map[string]measure.Vector {
 // scanViews scans with a views-only callback.
 func scanViews(scan func(string, []byte, func([]byte, *measure.Vector) bool) error, id string, from []byte, fn func([]byte, uint64) bool) error {
 	return scan(id, from, func(k []byte, v *measure.Vector) bool { return fn(k, v[measure.Views]) })
+}
+
+// The last commit's time and a batch's seal time come from
+// Options.FileClock (the clock file modification times are compared
+// with), not from Options.Clock nor the process's time.
+func TestFileClockStampsCommitAndSeal(t *testing.T) {
+	files := clock.NewFake(time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC))
+	other := clock.NewFake(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	b := openTest(t, filepath.Join(t.TempDir(), "buffer.db"), Options{Clock: other, FileClock: files})
+	k := string(AppendKey(nil, []byte("s.test"), []byte("/"), 1_700_000_000))
+	if err := b.Commit(viewsOf(map[string]uint64{k: 1}), map[string][]byte{"f1": []byte("10")}); err != nil {
+		t.Fatal(err)
+	}
+	if last, err := b.LastCommit(); err != nil || !last.Equal(files.Now()) {
+		t.Errorf("last commit %v (%v), want the file clock's %v", last, err, files.Now())
+	}
+	files.Advance(time.Hour)
+	if _, err := b.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := b.SealedSnapshot()
+	if err != nil || !snap.SealedAt.Equal(files.Now()) {
+		t.Errorf("sealed at %v (%v), want the file clock's %v", snap.SealedAt, err, files.Now())
+	}
 }

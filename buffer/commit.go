@@ -175,7 +175,7 @@ func (b *Buffer) CommitWith(c Commit) error {
 		if !c.KeepLastCommit {
 			// The wall clock, not b.clock: the next start compares it
 			// with rotated files' modification times.
-			if err := tx.Bucket(bktMeta).Put(keyLast, u64(uint64(wallNow().UnixNano()))); err != nil {
+			if err := tx.Bucket(bktMeta).Put(keyLast, u64(uint64(b.files.Now().UnixNano()))); err != nil {
 				return err
 			}
 		}

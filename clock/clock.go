@@ -54,6 +54,17 @@ type Clock interface {
 	After(d time.Duration) <-chan time.Time
 }
 
+// Files is the clock the kernel stamps file modification times with:
+// time.Now(), never moved by Offset. Times compared with a file's mtime
+// are read from it.
+type Files struct{}
+
+// Now returns time.Now().
+func (Files) Now() time.Time { return time.Now() }
+
+// After returns time.After(d).
+func (Files) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
 // Real is the wall clock (moved by Offset in a test binary).
 type Real struct{}
 
