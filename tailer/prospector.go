@@ -257,3 +257,12 @@ func (t *Tailer) adoptCopy(ctx context.Context, fl, c *follower) error {
 	}
 	return nil
 }
+
+// lostFile logs at ERROR, and counts, a followed file whose lines after
+// offset may never be counted, with the replay command that counts them.
+func (t *Tailer) lostFile(path string, offset int64, why string) {
+	t.stats.lostFiles.Add(1)
+	t.log.Error(why+": lines after the offset may never be counted. If the file was rotated (moved, renamed or compressed), count the rest with the replay command, giving it that file: the replay starts where this file was counted. Set the source's `rotated` globs to where rotation puts its files.",
+		"path", path, "offset", offset,
+		"replay", "logtally replay -config CONFIG -source "+t.cfg.Source+" ROTATED-FILE")
+}
