@@ -93,7 +93,7 @@ func (t *Tailer) findCopy(old stream.Checkpoint, path string) *follower {
 			t.log.logErr("open "+fi.path, slog.LevelWarn, "cannot open copy of truncated file", "err", err, "path", fi.path)
 			continue
 		}
-		if !t.claimCopy(fl) {
+		if !t.reg.claimCopy(fl) {
 			fl.close()
 			continue
 		}

@@ -22,7 +22,7 @@ type followerConfig struct {
 	readSize     int
 	clk          clock.Clock
 	open         atomic.Int64 // followers' files open (Config.MaxOpenFiles)
-	heads        headIndex    // the followed files' heads (heads.go)
+	heads        *headIndex   // the followed files' heads (registry.heads)
 }
 
 // follower reads one open file (the harvester): it reads what the file
@@ -92,7 +92,7 @@ type decided struct {
 }
 
 // published is what other goroutines read of a follower. Lock order:
-// Tailer.mu before published.mu.
+// registry.mu before published.mu.
 type published struct {
 	mu     sync.Mutex
 	path   string

@@ -80,7 +80,7 @@ func (t *Tailer) seeAtStart(files []*fileInfo) {
 	var newest int64
 	for _, fi := range files {
 		newest = max(newest, fi.mtime.UnixNano())
-		if !t.claimed(fi.id) { // a followed one: when its follower is done
+		if !t.reg.claimed(fi.id) { // a followed one: when its follower is done
 			t.see(fi, false)
 		}
 	}
@@ -171,11 +171,11 @@ func (t *Tailer) readMissed(ctx context.Context, lk *look) {
 	}
 	// A followed file is remembered when its follower is done with it
 	// (seeFollowed): only the others are remembered now.
-	for _, fi := range t.unclaimed(lk.matches) {
+	for _, fi := range t.reg.unclaimed(lk.matches) {
 		t.see(fi, false)
 	}
 	after := horizon - int64(time.Second)
-	for _, c := range t.unclaimed(lk.rotated) {
+	for _, c := range t.reg.unclaimed(lk.rotated) {
 		if ctx.Err() != nil {
 			return
 		}
@@ -207,24 +207,11 @@ func (t *Tailer) readMissed(ctx context.Context, lk *look) {
 	}
 	for id, s := range t.seen.files {
 		if s.look+1 < look {
-			if _, ok := t.files[id]; !ok {
+			if !t.reg.claimed(id) {
 				delete(t.seen.files, id)
 			}
 		}
 	}
-}
-
-// unclaimed returns the files of fis nobody follows.
-func (t *Tailer) unclaimed(fis []fileInfo) []*fileInfo {
-	var out []*fileInfo
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for i := range fis {
-		if _, ok := t.files[fis[i].id]; !ok {
-			out = append(out, &fis[i])
-		}
-	}
-	return out
 }
 
 // readGeneration follows c, a rotated file no look saw, from 0 (or where
@@ -238,7 +225,7 @@ func (t *Tailer) readGeneration(ctx context.Context, c *fileInfo) {
 		return
 	}
 	fl.decided.rotated = true
-	if !t.claim(fl) {
+	if !t.reg.claim(fl) {
 		fl.close()
 		return
 	}

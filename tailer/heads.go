@@ -2,12 +2,8 @@ package tailer
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"sort"
 	"sync"
-
-	"github.com/logtally/logtally/stream"
 )
 
 // Heads: the first bytes of the followed files, indexed to tell a new
@@ -17,7 +13,7 @@ import (
 // head made a start with 10,000 new files quadratic (issue 29).
 
 // headIndex is a radix tree of the heads of the followed files (the
-// followers claimed in Tailer.files), each counted once per follower.
+// followers claimed in the registry), each counted once per follower.
 // Its labels refer to the heads' bytes, which are never modified once
 // published.
 type headIndex struct {
@@ -187,18 +183,6 @@ func commonPrefix(a, b []byte) int {
 	return n
 }
 
-// copyOfFollowed reads the first bytes of r and compares them with the
-// followed files' heads but self's (see headIndex.match). A read error
-// is neither.
-func (t *Tailer) copyOfFollowed(r io.ReaderAt, self *follower) (full, partial bool) {
-	var buf [stream.FingerprintSize]byte
-	n, err := r.ReadAt(buf[:], 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return false, false
-	}
-	return t.fcfg.heads.match(buf[:n], self)
-}
-
 // isCopyOfFollowed reports whether the file at path begins with a
 // followed file's head (partial: or is a prefix of one). A file that
 // cannot be opened is neither.
@@ -208,15 +192,5 @@ func (t *Tailer) isCopyOfFollowed(path string) (full, partial bool) {
 		return false, false
 	}
 	defer f.Close()
-	return t.copyOfFollowed(f, nil)
-}
-
-// indexHeads indexes the heads of the followers start registered.
-func (t *Tailer) indexHeads(plan []*follower) {
-	for _, fl := range plan {
-		t.fcfg.heads.set(fl, fl.head)
-		if c := fl.decided.adopt; c != nil {
-			t.fcfg.heads.set(c, c.head)
-		}
-	}
+	return t.reg.copyOf(f, nil)
 }

@@ -251,7 +251,7 @@ func (t *Tailer) gone(ctx context.Context, fl *follower) {
 	if c := fl.decided.adopt; c != nil {
 		fl.decided.adopt = nil
 		c.close()
-		t.release(c.id, c)
+		t.reg.release(c.id, c)
 	}
 	if fl.parked.size > fl.off {
 		t.lostFile(fl.path, fl.off, "file deleted while closed (max_open_files) before its last lines were read")

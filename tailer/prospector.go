@@ -84,9 +84,9 @@ func (t *Tailer) unfollow(fl *follower) {
 	}
 	t.seeFollowed(fl)
 	fl.close()
-	t.release(fl.id, fl)
+	t.reg.release(fl.id, fl)
 	if fl.decided.retire != nil { // never sent: keep nothing reserved
-		t.release(fl.decided.retire.File, nil)
+		t.reg.release(fl.decided.retire.File, nil)
 	}
 }
 
@@ -118,7 +118,7 @@ func (t *Tailer) begin(ctx context.Context, fl *follower) error {
 			return err
 		}
 		d.retire = nil
-		t.release(cp.File, nil)
+		t.reg.release(cp.File, nil)
 	}
 	return nil
 }
@@ -127,7 +127,7 @@ func (t *Tailer) begin(ctx context.Context, fl *follower) error {
 // reports whether the file is finished (Done sent).
 func (t *Tailer) poll(ctx context.Context, fl *follower) (bool, error) {
 	if fl.decided.fresh {
-		full, partial := t.copyOfFollowed(fl.f, fl)
+		full, partial := t.reg.copyOf(fl.f, fl)
 		if full {
 			t.log.Info("new file is a copy of a followed file, not following it", "path", fl.path)
 			return true, nil

@@ -61,8 +61,8 @@ func (t *Tailer) start(ctx context.Context) error {
 	r.plan = append(r.plan, recovered...)
 	r.addFresh()
 	t.planning, t.plannedOpen = false, nil
-	t.register(r.plan)
-	t.indexHeads(r.plan)
+	t.reg.register(r.plan, t.waiting)
+	t.reg.indexHeads(r.plan)
 	t.seeAtStart(r.order)
 	for _, fl := range r.plan {
 		t.spawn(ctx, fl)
@@ -406,25 +406,4 @@ func (r *restore) addFresh() {
 		fresh = append(fresh, fl)
 	}
 	r.plan = append(r.plan, fresh...)
-}
-
-// register claims the planned files and reserves the identities of the
-// waiting checkpoints and of the checkpoints to retire.
-func (t *Tailer) register(plan []*follower) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for id := range t.waiting {
-		t.files[id] = nil
-	}
-	for _, fl := range plan {
-		t.files[fl.id] = fl
-		if fl.decided.adopt != nil {
-			t.files[fl.decided.adopt.id] = fl.decided.adopt
-		}
-		if fl.decided.retire != nil {
-			if _, ok := t.files[fl.decided.retire.File]; !ok {
-				t.files[fl.decided.retire.File] = nil
-			}
-		}
-	}
 }

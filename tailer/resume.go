@@ -83,22 +83,19 @@ func (t *Tailer) retryWaiting(ctx context.Context) error {
 		if fl != nil && fl.off > cp.Offset { // counted further by the ledger: commit the jump first
 			if err := t.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
 				fl.close()
-				t.release(id, nil)
+				t.reg.release(id, nil)
 				return err
 			}
 		}
 		if fl != nil {
-			t.mu.Lock()
-			t.files[id] = fl
-			t.mu.Unlock()
-			t.fcfg.heads.set(fl, fl.head)
+			t.reg.hold(fl)
 			t.log.Info("resuming file", "path", cp.Path, "offset", cp.Offset)
 			t.spawn(ctx, fl)
 			continue
 		}
 		t.lostFile(cp.Path, cp.Offset, "followed file that could not be examined is gone, dropping its checkpoint")
 		err = t.out.send(ctx, stream.Chunk{Checkpoint: cp, Start: cp.Offset, Done: true})
-		t.release(id, nil)
+		t.reg.release(id, nil)
 		if err != nil {
 			return err
 		}

@@ -77,7 +77,7 @@ func (t *Tailer) rewatch(ctx context.Context) {
 		if id, _, ok := statID(st); !ok || id != cp.File {
 			continue
 		}
-		if st.Size() <= cp.Offset || t.claimed(cp.File) {
+		if st.Size() <= cp.Offset || t.reg.claimed(cp.File) {
 			keep = append(keep, w)
 			continue
 		}
@@ -91,7 +91,7 @@ func (t *Tailer) rewatch(ctx context.Context) {
 			fl.close()
 			continue // rewritten: not the file that was finished
 		}
-		if !t.claim(fl) {
+		if !t.reg.claim(fl) {
 			fl.close()
 			keep = append(keep, w)
 			continue

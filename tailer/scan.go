@@ -358,13 +358,7 @@ func (t *Tailer) bases(lk *look) []string {
 		fi := lk.byID[id]
 		return fi != nil && fi.matched && fi.path == p
 	}
-	t.mu.Lock()
-	for id, fl := range t.files {
-		if fl != nil && !atMatch(id, fl.base) {
-			out = append(out, fl.base)
-		}
-	}
-	t.mu.Unlock()
+	out = append(out, t.reg.bases(atMatch)...)
 	for _, cp := range t.cfg.Checkpoints {
 		if cp.Path != "" && !atMatch(cp.File, cp.Path) {
 			out = append(out, cp.Path)

@@ -1,8 +1,6 @@
 package tailer
 
 import (
-	"cmp"
-	"slices"
 	"sync/atomic"
 
 	"github.com/logtally/logtally/stream"
@@ -13,20 +11,7 @@ import (
 // Followed returns the files the Tailer follows now, each under the path
 // it was last seen at, sorted by path. It is safe to call while Run runs.
 // An identity reserved for a retired checkpoint is not listed.
-func (t *Tailer) Followed() []File {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := make([]File, 0, len(t.files))
-	for id, fl := range t.files {
-		if fl != nil {
-			out = append(out, File{Path: fl.pubPath(), ID: id})
-		}
-	}
-	slices.SortFunc(out, func(a, b File) int {
-		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.ID.Dev, b.ID.Dev), cmp.Compare(a.ID.Ino, b.ID.Ino))
-	})
-	return out
-}
+func (t *Tailer) Followed() []File { return t.reg.followed() }
 
 // Stat finds the file id, last seen at path, and returns where it is now
 // and its size: at path itself, or else among path's rotated candidates

@@ -117,11 +117,10 @@ type Tailer struct {
 	started   chan struct{} // closed when the start chunks have been sent
 	wg        sync.WaitGroup
 
+	reg *registry // the claimed files
+
 	mu      sync.Mutex
 	running bool
-	// files holds every claimed file: a follower, or nil for an identity
-	// reserved until a retired checkpoint's Done chunk has been sent.
-	files map[stream.FileID]*follower
 
 	links        linkPolicy
 	stats        tailerStats
@@ -205,20 +204,22 @@ func New(cfg Config, out chan<- stream.Chunk) (*Tailer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	reg := newRegistry()
 	return &Tailer{
 		cfg: cfg,
+		reg: reg,
 		out: &output{ch: out, bufs: newFreeList(cfg.ReadSize, cap(out))},
 		fcfg: followerConfig{
 			source:       cfg.Source,
 			maxLineBytes: cfg.MaxLineBytes,
 			readSize:     cfg.ReadSize,
 			clk:          cfg.Clock,
+			heads:        &reg.heads,
 		},
 		log:       newLogger(log.With("component", "tailer", "source", cfg.Source), cfg.Clock),
 		clk:       cfg.Clock,
 		rescanNow: make(chan struct{}, 1),
 		started:   make(chan struct{}),
-		files:     make(map[stream.FileID]*follower),
 		waiting:   make(map[stream.FileID]stream.Checkpoint),
 		parked:    make(map[stream.FileID]*follower),
 		wake:      make(chan struct{}, 1),
@@ -231,18 +232,7 @@ func New(cfg Config, out chan<- stream.Chunk) (*Tailer, error) {
 
 // Files returns the paths currently followed, sorted. A rotated-away file
 // shows under the path it was last seen at.
-func (t *Tailer) Files() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var paths []string
-	for _, fl := range t.files {
-		if fl != nil {
-			paths = append(paths, fl.pubPath())
-		}
-	}
-	slices.Sort(paths)
-	return paths
-}
+func (t *Tailer) Files() []string { return t.reg.paths() }
 
 // Run follows the files until ctx is cancelled, then returns nil once every
 // goroutine it started has exited and every file is closed. No Chunk is
@@ -297,7 +287,7 @@ func (t *Tailer) rescan(ctx context.Context) {
 	}
 	t.rewatch(ctx)
 	lk := t.look()
-	for _, fi := range t.unclaimed(lk.matches) {
+	for _, fi := range t.reg.unclaimed(lk.matches) {
 		if ctx.Err() != nil {
 			return
 		}
@@ -313,7 +303,7 @@ func (t *Tailer) rescan(ctx context.Context) {
 			continue
 		}
 		fl.setFresh()
-		if !t.claim(fl) {
+		if !t.reg.claim(fl) {
 			fl.close()
 			continue
 		}
