@@ -50,20 +50,6 @@ func copyState(r io.ReaderAt, heads [][]byte) (full, partial bool) {
 	return false, partial
 }
 
-// isCopy reports whether the file at path begins with one of heads.
-func (t *Tailer) isCopy(path string, heads [][]byte) bool {
-	f, err := t.open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	full, _ := copyState(f, heads)
-	if full {
-		t.log.logErr("copy "+path, slog.LevelInfo, "not following a copy of a followed file", "path", path)
-	}
-	return full
-}
-
 // findCopy looks among the rotated candidates of path for a copy of the
 // file old describes (another file whose first old.FPLen bytes hash to
 // old.FPSum and that holds at least old.Offset bytes, the last of them
@@ -75,7 +61,7 @@ func (t *Tailer) findCopy(old stream.Checkpoint, path string) *follower {
 	if old.FPLen == 0 {
 		return nil
 	}
-	for _, fi := range t.freshCandidates(path) {
+	for _, fi := range t.disc.freshCandidates(path) {
 		if fi.id == old.File || fi.size < old.Offset {
 			continue
 		}
@@ -102,27 +88,13 @@ func (t *Tailer) findCopy(old stream.Checkpoint, path string) *follower {
 	return nil
 }
 
-// freshCandidates returns the rotated candidates of path, as a look sees
-// them, each stat'ed now: a look may give the size an earlier look saw (a
-// copy still being written then).
-func (t *Tailer) freshCandidates(path string) []fileInfo {
-	var out []fileInfo
-	for _, c := range t.candidatesIn(t.look().sc, path) {
-		if fi, ok, _ := statRegular(c.path); ok && fi.id == c.id {
-			fi.matched = c.matched
-			out = append(out, fi)
-		}
-	}
-	return out
-}
-
 // copyExists reports whether a rotated candidate of path other than
 // old's file begins with the bytes old's fingerprint covers.
 func (t *Tailer) copyExists(old stream.Checkpoint, path string) bool {
 	if old.FPLen == 0 {
 		return false
 	}
-	for _, fi := range t.freshCandidates(path) {
+	for _, fi := range t.disc.freshCandidates(path) {
 		if fi.id == old.File || fi.size < int64(old.FPLen) {
 			continue
 		}

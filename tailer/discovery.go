@@ -3,17 +3,47 @@ package tailer
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/logtally/logtally/stream"
 )
 
 // Discovery: the files the globs match and the rotated candidates of a path.
+
+// discovery finds a source's files: the files its globs match, the
+// rotated candidates of a path (P.* and P-*, or Config.Rotated), and looks
+// at all of them shared by those who ask together (scan.go). It opens
+// them through the source's link policy (symlink.go), and compares their
+// first bytes with the followed files' (the registry's heads). It decides
+// nothing about them.
+type discovery struct {
+	cfg   *Config
+	log   *logger
+	stats *tailerStats
+	reg   *registry // the followed files: their bases are looked at too
+	links linkPolicy
+
+	mu           sync.Mutex
+	refusedLinks map[string]bool // refused links already logged, by path
+
+	looks lookShare            // looks at the files shared by those who ask together
+	known map[string]knownFile // what the last look stat'ed (only the look being made uses it)
+}
+
+func newDiscovery(cfg *Config, log *logger, stats *tailerStats, reg *registry) *discovery {
+	return &discovery{
+		cfg: cfg, log: log, stats: stats, reg: reg,
+		links:        newLinkPolicy(cfg.Paths, cfg.Rotated, cfg.FollowSymlinks),
+		refusedLinks: make(map[string]bool),
+	}
+}
 
 // fileInfo is a file found by glob or as a rotated candidate.
 type fileInfo struct {
@@ -114,8 +144,8 @@ func checkGlobs(globs []string) error {
 
 // expandIn returns the regular, uncompressed files the globs match, as s
 // sees them.
-func (t *Tailer) expandIn(s *scan) []fileInfo {
-	return globFiles(s, t.cfg.Paths, t.allowed, t.logStatErr)
+func (d *discovery) expandIn(s *scan) []fileInfo {
+	return globFiles(s, d.cfg.Paths, d.allowed, d.logStatErr)
 }
 
 // globFiles returns the regular, uncompressed files the globs (valid
@@ -153,21 +183,21 @@ func globFiles(s *scan, globs []string, keep func(string) bool, statErr func(err
 // candidatesIn returns the rotated candidates of path, as s sees them:
 // uncompressed regular files named path.* or path-*, or matched by
 // Config.Rotated when it is set.
-func (t *Tailer) candidatesIn(s *scan, path string) []fileInfo {
-	return t.statAll(s, s.rotatedPaths(path, t.cfg.Rotated))
+func (d *discovery) candidatesIn(s *scan, path string) []fileInfo {
+	return d.statAll(s, s.rotatedPaths(path, d.cfg.Rotated))
 }
 
 // statAll returns the regular files among paths that the link policy
 // allows, each marked matched if a glob matches it.
-func (t *Tailer) statAll(s *scan, paths []string) []fileInfo {
+func (d *discovery) statAll(s *scan, paths []string) []fileInfo {
 	var out []fileInfo
 	for _, p := range paths {
-		fi, ok, err := s.file(p, t.allowed)
+		fi, ok, err := s.file(p, d.allowed)
 		if err != nil {
-			t.logStatErr(err)
+			d.logStatErr(err)
 		}
 		if ok {
-			fi.matched = t.matches(p)
+			fi.matched = d.matches(p)
 			out = append(out, fi)
 		}
 	}
@@ -182,13 +212,13 @@ func rotatedPaths(path string, rotated []string) []string {
 }
 
 // logStatErr logs a stat error of statRegular.
-func (t *Tailer) logStatErr(err error) {
+func (d *discovery) logStatErr(err error) {
 	var pe *fs.PathError
 	p := ""
 	if errors.As(err, &pe) {
 		p = pe.Path
 	}
-	t.log.logErr("stat "+p, slog.LevelWarn, "cannot stat file", "err", err, "path", p)
+	d.log.logErr("stat "+p, slog.LevelWarn, "cannot stat file", "err", err, "path", p)
 }
 
 // statRegular stats a regular file that statID can identify: ok reports
@@ -212,11 +242,11 @@ func statRegular(p string) (fi fileInfo, ok bool, err error) {
 }
 
 // matches reports whether path is matched by one of the globs.
-func (t *Tailer) matches(path string) bool {
+func (d *discovery) matches(path string) bool {
 	if Compressed(path) {
 		return false
 	}
-	for _, pat := range t.cfg.Paths {
+	for _, pat := range d.cfg.Paths {
 		if ok, _ := filepath.Match(pat, path); ok {
 			return true
 		}
@@ -241,15 +271,71 @@ func Compressed(path string) bool {
 // stillMatched reports whether path still names the file id and is a glob
 // match. A stat error other than not-exist counts as matched (nothing is
 // known) and is logged.
-func (t *Tailer) stillMatched(id stream.FileID, path string) bool {
+func (d *discovery) stillMatched(id stream.FileID, path string) bool {
 	st, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return false
 		}
-		t.log.logErr("stat "+path, slog.LevelWarn, "cannot stat followed path", "err", err, "path", path)
+		d.log.logErr("stat "+path, slog.LevelWarn, "cannot stat followed path", "err", err, "path", path)
 		return true
 	}
 	got, _, ok := statID(st)
-	return ok && got == id && t.matches(path)
+	return ok && got == id && d.matches(path)
+}
+
+// isCopy reports whether the file at path begins with one of heads.
+func (d *discovery) isCopy(path string, heads [][]byte) bool {
+	f, err := d.open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	full, _ := copyState(f, heads)
+	if full {
+		d.log.logErr("copy "+path, slog.LevelInfo, "not following a copy of a followed file", "path", path)
+	}
+	return full
+}
+
+// isCopyOfFollowed reports whether the file at path begins with a
+// followed file's head (partial: or is a prefix of one). A file that
+// cannot be opened is neither.
+func (d *discovery) isCopyOfFollowed(path string) (full, partial bool) {
+	f, err := d.open(path)
+	if err != nil {
+		return false, false
+	}
+	defer f.Close()
+	return d.reg.copyOf(f, nil)
+}
+
+// freshCandidates returns the rotated candidates of path, as a look sees
+// them, each stat'ed now: a look may give the size an earlier look saw (a
+// copy still being written then).
+func (d *discovery) freshCandidates(path string) []fileInfo {
+	var out []fileInfo
+	for _, c := range d.candidatesIn(d.look().sc, path) {
+		if fi, ok, _ := statRegular(c.path); ok && fi.id == c.id {
+			fi.matched = c.matched
+			out = append(out, fi)
+		}
+	}
+	return out
+}
+
+// readHead returns the first (up to FingerprintSize) bytes of the file at
+// path.
+func (d *discovery) readHead(path string) ([]byte, error) {
+	f, err := d.open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, stream.FingerprintSize)
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return buf[:n], nil
 }

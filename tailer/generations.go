@@ -183,7 +183,7 @@ func (t *Tailer) readMissed(ctx context.Context, lk *look) {
 			t.see(c, false)
 			continue
 		}
-		if full, partial := t.isCopyOfFollowed(c.path); full || partial {
+		if full, partial := t.disc.isCopyOfFollowed(c.path); full || partial {
 			if full {
 				t.see(c, false)
 			}

@@ -182,15 +182,3 @@ func commonPrefix(a, b []byte) int {
 	}
 	return n
 }
-
-// isCopyOfFollowed reports whether the file at path begins with a
-// followed file's head (partial: or is a prefix of one). A file that
-// cannot be opened is neither.
-func (t *Tailer) isCopyOfFollowed(path string) (full, partial bool) {
-	f, err := t.open(path)
-	if err != nil {
-		return false, false
-	}
-	defer f.Close()
-	return t.reg.copyOf(f, nil)
-}

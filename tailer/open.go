@@ -17,7 +17,7 @@ import (
 
 // openFollower opens path and checks it is still the file id.
 func (t *Tailer) openFollower(path string, id stream.FileID, cp stream.Checkpoint) (*follower, error) {
-	f, st, err := openID(t.open, path, id)
+	f, st, err := openID(t.disc.open, path, id)
 	if err != nil {
 		return nil, err
 	}

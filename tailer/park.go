@@ -138,12 +138,12 @@ func (t *Tailer) parkedPoll(ctx context.Context) {
 		fls = append(fls, fl)
 	}
 	t.mu.Unlock()
-	mark := t.lookMark()
+	mark := t.disc.lookMark()
 	var changed []*follower
 	for _, fl := range fls {
 		fi, ok, err := statRegular(fl.path)
 		if err != nil {
-			t.logStatErr(err)
+			t.disc.logStatErr(err)
 			continue
 		}
 		if ok && fi.id == fl.id && fi.size == fl.parked.size && fi.mtime.UnixNano() == fl.parked.mtime {
@@ -218,19 +218,19 @@ func (t *Tailer) reopen(fl *follower, lk **look) error {
 	}
 	mark := fl.parked.movedMark // the poll that saw it moved, if it was parked
 	if mark == 0 {
-		mark = t.lookMark()
+		mark = t.disc.lookMark()
 	}
 	fl.parked.movedMark = 0
-	f, _, err := openID(t.open, fl.path, fl.id)
+	f, _, err := openID(t.disc.open, fl.path, fl.id)
 	if errors.Is(err, os.ErrNotExist) {
 		if *lk == nil || (*lk).seq <= mark {
-			*lk = t.lookSince(mark)
+			*lk = t.disc.lookSince(mark)
 		}
 		p, ok := (*lk).find(fl.id)
 		if !ok {
 			return err
 		}
-		if f, _, err = openID(t.open, p, fl.id); err != nil {
+		if f, _, err = openID(t.disc.open, p, fl.id); err != nil {
 			return err
 		}
 		t.log.Info("file moved while closed, found again", "from", fl.path, "to", p)

@@ -169,9 +169,9 @@ func (t *Tailer) settle(ctx context.Context, fl *follower, deleted bool) (bool, 
 		return true, fl.finish(ctx)
 	}
 	d := &fl.decided
-	mark := t.lookMark()
-	if !d.rotated && !t.stillMatched(fl.id, fl.path) {
-		lk := t.lookSince(mark)
+	mark := t.disc.lookMark()
+	if !d.rotated && !t.disc.stillMatched(fl.id, fl.path) {
+		lk := t.disc.lookSince(mark)
 		if p, ok := lk.locate(fl.id); ok {
 			t.log.Info("file renamed, still matched", "from", fl.path, "to", p)
 			fl.setPath(p)
@@ -186,7 +186,7 @@ func (t *Tailer) settle(ctx context.Context, fl *follower, deleted bool) (bool, 
 		}
 	}
 	if d.rotated && t.clk.Now().Sub(fl.quietSince) >= t.cfg.RotateGrace {
-		if p, ok := t.look().locate(fl.id); ok {
+		if p, ok := t.disc.look().locate(fl.id); ok {
 			d.rotated = false
 			fl.setPath(p)
 			return false, nil

@@ -2,9 +2,6 @@ package tailer
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"time"
@@ -46,7 +43,7 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[stream.FileID]*fol
 		if h, ok := heads[fi.id]; ok {
 			return h, nil
 		}
-		h, err := t.readHead(fi.path)
+		h, err := t.disc.readHead(fi.path)
 		if err != nil {
 			return nil, err
 		}
@@ -131,20 +128,4 @@ func (t *Tailer) coveredBy(fi *fileInfo, head []byte) (stream.Checkpoint, bool) 
 		return cp, true
 	}
 	return stream.Checkpoint{}, false
-}
-
-// readHead returns the first (up to FingerprintSize) bytes of the file at
-// path.
-func (t *Tailer) readHead(path string) ([]byte, error) {
-	f, err := t.open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	buf := make([]byte, stream.FingerprintSize)
-	n, err := f.ReadAt(buf, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return buf[:n], nil
 }

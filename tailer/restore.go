@@ -140,7 +140,7 @@ func (t *Tailer) survey() *restore {
 		r.order = append(r.order, p)
 	}
 	sc := newScan()
-	matches := t.expandIn(sc)
+	matches := t.disc.expandIn(sc)
 	bases := make([]string, 0, len(matches)+len(t.cfg.Paths)+len(t.cfg.Checkpoints))
 	for _, m := range matches {
 		add(m)
@@ -158,7 +158,7 @@ func (t *Tailer) survey() *restore {
 	}
 	if len(t.cfg.Rotated) > 0 { // the same candidates for every base
 		bases = nil
-		for _, c := range t.statAll(sc, sc.rotatedAll(t.cfg.Rotated)) {
+		for _, c := range t.disc.statAll(sc, sc.rotatedAll(t.cfg.Rotated)) {
 			add(c)
 		}
 	}
@@ -168,7 +168,7 @@ func (t *Tailer) survey() *restore {
 			continue
 		}
 		seenBase[b] = true
-		for _, c := range t.candidatesIn(sc, b) {
+		for _, c := range t.disc.candidatesIn(sc, b) {
 			add(c)
 		}
 	}
@@ -394,7 +394,7 @@ func (r *restore) addFresh() {
 		if r.waits(fi.id) || !fi.matched || r.planned[fi.id] != nil {
 			continue
 		}
-		if t.isCopy(fi.path, planHeads(r.plan)) {
+		if t.disc.isCopy(fi.path, planHeads(r.plan)) {
 			continue
 		}
 		fl, err := t.openFollower(fi.path, fi.id, stream.Checkpoint{Source: t.cfg.Source})

@@ -307,23 +307,23 @@ type look struct {
 }
 
 // newLook looks at the files now.
-func (t *Tailer) newLook() *look {
+func (d *discovery) newLook() *look {
 	sc := newScan()
-	sc.known, sc.learnt = t.known, make(map[string]knownFile, len(t.known))
-	defer func() { t.known = sc.learnt }() // looks are made one at a time
+	sc.known, sc.learnt = d.known, make(map[string]knownFile, len(d.known))
+	defer func() { d.known = sc.learnt }() // looks are made one at a time
 	lk := &look{sc: sc, byID: make(map[stream.FileID]*fileInfo)}
-	lk.matches = t.expandIn(sc)
+	lk.matches = d.expandIn(sc)
 	for i := range lk.matches {
 		if _, ok := lk.byID[lk.matches[i].id]; !ok {
 			lk.byID[lk.matches[i].id] = &lk.matches[i]
 		}
 	}
 	var cands []fileInfo
-	if len(t.cfg.Rotated) > 0 {
-		cands = t.statAll(sc, sc.rotatedAll(t.cfg.Rotated))
+	if len(d.cfg.Rotated) > 0 {
+		cands = d.statAll(sc, sc.rotatedAll(d.cfg.Rotated))
 	} else {
-		for _, b := range t.bases(lk) {
-			cands = append(cands, t.candidatesIn(sc, b)...)
+		for _, b := range d.bases(lk) {
+			cands = append(cands, d.candidatesIn(sc, b)...)
 		}
 	}
 	for _, c := range cands {
@@ -344,12 +344,12 @@ func (t *Tailer) newLook() *look {
 // followed files' bases and the restored checkpoints' paths. A followed
 // file or checkpoint whose file lk found as a match at its base is not
 // repeated (a path may still come twice: its candidates are found twice).
-func (t *Tailer) bases(lk *look) []string {
+func (d *discovery) bases(lk *look) []string {
 	out := make([]string, 0, len(lk.matches))
 	for _, m := range lk.matches {
 		out = append(out, m.path)
 	}
-	for _, pat := range t.cfg.Paths {
+	for _, pat := range d.cfg.Paths {
 		if !hasMeta(pat) {
 			out = append(out, pat)
 		}
@@ -358,8 +358,8 @@ func (t *Tailer) bases(lk *look) []string {
 		fi := lk.byID[id]
 		return fi != nil && fi.matched && fi.path == p
 	}
-	out = append(out, t.reg.bases(atMatch)...)
-	for _, cp := range t.cfg.Checkpoints {
+	out = append(out, d.reg.bases(atMatch)...)
+	for _, cp := range d.cfg.Checkpoints {
 		if cp.Path != "" && !atMatch(cp.File, cp.Path) {
 			out = append(out, cp.Path)
 		}
@@ -386,23 +386,23 @@ func (lk *look) find(id stream.FileID) (string, bool) {
 
 // lookMark returns a mark for lookSince: take it before looking at a
 // file, and a look begun after it saw the file as it was then or later.
-func (t *Tailer) lookMark() uint64 {
-	t.looks.mu.Lock()
-	defer t.looks.mu.Unlock()
-	return t.looks.seq
+func (d *discovery) lookMark() uint64 {
+	d.looks.mu.Lock()
+	defer d.looks.mu.Unlock()
+	return d.looks.seq
 }
 
 // lookSince returns the last look made if it began after mark, else a new
 // one (look): when thousands of files are found moved at once (logrotate),
 // the first look made after they were noticed serves them all.
-func (t *Tailer) lookSince(mark uint64) *look {
-	t.looks.mu.Lock()
-	last := t.looks.last
-	t.looks.mu.Unlock()
+func (d *discovery) lookSince(mark uint64) *look {
+	d.looks.mu.Lock()
+	last := d.looks.last
+	d.looks.mu.Unlock()
 	if last != nil && last.seq > mark {
 		return last
 	}
-	return t.look()
+	return d.look()
 }
 
 // lookShare hands out looks: one made after the ask, shared by everyone
@@ -421,8 +421,8 @@ type lookBatch struct {
 }
 
 // look returns a look at the files begun after the call.
-func (t *Tailer) look() *look {
-	ls := &t.looks
+func (d *discovery) look() *look {
+	ls := &d.looks
 	ls.mu.Lock()
 	if ls.next == nil {
 		ls.next = &lookBatch{done: make(chan struct{})}
@@ -442,7 +442,7 @@ func (t *Tailer) look() *look {
 		ls.seq++
 		seq := ls.seq
 		ls.mu.Unlock()
-		b.lk = t.newLook()
+		b.lk = d.newLook()
 		b.lk.seq = seq
 		close(b.done)
 		ls.mu.Lock()

@@ -109,37 +109,37 @@ func (lp linkPolicy) open(p string) (*os.File, error) {
 // allowed reports whether p may be read, logging and counting a refused
 // link once per path. Other errors (a dangling link, a file gone) are
 // left to the stat that follows.
-func (t *Tailer) allowed(p string) bool {
-	_, err := t.links.resolve(p)
+func (d *discovery) allowed(p string) bool {
+	_, err := d.links.resolve(p)
 	var rl *refusedLinkError
 	if !errors.As(err, &rl) {
 		return true
 	}
-	t.refused(rl)
+	d.refused(rl)
 	return false
 }
 
 // refused logs a refused link at WARN once per path, and counts it.
-func (t *Tailer) refused(rl *refusedLinkError) {
-	t.mu.Lock()
-	seen := t.refusedLinks[rl.path]
-	t.refusedLinks[rl.path] = true
-	t.mu.Unlock()
+func (d *discovery) refused(rl *refusedLinkError) {
+	d.mu.Lock()
+	seen := d.refusedLinks[rl.path]
+	d.refusedLinks[rl.path] = true
+	d.mu.Unlock()
 	if seen {
 		return
 	}
-	t.stats.refusedLinks.Add(1)
-	t.log.Warn("not following a symbolic link that leaves the source's directories (follow_symlinks = true allows it)",
+	d.stats.refusedLinks.Add(1)
+	d.log.Warn("not following a symbolic link that leaves the source's directories (follow_symlinks = true allows it)",
 		"path", rl.path, "target_dir", rl.targetDir)
 }
 
 // open opens p through the Tailer's link policy; a refused link is logged
 // (once per path) and counted.
-func (t *Tailer) open(p string) (*os.File, error) {
-	f, err := t.links.open(p)
+func (d *discovery) open(p string) (*os.File, error) {
+	f, err := d.links.open(p)
 	var rl *refusedLinkError
 	if errors.As(err, &rl) {
-		t.refused(rl)
+		d.refused(rl)
 	}
 	return f, err
 }

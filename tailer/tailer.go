@@ -122,9 +122,8 @@ type Tailer struct {
 	mu      sync.Mutex
 	running bool
 
-	links        linkPolicy
-	stats        tailerStats
-	refusedLinks map[string]bool // refused links already logged, by path (under mu)
+	stats tailerStats
+	disc  *discovery // finds the source's files
 
 	// waiting holds restored checkpoints whose file could not be read
 	// (an error other than not-exist), retried at every rescan. Their
@@ -145,9 +144,6 @@ type Tailer struct {
 	// the oldest closed past MaxOpenFiles.
 	planning    bool
 	plannedOpen []*follower
-
-	looks lookShare            // looks at the files shared by those who ask together
-	known map[string]knownFile // what the last look stat'ed (only the look being made uses it)
 
 	// What the rescans have seen (generations.go), under mu.
 	seen seenFiles
@@ -205,7 +201,7 @@ func New(cfg Config, out chan<- stream.Chunk) (*Tailer, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	reg := newRegistry()
-	return &Tailer{
+	t := &Tailer{
 		cfg: cfg,
 		reg: reg,
 		out: &output{ch: out, bufs: newFreeList(cfg.ReadSize, cap(out))},
@@ -224,10 +220,9 @@ func New(cfg Config, out chan<- stream.Chunk) (*Tailer, error) {
 		parked:    make(map[stream.FileID]*follower),
 		wake:      make(chan struct{}, 1),
 		seen:      newSeenFiles(),
-		links:     newLinkPolicy(cfg.Paths, cfg.Rotated, cfg.FollowSymlinks),
-
-		refusedLinks: make(map[string]bool),
-	}, nil
+	}
+	t.disc = newDiscovery(&t.cfg, t.log, &t.stats, reg)
+	return t, nil
 }
 
 // Files returns the paths currently followed, sorted. A rotated-away file
@@ -286,12 +281,12 @@ func (t *Tailer) rescan(ctx context.Context) {
 		return
 	}
 	t.rewatch(ctx)
-	lk := t.look()
+	lk := t.disc.look()
 	for _, fi := range t.reg.unclaimed(lk.matches) {
 		if ctx.Err() != nil {
 			return
 		}
-		if full, _ := t.isCopyOfFollowed(fi.path); full {
+		if full, _ := t.disc.isCopyOfFollowed(fi.path); full {
 			t.log.logErr("copy "+fi.path, slog.LevelInfo, "not following a copy of a followed file", "path", fi.path)
 			continue
 		}
