@@ -21,8 +21,8 @@ type followerConfig struct {
 	maxLineBytes int
 	readSize     int
 	clk          clock.Clock
-	open         atomic.Int64 // followers' files open (Config.MaxOpenFiles)
-	heads        *headIndex   // the followed files' heads (registry.heads)
+	open         *atomic.Int64 // followers' files open (slots.open)
+	heads        *headIndex    // the followed files' heads (registry.heads)
 }
 
 // follower reads one open file (the harvester): it reads what the file
@@ -73,7 +73,7 @@ type parked struct {
 	// The file's size and modification time (Unix ns) when it was
 	// closed: it is opened again once either changes.
 	size, mtime int64
-	// movedMark is the look mark (Tailer.lookMark) taken before the poll
+	// movedMark is the look mark (discovery.lookMark) taken before the poll
 	// that saw the parked file changed: a look begun after it finds the
 	// file where it went.
 	movedMark uint64

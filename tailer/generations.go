@@ -231,6 +231,6 @@ func (t *Tailer) readGeneration(ctx context.Context, c *fileInfo) {
 	}
 	t.see(c, true)
 	t.log.Info("reading a rotated file created and rotated away since the last look", "path", c.path, "bytes", c.size)
-	t.overLimit(fl)
+	t.slots.overLimit(fl)
 	t.spawn(ctx, fl)
 }

@@ -31,7 +31,7 @@ func (t *Tailer) openFollower(path string, id stream.FileID, cp stream.Checkpoin
 	head := make([]byte, fpLen)
 	n, _ := f.ReadAt(head, 0) // a short read shows as a fingerprint mismatch later
 	head = head[:n]
-	t.fcfg.open.Add(1)
+	t.slots.open.Add(1)
 	fl := &follower{
 		cfg: &t.fcfg, log: t.log, out: t.out,
 		f: f, id: id, path: path, base: path,
@@ -44,7 +44,7 @@ func (t *Tailer) openFollower(path string, id stream.FileID, cp stream.Checkpoin
 		fl.stream = stream.NewID()
 	}
 	fl.setTail(nil)
-	t.planOpened(fl)
+	t.slots.planOpened(fl)
 	return fl, nil
 }
 

@@ -5,6 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/stream"
 )
 
 // Open files: a Tailer keeps at most Config.MaxOpenFiles of its files open
@@ -17,7 +22,7 @@ import (
 //     (at start, by a rescan) while every slot is taken, or a parked file
 //     that changed;
 //   - parked: a quiet file closed to give its slot to a queued one. Run
-//     stats its path every idle poll (parkedPoll); once its size or
+//     stats its path every idle poll (slots.pollParked); once its size or
 //     modification time changes, or its path no longer names it, it is
 //     queued.
 //
@@ -40,32 +45,74 @@ import (
 // Config.MaxOpenFiles is zero.
 const DefaultMaxOpenFiles = 1024
 
+// slots keeps a Tailer's open files within Config.MaxOpenFiles: it counts
+// them, holds the files that wait closed (parked, queued) and the
+// followers that yield their slot, and opens a queued file again by
+// identity. Which followers run is the Tailer's (openQueued).
+type slots struct {
+	cfg  *Config
+	clk  clock.Clock
+	log  *logger
+	disc *discovery // finds a file moved while closed
+
+	open atomic.Int64 // followers' files open
+
+	// Closed files, under mu: parked ones polled by Run, queued ones
+	// waiting for a slot, and how many followers are closing theirs
+	// for them.
+	mu       sync.Mutex
+	parked   map[stream.FileID]*follower
+	queue    []*follower
+	yielding int
+	wake     chan struct{} // tells Run to open queued files
+
+	// While start plans (only its goroutine): the followers it opened,
+	// the oldest closed past MaxOpenFiles.
+	planning    bool
+	plannedOpen []*follower
+}
+
+func newSlots(cfg *Config, log *logger, disc *discovery) *slots {
+	return &slots{
+		cfg: cfg, clk: cfg.Clock, log: log, disc: disc,
+		parked: make(map[stream.FileID]*follower),
+		wake:   make(chan struct{}, 1),
+	}
+}
+
+// plan has the files opened from now on counted as start's plan (see
+// planOpened), anew.
+func (s *slots) plan() { s.planning, s.plannedOpen = true, nil }
+
+// planned ends start's plan.
+func (s *slots) planned() { s.planning, s.plannedOpen = false, nil }
+
 // slotFree reports whether a follower may open a file now.
-func (t *Tailer) slotFree() bool {
-	return t.fcfg.open.Load() < int64(t.cfg.MaxOpenFiles)
+func (s *slots) slotFree() bool {
+	return s.open.Load() < int64(s.cfg.MaxOpenFiles)
 }
 
 // planOpened notes a file start opened while it plans: past the limit, the
 // oldest file still open in the plan is closed (its follower is queued
 // when start spawns it). start checks each file right after opening it,
 // so only the newest is in use.
-func (t *Tailer) planOpened(fl *follower) {
-	if !t.planning {
+func (s *slots) planOpened(fl *follower) {
+	if !s.planning {
 		return
 	}
-	t.plannedOpen = append(t.plannedOpen, fl)
-	for len(t.plannedOpen) > 1 && t.fcfg.open.Load() > int64(t.cfg.MaxOpenFiles) {
-		old := t.plannedOpen[0]
-		t.plannedOpen[0] = nil
-		t.plannedOpen = t.plannedOpen[1:]
+	s.plannedOpen = append(s.plannedOpen, fl)
+	for len(s.plannedOpen) > 1 && s.open.Load() > int64(s.cfg.MaxOpenFiles) {
+		old := s.plannedOpen[0]
+		s.plannedOpen[0] = nil
+		s.plannedOpen = s.plannedOpen[1:]
 		old.shelve()
 	}
 }
 
 // overLimit closes the file of a new follower that would exceed
 // MaxOpenFiles: spawn queues it.
-func (t *Tailer) overLimit(fl *follower) {
-	if t.fcfg.open.Load() > int64(t.cfg.MaxOpenFiles) {
+func (s *slots) overLimit(fl *follower) {
+	if s.open.Load() > int64(s.cfg.MaxOpenFiles) {
 		fl.shelve()
 	}
 }
@@ -76,74 +123,74 @@ func needsOpen(fl *follower) bool {
 }
 
 // enqueue puts a closed follower in the queue and wakes Run.
-func (t *Tailer) enqueue(fl *follower) {
-	t.mu.Lock()
-	t.queue = append(t.queue, fl)
-	t.mu.Unlock()
-	t.wakeRun()
+func (s *slots) enqueue(fl *follower) {
+	s.mu.Lock()
+	s.queue = append(s.queue, fl)
+	s.mu.Unlock()
+	s.wakeRun()
 }
 
 // wakeRun tells Run to open queued files.
-func (t *Tailer) wakeRun() {
+func (s *slots) wakeRun() {
 	select {
-	case t.wake <- struct{}{}:
+	case s.wake <- struct{}{}:
 	default:
 	}
 }
 
 // yields reports whether fl should give its slot to a queued file, and if
 // so counts it as yielding: as many followers yield as files are queued.
-func (t *Tailer) yields(fl *follower) bool {
+func (s *slots) yields(fl *follower) bool {
 	d := &fl.decided
 	if d.fresh || d.announce || d.rotated || d.adopt != nil || d.retire != nil || fl.skipping ||
-		t.clk.Now().Sub(fl.quietSince) < t.cfg.PollInterval {
+		s.clk.Now().Sub(fl.quietSince) < s.cfg.PollInterval {
 		return false
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.queue) <= t.yielding {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) <= s.yielding {
 		return false
 	}
-	t.yielding++
+	s.yielding++
 	return true
 }
 
 // park closes fl's file (it is quiet and yields) and hands fl to Run,
 // which polls its path. It returns false, fl still open, when the file
 // cannot be examined.
-func (t *Tailer) park(fl *follower) bool {
+func (s *slots) park(fl *follower) bool {
 	st, err := fl.f.Stat()
-	t.mu.Lock()
-	t.yielding--
-	t.mu.Unlock()
+	s.mu.Lock()
+	s.yielding--
+	s.mu.Unlock()
 	if err != nil {
 		return false
 	}
 	fl.parked.size, fl.parked.mtime = st.Size(), st.ModTime().UnixNano()
 	fl.pend, fl.pos = nil, fl.off // the partial line is read again
 	fl.close()
-	t.mu.Lock()
-	t.parked[fl.id] = fl
-	t.mu.Unlock()
-	t.wakeRun()
+	s.mu.Lock()
+	s.parked[fl.id] = fl
+	s.mu.Unlock()
+	s.wakeRun()
 	return true
 }
 
-// parkedPoll stats the parked files' paths and queues those that changed
-// or moved, then opens what it can. Run calls it every idle poll.
-func (t *Tailer) parkedPoll(ctx context.Context) {
-	t.mu.Lock()
-	fls := make([]*follower, 0, len(t.parked))
-	for _, fl := range t.parked {
+// pollParked stats the parked files' paths and queues those that changed
+// or moved. Run calls it every idle poll, and then opens what it can.
+func (s *slots) pollParked() {
+	s.mu.Lock()
+	fls := make([]*follower, 0, len(s.parked))
+	for _, fl := range s.parked {
 		fls = append(fls, fl)
 	}
-	t.mu.Unlock()
-	mark := t.disc.lookMark()
+	s.mu.Unlock()
+	mark := s.disc.lookMark()
 	var changed []*follower
 	for _, fl := range fls {
 		fi, ok, err := statRegular(fl.path)
 		if err != nil {
-			t.disc.logStatErr(err)
+			s.disc.logStatErr(err)
 			continue
 		}
 		if ok && fi.id == fl.id && fi.size == fl.parked.size && fi.mtime.UnixNano() == fl.parked.mtime {
@@ -154,21 +201,43 @@ func (t *Tailer) parkedPoll(ctx context.Context) {
 	}
 	if len(changed) > 0 {
 		// Oldest changes first: the queue is served in order.
-		t.mu.Lock()
+		s.mu.Lock()
 		for _, fl := range changed {
-			delete(t.parked, fl.id)
+			delete(s.parked, fl.id)
 		}
-		t.queue = append(t.queue, changed...)
-		t.mu.Unlock()
+		s.queue = append(s.queue, changed...)
+		s.mu.Unlock()
 	}
-	t.openQueued(ctx)
+}
+
+// next takes the first queued file, nil when none is.
+func (s *slots) next() *follower {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) == 0 {
+		return nil
+	}
+	fl := s.queue[0]
+	s.queue[0] = nil
+	s.queue = s.queue[1:]
+	if len(s.queue) == 0 {
+		s.queue = nil // let the array go
+	}
+	return fl
+}
+
+// putParked parks fl, closed, again: its file could not be opened.
+func (s *slots) putParked(fl *follower) {
+	s.mu.Lock()
+	s.parked[fl.id] = fl
+	s.mu.Unlock()
 }
 
 // hasParked reports whether files are parked (Run then polls them).
-func (t *Tailer) hasParked() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.parked) > 0
+func (s *slots) hasParked() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.parked) > 0
 }
 
 // openQueued opens queued files while slots are free and runs their
@@ -176,22 +245,14 @@ func (t *Tailer) hasParked() bool {
 // found nowhere is finished (gone).
 func (t *Tailer) openQueued(ctx context.Context) {
 	var lk *look // one look at the files for every file that moved
-	for ctx.Err() == nil && t.slotFree() {
-		t.mu.Lock()
-		if len(t.queue) == 0 {
-			t.mu.Unlock()
+	for ctx.Err() == nil && t.slots.slotFree() {
+		fl := t.slots.next()
+		if fl == nil {
 			return
 		}
-		fl := t.queue[0]
-		t.queue[0] = nil
-		t.queue = t.queue[1:]
-		if len(t.queue) == 0 {
-			t.queue = nil // let the array go
-		}
-		t.mu.Unlock()
-		err := t.reopen(fl, &lk)
+		err := t.slots.reopen(fl, &lk)
 		if err == nil && fl.decided.adopt != nil && fl.decided.adopt.f == nil {
-			err = t.reopen(fl.decided.adopt, &lk)
+			err = t.slots.reopen(fl.decided.adopt, &lk)
 		}
 		switch {
 		case err == nil:
@@ -202,9 +263,7 @@ func (t *Tailer) openQueued(ctx context.Context) {
 			// Not examinable now: try again at the next idle poll.
 			t.log.logErr("open "+fl.path, slog.LevelWarn, "cannot open file again", "err", err, "path", fl.path)
 			fl.close()
-			t.mu.Lock()
-			t.parked[fl.id] = fl
-			t.mu.Unlock()
+			t.slots.putParked(fl)
 		}
 	}
 }
@@ -212,35 +271,35 @@ func (t *Tailer) openQueued(ctx context.Context) {
 // reopen opens fl's file again, by identity: at the path it was last seen
 // at, or where a look (*lk, made once for all the files opened together)
 // finds it, a glob match or a rotated name of where it was.
-func (t *Tailer) reopen(fl *follower, lk **look) error {
+func (s *slots) reopen(fl *follower, lk **look) error {
 	if fl.f != nil {
 		return nil
 	}
 	mark := fl.parked.movedMark // the poll that saw it moved, if it was parked
 	if mark == 0 {
-		mark = t.disc.lookMark()
+		mark = s.disc.lookMark()
 	}
 	fl.parked.movedMark = 0
-	f, _, err := openID(t.disc.open, fl.path, fl.id)
+	f, _, err := openID(s.disc.open, fl.path, fl.id)
 	if errors.Is(err, os.ErrNotExist) {
 		if *lk == nil || (*lk).seq <= mark {
-			*lk = t.disc.lookSince(mark)
+			*lk = s.disc.lookSince(mark)
 		}
 		p, ok := (*lk).find(fl.id)
 		if !ok {
 			return err
 		}
-		if f, _, err = openID(t.disc.open, p, fl.id); err != nil {
+		if f, _, err = openID(s.disc.open, p, fl.id); err != nil {
 			return err
 		}
-		t.log.Info("file moved while closed, found again", "from", fl.path, "to", p)
+		s.log.Info("file moved while closed, found again", "from", fl.path, "to", p)
 		fl.setPath(p)
 	}
 	if err != nil {
 		return err
 	}
 	fl.f = f
-	t.fcfg.open.Add(1)
+	s.open.Add(1)
 	return nil
 }
 

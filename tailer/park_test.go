@@ -24,7 +24,7 @@ func openHigh(t *testing.T, tl *Tailer) *atomic.Int64 {
 	t.Cleanup(cancel)
 	go func() {
 		for ctx.Err() == nil {
-			if n := tl.fcfg.open.Load(); n > high.Load() {
+			if n := tl.slots.open.Load(); n > high.Load() {
 				high.Store(n)
 			}
 			time.Sleep(50 * time.Microsecond)
@@ -68,7 +68,7 @@ func TestParkedFilesExact(t *testing.T) {
 	}
 	line := lineAt(tag(0), 15)
 	fmt.Fprint(f, line[:10])
-	h.waitFor("the other files to be read again", func([]stream.Chunk) bool { return h.tl.hasParked() })
+	h.waitFor("the other files to be read again", func([]stream.Chunk) bool { return h.tl.slots.hasParked() })
 	for i := 1; i < 6; i++ {
 		appendLines(t, path(i), tag(i), 15, 16)
 	}
@@ -81,11 +81,11 @@ func TestParkedFilesExact(t *testing.T) {
 	// replaced; another deleted while closed.
 	var ren, del int
 	h.waitFor("two files closed", func([]stream.Chunk) bool {
-		h.tl.mu.Lock()
-		defer h.tl.mu.Unlock()
+		h.tl.slots.mu.Lock()
+		defer h.tl.slots.mu.Unlock()
 		var closed []int
 		for i := 1; i < 6; i++ {
-			if h.tl.parked[ids[i]] != nil {
+			if h.tl.slots.parked[ids[i]] != nil {
 				closed = append(closed, i)
 			}
 		}

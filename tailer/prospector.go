@@ -24,7 +24,7 @@ func (t *Tailer) spawn(ctx context.Context, fl *follower) {
 		return
 	}
 	if needsOpen(fl) {
-		t.enqueue(fl)
+		t.slots.enqueue(fl)
 		return
 	}
 	t.wg.Add(1)
@@ -54,7 +54,7 @@ func (t *Tailer) follow(ctx context.Context, fl *follower) {
 		if err != nil || finished {
 			return
 		}
-		if t.yields(fl) && t.park(fl) {
+		if t.slots.yields(fl) && t.slots.park(fl) {
 			parked = true
 			return
 		}

@@ -18,9 +18,8 @@ import (
 func (t *Tailer) start(ctx context.Context) error {
 	var r *restore
 	var recovered []*follower
-	t.planning = true
 	for attempt := 1; ; attempt++ {
-		t.plannedOpen = nil
+		t.slots.plan()
 		r = t.survey()
 		if afterSurvey != nil {
 			afterSurvey()
@@ -60,7 +59,7 @@ func (t *Tailer) start(ctx context.Context) error {
 	}
 	r.plan = append(r.plan, recovered...)
 	r.addFresh()
-	t.planning, t.plannedOpen = false, nil
+	t.slots.planned()
 	t.reg.register(r.plan, t.waiting)
 	t.reg.indexHeads(r.plan)
 	t.seeAtStart(r.order)

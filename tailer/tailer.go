@@ -133,17 +133,7 @@ type Tailer struct {
 	// watched are finished rotated files watched for lines written
 	// later (rewatch.go), oldest first (under mu).
 	watched []rotateWatch
-	// Closed files (park.go), under mu: parked ones polled by Run, queued
-	// ones waiting for a slot, and how many followers are closing theirs
-	// for them.
-	parked   map[stream.FileID]*follower
-	queue    []*follower
-	yielding int
-	wake     chan struct{} // tells Run to open queued files
-	// While start plans (only its goroutine): the followers it opened,
-	// the oldest closed past MaxOpenFiles.
-	planning    bool
-	plannedOpen []*follower
+	slots   *slots // the open files within MaxOpenFiles (park.go)
 
 	// What the rescans have seen (generations.go), under mu.
 	seen seenFiles
@@ -217,11 +207,11 @@ func New(cfg Config, out chan<- stream.Chunk) (*Tailer, error) {
 		rescanNow: make(chan struct{}, 1),
 		started:   make(chan struct{}),
 		waiting:   make(map[stream.FileID]stream.Checkpoint),
-		parked:    make(map[stream.FileID]*follower),
-		wake:      make(chan struct{}, 1),
 		seen:      newSeenFiles(),
 	}
 	t.disc = newDiscovery(&t.cfg, t.log, &t.stats, reg)
+	t.slots = newSlots(&t.cfg, t.log, t.disc)
+	t.fcfg.open = &t.slots.open
 	return t, nil
 }
 
@@ -253,7 +243,7 @@ func (t *Tailer) Run(ctx context.Context) error {
 	var parkedTick <-chan time.Time // while files are parked
 	for {
 		t.openQueued(ctx)
-		if parkedTick == nil && t.hasParked() {
+		if parkedTick == nil && t.slots.hasParked() {
 			parkedTick = t.clk.After(max(t.cfg.IdlePollInterval, t.cfg.PollInterval))
 		}
 		select {
@@ -266,8 +256,9 @@ func (t *Tailer) Run(ctx context.Context) error {
 			t.rescan(ctx)
 		case <-parkedTick:
 			parkedTick = nil
-			t.parkedPoll(ctx)
-		case <-t.wake:
+			t.slots.pollParked()
+			t.openQueued(ctx)
+		case <-t.slots.wake:
 		}
 	}
 }
@@ -303,7 +294,7 @@ func (t *Tailer) rescan(ctx context.Context) {
 			continue
 		}
 		t.log.Info("following new file", "path", fi.path)
-		t.overLimit(fl)
+		t.slots.overLimit(fl)
 		t.spawn(ctx, fl)
 	}
 	t.readMissed(ctx, lk)
