@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/logtally/logtally/fnv1a"
@@ -39,8 +40,13 @@ import (
 // rules decided about them). A file remembered is forgotten once two
 // complete looks in a row have not seen it.
 
-// seenFiles remembers the files the looks saw.
+// seenFiles remembers the files the looks saw. Only the look being made
+// (a rescan, on Run's goroutine) numbers looks and forgets files; the
+// followers remember theirs when they are done.
 type seenFiles struct {
+	reg *registry // a followed file is remembered by its follower, at the end
+
+	mu      sync.Mutex
 	files   map[stream.FileID]seenFile
 	look    uint32 // the number of the last look
 	horizon int64  // the newest modification time the last look saw (Unix ns)
@@ -54,11 +60,13 @@ type seenFile struct {
 	look  uint32 // the last look that saw it
 }
 
-func newSeenFiles() seenFiles { return seenFiles{files: make(map[stream.FileID]seenFile)} }
+func newSeenFiles(reg *registry) *seenFiles {
+	return &seenFiles{reg: reg, files: make(map[stream.FileID]seenFile)}
+}
 
 // seeFollowed remembers a file a follower is done with: its modification
 // time and its fingerprint, so that a later look knows it again.
-func (t *Tailer) seeFollowed(fl *follower) {
+func (sf *seenFiles) seeFollowed(fl *follower) {
 	if fl.f == nil {
 		return
 	}
@@ -70,35 +78,35 @@ func (t *Tailer) seeFollowed(fl *follower) {
 	if fpLen == 0 { // nothing read: any content would match
 		fpLen = -1
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.seen.files[fl.id] = seenFile{mtime: st.ModTime().UnixNano(), fpSum: fl.fpSum, fpLen: fpLen, look: t.seen.look}
+	sf.mu.Lock()
+	defer sf.mu.Unlock()
+	sf.files[fl.id] = seenFile{mtime: st.ModTime().UnixNano(), fpSum: fl.fpSum, fpLen: fpLen, look: sf.look}
 }
 
 // seeAtStart remembers the files start found (it decided about each).
-func (t *Tailer) seeAtStart(files []*fileInfo) {
+func (sf *seenFiles) seeAtStart(files []*fileInfo) {
 	var newest int64
 	for _, fi := range files {
 		newest = max(newest, fi.mtime.UnixNano())
-		if !t.reg.claimed(fi.id) { // a followed one: when its follower is done
-			t.see(fi, false)
+		if !sf.reg.claimed(fi.id) { // a followed one: when its follower is done
+			sf.see(fi, false)
 		}
 	}
-	t.mu.Lock()
-	t.seen.horizon = newest
-	t.mu.Unlock()
+	sf.mu.Lock()
+	sf.horizon = newest
+	sf.mu.Unlock()
 }
 
 // see remembers fi as seen by the current look: a file not followed with
 // its first bytes' fingerprint (read now if it is new), a followed one
 // without (its follower gives it at the end). An empty file that nobody
 // follows is not remembered: once written to, it is new.
-func (t *Tailer) see(fi *fileInfo, followed bool) {
+func (sf *seenFiles) see(fi *fileInfo, followed bool) {
 	mt := fi.mtime.UnixNano()
-	t.mu.Lock()
-	s, ok := t.seen.files[fi.id]
-	look := t.seen.look
-	t.mu.Unlock()
+	sf.mu.Lock()
+	s, ok := sf.files[fi.id]
+	look := sf.look
+	sf.mu.Unlock()
 	switch {
 	case ok && s.mtime == mt:
 	case followed:
@@ -116,9 +124,9 @@ func (t *Tailer) see(fi *fileInfo, followed bool) {
 		s = seenFile{mtime: mt, fpSum: sum, fpLen: int32(n)}
 	}
 	s.look = look
-	t.mu.Lock()
-	t.seen.files[fi.id] = s
-	t.mu.Unlock()
+	sf.mu.Lock()
+	sf.files[fi.id] = s
+	sf.mu.Unlock()
 }
 
 // headSum returns the FNV-1a of the first bytes (up to FingerprintSize)
@@ -140,10 +148,10 @@ func headSum(path string) (uint64, int, error) {
 // isNew reports whether fi, not followed, is a file no look saw: its
 // identity unknown, or known with other first bytes (the inode used
 // again by a new file).
-func (t *Tailer) isNew(fi *fileInfo) bool {
-	t.mu.Lock()
-	s, ok := t.seen.files[fi.id]
-	t.mu.Unlock()
+func (sf *seenFiles) isNew(fi *fileInfo) bool {
+	sf.mu.Lock()
+	s, ok := sf.files[fi.id]
+	sf.mu.Unlock()
 	switch {
 	case !ok:
 		return true
@@ -156,13 +164,38 @@ func (t *Tailer) isNew(fi *fileInfo) bool {
 	return err == nil && !match
 }
 
+// beginLook numbers a new look and returns its number and the newest
+// modification time the last look saw.
+func (sf *seenFiles) beginLook() (look uint32, horizon int64) {
+	sf.mu.Lock()
+	defer sf.mu.Unlock()
+	sf.look++
+	return sf.look, sf.horizon
+}
+
+// endLook ends the look numbered look, which saw files modified up to
+// newest: unless it may have missed files (partial), the files not
+// followed that neither it nor the look before saw are forgotten.
+func (sf *seenFiles) endLook(look uint32, newest int64, partial bool) {
+	sf.mu.Lock()
+	defer sf.mu.Unlock()
+	sf.horizon = newest
+	if partial {
+		return // files may be missing from the look: forget nothing
+	}
+	for id, s := range sf.files {
+		if s.look+1 < look {
+			if !sf.reg.claimed(id) {
+				delete(sf.files, id)
+			}
+		}
+	}
+}
+
 // readMissed reads the rotated files of lk that no look saw (see above),
 // and remembers what lk saw.
 func (t *Tailer) readMissed(ctx context.Context, lk *look) {
-	t.mu.Lock()
-	t.seen.look++
-	look, horizon := t.seen.look, t.seen.horizon
-	t.mu.Unlock()
+	look, horizon := t.seen.beginLook()
 	var newest int64
 	for _, fis := range [][]fileInfo{lk.matches, lk.rotated} {
 		for i := range fis {
@@ -172,25 +205,25 @@ func (t *Tailer) readMissed(ctx context.Context, lk *look) {
 	// A followed file is remembered when its follower is done with it
 	// (seeFollowed): only the others are remembered now.
 	for _, fi := range t.reg.unclaimed(lk.matches) {
-		t.see(fi, false)
+		t.seen.see(fi, false)
 	}
 	after := horizon - int64(time.Second)
 	for _, c := range t.reg.unclaimed(lk.rotated) {
 		if ctx.Err() != nil {
 			return
 		}
-		if c.matched || c.size == 0 || !t.isNew(c) {
-			t.see(c, false)
+		if c.matched || c.size == 0 || !t.seen.isNew(c) {
+			t.seen.see(c, false)
 			continue
 		}
 		if full, partial := t.disc.isCopyOfFollowed(c.path); full || partial {
 			if full {
-				t.see(c, false)
+				t.seen.see(c, false)
 			}
 			continue
 		}
 		if c.mtime.UnixNano() < after {
-			t.see(c, false)
+			t.seen.see(c, false)
 			t.stats.lostFiles.Add(1)
 			t.log.Error("a rotated file appeared that was modified before the files seen last, so it was not created since: it was moved or copied in, and whether its lines were counted is not known. Not reading it: if they were not, count it with the replay command",
 				"path", c.path, "modified", c.mtime,
@@ -199,19 +232,7 @@ func (t *Tailer) readMissed(ctx context.Context, lk *look) {
 		}
 		t.readGeneration(ctx, c)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.seen.horizon = newest
-	if lk.sc.partial {
-		return // files may be missing from lk: forget nothing
-	}
-	for id, s := range t.seen.files {
-		if s.look+1 < look {
-			if !t.reg.claimed(id) {
-				delete(t.seen.files, id)
-			}
-		}
-	}
+	t.seen.endLook(look, newest, lk.sc.partial)
 }
 
 // readGeneration follows c, a rotated file no look saw, from 0 (or where
@@ -229,7 +250,7 @@ func (t *Tailer) readGeneration(ctx context.Context, c *fileInfo) {
 		fl.close()
 		return
 	}
-	t.see(c, true)
+	t.seen.see(c, true)
 	t.log.Info("reading a rotated file created and rotated away since the last look", "path", c.path, "bytes", c.size)
 	t.slots.overLimit(fl)
 	t.spawn(ctx, fl)

@@ -82,7 +82,7 @@ func (t *Tailer) unfollow(fl *follower) {
 		t.unfollow(fl.decided.adopt)
 		fl.decided.adopt = nil
 	}
-	t.seeFollowed(fl)
+	t.seen.seeFollowed(fl)
 	fl.close()
 	t.reg.release(fl.id, fl)
 	if fl.decided.retire != nil { // never sent: keep nothing reserved

@@ -62,7 +62,7 @@ func (t *Tailer) start(ctx context.Context) error {
 	t.slots.planned()
 	t.reg.register(r.plan, t.waiting)
 	t.reg.indexHeads(r.plan)
-	t.seeAtStart(r.order)
+	t.seen.seeAtStart(r.order)
 	for _, fl := range r.plan {
 		t.spawn(ctx, fl)
 	}

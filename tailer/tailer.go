@@ -135,8 +135,8 @@ type Tailer struct {
 	watched []rotateWatch
 	slots   *slots // the open files within MaxOpenFiles (park.go)
 
-	// What the rescans have seen (generations.go), under mu.
-	seen seenFiles
+	// What the rescans have seen (generations.go).
+	seen *seenFiles
 }
 
 // New validates cfg and returns a Tailer that will send to out. A bad glob
@@ -207,7 +207,7 @@ func New(cfg Config, out chan<- stream.Chunk) (*Tailer, error) {
 		rescanNow: make(chan struct{}, 1),
 		started:   make(chan struct{}),
 		waiting:   make(map[stream.FileID]stream.Checkpoint),
-		seen:      newSeenFiles(),
+		seen:      newSeenFiles(reg),
 	}
 	t.disc = newDiscovery(&t.cfg, t.log, &t.stats, reg)
 	t.slots = newSlots(&t.cfg, t.log, t.disc)
