@@ -195,7 +195,7 @@ func (t *Tailer) settle(ctx context.Context, fl *follower, deleted bool) (bool, 
 		if err := fl.finish(ctx); err != nil {
 			return true, err
 		}
-		t.watchFinished(fl) // lines written to it later are read too
+		t.watched.add(fl) // lines written to it later are read too
 		return true, nil
 	}
 	return false, nil

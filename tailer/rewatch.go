@@ -5,8 +5,10 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/stream"
 )
 
@@ -36,31 +38,48 @@ type rotateWatch struct {
 	until time.Time
 }
 
-// watchFinished starts watching the rotated file fl, just finished.
-func (t *Tailer) watchFinished(fl *follower) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.watched) >= maxRotateWatches {
-		t.watched = t.watched[1:]
+// watchList holds the finished rotated files watched, oldest first.
+type watchList struct {
+	clk clock.Clock
+
+	mu      sync.Mutex
+	watched []rotateWatch
+}
+
+// add starts watching the rotated file fl, just finished.
+func (wl *watchList) add(fl *follower) {
+	wl.mu.Lock()
+	defer wl.mu.Unlock()
+	if len(wl.watched) >= maxRotateWatches {
+		wl.watched = wl.watched[1:]
 	}
-	t.watched = append(t.watched, rotateWatch{cp: fl.checkpoint(), until: t.clk.Now().Add(RotateWatch)})
+	wl.watched = append(wl.watched, rotateWatch{cp: fl.checkpoint(), until: wl.clk.Now().Add(RotateWatch)})
+}
+
+// take returns the watched files and watches none until keep.
+func (wl *watchList) take() []rotateWatch {
+	wl.mu.Lock()
+	defer wl.mu.Unlock()
+	ws := wl.watched
+	wl.watched = nil
+	return ws
+}
+
+// keep watches ws again, older than those added since take.
+func (wl *watchList) keep(ws []rotateWatch) {
+	wl.mu.Lock()
+	defer wl.mu.Unlock()
+	wl.watched = append(ws, wl.watched...)
 }
 
 // rewatch follows again the watched files that grew, and forgets those
 // that are gone, moved or watched long enough. Only Run's goroutine calls
 // it.
 func (t *Tailer) rewatch(ctx context.Context) {
-	t.mu.Lock()
-	ws := t.watched
-	t.watched = nil
-	t.mu.Unlock()
+	ws := t.watched.take()
 	now := t.clk.Now()
 	var keep []rotateWatch
-	defer func() {
-		t.mu.Lock()
-		t.watched = append(keep, t.watched...)
-		t.mu.Unlock()
-	}()
+	defer func() { t.watched.keep(keep) }()
 	for i, w := range ws {
 		if ctx.Err() != nil {
 			keep = append(keep, ws[i:]...)

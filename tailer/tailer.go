@@ -130,10 +130,8 @@ type Tailer struct {
 	// identities are reserved in files. Only Run's goroutine uses it.
 	waiting map[stream.FileID]stream.Checkpoint
 
-	// watched are finished rotated files watched for lines written
-	// later (rewatch.go), oldest first (under mu).
-	watched []rotateWatch
-	slots   *slots // the open files within MaxOpenFiles (park.go)
+	watched *watchList // finished rotated files watched for lines written later (rewatch.go)
+	slots   *slots     // the open files within MaxOpenFiles (park.go)
 
 	// What the rescans have seen (generations.go).
 	seen *seenFiles
@@ -208,6 +206,7 @@ func New(cfg Config, out chan<- stream.Chunk) (*Tailer, error) {
 		started:   make(chan struct{}),
 		waiting:   make(map[stream.FileID]stream.Checkpoint),
 		seen:      newSeenFiles(reg),
+		watched:   &watchList{clk: cfg.Clock},
 	}
 	t.disc = newDiscovery(&t.cfg, t.log, &t.stats, reg)
 	t.slots = newSlots(&t.cfg, t.log, t.disc)
