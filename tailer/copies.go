@@ -26,7 +26,7 @@ func planHeads(plan []*follower) [][]byte {
 // copyState compares the first bytes of a file with heads, the leading
 // bytes of followed files. full: the file begins with one of them, so it is
 // a copy of a followed file and is left alone (if the original is then
-// truncated, the copy is adopted at the right offset: Tailer.cut). partial:
+// truncated, the copy is adopted at the right offset: prospector.cut). partial:
 // the whole file is a prefix of one of them (a copy being written, or a new
 // file too short to tell), so it is not read yet.
 func copyState(r io.ReaderAt, heads [][]byte) (full, partial bool) {
@@ -57,11 +57,11 @@ func copyState(r io.ReaderAt, heads [][]byte) (full, partial bool) {
 // The copy is claimed and returned as a follower at old.Offset. A copy that
 // a fresh follower holds but has not started reading (found by a rescan
 // while it was being written) is taken over.
-func (t *Tailer) findCopy(old stream.Checkpoint, path string) *follower {
+func (pr *prospector) findCopy(old stream.Checkpoint, path string) *follower {
 	if old.FPLen == 0 {
 		return nil
 	}
-	for _, fi := range t.disc.freshCandidates(path) {
+	for _, fi := range pr.disc.freshCandidates(path) {
 		if fi.id == old.File || fi.size < old.Offset {
 			continue
 		}
@@ -69,17 +69,17 @@ func (t *Tailer) findCopy(old stream.Checkpoint, path string) *follower {
 			continue
 		}
 		if ok, _ := stream.FileTailMatches(fi.path, old); !ok {
-			t.log.Info("a rotated file begins like the truncated file but its bytes before the read position differ: not its copy (tail check)", "path", fi.path, "offset", old.Offset)
+			pr.log.Info("a rotated file begins like the truncated file but its bytes before the read position differ: not its copy (tail check)", "path", fi.path, "offset", old.Offset)
 			continue
 		}
 		c := old
 		c.File, c.Path = fi.id, fi.path
-		fl, err := t.openFollower(fi.path, fi.id, c)
+		fl, err := pr.openFollower(fi.path, fi.id, c)
 		if err != nil {
-			t.log.logErr("open "+fi.path, slog.LevelWarn, "cannot open copy of truncated file", "err", err, "path", fi.path)
+			pr.log.logErr("open "+fi.path, slog.LevelWarn, "cannot open copy of truncated file", "err", err, "path", fi.path)
 			continue
 		}
-		if !t.reg.claimCopy(fl) {
+		if !pr.reg.claimCopy(fl) {
 			fl.close()
 			continue
 		}
@@ -90,11 +90,11 @@ func (t *Tailer) findCopy(old stream.Checkpoint, path string) *follower {
 
 // copyExists reports whether a rotated candidate of path other than
 // old's file begins with the bytes old's fingerprint covers.
-func (t *Tailer) copyExists(old stream.Checkpoint, path string) bool {
+func (pr *prospector) copyExists(old stream.Checkpoint, path string) bool {
 	if old.FPLen == 0 {
 		return false
 	}
-	for _, fi := range t.disc.freshCandidates(path) {
+	for _, fi := range pr.disc.freshCandidates(path) {
 		if fi.id == old.File || fi.size < int64(old.FPLen) {
 			continue
 		}

@@ -14,8 +14,9 @@ import (
 	"github.com/logtally/logtally/stream"
 )
 
-// followerConfig is what a follower needs of the Tailer's Config, and the
-// count of the Tailer's open files.
+// followerConfig is what a follower needs of the Tailer's Config, the
+// count of the open files (slots) and the index of the followed heads
+// (registry).
 type followerConfig struct {
 	source       string
 	maxLineBytes int
@@ -28,7 +29,7 @@ type followerConfig struct {
 // follower reads one open file (the harvester): it reads what the file
 // gains, hands on its lines with their checkpoints, and reports what a
 // read observes (readOn). It decides nothing about its file's fate and
-// knows nothing of the others: the Tailer (prospector.go) does, and moves
+// knows nothing of the others: the prospector (prospector.go) does, and moves
 // it (restart, resumeAt, setPath, finish). Its fields belong to the
 // goroutine running it, except pub, which other goroutines read.
 type follower struct {
@@ -57,11 +58,11 @@ type follower struct {
 
 	parked parked // while closed to be parked (park.go)
 
-	decided decided // the Tailer's decisions about the file
+	decided decided // the prospector's decisions about the file
 
 	pub published
 
-	// The head the Tailer's headIndex counts for the follower, and
+	// The head the registry's headIndex counts for the follower, and
 	// whether it is in the index (claimed): under headIndex.mu.
 	idxHead []byte
 	indexed bool
@@ -79,10 +80,10 @@ type parked struct {
 	movedMark uint64
 }
 
-// decided is what the Tailer has decided about a follower's file and not
-// yet carried out, or the state of its decision. Only the Tailer's code
-// reads and writes it (prospector.go, restore.go), before the follower
-// runs or on its goroutine.
+// decided is what the prospector (or start) has decided about a
+// follower's file and not yet carried out, or the state of its decision.
+// Only their code reads and writes it (prospector.go, restore.go), before
+// the follower runs or on its goroutine.
 type decided struct {
 	fresh    bool               // found by glob with no checkpoint, nothing read yet: may be a copy
 	announce bool               // send the checkpoint before reading (resumed at an offset below the stored one)
@@ -236,7 +237,7 @@ func (fl *follower) headKept(size int64) bool {
 }
 
 // resumeAt moves the follower to size, the new size of a file shrunk in
-// place below what was read (see Tailer.cut). The lines before size were
+// place below what was read (see prospector.cut). The lines before size were
 // counted, so reading goes on at size: a line the cut split was counted
 // whole, and what the writer appends after the cut begins at size. A cut
 // within the unfinished line after the last line handed on only shortens
@@ -266,7 +267,7 @@ func (fl *follower) resumeAt(ctx context.Context, size int64) error {
 
 // restart moves the follower to the file's start, forgetting what was
 // read and the fingerprint: a new stream; it sends nothing (see
-// Tailer.adoptCopy).
+// prospector.adoptCopy).
 func (fl *follower) restart() {
 	fl.off, fl.pos, fl.pend, fl.skipping = 0, 0, nil, false
 	fl.fpLen, fl.fpSum, fl.head = 0, fnv1a.Offset, nil

@@ -194,8 +194,8 @@ func (sf *seenFiles) endLook(look uint32, newest int64, partial bool) {
 
 // readMissed reads the rotated files of lk that no look saw (see above),
 // and remembers what lk saw.
-func (t *Tailer) readMissed(ctx context.Context, lk *look) {
-	look, horizon := t.seen.beginLook()
+func (pr *prospector) readMissed(ctx context.Context, lk *look) {
+	look, horizon := pr.seen.beginLook()
 	var newest int64
 	for _, fis := range [][]fileInfo{lk.matches, lk.rotated} {
 		for i := range fis {
@@ -204,54 +204,54 @@ func (t *Tailer) readMissed(ctx context.Context, lk *look) {
 	}
 	// A followed file is remembered when its follower is done with it
 	// (seeFollowed): only the others are remembered now.
-	for _, fi := range t.reg.unclaimed(lk.matches) {
-		t.seen.see(fi, false)
+	for _, fi := range pr.reg.unclaimed(lk.matches) {
+		pr.seen.see(fi, false)
 	}
 	after := horizon - int64(time.Second)
-	for _, c := range t.reg.unclaimed(lk.rotated) {
+	for _, c := range pr.reg.unclaimed(lk.rotated) {
 		if ctx.Err() != nil {
 			return
 		}
-		if c.matched || c.size == 0 || !t.seen.isNew(c) {
-			t.seen.see(c, false)
+		if c.matched || c.size == 0 || !pr.seen.isNew(c) {
+			pr.seen.see(c, false)
 			continue
 		}
-		if full, partial := t.disc.isCopyOfFollowed(c.path); full || partial {
+		if full, partial := pr.disc.isCopyOfFollowed(c.path); full || partial {
 			if full {
-				t.seen.see(c, false)
+				pr.seen.see(c, false)
 			}
 			continue
 		}
 		if c.mtime.UnixNano() < after {
-			t.seen.see(c, false)
-			t.stats.lostFiles.Add(1)
-			t.log.Error("a rotated file appeared that was modified before the files seen last, so it was not created since: it was moved or copied in, and whether its lines were counted is not known. Not reading it: if they were not, count it with the replay command",
+			pr.seen.see(c, false)
+			pr.stats.lostFiles.Add(1)
+			pr.log.Error("a rotated file appeared that was modified before the files seen last, so it was not created since: it was moved or copied in, and whether its lines were counted is not known. Not reading it: if they were not, count it with the replay command",
 				"path", c.path, "modified", c.mtime,
-				"replay", "logtally replay -config CONFIG -source "+t.cfg.Source+" "+c.path)
+				"replay", "logtally replay -config CONFIG -source "+pr.cfg.Source+" "+c.path)
 			continue
 		}
-		t.readGeneration(ctx, c)
+		pr.readGeneration(ctx, c)
 	}
-	t.seen.endLook(look, newest, lk.sc.partial)
+	pr.seen.endLook(look, newest, lk.sc.partial)
 }
 
 // readGeneration follows c, a rotated file no look saw, from 0 (or where
 // the ledger says) until it is quiet for RotateGrace.
-func (t *Tailer) readGeneration(ctx context.Context, c *fileInfo) {
-	fl, err := t.openFollower(c.path, c.id, stream.Checkpoint{Source: t.cfg.Source})
+func (pr *prospector) readGeneration(ctx context.Context, c *fileInfo) {
+	fl, err := pr.openFollower(c.path, c.id, stream.Checkpoint{Source: pr.cfg.Source})
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			t.log.logErr("open "+c.path, slog.LevelWarn, "cannot open rotated file", "err", err, "path", c.path)
+			pr.log.logErr("open "+c.path, slog.LevelWarn, "cannot open rotated file", "err", err, "path", c.path)
 		}
 		return
 	}
 	fl.decided.rotated = true
-	if !t.reg.claim(fl) {
+	if !pr.reg.claim(fl) {
 		fl.close()
 		return
 	}
-	t.seen.see(c, true)
-	t.log.Info("reading a rotated file created and rotated away since the last look", "path", c.path, "bytes", c.size)
-	t.slots.overLimit(fl)
-	t.spawn(ctx, fl)
+	pr.seen.see(c, true)
+	pr.log.Info("reading a rotated file created and rotated away since the last look", "path", c.path, "bytes", c.size)
+	pr.slots.overLimit(fl)
+	pr.spawn(ctx, fl)
 }

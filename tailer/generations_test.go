@@ -125,7 +125,7 @@ func TestGenerationMovedInNotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustRename(t, old, p+".7")
-	h.tl.triggerRescan()
+	h.tl.pros.triggerRescan()
 	h.waitFor("the ERROR", func([]stream.Chunk) bool { return strings.Contains(logs.String(), "level=ERROR") })
 	cs := h.stop()
 	if got := len(allLines(cs)); got != 10 {

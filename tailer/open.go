@@ -16,13 +16,13 @@ import (
 // ledger says its stream is counted (Config.Counted).
 
 // openFollower opens path and checks it is still the file id.
-func (t *Tailer) openFollower(path string, id stream.FileID, cp stream.Checkpoint) (*follower, error) {
-	f, st, err := openID(t.disc.open, path, id)
+func (pr *prospector) openFollower(path string, id stream.FileID, cp stream.Checkpoint) (*follower, error) {
+	f, st, err := openID(pr.disc.open, path, id)
 	if err != nil {
 		return nil, err
 	}
-	if t.cfg.Counted != nil {
-		cp = t.counted(f, path, st.Size(), cp)
+	if pr.cfg.Counted != nil {
+		cp = pr.counted(f, path, st.Size(), cp)
 	}
 	fpLen, fpSum := cp.FPLen, cp.FPSum
 	if fpLen == 0 {
@@ -31,9 +31,9 @@ func (t *Tailer) openFollower(path string, id stream.FileID, cp stream.Checkpoin
 	head := make([]byte, fpLen)
 	n, _ := f.ReadAt(head, 0) // a short read shows as a fingerprint mismatch later
 	head = head[:n]
-	t.slots.open.Add(1)
+	pr.slots.open.Add(1)
 	fl := &follower{
-		cfg: &t.fcfg, log: t.log, out: t.out,
+		cfg: &pr.fcfg, log: pr.log, out: pr.out,
 		f: f, id: id, path: path, base: path,
 		off: cp.Offset, pos: cp.Offset,
 		fpLen: fpLen, fpSum: fpSum, head: head,
@@ -44,7 +44,7 @@ func (t *Tailer) openFollower(path string, id stream.FileID, cp stream.Checkpoin
 		fl.stream = stream.NewID()
 	}
 	fl.setTail(nil)
-	t.slots.planOpened(fl)
+	pr.slots.planOpened(fl)
 	return fl, nil
 }
 
@@ -66,7 +66,7 @@ func lineEndAt(f *os.File, off, size int64) bool {
 // restored checkpoint whose file no longer begins with its fingerprint, or
 // is shorter than its offset, is left as it is: the rotation rules settle
 // it.
-func (t *Tailer) counted(f *os.File, path string, size int64, cp stream.Checkpoint) stream.Checkpoint {
+func (pr *prospector) counted(f *os.File, path string, size int64, cp stream.Checkpoint) stream.Checkpoint {
 	if size < cp.Offset {
 		return cp
 	}
@@ -80,15 +80,15 @@ func (t *Tailer) counted(f *os.File, path string, size int64, cp stream.Checkpoi
 	if restored && !stream.Same(cp, head) {
 		return cp
 	}
-	off := t.countedAt(f, path, size, t.cfg.Counted(head))
+	off := pr.countedAt(f, path, size, pr.cfg.Counted(head))
 	if off <= cp.Offset {
 		return cp
 	}
 	if restored {
-		t.log.Info("checkpoint behind the ledger (a copy of the file was counted): starting where the ledger says",
+		pr.log.Info("checkpoint behind the ledger (a copy of the file was counted): starting where the ledger says",
 			"path", path, "checkpoint", cp.Offset, "offset", off, "size", size)
 	} else {
-		t.log.Info("file already counted in part: starting where the ledger says", "path", path, "offset", off, "size", size)
+		pr.log.Info("file already counted in part: starting where the ledger says", "path", path, "offset", off, "size", size)
 	}
 	cp.Offset = off
 	cp.FPLen = int(min(off, stream.FingerprintSize))
@@ -104,33 +104,33 @@ func (t *Tailer) counted(f *os.File, path string, size int64, cp stream.Checkpoi
 // taken: the file begins like a stream counted further, but a new file
 // with the same first lines is shorter too. Each position not taken is
 // logged with the rule that decided.
-func (t *Tailer) countedAt(f *os.File, path string, size int64, ps []Position) int64 {
+func (pr *prospector) countedAt(f *os.File, path string, size int64, ps []Position) int64 {
 	slices.SortFunc(ps, func(a, b Position) int { return cmp.Compare(b.Offset, a.Offset) })
 	for _, p := range ps {
 		switch {
 		case p.Offset <= 0:
 			return 0
 		case p.Offset > size:
-			t.log.Info("the ledger says a stream beginning like this file is counted further than the file is long: another file, or a shorter copy, not moved there (its bytes there cannot be compared)",
+			pr.log.Info("the ledger says a stream beginning like this file is counted further than the file is long: another file, or a shorter copy, not moved there (its bytes there cannot be compared)",
 				"path", path, "ledger", p.Offset, "size", size)
 			continue
 		case p.TailLen == 0:
 			if lineEndAt(f, p.Offset, size) {
 				return p.Offset
 			}
-			t.log.Info("the ledger says a stream beginning like this file is counted to an offset that is not a line end of it: another file, not moved there",
+			pr.log.Info("the ledger says a stream beginning like this file is counted to an offset that is not a line end of it: another file, not moved there",
 				"path", path, "ledger", p.Offset, "size", size)
 			continue
 		}
 		ok, err := stream.TailMatches(f, stream.Checkpoint{Offset: p.Offset, TailLen: p.TailLen, TailSum: p.TailSum})
 		if err != nil {
-			t.log.logErr("tail "+path, slog.LevelWarn, "cannot read the file where the ledger says it is counted: not moved there", "path", path, "err", err)
+			pr.log.logErr("tail "+path, slog.LevelWarn, "cannot read the file where the ledger says it is counted: not moved there", "path", path, "err", err)
 			continue
 		}
 		if ok {
 			return p.Offset
 		}
-		t.log.Info("the ledger says a stream beginning like this file is counted to an offset where this file's bytes differ: another file, not moved there (tail check)",
+		pr.log.Info("the ledger says a stream beginning like this file is counted to an offset where this file's bytes differ: another file, not moved there (tail check)",
 			"path", path, "ledger", p.Offset, "size", size)
 	}
 	return 0

@@ -48,7 +48,7 @@ const DefaultMaxOpenFiles = 1024
 // slots keeps a Tailer's open files within Config.MaxOpenFiles: it counts
 // them, holds the files that wait closed (parked, queued) and the
 // followers that yield their slot, and opens a queued file again by
-// identity. Which followers run is the Tailer's (openQueued).
+// identity. Which followers run is the prospector's (openQueued).
 type slots struct {
 	cfg  *Config
 	clk  clock.Clock
@@ -243,27 +243,27 @@ func (s *slots) hasParked() bool {
 // openQueued opens queued files while slots are free and runs their
 // followers. A file moved while closed is looked for by identity; one
 // found nowhere is finished (gone).
-func (t *Tailer) openQueued(ctx context.Context) {
+func (pr *prospector) openQueued(ctx context.Context) {
 	var lk *look // one look at the files for every file that moved
-	for ctx.Err() == nil && t.slots.slotFree() {
-		fl := t.slots.next()
+	for ctx.Err() == nil && pr.slots.slotFree() {
+		fl := pr.slots.next()
 		if fl == nil {
 			return
 		}
-		err := t.slots.reopen(fl, &lk)
+		err := pr.slots.reopen(fl, &lk)
 		if err == nil && fl.decided.adopt != nil && fl.decided.adopt.f == nil {
-			err = t.slots.reopen(fl.decided.adopt, &lk)
+			err = pr.slots.reopen(fl.decided.adopt, &lk)
 		}
 		switch {
 		case err == nil:
-			t.spawn(ctx, fl)
+			pr.spawn(ctx, fl)
 		case errors.Is(err, os.ErrNotExist):
-			t.gone(ctx, fl)
+			pr.gone(ctx, fl)
 		default:
 			// Not examinable now: try again at the next idle poll.
-			t.log.logErr("open "+fl.path, slog.LevelWarn, "cannot open file again", "err", err, "path", fl.path)
+			pr.log.logErr("open "+fl.path, slog.LevelWarn, "cannot open file again", "err", err, "path", fl.path)
 			fl.close()
-			t.slots.putParked(fl)
+			pr.slots.putParked(fl)
 		}
 	}
 }
@@ -306,17 +306,17 @@ func (s *slots) reopen(fl *follower, lk **look) error {
 // gone finishes a closed file that is nowhere to be found: deleted while
 // it was closed. What it gained after it was closed, if anything, was
 // not read.
-func (t *Tailer) gone(ctx context.Context, fl *follower) {
+func (pr *prospector) gone(ctx context.Context, fl *follower) {
 	if c := fl.decided.adopt; c != nil {
 		fl.decided.adopt = nil
 		c.close()
-		t.reg.release(c.id, c)
+		pr.reg.release(c.id, c)
 	}
 	if fl.parked.size > fl.off {
-		t.lostFile(fl.path, fl.off, "file deleted while closed (max_open_files) before its last lines were read")
+		pr.lostFile(fl.path, fl.off, "file deleted while closed (max_open_files) before its last lines were read")
 	} else {
-		t.log.Info("file deleted while closed (max_open_files), finished", "path", fl.path, "offset", fl.off)
+		pr.log.Info("file deleted while closed (max_open_files), finished", "path", fl.path, "offset", fl.off)
 	}
 	fl.finish(ctx) // only a cancelled ctx fails: then nothing matters
-	t.unfollow(fl)
+	pr.unfollow(fl)
 }

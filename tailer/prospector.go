@@ -2,35 +2,95 @@ package tailer
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"sync"
 	"time"
 
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/stream"
 )
 
 // Prospector: what becomes of each followed file. A follower reads its
-// file and reports what it saw (follower.readOn); the Tailer decides
+// file and reports what it saw (follower.readOn); the prospector decides
 // (a copy not to read, a rename to follow, a rotation to read until quiet,
 // a copytruncate whose copy is adopted, a file shrunk in place, a finish)
 // and moves the follower. Each follower runs in a goroutine of its own
 // (follow), where these decisions run too: a file's sends stay in order.
 
+// prospector decides which files are read and what becomes of each: it
+// opens followers (a new glob match, a rotated generation no look saw, a
+// finished rotated file written to again, a copy a copytruncate left),
+// runs each in a goroutine of the Tailer's, and settles what their polls
+// see. The files it finds come from discovery, the claims from the
+// registry, the open files' slots from slots.
+type prospector struct {
+	cfg   *Config
+	fcfg  followerConfig // what its followers need of cfg
+	log   *logger
+	clk   clock.Clock
+	out   *output
+	stats *tailerStats
+
+	reg     *registry
+	disc    *discovery
+	slots   *slots
+	seen    *seenFiles // what the looks saw (generations.go)
+	watched *watchList // finished rotated files watched (rewatch.go)
+
+	wg        *sync.WaitGroup // the Tailer's: Run waits for the followers
+	rescanNow chan<- struct{} // asks Run to look at the files now
+}
+
+// followNew follows the glob matches of lk that nobody follows, from 0
+// (or where the ledger says), unless they begin like a followed file (a
+// copy of it). Only a cancelled ctx is an error.
+func (pr *prospector) followNew(ctx context.Context, lk *look) error {
+	for _, fi := range pr.reg.unclaimed(lk.matches) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if full, _ := pr.disc.isCopyOfFollowed(fi.path); full {
+			pr.log.logErr("copy "+fi.path, slog.LevelInfo, "not following a copy of a followed file", "path", fi.path)
+			continue
+		}
+		fl, err := pr.openFollower(fi.path, fi.id, stream.Checkpoint{Source: pr.cfg.Source})
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				pr.log.logErr("open "+fi.path, slog.LevelWarn, "cannot open file", "err", err, "path", fi.path)
+			}
+			continue
+		}
+		fl.setFresh()
+		if !pr.reg.claim(fl) {
+			fl.close()
+			continue
+		}
+		pr.log.Info("following new file", "path", fi.path)
+		pr.slots.overLimit(fl)
+		pr.spawn(ctx, fl)
+	}
+	return nil
+}
+
 // spawn runs fl in a goroutine Run waits for. Once ctx is cancelled it
 // closes fl instead: files released by exiting followers must not be
 // picked up again and read from 0. A follower whose file is closed waits
 // in the queue for a slot (park.go).
-func (t *Tailer) spawn(ctx context.Context, fl *follower) {
+func (pr *prospector) spawn(ctx context.Context, fl *follower) {
 	if ctx.Err() != nil {
-		t.unfollow(fl)
+		pr.unfollow(fl)
 		return
 	}
 	if needsOpen(fl) {
-		t.slots.enqueue(fl)
+		pr.slots.enqueue(fl)
 		return
 	}
-	t.wg.Add(1)
+	pr.wg.Add(1)
 	go func() {
-		defer t.wg.Done()
-		t.follow(ctx, fl)
+		defer pr.wg.Done()
+		pr.follow(ctx, fl)
 	}()
 }
 
@@ -38,55 +98,55 @@ func (t *Tailer) spawn(ctx context.Context, fl *follower) {
 // start decided for it first (begin), then a poll every PollInterval
 // (IdlePollInterval while the file is quiet: pollWait). Between polls it
 // may close its file for a queued one and hand itself to Run (park.go).
-func (t *Tailer) follow(ctx context.Context, fl *follower) {
+func (pr *prospector) follow(ctx context.Context, fl *follower) {
 	parked := false
 	defer func() {
 		if !parked {
-			t.unfollow(fl)
+			pr.unfollow(fl)
 		}
 	}()
-	fl.quietSince = t.clk.Now()
-	if err := t.begin(ctx, fl); err != nil {
+	fl.quietSince = pr.clk.Now()
+	if err := pr.begin(ctx, fl); err != nil {
 		return
 	}
 	for {
-		finished, err := t.poll(ctx, fl)
+		finished, err := pr.poll(ctx, fl)
 		if err != nil || finished {
 			return
 		}
-		if t.slots.yields(fl) && t.slots.park(fl) {
+		if pr.slots.yields(fl) && pr.slots.park(fl) {
 			parked = true
 			return
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.clk.After(t.pollWait(fl)):
+		case <-pr.clk.After(pr.pollWait(fl)):
 		}
 	}
 }
 
 // pollWait is how long fl waits for its next poll: PollInterval, or
 // IdlePollInterval once its file has been quiet that long.
-func (t *Tailer) pollWait(fl *follower) time.Duration {
-	if idle := t.cfg.IdlePollInterval; idle > t.cfg.PollInterval && t.clk.Now().Sub(fl.quietSince) >= idle {
+func (pr *prospector) pollWait(fl *follower) time.Duration {
+	if idle := pr.cfg.IdlePollInterval; idle > pr.cfg.PollInterval && pr.clk.Now().Sub(fl.quietSince) >= idle {
 		return idle
 	}
-	return t.cfg.PollInterval
+	return pr.cfg.PollInterval
 }
 
 // unfollow closes fl's file and forgets its claim, the claim of a copy it
 // was to adopt, and the reservation of a checkpoint it was to retire.
-func (t *Tailer) unfollow(fl *follower) {
+func (pr *prospector) unfollow(fl *follower) {
 	if fl.decided.adopt != nil {
-		t.unfollow(fl.decided.adopt)
+		pr.unfollow(fl.decided.adopt)
 		fl.decided.adopt = nil
 	}
-	t.seen.seeFollowed(fl)
+	pr.seen.seeFollowed(fl)
 	fl.close()
-	t.reg.release(fl.id, fl)
+	pr.reg.release(fl.id, fl)
 	if fl.decided.retire != nil { // never sent: keep nothing reserved
-		t.reg.release(fl.decided.retire.File, nil)
+		pr.reg.release(fl.decided.retire.File, nil)
 	}
 }
 
@@ -94,7 +154,7 @@ func (t *Tailer) unfollow(fl *follower) {
 // checkpoint sent first (resumed below the stored one), a copy's tail
 // adopted, or a lost checkpoint retired (Done) once fl, its copy, has
 // caught up.
-func (t *Tailer) begin(ctx context.Context, fl *follower) error {
+func (pr *prospector) begin(ctx context.Context, fl *follower) error {
 	d := &fl.decided
 	if d.announce {
 		d.announce = false
@@ -105,7 +165,7 @@ func (t *Tailer) begin(ctx context.Context, fl *follower) error {
 	if d.adopt != nil {
 		c := d.adopt
 		d.adopt = nil
-		if err := t.adoptCopy(ctx, fl, c); err != nil {
+		if err := pr.adoptCopy(ctx, fl, c); err != nil {
 			return err
 		}
 	}
@@ -114,22 +174,22 @@ func (t *Tailer) begin(ctx context.Context, fl *follower) error {
 			return err
 		}
 		cp := *d.retire
-		if err := t.out.send(ctx, stream.Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
+		if err := pr.out.send(ctx, stream.Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
 			return err
 		}
 		d.retire = nil
-		t.reg.release(cp.File, nil)
+		pr.reg.release(cp.File, nil)
 	}
 	return nil
 }
 
 // poll has fl read what its file gained, settles what the read saw, and
 // reports whether the file is finished (Done sent).
-func (t *Tailer) poll(ctx context.Context, fl *follower) (bool, error) {
+func (pr *prospector) poll(ctx context.Context, fl *follower) (bool, error) {
 	if fl.decided.fresh {
-		full, partial := t.reg.copyOf(fl.f, fl)
+		full, partial := pr.reg.copyOf(fl.f, fl)
 		if full {
-			t.log.Info("new file is a copy of a followed file, not following it", "path", fl.path)
+			pr.log.Info("new file is a copy of a followed file, not following it", "path", fl.path)
 			return true, nil
 		}
 		if partial && !fl.isStolen() {
@@ -148,9 +208,9 @@ func (t *Tailer) poll(ctx context.Context, fl *follower) (bool, error) {
 		case seen.statFailed:
 			return false, nil
 		case !seen.cut:
-			return t.settle(ctx, fl, seen.deleted)
+			return pr.settle(ctx, fl, seen.deleted)
 		}
-		if err := t.cut(ctx, fl, seen.size); err != nil {
+		if err := pr.cut(ctx, fl, seen.size); err != nil {
 			return false, err
 		}
 	}
@@ -162,40 +222,40 @@ func (t *Tailer) poll(ctx context.Context, fl *follower) (bool, error) {
 // no longer naming it and no glob matching it, it is rotated: read while
 // it grows, found among the rotated candidates if it is there, and
 // finished once quiet for RotateGrace (unless a glob matches it again).
-func (t *Tailer) settle(ctx context.Context, fl *follower, deleted bool) (bool, error) {
+func (pr *prospector) settle(ctx context.Context, fl *follower, deleted bool) (bool, error) {
 	if deleted {
-		t.log.Info("file deleted, finished", "path", fl.path, "offset", fl.off)
-		t.triggerRescan() // a new file may have taken its place
+		pr.log.Info("file deleted, finished", "path", fl.path, "offset", fl.off)
+		pr.triggerRescan() // a new file may have taken its place
 		return true, fl.finish(ctx)
 	}
 	d := &fl.decided
-	mark := t.disc.lookMark()
-	if !d.rotated && !t.disc.stillMatched(fl.id, fl.path) {
-		lk := t.disc.lookSince(mark)
+	mark := pr.disc.lookMark()
+	if !d.rotated && !pr.disc.stillMatched(fl.id, fl.path) {
+		lk := pr.disc.lookSince(mark)
 		if p, ok := lk.locate(fl.id); ok {
-			t.log.Info("file renamed, still matched", "from", fl.path, "to", p)
+			pr.log.Info("file renamed, still matched", "from", fl.path, "to", p)
 			fl.setPath(p)
 		} else {
 			d.rotated = true
-			fl.quietSince = t.clk.Now()
+			fl.quietSince = pr.clk.Now()
 			if p, ok := lk.find(fl.id); ok {
 				fl.setPath(p)
 			}
-			t.log.Info("file rotated away, reading it until quiet", "path", fl.path, "offset", fl.off)
-			t.triggerRescan()
+			pr.log.Info("file rotated away, reading it until quiet", "path", fl.path, "offset", fl.off)
+			pr.triggerRescan()
 		}
 	}
-	if d.rotated && t.clk.Now().Sub(fl.quietSince) >= t.cfg.RotateGrace {
-		if p, ok := t.disc.look().locate(fl.id); ok {
+	if d.rotated && pr.clk.Now().Sub(fl.quietSince) >= pr.cfg.RotateGrace {
+		if p, ok := pr.disc.look().locate(fl.id); ok {
 			d.rotated = false
 			fl.setPath(p)
 			return false, nil
 		}
-		t.log.Info("rotated file quiet, finished", "path", fl.path, "offset", fl.off)
+		pr.log.Info("rotated file quiet, finished", "path", fl.path, "offset", fl.off)
 		if err := fl.finish(ctx); err != nil {
 			return true, err
 		}
-		t.watched.add(fl) // lines written to it later are read too
+		pr.watched.add(fl) // lines written to it later are read too
 		return true, nil
 	}
 	return false, nil
@@ -210,27 +270,27 @@ func (t *Tailer) settle(ctx context.Context, fl *follower, deleted bool) (bool, 
 // (follower.resumeAt). Otherwise the file restarts at 0, and the lines
 // written after the last read before the truncation, if any, are lost
 // (ERROR).
-func (t *Tailer) cut(ctx context.Context, fl *follower, size int64) error {
+func (pr *prospector) cut(ctx context.Context, fl *follower, size int64) error {
 	old := fl.checkpoint()
-	c := t.findCopy(old, fl.path)
+	c := pr.findCopy(old, fl.path)
 	if c == nil && size < fl.pos && fl.headKept(size) {
-		t.stats.shrunk.Add(1)
+		pr.stats.shrunk.Add(1)
 		return fl.resumeAt(ctx, size)
 	}
 	switch {
 	case c != nil:
-		t.log.Warn("file truncated, restarting at 0", "path", fl.path, "offset", old.Offset)
-		t.log.Info("reading copy of truncated file", "path", c.path, "offset", old.Offset)
-	case old.FPLen > 0 && t.copyExists(old, fl.path):
+		pr.log.Warn("file truncated, restarting at 0", "path", fl.path, "offset", old.Offset)
+		pr.log.Info("reading copy of truncated file", "path", c.path, "offset", old.Offset)
+	case old.FPLen > 0 && pr.copyExists(old, fl.path):
 		// A copy shorter than what was read: the file was read between
 		// the copy and the truncation; what was written after is in no
 		// copy (copytruncate's own loss).
-		t.log.Warn("file truncated, restarting at 0; its copy holds less than was read", "path", fl.path, "offset", old.Offset)
+		pr.log.Warn("file truncated, restarting at 0; its copy holds less than was read", "path", fl.path, "offset", old.Offset)
 	default:
-		t.lostFile(fl.path, old.Offset, "file truncated and no copy of it found among its rotated files, restarting it at 0")
+		pr.lostFile(fl.path, old.Offset, "file truncated and no copy of it found among its rotated files, restarting it at 0")
 	}
 	fl.restart()
-	return t.adoptCopy(ctx, fl, c)
+	return pr.adoptCopy(ctx, fl, c)
 }
 
 // adoptCopy has the copy c (may be nil) read to its end under its own
@@ -239,30 +299,38 @@ func (t *Tailer) cut(ctx context.Context, fl *follower, size int64) error {
 // two sends correct: the old checkpoint still finds the copy until the
 // copy's own checkpoint exists, and the copy's checkpoint is deleted only
 // after the old one was replaced.
-func (t *Tailer) adoptCopy(ctx context.Context, fl, c *follower) error {
+func (pr *prospector) adoptCopy(ctx context.Context, fl, c *follower) error {
 	if c != nil {
 		if err := c.catchUp(ctx); err != nil {
-			t.unfollow(c)
+			pr.unfollow(c)
 			return err
 		}
 	}
 	if err := fl.sendCheckpoint(ctx, false); err != nil {
 		if c != nil {
-			t.unfollow(c)
+			pr.unfollow(c)
 		}
 		return err
 	}
 	if c != nil {
-		t.spawn(ctx, c)
+		pr.spawn(ctx, c)
 	}
 	return nil
 }
 
 // lostFile logs at ERROR, and counts, a followed file whose lines after
 // offset may never be counted, with the replay command that counts them.
-func (t *Tailer) lostFile(path string, offset int64, why string) {
-	t.stats.lostFiles.Add(1)
-	t.log.Error(why+": lines after the offset may never be counted. If the file was rotated (moved, renamed or compressed), count the rest with the replay command, giving it that file: the replay starts where this file was counted. Set the source's `rotated` globs to where rotation puts its files.",
+func (pr *prospector) lostFile(path string, offset int64, why string) {
+	pr.stats.lostFiles.Add(1)
+	pr.log.Error(why+": lines after the offset may never be counted. If the file was rotated (moved, renamed or compressed), count the rest with the replay command, giving it that file: the replay starts where this file was counted. Set the source's `rotated` globs to where rotation puts its files.",
 		"path", path, "offset", offset,
-		"replay", "logtally replay -config CONFIG -source "+t.cfg.Source+" ROTATED-FILE")
+		"replay", "logtally replay -config CONFIG -source "+pr.cfg.Source+" ROTATED-FILE")
+}
+
+// triggerRescan asks Run to re-expand the globs now.
+func (pr *prospector) triggerRescan() {
+	select {
+	case pr.rescanNow <- struct{}{}:
+	default:
+	}
 }

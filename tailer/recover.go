@@ -97,7 +97,7 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[stream.FileID]*fol
 		if isCopy {
 			continue
 		}
-		fl, err := t.openFollower(r.path, r.id, stream.Checkpoint{Source: t.cfg.Source})
+		fl, err := t.pros.openFollower(r.path, r.id, stream.Checkpoint{Source: t.cfg.Source})
 		if err != nil {
 			t.log.logErr("recover "+r.path, slog.LevelWarn, "cannot open rotated file written while down, not reading it", "path", r.path, "err", err)
 			continue

@@ -50,10 +50,10 @@ func (t *Tailer) start(ctx context.Context) error {
 	}
 	if err := r.sendStart(ctx, recovered); err != nil {
 		for _, fl := range r.plan {
-			t.unfollow(fl)
+			t.pros.unfollow(fl)
 		}
 		for _, fl := range recovered {
-			t.unfollow(fl)
+			t.pros.unfollow(fl)
 		}
 		return err
 	}
@@ -62,9 +62,9 @@ func (t *Tailer) start(ctx context.Context) error {
 	t.slots.planned()
 	t.reg.register(r.plan, t.waiting)
 	t.reg.indexHeads(r.plan)
-	t.seen.seeAtStart(r.order)
+	t.pros.seen.seeAtStart(r.order)
 	for _, fl := range r.plan {
-		t.spawn(ctx, fl)
+		t.pros.spawn(ctx, fl)
 	}
 	return nil
 }
@@ -114,10 +114,10 @@ func (r *restore) sameFiles(o *restore) bool {
 // waiting, so that start can match them again.
 func (r *restore) discard(recovered []*follower) {
 	for _, fl := range r.plan {
-		r.t.unfollow(fl)
+		r.t.pros.unfollow(fl)
 	}
 	for _, fl := range recovered {
-		r.t.unfollow(fl)
+		r.t.pros.unfollow(fl)
 	}
 	for _, fl := range r.copies { // closed already when planned
 		fl.close()
@@ -251,7 +251,7 @@ func (r *restore) findCopies() {
 			}
 			c := cp
 			c.File, c.Path = fi.id, fi.path
-			fl, err := r.t.openFollower(fi.path, fi.id, c)
+			fl, err := r.t.pros.openFollower(fi.path, fi.id, c)
 			if err != nil {
 				continue
 			}
@@ -292,7 +292,7 @@ func (r *restore) settleLost() {
 		}
 		own, ok := r.byID[cp.File]
 		if ok && !r.waits(cp.File) && r.planned[own.id] == nil && own.size > 0 && !r.isCopyOfLost(own) {
-			fl, err := t.openFollower(own.path, own.id, stream.Checkpoint{Source: t.cfg.Source})
+			fl, err := t.pros.openFollower(own.path, own.id, stream.Checkpoint{Source: t.cfg.Source})
 			if err == nil {
 				// It reads the copy's tail first, then resets its
 				// checkpoint (same key) and reads itself from 0.
@@ -304,7 +304,7 @@ func (r *restore) settleLost() {
 				}
 				if cpy == nil && cp.Offset > 0 {
 					r.reports = append(r.reports, func() {
-						t.lostFile(cp.Path, cp.Offset, "followed file truncated or replaced while logtally was down and no copy of it found among its rotated files, reading it from 0")
+						t.pros.lostFile(cp.Path, cp.Offset, "followed file truncated or replaced while logtally was down and no copy of it found among its rotated files, reading it from 0")
 					})
 				}
 				continue
@@ -339,7 +339,7 @@ func (r *restore) resumeShrunk(cp stream.Checkpoint) *follower {
 	}
 	c := cp
 	c.Path, c.Offset = own.path, own.size
-	fl, err := t.openFollower(own.path, own.id, c)
+	fl, err := t.pros.openFollower(own.path, own.id, c)
 	if err != nil {
 		return nil
 	}
@@ -359,7 +359,7 @@ func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 	// Checkpoints matching nothing: the caller deletes them before
 	// anything else is sent, so no later chunk can be deleted by mistake.
 	for _, cp := range r.dropped {
-		r.t.lostFile(cp.Path, cp.Offset, "followed file not found again at start (not at its path, by identity among the glob matches and rotated files, nor as a copy), dropping its checkpoint")
+		r.t.pros.lostFile(cp.Path, cp.Offset, "followed file not found again at start (not at its path, by identity among the glob matches and rotated files, nor as a copy), dropping its checkpoint")
 		if err := r.t.out.send(ctx, stream.Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
 			return err
 		}
@@ -396,7 +396,7 @@ func (r *restore) addFresh() {
 		if t.disc.isCopy(fi.path, planHeads(r.plan)) {
 			continue
 		}
-		fl, err := t.openFollower(fi.path, fi.id, stream.Checkpoint{Source: t.cfg.Source})
+		fl, err := t.pros.openFollower(fi.path, fi.id, stream.Checkpoint{Source: t.cfg.Source})
 		if err != nil {
 			t.log.logErr("open "+fi.path, slog.LevelWarn, "cannot open file", "err", err, "path", fi.path)
 			continue

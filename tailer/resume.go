@@ -18,7 +18,7 @@ import (
 // other than not-exist: the file's state is unknown, so the checkpoint is
 // kept and tried again at every rescan.
 func (t *Tailer) resume(cp stream.Checkpoint, path string) (fl *follower, wait bool) {
-	fl, err := t.openFollower(path, cp.File, cp)
+	fl, err := t.pros.openFollower(path, cp.File, cp)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, false
@@ -90,10 +90,10 @@ func (t *Tailer) retryWaiting(ctx context.Context) error {
 		if fl != nil {
 			t.reg.hold(fl)
 			t.log.Info("resuming file", "path", cp.Path, "offset", cp.Offset)
-			t.spawn(ctx, fl)
+			t.pros.spawn(ctx, fl)
 			continue
 		}
-		t.lostFile(cp.Path, cp.Offset, "followed file that could not be examined is gone, dropping its checkpoint")
+		t.pros.lostFile(cp.Path, cp.Offset, "followed file that could not be examined is gone, dropping its checkpoint")
 		err = t.out.send(ctx, stream.Chunk{Checkpoint: cp, Start: cp.Offset, Done: true})
 		t.reg.release(id, nil)
 		if err != nil {

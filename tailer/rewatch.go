@@ -75,11 +75,11 @@ func (wl *watchList) keep(ws []rotateWatch) {
 // rewatch follows again the watched files that grew, and forgets those
 // that are gone, moved or watched long enough. Only Run's goroutine calls
 // it.
-func (t *Tailer) rewatch(ctx context.Context) {
-	ws := t.watched.take()
-	now := t.clk.Now()
+func (pr *prospector) rewatch(ctx context.Context) {
+	ws := pr.watched.take()
+	now := pr.clk.Now()
 	var keep []rotateWatch
-	defer func() { t.watched.keep(keep) }()
+	defer func() { pr.watched.keep(keep) }()
 	for i, w := range ws {
 		if ctx.Err() != nil {
 			keep = append(keep, ws[i:]...)
@@ -88,7 +88,7 @@ func (t *Tailer) rewatch(ctx context.Context) {
 		cp := w.cp
 		st, err := os.Stat(cp.Path)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			t.log.logErr("stat "+cp.Path, slog.LevelWarn, "cannot stat a finished rotated file", "path", cp.Path, "err", err)
+			pr.log.logErr("stat "+cp.Path, slog.LevelWarn, "cannot stat a finished rotated file", "path", cp.Path, "err", err)
 		}
 		if err != nil || now.After(w.until) {
 			continue
@@ -96,11 +96,11 @@ func (t *Tailer) rewatch(ctx context.Context) {
 		if id, _, ok := statID(st); !ok || id != cp.File {
 			continue
 		}
-		if st.Size() <= cp.Offset || t.reg.claimed(cp.File) {
+		if st.Size() <= cp.Offset || pr.reg.claimed(cp.File) {
 			keep = append(keep, w)
 			continue
 		}
-		fl, err := t.openFollower(cp.Path, cp.File, cp)
+		fl, err := pr.openFollower(cp.Path, cp.File, cp)
 		if err != nil {
 			continue
 		}
@@ -110,21 +110,21 @@ func (t *Tailer) rewatch(ctx context.Context) {
 			fl.close()
 			continue // rewritten: not the file that was finished
 		}
-		if !t.reg.claim(fl) {
+		if !pr.reg.claim(fl) {
 			fl.close()
 			keep = append(keep, w)
 			continue
 		}
-		t.stats.rewatched.Add(1)
-		t.log.Warn("lines written to a rotated file after it was finished (quiet for the rotate grace): following it again",
+		pr.stats.rewatched.Add(1)
+		pr.log.Warn("lines written to a rotated file after it was finished (quiet for the rotate grace): following it again",
 			"path", cp.Path, "offset", cp.Offset, "size", st.Size())
 		// Its checkpoint exists again before any of its new lines.
-		if err := t.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
-			t.unfollow(fl)
+		if err := pr.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+			pr.unfollow(fl)
 			keep = append(keep, ws[i:]...)
 			return
 		}
 		fl.decided.rotated = true
-		t.spawn(ctx, fl)
+		pr.spawn(ctx, fl)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -110,7 +109,6 @@ type Position struct {
 type Tailer struct {
 	cfg       Config
 	out       *output
-	fcfg      followerConfig // what its followers need of cfg
 	log       *logger
 	clk       clock.Clock
 	rescanNow chan struct{}
@@ -130,11 +128,8 @@ type Tailer struct {
 	// identities are reserved in files. Only Run's goroutine uses it.
 	waiting map[stream.FileID]stream.Checkpoint
 
-	watched *watchList // finished rotated files watched for lines written later (rewatch.go)
-	slots   *slots     // the open files within MaxOpenFiles (park.go)
-
-	// What the rescans have seen (generations.go).
-	seen *seenFiles
+	slots *slots      // the open files within MaxOpenFiles (park.go)
+	pros  *prospector // decides what becomes of the files
 }
 
 // New validates cfg and returns a Tailer that will send to out. A bad glob
@@ -190,27 +185,34 @@ func New(cfg Config, out chan<- stream.Chunk) (*Tailer, error) {
 	}
 	reg := newRegistry()
 	t := &Tailer{
-		cfg: cfg,
-		reg: reg,
-		out: &output{ch: out, bufs: newFreeList(cfg.ReadSize, cap(out))},
-		fcfg: followerConfig{
-			source:       cfg.Source,
-			maxLineBytes: cfg.MaxLineBytes,
-			readSize:     cfg.ReadSize,
-			clk:          cfg.Clock,
-			heads:        &reg.heads,
-		},
+		cfg:       cfg,
+		reg:       reg,
+		out:       &output{ch: out, bufs: newFreeList(cfg.ReadSize, cap(out))},
 		log:       newLogger(log.With("component", "tailer", "source", cfg.Source), cfg.Clock),
 		clk:       cfg.Clock,
 		rescanNow: make(chan struct{}, 1),
 		started:   make(chan struct{}),
 		waiting:   make(map[stream.FileID]stream.Checkpoint),
-		seen:      newSeenFiles(reg),
-		watched:   &watchList{clk: cfg.Clock},
 	}
 	t.disc = newDiscovery(&t.cfg, t.log, &t.stats, reg)
 	t.slots = newSlots(&t.cfg, t.log, t.disc)
-	t.fcfg.open = &t.slots.open
+	t.pros = &prospector{
+		cfg: &t.cfg,
+		fcfg: followerConfig{
+			source:       cfg.Source,
+			maxLineBytes: cfg.MaxLineBytes,
+			readSize:     cfg.ReadSize,
+			clk:          cfg.Clock,
+			open:         &t.slots.open,
+			heads:        &reg.heads,
+		},
+		log: t.log, clk: cfg.Clock, out: t.out, stats: &t.stats,
+		reg: reg, disc: t.disc, slots: t.slots,
+		seen:      newSeenFiles(reg),
+		watched:   &watchList{clk: cfg.Clock},
+		wg:        &t.wg,
+		rescanNow: t.rescanNow,
+	}
 	return t, nil
 }
 
@@ -241,7 +243,7 @@ func (t *Tailer) Run(ctx context.Context) error {
 	tick := t.clk.After(t.cfg.RescanInterval)
 	var parkedTick <-chan time.Time // while files are parked
 	for {
-		t.openQueued(ctx)
+		t.pros.openQueued(ctx)
 		if parkedTick == nil && t.slots.hasParked() {
 			parkedTick = t.clk.After(max(t.cfg.IdlePollInterval, t.cfg.PollInterval))
 		}
@@ -256,7 +258,7 @@ func (t *Tailer) Run(ctx context.Context) error {
 		case <-parkedTick:
 			parkedTick = nil
 			t.slots.pollParked()
-			t.openQueued(ctx)
+			t.pros.openQueued(ctx)
 		case <-t.slots.wake:
 		}
 	}
@@ -270,33 +272,12 @@ func (t *Tailer) rescan(ctx context.Context) {
 	if err := t.retryWaiting(ctx); err != nil {
 		return
 	}
-	t.rewatch(ctx)
+	t.pros.rewatch(ctx)
 	lk := t.disc.look()
-	for _, fi := range t.reg.unclaimed(lk.matches) {
-		if ctx.Err() != nil {
-			return
-		}
-		if full, _ := t.disc.isCopyOfFollowed(fi.path); full {
-			t.log.logErr("copy "+fi.path, slog.LevelInfo, "not following a copy of a followed file", "path", fi.path)
-			continue
-		}
-		fl, err := t.openFollower(fi.path, fi.id, stream.Checkpoint{Source: t.cfg.Source})
-		if err != nil {
-			if !errors.Is(err, os.ErrNotExist) {
-				t.log.logErr("open "+fi.path, slog.LevelWarn, "cannot open file", "err", err, "path", fi.path)
-			}
-			continue
-		}
-		fl.setFresh()
-		if !t.reg.claim(fl) {
-			fl.close()
-			continue
-		}
-		t.log.Info("following new file", "path", fi.path)
-		t.slots.overLimit(fl)
-		t.spawn(ctx, fl)
+	if err := t.pros.followNew(ctx, lk); err != nil {
+		return
 	}
-	t.readMissed(ctx, lk)
+	t.pros.readMissed(ctx, lk)
 }
 
 // Started returns a channel closed once Run has resolved the restored
@@ -305,14 +286,6 @@ func (t *Tailer) rescan(ctx context.Context) {
 // that commits checkpoints should not commit before every tailer has
 // started: see Config.Since.
 func (t *Tailer) Started() <-chan struct{} { return t.started }
-
-// triggerRescan asks Run to re-expand the globs now.
-func (t *Tailer) triggerRescan() {
-	select {
-	case t.rescanNow <- struct{}{}:
-	default:
-	}
-}
 
 // output hands a Tailer's chunks to the consumer, and holds the read
 // buffers that come back from it. Its followers share it.
