@@ -24,8 +24,8 @@ import (
 //     is read or accounted for; of two such candidates the longer is read).
 //
 // The package doc explains why none of them can have been counted.
-func (t *Tailer) recoverUnread(order []*fileInfo, planned map[stream.FileID]*follower) []*follower {
-	since := t.cfg.Since
+func (rs *restorer) recoverUnread(order []*fileInfo, planned map[stream.FileID]*follower) []*follower {
+	since := rs.cfg.Since
 	if since.IsZero() {
 		return nil
 	}
@@ -33,17 +33,17 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[stream.FileID]*fol
 		if planned[id] != nil {
 			return true
 		}
-		if _, ok := t.waiting[id]; ok {
+		if _, ok := rs.waiting[id]; ok {
 			return true
 		}
-		return slices.ContainsFunc(t.cfg.Checkpoints, func(cp stream.Checkpoint) bool { return cp.File == id })
+		return slices.ContainsFunc(rs.cfg.Checkpoints, func(cp stream.Checkpoint) bool { return cp.File == id })
 	}
 	heads := make(map[stream.FileID][]byte, len(order))
 	headOf := func(fi *fileInfo) ([]byte, error) {
 		if h, ok := heads[fi.id]; ok {
 			return h, nil
 		}
-		h, err := t.disc.readHead(fi.path)
+		h, err := rs.disc.readHead(fi.path)
 		if err != nil {
 			return nil, err
 		}
@@ -59,14 +59,14 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[stream.FileID]*fol
 		}
 		h, err := headOf(fi)
 		if err != nil {
-			t.log.logErr("recover "+fi.path, slog.LevelWarn, "cannot read rotated file written while down, not reading it", "path", fi.path, "err", err)
+			rs.log.logErr("recover "+fi.path, slog.LevelWarn, "cannot read rotated file written while down, not reading it", "path", fi.path, "err", err)
 			continue
 		}
 		if len(h) == 0 {
 			continue
 		}
-		if cp, ok := t.coveredBy(fi, h); ok {
-			t.log.Debug("rotated file begins like a checkpointed file, not reading it", "path", fi.path, "checkpoint", cp.Path)
+		if cp, ok := rs.coveredBy(fi, h); ok {
+			rs.log.Debug("rotated file begins like a checkpointed file, not reading it", "path", fi.path, "checkpoint", cp.Path)
 			continue
 		}
 		cands = append(cands, fi)
@@ -90,19 +90,19 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[stream.FileID]*fol
 			if eligible[f.id] && (f.size < r.size || f.size == r.size && slices.Index(cands, f) > i) {
 				continue
 			}
-			t.log.Info("rotated file written while down is a copy of another file, not reading it", "path", r.path, "copy_of", f.path)
+			rs.log.Info("rotated file written while down is a copy of another file, not reading it", "path", r.path, "copy_of", f.path)
 			isCopy = true
 			break
 		}
 		if isCopy {
 			continue
 		}
-		fl, err := t.pros.openFollower(r.path, r.id, stream.Checkpoint{Source: t.cfg.Source})
+		fl, err := rs.pros.openFollower(r.path, r.id, stream.Checkpoint{Source: rs.cfg.Source})
 		if err != nil {
-			t.log.logErr("recover "+r.path, slog.LevelWarn, "cannot open rotated file written while down, not reading it", "path", r.path, "err", err)
+			rs.log.logErr("recover "+r.path, slog.LevelWarn, "cannot open rotated file written while down, not reading it", "path", r.path, "err", err)
 			continue
 		}
-		t.log.Info("reading rotated file written while logtally was down", "path", r.path, "bytes", r.size, "modified", r.mtime, "since", since)
+		rs.log.Info("reading rotated file written while logtally was down", "path", r.path, "bytes", r.size, "modified", r.mtime, "since", since)
 		out = append(out, fl)
 	}
 	return out
@@ -113,14 +113,14 @@ func (t *Tailer) recoverUnread(order []*fileInfo, planned map[stream.FileID]*fol
 // file held when it was read (up to FPLen bytes at least), unless it
 // reaches the checkpoint's offset with other bytes before it (its tail
 // check): then it is another file that begins the same way.
-func (t *Tailer) coveredBy(fi *fileInfo, head []byte) (stream.Checkpoint, bool) {
-	for _, cp := range t.cfg.Checkpoints {
+func (rs *restorer) coveredBy(fi *fileInfo, head []byte) (stream.Checkpoint, bool) {
+	for _, cp := range rs.cfg.Checkpoints {
 		if !stream.Same(cp, head) {
 			continue
 		}
 		if fi.size >= cp.Offset {
 			if ok, err := stream.FileTailMatches(fi.path, cp); err == nil && !ok {
-				t.log.Info("rotated file begins like a checkpointed file but its bytes before the checkpoint's offset differ: not its copy (tail check)",
+				rs.log.Info("rotated file begins like a checkpointed file but its bytes before the checkpoint's offset differ: not its copy (tail check)",
 					"path", fi.path, "checkpoint", cp.Path, "offset", cp.Offset)
 				continue
 			}

@@ -8,19 +8,45 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/stream"
 )
 
 // Restore: matching the restored checkpoints to files at start.
 
+// restorer matches the restored checkpoints (Config.Checkpoints) to the
+// files at start, finds the rotated files written while the daemon was
+// down (Config.Since, recover.go), and retries at every rescan the
+// checkpoints whose files could not be examined (resume.go). What it
+// plans, the prospector runs.
+type restorer struct {
+	cfg   *Config
+	log   *logger
+	clk   clock.Clock
+	out   *output
+	stats *tailerStats
+
+	reg   *registry
+	disc  *discovery
+	slots *slots
+	seen  *seenFiles
+	pros  *prospector
+
+	// waiting holds restored checkpoints whose file could not be read
+	// (an error other than not-exist), retried at every rescan. Their
+	// identities are reserved in the registry. Only Run's goroutine uses
+	// it.
+	waiting map[stream.FileID]stream.Checkpoint
+}
+
 // start matches the restored checkpoints to files and starts following, in
 // the steps the package doc describes.
-func (t *Tailer) start(ctx context.Context) error {
+func (rs *restorer) start(ctx context.Context) error {
 	var r *restore
 	var recovered []*follower
 	for attempt := 1; ; attempt++ {
-		t.slots.plan()
-		r = t.survey()
+		rs.slots.plan()
+		r = rs.survey()
 		if afterSurvey != nil {
 			afterSurvey()
 		}
@@ -29,20 +55,20 @@ func (t *Tailer) start(ctx context.Context) error {
 		r.settleLost()
 		// Rotated files written while the daemon was down that nothing
 		// accounts for: read from 0.
-		recovered = t.recoverUnread(r.order, r.planned)
+		recovered = rs.recoverUnread(r.order, r.planned)
 		// The plan holds only if the files did not move while it was
 		// made: a rotation renaming them meanwhile (logrotate shifting
 		// access.log.N to N+1) makes a file opened by a name it no
 		// longer has look gone, and its checkpoint would be dropped.
-		if attempt == startAttempts || t.survey().sameFiles(r) {
+		if attempt == startAttempts || rs.survey().sameFiles(r) {
 			break
 		}
-		t.log.Info("files moved while matching the checkpoints at start (a rotation), looking again", "attempt", attempt)
+		rs.log.Info("files moved while matching the checkpoints at start (a rotation), looking again", "attempt", attempt)
 		r.discard(recovered)
 		select { // let the rotation finish
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-t.clk.After(t.cfg.PollInterval):
+		case <-rs.clk.After(rs.cfg.PollInterval):
 		}
 	}
 	for _, report := range r.reports {
@@ -50,21 +76,21 @@ func (t *Tailer) start(ctx context.Context) error {
 	}
 	if err := r.sendStart(ctx, recovered); err != nil {
 		for _, fl := range r.plan {
-			t.pros.unfollow(fl)
+			rs.pros.unfollow(fl)
 		}
 		for _, fl := range recovered {
-			t.pros.unfollow(fl)
+			rs.pros.unfollow(fl)
 		}
 		return err
 	}
 	r.plan = append(r.plan, recovered...)
 	r.addFresh()
-	t.slots.planned()
-	t.reg.register(r.plan, t.waiting)
-	t.reg.indexHeads(r.plan)
-	t.pros.seen.seeAtStart(r.order)
+	rs.slots.planned()
+	rs.reg.register(r.plan, rs.waiting)
+	rs.reg.indexHeads(r.plan)
+	rs.seen.seeAtStart(r.order)
 	for _, fl := range r.plan {
-		t.pros.spawn(ctx, fl)
+		rs.pros.spawn(ctx, fl)
 	}
 	return nil
 }
@@ -80,7 +106,7 @@ var afterSurvey func()
 // restore is the state of start while it matches the restored checkpoints
 // to the files found.
 type restore struct {
-	t     *Tailer
+	rs    *restorer
 	byID  map[stream.FileID]*fileInfo
 	order []*fileInfo         // deterministic: glob matches first, then candidates
 	cps   []stream.Checkpoint // the restored checkpoints, by key
@@ -114,22 +140,22 @@ func (r *restore) sameFiles(o *restore) bool {
 // waiting, so that start can match them again.
 func (r *restore) discard(recovered []*follower) {
 	for _, fl := range r.plan {
-		r.t.pros.unfollow(fl)
+		r.rs.pros.unfollow(fl)
 	}
 	for _, fl := range recovered {
-		r.t.pros.unfollow(fl)
+		r.rs.pros.unfollow(fl)
 	}
 	for _, fl := range r.copies { // closed already when planned
 		fl.close()
 	}
-	clear(r.t.waiting)
+	clear(r.rs.waiting)
 }
 
 // survey finds the glob matches and the rotated candidates of the matches,
 // of the literal globs (even while their file is missing) and of the
 // checkpoints' paths.
-func (t *Tailer) survey() *restore {
-	r := &restore{t: t, byID: make(map[stream.FileID]*fileInfo), planned: make(map[stream.FileID]*follower)}
+func (rs *restorer) survey() *restore {
+	r := &restore{rs: rs, byID: make(map[stream.FileID]*fileInfo), planned: make(map[stream.FileID]*follower)}
 	add := func(fi fileInfo) {
 		if _, ok := r.byID[fi.id]; ok {
 			return
@@ -139,25 +165,25 @@ func (t *Tailer) survey() *restore {
 		r.order = append(r.order, p)
 	}
 	sc := newScan()
-	matches := t.disc.expandIn(sc)
-	bases := make([]string, 0, len(matches)+len(t.cfg.Paths)+len(t.cfg.Checkpoints))
+	matches := rs.disc.expandIn(sc)
+	bases := make([]string, 0, len(matches)+len(rs.cfg.Paths)+len(rs.cfg.Checkpoints))
 	for _, m := range matches {
 		add(m)
 		bases = append(bases, m.path)
 	}
-	for _, pat := range t.cfg.Paths {
+	for _, pat := range rs.cfg.Paths {
 		if !strings.ContainsAny(pat, `*?[\`) {
 			bases = append(bases, pat) // a literal path, even while it is missing
 		}
 	}
-	for _, cp := range t.cfg.Checkpoints {
+	for _, cp := range rs.cfg.Checkpoints {
 		if cp.Path != "" {
 			bases = append(bases, cp.Path)
 		}
 	}
-	if len(t.cfg.Rotated) > 0 { // the same candidates for every base
+	if len(rs.cfg.Rotated) > 0 { // the same candidates for every base
 		bases = nil
-		for _, c := range t.disc.statAll(sc, sc.rotatedAll(t.cfg.Rotated)) {
+		for _, c := range rs.disc.statAll(sc, sc.rotatedAll(rs.cfg.Rotated)) {
 			add(c)
 		}
 	}
@@ -167,11 +193,11 @@ func (t *Tailer) survey() *restore {
 			continue
 		}
 		seenBase[b] = true
-		for _, c := range t.disc.candidatesIn(sc, b) {
+		for _, c := range rs.disc.candidatesIn(sc, b) {
 			add(c)
 		}
 	}
-	r.cps = slices.Clone(t.cfg.Checkpoints)
+	r.cps = slices.Clone(rs.cfg.Checkpoints)
 	slices.SortFunc(r.cps, func(a, b stream.Checkpoint) int { return strings.Compare(a.Key(), b.Key()) })
 	r.copies = make(map[stream.FileID]*follower)
 	return r
@@ -187,41 +213,41 @@ func (r *restore) fpOK(fi *fileInfo, cp stream.Checkpoint) bool {
 	ok, err := stream.HasFingerprint(fi.path, cp.FPLen, cp.FPSum)
 	if err == nil && ok {
 		if ok, err = stream.FileTailMatches(fi.path, cp); err == nil && !ok {
-			r.t.log.Info("a file begins like a checkpointed file but its bytes before the checkpoint's offset differ: not a copy of it (tail check)",
+			r.rs.log.Info("a file begins like a checkpointed file but its bytes before the checkpoint's offset differ: not a copy of it (tail check)",
 				"path", fi.path, "checkpoint", cp.Path, "offset", cp.Offset)
 		}
 	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		r.t.log.logErr("fingerprint "+fi.path, slog.LevelWarn, "cannot read fingerprint", "path", fi.path, "err", err)
+		r.rs.log.logErr("fingerprint "+fi.path, slog.LevelWarn, "cannot read fingerprint", "path", fi.path, "err", err)
 	}
 	return ok
 }
 
 // waits reports whether id is a checkpointed file that could not be read.
 func (r *restore) waits(id stream.FileID) bool {
-	_, ok := r.t.waiting[id]
+	_, ok := r.rs.waiting[id]
 	return ok
 }
 
 // resumeOwn resumes the checkpoints whose own file is there, unchanged, and
 // keeps waiting those whose file cannot be examined. The others are lost.
 func (r *restore) resumeOwn() {
-	t := r.t
+	rs := r.rs
 	for _, cp := range r.cps {
 		fi, ok := r.byID[cp.File]
 		if !ok {
 			if _, err := os.Stat(cp.Path); cp.Path != "" && err != nil && !errors.Is(err, os.ErrNotExist) {
-				t.log.logErr("keep "+cp.Path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", cp.Path, "err", err)
-				t.waiting[cp.File] = cp
+				rs.log.logErr("keep "+cp.Path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", cp.Path, "err", err)
+				rs.waiting[cp.File] = cp
 				continue
 			}
 			r.lost = append(r.lost, cp)
 			continue
 		}
-		fl, wait := t.resume(cp, fi.path)
+		fl, wait := rs.resume(cp, fi.path)
 		if wait {
 			cp.Path = fi.path
-			t.waiting[cp.File] = cp
+			rs.waiting[cp.File] = cp
 			continue
 		}
 		if fl == nil {
@@ -233,7 +259,7 @@ func (r *restore) resumeOwn() {
 		if fl.off > cp.Offset {
 			r.jumped = append(r.jumped, fl)
 		}
-		t.log.Info("resuming file", "path", fi.path, "offset", fl.off, "rotated", !fi.matched)
+		rs.log.Info("resuming file", "path", fi.path, "offset", fl.off, "rotated", !fi.matched)
 	}
 }
 
@@ -251,13 +277,13 @@ func (r *restore) findCopies() {
 			}
 			c := cp
 			c.File, c.Path = fi.id, fi.path
-			fl, err := r.t.pros.openFollower(fi.path, fi.id, c)
+			fl, err := r.rs.pros.openFollower(fi.path, fi.id, c)
 			if err != nil {
 				continue
 			}
 			r.planned[fl.id] = fl
 			r.copies[cp.File] = fl
-			r.t.log.Info("found copy of a truncated file", "path", fl.path, "offset", cp.Offset, "was", cp.Path)
+			r.rs.log.Info("found copy of a truncated file", "path", fl.path, "offset", cp.Offset, "was", cp.Path)
 			break
 		}
 	}
@@ -280,7 +306,7 @@ func (r *restore) isCopyOfLost(fi *fileInfo) bool {
 // logtally was down); otherwise the copy is read and the checkpoint retired
 // once it has caught up; with neither, the checkpoint is dropped.
 func (r *restore) settleLost() {
-	t := r.t
+	rs := r.rs
 	for _, cp := range r.lost {
 		cpy := r.copies[cp.File]
 		if cpy == nil {
@@ -292,7 +318,7 @@ func (r *restore) settleLost() {
 		}
 		own, ok := r.byID[cp.File]
 		if ok && !r.waits(cp.File) && r.planned[own.id] == nil && own.size > 0 && !r.isCopyOfLost(own) {
-			fl, err := t.pros.openFollower(own.path, own.id, stream.Checkpoint{Source: t.cfg.Source})
+			fl, err := rs.pros.openFollower(own.path, own.id, stream.Checkpoint{Source: rs.cfg.Source})
 			if err == nil {
 				// It reads the copy's tail first, then resets its
 				// checkpoint (same key) and reads itself from 0.
@@ -300,11 +326,11 @@ func (r *restore) settleLost() {
 				r.planned[own.id] = fl
 				r.plan = append(r.plan, fl)
 				if !own.matched {
-					t.log.Info("rotated file changed while down, reading it from 0", "path", own.path, "was", cp.Path)
+					rs.log.Info("rotated file changed while down, reading it from 0", "path", own.path, "was", cp.Path)
 				}
 				if cpy == nil && cp.Offset > 0 {
 					r.reports = append(r.reports, func() {
-						t.pros.lostFile(cp.Path, cp.Offset, "followed file truncated or replaced while logtally was down and no copy of it found among its rotated files, reading it from 0")
+						rs.pros.lostFile(cp.Path, cp.Offset, "followed file truncated or replaced while logtally was down and no copy of it found among its rotated files, reading it from 0")
 					})
 				}
 				continue
@@ -329,7 +355,7 @@ func (r *restore) settleLost() {
 // (see Tailer.cut and follower.resumeAt). A file shrunk below cp.FPLen cannot be told from
 // one rewritten and is read from 0.
 func (r *restore) resumeShrunk(cp stream.Checkpoint) *follower {
-	t := r.t
+	rs := r.rs
 	own, ok := r.byID[cp.File]
 	if !ok || r.waits(cp.File) || r.planned[cp.File] != nil || cp.FPLen == 0 || own.size >= cp.Offset || own.size < int64(cp.FPLen) {
 		return nil
@@ -339,14 +365,14 @@ func (r *restore) resumeShrunk(cp stream.Checkpoint) *follower {
 	}
 	c := cp
 	c.Path, c.Offset = own.path, own.size
-	fl, err := t.pros.openFollower(own.path, own.id, c)
+	fl, err := rs.pros.openFollower(own.path, own.id, c)
 	if err != nil {
 		return nil
 	}
 	fl.decided.announce = true
 	r.reports = append(r.reports, func() {
-		t.stats.shrunk.Add(1)
-		t.log.Warn("file shrank in place while logtally was down, its first bytes unchanged and no copy of it found: the lines before its new end were counted, reading on from there",
+		rs.stats.shrunk.Add(1)
+		rs.log.Warn("file shrank in place while logtally was down, its first bytes unchanged and no copy of it found: the lines before its new end were counted, reading on from there",
 			"path", own.path, "offset", cp.Offset, "size", own.size)
 	})
 	return fl
@@ -359,8 +385,8 @@ func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 	// Checkpoints matching nothing: the caller deletes them before
 	// anything else is sent, so no later chunk can be deleted by mistake.
 	for _, cp := range r.dropped {
-		r.t.pros.lostFile(cp.Path, cp.Offset, "followed file not found again at start (not at its path, by identity among the glob matches and rotated files, nor as a copy), dropping its checkpoint")
-		if err := r.t.out.send(ctx, stream.Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
+		r.rs.pros.lostFile(cp.Path, cp.Offset, "followed file not found again at start (not at its path, by identity among the glob matches and rotated files, nor as a copy), dropping its checkpoint")
+		if err := r.rs.out.send(ctx, stream.Chunk{Checkpoint: cp, Start: cp.Offset, Done: true}); err != nil {
 			return err
 		}
 	}
@@ -369,7 +395,7 @@ func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 	// committed before its follower reads on, so that the jump holds
 	// whatever happens to the ledger entry.
 	for _, fl := range r.jumped {
-		if err := r.t.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+		if err := r.rs.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
 			return err
 		}
 	}
@@ -377,7 +403,7 @@ func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 	// run: the first commit of this run, which moves the caller's Since
 	// past their modification times, holds them.
 	for _, fl := range recovered {
-		if err := r.t.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+		if err := r.rs.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
 			return err
 		}
 	}
@@ -387,18 +413,18 @@ func (r *restore) sendStart(ctx context.Context, recovered []*follower) error {
 // addFresh plans the glob matches nobody claimed, new files read from 0,
 // unless they begin like a planned file (a copy of it).
 func (r *restore) addFresh() {
-	t := r.t
+	rs := r.rs
 	var fresh []*follower
 	for _, fi := range r.order {
 		if r.waits(fi.id) || !fi.matched || r.planned[fi.id] != nil {
 			continue
 		}
-		if t.disc.isCopy(fi.path, planHeads(r.plan)) {
+		if rs.disc.isCopy(fi.path, planHeads(r.plan)) {
 			continue
 		}
-		fl, err := t.pros.openFollower(fi.path, fi.id, stream.Checkpoint{Source: t.cfg.Source})
+		fl, err := rs.pros.openFollower(fi.path, fi.id, stream.Checkpoint{Source: rs.cfg.Source})
 		if err != nil {
-			t.log.logErr("open "+fi.path, slog.LevelWarn, "cannot open file", "err", err, "path", fi.path)
+			rs.log.logErr("open "+fi.path, slog.LevelWarn, "cannot open file", "err", err, "path", fi.path)
 			continue
 		}
 		fl.setFresh()

@@ -17,19 +17,19 @@ import (
 // (size at least cp.Offset, fingerprint and tail check matching). wait reports an error
 // other than not-exist: the file's state is unknown, so the checkpoint is
 // kept and tried again at every rescan.
-func (t *Tailer) resume(cp stream.Checkpoint, path string) (fl *follower, wait bool) {
-	fl, err := t.pros.openFollower(path, cp.File, cp)
+func (rs *restorer) resume(cp stream.Checkpoint, path string) (fl *follower, wait bool) {
+	fl, err := rs.pros.openFollower(path, cp.File, cp)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, false
 		}
-		t.log.logErr("keep "+path, slog.LevelWarn, "cannot open file, keeping its checkpoint", "path", path, "err", err)
+		rs.log.logErr("keep "+path, slog.LevelWarn, "cannot open file, keeping its checkpoint", "path", path, "err", err)
 		return nil, true
 	}
 	st, err := fl.f.Stat()
 	if err != nil {
 		fl.close()
-		t.log.logErr("keep "+path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", path, "err", err)
+		rs.log.logErr("keep "+path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", path, "err", err)
 		return nil, true
 	}
 	if st.Size() < cp.Offset {
@@ -39,7 +39,7 @@ func (t *Tailer) resume(cp stream.Checkpoint, path string) (fl *follower, wait b
 	ok, err := stream.FingerprintMatches(fl.f, cp.FPLen, cp.FPSum)
 	if err != nil {
 		fl.close()
-		t.log.logErr("keep "+path, slog.LevelWarn, "cannot read fingerprint, keeping its checkpoint", "path", path, "err", err)
+		rs.log.logErr("keep "+path, slog.LevelWarn, "cannot read fingerprint, keeping its checkpoint", "path", path, "err", err)
 		return nil, true
 	}
 	if !ok {
@@ -48,12 +48,12 @@ func (t *Tailer) resume(cp stream.Checkpoint, path string) (fl *follower, wait b
 	}
 	if ok, err = stream.TailMatches(fl.f, cp); err != nil {
 		fl.close()
-		t.log.logErr("keep "+path, slog.LevelWarn, "cannot read the bytes before the checkpoint's offset, keeping its checkpoint", "path", path, "err", err)
+		rs.log.logErr("keep "+path, slog.LevelWarn, "cannot read the bytes before the checkpoint's offset, keeping its checkpoint", "path", path, "err", err)
 		return nil, true
 	}
 	if !ok {
 		fl.close()
-		t.log.Info("file begins like its checkpoint says but its bytes before the checkpoint's offset differ: another file under the same identity (inode reused), not resumed there (tail check)",
+		rs.log.Info("file begins like its checkpoint says but its bytes before the checkpoint's offset differ: another file under the same identity (inode reused), not resumed there (tail check)",
 			"path", path, "offset", cp.Offset)
 		return nil, false
 	}
@@ -63,39 +63,39 @@ func (t *Tailer) resume(cp stream.Checkpoint, path string) (fl *follower, wait b
 // retryWaiting tries the checkpoints whose files could not be read at start
 // again: resumed once readable, dropped (Done) once the file is gone or is
 // no longer the checkpoint's. Only Run's goroutine uses t.waiting.
-func (t *Tailer) retryWaiting(ctx context.Context) error {
-	for id, cp := range t.waiting {
+func (rs *restorer) retryWaiting(ctx context.Context) error {
+	for id, cp := range rs.waiting {
 		var fl *follower
 		st, err := os.Stat(cp.Path)
 		switch {
 		case err != nil && !errors.Is(err, os.ErrNotExist):
-			t.log.logErr("keep "+cp.Path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", cp.Path, "err", err)
+			rs.log.logErr("keep "+cp.Path, slog.LevelWarn, "cannot stat file, keeping its checkpoint", "path", cp.Path, "err", err)
 			continue
 		case err == nil:
 			if got, _, ok := statID(st); ok && got == id {
 				var wait bool
-				if fl, wait = t.resume(cp, cp.Path); wait {
+				if fl, wait = rs.resume(cp, cp.Path); wait {
 					continue
 				}
 			}
 		}
-		delete(t.waiting, id)
+		delete(rs.waiting, id)
 		if fl != nil && fl.off > cp.Offset { // counted further by the ledger: commit the jump first
-			if err := t.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
+			if err := rs.out.send(ctx, stream.Chunk{Checkpoint: fl.checkpoint(), Start: fl.off}); err != nil {
 				fl.close()
-				t.reg.release(id, nil)
+				rs.reg.release(id, nil)
 				return err
 			}
 		}
 		if fl != nil {
-			t.reg.hold(fl)
-			t.log.Info("resuming file", "path", cp.Path, "offset", cp.Offset)
-			t.pros.spawn(ctx, fl)
+			rs.reg.hold(fl)
+			rs.log.Info("resuming file", "path", cp.Path, "offset", cp.Offset)
+			rs.pros.spawn(ctx, fl)
 			continue
 		}
-		t.pros.lostFile(cp.Path, cp.Offset, "followed file that could not be examined is gone, dropping its checkpoint")
-		err = t.out.send(ctx, stream.Chunk{Checkpoint: cp, Start: cp.Offset, Done: true})
-		t.reg.release(id, nil)
+		rs.pros.lostFile(cp.Path, cp.Offset, "followed file that could not be examined is gone, dropping its checkpoint")
+		err = rs.out.send(ctx, stream.Chunk{Checkpoint: cp, Start: cp.Offset, Done: true})
+		rs.reg.release(id, nil)
 		if err != nil {
 			return err
 		}

@@ -123,13 +123,9 @@ type Tailer struct {
 	stats tailerStats
 	disc  *discovery // finds the source's files
 
-	// waiting holds restored checkpoints whose file could not be read
-	// (an error other than not-exist), retried at every rescan. Their
-	// identities are reserved in files. Only Run's goroutine uses it.
-	waiting map[stream.FileID]stream.Checkpoint
-
 	slots *slots      // the open files within MaxOpenFiles (park.go)
 	pros  *prospector // decides what becomes of the files
+	rest  *restorer   // matches the restored checkpoints at start
 }
 
 // New validates cfg and returns a Tailer that will send to out. A bad glob
@@ -192,7 +188,6 @@ func New(cfg Config, out chan<- stream.Chunk) (*Tailer, error) {
 		clk:       cfg.Clock,
 		rescanNow: make(chan struct{}, 1),
 		started:   make(chan struct{}),
-		waiting:   make(map[stream.FileID]stream.Checkpoint),
 	}
 	t.disc = newDiscovery(&t.cfg, t.log, &t.stats, reg)
 	t.slots = newSlots(&t.cfg, t.log, t.disc)
@@ -212,6 +207,11 @@ func New(cfg Config, out chan<- stream.Chunk) (*Tailer, error) {
 		watched:   &watchList{clk: cfg.Clock},
 		wg:        &t.wg,
 		rescanNow: t.rescanNow,
+	}
+	t.rest = &restorer{
+		cfg: &t.cfg, log: t.log, clk: cfg.Clock, out: t.out, stats: &t.stats,
+		reg: reg, disc: t.disc, slots: t.slots, seen: t.pros.seen, pros: t.pros,
+		waiting: make(map[stream.FileID]stream.Checkpoint),
 	}
 	return t, nil
 }
@@ -233,7 +233,7 @@ func (t *Tailer) Run(ctx context.Context) error {
 	t.mu.Unlock()
 
 	defer t.wg.Wait()
-	if err := t.start(ctx); err != nil {
+	if err := t.rest.start(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -269,7 +269,7 @@ func (t *Tailer) Run(ctx context.Context) error {
 // and reads the rotated generations nobody saw (generations.go).
 func (t *Tailer) rescan(ctx context.Context) {
 	t.log.prune()
-	if err := t.retryWaiting(ctx); err != nil {
+	if err := t.rest.retryWaiting(ctx); err != nil {
 		return
 	}
 	t.pros.rewatch(ctx)
