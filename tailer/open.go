@@ -22,7 +22,7 @@ func (pr *prospector) openFollower(path string, id stream.FileID, cp stream.Chec
 		return nil, err
 	}
 	if pr.cfg.Counted != nil {
-		cp = pr.counted(f, path, st.Size(), cp)
+		cp = pr.ledger.counted(f, path, st.Size(), cp)
 	}
 	fpLen, fpSum := cp.FPLen, cp.FPSum
 	if fpLen == 0 {
@@ -48,6 +48,14 @@ func (pr *prospector) openFollower(path string, id stream.FileID, cp stream.Chec
 	return fl, nil
 }
 
+// ledgerView asks the ledger (Config.Counted) where a file's stream is
+// counted, and takes a position only where the file's bytes pass its tail
+// check.
+type ledgerView struct {
+	ask func(head []byte) []Position // Config.Counted
+	log *logger
+}
+
 // lineEndAt reports whether off is a line end of f (size bytes): the byte
 // before it is '\n'.
 func lineEndAt(f *os.File, off, size int64) bool {
@@ -61,12 +69,12 @@ func lineEndAt(f *os.File, off, size int64) bool {
 
 // counted returns the checkpoint a file starts from: cp (a restored
 // checkpoint, or one at 0 for a file found without one), or, when
-// Config.Counted says its stream is counted further (a replay of a copy of
+// the ledger (Config.Counted) says its stream is counted further (a replay of a copy of
 // it, or an earlier run that forgot it), that offset (countedAt). A
 // restored checkpoint whose file no longer begins with its fingerprint, or
 // is shorter than its offset, is left as it is: the rotation rules settle
 // it.
-func (pr *prospector) counted(f *os.File, path string, size int64, cp stream.Checkpoint) stream.Checkpoint {
+func (lv *ledgerView) counted(f *os.File, path string, size int64, cp stream.Checkpoint) stream.Checkpoint {
 	if size < cp.Offset {
 		return cp
 	}
@@ -80,15 +88,15 @@ func (pr *prospector) counted(f *os.File, path string, size int64, cp stream.Che
 	if restored && !stream.Same(cp, head) {
 		return cp
 	}
-	off := pr.countedAt(f, path, size, pr.cfg.Counted(head))
+	off := lv.countedAt(f, path, size, lv.ask(head))
 	if off <= cp.Offset {
 		return cp
 	}
 	if restored {
-		pr.log.Info("checkpoint behind the ledger (a copy of the file was counted): starting where the ledger says",
+		lv.log.Info("checkpoint behind the ledger (a copy of the file was counted): starting where the ledger says",
 			"path", path, "checkpoint", cp.Offset, "offset", off, "size", size)
 	} else {
-		pr.log.Info("file already counted in part: starting where the ledger says", "path", path, "offset", off, "size", size)
+		lv.log.Info("file already counted in part: starting where the ledger says", "path", path, "offset", off, "size", size)
 	}
 	cp.Offset = off
 	cp.FPLen = int(min(off, stream.FingerprintSize))
@@ -104,33 +112,33 @@ func (pr *prospector) counted(f *os.File, path string, size int64, cp stream.Che
 // taken: the file begins like a stream counted further, but a new file
 // with the same first lines is shorter too. Each position not taken is
 // logged with the rule that decided.
-func (pr *prospector) countedAt(f *os.File, path string, size int64, ps []Position) int64 {
+func (lv *ledgerView) countedAt(f *os.File, path string, size int64, ps []Position) int64 {
 	slices.SortFunc(ps, func(a, b Position) int { return cmp.Compare(b.Offset, a.Offset) })
 	for _, p := range ps {
 		switch {
 		case p.Offset <= 0:
 			return 0
 		case p.Offset > size:
-			pr.log.Info("the ledger says a stream beginning like this file is counted further than the file is long: another file, or a shorter copy, not moved there (its bytes there cannot be compared)",
+			lv.log.Info("the ledger says a stream beginning like this file is counted further than the file is long: another file, or a shorter copy, not moved there (its bytes there cannot be compared)",
 				"path", path, "ledger", p.Offset, "size", size)
 			continue
 		case p.TailLen == 0:
 			if lineEndAt(f, p.Offset, size) {
 				return p.Offset
 			}
-			pr.log.Info("the ledger says a stream beginning like this file is counted to an offset that is not a line end of it: another file, not moved there",
+			lv.log.Info("the ledger says a stream beginning like this file is counted to an offset that is not a line end of it: another file, not moved there",
 				"path", path, "ledger", p.Offset, "size", size)
 			continue
 		}
 		ok, err := stream.TailMatches(f, stream.Checkpoint{Offset: p.Offset, TailLen: p.TailLen, TailSum: p.TailSum})
 		if err != nil {
-			pr.log.logErr("tail "+path, slog.LevelWarn, "cannot read the file where the ledger says it is counted: not moved there", "path", path, "err", err)
+			lv.log.logErr("tail "+path, slog.LevelWarn, "cannot read the file where the ledger says it is counted: not moved there", "path", path, "err", err)
 			continue
 		}
 		if ok {
 			return p.Offset
 		}
-		pr.log.Info("the ledger says a stream beginning like this file is counted to an offset where this file's bytes differ: another file, not moved there (tail check)",
+		lv.log.Info("the ledger says a stream beginning like this file is counted to an offset where this file's bytes differ: another file, not moved there (tail check)",
 			"path", path, "ledger", p.Offset, "size", size)
 	}
 	return 0

@@ -26,12 +26,13 @@ import (
 // see. The files it finds come from discovery, the claims from the
 // registry, the open files' slots from slots.
 type prospector struct {
-	cfg   *Config
-	fcfg  followerConfig // what its followers need of cfg
-	log   *logger
-	clk   clock.Clock
-	out   *output
-	stats *tailerStats
+	cfg    *Config
+	fcfg   followerConfig // what its followers need of cfg
+	log    *logger
+	clk    clock.Clock
+	out    *output
+	stats  *tailerStats
+	ledger ledgerView // where the ledger says a file is counted
 
 	reg     *registry
 	disc    *discovery

@@ -108,24 +108,22 @@ type Position struct {
 // as Chunks. Create it with New and start it with Run.
 type Tailer struct {
 	cfg       Config
-	out       *output
 	log       *logger
 	clk       clock.Clock
-	rescanNow chan struct{}
-	started   chan struct{} // closed when the start chunks have been sent
-	wg        sync.WaitGroup
-
-	reg *registry // the claimed files
+	stats     tailerStats
+	rescanNow chan struct{}  // the prospector asks for a rescan now
+	started   chan struct{}  // closed when the start chunks have been sent
+	wg        sync.WaitGroup // the followers' goroutines: Run waits for them
 
 	mu      sync.Mutex
 	running bool
 
-	stats tailerStats
-	disc  *discovery // finds the source's files
-
+	// Its parts (wire).
+	reg   *registry   // the claimed files (registry.go)
+	disc  *discovery  // finds the source's files (discovery.go, scan.go, symlink.go)
 	slots *slots      // the open files within MaxOpenFiles (park.go)
-	pros  *prospector // decides what becomes of the files
-	rest  *restorer   // matches the restored checkpoints at start
+	pros  *prospector // decides what becomes of the files (prospector.go)
+	rest  *restorer   // matches the restored checkpoints at start (restore.go)
 }
 
 // New validates cfg and returns a Tailer that will send to out. A bad glob
@@ -179,41 +177,48 @@ func New(cfg Config, out chan<- stream.Chunk) (*Tailer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	reg := newRegistry()
 	t := &Tailer{
 		cfg:       cfg,
-		reg:       reg,
-		out:       &output{ch: out, bufs: newFreeList(cfg.ReadSize, cap(out))},
 		log:       newLogger(log.With("component", "tailer", "source", cfg.Source), cfg.Clock),
 		clk:       cfg.Clock,
 		rescanNow: make(chan struct{}, 1),
 		started:   make(chan struct{}),
 	}
-	t.disc = newDiscovery(&t.cfg, t.log, &t.stats, reg)
-	t.slots = newSlots(&t.cfg, t.log, t.disc)
+	t.wire(&output{ch: out, bufs: newFreeList(cfg.ReadSize, cap(out))})
+	return t, nil
+}
+
+// wire makes the Tailer's parts, which share its Config, log, counters
+// and output: the registry of the claimed files, discovery, the slots of
+// the open files, the prospector and the restorer.
+func (t *Tailer) wire(out *output) {
+	cfg := &t.cfg
+	t.reg = newRegistry()
+	t.disc = newDiscovery(cfg, t.log, &t.stats, t.reg)
+	t.slots = newSlots(cfg, t.log, t.disc)
+	seen := newSeenFiles(t.reg)
 	t.pros = &prospector{
-		cfg: &t.cfg,
+		cfg: cfg,
 		fcfg: followerConfig{
 			source:       cfg.Source,
 			maxLineBytes: cfg.MaxLineBytes,
 			readSize:     cfg.ReadSize,
 			clk:          cfg.Clock,
 			open:         &t.slots.open,
-			heads:        &reg.heads,
+			heads:        &t.reg.heads,
 		},
-		log: t.log, clk: cfg.Clock, out: t.out, stats: &t.stats,
-		reg: reg, disc: t.disc, slots: t.slots,
-		seen:      newSeenFiles(reg),
+		log: t.log, clk: cfg.Clock, out: out, stats: &t.stats,
+		ledger: ledgerView{ask: cfg.Counted, log: t.log},
+		reg:    t.reg, disc: t.disc, slots: t.slots, seen: seen,
 		watched:   &watchList{clk: cfg.Clock},
 		wg:        &t.wg,
 		rescanNow: t.rescanNow,
 	}
 	t.rest = &restorer{
-		cfg: &t.cfg, log: t.log, clk: cfg.Clock, out: t.out, stats: &t.stats,
-		reg: reg, disc: t.disc, slots: t.slots, seen: t.pros.seen, pros: t.pros,
+		cfg: cfg, log: t.log, clk: cfg.Clock, out: out, stats: &t.stats,
+		reg: t.reg, disc: t.disc, slots: t.slots, seen: seen, pros: t.pros,
 		waiting: make(map[stream.FileID]stream.Checkpoint),
 	}
-	return t, nil
 }
 
 // Files returns the paths currently followed, sorted. A rotated-away file
