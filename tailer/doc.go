@@ -5,8 +5,8 @@
 // persists each Chunk's Checkpoint together with the counts of its lines.
 // The vocabulary it shares with the other readers (a file's identity and
 // fingerprint, Checkpoint, the one stream rule, Chunk, the Cutter) is
-// package stream's; the tailer keeps the prospector (the Tailer), the
-// follower, and where a source's files are (SourceFiles, LocateSource).
+// package stream's; the tailer keeps the prospector, the follower, and
+// where a source's files are (SourceFiles, LocateSource).
 //
 // # Why a polling follower
 //
@@ -18,9 +18,9 @@
 // and a pread of at most 1 KiB per idle file; every decision is derived from
 // what the poll sees, so there is no event stream to get out of step with.
 // As in filebeat's filestream input, a follower (the harvester) only reads
-// its file and reports what a poll saw (grown, cut, deleted); the Tailer
-// (the prospector) decides what becomes of the file (a rename, a rotation,
-// a copytruncate whose copy it adopts, a shrink in place, a finish).
+// its file and reports what a poll saw (grown, cut, deleted); the
+// prospector decides what becomes of the file (a rename, a rotation, a
+// copytruncate whose copy it adopts, a shrink in place, a finish).
 //
 // We do not use github.com/nxadm/tail. Measured here: on rename it reopens
 // the path at once and never reads the old file to its end (85 of 3,000
@@ -28,6 +28,44 @@
 // nginx does until it reopens its logs), its Tell() runs ahead of what the
 // consumer has processed, so it cannot give exact checkpoints, and a stat
 // error other than not-found calls os.Exit(1).
+//
+// # Parts
+//
+// A Tailer is made of parts, each holding one idea, which New makes
+// without I/O and wires together (they share the Tailer's Config, log,
+// counters and output):
+//
+//   - discovery (discovery.go, scan.go, symlink.go) finds the source's
+//     files: the glob matches, the rotated candidates of a path, looks at
+//     all of them shared by those who ask together, through the link
+//     policy. It decides nothing.
+//   - the registry (registry.go) holds the files claimed by followers, by
+//     identity, and the index of their first bytes (heads.go): a file is
+//     read by the follower that claims it and by no other.
+//   - the prospector (prospector.go, copies.go, generations.go,
+//     rewatch.go, open.go) decides: it opens followers (a new glob match,
+//     a rotated generation no look saw, a rotated file written to after it
+//     was finished, the copy a copytruncate left), at their checkpoint or
+//     where the ledger says (ledgerView), and settles what each poll of a
+//     follower saw. What the looks saw (seenFiles) and the finished
+//     rotated files watched (watchList) are its memory.
+//   - slots (park.go) keep the open files within Config.MaxOpenFiles:
+//     the parked and queued files, and a closed file opened again by
+//     identity.
+//   - the restorer (restore.go, recover.go, resume.go) matches the
+//     restored checkpoints to the files at start, finds the files written
+//     while the daemon was down, and retries the checkpoints whose files
+//     could not be examined.
+//   - a follower (follower.go, reader.go) reads one file.
+//
+// The Tailer owns their goroutines. Run has three stages: start (the
+// restorer's plan, its chunks sent, then Started is closed), follow (a
+// rescan every RescanInterval or when the prospector asks, the parked
+// files polled, queued files opened as slots free), and stop: once ctx is
+// cancelled Run looks at the files no more, a follower stops at its next
+// poll or send and closes its file (a file spawned then is closed, not
+// run), and Run returns when every goroutine it started has returned.
+// No Chunk is sent after.
 //
 // # Identity and checkpoints
 //

@@ -105,7 +105,8 @@ type Position struct {
 }
 
 // Tailer follows the files one source's globs match and sends their lines
-// as Chunks. Create it with New and start it with Run.
+// as Chunks. Create it with New and start it with Run. It wires its parts
+// (see the package doc) and owns their goroutines.
 type Tailer struct {
 	cfg       Config
 	log       *logger
@@ -227,7 +228,9 @@ func (t *Tailer) Files() []string { return t.reg.paths() }
 
 // Run follows the files until ctx is cancelled, then returns nil once every
 // goroutine it started has exited and every file is closed. No Chunk is
-// sent after Run returns. Run may be called only once.
+// sent after Run returns. Run may be called only once. Its stages: the
+// restorer's start (then Started is closed), the rescans and the parked
+// files' polls, and the stop (see the package doc).
 func (t *Tailer) Run(ctx context.Context) error {
 	t.mu.Lock()
 	if t.running {
