@@ -352,7 +352,7 @@ func (r *restore) settleLost() {
 // and no copy of it was found (a copytruncate would leave one, and a
 // truncated file that begins with new bytes). The lines before its size
 // were counted: it resumes there, its new checkpoint sent before it reads
-// (see Tailer.cut and follower.resumeAt). A file shrunk below cp.FPLen cannot be told from
+// (see prospector.cut and follower.resumeAt). A file shrunk below cp.FPLen cannot be told from
 // one rewritten and is read from 0.
 func (r *restore) resumeShrunk(cp stream.Checkpoint) *follower {
 	rs := r.rs

@@ -62,7 +62,7 @@ func (rs *restorer) resume(cp stream.Checkpoint, path string) (fl *follower, wai
 
 // retryWaiting tries the checkpoints whose files could not be read at start
 // again: resumed once readable, dropped (Done) once the file is gone or is
-// no longer the checkpoint's. Only Run's goroutine uses t.waiting.
+// no longer the checkpoint's. Only Run's goroutine uses rs.waiting.
 func (rs *restorer) retryWaiting(ctx context.Context) error {
 	for id, cp := range rs.waiting {
 		var fl *follower
