@@ -68,14 +68,18 @@
 //
 // Site totals (collection "sites", sites.go), one per site and UTC day,
 // written from the same sums as the page buckets and guarded by the same
-// applied entry; neither preallocated nor expired:
+// applied entry; not preallocated, and kept as long as the daily buckets
+// (SiteLevel: daily_retention):
 //
 //	{_id: "20261125/<site>", metadata: {date, site}, views,
 //	 measures: {<name>: int64}, applied}
 //
 // Visitors (collection "visitors", visitors.go), one per site and salt
 // period, zero-filled, and one per page and period holding only the
-// registers that rose; merged with $max, so they carry no guard:
+// registers that rose; merged with $max, so they carry no guard; kept as
+// long as the buckets of the level of their salt period (VisitorLevel: a
+// day's daily_retention, a month's monthly_retention), told apart by
+// metadata.period (VisitorPeriodFilter):
 //
 //	{_id: "day:20261125/<site>", metadata: {date, site, period}, p: 12,
 //	 registers: {"0": int32, ..., "4095": int32}}
@@ -104,7 +108,9 @@
 // period by period's one retention rule (Retention.Expired, used by the
 // flusher and verify; Retention.Cutoff, its inverse, by the deleteMany
 // expiry and the query's retention check), and Retention.TTLSeconds is
-// the TTL index's equivalent.
+// the TTL index's equivalent. The site totals and the visitors documents
+// have no retention of their own: they take their level's (SiteLevel,
+// VisitorLevel) through the same three.
 //
 // Caveats:
 //   - Ids must not collide (the guard relies on one update per bucket and

@@ -4,6 +4,10 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/measure"
+	"github.com/logtally/logtally/period"
+	"github.com/logtally/logtally/visitor"
 )
 
 func mustTime(t *testing.T, s string) time.Time {
@@ -66,5 +70,39 @@ func TestExpiryCountsFromThePeriodsEnd(t *testing.T) {
 		if ttlDue := now.Unix() > start+int64(ret.TTLSeconds(p)); ttlDue && !ret.Expired(p, start, now) {
 			t.Fatalf("%s [%d, %d) retention %v at %v: TTL index deletes it before it expires", p, start, end, r, now)
 		}
+	}
+}
+
+// The site totals and the visitors documents have the retention of the
+// level cut by the same period: the site days the daily level's, a salt
+// period's documents the level of that period's.
+func TestSiteAndVisitorLevels(t *testing.T) {
+	if SiteLevel.Unit() != period.Day {
+		t.Errorf("site totals count %s, their level %s", period.Day, SiteLevel.Unit())
+	}
+	for p, want := range map[visitor.Period]Level{visitor.Day: Daily, visitor.Month: Monthly} {
+		if got := VisitorLevel(p); got != want || got.Unit() != p.Unit() {
+			t.Errorf("salt period %s: level %s, want %s", p, got, want)
+		}
+	}
+}
+
+// A site day past its retention takes no hit: its views are counted in
+// Dropped, as Grouper's; the days kept take theirs.
+func TestSitesSkipExpiredDays(t *testing.T) {
+	now := mustTime(t, "2024-03-05T10:21:10Z")
+	s := Sites{Keep: 48 * time.Hour, Now: now}
+	var v measure.Vector
+	v[measure.Views] = 3
+	for _, at := range []string{"2024-03-02T23:59:59Z", "2024-03-03T00:00:00Z", "2024-03-05T10:00:00Z"} {
+		s.Add([]byte("a.example"), mustTime(t, at).Unix(), &v)
+	}
+	docs := s.Docs()
+	if len(docs) != 2 || docs[0].ID != "20240303/a.example" || docs[1].ID != "20240305/a.example" || s.Dropped != 3 {
+		t.Errorf("docs %+v, dropped %d: want 03-03 and 03-05, 3 views dropped", docs, s.Dropped)
+	}
+	// The deleteMany's cutoff agrees: 03-03 is the oldest day kept.
+	if c := (Retention{Daily: s.Keep}).Cutoff(SiteLevel, now); !c.Equal(mustTime(t, "2024-03-03T00:00:00Z")) {
+		t.Errorf("cutoff %v", c)
 	}
 }

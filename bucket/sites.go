@@ -17,6 +17,12 @@ import (
 // DefaultSiteCollection is the collection of the per-site daily totals.
 const DefaultSiteCollection = "sites"
 
+// SiteLevel is the level whose retention the site totals have: like the
+// daily buckets they count UTC days, so they are kept daily_retention
+// past their day's end (Retention.Expired(SiteLevel, ...)), by the same
+// expiry, and dated by metadata.date like them.
+const SiteLevel = Daily
+
 // FieldViews is the views of a site's day.
 const FieldViews = "views"
 
@@ -105,6 +111,12 @@ func SiteIndex() bson.D {
 // of the batch.
 type Sites struct {
 	m map[siteDay]*SiteDoc
+	// Keep, when not 0, is the site totals' retention (SiteLevel's) and
+	// Now the time it is judged at: the hits of a day expired at Now are
+	// skipped and their views added to Dropped, as Grouper does.
+	Keep    time.Duration
+	Now     time.Time
+	Dropped uint64
 }
 
 type siteDay struct {
@@ -114,7 +126,11 @@ type siteDay struct {
 
 // Add adds the hits v of site at sec.
 func (s *Sites) Add(site []byte, sec int64, v *measure.Vector) {
-	start, _ := Daily.Bounds(sec)
+	if s.Keep > 0 && SiteLevel.Unit().Expired(sec, s.Keep, s.Now) {
+		s.Dropped += v[measure.Views] // the day is past its retention
+		return
+	}
+	start, _ := SiteLevel.Bounds(sec)
 	d := s.m[siteDay{string(site), start}]
 	if d == nil {
 		if s.m == nil {

@@ -23,6 +23,28 @@ import (
 // DefaultVisitorCollection is the collection of the visitor registers.
 const DefaultVisitorCollection = "visitors"
 
+// VisitorLevel returns the level whose retention the visitors documents
+// of salt period p have: the level of the same period (Daily for a day,
+// Monthly for a month). They expire as its buckets do, by the same rule
+// (Retention.Expired, Cutoff, TTLSeconds of that level), dated by
+// metadata.date and told apart by metadata.period, which every visitors
+// document has held since the first version.
+func VisitorLevel(p visitor.Period) Level {
+	for l := range Level(Levels) {
+		if l.Unit() == p.Unit() {
+			return l
+		}
+	}
+	return Monthly // unreachable: every salt period is a level's period
+}
+
+// VisitorPeriodFilter selects the visitors documents of salt period p
+// (metadata.period): the TTL index's partialFilterExpression and the
+// deleteMany's filter.
+func VisitorPeriodFilter(p visitor.Period) bson.D {
+	return bson.D{{Key: FieldMetadata + "." + FieldPeriod, Value: p.String()}}
+}
+
 // Field names of a visitors document.
 const (
 	FieldPeriod    = "period"

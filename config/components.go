@@ -85,6 +85,7 @@ func (c *Config) Reader(db *mongo.Database, clk clock.Clock) *query.Reader {
 		Clock:       clk,
 		Collections: c.Buckets.Collections(),
 		Retention:   c.Buckets.Retention(),
+		SaltPeriod:  c.Visitors.Period(),
 	}
 }
 

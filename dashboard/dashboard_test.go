@@ -293,6 +293,11 @@ func TestViewRetention(t *testing.T) {
 	if resp.StatusCode != 200 || got.Step != "day" || got.Previous != nil || !strings.Contains(got.PrevNote, "The previous period cannot be shown") {
 		t.Errorf("%d %s: previous %+v, note %q", resp.StatusCode, body, got.Previous, got.PrevNote)
 	}
+	// Its visitors are past their documents' retention (the daily one):
+	// left out, saying why; the rest is shown.
+	if got.Visitors != nil || !strings.Contains(strings.Join(got.Notes, "\n"), "Visitors cannot be shown: day-salted visitors documents are kept for 240h0m0s (buckets.daily_retention)") {
+		t.Errorf("visitors %v, notes %q", got.Visitors, got.Notes)
+	}
 }
 
 // Who is asking: GET only, loopback Host names (and dashboard.hosts)

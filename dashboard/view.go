@@ -226,9 +226,12 @@ func (d *Dashboard) view(ctx context.Context, r *http.Request) (any, error) {
 		rep.Pages = append(rep.Pages, page{Page: s.Page, values: valuesOf(res, s, -1), Spark: s.Counts})
 		names = append(names, s.Page)
 	}
-	v, pv, err := d.visitors(ctx, res.Request, names)
+	v, pv, note, err := d.visitors(ctx, res.Request, names)
 	if err != nil {
 		return nil, err
+	}
+	if note != "" {
+		rep.Notes = append(rep.Notes, note)
 	}
 	rep.Visitors = v
 	for i := range rep.Pages {
@@ -271,7 +274,7 @@ func (d *Dashboard) previous(ctx context.Context, req query.Request) (*period, s
 	}
 	p := &period{From: res.Request.From.UnixMilli(), To: res.Request.To.UnixMilli(),
 		Totals: valuesOf(res, &res.Site, -1), Series: seriesOf(res, &res.Site)}
-	if p.Visitors, _, err = d.visitors(ctx, res.Request, nil); err != nil {
+	if p.Visitors, _, _, err = d.visitors(ctx, res.Request, nil); err != nil {
 		return nil, "", err
 	}
 	return p, "", nil
@@ -279,8 +282,10 @@ func (d *Dashboard) previous(ctx context.Context, req query.Request) (*period, s
 
 // visitors returns the unique visitors of req's site (or page) over the
 // whole salt periods its range touches, and of each of pages: per day,
-// or per month where the salts are monthly. nil where none is recorded.
-func (d *Dashboard) visitors(ctx context.Context, req query.Request, pages []string) (*visitors, map[string]*visitors, error) {
+// or per month where the salts are monthly. nil where none is recorded,
+// and with a note saying why where the range reaches back past the
+// visitors documents' retention.
+func (d *Dashboard) visitors(ctx context.Context, req query.Request, pages []string) (*visitors, map[string]*visitors, string, error) {
 	vreq := query.Request{Site: req.Site, Page: req.Page, Measures: []query.Measure{query.Visitors}}
 	var site *query.VisitorsResult
 	var byPage map[string]*query.VisitorsResult
@@ -289,16 +294,19 @@ func (d *Dashboard) visitors(ctx context.Context, req query.Request, pages []str
 		var err error
 		site, err = d.reader.Visitors(ctx, vreq)
 		if errors.Is(err, query.ErrUnknownSite) {
-			return nil, nil, nil // no visitors document at all
+			return nil, nil, "", nil // no visitors document at all
 		}
 		if err == nil && len(pages) > 0 {
 			byPage, err = d.reader.PageVisitors(ctx, vreq, pages)
 		}
-		if errors.Is(err, query.ErrBadRequest) && step == query.Day {
-			continue // monthly salts: a month cannot be split into days
+		if (errors.Is(err, query.ErrBadRequest) || errors.Is(err, query.ErrRetention)) && step == query.Day {
+			continue // monthly salts: a month cannot be split into days (and its documents have the monthly retention)
+		}
+		if errors.Is(err, query.ErrRetention) {
+			return nil, nil, "Visitors cannot be shown: " + err.Error(), nil
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		break
 	}
@@ -307,7 +315,7 @@ func (d *Dashboard) visitors(ctx context.Context, req query.Request, pages []str
 	for p, res := range byPage {
 		out[p] = visitorsOf(res, whole)
 	}
-	return visitorsOf(site, whole), out, nil
+	return visitorsOf(site, whole), out, "", nil
 }
 
 // visitorsOf sums res's points (nil without any document); whole says

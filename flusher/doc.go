@@ -38,9 +38,12 @@
 // backoff. Beside it, Flusher.Run runs the bucket lifecycle
 // (docs/buckets.md), two types of their own, each with a Run that owns
 // its goroutines and returns when its context ends:
-//   - the expirer (expire.go) creates the query indexes and sets up each
-//     collection's expiry, and the ledger's: a TTL index, or a periodic
-//     deleteMany of its own where the server refuses one;
+//   - the expirer (expire.go) creates the query indexes and sets up the
+//     expiry of each bucket collection, of the site totals (the daily
+//     retention) and of the visitors documents of each salt period (its
+//     level's retention), and the ledger's: a TTL index (partial in the
+//     visitors collection, one per salt period), or a periodic deleteMany
+//     of its own where the server refuses one;
 //   - the preallocator (prealloc.go) creates the next hour's, day's and
 //     month's buckets of active pages ahead of time, rate-limited; the
 //     write path tells it which pages are active.

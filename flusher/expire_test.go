@@ -204,7 +204,7 @@ func TestBatchHeldAcrossExpiry(t *testing.T) {
 			e := newEnv(t, 8)
 			fake := clock.NewFake(mustTime(t, "2024-03-05T10:21:10Z"))
 			e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Retention: bucket.Retention{Minute: time.Hour}})
-			e.f.maint.expirer.levels[minutePass].setMode(ExpiryDeleteMany) // whatever the server
+			e.f.maint.expirer.targets[minutePass].setMode(ExpiryDeleteMany) // whatever the server
 			e.commit(t, hit{"a.example", "/", "2024-03-05T10:20:59Z", 3}, hit{"a.example", "/b", "2024-03-05T10:20:01Z", 2})
 			e.flush(t)
 			// Batch 1's minute counts expire with their buckets.

@@ -146,16 +146,19 @@ type Stats struct {
 	// Prealloc counts preallocation's work (zero when it is off). Its
 	// inserts are not in Inserts or InsertCalls.
 	Prealloc PreallocStats
-	// Expiry is each collection's expiry: minute, daily, monthly.
+	// Expiry is the expiry of the minute, daily and monthly buckets (by
+	// level), then of the site totals, then of the visitors documents of
+	// day and month salt periods (ExpiryStats).
 	Expiry []ExpiryStats
 	// LateBuckets counts buckets this flusher created for counts whose
 	// period had already expired (a batch written later than the
 	// retention): the counts land, and the next expiry deletes them.
 	LateBuckets uint64
 	// ExpiredHits counts hits not written to a bucket (minute, daily or
-	// monthly) because the bucket was past its retention when their batch
-	// was written: a replay of old logs, a long outage. The other levels
-	// still take them.
+	// monthly) or to a site total because it was past its retention when
+	// their batch was written: a replay of old logs, a long outage. The
+	// levels kept still take them. A hit dropped from several levels (or
+	// a level and the site totals) counts once for each.
 	ExpiredHits uint64
 }
 
@@ -325,7 +328,7 @@ func New(cfg Config) (*Flusher, error) {
 	if f.maint.prealloc, err = newPreallocator(cfg, f.colls, f.maint.known); err != nil {
 		return nil, fmt.Errorf("new flusher: %w", err)
 	}
-	f.maint.expirer = newExpirer(cfg, f.colls, f.retry)
+	f.maint.expirer = newExpirer(cfg, f.colls, f.sites, f.visitorColl, f.retry)
 	f.kick = make(chan struct{}, 1)
 	return f, nil
 }

@@ -29,15 +29,33 @@ import (
 const sketchKeep = 24 * time.Hour
 
 // writeVisitors sends the risen registers, marks them sent, and drops
-// the sketches of periods long over whose registers are all sent.
+// the sketches of periods long over whose registers are all sent. The
+// registers of a period past its documents' retention (the level of the
+// salt period, bucket.VisitorLevel) are not sent, as the counts of an
+// expired bucket are not written: they would make its document again,
+// holding only them, for the next expiry to delete. They are marked sent
+// all the same.
 func (f *Flusher) writeVisitors(ctx context.Context) error {
 	rises, err := f.buf.VisitorRises()
 	if err != nil || len(rises) == 0 {
 		return err
 	}
-	for from := 0; from < len(rises); {
-		n := min(len(rises)-from, f.chunk.ops)
-		if err := f.maxRegisters(ctx, rises[from:from+n]); err != nil {
+	send := rises
+	if l := bucket.VisitorLevel(f.visitorPeriod); f.maint.retention.Of(l) > 0 {
+		now := f.clock.Now()
+		send = make([]buffer.VisitorRise, 0, len(rises))
+		for _, r := range rises {
+			if !f.maint.retention.Expired(l, r.Start, now) {
+				send = append(send, r)
+			}
+		}
+		if n := len(rises) - len(send); n > 0 {
+			f.log.Debug("registers of visitors documents past their retention not sent", "collection", f.visitorColl.Name(), "documents", n)
+		}
+	}
+	for from := 0; from < len(send); {
+		n := min(len(send)-from, f.chunk.ops)
+		if err := f.maxRegisters(ctx, send[from:from+n]); err != nil {
 			return err
 		}
 		from += n

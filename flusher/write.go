@@ -73,7 +73,7 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 			return err
 		}
 		if f.ch.Dropped > 0 {
-			f.expiredHits(pass(f.ch.Level), f.ch.Dropped)
+			f.expiredHits(f.colls[f.ch.Level].Name(), f.ch.Level, f.ch.Dropped)
 		}
 		f.heartbeat()
 		f.prog.made(f.clock.Now()) // a chunk acknowledged
@@ -89,10 +89,12 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 // writeSites adds a full batch's counts (its coarse counts, as the daily
 // pass) to the sites' daily totals: one document per site and day of the
 // batch, in chunks of chunk.ops, each applied once for the batch (guard
-// g). A pass cut
-// short is done again whole: the documents that took the batch skip it.
+// g). A pass cut short is done again whole: the documents that took the
+// batch skip it. The days past the site totals' retention (the daily
+// one, bucket.SiteLevel) are not written, and their hits are counted as
+// ExpiredHits, as the buckets' are.
 func (f *Flusher) writeSites(ctx context.Context, batchID string, g bucket.Guard) error {
-	var sites bucket.Sites
+	sites := bucket.Sites{Keep: f.maint.retention.Of(bucket.SiteLevel), Now: f.clock.Now()}
 	var scanErr error
 	err := f.buf.ScanCoarse(batchID, nil, func(key []byte, v *measure.Vector) bool {
 		site, _, sec, err := buffer.DecodeKey(key)
@@ -107,6 +109,9 @@ func (f *Flusher) writeSites(ctx context.Context, batchID string, g bucket.Guard
 		return err
 	}
 	docs := sites.Docs()
+	if sites.Dropped > 0 {
+		f.expiredHits(f.sites.Name(), bucket.SiteLevel, sites.Dropped)
+	}
 	if len(docs) > 0 && !f.sitesIndexed {
 		ictx, cancel := context.WithTimeout(ctx, f.timeout)
 		_, err := f.sites.Indexes().CreateOne(ictx, mongo.IndexModel{Keys: bucket.SiteIndex()})
@@ -434,15 +439,16 @@ func (f *Flusher) countLate(p pass, buckets []bucket.Doc, missing []int, insErr 
 	}
 }
 
-// expiredHits counts n hits of pass p not written because their buckets
-// were past the retention, and logs it at most every 10 minutes.
-func (f *Flusher) expiredHits(p pass, n uint64) {
+// expiredHits counts n hits not written to coll because their documents
+// were past the retention of level l, and logs it at most every 10
+// minutes.
+func (f *Flusher) expiredHits(coll string, l bucket.Level, n uint64) {
 	total := f.stats.expired.Add(n)
 	now := f.clock.Now()
 	if last := f.stats.expiredLog.Load(); last == 0 || now.Sub(time.Unix(0, last)) >= 10*time.Minute {
 		f.stats.expiredLog.Store(now.UnixNano())
-		f.log.Info("counts for buckets past their retention not written (the other levels take them)",
-			"collection", f.colls[p].Name(), "retention", f.maint.retention.Of(p.level()), "hits", n, "expired_hits_total", total)
+		f.log.Info("counts for documents past their retention not written (the levels kept take them)",
+			"collection", coll, "retention", f.maint.retention.Of(l), "hits", n, "expired_hits_total", total)
 	}
 }
 

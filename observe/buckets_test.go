@@ -18,6 +18,9 @@ func TestBucketLifecycleShown(t *testing.T) {
 		{Level: "minute", Collection: "minutes", Retention: 48 * time.Hour, Mode: flusher.ExpiryDeleteMany, Runs: 3, Deleted: 42},
 		{Level: "daily", Collection: "daily", Mode: flusher.ExpiryOff},
 		{Level: "monthly", Collection: "monthly", Mode: flusher.ExpiryOff},
+		{Level: "daily", Collection: "sites", Retention: 72 * time.Hour, Mode: flusher.ExpiryTTL},
+		{Level: "daily", Collection: "visitors", Retention: 72 * time.Hour, Mode: flusher.ExpiryDeleteMany, Deleted: 7},
+		{Level: "monthly", Collection: "visitors", Mode: flusher.ExpiryOff},
 	}
 	f.stats.Flusher.LateBuckets = 2
 	f.stats.Flusher.Prealloc = flusher.PreallocStats{Created: 120, Existing: 5, Dropped: 1, Failures: 4, Tracked: 9}
@@ -28,9 +31,13 @@ func TestBucketLifecycleShown(t *testing.T) {
 	s := newServer(t, f, Config{Version: "v"})
 	_, body, _ := get(t, s.Handler(), "/metrics")
 	for _, want := range []string{
-		`logtally_bucket_expiry_mode{level="minute",mode="deletemany"} 1`,
-		`logtally_bucket_expiry_mode{level="daily",mode="off"} 1`,
-		`logtally_expired_buckets_deleted_total{level="minute"} 42`,
+		`logtally_bucket_expiry_mode{collection="minutes",level="minute",mode="deletemany"} 1`,
+		`logtally_bucket_expiry_mode{collection="daily",level="daily",mode="off"} 1`,
+		`logtally_bucket_expiry_mode{collection="sites",level="daily",mode="ttl"} 1`,
+		`logtally_bucket_expiry_mode{collection="visitors",level="daily",mode="deletemany"} 1`,
+		`logtally_bucket_expiry_mode{collection="visitors",level="monthly",mode="off"} 1`,
+		`logtally_expired_buckets_deleted_total{collection="minutes",level="minute"} 42`,
+		`logtally_expired_buckets_deleted_total{collection="visitors",level="daily"} 7`,
 		`logtally_late_buckets_created_total 2`,
 		`logtally_preallocated_buckets_total{result="created"} 120`,
 		`logtally_preallocated_buckets_total{result="existing"} 5`,

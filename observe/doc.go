@@ -72,10 +72,11 @@
 //	logtally_mongo_operations_total{op}               bulk_write (calls), update (bucket updates sent in them),
 //	                                                  find (calls), insert (InsertMany calls)
 //	logtally_mongo_buckets_created_total              buckets this daemon inserted
-//	logtally_bucket_expiry_mode{level,mode}           1 per level: off, pending, ttl or deletemany
-//	logtally_expired_buckets_deleted_total{level}     buckets the deleteMany fallback deleted
+//	logtally_bucket_expiry_mode{level,collection,mode} 1 per level and collection (buckets, site totals,
+//	                                                  visitors of each salt period): off, pending, ttl or deletemany
+//	logtally_expired_buckets_deleted_total{level,collection} documents the deleteMany fallback deleted
 //	logtally_late_buckets_created_total               buckets created again for counts later than the retention
-//	logtally_expired_hits_total                       hits not written to a level whose bucket was past its retention
+//	logtally_expired_hits_total                       hits not written to a level (or the site totals) past its retention
 //	logtally_preallocated_buckets_total{result}       created, existing or dropped by preallocation
 //	logtally_preallocation_failures_total             failed preallocation inserts (counts are written regardless)
 //	logtally_preallocation_tracked_pages              pages tracked for preallocation now

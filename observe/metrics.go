@@ -130,10 +130,10 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 			created:       d("mongo_buckets_created_total", "Buckets this daemon inserted (whole, with their first counts, or zero-filled)."),
 			flushDuration: d("flush_duration_seconds", "Time to write one batch to MongoDB, from its record to its acknowledgement."),
 			lastFlush:     d("last_flush_timestamp_seconds", "When MongoDB last acknowledged a batch. Absent before the first."),
-			expiryMode:    d("bucket_expiry_mode", "1 for each bucket level's expiry mode: off (kept), pending, ttl (a TTL index) or deletemany (the periodic fallback).", "level", "mode"),
-			expired:       d("expired_buckets_deleted_total", "Buckets the deleteMany fallback deleted, by level (a TTL index's deletions are not seen here).", "level"),
+			expiryMode:    d("bucket_expiry_mode", "1 for each expiry's mode, by the level whose retention applies and the collection (the bucket levels', the site totals' with the daily one, the visitors' with daily for day salts and monthly for month salts): off (kept), pending, ttl (a TTL index) or deletemany (the periodic fallback).", "level", "collection", "mode"),
+			expired:       d("expired_buckets_deleted_total", "Documents the deleteMany fallback deleted, by level and collection as logtally_bucket_expiry_mode (a TTL index's deletions are not seen here).", "level", "collection"),
 			late:          d("late_buckets_created_total", "Buckets created again for counts written after their period had expired."),
-			expiredHits:   d("expired_hits_total", "Hits not written to a level whose bucket was already past its retention (the other levels took them)."),
+			expiredHits:   d("expired_hits_total", "Hits not written to a level (or to the site totals) whose document was already past its retention (the levels kept took them)."),
 			prealloc: d("preallocated_buckets_total",
 				"Buckets preallocation handled: created, existing (already there) or dropped (not done before their period began).", "result"),
 			preallocFailures: d("preallocation_failures_total", "Preallocation insertMany calls that failed (counts are written regardless)."),
@@ -235,8 +235,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.flush.mongoOps, f.InsertCalls, "insert")
 	counter(c.flush.created, f.Inserts)
 	for _, e := range f.Expiry {
-		gauge(c.flush.expiryMode, 1, e.Level, e.Mode)
-		counter(c.flush.expired, e.Deleted, e.Level)
+		gauge(c.flush.expiryMode, 1, e.Level, e.Collection, e.Mode)
+		counter(c.flush.expired, e.Deleted, e.Level, e.Collection)
 	}
 	counter(c.flush.late, f.LateBuckets)
 	counter(c.flush.expiredHits, f.ExpiredHits)

@@ -47,7 +47,8 @@ var botMeasures = func() (ms [botclass.NumClasses]measure.Index) {
 // Check does: the step must be a day or a month (the classes are kept
 // per day), without Top or measures. A page's classes are read from the
 // monthly buckets and so checked against their retention; a site's come
-// from the sites' daily totals, which do not expire.
+// from the sites' daily totals, checked against theirs (the daily
+// buckets', bucket.SiteLevel).
 func (r *Reader) CheckClasses(req Request) (Request, error) {
 	switch {
 	case req.Step == Minute || req.Step == Hour:
@@ -58,8 +59,11 @@ func (r *Reader) CheckClasses(req Request) (Request, error) {
 		return req, badRequest("the bot classes are counted in views; no other measure goes with them")
 	}
 	req, err := checkRequest(req)
-	if err != nil || req.Page == "" {
+	if err != nil {
 		return req, err
+	}
+	if req.Page == "" {
+		return req, r.checkRetention(req, bucket.SiteLevel, "site totals")
 	}
 	return req, r.checkRetention(req, bucket.Monthly)
 }

@@ -65,7 +65,12 @@
 //     before now minus the retention of its level (rounded up to the
 //     level's bucket) is refused with a *RetentionError naming the part
 //     that cannot be answered, instead of answering zeros. A bucket that
-//     expiry has not removed yet is not read either.
+//     expiry has not removed yet is not read either. The site totals are
+//     checked as the daily buckets (bucket.SiteLevel), the visitors
+//     documents as their salt period's level (bucket.VisitorLevel): a
+//     month step by Reader.SaltPeriod's, and by the other period's for
+//     its documents met. A month whose documents of the other salt period
+//     have all expired reads as none.
 //   - A request reads every matching document of the range: without a page
 //     and at a minute step, that is one document per page and minute of the
 //     site. Top ranks after reading them all. A result holds at most

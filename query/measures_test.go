@@ -535,7 +535,8 @@ func TestMeasureRequests(t *testing.T) {
 	}
 
 	// The classes: days or months, no top, no measure; a site's are
-	// not subject to retention, a page's to the monthly one.
+	// subject to the site totals' retention (the daily one), a page's to
+	// the monthly one.
 	for name, q := range map[string]Request{
 		"hour":     {Site: "s", From: recent.From, To: recent.To, Step: Hour},
 		"top":      {Site: "s", From: recent.From, To: recent.To, Step: Day, Top: 3},
@@ -546,9 +547,28 @@ func TestMeasureRequests(t *testing.T) {
 		}
 	}
 	ancient := Request{Site: "s", From: utc("2020-01-01T00:00:00Z"), To: utc("2020-02-01T00:00:00Z"), Step: Day}
-	if _, err := r.CheckClasses(ancient); err != nil {
+	if _, err := r.CheckClasses(ancient); !errors.As(err, &re) || re.Level != "daily" || !strings.HasPrefix(err.Error(), "site totals are kept for 720h0m0s (buckets.daily_retention)") ||
+		strings.Contains(err.Error(), "use -step") {
 		t.Errorf("a site's classes of 2020: %v", err)
 	}
+	// At a month step, from the first month whose days are all kept: the
+	// first day kept whole is 2026-10-25 (10-24 expires within the day),
+	// so November.
+	_, err = r.CheckClasses(Request{Site: "s", From: utc("2026-10-01T00:00:00Z"), To: utc("2026-12-01T00:00:00Z"), Step: Month})
+	if !errors.As(err, &re) || !re.Cutoff.Equal(utc("2026-11-01T00:00:00Z")) || !strings.HasSuffix(err.Error(), "-from 2026-11-01T00:00:00Z or later") {
+		t.Errorf("a site's classes of a month partly expired: %v", err)
+	}
+	if _, err := r.CheckClasses(Request{Site: "s", From: utc("2026-11-01T00:00:00Z"), To: now, Step: Month}); err != nil {
+		t.Errorf("a site's classes of the months kept: %v", err)
+	}
+	if _, err := r.CheckClasses(Request{Site: "s", From: utc("2026-10-25T00:00:00Z"), To: now, Step: Day}); err != nil {
+		t.Errorf("a site's classes of the days kept: %v", err)
+	}
+	r.Retention.Daily = 0 // kept
+	if _, err := r.CheckClasses(Request{Site: "s", From: ancient.From, To: ancient.To, Step: Day}); err != nil {
+		t.Errorf("a site's classes of 2020, daily_retention 0: %v", err)
+	}
+	r.Retention.Daily = 30 * 24 * time.Hour
 	ancient.Page = "/"
 	if _, err := r.CheckClasses(ancient); !errors.As(err, &re) || re.Level != "monthly" {
 		t.Errorf("a page's classes of 2020: %v", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/visitor"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
@@ -95,8 +96,15 @@ type Reader struct {
 	DB *mongo.Database
 	// Collections are their names; empty names get their defaults.
 	Collections bucket.Collections
-	// Retention is how long each level is kept.
+	// Retention is how long each level is kept: its buckets, and the
+	// site totals (bucket.SiteLevel) and visitors documents
+	// (bucket.VisitorLevel) that have its retention.
 	Retention bucket.Retention
+	// SaltPeriod is the configured salt period ([visitors] salt_period):
+	// a month step of visitors without a document is judged by its
+	// documents' retention (CheckVisitors). The zero value is
+	// visitor.Day, the default.
+	SaltPeriod visitor.Period
 	// Clock is the process's clock; nil means clock.Real. The retention
 	// check reads it, and so does a dashboard serving this Reader.
 	Clock clock.Clock
@@ -196,14 +204,19 @@ func (r *Result) Points() []Point {
 // RetentionError is a request reaching back before the buckets of its step
 // are kept. It names the part that cannot be answered.
 type RetentionError struct {
-	// Step is the request's step, Level the collection it reads
-	// ("minute", "daily", "monthly") and Key the config key of its
-	// retention.
+	// Step is the request's step, Level the level whose retention
+	// applies ("minute", "daily", "monthly") and Key the config key of
+	// its retention.
 	Step         Step
 	Level, Key   string
 	Retention    time.Duration
 	From, Cutoff time.Time // the part [From, min(To, Cutoff)) is gone
 	To           time.Time
+	// Docs names the documents read when they are not the level's
+	// buckets: "site totals", "day-salted visitors documents", ...
+	// Empty for the buckets. A coarser step reads the same ones, so it
+	// is not suggested.
+	Docs string
 }
 
 func (e *RetentionError) Error() string {
@@ -211,10 +224,11 @@ func (e *RetentionError) Error() string {
 	if e.To.Before(end) {
 		end = e.To
 	}
-	msg := fmt.Sprintf("%s buckets are kept for %s (buckets.%s): %s to %s cannot be answered at -step %s",
-		e.Level, e.Retention, e.Key, e.From.Format(time.RFC3339), end.Format(time.RFC3339), e.Step)
+	docs := cmp.Or(e.Docs, e.Level+" buckets")
+	msg := fmt.Sprintf("%s are kept for %s (buckets.%s): %s to %s cannot be answered at -step %s",
+		docs, e.Retention, e.Key, e.From.Format(time.RFC3339), end.Format(time.RFC3339), e.Step)
 	var hints []string
-	if e.Step < Month && e.Level != bucket.Monthly.String() {
+	if e.Step < Month && e.Level != bucket.Monthly.String() && e.Docs == "" {
 		coarser := map[Step]string{Minute: "hour", Hour: "month", Day: "month"}[e.Step]
 		hints = append(hints, "use -step "+coarser)
 	}
@@ -287,25 +301,37 @@ func checkRequest(req Request) (Request, error) {
 }
 
 // checkRetention returns a *RetentionError when req reaches back before
-// the first bucket of level l (the level read) kept whole: the oldest
-// bucket still kept (bucket.Retention.Cutoff), or the one after it when
-// part of its period lies before now minus the retention (it expires
-// within its period).
-func (r *Reader) checkRetention(req Request, l bucket.Level) error {
-	keep := r.Retention.Of(l)
-	if keep <= 0 {
+// the first document of level l's retention kept whole (keptFrom): l's
+// buckets, or with docs (RetentionError.Docs) the site totals or
+// visitors documents that have l's retention.
+func (r *Reader) checkRetention(req Request, l bucket.Level, docs ...string) error {
+	cutoff, ok := r.keptFrom(l, req.Step)
+	if !ok || !req.From.Before(cutoff) {
 		return nil
 	}
+	keep := r.Retention.Of(l)
+	return &RetentionError{Step: req.Step, Level: l.String(), Key: r.Retention.Key(l), Retention: keep, From: req.From, To: req.To, Cutoff: cutoff,
+		Docs: strings.Join(docs, "")}
+}
+
+// keptFrom returns the start of the first step (of step) whose documents
+// of level l's retention are all kept whole: the oldest l period still
+// kept (bucket.Retention.Cutoff), or the one after it when part of its
+// period lies before now minus the retention (it expires within its
+// period), rounded up to a step's start. ok is false when l's retention
+// is 0: everything is kept.
+func (r *Reader) keptFrom(l bucket.Level, step Step) (cutoff time.Time, ok bool) {
+	keep := r.Retention.Of(l)
+	if keep <= 0 {
+		return time.Time{}, false
+	}
 	now := r.now()
-	cutoff := r.Retention.Cutoff(l, now)
+	cutoff = r.Retention.Cutoff(l, now)
 	if cutoff.Before(now.Add(-keep)) {
 		_, end := l.Bounds(cutoff.Unix())
 		cutoff = time.Unix(end, 0).UTC()
 	}
-	if !req.From.Before(cutoff) {
-		return nil
-	}
-	return &RetentionError{Step: req.Step, Level: l.String(), Key: r.Retention.Key(l), Retention: keep, From: req.From, To: req.To, Cutoff: cutoff}
+	return step.Ceil(cutoff), true
 }
 
 // Query answers req: it checks it (see Check), reads the cheapest level

@@ -95,7 +95,13 @@ func (r *VisitorsResult) Column() string {
 // CheckVisitors validates a visitors request without reading anything,
 // as Check does: the site's or one page's (no Top), at a day or month step
 // (visitors exist per salt period only), with Measures nil or Visitors
-// alone. Visitors documents do not expire: no retention applies.
+// alone. Visitors documents have the retention of the level of their salt
+// period (bucket.VisitorLevel: day daily_retention, month
+// monthly_retention): a day step, which reads day-salted documents, is
+// checked against the daily retention, a month step against that of the
+// documents of Reader.SaltPeriod. Reading checks the documents of the
+// other salt period that a month step meets (a salt_period changed) against
+// theirs (checkVisitorRetention).
 func (r *Reader) CheckVisitors(req Request) (Request, error) {
 	switch {
 	case req.Top > 0:
@@ -109,7 +115,32 @@ func (r *Reader) CheckVisitors(req Request) (Request, error) {
 	req.Measures = nil
 	req, err := checkRequest(req)
 	req.Measures = ms
-	return req, err
+	if err != nil {
+		return req, err
+	}
+	per := r.SaltPeriod
+	if req.Step == Day {
+		per = visitor.Day
+	}
+	return req, r.checkRetention(req, bucket.VisitorLevel(per), visitorDocs(per))
+}
+
+// visitorDocs names the visitors documents of salt period p in a
+// RetentionError.
+func visitorDocs(p visitor.Period) string { return p.String() + "-salted visitors documents" }
+
+// checkVisitorRetention returns a *RetentionError when a document of salt
+// period p, of the step starting at start, is older than the documents of
+// p kept whole: the step's other documents of p have expired, its answer
+// would be short. Only a month step meets documents whose retention
+// CheckVisitors did not check (the other salt period's).
+func (r *Reader) checkVisitorRetention(req Request, p visitor.Period, start time.Time) error {
+	l := bucket.VisitorLevel(p)
+	if cutoff, ok := r.keptFrom(l, req.Step); ok && start.Before(cutoff) {
+		return &RetentionError{Step: req.Step, Level: l.String(), Key: r.Retention.Key(l), Retention: r.Retention.Of(l),
+			From: req.From, To: req.To, Cutoff: cutoff, Docs: visitorDocs(p)}
+	}
+	return nil
 }
 
 // Visitors answers req with the site's unique visitors per step, read
@@ -211,6 +242,9 @@ func (r *Reader) readVisitors(ctx context.Context, req Request, page any) (map[s
 		if req.Step == Day && d.period == visitor.Month {
 			return nil, badRequest("site %q's visitors of %s are kept per month (salt_period = month, document %s): a month's uniques cannot be split into days; use -step month",
 				req.Site, d.start.Format("2006-01"), id)
+		}
+		if err := r.checkVisitorRetention(req, d.period, req.Step.Truncate(d.start)); err != nil {
+			return nil, err
 		}
 		i := req.Step.Steps(req.From, req.Step.Truncate(d.start))
 		res := out[pg]

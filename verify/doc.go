@@ -31,7 +31,8 @@
 //   - Buckets past their level's retention (bucket.Retention with the
 //     Options.Clock's time plus an hour, so that one expiring during the
 //     run is not read half-deleted) are not judged, and counted: the
-//     daemon does not write them. Site days have no retention.
+//     daemon does not write them. Site days have the daily retention
+//     (bucket.SiteLevel), as the daemon expires them.
 //   - Visitors (the HyperLogLog registers) are not compared: the files'
 //     registers need the period's salt, which MongoDB deletes salt_grace
 //     after the period, and other hosts raise them.

@@ -30,6 +30,15 @@ func (k Kind) String() string {
 	return bucket.Level(k).String() + " bucket"
 }
 
+// level returns the level whose retention k's documents have: the site
+// days the daily one (bucket.SiteLevel).
+func (k Kind) level() bucket.Level {
+	if k == Sites {
+		return bucket.SiteLevel
+	}
+	return bucket.Level(k)
+}
+
 // counter says what the counter at path of a k document [start, end)
 // counts (bucket.Level.Counter, bucket.SiteCounter).
 func (k Kind) counter(start, end int64, path string) (bucket.CounterInfo, bool) {

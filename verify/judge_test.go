@@ -122,9 +122,10 @@ func TestReportWrite(t *testing.T) {
 	rep := &Report{max: 1, Files: 2, Lines: 1204320, Hits: 1204311, Malformed: 9, From: time.Unix(t0, 0), To: time.Unix(t0+86400, 0), Passes: 1}
 	rep.Buckets = [kinds]uint64{4000, 400, 9, 1}
 	rep.Expired[bucket.Minute] = 12
+	rep.Expired[Sites] = 3
 	var b bytes.Buffer
 	rep.Write(&b)
-	for _, want := range []string{"exact: 1,204,311 hits in 4,410 buckets (visitors not compared)\n", "9 malformed", "12 minute buckets past minute_retention", "visitors"} {
+	for _, want := range []string{"exact: 1,204,311 hits in 4,410 buckets (visitors not compared)\n", "9 malformed", "12 minute buckets past minute_retention", "3 site days past daily_retention", "visitors"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no %q in:\n%s", want, b.String())
 		}
@@ -152,4 +153,28 @@ func cs(m map[string]int64) []counter {
 		out = append(out, counter{p, n})
 	}
 	return sortCounters(out)
+}
+
+// A site day past the daily retention is not judged, and counted: the
+// daemon expires the site totals with the daily buckets. Retention 0 keeps
+// them: judged.
+func TestJudgeExpiredSiteDays(t *testing.T) {
+	r := span{t0, t0 + 2*86400}
+	for _, keep := range []time.Duration{24 * time.Hour, 0} {
+		rep := &Report{max: 10}
+		v := &verifier{opts: Options{Retention: bucket.Retention{Daily: keep}}, now: time.Unix(t0+2*86400+3600, 0), rep: rep}
+		j := newJudge(r, false, rep)
+		j.w = r
+		// The 1st ended 25 hours ago, the 2nd an hour ago.
+		v.judge(j, Sites, "20260301/s", t0, t0+86400, cs(map[string]int64{"views": 5}), nil)
+		v.judge(j, Sites, "20260302/s", t0+86400, t0+2*86400, cs(map[string]int64{"views": 2}), cs(map[string]int64{"views": 2}))
+		j.finish()
+		want := [kinds]uint64{Sites: 1}
+		if keep == 0 {
+			want = [kinds]uint64{}
+		}
+		if rep.Expired != want || keep > 0 && (rep.Lost != 0 || rep.Buckets[Sites] != 1) || keep == 0 && (rep.Lost != 1 || rep.Buckets[Sites] != 2) {
+			t.Errorf("daily retention %v: expired %v, lost %d, site days %d", keep, rep.Expired, rep.Lost, rep.Buckets[Sites])
+		}
+	}
 }

@@ -144,10 +144,11 @@ func (v *verifier) compareSites(ctx context.Context, j *judge, site string, page
 	return nil
 }
 
-// judge judges a document unless it is past its level's retention: then
-// it is counted as such (once, in the pass holding its end).
+// judge judges a document unless it is past its level's retention (a
+// site day the daily one): then it is counted as such (once, in the pass
+// holding its end).
 func (v *verifier) judge(j *judge, k Kind, id string, start, end int64, want, got []counter) {
-	if k != Sites && v.opts.Retention.Expired(bucket.Level(k), start, v.now) {
+	if v.opts.Retention.Expired(k.level(), start, v.now) {
 		if j.w.has(min(end, j.r.to) - 1) {
 			v.rep.Expired[k]++
 		}

@@ -36,8 +36,9 @@ type Report struct {
 	// (judged for lost hits only).
 	Buckets        [kinds]uint64
 	Counters, Edge uint64
-	// Expired are the buckets past their level's retention, not judged.
-	Expired [bucket.Levels]uint64
+	// Expired are the buckets past their level's retention, by Kind, and
+	// the site days past theirs (the daily one), not judged.
+	Expired [kinds]uint64
 	// Unknown are counters no document of their kind has (a newer
 	// version's?), not judged.
 	Unknown uint64
@@ -100,10 +101,10 @@ func (r *Report) Write(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	var skipped []string
-	for l, n := range r.Expired {
+	for k, n := range r.Expired {
 		if n > 0 {
-			lv := bucket.Level(l)
-			skipped = append(skipped, fmt.Sprintf("%s %s buckets past %s", g(n), lv, bucket.Retention{}.Key(lv)))
+			k := Kind(k)
+			skipped = append(skipped, fmt.Sprintf("%s %ss past %s", g(n), k, bucket.Retention{}.Key(k.level())))
 		}
 	}
 	if r.Unknown > 0 {

@@ -773,7 +773,7 @@ func TestQueryMeasures(t *testing.T) {
 		{append(slices.Clone(q), "-bots", "-top", "3"), "-bots counts the site's or one page's views by class; it cannot be used with -top"},
 		{append(slices.Clone(q), "-bots", "-format", "chart"), `logtally: query: -bots -format "chart": must be one of table, csv, json`},
 		{append(slices.Clone(q), "-bots", "-step", "hour"), "logtally: query: the bot classes are counted per day: step hour: use day or month"},
-		{append(slices.Clone(base), "-bots", "-from", "2020-01-01", "-to", "2020-02-01"), ""}, // sites: no retention; below
+		{append(slices.Clone(base), "-bots", "-from", "2020-01-01", "-to", "2020-02-01"), ""}, // sites: daily_retention 0 keeps them; below
 		{append(slices.Clone(base), "-step", "minute", "-measure", "rt_avg,bytes", "-format", "csv", "-from", "2026-10-30T00:00:00Z", "-to", "2026-10-31T00:00:00Z"),
 			"logtally: query: minute buckets are kept for 48h0m0s (buckets.minute_retention): 2026-10-30T00:00:00Z to 2026-10-31T00:00:00Z cannot be answered at -step minute; use -step hour\n"},
 		{append(slices.Clone(base), "-bots", "-site", "nosuch.test", "-from", "2026-10-01", "-to", "2026-11-02"), `logtally: query: unknown site "nosuch.test"`},
