@@ -8,6 +8,8 @@ package bucket
 // an older logtally writes every page to its own bucket.
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -123,4 +125,32 @@ func (l Level) BucketPaths(start int64, c CounterInfo) []string {
 		}
 	}
 	return out
+}
+
+// Views returns the views an l document holds, whatever it is: a page
+// bucket's total, a tail's cells' views (every page's), none for a plan.
+// doc holds at least its page and date fields and its total or pages
+// (read whole, say). Progress checks and tests sum a collection with it.
+func (l Level) Views(doc bson.Raw) (int64, error) {
+	var page string
+	if v, err := doc.LookupErr(strings.Split(l.PageField(), ".")...); err == nil {
+		page, _ = v.StringValueOK()
+	}
+	if IsMarker(page) {
+		if _, ok := TailShard(page); !ok {
+			return 0, nil // a plan
+		}
+		var n int64
+		err := l.DecodeTail(doc, func(c *TailCell) { n += int64(c.V[measure.Views]) })
+		return n, err
+	}
+	v, err := doc.LookupErr(shapes[l].total)
+	if err != nil {
+		return 0, nil // no total: none counted
+	}
+	n, ok := v.AsInt64OK()
+	if !ok {
+		return 0, fmt.Errorf("%s: a %s, not an integer", shapes[l].total, v.Type)
+	}
+	return n, nil
 }

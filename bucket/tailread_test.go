@@ -97,3 +97,37 @@ func TestBucketPaths(t *testing.T) {
 		}
 	}
 }
+
+// Views counts a page bucket's total, a tail's cells of every page, and
+// nothing of a plan.
+func TestViews(t *testing.T) {
+	sec := time.Date(2026, 1, 15, 10, 20, 30, 0, time.UTC).Unix()
+	v := hitVector(200, 10, -1)
+	for l := range Level(Levels) {
+		d := NewDoc(l, "s", "/a", sec)
+		tl := NewTail(l, "s", 3, sec)
+		for i := range 3 {
+			d.Add(sec+int64(i), &v)
+			tl.Add("/a", sec+int64(i), &v)
+			tl.Add("/b.c", sec+int64(i), &v)
+		}
+		bd, err := d.Whole(NumberedGuard(1, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		td, err := tl.Whole(NumberedGuard(1, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := NewPlan(l, "s", sec, []string{"/a"}, 4)
+		pd := mustMarshal(p.Doc())
+		for _, c := range []struct {
+			doc  []byte
+			want int64
+		}{{bd, 3}, {td, 6}, {pd, 0}} {
+			if n, err := l.Views(c.doc); err != nil || n != c.want {
+				t.Errorf("%s: %d views, %v; want %d", l, n, err, c.want)
+			}
+		}
+	}
+}
