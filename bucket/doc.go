@@ -88,7 +88,11 @@
 // marker "~<shard>", holding each cold page's views and measures at the
 // level's measure grain under pages.<page key>. A plan ("~p"), fixed
 // before its period's first write, names the hot pages and the shards. A
-// reader adds a page's entries in the tails to its bucket's counts.
+// reader adds a page's entries in the tails to its bucket's counts
+// (tailread.go: the finds of a page with the tails, PageRange, or of the
+// markers and the page buckets apart, MarkerRange and BucketRange; a
+// tail counter's place in the page's bucket, BucketPaths; a document's
+// views, Views).
 //
 // The counters each level holds are one table (shapes in counters.go): a
 // total and counter families, each dividing the bucket's period into
