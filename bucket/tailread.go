@@ -44,10 +44,11 @@ func (l Level) tailPages() bson.D {
 	return bson.D{{Key: l.PageField(), Value: bson.D{{Key: "$gte", Value: tailsFrom}, {Key: "$lt", Value: tailsTo}}}}
 }
 
-// PageRange returns the find filter of page's l bucket and every l tail
-// of site starting in [from, to): {site, $or: [{page}, {page: tails'
-// range}], time}, each term of the $or a range of the collection's index.
-// The tails hold other pages' entries too: project the find on
+// PageRange returns the find filter of page's l bucket and the l tails
+// of site holding an entry of it, starting in [from, to): {site, $or:
+// [{page}, {page: tails' range, TailField(page): {$exists: true}}],
+// time}, each term of the $or a range of the collection's index. The
+// tails hold other pages' entries too: project the find on
 // TailField(page). With page "" it is Range (every document of the site,
 // tails and plans among them).
 func (l Level) PageRange(site, page string, from, to time.Time) bson.D {
@@ -56,7 +57,7 @@ func (l Level) PageRange(site, page string, from, to time.Time) bson.D {
 	}
 	return bson.D{
 		{Key: l.SiteField(), Value: site},
-		{Key: "$or", Value: bson.A{bson.D{{Key: l.PageField(), Value: page}}, l.tailPages()}},
+		{Key: "$or", Value: bson.A{bson.D{{Key: l.PageField(), Value: page}}, l.HasEntry(page)}},
 		l.timeRange(from, to),
 	}
 }

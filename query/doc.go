@@ -18,9 +18,9 @@
 // (package bucket, tail.go), and a page may have counts in both (an
 // older logtally in the fleet writes every page to its own bucket), so
 // every read adds both. They come back in the same find: a site's range
-// holds its tails; one page's filter adds the tails' page markers in an
-// $or (bucket.Level.PageRange, both terms ranges of the index) and its
-// projection fetches that page's entries alone (bucket.TailField). A
+// holds its tails; one page's filter adds the tails holding an entry of
+// it in an $or (bucket.Level.PageRange, both terms ranges of the index)
+// and its projection fetches that entry alone (bucket.TailField). A
 // tail holds each cold page's views and measures at its level's measure
 // grain, which is what each step reads: a minute step the minute tails'
 // cells, an hour step the daily tails' hourly cells, a day step those

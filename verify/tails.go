@@ -90,42 +90,52 @@ type tailSet struct {
 }
 
 // readTails reads site's l tails and plans whose periods start in [from,
-// to) (the plans from the start of from's plan period), the tails as
-// their pages' parts, and counts the tails compared (Report.Tails).
+// to), and the plan of the period holding from (a minute level's hour),
+// the tails as their pages' parts, and counts the tails compared
+// (Report.Tails).
 func (v *verifier) readTails(ctx context.Context, j *judge, l bucket.Level, site string, from, to int64) (*tailSet, error) {
 	ts := &tailSet{parts: map[string]*tailPart{}, plans: map[int64]*bucket.Plan{}}
-	planFrom, _ := l.PlanUnit().Bounds(from)
+	finds := []bson.D{l.MarkerRange(site, unix(from), unix(to))}
+	if planFrom, _ := l.PlanUnit().Bounds(from); planFrom < from {
+		finds = append(finds, l.Range(site, bucket.PlanPage, unix(planFrom), unix(from)))
+	}
+	for _, f := range finds {
+		if err := v.readMarkers(ctx, j, l, site, f, ts); err != nil {
+			return nil, err
+		}
+	}
+	return ts, nil
+}
+
+// readMarkers reads the l tails and plans of site matching f into ts.
+func (v *verifier) readMarkers(ctx context.Context, j *judge, l bucket.Level, site string, f bson.D, ts *tailSet) error {
 	name := v.opts.Collections.Name(l)
-	cur, err := v.opts.DB.Collection(name).Find(ctx, l.MarkerRange(site, unix(planFrom), unix(to)),
-		options.Find().SetProjection(bson.D{{Key: bucket.FieldApplied, Value: 0}}))
+	cur, err := v.opts.DB.Collection(name).Find(ctx, f, options.Find().SetProjection(bson.D{{Key: bucket.FieldApplied, Value: 0}}))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return fmt.Errorf("read %s: %w", name, err)
 	}
 	defer cur.Close(ctx)
 	for cur.Next(ctx) {
 		raw := cur.Current
 		var page string
 		if err := raw.Lookup(strings.Split(l.PageField(), ".")...).Unmarshal(&page); err != nil {
-			return nil, fmt.Errorf("read %s: %s: %w", name, l.PageField(), err)
+			return fmt.Errorf("read %s: %s: %w", name, l.PageField(), err)
 		}
 		if page == bucket.PlanPage {
 			p, err := l.DecodePlan(raw)
 			if err != nil {
-				return nil, fmt.Errorf("read %s: %w", name, err)
+				return fmt.Errorf("read %s: %w", name, err)
 			}
 			ts.plans[p.Start] = &p
 			continue
 		}
 		start, err := l.Start(raw)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
+			return fmt.Errorf("read %s: %w", name, err)
 		}
 		if _, ok := bucket.TailShard(page); !ok {
 			v.rep.Unknown++ // a marker of a newer version?
 			continue
-		}
-		if start < from {
-			continue // before the window: its plan only was asked
 		}
 		_, end := l.Bounds(start)
 		if start < j.r.to && end > j.r.from && j.w.has(min(end, j.r.to)-1) {
@@ -150,13 +160,13 @@ func (v *verifier) readTails(ctx context.Context, j *judge, l bucket.Level, site
 		})
 		if err != nil {
 			// The path names a page (text from the logs): shown escaped.
-			return nil, fmt.Errorf("read %s: %s: %s", name, query.Shown(raw.Lookup(bucket.FieldID).StringValue()), query.Shown(err.Error()))
+			return fmt.Errorf("read %s: %s: %s", name, query.Shown(raw.Lookup(bucket.FieldID).StringValue()), query.Shown(err.Error()))
 		}
 	}
 	if err := cur.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return fmt.Errorf("read %s: %w", name, err)
 	}
-	return ts, nil
+	return nil
 }
 
 // rest returns the parts not judged with a bucket, by _id.
