@@ -464,7 +464,7 @@ func (r *Reader) exists(ctx context.Context, site, page string) error {
 		}
 		return false, nil
 	}
-	if page != "" {
+	if page != "" && !bucket.IsMarker(page) { // a tail's or plan's marker is no page
 		ok, err := found(site, page)
 		if err != nil || ok {
 			return err

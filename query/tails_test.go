@@ -225,8 +225,10 @@ func TestQueryTailsQuietAndUnknown(t *testing.T) {
 		if err != nil || len(res.Series) != 1 || res.Series[0].Total != 0 {
 			t.Errorf("%s: quiet cold page: %v, %+v", step, err, res)
 		}
-		if _, err := r.Query(ctx, Request{Site: site, Page: "/nope", From: from, To: to, Step: step}); !errors.Is(err, ErrUnknownPage) {
-			t.Errorf("%s: unknown page: %v", step, err)
+		for _, page := range []string{"/nope", bucket.TailPage(0), bucket.PlanPage} {
+			if _, err := r.Query(ctx, Request{Site: site, Page: page, From: from, To: to, Step: step}); !errors.Is(err, ErrUnknownPage) {
+				t.Errorf("%s: unknown page %q: %v", step, page, err)
+			}
 		}
 		if res, err := r.Query(ctx, Request{Site: site, From: from, To: to, Step: step}); err != nil || len(res.Series) != 0 || res.Pages != 0 {
 			t.Errorf("%s: quiet site: %v, %+v", step, err, res)
