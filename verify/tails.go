@@ -160,7 +160,8 @@ func (v *verifier) readMarkers(ctx context.Context, j *judge, l bucket.Level, si
 		})
 		if err != nil {
 			// The path names a page (text from the logs): shown escaped.
-			return fmt.Errorf("read %s: %s: %s", name, query.Shown(raw.Lookup(bucket.FieldID).StringValue()), query.Shown(err.Error()))
+			id, _ := raw.Lookup(bucket.FieldID).StringValueOK()
+			return fmt.Errorf("read %s: %s: %s", name, query.Shown(id), query.Shown(err.Error()))
 		}
 	}
 	if err := cur.Err(); err != nil {
