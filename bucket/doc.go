@@ -86,6 +86,18 @@
 //	{_id: "day:20261125/<site><page>", metadata: {date, site, page, period}, p: 10,
 //	 registers: {<index>: int32, ...}}
 //
+// Cold pages (tail.go, plan.go): a page the period's plan does not name
+// as hot has no bucket of its own; its counts are an entry of a tail, a
+// document per site, level, period and shard whose page field is the
+// marker "~<shard>", holding each cold page's views and measures at the
+// level's measure grain under pages.<page key>. A plan ("~p"), fixed
+// before its period's first write, names the hot pages and the shards. A
+// reader adds a page's entries in the tails to its bucket's counts
+// (tailread.go: the finds of a page with the tails, PageRange, or of the
+// markers and the page buckets apart, MarkerRange and BucketRange; a
+// tail counter's place in the page's bucket, BucketPaths; a document's
+// views, Views).
+//
 // The counters each level holds are one table (shapes in counters.go): a
 // total and counter families, each dividing the bucket's period into
 // slots. The zero-filled documents, the $inc paths (Doc.Inc, Level.Paths)

@@ -22,7 +22,9 @@
 //
 // Everything is read through package query, in the requests `logtally
 // query` makes: the site's series is query.Result.Site of the same read
-// as its top pages, so the page and the command cannot disagree.
+// as its top pages, so the page and the command cannot disagree; a cold
+// page's counts are its entries in the site's tails, added by query to
+// its bucket's (if any).
 //
 // Who is asking: every response carries a Content-Security-Policy (the
 // page's own script, style and API only; no inline script), nosniff and

@@ -1,9 +1,9 @@
 // Package fnv1a is the 64-bit FNV-1a hash, resumable from a stored sum.
-// Both of its persisted uses go through it, so they cannot drift apart:
+// Its persisted uses all go through it, so they cannot drift apart:
 // the tailer's file fingerprints (stored in checkpoints, in MongoDB's
 // progress record, and as the buffer's and MongoDB's ledger keys) and the
 // parser's suffix of over-long pages (stored in
-// bucket ids). Its output equals hash/fnv's New64a; tests pin both uses.
+// bucket ids), and the tail shard of a cold page (bucket.Plan.Route). Its output equals hash/fnv's New64a; tests pin both uses.
 package fnv1a
 
 // Offset is the hash of no bytes: where a hash starts.

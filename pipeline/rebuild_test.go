@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/bucketcheck"
@@ -282,27 +283,30 @@ func TestStateDirLostWithCoarseInterval(t *testing.T) {
 	}
 }
 
-// total sums field over coll's documents.
-func total(t *testing.T, db *mongo.Database, coll, field string) int64 {
+// total sums the views of coll's documents, of level l: the page
+// buckets' totals and the tails' cells.
+func total(t *testing.T, db *mongo.Database, coll string, l bucket.Level) int64 {
 	t.Helper()
 	cur, err := db.Collection(coll).Find(context.Background(), bson.D{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var docs []bson.M
-	if err := cur.All(context.Background(), &docs); err != nil {
-		t.Fatal(err)
-	}
+	defer cur.Close(context.Background())
 	var n int64
-	for _, d := range docs {
-		if v, ok := d[field].(int64); ok {
-			n += v
+	for cur.Next(context.Background()) {
+		v, err := l.Views(cur.Current)
+		if err != nil {
+			t.Fatal(err)
 		}
+		n += v
+	}
+	if err := cur.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return n
 }
 
-func dailyTotal(t *testing.T, db *mongo.Database) int64 { return total(t, db, "daily", "daily") }
+func dailyTotal(t *testing.T, db *mongo.Database) int64 { return total(t, db, "daily", bucket.Daily) }
 func minuteTotal(t *testing.T, db *mongo.Database) int64 {
-	return total(t, db, "minutes", "totalViews")
+	return total(t, db, "minutes", bucket.Minute)
 }

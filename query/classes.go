@@ -71,8 +71,9 @@ func (r *Reader) CheckClasses(req Request) (Request, error) {
 // Classes answers req with the views of each class over its range: from
 // the sites collection (one document per site and day: no page's bucket
 // is read) without a page, from the page's monthly buckets (their daily
-// measures) with one. A site or page without any bucket is ErrUnknownSite
-// or ErrUnknownPage.
+// measures) and its entries in the monthly tails with one. A site or
+// page without any bucket (or tail entry) is ErrUnknownSite or
+// ErrUnknownPage.
 func (r *Reader) Classes(ctx context.Context, req Request) (*Classes, error) {
 	req, err := r.CheckClasses(req)
 	if err != nil {
@@ -153,13 +154,26 @@ func (r *Reader) readSiteClasses(ctx context.Context, req Request, views *int64,
 }
 
 // readPageClasses adds the views and bot classes of req's page's days
-// (the monthly buckets' daily counters and measures) to views and bots.
-// It reports whether a bucket was found.
+// (the monthly buckets' daily counters and measures, and the page's
+// cells in the monthly tails) to views and bots. It reports whether a
+// bucket or a tail's entry was found.
 func (r *Reader) readPageClasses(ctx context.Context, req Request, views *int64, bots *[botclass.NumClasses]int64) (bool, error) {
 	l := bucket.Monthly
-	f := l.Range(req.Site, req.Page, Month.Truncate(req.From), req.To)
+	f, proj := pageFind(l, req.Site, req.Page, Month.Truncate(req.From), req.To, projection(l, botMeasures[1:], daily))
 	found := false
-	err := r.each(ctx, l, f, projection(l, botMeasures[1:], daily), func(d *bucket.Read, raw bson.Raw) (bool, error) {
+	from, to := req.From.Unix(), req.To.Unix()
+	// The page's entries in the tails: a cell per day.
+	tail := func(c *bucket.TailCell) bool {
+		found = true
+		if c.From >= from && c.From < to {
+			*views += int64(c.V[measure.Views])
+			for cl := botclass.Person + 1; cl < botclass.NumClasses; cl++ {
+				bots[cl] += int64(c.V[botMeasures[cl]])
+			}
+		}
+		return true
+	}
+	err := r.each(ctx, l, req.Page, f, proj, func(d *bucket.Read, raw bson.Raw) (bool, error) {
 		found = true
 		slots, err := readSlots(raw, botMeasures[1:])
 		if err != nil {
@@ -179,7 +193,7 @@ func (r *Reader) readPageClasses(ctx context.Context, req Request, views *int64,
 			return true
 		})
 		return true, nil
-	})
+	}, tail)
 	return found, err
 }
 

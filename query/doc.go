@@ -12,6 +12,22 @@
 //   - month step: the monthly buckets' total, one document per page and
 //     month.
 //
+// A page's counts are its bucket's plus its entries in the site's tails
+// of the same level and period (any shard): a cold page has no bucket
+// of its own, its views and measures being an entry of a tail document
+// (package bucket, tail.go), and a page may have counts in both (an
+// older logtally in the fleet writes every page to its own bucket), so
+// every read adds both. They come back in the same find: a site's range
+// holds its tails; one page's filter adds the tails holding an entry of
+// it in an $or (bucket.Level.PageRange, both terms ranges of the index)
+// and its projection fetches that entry alone (bucket.TailField). A
+// tail holds each cold page's views and measures at its level's measure
+// grain, which is what each step reads: a minute step the minute tails'
+// cells, an hour step the daily tails' hourly cells, a day step those
+// summed (views alone) or the monthly tails' daily cells, a month step
+// those summed. Plans (a period's hot pages) hold no counts and are
+// skipped.
+//
 // Request.Measures asks for measures beside (or instead of) the views:
 // bots, people (views - bots), 2xx to 5xx, error_rate ((4xx+5xx)/views),
 // bytes, rt_avg and rt_max (milliseconds), rt_count (the hits that logged
@@ -30,7 +46,7 @@
 // Reader.Classes answers "how much of the traffic is which user-agent
 // class" over whole days: a site's from the sites collection (one small
 // document per site and day, no page's bucket read), a page's from its
-// monthly buckets.
+// monthly buckets and its entries in the monthly tails.
 //
 // Reader.Sites lists the sites (the sites collection's, or the monthly
 // buckets' when it is empty).
@@ -83,7 +99,9 @@
 //   - Pages without views in the range are left out of a result for every
 //     page (zero-filled, preallocated buckets do not make a page appear).
 //     Unknown sites and pages are told apart from quiet ones by one more
-//     find per collection, made only when the range has no bucket of them.
+//     find per collection, made only when the range has no bucket of them;
+//     a page is known by its bucket or by an entry in a tail (that find
+//     walks the site's tails in the collection, the monthly ones first).
 //   - Buckets written before the measures existed hold none: their views
 //     are read with 0 for every other measure, so they count as people.
 //     Likewise the sites collection begins with the version that writes

@@ -151,10 +151,18 @@ func (a *accumulator) addTo(s *Series, i int, n int64, v *[numFields]int64) {
 	}
 }
 
-// each runs fn on every document of level l's collection matching f,
-// with projection proj, until fn returns false or an error; raw is the
-// document as read.
-func (r *Reader) each(ctx context.Context, l bucket.Level, f, proj bson.D, fn func(d *bucket.Read, raw bson.Raw) (bool, error)) error {
+// errTail is a tail document that cannot be read; the details follow it
+// in the message (escaped: they hold page names), so that the innermost
+// cause, which the dashboard logs, names no page.
+var errTail = errors.New("a tail document that cannot be read")
+
+// each runs fn on every page bucket of level l's collection matching f,
+// and tail on every cell of the tails among them
+// (bucket.Level.DecodeTail), read with projection proj, until one returns
+// false or an error; raw is the document as read. With page not empty,
+// only page's cells are handed to tail (the projection, PageFind, reads
+// no other). Plans hold no counts: they are skipped.
+func (r *Reader) each(ctx context.Context, l bucket.Level, page string, f, proj bson.D, fn func(d *bucket.Read, raw bson.Raw) (bool, error), tail func(c *bucket.TailCell) bool) error {
 	coll := r.DB.Collection(r.Collections.Name(l))
 	cur, err := coll.Find(ctx, f, options.Find().SetProjection(proj))
 	if err != nil {
@@ -165,6 +173,24 @@ func (r *Reader) each(ctx context.Context, l bucket.Level, f, proj bson.D, fn fu
 		var d bucket.Read
 		if err := l.Decode(cur.Current, &d); err != nil {
 			return fmt.Errorf("read %s: %w", coll.Name(), err)
+		}
+		if bucket.IsMarker(d.Page) {
+			if _, ok := bucket.TailShard(d.Page); !ok {
+				continue // a plan
+			}
+			more := true
+			err := l.DecodeTail(cur.Current, func(c *bucket.TailCell) {
+				if more && (page == "" || c.Page == page) {
+					more = tail(c)
+				}
+			})
+			if err != nil {
+				return fmt.Errorf("read %s: %s: %w: %s", coll.Name(), d.Page, errTail, Shown(err.Error()))
+			}
+			if !more {
+				return nil
+			}
+			continue
 		}
 		more, err := fn(&d, cur.Current)
 		if err != nil {
@@ -178,6 +204,40 @@ func (r *Reader) each(ctx context.Context, l bucket.Level, f, proj bson.D, fn fu
 		return fmt.Errorf("read %s: %w", coll.Name(), err)
 	}
 	return nil
+}
+
+// pageFind returns the find filter and projection of site's l buckets
+// starting in [from, to), and the tails beside them: of every page
+// (page ""), or of page alone, its bucket and its entries in the tails
+// (bucket.Level.PageRange, projected on bucket.TailField). proj is the
+// projection of the buckets' fields (projection).
+func pageFind(l bucket.Level, site, page string, from, to time.Time, proj bson.D) (f, p bson.D) {
+	tails := bucket.FieldPages
+	if page != "" {
+		tails = bucket.TailField(page)
+	}
+	return l.PageRange(site, page, from, to), append(proj, bson.E{Key: tails, Value: 1})
+}
+
+// cellValues returns the stored measures ms of a tail's cell, nil when
+// ms is empty.
+func cellValues(c *bucket.TailCell, ms []measure.Index) *slotValues {
+	if len(ms) == 0 {
+		return nil
+	}
+	var sv slotValues
+	for _, m := range ms {
+		sv[m] = int64(c.V[m])
+	}
+	return &sv
+}
+
+// addCell returns the tail function of each that adds a cell's views and
+// the fields fs of its measures ms to acc, at the cell's start.
+func addCell(acc *accumulator, fs *fieldSet, ms []measure.Index) func(c *bucket.TailCell) bool {
+	return func(c *bucket.TailCell) bool {
+		return acc.addWith(c.Page, time.Unix(c.From, 0), int64(c.V[measure.Views]), fs.values(cellValues(c, ms)))
+	}
 }
 
 // projection returns the projection of l's page, date and fields, and
@@ -271,10 +331,10 @@ func (fs *fieldSet) values(sv *slotValues) *[numFields]int64 {
 // measures.
 func (r *Reader) readMinutes(ctx context.Context, req Request, acc *accumulator) error {
 	l := bucket.Minute
-	f := l.Range(req.Site, req.Page, req.From, req.To)
 	fs := acc.fields()
 	ms := fs.sources()
-	return r.each(ctx, l, f, projection(l, ms, l.TotalField()), func(d *bucket.Read, raw bson.Raw) (bool, error) {
+	f, proj := pageFind(l, req.Site, req.Page, req.From, req.To, projection(l, ms, l.TotalField()))
+	return r.each(ctx, l, req.Page, f, proj, func(d *bucket.Read, raw bson.Raw) (bool, error) {
 		if len(ms) == 0 {
 			return acc.add(d.Page, d.Start, d.Total), nil
 		}
@@ -283,7 +343,7 @@ func (r *Reader) readMinutes(ctx context.Context, req Request, acc *accumulator)
 			return false, err
 		}
 		return acc.addWith(d.Page, d.Start, d.Total, fs.values(slots[""])), nil
-	})
+	}, addCell(acc, fs, ms))
 }
 
 // hourly is the daily buckets' family of hourly counters; daily the
@@ -298,14 +358,14 @@ const (
 // step (of views alone). One page's day is one document.
 func (r *Reader) readDaily(ctx context.Context, req Request, acc *accumulator) error {
 	l := bucket.Daily
-	f := l.Range(req.Site, req.Page, Day.Truncate(req.From), req.To)
 	fs := acc.fields()
 	ms := fs.sources()
 	proj := projection(l, nil, l.TotalField())
 	if req.Step == Hour {
 		proj = projection(l, ms, hourly)
 	}
-	return r.each(ctx, l, f, proj, func(d *bucket.Read, raw bson.Raw) (bool, error) {
+	f, proj := pageFind(l, req.Site, req.Page, Day.Truncate(req.From), req.To, proj)
+	return r.each(ctx, l, req.Page, f, proj, func(d *bucket.Read, raw bson.Raw) (bool, error) {
 		day := d.Start.UTC()
 		if req.Step == Day {
 			return acc.add(d.Page, day, d.Total), nil
@@ -328,7 +388,7 @@ func (r *Reader) readDaily(ctx context.Context, req Request, acc *accumulator) e
 			}
 		}
 		return true, nil
-	})
+	}, addCell(acc, fs, ms))
 }
 
 // readMonthly reads the monthly buckets of the range: their totals and
@@ -339,8 +399,8 @@ func (r *Reader) readMonthly(ctx context.Context, req Request, acc *accumulator)
 	fs := acc.fields()
 	ms := fs.sources()
 	if req.Step == Day {
-		f := l.Range(req.Site, req.Page, Month.Truncate(req.From), req.To)
-		return r.each(ctx, l, f, projection(l, ms, daily), func(d *bucket.Read, raw bson.Raw) (bool, error) {
+		f, proj := pageFind(l, req.Site, req.Page, Month.Truncate(req.From), req.To, projection(l, ms, daily))
+		return r.each(ctx, l, req.Page, f, proj, func(d *bucket.Read, raw bson.Raw) (bool, error) {
 			slots, err := readSlots(raw, ms)
 			if err != nil {
 				return false, err
@@ -355,10 +415,12 @@ func (r *Reader) readMonthly(ctx context.Context, req Request, acc *accumulator)
 				return more
 			})
 			return more, nil
-		})
+		}, addCell(acc, fs, ms))
 	}
-	f := l.Range(req.Site, req.Page, req.From, req.To)
-	return r.each(ctx, l, f, projection(l, ms, l.TotalField()), func(d *bucket.Read, raw bson.Raw) (bool, error) {
+	// A month's tail cells are its days: added at their start, they sum
+	// into the month's step.
+	f, proj := pageFind(l, req.Site, req.Page, req.From, req.To, projection(l, ms, l.TotalField()))
+	return r.each(ctx, l, req.Page, f, proj, func(d *bucket.Read, raw bson.Raw) (bool, error) {
 		if len(ms) == 0 {
 			return acc.add(d.Page, d.Start, d.Total), nil
 		}
@@ -378,7 +440,7 @@ func (r *Reader) readMonthly(ctx context.Context, req Request, acc *accumulator)
 			}
 		}
 		return acc.addWith(d.Page, d.Start, d.Total, sum), nil
-	})
+	}, addCell(acc, fs, ms))
 }
 
 // exists returns nil if site (and page, if not empty) has a bucket in any
@@ -388,8 +450,8 @@ func (r *Reader) exists(ctx context.Context, site, page string) error {
 	found := func(site, page string) (bool, error) {
 		for _, l := range []bucket.Level{bucket.Monthly, bucket.Daily, bucket.Minute} {
 			f := bson.D{{Key: l.SiteField(), Value: site}}
-			if page != "" {
-				f = append(f, bson.E{Key: l.PageField(), Value: page})
+			if page != "" { // its bucket, or its entry in a tail
+				f = append(f, bson.E{Key: "$or", Value: bson.A{bson.D{{Key: l.PageField(), Value: page}}, l.HasEntry(page)}})
 			}
 			name := r.Collections.Name(l)
 			err := r.DB.Collection(name).FindOne(ctx, f, options.FindOne().SetProjection(bson.D{{Key: bucket.FieldID, Value: 1}})).Err()
@@ -402,7 +464,7 @@ func (r *Reader) exists(ctx context.Context, site, page string) error {
 		}
 		return false, nil
 	}
-	if page != "" {
+	if page != "" && !bucket.IsMarker(page) { // a tail's or plan's marker is no page
 		ok, err := found(site, page)
 		if err != nil || ok {
 			return err

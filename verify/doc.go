@@ -33,15 +33,30 @@
 //     run is not read half-deleted) are not judged, and counted: the
 //     daemon does not write them. Site days have the daily retention
 //     (bucket.SiteLevel), as the daemon expires them.
+//   - A cold page's counts are entries of its site's tails, not a bucket
+//     of its own, and a page may have counts in both (an older logtally
+//     in the fleet writes every page to its bucket). MongoDB's side of a
+//     page's bucket is its bucket's counters plus its tail entries', each
+//     where the bucket holds it (bucket.Level.TailCounter, BucketPaths: a
+//     daily tail's hour 13 views are hourly.13 and part of the daily
+//     total), judged as one document (a difference says "with its
+//     entries in the tails"). A tail holds the views and measures per
+//     minute, hour or day, not the seconds of a minute or the minutes of
+//     a day: where a page has tail entries, those finer counters of the
+//     slot are not judged (counted apart), the slot's are; a page the
+//     period's plan names hot is judged whole, so its hits written to a
+//     tail show as lost seconds and minutes. Plans hold no counts.
 //   - Visitors (the HyperLogLog registers) are not compared: the files'
 //     registers need the period's salt, which MongoDB deletes salt_grace
 //     after the period, and other hosts raise them.
 //
-// Reading MongoDB: for each site and level, one find of the site's
-// buckets whose period starts in the pass's window (bucket.Level.Range:
-// {site, timestamp} or {metadata.site, metadata.date}, the fields of the
-// collections' index and shard key, as package query reads them), and
-// one of its site days (bucket.SiteRange); the documents are streamed
+// Reading MongoDB: for each site and level, one find of the site's tails
+// and plans whose period starts in the pass's window
+// (bucket.Level.MarkerRange), one of its page buckets
+// (bucket.Level.BucketRange: {site, timestamp} or {metadata.site,
+// metadata.date}, the fields of the collections' index and shard key, as
+// package query reads them, and the page outside the markers' range),
+// and one of its site days (bucket.SiteRange); the documents are streamed
 // without their applied field. On MongoDB each find walks the index over
 // the site's pages within the window and returns about as many documents
 // as the files make buckets (a daily bucket is about 40 KB): the cost is
@@ -49,7 +64,9 @@
 // of the tests every such find scans its collection.
 //
 // Memory: the sums of the range are held (about 300 bytes each at the
-// peak, with the buckets made from them) up to Options.MaxSums. Past that, a pass keeps only its first days (each
+// peak, with the buckets made from them) up to Options.MaxSums, and
+// while a site's level is compared, the window's tail entries as their
+// pages' counters. Past MaxSums, a pass keeps only its first days (each
 // worker lowers the window's end to a day's start when it holds its share)
 // and the files are read again for the days after it, each later pass
 // reading only the files whose hits reach its days (the first pass notes

@@ -55,6 +55,10 @@ type Diff struct {
 	ID, Path string
 	// Files and MongoDB are the counter's values.
 	Files, MongoDB int64
+	// Tail says MongoDB's value is the page's bucket's (if any) plus
+	// its entries in the tails: ID and Path are then the page bucket's,
+	// where the counts would be had the page been hot.
+	Tail bool
 }
 
 // judge compares documents counter by counter (bucket), keeping what it
@@ -82,6 +86,7 @@ type carried struct {
 	files, mongo int64
 	max          bool // a maximum: the files' values are merged by max
 	inside       bool // its period is inside r: exact
+	tail         bool // MongoDB's value holds tail entries (Diff.Tail)
 }
 
 // newJudge returns a judge of range r keeping its findings in rep.
@@ -103,10 +108,11 @@ func sortCounters(cs []counter) []counter {
 
 // bucket compares one document of kind k, with _id id and period [start,
 // end), whose non-zero counters are want in the files and got in MongoDB
-// (either may be empty), each sorted by path. Counters outside the range,
+// (either may be empty), each sorted by path; tail says got holds the
+// page's entries in the tails (Diff.Tail). Counters outside the range,
 // or whose part in it is another pass's, are not judged here; a path no
 // document of its kind has is counted as unknown.
-func (j *judge) bucket(k Kind, id string, start, end int64, want, got []counter) {
+func (j *judge) bucket(k Kind, id string, start, end int64, want, got []counter, tail bool) {
 	judged := false
 	visit := func(path string, files, mongo int64) {
 		c, ok := k.counter(start, end, path)
@@ -127,6 +133,7 @@ func (j *judge) bucket(k Kind, id string, start, end int64, want, got []counter)
 				cc = &carried{max: c.Measure.IsMax(), inside: inside}
 				j.carry[key] = cc
 			}
+			cc.tail = cc.tail || tail
 			if cc.max {
 				cc.files = max(cc.files, files)
 			} else {
@@ -135,7 +142,7 @@ func (j *judge) bucket(k Kind, id string, start, end int64, want, got []counter)
 			cc.mongo = mongo
 			return
 		}
-		j.counter(k, id, path, files, mongo, inside)
+		j.counter(k, id, path, files, mongo, inside, tail)
 	}
 	for len(want) > 0 || len(got) > 0 { // a merge, by path
 		switch {
@@ -159,24 +166,26 @@ func (j *judge) bucket(k Kind, id string, start, end int64, want, got []counter)
 
 // counter judges one counter: files and mongo are its values, inside
 // whether its period is inside the range (else MongoDB may hold more:
-// hits of lines outside the range).
-func (j *judge) counter(k Kind, id, path string, files, mongo int64, inside bool) {
+// hits of lines outside the range), tail whether mongo holds tail
+// entries.
+func (j *judge) counter(k Kind, id, path string, files, mongo int64, inside, tail bool) {
 	r := j.rep
 	r.Counters++
 	if !inside {
 		r.Edge++
 	}
+	d := Diff{k, id, path, files, mongo, tail}
 	switch {
 	case mongo == files:
 	case mongo < files:
-		r.add(&r.Diffs, &r.NDiffs, Diff{k, id, path, files, mongo})
+		r.add(&r.Diffs, &r.NDiffs, d)
 		r.Lost++
 	case !inside:
 	case j.allHosts:
-		r.add(&r.Diffs, &r.NDiffs, Diff{k, id, path, files, mongo})
+		r.add(&r.Diffs, &r.NDiffs, d)
 		r.More++
 	default:
-		r.add(&r.Others, &r.NOthers, Diff{k, id, path, files, mongo})
+		r.add(&r.Others, &r.NOthers, d)
 	}
 }
 
@@ -187,7 +196,7 @@ func (j *judge) finish() {
 	})
 	for _, key := range keys {
 		c := j.carry[key]
-		j.counter(key.kind, key.id, key.path, c.files, c.mongo, c.inside)
+		j.counter(key.kind, key.id, key.path, c.files, c.mongo, c.inside, c.tail)
 	}
 	clear(j.carry)
 }

@@ -27,7 +27,7 @@ func judged(allHosts bool, r span, windows []span, docs func(j *judge)) *Report 
 func TestJudgeInsideTheRange(t *testing.T) {
 	r := span{t0, t0 + 2*86400} // two whole days
 	minute := func(j *judge, want, got map[string]int64) {
-		j.bucket(Minute, "202603010000/s/p", t0, t0+60, cs(want), cs(got))
+		j.bucket(Minute, "202603010000/s/p", t0, t0+60, cs(want), cs(got), false)
 	}
 	exact := judged(false, r, []span{r}, func(j *judge) {
 		minute(j, map[string]int64{"totalViews": 2, "seconds.3": 2, "measures.status_2xx": 2}, map[string]int64{"totalViews": 2, "seconds.3": 2, "measures.status_2xx": 2})
@@ -38,13 +38,13 @@ func TestJudgeInsideTheRange(t *testing.T) {
 	lost := judged(true, r, []span{r}, func(j *judge) {
 		minute(j, map[string]int64{"totalViews": 2, "seconds.3": 2, "measures.status_2xx": 2}, map[string]int64{"totalViews": 2, "seconds.3": 2, "measures.status_2xx": 1})
 	})
-	if lost.Exact() || lost.NDiffs != 1 || lost.Lost != 1 || lost.Diffs[0] != (Diff{Minute, "202603010000/s/p", "measures.status_2xx", 2, 1}) {
+	if lost.Exact() || lost.NDiffs != 1 || lost.Lost != 1 || lost.Diffs[0] != (Diff{Minute, "202603010000/s/p", "measures.status_2xx", 2, 1, false}) {
 		t.Errorf("one lost: %+v", lost)
 	}
 	for _, allHosts := range []bool{false, true} {
 		more := judged(allHosts, r, []span{r}, func(j *judge) {
 			minute(j, map[string]int64{"totalViews": 2, "seconds.3": 2}, map[string]int64{"totalViews": 3, "seconds.3": 2, "seconds.4": 1})
-			j.bucket(Daily, "20260301/s/other", t0, t0+86400, cs(nil), cs(map[string]int64{"daily": 1, "hourly.0": 1, "minute.0.0": 1}))
+			j.bucket(Daily, "20260301/s/other", t0, t0+86400, cs(nil), cs(map[string]int64{"daily": 1, "hourly.0": 1, "minute.0.0": 1}), false)
 		})
 		if allHosts && (more.Exact() || more.NDiffs != 5 || more.More != 5 || more.NOthers != 0) {
 			t.Errorf("more, all hosts: %+v", more)
@@ -66,12 +66,12 @@ func TestJudgeEdges(t *testing.T) {
 	rep := judged(true, r, []span{r}, func(j *judge) {
 		// MongoDB holds more in the first minute (lines before the log)
 		// and in the day: not differences.
-		j.bucket(Minute, "m1", from-15, from+45, cs(map[string]int64{"totalViews": 1, "seconds.15": 1}), cs(map[string]int64{"totalViews": 4, "seconds.3": 3, "seconds.15": 1}))
-		j.bucket(Daily, "d", t0, t0+86400, cs(map[string]int64{"daily": 3, "hourly.10": 3, "minute.10.30": 1, "minute.10.31": 2}), cs(map[string]int64{"daily": 50, "hourly.9": 40, "hourly.10": 10, "minute.10.30": 1, "minute.10.31": 2, "minute.9.0": 40, "minute.10.29": 7}))
+		j.bucket(Minute, "m1", from-15, from+45, cs(map[string]int64{"totalViews": 1, "seconds.15": 1}), cs(map[string]int64{"totalViews": 4, "seconds.3": 3, "seconds.15": 1}), false)
+		j.bucket(Daily, "d", t0, t0+86400, cs(map[string]int64{"daily": 3, "hourly.10": 3, "minute.10.30": 1, "minute.10.31": 2}), cs(map[string]int64{"daily": 50, "hourly.9": 40, "hourly.10": 10, "minute.10.30": 1, "minute.10.31": 2, "minute.9.0": 40, "minute.10.29": 7}), false)
 		// The second minute is inside: exact.
-		j.bucket(Minute, "m2", from+45, from+105, cs(map[string]int64{"totalViews": 2, "seconds.5": 2}), cs(map[string]int64{"totalViews": 2, "seconds.5": 2}))
+		j.bucket(Minute, "m2", from+45, from+105, cs(map[string]int64{"totalViews": 2, "seconds.5": 2}), cs(map[string]int64{"totalViews": 2, "seconds.5": 2}), false)
 		// Lost hits in a day total reaching outside: a difference.
-		j.bucket(Monthly, "mo", t0, t0+31*86400, cs(map[string]int64{"total": 3, "daily.1": 3}), cs(map[string]int64{"total": 2, "daily.1": 2}))
+		j.bucket(Monthly, "mo", t0, t0+31*86400, cs(map[string]int64{"total": 3, "daily.1": 3}), cs(map[string]int64{"total": 2, "daily.1": 2}), false)
 	})
 	if rep.NDiffs != 2 || rep.Lost != 2 || rep.NOthers != 0 {
 		t.Errorf("edges: %+v", rep)
@@ -99,7 +99,7 @@ func TestJudgeCarriesAcrossPasses(t *testing.T) {
 			if j.w == w2 {
 				want = map[string]int64{"total": 4, "daily.2": 4}
 			}
-			j.bucket(Monthly, "202603/s/p", t0, r.to, cs(want), cs(got))
+			j.bucket(Monthly, "202603/s/p", t0, r.to, cs(want), cs(got), false)
 		})
 		if rep.Lost != tc.lost || rep.Counters != 3 || rep.Buckets[Monthly] != 1 {
 			t.Errorf("MongoDB total %d: %+v", tc.mongo, rep)
@@ -110,8 +110,8 @@ func TestJudgeCarriesAcrossPasses(t *testing.T) {
 func TestJudgeUnknownAndSites(t *testing.T) {
 	r := span{t0, t0 + 86400}
 	rep := judged(false, r, []span{r}, func(j *judge) {
-		j.bucket(Sites, "20260301/s", t0, t0+86400, cs(map[string]int64{"views": 5, "measures.bytes": 10}), cs(map[string]int64{"views": 5, "measures.bytes": 9, "measures.future": 1}))
-		j.bucket(Minute, "x", t0, t0+60, cs(nil), cs(map[string]int64{"visits": 1}))
+		j.bucket(Sites, "20260301/s", t0, t0+86400, cs(map[string]int64{"views": 5, "measures.bytes": 10}), cs(map[string]int64{"views": 5, "measures.bytes": 9, "measures.future": 1}), false)
+		j.bucket(Minute, "x", t0, t0+60, cs(nil), cs(map[string]int64{"visits": 1}), false)
 	})
 	if rep.Unknown != 2 || rep.Lost != 1 || rep.Diffs[0].Kind != Sites || rep.Buckets[Sites] != 1 {
 		t.Errorf("%+v", rep)
@@ -130,8 +130,8 @@ func TestReportWrite(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, b.String())
 		}
 	}
-	rep.add(&rep.Diffs, &rep.NDiffs, Diff{Minute, "202603010000/s/\x1b[2J\u202e", "seconds.3", 2, 1})
-	rep.add(&rep.Diffs, &rep.NDiffs, Diff{Daily, "20260301/s/p", "hourly.3", 2, 1})
+	rep.add(&rep.Diffs, &rep.NDiffs, Diff{Minute, "202603010000/s/\x1b[2J\u202e", "seconds.3", 2, 1, false})
+	rep.add(&rep.Diffs, &rep.NDiffs, Diff{Daily, "20260301/s/p", "hourly.3", 2, 1, false})
 	rep.Lost = 2
 	b.Reset()
 	rep.Write(&b)
@@ -166,8 +166,8 @@ func TestJudgeExpiredSiteDays(t *testing.T) {
 		j := newJudge(r, false, rep)
 		j.w = r
 		// The 1st ended 25 hours ago, the 2nd an hour ago.
-		v.judge(j, Sites, "20260301/s", t0, t0+86400, cs(map[string]int64{"views": 5}), nil)
-		v.judge(j, Sites, "20260302/s", t0+86400, t0+2*86400, cs(map[string]int64{"views": 2}), cs(map[string]int64{"views": 2}))
+		v.judge(j, Sites, "20260301/s", t0, t0+86400, cs(map[string]int64{"views": 5}), nil, false)
+		v.judge(j, Sites, "20260302/s", t0+86400, t0+2*86400, cs(map[string]int64{"views": 2}), cs(map[string]int64{"views": 2}), false)
 		j.finish()
 		want := [kinds]uint64{Sites: 1}
 		if keep == 0 {

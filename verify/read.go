@@ -55,22 +55,42 @@ func (v *verifier) compareLevel(ctx context.Context, j *judge, l bucket.Level, s
 	}
 	from, _ := l.Bounds(j.w.from)
 	_, to := l.Bounds(j.w.to - 1)
-	err := v.each(ctx, v.opts.Collections.Name(l), l.Range(site, "", unix(from), unix(to)), l.Start, func(id string, start int64, got []counter) {
-		_, end := l.Bounds(start)
-		var want []counter
+	// The tails first (tails.go): a page's bucket is judged with its
+	// entries in them.
+	ts, err := v.readTails(ctx, j, l, site, from, to)
+	if err != nil {
+		return err
+	}
+	files := func(id string) []counter {
 		if sh, i := find(id); sh != nil {
-			want = sh.docs[i].counters
 			sh.docs[i].seen = true
+			return sh.docs[i].counters
 		}
-		v.judge(j, Kind(l), id, start, end, want, got)
+		return nil
+	}
+	err = v.each(ctx, v.opts.Collections.Name(l), l.BucketRange(site, unix(from), unix(to)), l.Start, func(id string, start int64, got []counter) {
+		_, end := l.Bounds(start)
+		want := files(id)
+		p := ts.parts[id]
+		if p != nil {
+			p.seen = true
+			got = p.merge(got)
+		}
+		want, got = v.finer(j, l, ts, p, start, end, want, got)
+		v.judge(j, Kind(l), id, start, end, want, got, p != nil)
 	})
 	if err != nil {
 		return err
 	}
+	for _, id := range ts.rest() { // pages with tail entries and no bucket
+		p := ts.parts[id]
+		want, got := v.finer(j, l, ts, p, p.start, p.end, files(id), p.merge(nil))
+		v.judge(j, Kind(l), id, p.start, p.end, want, got, true)
+	}
 	for _, sh := range shares {
 		for _, d := range sh.docs {
 			if !d.seen { // not in MongoDB
-				v.judge(j, Kind(l), d.id, d.start, d.end, d.counters, nil)
+				v.judge(j, Kind(l), d.id, d.start, d.end, d.counters, nil, false)
 			}
 		}
 	}
@@ -131,14 +151,14 @@ func (v *verifier) compareSites(ctx context.Context, j *judge, site string, page
 			delete(files, id)
 		}
 		_, end := bucket.Daily.Bounds(start)
-		v.judge(j, Sites, id, start, end, want, got)
+		v.judge(j, Sites, id, start, end, want, got, false)
 	})
 	if err != nil {
 		return err
 	}
 	for i := range docs {
 		if d := &docs[i]; files[d.ID] != nil {
-			v.judge(j, Sites, d.ID, d.Start, d.PeriodEnd(), siteCounters(d), nil)
+			v.judge(j, Sites, d.ID, d.Start, d.PeriodEnd(), siteCounters(d), nil, false)
 		}
 	}
 	return nil
@@ -146,15 +166,15 @@ func (v *verifier) compareSites(ctx context.Context, j *judge, site string, page
 
 // judge judges a document unless it is past its level's retention (a
 // site day the daily one): then it is counted as such (once, in the pass
-// holding its end).
-func (v *verifier) judge(j *judge, k Kind, id string, start, end int64, want, got []counter) {
+// holding its end). tail says got holds tail entries (Diff.Tail).
+func (v *verifier) judge(j *judge, k Kind, id string, start, end int64, want, got []counter, tail bool) {
 	if v.opts.Retention.Expired(k.level(), start, v.now) {
 		if j.w.has(min(end, j.r.to) - 1) {
 			v.rep.Expired[k]++
 		}
 		return
 	}
-	j.bucket(k, id, start, end, want, got)
+	j.bucket(k, id, start, end, want, got, tail)
 }
 
 // each finds the documents of coll matching filter (without their

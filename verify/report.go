@@ -36,6 +36,13 @@ type Report struct {
 	// (judged for lost hits only).
 	Buckets        [kinds]uint64
 	Counters, Edge uint64
+	// Tails are the tail documents read, by level: their entries are
+	// judged with their pages' buckets (Diff.Tail). Finer are the
+	// counters of cold pages finer than a tail holds (a cold page's
+	// seconds of a minute, minutes of a day), not judged: the counters
+	// of the tail's slot holding them are.
+	Tails [bucket.Levels]uint64
+	Finer uint64
 	// Expired are the buckets past their level's retention, by Kind, and
 	// the site days past theirs (the daily one), not judged.
 	Expired [kinds]uint64
@@ -99,6 +106,10 @@ func (r *Report) Write(w io.Writer) {
 	if r.Edge > 0 {
 		fmt.Fprintf(w, "; %s of them at the range's edges (periods reaching outside it, which MongoDB holds other lines of): judged for lost hits only", g(r.Edge))
 	}
+	if n := r.Tails[Minute] + r.Tails[Daily] + r.Tails[Monthly]; n > 0 {
+		fmt.Fprintf(w, "; the cold pages' entries of %s tails (%s minute, %s daily, %s monthly) judged with their pages' buckets",
+			g(n), g(r.Tails[Minute]), g(r.Tails[Daily]), g(r.Tails[Monthly]))
+	}
 	fmt.Fprintln(w)
 	var skipped []string
 	for k, n := range r.Expired {
@@ -109,6 +120,9 @@ func (r *Report) Write(w io.Writer) {
 	}
 	if r.Unknown > 0 {
 		skipped = append(skipped, g(r.Unknown)+" counters of unknown fields")
+	}
+	if r.Finer > 0 {
+		skipped = append(skipped, g(r.Finer)+" counters of cold pages finer than their tails hold (seconds, minutes of a day; their minute or hour is judged)")
 	}
 	skipped = append(skipped, "visitors (their registers are not compared)")
 	fmt.Fprintf(w, "not judged: %s\n", strings.Join(skipped, "; "))
@@ -122,7 +136,11 @@ func (r *Report) Write(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s (%s%s):\n", title, g(n), note)
 		for _, d := range ds {
-			fmt.Fprintf(w, "  %s %s: %s: MongoDB %d, files %d (%s)\n", d.Kind, query.Shown(d.ID), d.Path, d.MongoDB, d.Files, what(d))
+			tail := ""
+			if d.Tail {
+				tail = " with its entries in the tails"
+			}
+			fmt.Fprintf(w, "  %s %s%s: %s: MongoDB %d, files %d (%s)\n", d.Kind, query.Shown(d.ID), tail, d.Path, d.MongoDB, d.Files, what(d))
 		}
 	}
 	list("differences", "", r.Diffs, r.NDiffs, func(d Diff) string {

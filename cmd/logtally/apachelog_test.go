@@ -179,29 +179,27 @@ func waitTotal(t *testing.T, db *mongo.Database, hits int64, out fmt.Stringer) {
 	}
 }
 
-// monthTotal sums the monthly buckets' totals (the cheap way to watch
-// progress: a few dozen documents).
+// monthTotal sums the monthly buckets' totals and the monthly tails'
+// views (the cheap way to watch progress: a few dozen documents).
 func monthTotal(t *testing.T, db *mongo.Database) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	total := bucket.Monthly.TotalField()
 	cur, err := db.Collection(bucket.DefaultMonthlyCollection).Find(ctx, bson.D{})
 	if err != nil {
 		t.Fatalf("read monthly: %v", err)
 	}
-	var docs []bson.M
-	if err := cur.All(ctx, &docs); err != nil {
-		t.Fatalf("read monthly: %v", err)
-	}
+	defer cur.Close(ctx)
 	var n int64
-	for _, d := range docs {
-		switch v := d[total].(type) {
-		case int32:
-			n += int64(v)
-		case int64:
-			n += v
+	for cur.Next(ctx) {
+		v, err := bucket.Monthly.Views(cur.Current)
+		if err != nil {
+			t.Fatalf("read monthly: %v", err)
 		}
+		n += v
+	}
+	if err := cur.Err(); err != nil {
+		t.Fatalf("read monthly: %v", err)
 	}
 	return n
 }

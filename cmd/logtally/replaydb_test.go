@@ -18,6 +18,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/internal/syncbuf"
@@ -402,23 +403,28 @@ func TestReplayBesideRunningDaemon(t *testing.T) {
 	e.check("replay beside the daemon", filepath.Join(e.truth, "*"), e.live)
 }
 
-// minuteTotal sums the minute buckets' totalViews.
+// minuteTotal sums the minute buckets' totalViews and the minute tails'
+// views.
 func minuteTotal(t *testing.T, db *mongo.Database) int64 {
 	t.Helper()
+	l := bucket.Minute
 	cur, err := db.Collection("minutes").Find(context.Background(), bson.D{},
-		options.Find().SetProjection(bson.D{{Key: "totalViews", Value: 1}}))
+		options.Find().SetProjection(bson.D{{Key: l.PageField(), Value: 1}, {Key: l.TimeField(), Value: 1},
+			{Key: l.TotalField(), Value: 1}, {Key: bucket.FieldPages, Value: 1}}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var docs []struct {
-		N int64 `bson:"totalViews"`
-	}
-	if err := cur.All(context.Background(), &docs); err != nil {
-		t.Fatal(err)
-	}
+	defer cur.Close(context.Background())
 	var n int64
-	for _, d := range docs {
-		n += d.N
+	for cur.Next(context.Background()) {
+		v, err := l.Views(cur.Current)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += v
+	}
+	if err := cur.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return n
 }

@@ -1,6 +1,7 @@
 // Package fill writes hits into the buckets the way the daemon does, for
 // tests: counted into a buffer, then flushed by the real flusher to every
-// level and the sites collection, in one batch.
+// level and the sites collection, in one batch (Write); or built here,
+// split between page buckets and tails as a test says (Docs).
 package fill
 
 import (
