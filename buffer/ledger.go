@@ -64,21 +64,24 @@ type Mark struct {
 // Key returns the mark's ledger key: stream.EntryKey's.
 func (m Mark) Key() string { return stream.EntryKey(m.FPLen, m.FPSum, m.Stream) }
 
-// LedgerEntry is a ledger mark as stored.
-type LedgerEntry struct {
-	Mark
-	// Acked is the offset up to which the counts are acknowledged by
-	// MongoDB (Offset: committed to the buffer).
-	Acked int64
-	// Updated is when the entry last moved.
-	Updated time.Time
+// entryOf returns the entry m sets, moved at now.
+func entryOf(m Mark, now time.Time) stream.Entry {
+	return stream.Entry{FPLen: m.FPLen, FPSum: m.FPSum, Stream: m.Stream, Offset: m.Offset, TailLen: m.TailLen, TailSum: m.TailSum,
+		Source: m.Source, Path: m.Path, Updated: now}
+}
+
+// MarkOf returns the mark that sets e's offset and tail check again (not
+// lowering it).
+func MarkOf(e stream.Entry) Mark {
+	return Mark{FPLen: e.FPLen, FPSum: e.FPSum, Offset: e.Offset, Stream: e.Stream, TailLen: e.TailLen, TailSum: e.TailSum,
+		Source: e.Source, Path: e.Path}
 }
 
 // ledgerVersion is the first byte of an entry's value. Version 1 (an
 // older logtally's) ends after the path: no tail check.
 const ledgerVersion = 2
 
-func encodeEntry(e LedgerEntry) []byte {
+func encodeEntry(e stream.Entry) []byte {
 	b := make([]byte, 0, 1+6*binary.MaxVarintLen64+len(e.Source)+len(e.Path))
 	b = append(b, ledgerVersion)
 	b = binary.AppendUvarint(b, uint64(e.Offset))
@@ -92,8 +95,8 @@ func encodeEntry(e LedgerEntry) []byte {
 	return binary.AppendUvarint(b, e.TailSum)
 }
 
-func decodeEntry(k, v []byte) (LedgerEntry, error) {
-	var e LedgerEntry
+func decodeEntry(k, v []byte) (stream.Entry, error) {
+	var e stream.Entry
 	var ok bool
 	e.FPLen, e.FPSum, e.Stream, ok = stream.ParseEntryKey(string(k))
 	if !ok || len(v) == 0 || v[0] != 1 && v[0] != ledgerVersion {
@@ -148,7 +151,7 @@ func putMarks(tx *bolt.Tx, marks []Mark, now time.Time) error {
 			continue
 		}
 		k := []byte(m.Key())
-		e := LedgerEntry{Mark: m, Updated: now}
+		e := entryOf(m, now)
 		if v := led.Get(k); v != nil {
 			if old, err := decodeEntry(k, v); err == nil {
 				e.Acked = old.Acked
@@ -203,8 +206,8 @@ func ackMarks(tx *bolt.Tx, sealed *bolt.Bucket) error {
 
 // BatchMarks returns the marks that travel with batch id: the marks
 // committed before it was sealed and after the previous batch was sealed.
-func (b *Buffer) BatchMarks(id string) ([]LedgerEntry, error) {
-	var out []LedgerEntry
+func (b *Buffer) BatchMarks(id string) ([]stream.Entry, error) {
+	var out []stream.Entry
 	err := b.view(func(tx *bolt.Tx) error {
 		sealed := tx.Bucket(bktSealed)
 		if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {
@@ -228,8 +231,8 @@ func (b *Buffer) BatchMarks(id string) ([]LedgerEntry, error) {
 }
 
 // Ledger returns the stored entries among keys.
-func (b *Buffer) Ledger(keys []string) (map[string]LedgerEntry, error) {
-	out := map[string]LedgerEntry{}
+func (b *Buffer) Ledger(keys []string) (map[string]stream.Entry, error) {
+	out := map[string]stream.Entry{}
 	err := b.view(func(tx *bolt.Tx) error {
 		led := tx.Bucket(bktLedger)
 		for _, k := range keys {
@@ -255,8 +258,8 @@ func (b *Buffer) Ledger(keys []string) (map[string]LedgerEntry, error) {
 // only its bytes tell: an entry with a tail check is its own when its
 // bytes that end at the entry's Offset hash to TailSum (the reader checks;
 // see Mark). Entries of an older logtally (Stream 0) have no tail check.
-func (b *Buffer) Streams(head []byte) ([]LedgerEntry, error) {
-	var out []LedgerEntry
+func (b *Buffer) Streams(head []byte) ([]stream.Entry, error) {
+	var out []stream.Entry
 	err := b.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bktLedger).Cursor()
 		for _, key := range stream.LedgerCandidates(head) {
@@ -281,8 +284,8 @@ func (b *Buffer) Streams(head []byte) ([]LedgerEntry, error) {
 // reading the whole ledger (a start reads it when a source may take over
 // another's entries; see package pipeline). Entries that cannot be
 // decoded are skipped: Seal prunes them.
-func (b *Buffer) LedgerEntries(keep func(LedgerEntry) bool) ([]LedgerEntry, error) {
-	var out []LedgerEntry
+func (b *Buffer) LedgerEntries(keep func(stream.Entry) bool) ([]stream.Entry, error) {
+	var out []stream.Entry
 	err := b.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktLedger).ForEach(func(k, v []byte) error {
 			if e, err := decodeEntry(k, v); err == nil && keep(e) {

@@ -181,7 +181,7 @@ func TestCommitRefusesUnsortedCounts(t *testing.T) {
 }
 
 // entry returns the ledger entry under key.
-func entry(b *Buffer, key string) (LedgerEntry, error) {
+func entry(b *Buffer, key string) (stream.Entry, error) {
 	got, err := b.Ledger([]string{key})
 	return got[key], err
 }
@@ -209,7 +209,7 @@ func TestLedgerStreamsApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byStream := map[uint64]LedgerEntry{}
+	byStream := map[uint64]stream.Entry{}
 	for _, e := range got {
 		byStream[e.Stream] = e
 	}
@@ -239,7 +239,7 @@ func TestLedgerEntryVersion1(t *testing.T) {
 	if err != nil || e.Offset != 500 || e.Acked != 400 || e.Source != "web" || e.Path != "/a" || e.TailLen != 0 || e.Stream != 0 {
 		t.Fatalf("decoded %+v, %v", e, err)
 	}
-	if got, err := decodeEntry(k, encodeEntry(LedgerEntry{Mark: Mark{FPLen: 10, FPSum: 99, Offset: 7, TailLen: 7, TailSum: 5}})); err != nil || got.TailLen != 7 || got.TailSum != 5 {
+	if got, err := decodeEntry(k, encodeEntry(stream.Entry{FPLen: 10, FPSum: 99, Offset: 7, TailLen: 7, TailSum: 5})); err != nil || got.TailLen != 7 || got.TailSum != 5 {
 		t.Fatalf("round trip %+v, %v", got, err)
 	}
 }
@@ -253,15 +253,15 @@ func TestLedgerEntries(t *testing.T) {
 	if err := b.CommitWith(Commit{Marks: marks, KeepLastCommit: true}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.LedgerEntries(func(e LedgerEntry) bool { return e.Source == "a" })
+	got, err := b.LedgerEntries(func(e stream.Entry) bool { return e.Source == "a" })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Mark.Key() != marks[0].Key() || got[1].Mark.Key() != marks[2].Key() ||
+	if len(got) != 2 || got[0].Key() != marks[0].Key() || got[1].Key() != marks[2].Key() ||
 		got[0].Offset != 100 || got[1].Offset != 300 || got[1].Path != "/l/2.log" || got[1].Stream != 9 {
 		t.Errorf("entries of a: %+v, want the first and third marks", got)
 	}
-	if all, _ := b.LedgerEntries(func(LedgerEntry) bool { return true }); len(all) != 3 {
+	if all, _ := b.LedgerEntries(func(stream.Entry) bool { return true }); len(all) != 3 {
 		t.Errorf("%d entries, want 3", len(all))
 	}
 }

@@ -149,7 +149,7 @@ func TestLedgerStreamsReachMongoDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byKey := map[string]ledger.Entry{}
+	byKey := map[string]stream.Entry{}
 	for _, g := range got {
 		byKey[g.Key()] = g
 	}

@@ -138,7 +138,7 @@ func takeOver(buf *buffer.Buffer, stored map[string][]byte, sources []Source, lo
 	}
 
 	// The ledger entries.
-	entries, err := buf.LedgerEntries(func(e buffer.LedgerEntry) bool {
+	entries, err := buf.LedgerEntries(func(e stream.Entry) bool {
 		return e.Source != "" && !configured[e.Source] && !strings.HasPrefix(e.Source, replay.SourcePrefix)
 	})
 	if err != nil {
@@ -149,8 +149,8 @@ func takeOver(buf *buffer.Buffer, stored map[string][]byte, sources []Source, lo
 		switch hs := heirOf(e.Path); len(hs) {
 		case 0:
 		case 1:
-			m := e.Mark
-			m.Source, m.Lower = hs[0], false
+			m := buffer.MarkOf(e)
+			m.Source = hs[0]
 			marks = append(marks, m)
 			count(taken, renamePair{e.Source, hs[0]}).entries++
 		default:

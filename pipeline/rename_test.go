@@ -103,7 +103,7 @@ func TestRenamedSourceTakesOver(t *testing.T) {
 	if pos := p.countedLocally("kept")(head); len(pos) != 1 || pos[0].Offset != 3 {
 		t.Errorf("kept's ledger look-up: %+v, want the replay's only", pos)
 	}
-	entries, _ := buf.LedgerEntries(func(e buffer.LedgerEntry) bool { return e.Stream == replayed.Stream })
+	entries, _ := buf.LedgerEntries(func(e stream.Entry) bool { return e.Stream == replayed.Stream })
 	if len(entries) != 1 || entries[0].Source != replayed.Source {
 		t.Errorf("the replay's entry: %+v, want it left", entries)
 	}

@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/ledger"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/stream"
@@ -95,35 +93,13 @@ func (p *Pipeline) FinalCommit() <-chan struct{} { return p.agg.Stopped() }
 
 // Counted returns the buffer's ledger entries of the streams beginning
 // with head.
-func (p *Pipeline) Counted(head []byte) ([]ledger.Entry, error) {
-	got, err := p.buf.Streams(head)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ledger.Entry, len(got))
-	for i, e := range got {
-		out[i] = entryOf(e)
-	}
-	return out, nil
+func (p *Pipeline) Counted(head []byte) ([]stream.Entry, error) {
+	return p.buf.Streams(head)
 }
 
 // Entries returns the buffer's ledger entries under keys, those it holds.
-func (p *Pipeline) Entries(keys []string) (map[string]ledger.Entry, error) {
-	got, err := p.buf.Ledger(keys)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]ledger.Entry, len(got))
-	for k, e := range got {
-		out[k] = entryOf(e)
-	}
-	return out, nil
-}
-
-// entryOf is e as a reader of the ledger sees it.
-func entryOf(e buffer.LedgerEntry) ledger.Entry {
-	return ledger.Entry{FPLen: e.FPLen, FPSum: e.FPSum, Stream: e.Stream, Offset: e.Offset, Acked: e.Acked,
-		TailLen: e.TailLen, TailSum: e.TailSum, Source: e.Source, Path: e.Path}
+func (p *Pipeline) Entries(keys []string) (map[string]stream.Entry, error) {
+	return p.buf.Ledger(keys)
 }
 
 // Kick makes the flusher write now rather than at the end of its
