@@ -94,13 +94,13 @@ func TestCommitSealScanAck(t *testing.T) {
 		t.Fatalf("LastCommit before any commit = %v, %v; want zero", last, err)
 	}
 	before := time.Now()
-	if err := b.Commit(viewsOf(map[string]uint64{k1: 2, k2: 1}), map[string][]byte{"f1": []byte("10")}); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k1: 2, k2: 1})), Checkpoints: map[string][]byte{"f1": []byte("10")}}); err != nil {
 		t.Fatal(err)
 	}
 	if last, err := b.LastCommit(); err != nil || last.Before(before) || last.After(time.Now()) {
 		t.Fatalf("LastCommit = %v, %v; want between %v and now", last, err, before)
 	}
-	if err := b.Commit(viewsOf(map[string]uint64{k1: 3}), map[string][]byte{"f1": []byte("20")}); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k1: 3})), Checkpoints: map[string][]byte{"f1": []byte("20")}}); err != nil {
 		t.Fatal(err)
 	}
 	if keys, hits := b.Pending(); keys != 2 || hits != 6 {
@@ -114,7 +114,7 @@ func TestCommitSealScanAck(t *testing.T) {
 		t.Fatalf("batch = %+v", batch)
 	}
 	// Counts committed while a batch is in flight stay pending.
-	if err := b.Commit(viewsOf(map[string]uint64{k1: 7}), nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k1: 7}))}); err != nil {
 		t.Fatal(err)
 	}
 	again, err := b.Seal()
@@ -167,7 +167,7 @@ func TestCommitSealScanAck(t *testing.T) {
 	if err != nil || string(cps["f1"]) != "20" {
 		t.Fatalf("checkpoints = %q, %v", cps, err)
 	}
-	if err := b.Commit(nil, map[string][]byte{"f1": nil}); err != nil {
+	if err := b.Commit(Commit{Checkpoints: map[string][]byte{"f1": nil}}); err != nil {
 		t.Fatal(err)
 	}
 	if cps, _ := b.Checkpoints(); len(cps) != 0 {
@@ -240,7 +240,7 @@ func TestFullAtMaxSize(t *testing.T) {
 		}
 		clear(counts)
 		counts[key("s", "/page/"+strconv.Itoa(i), 1)] = 1
-		if err := b.Commit(viewsOf(counts), nil); err != nil {
+		if err := b.Commit(Commit{Counts: CountsOf(viewsOf(counts))}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -366,7 +366,7 @@ func crashChild(path string) {
 			add += n
 		}
 		total += add
-		if err := b.Commit(viewsOf(counts), map[string][]byte{"total": u64(total)}); err != nil {
+		if err := b.Commit(Commit{Counts: CountsOf(viewsOf(counts)), Checkpoints: map[string][]byte{"total": u64(total)}}); err != nil {
 			os.Exit(4)
 		}
 		if i%5 == 4 {
@@ -402,7 +402,7 @@ func TestFileClockStampsCommitAndSeal(t *testing.T) {
 	other := clock.NewFake(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := openTest(t, filepath.Join(t.TempDir(), "buffer.db"), Options{Clock: other, FileClock: files})
 	k := string(AppendKey(nil, []byte("s.test"), []byte("/"), 1_700_000_000))
-	if err := b.Commit(viewsOf(map[string]uint64{k: 1}), map[string][]byte{"f1": []byte("10")}); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k: 1})), Checkpoints: map[string][]byte{"f1": []byte("10")}}); err != nil {
 		t.Fatal(err)
 	}
 	if last, err := b.LastCommit(); err != nil || !last.Equal(files.Now()) {

@@ -24,7 +24,7 @@ func scanAll(t *testing.T, b *Buffer, id string, coarse bool) map[string]uint64 
 func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
 	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{})
 	k := func(page string, sec int64) string { return string(AppendKey(nil, []byte("s"), []byte(page), sec)) }
-	if err := b.Commit(viewsOf(map[string]uint64{k("/a", 60): 2, k("/b", 61): 1}), nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k("/a", 60): 2, k("/b", 61): 1}))}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := b.SealMinuteOnly()
@@ -48,7 +48,7 @@ func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
 	if none, err := b.SealMinuteOnly(); none != nil || err != nil {
 		t.Fatalf("minute-only seal of nothing: %+v, %v", none, err)
 	}
-	if err := b.Commit(viewsOf(map[string]uint64{k("/a", 60): 5, k("/c", 120): 1}), nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k("/a", 60): 5, k("/c", 120): 1}))}); err != nil {
 		t.Fatal(err)
 	}
 	full, err := b.Seal()
@@ -71,7 +71,7 @@ func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
 		t.Errorf("%d coarse keys after the full batch", keys)
 	}
 	// A full batch with nothing waiting reads its own counts.
-	if err := b.Commit(viewsOf(map[string]uint64{k("/d", 180): 1}), nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k("/d", 180): 1}))}); err != nil {
 		t.Fatal(err)
 	}
 	plain, _ := b.Seal()
@@ -80,7 +80,7 @@ func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
 	}
 	// Only coarse counts waiting: a full seal still makes a batch.
 	b.Ack(plain.ID)
-	b.Commit(viewsOf(map[string]uint64{k("/e", 240): 4}), nil)
+	b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k("/e", 240): 4}))})
 	m, _ = b.SealMinuteOnly()
 	b.Ack(m.ID)
 	last, err := b.Seal()

@@ -52,13 +52,6 @@ func SplitKey(k []byte) (sitePage []byte, sec int64, err error) {
 	return k[:n], int64(binary.BigEndian.Uint64(k[n:]) ^ (1 << 63)), nil
 }
 
-// Commit adds counts (keys from AppendKey) to the pending counts and writes
-// checkpoints (a nil value deletes one) in one transaction: after it returns
-// both are on disk, and after a crash either both or neither are.
-func (b *Buffer) Commit(counts map[string]measure.Vector, checkpoints map[string][]byte) error {
-	return b.CommitWith(Commit{Counts: CountsOf(counts), Checkpoints: checkpoints})
-}
-
 // A Count is one key's measures to add to the pending counts.
 type Count struct {
 	Key []byte // from AppendKey
@@ -80,13 +73,13 @@ func SortCounts(counts []Count) {
 	slices.SortFunc(counts, func(x, y Count) int { return bytes.Compare(x.Key, y.Key) })
 }
 
-// Commit is what CommitWith writes in one transaction.
+// Commit is what Buffer.Commit writes in one transaction.
 type Commit struct {
 	// Counts are added to the pending counts, each key's measures merged
 	// (measure.Vector.Merge). They are sorted by key, each key once
 	// (SortCounts): bbolt then writes them in order, and a key given
 	// twice, which would count twice, is refused. The keys and vectors
-	// are read only until CommitWith returns.
+	// are read only until Buffer.Commit returns.
 	Counts []Count
 	// Checkpoints are written; a nil value deletes one.
 	Checkpoints map[string][]byte
@@ -108,9 +101,12 @@ type Commit struct {
 	KeepLastCommit bool
 }
 
-// CommitWith writes c in one transaction: after it returns all of it is on
-// disk, and after a crash either all or none of it is.
-func (b *Buffer) CommitWith(c Commit) error {
+// Commit writes c in one transaction: after it returns all of it is on
+// disk, and after a crash either all or none of it is. A commit whose
+// transaction reported an error but reached the file (its sync failed,
+// yet the next transaction sees it) returns nil: a caller retrying on an
+// error never counts twice.
+func (b *Buffer) Commit(c Commit) error {
 	counts, checkpoints := c.Counts, c.Checkpoints
 	if len(counts) == 0 && len(checkpoints) == 0 && len(c.Marks) == 0 && len(c.Finished) == 0 && len(c.Archives) == 0 && len(c.Visitors) == 0 {
 		return nil

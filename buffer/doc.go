@@ -7,7 +7,7 @@
 //
 // Counts, the checkpoints of the lines they came from and the ledger marks
 // they move are written in one bbolt transaction (commit.go: Commit,
-// CommitWith), so after a crash at any instant they agree: lines after a
+// taking a Commit), so after a crash at any instant they agree: lines after a
 // checkpoint are read again, lines before it are counted in the buffer,
 // none twice.
 //
@@ -80,7 +80,7 @@
 //     bbolt rebuilds its freelist by scanning the file at Open.
 //   - Keys are length-prefixed, so a site or page may hold any bytes.
 //   - A commit that reports an error may still have reached the file (its
-//     sync failed, yet the next transaction sees it): CommitWith finds the
+//     sync failed, yet the next transaction sees it): Commit finds the
 //     random token written with it and returns nil, so a caller retrying on
 //     an error never counts it twice.
 //   - Verify reads bbolt's layout as little-endian (bbolt writes it in the

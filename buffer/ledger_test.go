@@ -20,7 +20,7 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 	sum := fnv1a.Extend(fnv1a.Offset, head)
 	m := Mark{FPLen: len(head), FPSum: sum, Offset: int64(len(head)), Source: "s", Path: "/a.gz"}
 	key := AppendKey(nil, []byte("site"), []byte("/"), 60)
-	if err := b.CommitWith(Commit{Counts: CountsOf(viewsOf(map[string]uint64{string(key): 2})), Marks: []Mark{m}, KeepLastCommit: true}); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{string(key): 2})), Marks: []Mark{m}, KeepLastCommit: true}); err != nil {
 		t.Fatal(err)
 	}
 	if last, _ := b.LastCommit(); !last.IsZero() {
@@ -29,7 +29,7 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 	// A smaller offset under the same key never moves it back.
 	small := m
 	small.Offset = 3
-	if err := b.CommitWith(Commit{Marks: []Mark{small}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{small}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := b.Ledger(stream.LedgerCandidates(head))
@@ -61,7 +61,7 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 	}
 	// Marks alone make a batch (nothing else would carry them to MongoDB).
 	m2 := Mark{FPLen: 4, FPSum: 7, Offset: 4}
-	if err := b.CommitWith(Commit{Marks: []Mark{m2}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{m2}}); err != nil {
 		t.Fatal(err)
 	}
 	batch, err = b.Seal()
@@ -83,14 +83,14 @@ func TestLedgerPrune(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{LedgerRetention: time.Hour, Clock: clk})
 	m := Mark{FPLen: 4, FPSum: 1, Offset: 4}
-	if err := b.CommitWith(Commit{Marks: []Mark{m}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{m}}); err != nil {
 		t.Fatal(err)
 	}
 	// Two hours later a second stream moves; at the seal the first
 	// entry, two hours old, expires and the second, new, stays.
 	clk.Advance(2 * time.Hour)
 	m2 := Mark{FPLen: 4, FPSum: 2, Offset: 4}
-	if err := b.CommitWith(Commit{Marks: []Mark{m2}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{m2}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Seal(); err != nil {
@@ -111,7 +111,7 @@ func TestLedgerLoweredByShrink(t *testing.T) {
 	head := []byte("line one\nline two\n")
 	sum := fnv1a.Extend(fnv1a.Offset, head)
 	m := Mark{FPLen: len(head), FPSum: sum, Offset: 1000, Source: "s", Path: "/access.log"}
-	if err := b.CommitWith(Commit{Marks: []Mark{m}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{m}}); err != nil {
 		t.Fatal(err)
 	}
 	batch, err := b.Seal()
@@ -120,7 +120,7 @@ func TestLedgerLoweredByShrink(t *testing.T) {
 	}
 	shrunk := m
 	shrunk.Offset, shrunk.Lower = 500, true
-	if err := b.CommitWith(Commit{Marks: []Mark{shrunk}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{shrunk}}); err != nil {
 		t.Fatal(err)
 	}
 	if e, err := entry(b, m.Key()); err != nil || e.Offset != 500 {
@@ -136,12 +136,12 @@ func TestLedgerLoweredByShrink(t *testing.T) {
 	// never moves it back.
 	on := m
 	on.Offset = 700
-	if err := b.CommitWith(Commit{Marks: []Mark{on}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{on}}); err != nil {
 		t.Fatal(err)
 	}
 	back := m
 	back.Offset = 600
-	if err := b.CommitWith(Commit{Marks: []Mark{back}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{back}}); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := entry(b, m.Key()); e.Offset != 700 {
@@ -159,7 +159,7 @@ func TestCommitRefusesUnsortedCounts(t *testing.T) {
 		"unsorted": {{Key: k2, V: &one}, {Key: k1, V: &one}},
 		"twice":    {{Key: k1, V: &one}, {Key: k2, V: &one}, {Key: k2, V: &one}},
 	} {
-		err := b.CommitWith(Commit{Counts: counts, Checkpoints: map[string][]byte{"f": []byte("1")}})
+		err := b.Commit(Commit{Counts: counts, Checkpoints: map[string][]byte{"f": []byte("1")}})
 		if err == nil {
 			t.Errorf("%s: committed", name)
 		} else if strings.Contains(err.Error(), fmt.Sprintf("%x", "/b")) || strings.Contains(err.Error(), "/b") {
@@ -172,7 +172,7 @@ func TestCommitRefusesUnsortedCounts(t *testing.T) {
 			t.Errorf("%s: checkpoints %v, %v after a refused commit", name, cps, err)
 		}
 	}
-	if err := b.CommitWith(Commit{Counts: []Count{{Key: k1, V: &one}, {Key: k2, V: &one}}}); err != nil {
+	if err := b.Commit(Commit{Counts: []Count{{Key: k1, V: &one}, {Key: k2, V: &one}}}); err != nil {
 		t.Fatal(err)
 	}
 	if keys, hits := b.Pending(); keys != 2 || hits != 2 {
@@ -197,12 +197,12 @@ func TestLedgerStreamsApart(t *testing.T) {
 	a := Mark{FPLen: 1024, FPSum: sum, Offset: 60000, Stream: 1, TailLen: 1024, TailSum: 11, Source: "web", Path: "/a"}
 	c := Mark{FPLen: 1024, FPSum: sum, Offset: 3000, Stream: 2, TailLen: 1024, TailSum: 22, Source: "web", Path: "/c"}
 	old := Mark{FPLen: 1024, FPSum: sum, Offset: 500, Source: "web", Path: "/old"}
-	if err := b.CommitWith(Commit{Marks: []Mark{a, c, old}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{a, c, old}}); err != nil {
 		t.Fatal(err)
 	}
 	behind := a
 	behind.Offset, behind.TailSum = 100, 99
-	if err := b.CommitWith(Commit{Marks: []Mark{behind}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{behind}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := b.Streams(head)
@@ -250,7 +250,7 @@ func TestLedgerEntries(t *testing.T) {
 	for i, src := range []string{"a", "b", "a"} {
 		marks = append(marks, Mark{FPLen: 10, FPSum: uint64(i + 1), Offset: int64(100 * (i + 1)), Stream: uint64(i + 7), Source: src, Path: fmt.Sprintf("/l/%d.log", i)})
 	}
-	if err := b.CommitWith(Commit{Marks: marks, KeepLastCommit: true}); err != nil {
+	if err := b.Commit(Commit{Marks: marks, KeepLastCommit: true}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := b.LedgerEntries(func(e stream.Entry) bool { return e.Source == "a" })

@@ -21,13 +21,13 @@ func TestMeasuresMergeAcrossCommits(t *testing.T) {
 		v.Add(&measure.Hit{Status: status, Bytes: bytes, RT: rt, Bot: 2})
 		return v
 	}
-	if err := b.Commit(map[string]measure.Vector{k: hit(200, 100, 5000)}, nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(map[string]measure.Vector{k: hit(200, 100, 5000)})}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Commit(map[string]measure.Vector{k: hit(404, 7, 90000)}, nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(map[string]measure.Vector{k: hit(404, 7, 90000)})}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Commit(map[string]measure.Vector{k: hit(500, 0, -1)}, nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(map[string]measure.Vector{k: hit(500, 0, -1)})}); err != nil {
 		t.Fatal(err)
 	}
 	want := hit(200, 100, 5000)
@@ -59,7 +59,7 @@ func TestLegacyCountsRead(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "buffer.db")
 	b := open(t, path)
 	k := key("s", "/a", 60)
-	if err := b.Commit(viewsOf(map[string]uint64{k: 1}), nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k: 1}))}); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
@@ -79,7 +79,7 @@ func TestLegacyCountsRead(t *testing.T) {
 	}
 	b = open(t, path)
 	defer b.Close()
-	if err := b.Commit(viewsOf(map[string]uint64{k: 1}), nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k: 1}))}); err != nil {
 		t.Fatal(err)
 	}
 	batch, err := b.Seal()

@@ -34,7 +34,7 @@ func TestParseBatchID(t *testing.T) {
 // sealOne commits one count and seals it; the batch is returned.
 func sealOne(t *testing.T, b *Buffer, sec int64) *Batch {
 	t.Helper()
-	if err := b.Commit(viewsOf(map[string]uint64{key("s", "/a", sec): 1}), nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{key("s", "/a", sec): 1}))}); err != nil {
 		t.Fatal(err)
 	}
 	batch, err := b.Seal()

@@ -314,7 +314,7 @@ func (b *Buffer) RebuildWith(r Rebuilt) error {
 			return fmt.Errorf("rebuild: %w", err)
 		}
 	}
-	if err := b.CommitWith(com); err != nil {
+	if err := b.Commit(com); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
 	if counts != nil {

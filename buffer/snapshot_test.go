@@ -11,7 +11,7 @@ func TestSnapshotsFollowSealAndAck(t *testing.T) {
 	b := openTest(t, filepath.Join(t.TempDir(), "buffer.db"), Options{})
 	key := string(AppendKey(nil, []byte("s"), []byte("/a"), 1_700_000_000))
 	c1 := map[string][]byte{"f1": []byte("at 10"), "f2": []byte("at 20")}
-	if err := b.Commit(viewsOf(map[string]uint64{key: 3}), c1); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{key: 3})), Checkpoints: c1}); err != nil {
 		t.Fatal(err)
 	}
 	batch, err := b.Seal()
@@ -19,7 +19,7 @@ func TestSnapshotsFollowSealAndAck(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Checkpoints committed after the seal are not the batch's.
-	if err := b.Commit(viewsOf(map[string]uint64{key: 1}), map[string][]byte{"f1": []byte("at 30"), "f2": nil}); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{key: 1})), Checkpoints: map[string][]byte{"f1": []byte("at 30"), "f2": nil}}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := b.SealedSnapshot()

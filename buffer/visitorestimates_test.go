@@ -25,7 +25,7 @@ func TestVisitorEstimates(t *testing.T) {
 	other.Add(1)
 	sk[VisitorKey(day+86400, []byte("a.test"), nil)] = other
 	sk[VisitorKey(day-86400, []byte("a.test"), nil)] = other
-	if err := b.CommitWith(Commit{Visitors: sk}); err != nil {
+	if err := b.Commit(Commit{Visitors: sk}); err != nil {
 		t.Fatal(err)
 	}
 	es, err := b.VisitorEstimates(day, 2)

@@ -26,7 +26,7 @@ func TestVisitorRegisters(t *testing.T) {
 	k := VisitorKey(day, []byte("example.com"), nil)
 	commit := func(regs map[int]uint8) {
 		t.Helper()
-		if err := b.CommitWith(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(4, regs)}}); err != nil {
+		if err := b.Commit(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(4, regs)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -62,10 +62,10 @@ func TestVisitorRegisters(t *testing.T) {
 		t.Fatalf("dropped %d (%v), want the sent sketch", n, err)
 	}
 	// A precision that changed is an error, not a silent merge.
-	if err := b.CommitWith(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(4, nil)}}); err != nil {
+	if err := b.Commit(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(4, nil)}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.CommitWith(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(5, nil)}}); err == nil {
+	if err := b.Commit(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(5, nil)}}); err == nil {
 		t.Fatal("merged sketches of two precisions")
 	}
 }
@@ -104,7 +104,7 @@ func TestVisitorPageSketch(t *testing.T) {
 	page.SetMax(3, 2)
 	page.SetMax(900, 5)
 	k := VisitorKey(day, []byte("example.com"), []byte("/a"))
-	if err := b.CommitWith(Commit{Visitors: map[string]*visitor.Sketch{k: page,
+	if err := b.Commit(Commit{Visitors: map[string]*visitor.Sketch{k: page,
 		VisitorKey(day, []byte("example.com"), nil): sketchOf(4, map[int]uint8{1: 1})}}); err != nil {
 		t.Fatal(err)
 	}

@@ -23,13 +23,13 @@ type state struct {
 // after it, and checkpoints.
 func fill(t *testing.T, b *Buffer) {
 	t.Helper()
-	must(t, b.Commit(viewsOf(map[string]uint64{key("s", "/a", 60): 2, key("s", "/b", 61): 1}), map[string][]byte{"f1": []byte("10")}))
+	must(t, b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{key("s", "/a", 60): 2, key("s", "/b", 61): 1})), Checkpoints: map[string][]byte{"f1": []byte("10")}}))
 	batch, err := b.Seal()
 	if err != nil || batch == nil {
 		t.Fatalf("Seal = %v, %v", batch, err)
 	}
 	must(t, b.SaveProgress(batch.ID, []byte{1, 'k'}))
-	must(t, b.Commit(viewsOf(map[string]uint64{key("s", "/a", 60): 5, key("t", "/c", 62): 7}), map[string][]byte{"f1": []byte("20"), "f2": []byte("3")}))
+	must(t, b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{key("s", "/a", 60): 5, key("t", "/c", 62): 7})), Checkpoints: map[string][]byte{"f1": []byte("20"), "f2": []byte("3")}}))
 }
 
 // snapshot reads b's state; it seals nothing.
@@ -111,7 +111,7 @@ func TestDeletedBufferIsRestoredFromTheOpenFile(t *testing.T) {
 	}
 	// The Buffer works on, on the unlinked file: this commit must be in
 	// the restored copy too.
-	must(t, b.Commit(viewsOf(map[string]uint64{key("t", "/c", 62): 1}), map[string][]byte{"f2": []byte("4")}))
+	must(t, b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{key("t", "/c", 62): 1})), Checkpoints: map[string][]byte{"f2": []byte("4")}}))
 	want := snapshot(t, b)
 
 	aside, err := b.Restore()

@@ -121,7 +121,7 @@ func (e *env) commit(t *testing.T, hits ...hit) {
 		counts[k] = v
 		e.want.add(h.site, h.page, at.UTC(), int64(h.n))
 	}
-	if err := e.buf.Commit(counts, nil); err != nil {
+	if err := e.buf.Commit(buffer.Commit{Counts: buffer.CountsOf(counts)}); err != nil {
 		t.Fatal(err)
 	}
 }

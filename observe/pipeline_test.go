@@ -176,7 +176,7 @@ func TestReadStatusResume(t *testing.T) {
 	defer buf.Close()
 	sec := time.Date(2026, 2, 1, 10, 0, 5, 0, time.UTC).Unix()
 	key := buffer.AppendKey(nil, []byte("example.com"), []byte("/p"), sec)
-	if err := buf.Commit(map[string]measure.Vector{string(key): measure.OfViews(3)}, nil); err != nil {
+	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(map[string]measure.Vector{string(key): measure.OfViews(3)})}); err != nil {
 		t.Fatal(err)
 	}
 	batch, err := buf.Seal()
@@ -216,7 +216,7 @@ func TestReadStatusResume(t *testing.T) {
 	if err := buf.Ack(batch.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := buf.Commit(map[string]measure.Vector{string(key): measure.OfViews(2)}, nil); err != nil {
+	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(map[string]measure.Vector{string(key): measure.OfViews(2)})}); err != nil {
 		t.Fatal(err)
 	}
 	if batch, err = buf.SealMinuteOnly(); err != nil || batch == nil || !batch.MinuteOnly {

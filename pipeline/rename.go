@@ -165,7 +165,7 @@ func takeOver(buf *buffer.Buffer, stored map[string][]byte, sources []Source, lo
 	if len(cps) == 0 && len(marks) == 0 {
 		return stored, nil
 	}
-	if err := buf.CommitWith(buffer.Commit{Checkpoints: cps, Marks: marks, KeepLastCommit: true}); err != nil {
+	if err := buf.Commit(buffer.Commit{Checkpoints: cps, Marks: marks, KeepLastCommit: true}); err != nil {
 		return nil, fmt.Errorf("take over a renamed source's checkpoints: %w", err)
 	}
 	out := maps.Clone(stored)

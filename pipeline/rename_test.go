@@ -29,7 +29,7 @@ func renameBuffer(t *testing.T, cps []stream.Checkpoint, marks []buffer.Mark) (*
 	for _, cp := range cps {
 		stored[cp.Key()] = encoded(t, cp)
 	}
-	if err := buf.CommitWith(buffer.Commit{Checkpoints: stored, Marks: marks}); err != nil {
+	if err := buf.Commit(buffer.Commit{Checkpoints: stored, Marks: marks}); err != nil {
 		t.Fatal(err)
 	}
 	last, err := buf.LastCommit()
@@ -181,7 +181,7 @@ func BenchmarkStartWithNewSource(b *testing.B) {
 		for i := from; i < from+10_000; i++ {
 			marks = append(marks, buffer.Mark{FPLen: 1024, FPSum: uint64(i), Offset: 5000, Stream: uint64(i + 1), Source: "web", Path: fmt.Sprintf("/l/%d.log.1", i)})
 		}
-		if err := buf.CommitWith(buffer.Commit{Checkpoints: cps, Marks: marks}); err != nil {
+		if err := buf.Commit(buffer.Commit{Checkpoints: cps, Marks: marks}); err != nil {
 			b.Fatal(err)
 		}
 	}

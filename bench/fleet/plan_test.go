@@ -28,7 +28,7 @@ func TestPlanBatch(t *testing.T) {
 			counts[string(buffer.AppendKey(nil, []byte("example.com"), []byte(page), base+s))] = measure.OfViews(uint64(s + 1))
 		}
 	}
-	if err := buf.Commit(counts, nil); err != nil {
+	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(counts)}); err != nil {
 		t.Fatal(err)
 	}
 	batch, err := buf.Seal()
@@ -104,7 +104,7 @@ func TestPlanBatch(t *testing.T) {
 	if err := buf.SetNumber(999_999); err != nil {
 		t.Fatal(err)
 	}
-	if err := buf.Commit(counts, nil); err != nil {
+	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(counts)}); err != nil {
 		t.Fatal(err)
 	}
 	numbered, err := buf.Seal()

@@ -253,7 +253,7 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 		if err := buf.Ack(batch.ID); err != nil {
 			return nil, err
 		}
-		if err := coarseBuf.Commit(counts, nil); err != nil {
+		if err := coarseBuf.Commit(buffer.Commit{Counts: buffer.CountsOf(counts)}); err != nil {
 			return nil, err
 		}
 		if (f+1)%coarseEvery == 0 {

@@ -159,7 +159,7 @@ func TestVersion1CheckpointsResumeAfterUpgrade(t *testing.T) {
 		}
 		cps[k] = b
 	}
-	if err := buf.Commit(nil, cps); err != nil {
+	if err := buf.Commit(buffer.Commit{Checkpoints: cps}); err != nil {
 		t.Fatal(err)
 	}
 	buf.Close()
