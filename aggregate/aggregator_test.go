@@ -201,7 +201,7 @@ func (h *harness) tick() {
 // drain seals and acknowledges the pending counts and returns them.
 func drain(t *testing.T, buf *buffer.Buffer) map[hitKey]uint64 {
 	t.Helper()
-	b, err := buf.Seal()
+	b, err := buf.Seal(buffer.Seal{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,7 +511,7 @@ func TestFullBufferStopsReadingUntilSpaceIsFreed(t *testing.T) {
 
 	// The flusher seals and acknowledges: space again, but Run only looks
 	// at its next wake-up.
-	if _, err := h.buf.Seal(); err != nil {
+	if _, err := h.buf.Seal(buffer.Seal{}); err != nil {
 		t.Fatal(err)
 	}
 	h.refused(b)

@@ -35,20 +35,25 @@ func readBatch(sealed *bolt.Bucket) *Batch {
 	}
 }
 
-// Seal returns the batch in flight if there is one. Otherwise it moves all
-// pending counts into a new batch with a fresh id (the next numbered one
-// once the buffer has a writer number, else random), in one transaction,
-// and returns it. It returns nil when nothing is pending.
-func (b *Buffer) Seal() (*Batch, error) { return b.seal("", b.files.Now(), false) }
+// Seal is the kind of batch Buffer.Seal seals.
+type Seal struct {
+	// MinuteOnly seals a batch written to the minute buckets only: its
+	// counts, once acknowledged, are added to the coarse counts, which
+	// the next full batch (MinuteOnly false) carries, with its own, to
+	// the daily and monthly buckets (ScanCoarse).
+	MinuteOnly bool
+}
 
-// SealMinuteOnly is Seal for a batch written to the minute buckets only:
-// its counts, once acknowledged, are added to the coarse counts, which the
-// next batch sealed by Seal carries to the daily and monthly buckets
-// (ScanCoarse). A batch already in flight is returned as it was sealed.
-func (b *Buffer) SealMinuteOnly() (*Batch, error) { return b.seal("", b.files.Now(), true) }
+// Seal returns the batch in flight if there is one, as it was sealed.
+// Otherwise it moves all pending counts into a new batch of kind s with a
+// fresh id (the next numbered one once the buffer has a writer number,
+// else random), in one transaction, and returns it. It returns nil when
+// nothing is to be sealed: no pending counts or marks, nor, for a full
+// batch, coarse counts waiting.
+func (b *Buffer) Seal(s Seal) (*Batch, error) { return b.seal("", b.files.Now(), s.MinuteOnly) }
 
 // seal is Seal with the new batch's id (empty: the next one; a numbered
-// id given is adopted, adoptBatchIDs), seal time and kind given. The seal
+// id given is adopted, adoptBatchIDs) and seal time given. The seal
 // time is the wall clock's, not b.clock's: a rebuild from the progress
 // record makes it the last-commit time, compared with file modification
 // times (tailer.Config.Since).

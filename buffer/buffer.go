@@ -127,7 +127,7 @@ type Batch struct {
 	Progress []byte
 	// MinuteOnly is a batch whose counts go to the minute buckets only:
 	// once it is acknowledged they wait in the coarse counts for the next
-	// full batch (SealMinuteOnly).
+	// full batch (Seal.MinuteOnly).
 	MinuteOnly bool
 }
 

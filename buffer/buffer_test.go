@@ -86,7 +86,7 @@ func TestCommitSealScanAck(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "buffer.db")
 	b := open(t, path)
 	defer b.Close()
-	if batch, err := b.Seal(); err != nil || batch != nil {
+	if batch, err := b.Seal(Seal{}); err != nil || batch != nil {
 		t.Fatalf("Seal on empty buffer = %v, %v; want nil, nil", batch, err)
 	}
 	k1, k2 := key("s", "/a", 60), key("s", "/b", 61)
@@ -106,7 +106,7 @@ func TestCommitSealScanAck(t *testing.T) {
 	if keys, hits := b.Pending(); keys != 2 || hits != 6 {
 		t.Fatalf("Pending = %d keys, %d hits; want 2, 6", keys, hits)
 	}
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil || batch == nil {
 		t.Fatalf("Seal = %v, %v", batch, err)
 	}
@@ -117,7 +117,7 @@ func TestCommitSealScanAck(t *testing.T) {
 	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k1: 7}))}); err != nil {
 		t.Fatal(err)
 	}
-	again, err := b.Seal()
+	again, err := b.Seal(Seal{})
 	if err != nil || again.ID != batch.ID {
 		t.Fatalf("second Seal returned %v, %v; want the batch in flight %s", again, err, batch.ID)
 	}
@@ -159,7 +159,7 @@ func TestCommitSealScanAck(t *testing.T) {
 	if s, _ := b.Sealed(); s != nil {
 		t.Fatalf("batch still there after Ack: %+v", s)
 	}
-	next, err := b.Seal()
+	next, err := b.Seal(Seal{})
 	if err != nil || next == nil || next.ID == batch.ID || next.Hits != 7 || len(next.Progress) != 0 {
 		t.Fatalf("next batch = %+v, %v", next, err)
 	}
@@ -244,7 +244,7 @@ func TestFullAtMaxSize(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func crashChild(path string) {
 			os.Exit(4)
 		}
 		if i%5 == 4 {
-			if _, err := b.Seal(); err != nil {
+			if _, err := b.Seal(Seal{}); err != nil {
 				os.Exit(5)
 			}
 		}
@@ -409,7 +409,7 @@ func TestFileClockStampsCommitAndSeal(t *testing.T) {
 		t.Errorf("last commit %v (%v), want the file clock's %v", last, err, files.Now())
 	}
 	files.Advance(time.Hour)
-	if _, err := b.Seal(); err != nil {
+	if _, err := b.Seal(Seal{}); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := b.SealedSnapshot()

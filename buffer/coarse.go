@@ -9,7 +9,7 @@ import (
 )
 
 // The coarse counts: with the flusher's coarse interval, most batches are
-// written to the minute buckets only (SealMinuteOnly). Acknowledging one
+// written to the minute buckets only (Seal.MinuteOnly). Acknowledging one
 // adds its counts to pending/coarse, in the same transaction, and the next
 // full batch (Seal) carries pending/coarse plus its own counts to the
 // daily and monthly buckets as sealed/coarse. Each bucket collection is

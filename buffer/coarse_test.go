@@ -27,14 +27,14 @@ func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
 	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k("/a", 60): 2, k("/b", 61): 1}))}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := b.SealMinuteOnly()
+	m, err := b.Seal(Seal{MinuteOnly: true})
 	if err != nil || m == nil || !m.MinuteOnly {
 		t.Fatalf("minute-only batch %+v, %v", m, err)
 	}
 	if err := scanViews(b.ScanCoarse, m.ID, nil, func([]byte, uint64) bool { return true }); err == nil {
 		t.Error("a minute-only batch has coarse counts")
 	}
-	if again, _ := b.Seal(); again == nil || again.ID != m.ID || !again.MinuteOnly {
+	if again, _ := b.Seal(Seal{}); again == nil || again.ID != m.ID || !again.MinuteOnly {
 		t.Errorf("the batch in flight changed kind: %+v", again)
 	}
 	if err := b.Ack(m.ID); err != nil {
@@ -45,13 +45,13 @@ func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
 	}
 	// Nothing pending: a minute-only seal has nothing to do; a full one
 	// carries the waiting counts.
-	if none, err := b.SealMinuteOnly(); none != nil || err != nil {
+	if none, err := b.Seal(Seal{MinuteOnly: true}); none != nil || err != nil {
 		t.Fatalf("minute-only seal of nothing: %+v, %v", none, err)
 	}
 	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k("/a", 60): 5, k("/c", 120): 1}))}); err != nil {
 		t.Fatal(err)
 	}
-	full, err := b.Seal()
+	full, err := b.Seal(Seal{})
 	if err != nil || full == nil || full.MinuteOnly {
 		t.Fatalf("full batch %+v, %v", full, err)
 	}
@@ -74,16 +74,16 @@ func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
 	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k("/d", 180): 1}))}); err != nil {
 		t.Fatal(err)
 	}
-	plain, _ := b.Seal()
+	plain, _ := b.Seal(Seal{})
 	if got := scanAll(t, b, plain.ID, true); len(got) != 1 || got[k("/d", 180)] != 1 {
 		t.Errorf("full batch without coarse counts: %v", got)
 	}
 	// Only coarse counts waiting: a full seal still makes a batch.
 	b.Ack(plain.ID)
 	b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k("/e", 240): 4}))})
-	m, _ = b.SealMinuteOnly()
+	m, _ = b.Seal(Seal{MinuteOnly: true})
 	b.Ack(m.ID)
-	last, err := b.Seal()
+	last, err := b.Seal(Seal{})
 	if err != nil || last == nil || last.Keys != 0 {
 		t.Fatalf("full seal of the waiting counts only: %+v, %v", last, err)
 	}

@@ -29,7 +29,7 @@
 // refuses it rather than write a numbered batch under its own guard.
 //
 // Coarse counts (coarse.go): with the flusher's coarse interval most
-// batches are sealed minute-only (SealMinuteOnly) and written to the minute
+// batches are sealed minute-only (Seal.MinuteOnly) and written to the minute
 // buckets alone; acknowledging one adds its counts to the coarse counts,
 // which the next full batch (Seal) carries, with its own, to the daily and
 // monthly buckets (ScanCoarse). CoarseSnapshot is where the daily and

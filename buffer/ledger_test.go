@@ -44,7 +44,7 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 	if got, err := b.Streams(append(head, "line three\n"...)); err != nil || len(got) != 1 || got[0].Offset != m.Offset {
 		t.Fatalf("Streams: %+v, %v", got, err)
 	}
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil || batch == nil {
 		t.Fatal(batch, err)
 	}
@@ -64,7 +64,7 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 	if err := b.Commit(Commit{Marks: []Mark{m2}}); err != nil {
 		t.Fatal(err)
 	}
-	batch, err = b.Seal()
+	batch, err = b.Seal(Seal{})
 	if err != nil || batch == nil || batch.Keys != 0 {
 		t.Fatalf("marks-only batch %+v, %v", batch, err)
 	}
@@ -74,7 +74,7 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 	if err := b.Ack(batch.ID); err != nil {
 		t.Fatal(err)
 	}
-	if batch, _ := b.Seal(); batch != nil {
+	if batch, _ := b.Seal(Seal{}); batch != nil {
 		t.Fatalf("empty seal gave %+v", batch)
 	}
 }
@@ -93,7 +93,7 @@ func TestLedgerPrune(t *testing.T) {
 	if err := b.Commit(Commit{Marks: []Mark{m2}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Seal(); err != nil {
+	if _, err := b.Seal(Seal{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := b.LedgerLen(); n != 1 {
@@ -114,7 +114,7 @@ func TestLedgerLoweredByShrink(t *testing.T) {
 	if err := b.Commit(Commit{Marks: []Mark{m}}); err != nil {
 		t.Fatal(err)
 	}
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil || batch == nil {
 		t.Fatal(batch, err)
 	}

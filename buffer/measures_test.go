@@ -37,7 +37,7 @@ func TestMeasuresMergeAcrossCommits(t *testing.T) {
 	if want[measure.Views] != 3 || want[measure.RTMax] != 90000 || want[measure.RTCount] != 2 || want[measure.BotAI] != 3 {
 		t.Fatalf("test vector wrong: %v", &want)
 	}
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil || batch == nil {
 		t.Fatal(batch, err)
 	}
@@ -82,7 +82,7 @@ func TestLegacyCountsRead(t *testing.T) {
 	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k: 1}))}); err != nil {
 		t.Fatal(err)
 	}
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func sealOne(t *testing.T, b *Buffer, sec int64) *Batch {
 	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{key("s", "/a", sec): 1}))}); err != nil {
 		t.Fatal(err)
 	}
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil || batch == nil {
 		t.Fatalf("Seal = %v, %v", batch, err)
 	}
@@ -57,7 +57,7 @@ func TestNumberedBatches(t *testing.T) {
 	if err := b.SetNumber(17); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := b.Seal(); err != nil || again.ID != first.ID {
+	if again, err := b.Seal(Seal{}); err != nil || again.ID != first.ID {
 		t.Fatalf("the batch in flight became %v, %v; want %s kept", again, err, first.ID)
 	}
 	if err := b.Ack(first.ID); err != nil {

@@ -34,7 +34,7 @@ type Snapshot struct {
 	// this batch or an earlier one, none after them.
 	Checkpoints map[string][]byte
 	// MinuteOnly: the batch goes to the minute buckets only (see
-	// SealMinuteOnly). Set by SealedSnapshot.
+	// Seal.MinuteOnly). Set by SealedSnapshot.
 	MinuteOnly bool
 	// Finished are the last checkpoints of the files finished (their
 	// checkpoints deleted) within the batch: SealedSnapshot's, the
@@ -228,7 +228,7 @@ func (b *Buffer) Rebuild(acked Snapshot, cps map[string][]byte, counts map[strin
 }
 
 // Coarse is what RebuildCoarse restores of the coarse counts (see
-// SealMinuteOnly).
+// Seal.MinuteOnly).
 type Coarse struct {
 	// Snapshot is where the daily and monthly counts end: the last
 	// acknowledged full batch's snapshot. Its Finished (nil: not known)

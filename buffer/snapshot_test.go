@@ -14,7 +14,7 @@ func TestSnapshotsFollowSealAndAck(t *testing.T) {
 	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{key: 3})), Checkpoints: c1}); err != nil {
 		t.Fatal(err)
 	}
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestSnapshotsFollowSealAndAck(t *testing.T) {
 		t.Fatalf("sealed snapshot after the ack: %+v", s)
 	}
 	// The next batch's snapshot is the checkpoints at its seal.
-	batch2, _ := b.Seal()
+	batch2, _ := b.Seal(Seal{})
 	s2, _ := b.SealedSnapshot()
 	if s2.Batch != batch2.ID || len(s2.Checkpoints) != 1 || string(s2.Checkpoints["f1"]) != "at 30" {
 		t.Fatalf("second sealed snapshot %+v", s2)

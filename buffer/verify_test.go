@@ -28,7 +28,7 @@ func sampleBuffer(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	if _, err := b.Seal(); err != nil {
+	if _, err := b.Seal(Seal{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{string(AppendKey(nil, []byte("s"), []byte("/x"), 1_700_000_000)): 1}))}); err != nil {

@@ -24,7 +24,7 @@ type state struct {
 func fill(t *testing.T, b *Buffer) {
 	t.Helper()
 	must(t, b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{key("s", "/a", 60): 2, key("s", "/b", 61): 1})), Checkpoints: map[string][]byte{"f1": []byte("10")}}))
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil || batch == nil {
 		t.Fatalf("Seal = %v, %v", batch, err)
 	}
@@ -87,7 +87,7 @@ func replaced(t *testing.T, b *Buffer) bool {
 func pendingAfterSeal(t *testing.T, b *Buffer, sealedID string) map[string]uint64 {
 	t.Helper()
 	must(t, b.Ack(sealedID))
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil || batch == nil {
 		t.Fatalf("Seal = %v, %v", batch, err)
 	}

@@ -15,9 +15,9 @@ import (
 func (f *Flusher) seal() (*buffer.Batch, error) {
 	now := f.clock.Now()
 	if f.cadence.minuteOnly(now) {
-		return f.buf.SealMinuteOnly()
+		return f.buf.Seal(buffer.Seal{MinuteOnly: true})
 	}
-	batch, err := f.buf.Seal()
+	batch, err := f.buf.Seal(buffer.Seal{})
 	if err == nil && batch != nil && !batch.MinuteOnly {
 		f.cadence.lastFull = now
 	}

@@ -744,7 +744,7 @@ func blockUntil(t *testing.T, fake *clock.Fake) {
 func TestDrainWritesEverything(t *testing.T) {
 	e := newEnv(t, 8)
 	e.commit(t, small()[:2]...)
-	if _, err := e.buf.Seal(); err != nil { // a batch in flight ...
+	if _, err := e.buf.Seal(buffer.Seal{}); err != nil { // a batch in flight ...
 		t.Fatal(err)
 	}
 	e.commit(t, small()[2:]...) // ... and more pending behind it

@@ -179,7 +179,7 @@ func TestReadStatusResume(t *testing.T) {
 	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(map[string]measure.Vector{string(key): measure.OfViews(3)})}); err != nil {
 		t.Fatal(err)
 	}
-	batch, err := buf.Seal()
+	batch, err := buf.Seal(buffer.Seal{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,8 +219,8 @@ func TestReadStatusResume(t *testing.T) {
 	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(map[string]measure.Vector{string(key): measure.OfViews(2)})}); err != nil {
 		t.Fatal(err)
 	}
-	if batch, err = buf.SealMinuteOnly(); err != nil || batch == nil || !batch.MinuteOnly {
-		t.Fatalf("SealMinuteOnly: %+v, %v", batch, err)
+	if batch, err = buf.Seal(buffer.Seal{MinuteOnly: true}); err != nil || batch == nil || !batch.MinuteOnly {
+		t.Fatalf("Seal minute-only: %+v, %v", batch, err)
 	}
 	for _, tc := range []struct {
 		progress []byte

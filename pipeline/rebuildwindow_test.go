@@ -242,7 +242,7 @@ func (r *windowRig) flush(cut ...string) (batch string, counts map[string]measur
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	b, err := r.buf.Seal()
+	b, err := r.buf.Seal(buffer.Seal{})
 	if err != nil || b == nil {
 		r.t.Fatalf("seal: %v, %v", b, err)
 	}

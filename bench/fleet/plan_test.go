@@ -31,7 +31,7 @@ func TestPlanBatch(t *testing.T) {
 	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(counts)}); err != nil {
 		t.Fatal(err)
 	}
-	batch, err := buf.Seal()
+	batch, err := buf.Seal(buffer.Seal{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestPlanBatch(t *testing.T) {
 	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(counts)}); err != nil {
 		t.Fatal(err)
 	}
-	numbered, err := buf.Seal()
+	numbered, err := buf.Seal(buffer.Seal{})
 	if err != nil {
 		t.Fatal(err)
 	}

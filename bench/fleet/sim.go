@@ -227,7 +227,7 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 		if err := <-done; err != nil {
 			return nil, err
 		}
-		batch, err := buf.Seal()
+		batch, err := buf.Seal(buffer.Seal{})
 		if err != nil || batch == nil {
 			return nil, fmt.Errorf("seal flush %d: %v", f, err)
 		}
@@ -257,7 +257,7 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 			return nil, err
 		}
 		if (f+1)%coarseEvery == 0 {
-			cb, err := coarseBuf.Seal()
+			cb, err := coarseBuf.Seal(buffer.Seal{})
 			if err != nil || cb == nil {
 				return nil, fmt.Errorf("seal coarse batch: %v", err)
 			}
