@@ -24,7 +24,7 @@
 // claimed by the flusher in MongoDB), each batch is "<n>:<seq>", seq one
 // above the last, kept in the file; before, 24 random hex digits. A
 // rebuilt buffer adopts the number and the highest sequence of the batch
-// ids its record names (RebuildWith), so no batch reuses a sequence the
+// ids its record names (Rebuild), so no batch reuses a sequence the
 // buckets may hold. Opening a file marks it format 3: an older logtally
 // refuses it rather than write a numbered batch under its own guard.
 //
@@ -33,7 +33,8 @@
 // buckets alone; acknowledging one adds its counts to the coarse counts,
 // which the next full batch (Seal) carries, with its own, to the daily and
 // monthly buckets (ScanCoarse). CoarseSnapshot is where the daily and
-// monthly counts end; RebuildCoarse restores the coarse counts too.
+// monthly counts end; Rebuild restores the coarse counts too
+// (Rebuilt.Coarse).
 //
 // The ledger (ledger.go): a mark says that the stream whose first bytes
 // hash to a fingerprint is counted up to an offset, whoever counted it

@@ -110,7 +110,7 @@ func TestRebuildAdoptsNumberAndSequence(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c.r.Since = at
 			b := open(t, filepath.Join(t.TempDir(), "buffer.db"))
-			if err := b.RebuildWith(c.r); err != nil {
+			if err := b.Rebuild(c.r); err != nil {
 				t.Fatal(err)
 			}
 			if c.r.Counts != nil {

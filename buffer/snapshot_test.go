@@ -60,7 +60,7 @@ func TestRebuild(t *testing.T) {
 	acked := Snapshot{Batch: "prev", SealedAt: time.Unix(1_700_000_000, 0), Checkpoints: map[string][]byte{"f1": []byte("at 10")}}
 	cps := map[string][]byte{"f1": []byte("at 40"), "f3": []byte("at 5")}
 	since := time.Unix(1_700_000_100, 0)
-	if err := b.Rebuild(acked, cps, viewsOf(map[string]uint64{key: 7}), "inflight-n", since); err != nil {
+	if err := b.Rebuild(Rebuilt{Acked: acked, Checkpoints: cps, Counts: viewsOf(map[string]uint64{key: 7}), Batch: "inflight-n", Since: since}); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
