@@ -10,17 +10,7 @@ import (
 )
 
 // Sealed returns the batch in flight, or nil.
-func (b *Buffer) Sealed() (*Batch, error) {
-	var batch *Batch
-	err := b.view(func(tx *bolt.Tx) error {
-		batch = readBatch(tx.Bucket(bktSealed))
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read sealed batch: %w", err)
-	}
-	return batch, nil
-}
+func (t *ReadTx) Sealed() *Batch { return readBatch(t.tx.Bucket(bktSealed)) }
 
 func readBatch(sealed *bolt.Bucket) *Batch {
 	if sealed.Bucket(subCounts) == nil {
@@ -166,17 +156,16 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) 
 }
 
 // ScanBatch calls fn for the counts of batch id in key order, starting at
-// the first key >= from (nil: the first key), until fn returns false. It
-// runs in one read transaction: key is valid only inside fn, and fn should
-// not do network I/O.
-func (b *Buffer) ScanBatch(id string, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
-	return b.scan(id, false, from, fn)
+// the first key >= from (nil: the first key), until fn returns false. key
+// and v are valid only inside fn. An id not in flight is ErrNoBatch.
+func (t *ReadTx) ScanBatch(id string, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
+	return t.scan(id, false, from, fn)
 }
 
 // scan is ScanBatch (coarse false) and ScanCoarse.
-func (b *Buffer) scan(id string, coarse bool, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
-	err := b.view(func(tx *bolt.Tx) error {
-		sealed := tx.Bucket(bktSealed)
+func (t *ReadTx) scan(id string, coarse bool, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
+	err := func() error {
+		sealed := t.tx.Bucket(bktSealed)
 		sc := sealed.Bucket(subCounts)
 		if sc == nil || string(sealed.Get(keyID)) != id {
 			return fmt.Errorf("%w: %s", ErrNoBatch, id)
@@ -206,7 +195,7 @@ func (b *Buffer) scan(id string, coarse bool, from []byte, fn func(key []byte, v
 			}
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("scan batch: %w", err)
 	}

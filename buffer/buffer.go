@@ -386,18 +386,15 @@ func (b *Buffer) Pending() (keys int, hits uint64) {
 }
 
 // Unacked returns the keys and hits not yet acknowledged by MongoDB: the
-// pending counts and the sealed batch's, read in one transaction, so a
-// seal in between never shows the same counts twice.
-func (b *Buffer) Unacked() (keys int, hits uint64) {
-	b.view(func(tx *bolt.Tx) error {
-		pending := tx.Bucket(bktPending)
-		keys, hits = int(getU64(pending.Get(keyKeys))), getU64(pending.Get(keyHits))
-		if batch := readBatch(tx.Bucket(bktSealed)); batch != nil {
-			keys += batch.Keys
-			hits += batch.Hits
-		}
-		return nil
-	})
+// pending counts and the sealed batch's (one transaction: a seal never
+// shows the same counts twice).
+func (t *ReadTx) Unacked() (keys int, hits uint64) {
+	pending := t.tx.Bucket(bktPending)
+	keys, hits = int(getU64(pending.Get(keyKeys))), getU64(pending.Get(keyHits))
+	if batch := t.Sealed(); batch != nil {
+		keys += batch.Keys
+		hits += batch.Hits
+	}
 	return keys, hits
 }
 

@@ -90,20 +90,18 @@ func ackCoarse(tx *bolt.Tx, sealed *bolt.Bucket) error {
 // ScanCoarse is ScanBatch for the daily and monthly passes of a full
 // batch: its coarse counts when it has some, else its own counts. A
 // minute-only batch has none: an error.
-func (b *Buffer) ScanCoarse(id string, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
-	return b.scan(id, true, from, fn)
+func (t *ReadTx) ScanCoarse(id string, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
+	return t.scan(id, true, from, fn)
 }
 
 // Coarse returns how many keys and hits wait in the coarse counts for the
 // next full batch: acknowledged in the minute buckets, not yet in the
 // daily and monthly ones.
-func (b *Buffer) Coarse() (keys int, hits uint64) {
-	b.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bktPending).Bucket(subCoarse).ForEach(func(_, v []byte) error {
-			keys++
-			hits += views(v)
-			return nil
-		})
+func (t *ReadTx) Coarse() (keys int, hits uint64) {
+	t.tx.Bucket(bktPending).Bucket(subCoarse).ForEach(func(_, v []byte) error {
+		keys++
+		hits += views(v)
+		return nil
 	})
 	return keys, hits
 }

@@ -9,9 +9,9 @@ import (
 func scanAll(t *testing.T, b *Buffer, id string, coarse bool) map[string]uint64 {
 	t.Helper()
 	out := map[string]uint64{}
-	scan := b.ScanBatch
+	scan := scanBatch(b)
 	if coarse {
-		scan = b.ScanCoarse
+		scan = scanCoarse(b)
 	}
 	if err := scanViews(scan, id, nil, func(k []byte, n uint64) bool { out[string(k)] = n; return true }); err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
 	if err != nil || m == nil || !m.MinuteOnly {
 		t.Fatalf("minute-only batch %+v, %v", m, err)
 	}
-	if err := scanViews(b.ScanCoarse, m.ID, nil, func([]byte, uint64) bool { return true }); err == nil {
+	if err := scanViews(scanCoarse(b), m.ID, nil, func([]byte, uint64) bool { return true }); err == nil {
 		t.Error("a minute-only batch has coarse counts")
 	}
 	if again, _ := b.Seal(Seal{}); again == nil || again.ID != m.ID || !again.MinuteOnly {
@@ -40,7 +40,7 @@ func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
 	if err := b.Ack(m.ID); err != nil {
 		t.Fatal(err)
 	}
-	if keys, hits := b.Coarse(); keys != 2 || hits != 3 {
+	if keys, hits := coarse(t, b); keys != 2 || hits != 3 {
 		t.Fatalf("coarse %d keys %d hits, want 2 and 3", keys, hits)
 	}
 	// Nothing pending: a minute-only seal has nothing to do; a full one
@@ -61,13 +61,13 @@ func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
 	if got, want := scanAll(t, b, full.ID, true), map[string]uint64{k("/a", 60): 7, k("/b", 61): 1, k("/c", 120): 1}; !reflect.DeepEqual(got, want) {
 		t.Errorf("daily and monthly passes %v, want %v", got, want)
 	}
-	if keys, _ := b.Coarse(); keys != 0 {
+	if keys, _ := coarse(t, b); keys != 0 {
 		t.Errorf("%d coarse keys still waiting after the full seal", keys)
 	}
 	if err := b.Ack(full.ID); err != nil {
 		t.Fatal(err)
 	}
-	if keys, _ := b.Coarse(); keys != 0 {
+	if keys, _ := coarse(t, b); keys != 0 {
 		t.Errorf("%d coarse keys after the full batch", keys)
 	}
 	// A full batch with nothing waiting reads its own counts.
@@ -90,4 +90,11 @@ func TestCoarseCountsWaitForAFullBatch(t *testing.T) {
 	if got := scanAll(t, b, last.ID, true); got[k("/e", 240)] != 4 {
 		t.Errorf("coarse counts of the last batch: %v", got)
 	}
+}
+
+// coarse returns ReadTx.Coarse, read in a transaction of its own.
+func coarse(t *testing.T, b *Buffer) (keys int, hits uint64) {
+	t.Helper()
+	must(t, b.View(func(tx *ReadTx) error { keys, hits = tx.Coarse(); return nil }))
+	return keys, hits
 }

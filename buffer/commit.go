@@ -226,34 +226,22 @@ func (b *Buffer) landed(token []byte) bool {
 	return ok
 }
 
-// LastCommit returns the wall-clock time of the last Commit, or the zero
-// time if there was none. At start it tells which files changed while the
-// daemon was down.
-func (b *Buffer) LastCommit() (time.Time, error) {
-	var t time.Time
-	err := b.view(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bktMeta).Get(keyLast); len(v) == 8 {
-			t = time.Unix(0, int64(binary.BigEndian.Uint64(v)))
-		}
-		return nil
-	})
-	if err != nil {
-		return time.Time{}, fmt.Errorf("read last commit: %w", err)
+// LastCommit returns the file clock's time (Options.FileClock) of the last
+// Commit, or the zero time if there was none. At start it tells which
+// files changed while the daemon was down.
+func (t *ReadTx) LastCommit() time.Time {
+	if v := t.tx.Bucket(bktMeta).Get(keyLast); len(v) == 8 {
+		return time.Unix(0, int64(binary.BigEndian.Uint64(v)))
 	}
-	return t, nil
+	return time.Time{}
 }
 
 // Checkpoints returns every stored checkpoint.
-func (b *Buffer) Checkpoints() (map[string][]byte, error) {
+func (t *ReadTx) Checkpoints() map[string][]byte {
 	out := map[string][]byte{}
-	err := b.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bktCheckpoints).ForEach(func(k, v []byte) error {
-			out[string(k)] = bytes.Clone(v)
-			return nil
-		})
+	t.tx.Bucket(bktCheckpoints).ForEach(func(k, v []byte) error {
+		out[string(k)] = bytes.Clone(v)
+		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("read checkpoints: %w", err)
-	}
-	return out, nil
+	return out
 }

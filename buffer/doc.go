@@ -5,6 +5,13 @@
 // progress record is rebuilt from. It knows nothing of files, lines or
 // MongoDB.
 //
+// Its transactions are typed, in bbolt's shape. Reads go through View: a
+// ReadTx's readers (checkpoints, the last commit, the batch in flight and
+// its counts, snapshots, the ledger, archive sources, visitors, salts) all
+// see one state of the file. Writes are the Buffer's methods, each one
+// bbolt transaction: Commit, Seal, SaveProgress, Ack, Rebuild (several,
+// into a new file).
+//
 // Counts, the checkpoints of the lines they came from and the ledger marks
 // they move are written in one bbolt transaction (commit.go: Commit,
 // taking a Commit), so after a crash at any instant they agree: lines after a
@@ -15,10 +22,10 @@
 // move), writes it to MongoDB, and only then deletes it (Ack). One batch is
 // in flight at a time; counts committed meanwhile stay pending for the
 // next. Each batch keeps a copy of the checkpoints at its seal
-// (SealedSnapshot), and Ack keeps that copy as the last acknowledged
-// batch's (AckedSnapshot): where the counts in MongoDB end, which the
-// progress record carries and Rebuild restores into a new file when the
-// buffer is lost.
+// (ReadTx.Snapshot(SealedBatch)), and Ack keeps that copy as the last
+// acknowledged batch's (AckedBatch): where the counts in MongoDB end,
+// which the progress record carries and Rebuild restores into a new file
+// when the buffer is lost.
 //
 // Batch ids (number.go): once the buffer has a writer number (SetNumber,
 // claimed by the flusher in MongoDB), each batch is "<n>:<seq>", seq one
@@ -32,8 +39,8 @@
 // batches are sealed minute-only (Seal.MinuteOnly) and written to the minute
 // buckets alone; acknowledging one adds its counts to the coarse counts,
 // which the next full batch (Seal) carries, with its own, to the daily and
-// monthly buckets (ScanCoarse). CoarseSnapshot is where the daily and
-// monthly counts end; Rebuild restores the coarse counts too
+// monthly buckets (ScanCoarse). The AckedFullBatch's snapshot is where the
+// daily and monthly counts end; Rebuild restores the coarse counts too
 // (Rebuilt.Coarse).
 //
 // The ledger (ledger.go): a mark says that the stream whose first bytes

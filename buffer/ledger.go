@@ -40,7 +40,7 @@ const ledgerPruneEvery = time.Hour
 // stream.Checkpoint.Stream), and records TailLen and TailSum, the hash of
 // the bytes that end at Offset (stream.TailOf): a reader takes an entry
 // for its stream only where its own bytes there hash the same
-// (Buffer.Streams returns the candidates, the reader checks them). A Mark
+// (ReadTx.Streams returns the candidates, the reader checks them). A Mark
 // with Stream 0 is an older logtally's kind, keyed by the fingerprint
 // alone, with no tail check.
 type Mark struct {
@@ -206,48 +206,36 @@ func ackMarks(tx *bolt.Tx, sealed *bolt.Bucket) error {
 
 // BatchMarks returns the marks that travel with batch id: the marks
 // committed before it was sealed and after the previous batch was sealed.
-func (b *Buffer) BatchMarks(id string) ([]stream.Entry, error) {
+// An id not in flight is ErrNoBatch.
+func (t *ReadTx) BatchMarks(id string) ([]stream.Entry, error) {
+	sealed := t.tx.Bucket(bktSealed)
+	if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {
+		return nil, fmt.Errorf("batch marks: %w: %s", ErrNoBatch, id)
+	}
 	var out []stream.Entry
-	err := b.view(func(tx *bolt.Tx) error {
-		sealed := tx.Bucket(bktSealed)
-		if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {
-			return fmt.Errorf("%w: %s", ErrNoBatch, id)
-		}
-		sm := sealed.Bucket(subMarks)
-		if sm == nil {
-			return nil
-		}
-		return sm.ForEach(func(k, v []byte) error {
+	if sm := sealed.Bucket(subMarks); sm != nil {
+		sm.ForEach(func(k, v []byte) error {
 			if e, err := decodeEntry(k, v); err == nil {
 				out = append(out, e)
 			}
 			return nil
 		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("batch marks: %w", err)
 	}
 	return out, nil
 }
 
 // Ledger returns the stored entries among keys.
-func (b *Buffer) Ledger(keys []string) (map[string]stream.Entry, error) {
+func (t *ReadTx) Ledger(keys []string) (map[string]stream.Entry, error) {
 	out := map[string]stream.Entry{}
-	err := b.view(func(tx *bolt.Tx) error {
-		led := tx.Bucket(bktLedger)
-		for _, k := range keys {
-			if v := led.Get([]byte(k)); v != nil {
-				e, err := decodeEntry([]byte(k), v)
-				if err != nil {
-					return err
-				}
-				out[k] = e
+	led := t.tx.Bucket(bktLedger)
+	for _, k := range keys {
+		if v := led.Get([]byte(k)); v != nil {
+			e, err := decodeEntry([]byte(k), v)
+			if err != nil {
+				return nil, fmt.Errorf("read ledger: %w", err)
 			}
+			out[k] = e
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read ledger: %w", err)
 	}
 	return out, nil
 }
@@ -258,24 +246,18 @@ func (b *Buffer) Ledger(keys []string) (map[string]stream.Entry, error) {
 // only its bytes tell: an entry with a tail check is its own when its
 // bytes that end at the entry's Offset hash to TailSum (the reader checks;
 // see Mark). Entries of an older logtally (Stream 0) have no tail check.
-func (b *Buffer) Streams(head []byte) ([]stream.Entry, error) {
+func (t *ReadTx) Streams(head []byte) ([]stream.Entry, error) {
 	var out []stream.Entry
-	err := b.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bktLedger).Cursor()
-		for _, key := range stream.LedgerCandidates(head) {
-			p := []byte(key)
-			for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
-				e, err := decodeEntry(k, v)
-				if err != nil {
-					return err
-				}
-				out = append(out, e)
+	c := t.tx.Bucket(bktLedger).Cursor()
+	for _, key := range stream.LedgerCandidates(head) {
+		p := []byte(key)
+		for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
+			e, err := decodeEntry(k, v)
+			if err != nil {
+				return nil, fmt.Errorf("read ledger: %w", err)
 			}
+			out = append(out, e)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read ledger: %w", err)
 	}
 	return out, nil
 }
@@ -284,30 +266,15 @@ func (b *Buffer) Streams(head []byte) ([]stream.Entry, error) {
 // reading the whole ledger (a start reads it when a source may take over
 // another's entries; see package pipeline). Entries that cannot be
 // decoded are skipped: Seal prunes them.
-func (b *Buffer) LedgerEntries(keep func(stream.Entry) bool) ([]stream.Entry, error) {
+func (t *ReadTx) LedgerEntries(keep func(stream.Entry) bool) []stream.Entry {
 	var out []stream.Entry
-	err := b.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bktLedger).ForEach(func(k, v []byte) error {
-			if e, err := decodeEntry(k, v); err == nil && keep(e) {
-				out = append(out, e)
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read ledger: %w", err)
-	}
-	return out, nil
-}
-
-// LedgerLen returns the number of ledger entries.
-func (b *Buffer) LedgerLen() int {
-	n := 0
-	b.view(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bktLedger).Stats().KeyN
+	t.tx.Bucket(bktLedger).ForEach(func(k, v []byte) error {
+		if e, err := decodeEntry(k, v); err == nil && keep(e) {
+			out = append(out, e)
+		}
 		return nil
 	})
-	return n
+	return out
 }
 
 // pruneLedger deletes entries not updated since before cutoff.

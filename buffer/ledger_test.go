@@ -23,7 +23,7 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{string(key): 2})), Marks: []Mark{m}, KeepLastCommit: true}); err != nil {
 		t.Fatal(err)
 	}
-	if last, _ := b.LastCommit(); !last.IsZero() {
+	if last, _ := read(b, (*ReadTx).LastCommit); !last.IsZero() {
 		t.Errorf("KeepLastCommit moved the last commit to %v", last)
 	}
 	// A smaller offset under the same key never moves it back.
@@ -32,7 +32,7 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 	if err := b.Commit(Commit{Marks: []Mark{small}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.Ledger(stream.LedgerCandidates(head))
+	got, err := readErr(b, func(tx *ReadTx) (map[string]stream.Entry, error) { return tx.Ledger(stream.LedgerCandidates(head)) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,21 +41,21 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 		t.Fatalf("entry %+v (found %v)", e, ok)
 	}
 	// A longer stream beginning with the same lines finds it too.
-	if got, err := b.Streams(append(head, "line three\n"...)); err != nil || len(got) != 1 || got[0].Offset != m.Offset {
+	if got, err := readErr(b, func(tx *ReadTx) ([]stream.Entry, error) { return tx.Streams(append(head, "line three\n"...)) }); err != nil || len(got) != 1 || got[0].Offset != m.Offset {
 		t.Fatalf("Streams: %+v, %v", got, err)
 	}
 	batch, err := b.Seal(Seal{})
 	if err != nil || batch == nil {
 		t.Fatal(batch, err)
 	}
-	marks, err := b.BatchMarks(batch.ID)
+	marks, err := readErr(b, func(tx *ReadTx) ([]stream.Entry, error) { return tx.BatchMarks(batch.ID) })
 	if err != nil || len(marks) != 1 || marks[0].Offset != m.Offset {
 		t.Fatalf("batch marks %+v, %v", marks, err)
 	}
 	if err := b.Ack(batch.ID); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = b.Ledger([]string{m.Key()})
+	got, _ = readErr(b, func(tx *ReadTx) (map[string]stream.Entry, error) { return tx.Ledger([]string{m.Key()}) })
 	if got[m.Key()].Acked != m.Offset {
 		t.Fatalf("acked %d, want %d", got[m.Key()].Acked, m.Offset)
 	}
@@ -68,7 +68,7 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 	if err != nil || batch == nil || batch.Keys != 0 {
 		t.Fatalf("marks-only batch %+v, %v", batch, err)
 	}
-	if marks, _ := b.BatchMarks(batch.ID); len(marks) != 1 || marks[0].Key() != m2.Key() {
+	if marks, _ := readErr(b, func(tx *ReadTx) ([]stream.Entry, error) { return tx.BatchMarks(batch.ID) }); len(marks) != 1 || marks[0].Key() != m2.Key() {
 		t.Fatalf("marks-only batch marks %+v", marks)
 	}
 	if err := b.Ack(batch.ID); err != nil {
@@ -96,8 +96,8 @@ func TestLedgerPrune(t *testing.T) {
 	if _, err := b.Seal(Seal{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.LedgerLen(); n != 1 {
-		t.Fatalf("%d entries after the first's retention, want the second's only", n)
+	if all, _ := read(b, func(tx *ReadTx) []stream.Entry { return tx.LedgerEntries(func(stream.Entry) bool { return true }) }); len(all) != 1 {
+		t.Fatalf("%d entries after the first's retention, want the second's only", len(all))
 	}
 }
 
@@ -168,7 +168,7 @@ func TestCommitRefusesUnsortedCounts(t *testing.T) {
 		if keys, hits := b.Pending(); keys != 0 || hits != 0 {
 			t.Errorf("%s: %d keys, %d hits pending after a refused commit", name, keys, hits)
 		}
-		if cps, err := b.Checkpoints(); err != nil || len(cps) != 0 {
+		if cps, err := read(b, (*ReadTx).Checkpoints); err != nil || len(cps) != 0 {
 			t.Errorf("%s: checkpoints %v, %v after a refused commit", name, cps, err)
 		}
 	}
@@ -182,7 +182,7 @@ func TestCommitRefusesUnsortedCounts(t *testing.T) {
 
 // entry returns the ledger entry under key.
 func entry(b *Buffer, key string) (stream.Entry, error) {
-	got, err := b.Ledger([]string{key})
+	got, err := readErr(b, func(tx *ReadTx) (map[string]stream.Entry, error) { return tx.Ledger([]string{key}) })
 	return got[key], err
 }
 
@@ -205,7 +205,7 @@ func TestLedgerStreamsApart(t *testing.T) {
 	if err := b.Commit(Commit{Marks: []Mark{behind}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.Streams(head)
+	got, err := readErr(b, func(tx *ReadTx) ([]stream.Entry, error) { return tx.Streams(head) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,9 @@ func TestLedgerEntries(t *testing.T) {
 	if err := b.Commit(Commit{Marks: marks, KeepLastCommit: true}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.LedgerEntries(func(e stream.Entry) bool { return e.Source == "a" })
+	got, err := read(b, func(tx *ReadTx) []stream.Entry {
+		return tx.LedgerEntries(func(e stream.Entry) bool { return e.Source == "a" })
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +263,7 @@ func TestLedgerEntries(t *testing.T) {
 		got[0].Offset != 100 || got[1].Offset != 300 || got[1].Path != "/l/2.log" || got[1].Stream != 9 {
 		t.Errorf("entries of a: %+v, want the first and third marks", got)
 	}
-	if all, _ := b.LedgerEntries(func(stream.Entry) bool { return true }); len(all) != 3 {
+	if all, _ := read(b, func(tx *ReadTx) []stream.Entry { return tx.LedgerEntries(func(stream.Entry) bool { return true }) }); len(all) != 3 {
 		t.Errorf("%d entries, want 3", len(all))
 	}
 }

@@ -190,13 +190,9 @@ func (b *Buffer) PutArchiveSource(source string, settings []byte) error {
 
 // ArchiveSource returns the settings PutArchiveSource kept for source,
 // or nil.
-func (b *Buffer) ArchiveSource(source string) []byte {
-	var v []byte
-	b.view(func(tx *bolt.Tx) error {
-		if s := tx.Bucket(bktMeta).Bucket(subArchiveSources); s != nil {
-			v = bytes.Clone(s.Get([]byte(source)))
-		}
-		return nil
-	})
-	return v
+func (t *ReadTx) ArchiveSource(source string) []byte {
+	if s := t.tx.Bucket(bktMeta).Bucket(subArchiveSources); s != nil {
+		return bytes.Clone(s.Get([]byte(source)))
+	}
+	return nil
 }

@@ -45,7 +45,7 @@ func TestMeasuresMergeAcrossCommits(t *testing.T) {
 		t.Fatalf("batch hits %d, want 3", batch.Hits)
 	}
 	var got measure.Vector
-	if err := b.ScanBatch(batch.ID, nil, func(_ []byte, v *measure.Vector) bool { got = *v; return true }); err != nil {
+	if err := scanBatch(b)(batch.ID, nil, func(_ []byte, v *measure.Vector) bool { got = *v; return true }); err != nil {
 		t.Fatal(err)
 	}
 	if got != want {
@@ -87,7 +87,7 @@ func TestLegacyCountsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got measure.Vector
-	if err := b.ScanBatch(batch.ID, nil, func(_ []byte, v *measure.Vector) bool { got = *v; return true }); err != nil {
+	if err := scanBatch(b)(batch.ID, nil, func(_ []byte, v *measure.Vector) bool { got = *v; return true }); err != nil {
 		t.Fatal(err)
 	}
 	if got[measure.Views] != 42 {

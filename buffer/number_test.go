@@ -114,7 +114,7 @@ func TestRebuildAdoptsNumberAndSequence(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.r.Counts != nil {
-				batch, err := b.Sealed()
+				batch, err := read(b, (*ReadTx).Sealed)
 				if err != nil || batch == nil || batch.ID != c.r.Batch {
 					t.Fatalf("rebuilt batch %v, %v; want %s", batch, err, c.r.Batch)
 				}

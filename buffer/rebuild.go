@@ -25,7 +25,8 @@ import (
 type Coarse struct {
 	// Snapshot is where the daily and monthly counts end: the last
 	// acknowledged full batch's snapshot. Its Finished (nil: not known)
-	// become the files finished since, as CoarseSnapshot reports them.
+	// become the files finished since, as the AckedFullBatch's snapshot
+	// reports them.
 	Snapshot Snapshot
 	// Counts are the counts acknowledged in the minute buckets only,
 	// waiting for a full batch (re-read from Snapshot on).

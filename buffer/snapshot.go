@@ -3,7 +3,6 @@ package buffer
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -30,16 +29,16 @@ type Snapshot struct {
 	// this batch or an earlier one, none after them.
 	Checkpoints map[string][]byte
 	// MinuteOnly: the batch goes to the minute buckets only (see
-	// Seal.MinuteOnly). Set by SealedSnapshot.
+	// Seal.MinuteOnly). Set for the SealedBatch.
 	MinuteOnly bool
 	// Finished are the last checkpoints of the files finished (their
-	// checkpoints deleted) within the batch: SealedSnapshot's, the
-	// batch's; CoarseSnapshot's, those of the minute-only batches
+	// checkpoints deleted) within the batch: the SealedBatch's, the
+	// batch's; the AckedFullBatch's, those of the minute-only batches
 	// acknowledged since. Nil when not known (sealed by an older
 	// logtally).
 	Finished map[string][]byte
 	// Archives are the parts of replayed archives the batch counts
-	// (CoarseSnapshot: the minute-only batches acknowledged since).
+	// (AckedFullBatch: the minute-only batches acknowledged since).
 	Archives []ArchiveRange
 }
 
@@ -123,13 +122,31 @@ func readSnapshot(bkt *bolt.Bucket, id []byte) Snapshot {
 	return s
 }
 
-// SealedSnapshot returns the snapshot of the batch in flight: where its
-// counts end. Batch is empty when no batch is sealed (or the batch was
-// sealed by a logtally without snapshots).
-func (b *Buffer) SealedSnapshot() (Snapshot, error) {
-	var s Snapshot
-	err := b.view(func(tx *bolt.Tx) error {
-		sealed := tx.Bucket(bktSealed)
+// SnapshotOf names the batch whose snapshot ReadTx.Snapshot reads.
+type SnapshotOf int
+
+const (
+	// SealedBatch is the batch in flight: where its counts end, with its
+	// kind, finished files and archives' parts.
+	SealedBatch SnapshotOf = iota
+	// AckedBatch is the last acknowledged batch: where the counts MongoDB
+	// acknowledged end.
+	AckedBatch
+	// AckedFullBatch is the last acknowledged full batch: where the
+	// counts of the daily and monthly buckets end, with the files
+	// finished and archives' parts of the minute-only batches
+	// acknowledged since.
+	AckedFullBatch
+)
+
+// Snapshot returns the snapshot of the batch of: where its counts end.
+// Batch is empty when there is none (no batch sealed or acknowledged yet,
+// or sealed by a logtally without snapshots).
+func (t *ReadTx) Snapshot(of SnapshotOf) Snapshot {
+	switch of {
+	case SealedBatch:
+		var s Snapshot
+		sealed := t.tx.Bucket(bktSealed)
 		if sealed.Bucket(subCounts) != nil {
 			s = readSnapshot(sealed, sealed.Get(keyID))
 			s.MinuteOnly = sealed.Get(keyMinuteOnly) != nil
@@ -138,39 +155,28 @@ func (b *Buffer) SealedSnapshot() (Snapshot, error) {
 				s.Archives = readArchives(sealed.Bucket(subArchives))
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("read sealed snapshot: %w", err)
-	}
-	return s, nil
-}
-
-// CoarseSnapshot returns the snapshot of the last acknowledged full batch:
-// where the counts of the daily and monthly buckets end. Batch is empty
-// when none is known (no full batch acknowledged by this buffer yet).
-func (b *Buffer) CoarseSnapshot() (Snapshot, error) {
-	var s Snapshot
-	err := b.view(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bktMeta)
+		return s
+	case AckedBatch:
+		meta := t.tx.Bucket(bktMeta)
+		return readSnapshot(meta, meta.Get(keyAckedID))
+	case AckedFullBatch:
+		meta := t.tx.Bucket(bktMeta)
 		id := meta.Get(keyCoarseID)
 		if id == nil || meta.Bucket(subCoarseSnap) == nil {
-			return nil
+			return Snapshot{}
 		}
-		s = Snapshot{Batch: string(id), Checkpoints: map[string][]byte{}, Finished: readFinished(meta.Bucket(subCoarseFinished)),
+		s := Snapshot{Batch: string(id), Checkpoints: map[string][]byte{}, Finished: readFinished(meta.Bucket(subCoarseFinished)),
 			Archives: readArchives(meta.Bucket(subCoarseArchives))}
 		if v := meta.Get(keyCoarseSealed); len(v) == 8 {
 			s.SealedAt = time.Unix(0, int64(binary.BigEndian.Uint64(v)))
 		}
-		return meta.Bucket(subCoarseSnap).ForEach(func(k, v []byte) error {
+		meta.Bucket(subCoarseSnap).ForEach(func(k, v []byte) error {
 			s.Checkpoints[string(k)] = bytes.Clone(v)
 			return nil
 		})
-	})
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("read coarse snapshot: %w", err)
+		return s
 	}
-	return s, nil
+	return Snapshot{}
 }
 
 // putCoarseSnapshot stores s as the last acknowledged full batch's.
@@ -193,20 +199,4 @@ func putCoarseSnapshot(meta *bolt.Bucket, s Snapshot) error {
 		return err
 	}
 	return meta.Put(keyCoarseSealed, u64(uint64(s.SealedAt.UnixNano())))
-}
-
-// AckedSnapshot returns the snapshot of the last acknowledged batch: where
-// the counts MongoDB has acknowledged end. Batch is empty when no batch
-// was acknowledged yet.
-func (b *Buffer) AckedSnapshot() (Snapshot, error) {
-	var s Snapshot
-	err := b.view(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bktMeta)
-		s = readSnapshot(meta, meta.Get(keyAckedID))
-		return nil
-	})
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("read acked snapshot: %w", err)
-	}
-	return s, nil
 }

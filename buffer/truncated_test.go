@@ -40,13 +40,15 @@ func TestTruncatedWhileOpen(t *testing.T) {
 		if err := b.Commit(Commit{Counts: CountsOf(viewsOf(counts))}); !errors.Is(err, ErrTruncated) {
 			t.Errorf("Commit: %v, want ErrTruncated", err)
 		}
-		if _, err := b.Checkpoints(); !errors.Is(err, ErrTruncated) {
+		if _, err := read(b, (*ReadTx).Checkpoints); !errors.Is(err, ErrTruncated) {
 			t.Errorf("Checkpoints: %v, want ErrTruncated", err)
 		}
-		if _, err := b.Sealed(); !errors.Is(err, ErrTruncated) {
+		if _, err := read(b, (*ReadTx).Sealed); !errors.Is(err, ErrTruncated) {
 			t.Errorf("Sealed: %v, want ErrTruncated", err)
 		}
-		b.Unacked()
+		if err := b.View(func(tx *ReadTx) error { tx.Unacked(); return nil }); !errors.Is(err, ErrTruncated) {
+			t.Errorf("Unacked: %v, want ErrTruncated", err)
+		}
 		if err := b.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}

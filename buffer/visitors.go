@@ -146,29 +146,27 @@ type VisitorRise struct {
 
 // VisitorRises returns, per site and period, the registers that rose
 // since they were last sent (MarkVisitorsSent), in key order.
-func (b *Buffer) VisitorRises() ([]VisitorRise, error) {
+func (t *ReadTx) VisitorRises() ([]VisitorRise, error) {
 	var out []VisitorRise
-	err := b.view(func(tx *bolt.Tx) error {
-		vb := tx.Bucket(bktVisitors)
-		if vb == nil {
-			return nil
+	vb := t.tx.Bucket(bktVisitors)
+	if vb == nil {
+		return nil, nil
+	}
+	err := vb.ForEach(func(k, v []byte) error {
+		start, site, page, err := DecodeVisitorKey(k)
+		if err != nil {
+			return err
 		}
-		return vb.ForEach(func(k, v []byte) error {
-			start, site, page, err := DecodeVisitorKey(k)
-			if err != nil {
-				return err
-			}
-			regs, sent, err := decodeSketch(v)
-			if err != nil {
-				return fmt.Errorf("visitors of %s%s: %w", site, page, err)
-			}
-			var rs []Register
-			regs.RisenFrom(sent, func(i int, r uint8) { rs = append(rs, Register{uint32(i), r}) })
-			if len(rs) > 0 {
-				out = append(out, VisitorRise{Site: string(site), Page: string(page), Start: start, P: regs.P, Regs: rs})
-			}
-			return nil
-		})
+		regs, sent, err := decodeSketch(v)
+		if err != nil {
+			return fmt.Errorf("visitors of %s%s: %w", site, page, err)
+		}
+		var rs []Register
+		regs.RisenFrom(sent, func(i int, r uint8) { rs = append(rs, Register{uint32(i), r}) })
+		if len(rs) > 0 {
+			out = append(out, VisitorRise{Site: string(site), Page: string(page), Start: start, P: regs.P, Regs: rs})
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read visitors: %w", err)
@@ -268,22 +266,20 @@ func (b *Buffer) PutSalt(e SaltEntry) error {
 }
 
 // Salts returns the salts stored.
-func (b *Buffer) Salts() ([]SaltEntry, error) {
+func (t *ReadTx) Salts() ([]SaltEntry, error) {
 	var out []SaltEntry
-	err := b.view(func(tx *bolt.Tx) error {
-		sb := tx.Bucket(bktSalts)
-		if sb == nil {
-			return nil
+	sb := t.tx.Bucket(bktSalts)
+	if sb == nil {
+		return nil, nil
+	}
+	err := sb.ForEach(func(k, v []byte) error {
+		if len(v) != 16+8 {
+			return fmt.Errorf("bad salt %s", k)
 		}
-		return sb.ForEach(func(k, v []byte) error {
-			if len(v) != 16+8 {
-				return fmt.Errorf("bad salt %s", k)
-			}
-			e := SaltEntry{ID: string(k), Expires: time.Unix(0, int64(binary.BigEndian.Uint64(v[16:])))}
-			copy(e.Salt[:], v)
-			out = append(out, e)
-			return nil
-		})
+		e := SaltEntry{ID: string(k), Expires: time.Unix(0, int64(binary.BigEndian.Uint64(v[16:])))}
+		copy(e.Salt[:], v)
+		out = append(out, e)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read salts: %w", err)
@@ -312,36 +308,30 @@ type VisitorEstimate struct {
 // starting at start, the first limit sites in key order (limit <= 0:
 // all). They count what this host read since its sketch began (a rebuilt
 // buffer: since the rebuild), not the fleet's.
-func (b *Buffer) VisitorEstimates(start int64, limit int) ([]VisitorEstimate, error) {
+func (t *ReadTx) VisitorEstimates(start int64, limit int) ([]VisitorEstimate, error) {
 	var out []VisitorEstimate
+	vb := t.tx.Bucket(bktVisitors)
+	if vb == nil {
+		return nil, nil
+	}
 	prefix := binary.BigEndian.AppendUint64(nil, uint64(start)^(1<<63))
-	err := b.view(func(tx *bolt.Tx) error {
-		vb := tx.Bucket(bktVisitors)
-		if vb == nil {
-			return nil
+	c := vb.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if limit > 0 && len(out) == limit {
+			break
 		}
-		c := vb.Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if limit > 0 && len(out) == limit {
-				break
-			}
-			_, site, page, err := DecodeVisitorKey(k)
-			if err != nil {
-				return err
-			}
-			if len(page) > 0 {
-				continue // a page's sketch
-			}
-			regs, _, err := decodeSketch(v)
-			if err != nil {
-				return fmt.Errorf("visitors of %s: %w", site, err)
-			}
-			out = append(out, VisitorEstimate{Site: string(site), Estimate: regs.Estimate(), P: regs.P})
+		_, site, page, err := DecodeVisitorKey(k)
+		if err != nil {
+			return nil, fmt.Errorf("read visitors: %w", err)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read visitors: %w", err)
+		if len(page) > 0 {
+			continue // a page's sketch
+		}
+		regs, _, err := decodeSketch(v)
+		if err != nil {
+			return nil, fmt.Errorf("read visitors: visitors of %s: %w", site, err)
+		}
+		out = append(out, VisitorEstimate{Site: string(site), Estimate: regs.Estimate(), P: regs.P})
 	}
 	return out, nil
 }

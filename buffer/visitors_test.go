@@ -32,7 +32,7 @@ func TestVisitorRegisters(t *testing.T) {
 	}
 	commit(map[int]uint8{1: 3, 5: 2})
 	commit(map[int]uint8{1: 2, 7: 4}) // 1 stays 3
-	rs, err := b.VisitorRises()
+	rs, err := readErr(b, (*ReadTx).VisitorRises)
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("rises %v, %v", rs, err)
 	}
@@ -43,11 +43,11 @@ func TestVisitorRegisters(t *testing.T) {
 	if err := b.MarkVisitorsSent(rs); err != nil {
 		t.Fatal(err)
 	}
-	if rs, _ := b.VisitorRises(); len(rs) != 0 {
+	if rs, _ := readErr(b, (*ReadTx).VisitorRises); len(rs) != 0 {
 		t.Fatalf("rises after sent: %+v", rs)
 	}
 	commit(map[int]uint8{5: 6})
-	rs, _ = b.VisitorRises()
+	rs, _ = readErr(b, (*ReadTx).VisitorRises)
 	if len(rs) != 1 || len(rs[0].Regs) != 1 || rs[0].Regs[0] != (Register{5, 6}) {
 		t.Fatalf("rises after a new maximum: %+v", rs)
 	}
@@ -82,14 +82,14 @@ func TestSalts(t *testing.T) {
 	b.Close()
 	b = open(t, path)
 	defer b.Close()
-	es, err := b.Salts()
+	es, err := readErr(b, (*ReadTx).Salts)
 	if err != nil || len(es) != 1 || es[0].ID != e.ID || es[0].Salt != e.Salt || !es[0].Expires.Equal(exp) {
 		t.Fatalf("salts %+v, %v", es, err)
 	}
 	if err := b.DeleteSalt(e.ID); err != nil {
 		t.Fatal(err)
 	}
-	if es, _ := b.Salts(); len(es) != 0 {
+	if es, _ := readErr(b, (*ReadTx).Salts); len(es) != 0 {
 		t.Fatalf("salts after delete: %+v", es)
 	}
 }
@@ -108,7 +108,7 @@ func TestVisitorPageSketch(t *testing.T) {
 		VisitorKey(day, []byte("example.com"), nil): sketchOf(4, map[int]uint8{1: 1})}}); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := b.VisitorRises()
+	rs, err := readErr(b, (*ReadTx).VisitorRises)
 	if err != nil || len(rs) != 2 {
 		t.Fatalf("rises %+v, %v", rs, err)
 	}

@@ -37,13 +37,13 @@ func snapshot(t *testing.T, b *Buffer) state {
 	t.Helper()
 	st := state{instance: b.InstanceID(), batch: map[string]uint64{}}
 	st.pendingKeys, st.pendingHits = b.Pending()
-	s, err := b.Sealed()
+	s, err := read(b, (*ReadTx).Sealed)
 	if err != nil || s == nil {
 		t.Fatalf("Sealed = %v, %v", s, err)
 	}
 	st.sealed = *s
-	must(t, scanViews(b.ScanBatch, s.ID, nil, func(k []byte, n uint64) bool { st.batch[string(k)] = n; return true }))
-	if st.checkpoints, err = b.Checkpoints(); err != nil {
+	must(t, scanViews(scanBatch(b), s.ID, nil, func(k []byte, n uint64) bool { st.batch[string(k)] = n; return true }))
+	if st.checkpoints, err = read(b, (*ReadTx).Checkpoints); err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -92,7 +92,7 @@ func pendingAfterSeal(t *testing.T, b *Buffer, sealedID string) map[string]uint6
 		t.Fatalf("Seal = %v, %v", batch, err)
 	}
 	got := map[string]uint64{}
-	must(t, scanViews(b.ScanBatch, batch.ID, nil, func(k []byte, n uint64) bool { got[string(k)] = n; return true }))
+	must(t, scanViews(scanBatch(b), batch.ID, nil, func(k []byte, n uint64) bool { got[string(k)] = n; return true }))
 	return got
 }
 

@@ -32,7 +32,9 @@ func TestLedgerMarksReachMongoDB(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Offset != 5000 || got[0].Key() != m.Key() {
 		t.Fatalf("ledger %v, %v; want %s at 5000", got, err, stream.LedgerID(m.Key()))
 	}
-	if led, _ := e.buf.Ledger([]string{m.Key()}); led[m.Key()].Acked != 5000 {
+	var led map[string]stream.Entry
+	e.buf.View(func(tx *buffer.ReadTx) (err error) { led, err = tx.Ledger([]string{m.Key()}); return err })
+	if led[m.Key()].Acked != 5000 {
 		t.Errorf("buffer ledger %+v: not acknowledged", led[m.Key()])
 	}
 	// A smaller offset (a marks-only batch) does not move it back.

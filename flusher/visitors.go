@@ -31,7 +31,11 @@ const sketchKeep = 24 * time.Hour
 // writeVisitors sends the risen registers, marks them sent, and drops
 // the sketches of periods long over whose registers are all sent.
 func (f *Flusher) writeVisitors(ctx context.Context) error {
-	rises, err := f.buf.VisitorRises()
+	var rises []buffer.VisitorRise
+	err := f.buf.View(func(tx *buffer.ReadTx) (err error) {
+		rises, err = tx.VisitorRises()
+		return err
+	})
 	if err != nil || len(rises) == 0 {
 		return err
 	}

@@ -41,7 +41,7 @@ func New(db *mongo.Database, timeout time.Duration) *Store {
 
 // Read returns the database's entries of every stream under keys
 // (fingerprint keys: stream.LedgerCandidates), as the buffer's ledger
-// does for its own (buffer.Buffer.Streams): how far each is counted and
+// does for its own (buffer.ReadTx.Streams): how far each is counted and
 // acknowledged (Acked is Offset), with its tail check; Updated is not read.
 // The claims are not entries.
 func (s *Store) Read(ctx context.Context, keys []string) ([]stream.Entry, error) {

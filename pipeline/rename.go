@@ -138,8 +138,12 @@ func takeOver(buf *buffer.Buffer, stored map[string][]byte, sources []Source, lo
 	}
 
 	// The ledger entries.
-	entries, err := buf.LedgerEntries(func(e stream.Entry) bool {
-		return e.Source != "" && !configured[e.Source] && !strings.HasPrefix(e.Source, replay.SourcePrefix)
+	var entries []stream.Entry
+	err := buf.View(func(tx *buffer.ReadTx) error {
+		entries = tx.LedgerEntries(func(e stream.Entry) bool {
+			return e.Source != "" && !configured[e.Source] && !strings.HasPrefix(e.Source, replay.SourcePrefix)
+		})
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("take over ledger entries: %w", err)

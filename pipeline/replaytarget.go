@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/stream"
@@ -33,7 +34,11 @@ func (p *Pipeline) Claims() replay.Claims { return p.claims }
 // Checkpoints returns the checkpoints the buffer holds (those it cannot
 // decode left out).
 func (p *Pipeline) Checkpoints() ([]stream.Checkpoint, error) {
-	stored, err := p.buf.Checkpoints()
+	var stored map[string][]byte
+	err := p.buf.View(func(tx *buffer.ReadTx) error {
+		stored = tx.Checkpoints()
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -93,13 +98,21 @@ func (p *Pipeline) FinalCommit() <-chan struct{} { return p.agg.Stopped() }
 
 // Counted returns the buffer's ledger entries of the streams beginning
 // with head.
-func (p *Pipeline) Counted(head []byte) ([]stream.Entry, error) {
-	return p.buf.Streams(head)
+func (p *Pipeline) Counted(head []byte) (out []stream.Entry, err error) {
+	err = p.buf.View(func(tx *buffer.ReadTx) error {
+		out, err = tx.Streams(head)
+		return err
+	})
+	return out, err
 }
 
 // Entries returns the buffer's ledger entries under keys, those it holds.
-func (p *Pipeline) Entries(keys []string) (map[string]stream.Entry, error) {
-	return p.buf.Ledger(keys)
+func (p *Pipeline) Entries(keys []string) (out map[string]stream.Entry, err error) {
+	err = p.buf.View(func(tx *buffer.ReadTx) error {
+		out, err = tx.Ledger(keys)
+		return err
+	})
+	return out, err
 }
 
 // Kick makes the flusher write now rather than at the end of its
@@ -160,7 +173,11 @@ func (p *Pipeline) maxLine() int {
 // start), logged.
 func (p *Pipeline) countedLocally(source string) func(head []byte) []tailer.Position {
 	return func(head []byte) []tailer.Position {
-		got, err := p.buf.Streams(head)
+		var got []stream.Entry
+		err := p.buf.View(func(tx *buffer.ReadTx) (err error) {
+			got, err = tx.Streams(head)
+			return err
+		})
 		if err != nil {
 			p.log.Error("cannot read the ledger: a file is read from its checkpoint or start", "source", source, "err", err)
 			return nil

@@ -101,7 +101,11 @@ func New(cfg Config) (*Keeper, error) {
 func (k *Keeper) Load() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	es, err := k.cfg.Buffer.Salts()
+	var es []buffer.SaltEntry
+	err := k.cfg.Buffer.View(func(tx *buffer.ReadTx) (err error) {
+		es, err = tx.Salts()
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("salts: %w", err)
 	}

@@ -54,7 +54,7 @@ func TestPlanBatch(t *testing.T) {
 	// The first minute bucket of /a, rebuilt with the flusher's builders.
 	var ch flusher.Chunker
 	ch.Reset(bucket.Minute, 1)
-	if err := buf.ScanBatch(batch.ID, nil, ch.Add); err != nil {
+	if err := buf.View(func(tx *buffer.ReadTx) error { return tx.ScanBatch(batch.ID, nil, ch.Add) }); err != nil {
 		t.Fatal(err)
 	}
 	g := bucket.IDGuard(buf.InstanceID(), batch.ID)

@@ -242,12 +242,15 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 		// The coarse stream: the same counts, kept for the daily and
 		// monthly passes of every coarse interval.
 		counts := map[string]measure.Vector{}
-		if err := buf.ScanBatch(batch.ID, nil, func(k []byte, v *measure.Vector) bool {
-			c := counts[string(k)]
-			c.Merge(v)
-			counts[string(k)] = c
-			return true
-		}); err != nil {
+		err = buf.View(func(tx *buffer.ReadTx) error {
+			return tx.ScanBatch(batch.ID, nil, func(k []byte, v *measure.Vector) bool {
+				c := counts[string(k)]
+				c.Merge(v)
+				counts[string(k)] = c
+				return true
+			})
+		})
+		if err != nil {
 			return nil, err
 		}
 		if err := buf.Ack(batch.ID); err != nil {
