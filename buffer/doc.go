@@ -5,12 +5,17 @@
 // progress record is rebuilt from. It knows nothing of files, lines or
 // MongoDB.
 //
-// Its transactions are typed, in bbolt's shape. Reads go through View: a
-// ReadTx's readers (checkpoints, the last commit, the batch in flight and
-// its counts, snapshots, the ledger, archive sources, visitors, salts) all
-// see one state of the file. Writes are the Buffer's methods, each one
-// bbolt transaction: Commit, Seal, SaveProgress, Ack, Rebuild (several,
-// into a new file).
+// Its transactions are typed, in bbolt's shape (tx.go). Reads go through
+// View: a ReadTx's readers (checkpoints, the last commit, the batch in
+// flight and its counts, snapshots, the ledger, archive sources, visitors,
+// salts) all see one state of the file. The batch's life is the Buffer's
+// own writes, each one bbolt transaction: Commit, Seal, SaveProgress, Ack;
+// Rebuild writes a new file. The small writes go through Update, a Tx
+// (a ReadTx that writes): the writer number, replay sources' settings,
+// visitor registers sent and dropped, salts; one Update is one
+// transaction, whatever it writes. The Buffer's other methods are the file
+// (Path, InstanceID, Number, Close, Truncated, Replaced, Restore) and the
+// sizes kept in memory (Pending, Size, Full, Room).
 //
 // Counts, the checkpoints of the lines they came from and the ledger marks
 // they move are written in one bbolt transaction (commit.go: Commit,
@@ -27,7 +32,7 @@
 // which the progress record carries and Rebuild restores into a new file
 // when the buffer is lost.
 //
-// Batch ids (number.go): once the buffer has a writer number (SetNumber,
+// Batch ids (number.go): once the buffer has a writer number (Tx.SetNumber,
 // claimed by the flusher in MongoDB), each batch is "<n>:<seq>", seq one
 // above the last, kept in the file; before, 24 random hex digits. A
 // rebuilt buffer adopts the number and the highest sequence of the batch

@@ -54,7 +54,7 @@ func TestNumberedBatches(t *testing.T) {
 	if _, _, ok := ParseBatchID(first.ID); ok || len(first.ID) != 24 || b.Number() != 0 {
 		t.Fatalf("batch before a number: %q (number %d)", first.ID, b.Number())
 	}
-	if err := b.SetNumber(17); err != nil {
+	if err := b.Update(func(tx *Tx) error { return tx.SetNumber(17) }); err != nil {
 		t.Fatal(err)
 	}
 	if again, err := b.Seal(Seal{}); err != nil || again.ID != first.ID {
@@ -72,13 +72,13 @@ func TestNumberedBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := b.SetNumber(17); err != nil {
+	if err := b.Update(func(tx *Tx) error { return tx.SetNumber(17) }); err != nil {
 		t.Errorf("SetNumber of the number it has: %v", err)
 	}
-	if err := b.SetNumber(18); err == nil {
+	if err := b.Update(func(tx *Tx) error { return tx.SetNumber(18) }); err == nil {
 		t.Error("SetNumber(18) on writer 17 succeeded")
 	}
-	if err := b.SetNumber(0); err == nil {
+	if err := b.Update(func(tx *Tx) error { return tx.SetNumber(0) }); err == nil {
 		t.Error("SetNumber(0) succeeded")
 	}
 	b.Close()

@@ -56,7 +56,7 @@ type Rebuilt struct {
 	Finished map[string][]byte
 	Marks    []Mark
 	// Archives are the archives' parts of the batch in flight, and
-	// Sources their replay sources' settings (PutArchiveSource).
+	// Sources their replay sources' settings (Tx.PutArchiveSource).
 	Archives []ArchiveRange
 	Sources  map[string][]byte
 	// Coarse is the coarse counts' state.
@@ -103,10 +103,16 @@ func (b *Buffer) Rebuild(r Rebuilt) error {
 	if counts != nil {
 		com.Finished, com.Archives = r.Finished, r.Archives
 	}
-	for name, set := range r.Sources {
-		if err := b.PutArchiveSource(name, set); err != nil {
-			return fmt.Errorf("rebuild: %w", err)
+	err := b.Update(func(tx *Tx) error {
+		for name, set := range r.Sources {
+			if err := tx.PutArchiveSource(name, set); err != nil {
+				return err
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("rebuild: %w", err)
 	}
 	if err := b.Commit(com); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
@@ -148,7 +154,7 @@ func (b *Buffer) Rebuild(r Rebuilt) error {
 		}
 	}
 	b.countCoarse()
-	err := b.update(func(tx *bolt.Tx) error {
+	err = b.update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bktMeta)
 		if acked.Batch != "" {
 			if meta.Bucket(subSnapshot) != nil {

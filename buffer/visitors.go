@@ -145,7 +145,7 @@ type VisitorRise struct {
 }
 
 // VisitorRises returns, per site and period, the registers that rose
-// since they were last sent (MarkVisitorsSent), in key order.
+// since they were last sent (Tx.MarkVisitorsSent), in key order.
 func (t *ReadTx) VisitorRises() ([]VisitorRise, error) {
 	var out []VisitorRise
 	vb := t.tx.Bucket(bktVisitors)
@@ -176,9 +176,9 @@ func (t *ReadTx) VisitorRises() ([]VisitorRise, error) {
 
 // MarkVisitorsSent records rs as sent: each register's sent value becomes
 // at least what rs says.
-func (b *Buffer) MarkVisitorsSent(rs []VisitorRise) error {
-	err := b.update(func(tx *bolt.Tx) error {
-		vb := tx.Bucket(bktVisitors)
+func (t *Tx) MarkVisitorsSent(rs []VisitorRise) error {
+	err := func() error {
+		vb := t.tx.Bucket(bktVisitors)
 		for _, r := range rs {
 			k := []byte(VisitorKey(r.Start, []byte(r.Site), []byte(r.Page)))
 			old := vb.Get(k)
@@ -203,7 +203,7 @@ func (b *Buffer) MarkVisitorsSent(rs []VisitorRise) error {
 			}
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("mark visitors sent: %w", err)
 	}
@@ -212,10 +212,10 @@ func (b *Buffer) MarkVisitorsSent(rs []VisitorRise) error {
 
 // DropVisitors deletes the sketches of the periods that started before
 // before whose registers were all sent, and returns how many it deleted.
-func (b *Buffer) DropVisitors(before int64) (int, error) {
+func (t *Tx) DropVisitors(before int64) (int, error) {
 	n := 0
-	err := b.update(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bktVisitors).Cursor()
+	err := func() error {
+		c := t.tx.Bucket(bktVisitors).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			start, _, _, err := DecodeVisitorKey(k)
 			if err != nil {
@@ -239,7 +239,7 @@ func (b *Buffer) DropVisitors(before int64) (int, error) {
 			n++
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return 0, fmt.Errorf("drop visitors: %w", err)
 	}
@@ -255,11 +255,10 @@ type SaltEntry struct {
 }
 
 // PutSalt stores e (replacing an entry of the same period).
-func (b *Buffer) PutSalt(e SaltEntry) error {
+func (t *Tx) PutSalt(e SaltEntry) error {
 	v := append(e.Salt[:0:0], e.Salt[:]...)
 	v = binary.BigEndian.AppendUint64(v, uint64(e.Expires.UnixNano()))
-	err := b.update(func(tx *bolt.Tx) error { return tx.Bucket(bktSalts).Put([]byte(e.ID), v) })
-	if err != nil {
+	if err := t.tx.Bucket(bktSalts).Put([]byte(e.ID), v); err != nil {
 		return fmt.Errorf("put salt %s: %w", e.ID, err)
 	}
 	return nil
@@ -288,9 +287,8 @@ func (t *ReadTx) Salts() ([]SaltEntry, error) {
 }
 
 // DeleteSalt forgets the salt of period id.
-func (b *Buffer) DeleteSalt(id string) error {
-	err := b.update(func(tx *bolt.Tx) error { return tx.Bucket(bktSalts).Delete([]byte(id)) })
-	if err != nil {
+func (t *Tx) DeleteSalt(id string) error {
+	if err := t.tx.Bucket(bktSalts).Delete([]byte(id)); err != nil {
 		return fmt.Errorf("delete salt %s: %w", id, err)
 	}
 	return nil

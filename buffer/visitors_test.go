@@ -40,7 +40,7 @@ func TestVisitorRegisters(t *testing.T) {
 		r.Regs[0] != (Register{1, 3}) || r.Regs[1] != (Register{5, 2}) || r.Regs[2] != (Register{7, 4}) {
 		t.Fatalf("rise %+v", r)
 	}
-	if err := b.MarkVisitorsSent(rs); err != nil {
+	if err := b.Update(func(tx *Tx) error { return tx.MarkVisitorsSent(rs) }); err != nil {
 		t.Fatal(err)
 	}
 	if rs, _ := readErr(b, (*ReadTx).VisitorRises); len(rs) != 0 {
@@ -51,14 +51,14 @@ func TestVisitorRegisters(t *testing.T) {
 	if len(rs) != 1 || len(rs[0].Regs) != 1 || rs[0].Regs[0] != (Register{5, 6}) {
 		t.Fatalf("rises after a new maximum: %+v", rs)
 	}
-	if n, err := b.DropVisitors(day + 86400); err != nil || n != 0 {
+	if n, err := dropVisitors(b, day+86400); err != nil || n != 0 {
 		t.Fatalf("dropped %d (%v) with a register unsent", n, err)
 	}
-	b.MarkVisitorsSent(rs)
-	if n, err := b.DropVisitors(day); err != nil || n != 0 {
+	b.Update(func(tx *Tx) error { return tx.MarkVisitorsSent(rs) })
+	if n, err := dropVisitors(b, day); err != nil || n != 0 {
 		t.Fatalf("dropped %d (%v) a sketch not before the bound", n, err)
 	}
-	if n, err := b.DropVisitors(day + 86400); err != nil || n != 1 {
+	if n, err := dropVisitors(b, day+86400); err != nil || n != 1 {
 		t.Fatalf("dropped %d (%v), want the sent sketch", n, err)
 	}
 	// A precision that changed is an error, not a silent merge.
@@ -76,7 +76,7 @@ func TestSalts(t *testing.T) {
 	exp := time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC)
 	e := SaltEntry{ID: "day:20261125", Expires: exp}
 	copy(e.Salt[:], "0123456789abcdef")
-	if err := b.PutSalt(e); err != nil {
+	if err := b.Update(func(tx *Tx) error { return tx.PutSalt(e) }); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
@@ -86,7 +86,7 @@ func TestSalts(t *testing.T) {
 	if err != nil || len(es) != 1 || es[0].ID != e.ID || es[0].Salt != e.Salt || !es[0].Expires.Equal(exp) {
 		t.Fatalf("salts %+v, %v", es, err)
 	}
-	if err := b.DeleteSalt(e.ID); err != nil {
+	if err := b.Update(func(tx *Tx) error { return tx.DeleteSalt(e.ID) }); err != nil {
 		t.Fatal(err)
 	}
 	if es, _ := readErr(b, (*ReadTx).Salts); len(es) != 0 {
@@ -129,4 +129,10 @@ func TestVisitorPageSketch(t *testing.T) {
 	if st, si, pg, err := DecodeVisitorKey([]byte(k)); err != nil || st != day || string(si) != "example.com" || string(pg) != "/a" {
 		t.Errorf("DecodeVisitorKey = %d %q %q %v", st, si, pg, err)
 	}
+}
+
+// dropVisitors is Tx.DropVisitors in a transaction of its own.
+func dropVisitors(b *Buffer, before int64) (n int, err error) {
+	err = b.Update(func(tx *Tx) (err error) { n, err = tx.DropVisitors(before); return err })
+	return n, err
 }

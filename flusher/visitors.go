@@ -46,13 +46,16 @@ func (f *Flusher) writeVisitors(ctx context.Context) error {
 		}
 		from += n
 	}
-	if err := f.buf.MarkVisitorsSent(rises); err != nil {
-		return err
-	}
 	// A period's sketch is kept sketchKeep past its end (late lines,
 	// replays within the salt's grace), then dropped once all is sent.
-	_, err = f.buf.DropVisitors(f.visitorPeriod.Unit().Cutoff(f.clock.Now(), sketchKeep).Unix())
-	return err
+	cutoff := f.visitorPeriod.Unit().Cutoff(f.clock.Now(), sketchKeep).Unix()
+	return f.buf.Update(func(tx *buffer.Tx) error {
+		if err := tx.MarkVisitorsSent(rises); err != nil {
+			return err
+		}
+		_, err := tx.DropVisitors(cutoff)
+		return err
+	})
 }
 
 // maxRegisters applies rises with $max, creating the documents missing

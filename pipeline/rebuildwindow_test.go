@@ -506,7 +506,7 @@ func (r *windowRig) replayArchive(n int) (gz, plain string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.buf.PutArchiveSource(name, kept); err != nil {
+	if err := r.buf.Update(func(tx *buffer.Tx) error { return tx.PutArchiveSource(name, kept) }); err != nil {
 		t.Fatal(err)
 	}
 	rp, err := parser.New(pc)

@@ -61,7 +61,7 @@ func (p *Pipeline) AddSource(name string, pc parser.Config) error {
 	if err != nil {
 		return fmt.Errorf("replay source %q: %w", name, err)
 	}
-	if err := p.buf.PutArchiveSource(name, b); err != nil {
+	if err := p.buf.Update(func(tx *buffer.Tx) error { return tx.PutArchiveSource(name, b) }); err != nil {
 		return err
 	}
 	pr, err := parser.New(pc)

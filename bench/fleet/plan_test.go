@@ -101,7 +101,7 @@ func TestPlanBatch(t *testing.T) {
 	if err := buf.Ack(batch.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := buf.SetNumber(999_999); err != nil {
+	if err := buf.Update(func(tx *buffer.Tx) error { return tx.SetNumber(999_999) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(counts)}); err != nil {

@@ -132,7 +132,7 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 	// Each host has its writer number, as a daemon claims one before its
 	// first batch: its batches are numbered.
 	for _, b := range []*buffer.Buffer{buf, coarseBuf} {
-		if err := b.SetNumber(int64(h + 1)); err != nil {
+		if err := b.Update(func(tx *buffer.Tx) error { return tx.SetNumber(int64(h + 1)) }); err != nil {
 			return nil, err
 		}
 	}
