@@ -58,8 +58,9 @@
 // counts they cover and travel with the next batch (BatchMarks), so the
 // flusher copies them to the database's ledger before the batch is
 // acknowledged. Streams returns every entry under a stream's first bytes
-// (stream.LedgerCandidates); the reader, which has the bytes, takes the furthest
-// whose tail check its own bytes pass. Entries of an older logtally (no
+// (stream.LedgerCandidates) as stream.Entry, the type MongoDB's ledger
+// returns too; the reader, which has the bytes, takes the furthest whose
+// tail check its own bytes pass. Entries of an older logtally (no
 // stream, no tail check) are read too. Entries not moved for
 // Options.LedgerRetention (DefaultLedgerRetention) are pruned by Seal, at
 // most once an hour.
@@ -92,6 +93,15 @@
 //   - NoFreelistSync is on: commits are cheaper, and after an unclean stop
 //     bbolt rebuilds its freelist by scanning the file at Open.
 //   - Keys are length-prefixed, so a site or page may hold any bytes.
+//   - The function given to View or Update must not start another
+//     transaction of the same Buffer (View, Update, Commit, Seal, …): a
+//     write that needs a larger map waits for every open read
+//     transaction, its own caller's included. A long View holds back the
+//     reuse of the pages it reads, so none does network I/O.
+//   - Update's writes are not Commit's: a Tx has no retry token, so a
+//     caller retrying an Update whose sync failed writes it again. Every
+//     Tx write is idempotent (a register's maximum, a salt, a number, a
+//     source's settings), so that costs nothing.
 //   - A commit that reports an error may still have reached the file (its
 //     sync failed, yet the next transaction sees it): Commit finds the
 //     random token written with it and returns nil, so a caller retrying on
