@@ -63,6 +63,8 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) 
 	if idle {
 		return nil, nil
 	}
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
 	err := b.update(func(tx *bolt.Tx) error {
 		sealedNow = false
 		sealed := tx.Bucket(bktSealed)
@@ -219,6 +221,8 @@ func (b *Buffer) SaveProgress(id string, progress []byte) error {
 
 // Ack deletes batch id after MongoDB acknowledged all of it.
 func (b *Buffer) Ack(id string) error {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
 	err := b.update(func(tx *bolt.Tx) error {
 		sealed := tx.Bucket(bktSealed)
 		if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {

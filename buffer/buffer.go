@@ -148,8 +148,14 @@ type Buffer struct {
 	pageSize int64                 // bbolt's page size (its Info reads it through the map)
 	hwm      atomic.Int64          // the bytes bbolt used when checkSize last found the file whole
 
-	pruned time.Time // when Seal last pruned the ledger (under the write lock)
+	pruned time.Time // when Seal last pruned the ledger (under wmu)
 
+	// wmu is held across each write transaction that moves the sizes
+	// below and their update (Commit, Seal, Ack): bbolt runs one writer
+	// at a time anyway, and a commit's update landing after a seal's
+	// counted its keys and hits pending again (Pending, the next batch's
+	// Keys and Hits, Size).
+	wmu          sync.Mutex
 	mu           sync.Mutex
 	pendingKeys  int
 	pendingHits  uint64

@@ -106,7 +106,8 @@ func (t *ReadTx) Coarse() (keys int, hits uint64) {
 	return keys, hits
 }
 
-// countCoarse updates the size of the coarse counts, for Size.
+// countCoarse updates the size of the coarse counts, for Size. The caller
+// holds b.wmu.
 func (b *Buffer) countCoarse() {
 	var n int64
 	b.view(func(tx *bolt.Tx) error {

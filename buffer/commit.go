@@ -125,11 +125,12 @@ func (b *Buffer) Commit(c Commit) error {
 	if _, err := io.ReadFull(rand.Reader, token); err != nil {
 		return fmt.Errorf("commit buffer: %w", err)
 	}
-	var newKeys int
-	var hits uint64
+	var newKeys, keys, hits uint64
 	var newBytes int64
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
 	err := b.update(func(tx *bolt.Tx) error {
-		newKeys, hits, newBytes = 0, 0, 0
+		newKeys, keys, hits, newBytes = 0, 0, 0, 0
 		pending := tx.Bucket(bktPending)
 		pc := pending.Bucket(subCounts)
 		var vals []byte // the encoded values, one allocation for all (bbolt keeps them until the commit)
@@ -155,13 +156,11 @@ func (b *Buffer) Commit(c Commit) error {
 			}
 		}
 		if len(counts) > 0 {
-			b.mu.Lock()
-			k, h := b.pendingKeys+newKeys, b.pendingHits+hits
-			b.mu.Unlock()
-			if err := pending.Put(keyKeys, u64(uint64(k))); err != nil {
+			keys, hits = getU64(pending.Get(keyKeys))+newKeys, getU64(pending.Get(keyHits))+hits
+			if err := pending.Put(keyKeys, u64(keys)); err != nil {
 				return err
 			}
-			if err := pending.Put(keyHits, u64(h)); err != nil {
+			if err := pending.Put(keyHits, u64(hits)); err != nil {
 				return err
 			}
 		}
@@ -208,11 +207,12 @@ func (b *Buffer) Commit(c Commit) error {
 	if err != nil {
 		return fmt.Errorf("commit buffer: %w", err)
 	}
-	b.mu.Lock()
-	b.pendingKeys += newKeys
-	b.pendingHits += hits
-	b.pendingBytes += newBytes
-	b.mu.Unlock()
+	if len(counts) > 0 {
+		b.mu.Lock()
+		b.pendingKeys, b.pendingHits = int(keys), hits
+		b.pendingBytes += newBytes
+		b.mu.Unlock()
+	}
 	return nil
 }
 

@@ -153,7 +153,9 @@ func (b *Buffer) Rebuild(r Rebuilt) error {
 			return fmt.Errorf("rebuild: %w", err)
 		}
 	}
+	b.wmu.Lock()
 	b.countCoarse()
+	b.wmu.Unlock()
 	err = b.update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bktMeta)
 		if acked.Batch != "" {
