@@ -201,7 +201,7 @@ func (h *harness) tick() {
 // drain seals and acknowledges the pending counts and returns them.
 func drain(t *testing.T, buf *buffer.Buffer) map[hitKey]uint64 {
 	t.Helper()
-	b, err := buf.Seal()
+	b, err := buf.Seal(buffer.Seal{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,16 +210,18 @@ func drain(t *testing.T, buf *buffer.Buffer) map[hitKey]uint64 {
 		return out
 	}
 	var sum uint64
-	err = buf.ScanBatch(b.ID, nil, func(k []byte, v *measure.Vector) bool {
-		n := v[measure.Views]
-		site, page, sec, err := buffer.DecodeKey(k)
-		if err != nil {
-			t.Error(err)
-			return false
-		}
-		out[hitKey{string(site), string(page), sec}] = n
-		sum += n
-		return true
+	err = buf.View(func(tx *buffer.ReadTx) error {
+		return tx.ScanBatch(b.ID, nil, func(k []byte, v *measure.Vector) bool {
+			n := v[measure.Views]
+			site, page, sec, err := buffer.DecodeKey(k)
+			if err != nil {
+				t.Error(err)
+				return false
+			}
+			out[hitKey{string(site), string(page), sec}] = n
+			sum += n
+			return true
+		})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -236,8 +238,8 @@ func drain(t *testing.T, buf *buffer.Buffer) map[hitKey]uint64 {
 // checkpoints returns the stored checkpoints by inode.
 func checkpoints(t *testing.T, buf *buffer.Buffer) map[uint64]stream.Checkpoint {
 	t.Helper()
-	raw, err := buf.Checkpoints()
-	if err != nil {
+	var raw map[string][]byte
+	if err := buf.View(func(tx *buffer.ReadTx) error { raw = tx.Checkpoints(); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	out := map[uint64]stream.Checkpoint{}
@@ -511,13 +513,16 @@ func TestFullBufferStopsReadingUntilSpaceIsFreed(t *testing.T) {
 
 	// The flusher seals and acknowledges: space again, but Run only looks
 	// at its next wake-up.
-	if _, err := h.buf.Seal(); err != nil {
+	if _, err := h.buf.Seal(buffer.Seal{}); err != nil {
 		t.Fatal(err)
 	}
 	h.refused(b)
-	batch, _ := h.buf.Sealed()
+	var batch *buffer.Batch
 	var got uint64
-	h.buf.ScanBatch(batch.ID, nil, func(_ []byte, v *measure.Vector) bool { got += v[measure.Views]; return true })
+	h.buf.View(func(tx *buffer.ReadTx) error {
+		batch = tx.Sealed()
+		return tx.ScanBatch(batch.ID, nil, func(_ []byte, v *measure.Vector) bool { got += v[measure.Views]; return true })
+	})
 	if got != 1 {
 		t.Fatalf("sealed batch holds %d hits, want 1", got)
 	}
@@ -709,16 +714,19 @@ func TestArchiveChunksMoveOnlyTheLedger(t *testing.T) {
 	if err := h.close(); err != nil {
 		t.Fatal(err)
 	}
-	cps, err := h.buf.Checkpoints()
+	var cps map[string][]byte
+	var led map[string]stream.Entry
+	var last time.Time
+	err = h.buf.View(func(tx *buffer.ReadTx) (err error) {
+		cps, last = tx.Checkpoints(), tx.LastCommit()
+		led, err = tx.Ledger([]string{stream.LedgerKey(10, 99), stream.LedgerKey(20, 42)})
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(cps) != 1 {
 		t.Errorf("%d stored checkpoints, want the followed file's only", len(cps))
-	}
-	led, err := h.buf.Ledger([]string{stream.LedgerKey(10, 99), stream.LedgerKey(20, 42)})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if e := led[stream.LedgerKey(10, 99)]; e.Offset != arc.Checkpoint.Offset || e.Source != "replay" {
 		t.Errorf("archive's ledger entry %+v", e)
@@ -726,7 +734,7 @@ func TestArchiveChunksMoveOnlyTheLedger(t *testing.T) {
 	if e := led[stream.LedgerKey(20, 42)]; e.Offset != live.Checkpoint.Offset {
 		t.Errorf("followed file's ledger entry %+v", e)
 	}
-	if last, _ := h.buf.LastCommit(); !last.IsZero() {
+	if !last.IsZero() {
 		t.Errorf("last commit moved to %v", last)
 	}
 	got := drain(t, h.buf)
@@ -833,7 +841,11 @@ func TestShrunkChunkLowersTheLedger(t *testing.T) {
 	if err := h.close(); err != nil {
 		t.Fatal(err)
 	}
-	led, err := h.buf.Ledger([]string{stream.LedgerKey(20, 42)})
+	var led map[string]stream.Entry
+	err := h.buf.View(func(tx *buffer.ReadTx) (err error) {
+		led, err = tx.Ledger([]string{stream.LedgerKey(20, 42)})
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

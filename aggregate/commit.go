@@ -57,7 +57,7 @@ func (c *committer) setFull(since time.Time, err error) {
 // by Full meanwhile. Any other error is returned at once.
 //
 // A failed bbolt commit is rolled back, counts and checkpoints together, so
-// a retry applies them once; buffer.CommitWith tells a commit that reached
+// a retry applies them once; buffer.Buffer.Commit tells a commit that reached
 // the file before its error (a failed sync of the meta page) as done.
 func (a *Aggregator) commitOrWait(ctx context.Context) error {
 	err := a.Commit()
@@ -151,7 +151,7 @@ func (a *Aggregator) Commit() error {
 	if a.cfg.HoldUntilStart && !a.started {
 		return nil // held back until every start chunk is added
 	}
-	err := a.cfg.Buffer.CommitWith(buffer.Commit{
+	err := a.cfg.Buffer.Commit(buffer.Commit{
 		Counts: a.sortedCounts(), Checkpoints: a.cps, Marks: a.heldMarks(), Finished: a.finished, Archives: a.archiveRanges(), KeepLastCommit: a.cfg.KeepLastCommit,
 		Visitors: a.Sketches(),
 	})

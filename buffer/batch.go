@@ -10,17 +10,7 @@ import (
 )
 
 // Sealed returns the batch in flight, or nil.
-func (b *Buffer) Sealed() (*Batch, error) {
-	var batch *Batch
-	err := b.view(func(tx *bolt.Tx) error {
-		batch = readBatch(tx.Bucket(bktSealed))
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read sealed batch: %w", err)
-	}
-	return batch, nil
-}
+func (t *ReadTx) Sealed() *Batch { return readBatch(t.tx.Bucket(bktSealed)) }
 
 func readBatch(sealed *bolt.Bucket) *Batch {
 	if sealed.Bucket(subCounts) == nil {
@@ -35,20 +25,25 @@ func readBatch(sealed *bolt.Bucket) *Batch {
 	}
 }
 
-// Seal returns the batch in flight if there is one. Otherwise it moves all
-// pending counts into a new batch with a fresh id (the next numbered one
-// once the buffer has a writer number, else random), in one transaction,
-// and returns it. It returns nil when nothing is pending.
-func (b *Buffer) Seal() (*Batch, error) { return b.seal("", b.files.Now(), false) }
+// Seal is the kind of batch Buffer.Seal seals.
+type Seal struct {
+	// MinuteOnly seals a batch written to the minute buckets only: its
+	// counts, once acknowledged, are added to the coarse counts, which
+	// the next full batch (MinuteOnly false) carries, with its own, to
+	// the daily and monthly buckets (ScanCoarse).
+	MinuteOnly bool
+}
 
-// SealMinuteOnly is Seal for a batch written to the minute buckets only:
-// its counts, once acknowledged, are added to the coarse counts, which the
-// next batch sealed by Seal carries to the daily and monthly buckets
-// (ScanCoarse). A batch already in flight is returned as it was sealed.
-func (b *Buffer) SealMinuteOnly() (*Batch, error) { return b.seal("", b.files.Now(), true) }
+// Seal returns the batch in flight if there is one, as it was sealed.
+// Otherwise it moves all pending counts into a new batch of kind s with a
+// fresh id (the next numbered one once the buffer has a writer number,
+// else random), in one transaction, and returns it. It returns nil when
+// nothing is to be sealed: no pending counts or marks, nor, for a full
+// batch, coarse counts waiting.
+func (b *Buffer) Seal(s Seal) (*Batch, error) { return b.seal("", b.files.Now(), s.MinuteOnly) }
 
 // seal is Seal with the new batch's id (empty: the next one; a numbered
-// id given is adopted, adoptBatchIDs), seal time and kind given. The seal
+// id given is adopted, adoptBatchIDs) and seal time given. The seal
 // time is the wall clock's, not b.clock's: a rebuild from the progress
 // record makes it the last-commit time, compared with file modification
 // times (tailer.Config.Since).
@@ -68,6 +63,8 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) 
 	if idle {
 		return nil, nil
 	}
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
 	err := b.update(func(tx *bolt.Tx) error {
 		sealedNow = false
 		sealed := tx.Bucket(bktSealed)
@@ -161,17 +158,16 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) 
 }
 
 // ScanBatch calls fn for the counts of batch id in key order, starting at
-// the first key >= from (nil: the first key), until fn returns false. It
-// runs in one read transaction: key is valid only inside fn, and fn should
-// not do network I/O.
-func (b *Buffer) ScanBatch(id string, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
-	return b.scan(id, false, from, fn)
+// the first key >= from (nil: the first key), until fn returns false. key
+// and v are valid only inside fn. An id not in flight is ErrNoBatch.
+func (t *ReadTx) ScanBatch(id string, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
+	return t.scan(id, false, from, fn)
 }
 
 // scan is ScanBatch (coarse false) and ScanCoarse.
-func (b *Buffer) scan(id string, coarse bool, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
-	err := b.view(func(tx *bolt.Tx) error {
-		sealed := tx.Bucket(bktSealed)
+func (t *ReadTx) scan(id string, coarse bool, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
+	err := func() error {
+		sealed := t.tx.Bucket(bktSealed)
 		sc := sealed.Bucket(subCounts)
 		if sc == nil || string(sealed.Get(keyID)) != id {
 			return fmt.Errorf("%w: %s", ErrNoBatch, id)
@@ -201,7 +197,7 @@ func (b *Buffer) scan(id string, coarse bool, from []byte, fn func(key []byte, v
 			}
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("scan batch: %w", err)
 	}
@@ -225,6 +221,8 @@ func (b *Buffer) SaveProgress(id string, progress []byte) error {
 
 // Ack deletes batch id after MongoDB acknowledged all of it.
 func (b *Buffer) Ack(id string) error {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
 	err := b.update(func(tx *bolt.Tx) error {
 		sealed := tx.Bucket(bktSealed)
 		if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {

@@ -127,7 +127,7 @@ type Batch struct {
 	Progress []byte
 	// MinuteOnly is a batch whose counts go to the minute buckets only:
 	// once it is acknowledged they wait in the coarse counts for the next
-	// full batch (SealMinuteOnly).
+	// full batch (Seal.MinuteOnly).
 	MinuteOnly bool
 }
 
@@ -148,8 +148,14 @@ type Buffer struct {
 	pageSize int64                 // bbolt's page size (its Info reads it through the map)
 	hwm      atomic.Int64          // the bytes bbolt used when checkSize last found the file whole
 
-	pruned time.Time // when Seal last pruned the ledger (under the write lock)
+	pruned time.Time // when Seal last pruned the ledger (under wmu)
 
+	// wmu is held across each write transaction that moves the sizes
+	// below and their update (Commit, Seal, Ack): bbolt runs one writer
+	// at a time anyway, and a commit's update landing after a seal's
+	// counted its keys and hits pending again (Pending, the next batch's
+	// Keys and Hits, Size).
+	wmu          sync.Mutex
 	mu           sync.Mutex
 	pendingKeys  int
 	pendingHits  uint64
@@ -386,18 +392,15 @@ func (b *Buffer) Pending() (keys int, hits uint64) {
 }
 
 // Unacked returns the keys and hits not yet acknowledged by MongoDB: the
-// pending counts and the sealed batch's, read in one transaction, so a
-// seal in between never shows the same counts twice.
-func (b *Buffer) Unacked() (keys int, hits uint64) {
-	b.view(func(tx *bolt.Tx) error {
-		pending := tx.Bucket(bktPending)
-		keys, hits = int(getU64(pending.Get(keyKeys))), getU64(pending.Get(keyHits))
-		if batch := readBatch(tx.Bucket(bktSealed)); batch != nil {
-			keys += batch.Keys
-			hits += batch.Hits
-		}
-		return nil
-	})
+// pending counts and the sealed batch's (one transaction: a seal never
+// shows the same counts twice).
+func (t *ReadTx) Unacked() (keys int, hits uint64) {
+	pending := t.tx.Bucket(bktPending)
+	keys, hits = int(getU64(pending.Get(keyKeys))), getU64(pending.Get(keyHits))
+	if batch := t.Sealed(); batch != nil {
+		keys += batch.Keys
+		hits += batch.Hits
+	}
 	return keys, hits
 }
 

@@ -86,27 +86,27 @@ func TestCommitSealScanAck(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "buffer.db")
 	b := open(t, path)
 	defer b.Close()
-	if batch, err := b.Seal(); err != nil || batch != nil {
+	if batch, err := b.Seal(Seal{}); err != nil || batch != nil {
 		t.Fatalf("Seal on empty buffer = %v, %v; want nil, nil", batch, err)
 	}
 	k1, k2 := key("s", "/a", 60), key("s", "/b", 61)
-	if last, err := b.LastCommit(); err != nil || !last.IsZero() {
+	if last, err := read(b, (*ReadTx).LastCommit); err != nil || !last.IsZero() {
 		t.Fatalf("LastCommit before any commit = %v, %v; want zero", last, err)
 	}
 	before := time.Now()
-	if err := b.Commit(viewsOf(map[string]uint64{k1: 2, k2: 1}), map[string][]byte{"f1": []byte("10")}); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k1: 2, k2: 1})), Checkpoints: map[string][]byte{"f1": []byte("10")}}); err != nil {
 		t.Fatal(err)
 	}
-	if last, err := b.LastCommit(); err != nil || last.Before(before) || last.After(time.Now()) {
+	if last, err := read(b, (*ReadTx).LastCommit); err != nil || last.Before(before) || last.After(time.Now()) {
 		t.Fatalf("LastCommit = %v, %v; want between %v and now", last, err, before)
 	}
-	if err := b.Commit(viewsOf(map[string]uint64{k1: 3}), map[string][]byte{"f1": []byte("20")}); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k1: 3})), Checkpoints: map[string][]byte{"f1": []byte("20")}}); err != nil {
 		t.Fatal(err)
 	}
 	if keys, hits := b.Pending(); keys != 2 || hits != 6 {
 		t.Fatalf("Pending = %d keys, %d hits; want 2, 6", keys, hits)
 	}
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil || batch == nil {
 		t.Fatalf("Seal = %v, %v", batch, err)
 	}
@@ -114,15 +114,15 @@ func TestCommitSealScanAck(t *testing.T) {
 		t.Fatalf("batch = %+v", batch)
 	}
 	// Counts committed while a batch is in flight stay pending.
-	if err := b.Commit(viewsOf(map[string]uint64{k1: 7}), nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k1: 7}))}); err != nil {
 		t.Fatal(err)
 	}
-	again, err := b.Seal()
+	again, err := b.Seal(Seal{})
 	if err != nil || again.ID != batch.ID {
 		t.Fatalf("second Seal returned %v, %v; want the batch in flight %s", again, err, batch.ID)
 	}
 	got := map[string]uint64{}
-	if err := scanViews(b.ScanBatch, batch.ID, nil, func(k []byte, n uint64) bool { got[string(k)] = n; return true }); err != nil {
+	if err := scanViews(scanBatch(b), batch.ID, nil, func(k []byte, n uint64) bool { got[string(k)] = n; return true }); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got[k1] != 5 || got[k2] != 1 {
@@ -130,13 +130,13 @@ func TestCommitSealScanAck(t *testing.T) {
 	}
 	// Scanning from a key starts there and stops when told.
 	var seen []string
-	if err := scanViews(b.ScanBatch, batch.ID, []byte(k2), func(k []byte, n uint64) bool { seen = append(seen, string(k)); return false }); err != nil {
+	if err := scanViews(scanBatch(b), batch.ID, []byte(k2), func(k []byte, n uint64) bool { seen = append(seen, string(k)); return false }); err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) != 1 || seen[0] != k2 {
 		t.Fatalf("scan from k2 saw %q", seen)
 	}
-	if err := scanViews(b.ScanBatch, "nope", nil, func([]byte, uint64) bool { return true }); !errors.Is(err, ErrNoBatch) {
+	if err := scanViews(scanBatch(b), "nope", nil, func([]byte, uint64) bool { return true }); !errors.Is(err, ErrNoBatch) {
 		t.Fatalf("scan of unknown batch: %v", err)
 	}
 	if err := b.SaveProgress(batch.ID, []byte("p1")); err != nil {
@@ -146,7 +146,7 @@ func TestCommitSealScanAck(t *testing.T) {
 	b.Close()
 	b = open(t, path)
 	defer b.Close()
-	s, err := b.Sealed()
+	s, err := read(b, (*ReadTx).Sealed)
 	if err != nil || s == nil || s.ID != batch.ID || !bytes.Equal(s.Progress, []byte("p1")) || s.Hits != 6 {
 		t.Fatalf("after reopen Sealed = %+v, %v", s, err)
 	}
@@ -156,21 +156,21 @@ func TestCommitSealScanAck(t *testing.T) {
 	if err := b.Ack(batch.ID); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := b.Sealed(); s != nil {
+	if s, _ := read(b, (*ReadTx).Sealed); s != nil {
 		t.Fatalf("batch still there after Ack: %+v", s)
 	}
-	next, err := b.Seal()
+	next, err := b.Seal(Seal{})
 	if err != nil || next == nil || next.ID == batch.ID || next.Hits != 7 || len(next.Progress) != 0 {
 		t.Fatalf("next batch = %+v, %v", next, err)
 	}
-	cps, err := b.Checkpoints()
+	cps, err := read(b, (*ReadTx).Checkpoints)
 	if err != nil || string(cps["f1"]) != "20" {
 		t.Fatalf("checkpoints = %q, %v", cps, err)
 	}
-	if err := b.Commit(nil, map[string][]byte{"f1": nil}); err != nil {
+	if err := b.Commit(Commit{Checkpoints: map[string][]byte{"f1": nil}}); err != nil {
 		t.Fatal(err)
 	}
-	if cps, _ := b.Checkpoints(); len(cps) != 0 {
+	if cps, _ := read(b, (*ReadTx).Checkpoints); len(cps) != 0 {
 		t.Fatalf("checkpoint not deleted: %q", cps)
 	}
 }
@@ -240,11 +240,11 @@ func TestFullAtMaxSize(t *testing.T) {
 		}
 		clear(counts)
 		counts[key("s", "/page/"+strconv.Itoa(i), 1)] = 1
-		if err := b.Commit(viewsOf(counts), nil); err != nil {
+		if err := b.Commit(Commit{Counts: CountsOf(viewsOf(counts))}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,18 +321,18 @@ func TestCrashKeepsCountsAndCheckpointsTogether(t *testing.T) {
 		cmd.Wait()
 
 		b := open(t, path)
-		cps, err := b.Checkpoints()
+		cps, err := read(b, (*ReadTx).Checkpoints)
 		if err != nil {
 			t.Fatal(err)
 		}
 		committed := getU64(cps["total"])
 		_, pending := b.Pending()
 		var sealed uint64
-		if s, _ := b.Sealed(); s != nil {
-			scanViews(b.ScanBatch, s.ID, nil, func(_ []byte, n uint64) bool { sealed += n; return true })
+		if s, _ := read(b, (*ReadTx).Sealed); s != nil {
+			scanViews(scanBatch(b), s.ID, nil, func(_ []byte, n uint64) bool { sealed += n; return true })
 		}
 		held := pending + sealed + acked
-		if s, _ := b.Sealed(); s != nil && round%2 == 1 {
+		if s, _ := read(b, (*ReadTx).Sealed); s != nil && round%2 == 1 {
 			if err := b.Ack(s.ID); err != nil {
 				t.Fatal(err)
 			}
@@ -355,7 +355,7 @@ func crashChild(path string) {
 	if err != nil {
 		os.Exit(3)
 	}
-	cps, _ := b.Checkpoints()
+	cps, _ := read(b, (*ReadTx).Checkpoints)
 	total := getU64(cps["total"])
 	for i := 0; ; i++ {
 		counts := map[string]uint64{}
@@ -366,11 +366,11 @@ func crashChild(path string) {
 			add += n
 		}
 		total += add
-		if err := b.Commit(viewsOf(counts), map[string][]byte{"total": u64(total)}); err != nil {
+		if err := b.Commit(Commit{Counts: CountsOf(viewsOf(counts)), Checkpoints: map[string][]byte{"total": u64(total)}}); err != nil {
 			os.Exit(4)
 		}
 		if i%5 == 4 {
-			if _, err := b.Seal(); err != nil {
+			if _, err := b.Seal(Seal{}); err != nil {
 				os.Exit(5)
 			}
 		}
@@ -389,6 +389,40 @@ func viewsOf(m map[string]uint64) map[string]measure.Vector {
 	return out
 }
 
+// read returns what fn reads in a read transaction of b of its own (a
+// method expression will do: read(b, (*ReadTx).Checkpoints)).
+func read[T any](b *Buffer, fn func(*ReadTx) T) (T, error) {
+	var v T
+	err := b.View(func(tx *ReadTx) error { v = fn(tx); return nil })
+	return v, err
+}
+
+// readErr is read for a reader that returns an error.
+func readErr[T any](b *Buffer, fn func(*ReadTx) (T, error)) (T, error) {
+	var v T
+	err := b.View(func(tx *ReadTx) (err error) { v, err = fn(tx); return err })
+	return v, err
+}
+
+// snap returns the snapshot of of in a read transaction of b.
+func snap(b *Buffer, of SnapshotOf) (Snapshot, error) {
+	return read(b, func(tx *ReadTx) Snapshot { return tx.Snapshot(of) })
+}
+
+// scanBatch and scanCoarse return ReadTx.ScanBatch and ScanCoarse, each
+// call in a read transaction of b of its own.
+func scanBatch(b *Buffer) func(string, []byte, func([]byte, *measure.Vector) bool) error {
+	return func(id string, from []byte, fn func([]byte, *measure.Vector) bool) error {
+		return b.View(func(tx *ReadTx) error { return tx.ScanBatch(id, from, fn) })
+	}
+}
+
+func scanCoarse(b *Buffer) func(string, []byte, func([]byte, *measure.Vector) bool) error {
+	return func(id string, from []byte, fn func([]byte, *measure.Vector) bool) error {
+		return b.View(func(tx *ReadTx) error { return tx.ScanCoarse(id, from, fn) })
+	}
+}
+
 // scanViews scans with a views-only callback.
 func scanViews(scan func(string, []byte, func([]byte, *measure.Vector) bool) error, id string, from []byte, fn func([]byte, uint64) bool) error {
 	return scan(id, from, func(k []byte, v *measure.Vector) bool { return fn(k, v[measure.Views]) })
@@ -402,17 +436,17 @@ func TestFileClockStampsCommitAndSeal(t *testing.T) {
 	other := clock.NewFake(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := openTest(t, filepath.Join(t.TempDir(), "buffer.db"), Options{Clock: other, FileClock: files})
 	k := string(AppendKey(nil, []byte("s.test"), []byte("/"), 1_700_000_000))
-	if err := b.Commit(viewsOf(map[string]uint64{k: 1}), map[string][]byte{"f1": []byte("10")}); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k: 1})), Checkpoints: map[string][]byte{"f1": []byte("10")}}); err != nil {
 		t.Fatal(err)
 	}
-	if last, err := b.LastCommit(); err != nil || !last.Equal(files.Now()) {
+	if last, err := read(b, (*ReadTx).LastCommit); err != nil || !last.Equal(files.Now()) {
 		t.Errorf("last commit %v (%v), want the file clock's %v", last, err, files.Now())
 	}
 	files.Advance(time.Hour)
-	if _, err := b.Seal(); err != nil {
+	if _, err := b.Seal(Seal{}); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := b.SealedSnapshot()
+	snap, err := snap(b, SealedBatch)
 	if err != nil || !snap.SealedAt.Equal(files.Now()) {
 		t.Errorf("sealed at %v (%v), want the file clock's %v", snap.SealedAt, err, files.Now())
 	}

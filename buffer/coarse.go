@@ -9,7 +9,7 @@ import (
 )
 
 // The coarse counts: with the flusher's coarse interval, most batches are
-// written to the minute buckets only (SealMinuteOnly). Acknowledging one
+// written to the minute buckets only (Seal.MinuteOnly). Acknowledging one
 // adds its counts to pending/coarse, in the same transaction, and the next
 // full batch (Seal) carries pending/coarse plus its own counts to the
 // daily and monthly buckets as sealed/coarse. Each bucket collection is
@@ -90,25 +90,24 @@ func ackCoarse(tx *bolt.Tx, sealed *bolt.Bucket) error {
 // ScanCoarse is ScanBatch for the daily and monthly passes of a full
 // batch: its coarse counts when it has some, else its own counts. A
 // minute-only batch has none: an error.
-func (b *Buffer) ScanCoarse(id string, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
-	return b.scan(id, true, from, fn)
+func (t *ReadTx) ScanCoarse(id string, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
+	return t.scan(id, true, from, fn)
 }
 
 // Coarse returns how many keys and hits wait in the coarse counts for the
 // next full batch: acknowledged in the minute buckets, not yet in the
 // daily and monthly ones.
-func (b *Buffer) Coarse() (keys int, hits uint64) {
-	b.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bktPending).Bucket(subCoarse).ForEach(func(_, v []byte) error {
-			keys++
-			hits += views(v)
-			return nil
-		})
+func (t *ReadTx) Coarse() (keys int, hits uint64) {
+	t.tx.Bucket(bktPending).Bucket(subCoarse).ForEach(func(_, v []byte) error {
+		keys++
+		hits += views(v)
+		return nil
 	})
 	return keys, hits
 }
 
-// countCoarse updates the size of the coarse counts, for Size.
+// countCoarse updates the size of the coarse counts, for Size. The caller
+// holds b.wmu.
 func (b *Buffer) countCoarse() {
 	var n int64
 	b.view(func(tx *bolt.Tx) error {

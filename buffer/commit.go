@@ -52,13 +52,6 @@ func SplitKey(k []byte) (sitePage []byte, sec int64, err error) {
 	return k[:n], int64(binary.BigEndian.Uint64(k[n:]) ^ (1 << 63)), nil
 }
 
-// Commit adds counts (keys from AppendKey) to the pending counts and writes
-// checkpoints (a nil value deletes one) in one transaction: after it returns
-// both are on disk, and after a crash either both or neither are.
-func (b *Buffer) Commit(counts map[string]measure.Vector, checkpoints map[string][]byte) error {
-	return b.CommitWith(Commit{Counts: CountsOf(counts), Checkpoints: checkpoints})
-}
-
 // A Count is one key's measures to add to the pending counts.
 type Count struct {
 	Key []byte // from AppendKey
@@ -80,13 +73,13 @@ func SortCounts(counts []Count) {
 	slices.SortFunc(counts, func(x, y Count) int { return bytes.Compare(x.Key, y.Key) })
 }
 
-// Commit is what CommitWith writes in one transaction.
+// Commit is what Buffer.Commit writes in one transaction.
 type Commit struct {
 	// Counts are added to the pending counts, each key's measures merged
 	// (measure.Vector.Merge). They are sorted by key, each key once
 	// (SortCounts): bbolt then writes them in order, and a key given
 	// twice, which would count twice, is refused. The keys and vectors
-	// are read only until CommitWith returns.
+	// are read only until Buffer.Commit returns.
 	Counts []Count
 	// Checkpoints are written; a nil value deletes one.
 	Checkpoints map[string][]byte
@@ -108,9 +101,12 @@ type Commit struct {
 	KeepLastCommit bool
 }
 
-// CommitWith writes c in one transaction: after it returns all of it is on
-// disk, and after a crash either all or none of it is.
-func (b *Buffer) CommitWith(c Commit) error {
+// Commit writes c in one transaction: after it returns all of it is on
+// disk, and after a crash either all or none of it is. A commit whose
+// transaction reported an error but reached the file (its sync failed,
+// yet the next transaction sees it) returns nil: a caller retrying on an
+// error never counts twice.
+func (b *Buffer) Commit(c Commit) error {
 	counts, checkpoints := c.Counts, c.Checkpoints
 	if len(counts) == 0 && len(checkpoints) == 0 && len(c.Marks) == 0 && len(c.Finished) == 0 && len(c.Archives) == 0 && len(c.Visitors) == 0 {
 		return nil
@@ -129,11 +125,12 @@ func (b *Buffer) CommitWith(c Commit) error {
 	if _, err := io.ReadFull(rand.Reader, token); err != nil {
 		return fmt.Errorf("commit buffer: %w", err)
 	}
-	var newKeys int
-	var hits uint64
+	var newKeys, keys, hits uint64
 	var newBytes int64
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
 	err := b.update(func(tx *bolt.Tx) error {
-		newKeys, hits, newBytes = 0, 0, 0
+		newKeys, keys, hits, newBytes = 0, 0, 0, 0
 		pending := tx.Bucket(bktPending)
 		pc := pending.Bucket(subCounts)
 		var vals []byte // the encoded values, one allocation for all (bbolt keeps them until the commit)
@@ -159,13 +156,11 @@ func (b *Buffer) CommitWith(c Commit) error {
 			}
 		}
 		if len(counts) > 0 {
-			b.mu.Lock()
-			k, h := b.pendingKeys+newKeys, b.pendingHits+hits
-			b.mu.Unlock()
-			if err := pending.Put(keyKeys, u64(uint64(k))); err != nil {
+			keys, hits = getU64(pending.Get(keyKeys))+newKeys, getU64(pending.Get(keyHits))+hits
+			if err := pending.Put(keyKeys, u64(keys)); err != nil {
 				return err
 			}
-			if err := pending.Put(keyHits, u64(h)); err != nil {
+			if err := pending.Put(keyHits, u64(hits)); err != nil {
 				return err
 			}
 		}
@@ -212,11 +207,12 @@ func (b *Buffer) CommitWith(c Commit) error {
 	if err != nil {
 		return fmt.Errorf("commit buffer: %w", err)
 	}
-	b.mu.Lock()
-	b.pendingKeys += newKeys
-	b.pendingHits += hits
-	b.pendingBytes += newBytes
-	b.mu.Unlock()
+	if len(counts) > 0 {
+		b.mu.Lock()
+		b.pendingKeys, b.pendingHits = int(keys), hits
+		b.pendingBytes += newBytes
+		b.mu.Unlock()
+	}
 	return nil
 }
 
@@ -230,34 +226,22 @@ func (b *Buffer) landed(token []byte) bool {
 	return ok
 }
 
-// LastCommit returns the wall-clock time of the last Commit, or the zero
-// time if there was none. At start it tells which files changed while the
-// daemon was down.
-func (b *Buffer) LastCommit() (time.Time, error) {
-	var t time.Time
-	err := b.view(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bktMeta).Get(keyLast); len(v) == 8 {
-			t = time.Unix(0, int64(binary.BigEndian.Uint64(v)))
-		}
-		return nil
-	})
-	if err != nil {
-		return time.Time{}, fmt.Errorf("read last commit: %w", err)
+// LastCommit returns the file clock's time (Options.FileClock) of the last
+// Commit, or the zero time if there was none. At start it tells which
+// files changed while the daemon was down.
+func (t *ReadTx) LastCommit() time.Time {
+	if v := t.tx.Bucket(bktMeta).Get(keyLast); len(v) == 8 {
+		return time.Unix(0, int64(binary.BigEndian.Uint64(v)))
 	}
-	return t, nil
+	return time.Time{}
 }
 
 // Checkpoints returns every stored checkpoint.
-func (b *Buffer) Checkpoints() (map[string][]byte, error) {
+func (t *ReadTx) Checkpoints() map[string][]byte {
 	out := map[string][]byte{}
-	err := b.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bktCheckpoints).ForEach(func(k, v []byte) error {
-			out[string(k)] = bytes.Clone(v)
-			return nil
-		})
+	t.tx.Bucket(bktCheckpoints).ForEach(func(k, v []byte) error {
+		out[string(k)] = bytes.Clone(v)
+		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("read checkpoints: %w", err)
-	}
-	return out, nil
+	return out
 }

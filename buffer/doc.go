@@ -5,9 +5,21 @@
 // progress record is rebuilt from. It knows nothing of files, lines or
 // MongoDB.
 //
+// Its transactions are typed, in bbolt's shape (tx.go). Reads go through
+// View: a ReadTx's readers (checkpoints, the last commit, the batch in
+// flight and its counts, snapshots, the ledger, archive sources, visitors,
+// salts) all see one state of the file. The batch's life is the Buffer's
+// own writes, each one bbolt transaction: Commit, Seal, SaveProgress, Ack;
+// Rebuild writes a new file. The small writes go through Update, a Tx
+// (a ReadTx that writes): the writer number, replay sources' settings,
+// visitor registers sent and dropped, salts; one Update is one
+// transaction, whatever it writes. The Buffer's other methods are the file
+// (Path, InstanceID, Number, Close, Truncated, Replaced, Restore) and the
+// sizes kept in memory (Pending, Size, Full, Room).
+//
 // Counts, the checkpoints of the lines they came from and the ledger marks
 // they move are written in one bbolt transaction (commit.go: Commit,
-// CommitWith), so after a crash at any instant they agree: lines after a
+// taking a Commit), so after a crash at any instant they agree: lines after a
 // checkpoint are read again, lines before it are counted in the buffer,
 // none twice.
 //
@@ -15,25 +27,26 @@
 // move), writes it to MongoDB, and only then deletes it (Ack). One batch is
 // in flight at a time; counts committed meanwhile stay pending for the
 // next. Each batch keeps a copy of the checkpoints at its seal
-// (SealedSnapshot), and Ack keeps that copy as the last acknowledged
-// batch's (AckedSnapshot): where the counts in MongoDB end, which the
-// progress record carries and Rebuild restores into a new file when the
-// buffer is lost.
+// (ReadTx.Snapshot(SealedBatch)), and Ack keeps that copy as the last
+// acknowledged batch's (AckedBatch): where the counts in MongoDB end,
+// which the progress record carries and Rebuild restores into a new file
+// when the buffer is lost.
 //
-// Batch ids (number.go): once the buffer has a writer number (SetNumber,
+// Batch ids (number.go): once the buffer has a writer number (Tx.SetNumber,
 // claimed by the flusher in MongoDB), each batch is "<n>:<seq>", seq one
 // above the last, kept in the file; before, 24 random hex digits. A
 // rebuilt buffer adopts the number and the highest sequence of the batch
-// ids its record names (RebuildWith), so no batch reuses a sequence the
+// ids its record names (Rebuild), so no batch reuses a sequence the
 // buckets may hold. Opening a file marks it format 3: an older logtally
 // refuses it rather than write a numbered batch under its own guard.
 //
 // Coarse counts (coarse.go): with the flusher's coarse interval most
-// batches are sealed minute-only (SealMinuteOnly) and written to the minute
+// batches are sealed minute-only (Seal.MinuteOnly) and written to the minute
 // buckets alone; acknowledging one adds its counts to the coarse counts,
 // which the next full batch (Seal) carries, with its own, to the daily and
-// monthly buckets (ScanCoarse). CoarseSnapshot is where the daily and
-// monthly counts end; RebuildCoarse restores the coarse counts too.
+// monthly buckets (ScanCoarse). The AckedFullBatch's snapshot is where the
+// daily and monthly counts end; Rebuild restores the coarse counts too
+// (Rebuilt.Coarse).
 //
 // The ledger (ledger.go): a mark says that the stream whose first bytes
 // hash to a fingerprint is counted up to an offset, whoever counted it
@@ -45,8 +58,9 @@
 // counts they cover and travel with the next batch (BatchMarks), so the
 // flusher copies them to the database's ledger before the batch is
 // acknowledged. Streams returns every entry under a stream's first bytes
-// (stream.LedgerCandidates); the reader, which has the bytes, takes the furthest
-// whose tail check its own bytes pass. Entries of an older logtally (no
+// (stream.LedgerCandidates) as stream.Entry, the type MongoDB's ledger
+// returns too; the reader, which has the bytes, takes the furthest whose
+// tail check its own bytes pass. Entries of an older logtally (no
 // stream, no tail check) are read too. Entries not moved for
 // Options.LedgerRetention (DefaultLedgerRetention) are pruned by Seal, at
 // most once an hour.
@@ -79,8 +93,17 @@
 //   - NoFreelistSync is on: commits are cheaper, and after an unclean stop
 //     bbolt rebuilds its freelist by scanning the file at Open.
 //   - Keys are length-prefixed, so a site or page may hold any bytes.
+//   - The function given to View or Update must not start another
+//     transaction of the same Buffer (View, Update, Commit, Seal, …): a
+//     write that needs a larger map waits for every open read
+//     transaction, its own caller's included. A long View holds back the
+//     reuse of the pages it reads, so none does network I/O.
+//   - Update's writes are not Commit's: a Tx has no retry token, so a
+//     caller retrying an Update whose sync failed writes it again. Every
+//     Tx write is idempotent (a register's maximum, a salt, a number, a
+//     source's settings), so that costs nothing.
 //   - A commit that reports an error may still have reached the file (its
-//     sync failed, yet the next transaction sees it): CommitWith finds the
+//     sync failed, yet the next transaction sees it): Commit finds the
 //     random token written with it and returns nil, so a caller retrying on
 //     an error never counts it twice.
 //   - Verify reads bbolt's layout as little-endian (bbolt writes it in the

@@ -40,7 +40,7 @@ const ledgerPruneEvery = time.Hour
 // stream.Checkpoint.Stream), and records TailLen and TailSum, the hash of
 // the bytes that end at Offset (stream.TailOf): a reader takes an entry
 // for its stream only where its own bytes there hash the same
-// (Buffer.Streams returns the candidates, the reader checks them). A Mark
+// (ReadTx.Streams returns the candidates, the reader checks them). A Mark
 // with Stream 0 is an older logtally's kind, keyed by the fingerprint
 // alone, with no tail check.
 type Mark struct {
@@ -64,21 +64,24 @@ type Mark struct {
 // Key returns the mark's ledger key: stream.EntryKey's.
 func (m Mark) Key() string { return stream.EntryKey(m.FPLen, m.FPSum, m.Stream) }
 
-// LedgerEntry is a ledger mark as stored.
-type LedgerEntry struct {
-	Mark
-	// Acked is the offset up to which the counts are acknowledged by
-	// MongoDB (Offset: committed to the buffer).
-	Acked int64
-	// Updated is when the entry last moved.
-	Updated time.Time
+// entryOf returns the entry m sets, moved at now.
+func entryOf(m Mark, now time.Time) stream.Entry {
+	return stream.Entry{FPLen: m.FPLen, FPSum: m.FPSum, Stream: m.Stream, Offset: m.Offset, TailLen: m.TailLen, TailSum: m.TailSum,
+		Source: m.Source, Path: m.Path, Updated: now}
+}
+
+// MarkOf returns the mark that sets e's offset and tail check again (not
+// lowering it).
+func MarkOf(e stream.Entry) Mark {
+	return Mark{FPLen: e.FPLen, FPSum: e.FPSum, Offset: e.Offset, Stream: e.Stream, TailLen: e.TailLen, TailSum: e.TailSum,
+		Source: e.Source, Path: e.Path}
 }
 
 // ledgerVersion is the first byte of an entry's value. Version 1 (an
 // older logtally's) ends after the path: no tail check.
 const ledgerVersion = 2
 
-func encodeEntry(e LedgerEntry) []byte {
+func encodeEntry(e stream.Entry) []byte {
 	b := make([]byte, 0, 1+6*binary.MaxVarintLen64+len(e.Source)+len(e.Path))
 	b = append(b, ledgerVersion)
 	b = binary.AppendUvarint(b, uint64(e.Offset))
@@ -92,8 +95,8 @@ func encodeEntry(e LedgerEntry) []byte {
 	return binary.AppendUvarint(b, e.TailSum)
 }
 
-func decodeEntry(k, v []byte) (LedgerEntry, error) {
-	var e LedgerEntry
+func decodeEntry(k, v []byte) (stream.Entry, error) {
+	var e stream.Entry
 	var ok bool
 	e.FPLen, e.FPSum, e.Stream, ok = stream.ParseEntryKey(string(k))
 	if !ok || len(v) == 0 || v[0] != 1 && v[0] != ledgerVersion {
@@ -148,7 +151,7 @@ func putMarks(tx *bolt.Tx, marks []Mark, now time.Time) error {
 			continue
 		}
 		k := []byte(m.Key())
-		e := LedgerEntry{Mark: m, Updated: now}
+		e := entryOf(m, now)
 		if v := led.Get(k); v != nil {
 			if old, err := decodeEntry(k, v); err == nil {
 				e.Acked = old.Acked
@@ -203,48 +206,36 @@ func ackMarks(tx *bolt.Tx, sealed *bolt.Bucket) error {
 
 // BatchMarks returns the marks that travel with batch id: the marks
 // committed before it was sealed and after the previous batch was sealed.
-func (b *Buffer) BatchMarks(id string) ([]LedgerEntry, error) {
-	var out []LedgerEntry
-	err := b.view(func(tx *bolt.Tx) error {
-		sealed := tx.Bucket(bktSealed)
-		if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {
-			return fmt.Errorf("%w: %s", ErrNoBatch, id)
-		}
-		sm := sealed.Bucket(subMarks)
-		if sm == nil {
-			return nil
-		}
-		return sm.ForEach(func(k, v []byte) error {
+// An id not in flight is ErrNoBatch.
+func (t *ReadTx) BatchMarks(id string) ([]stream.Entry, error) {
+	sealed := t.tx.Bucket(bktSealed)
+	if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {
+		return nil, fmt.Errorf("batch marks: %w: %s", ErrNoBatch, id)
+	}
+	var out []stream.Entry
+	if sm := sealed.Bucket(subMarks); sm != nil {
+		sm.ForEach(func(k, v []byte) error {
 			if e, err := decodeEntry(k, v); err == nil {
 				out = append(out, e)
 			}
 			return nil
 		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("batch marks: %w", err)
 	}
 	return out, nil
 }
 
 // Ledger returns the stored entries among keys.
-func (b *Buffer) Ledger(keys []string) (map[string]LedgerEntry, error) {
-	out := map[string]LedgerEntry{}
-	err := b.view(func(tx *bolt.Tx) error {
-		led := tx.Bucket(bktLedger)
-		for _, k := range keys {
-			if v := led.Get([]byte(k)); v != nil {
-				e, err := decodeEntry([]byte(k), v)
-				if err != nil {
-					return err
-				}
-				out[k] = e
+func (t *ReadTx) Ledger(keys []string) (map[string]stream.Entry, error) {
+	out := map[string]stream.Entry{}
+	led := t.tx.Bucket(bktLedger)
+	for _, k := range keys {
+		if v := led.Get([]byte(k)); v != nil {
+			e, err := decodeEntry([]byte(k), v)
+			if err != nil {
+				return nil, fmt.Errorf("read ledger: %w", err)
 			}
+			out[k] = e
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read ledger: %w", err)
 	}
 	return out, nil
 }
@@ -255,24 +246,18 @@ func (b *Buffer) Ledger(keys []string) (map[string]LedgerEntry, error) {
 // only its bytes tell: an entry with a tail check is its own when its
 // bytes that end at the entry's Offset hash to TailSum (the reader checks;
 // see Mark). Entries of an older logtally (Stream 0) have no tail check.
-func (b *Buffer) Streams(head []byte) ([]LedgerEntry, error) {
-	var out []LedgerEntry
-	err := b.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bktLedger).Cursor()
-		for _, key := range stream.LedgerCandidates(head) {
-			p := []byte(key)
-			for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
-				e, err := decodeEntry(k, v)
-				if err != nil {
-					return err
-				}
-				out = append(out, e)
+func (t *ReadTx) Streams(head []byte) ([]stream.Entry, error) {
+	var out []stream.Entry
+	c := t.tx.Bucket(bktLedger).Cursor()
+	for _, key := range stream.LedgerCandidates(head) {
+		p := []byte(key)
+		for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
+			e, err := decodeEntry(k, v)
+			if err != nil {
+				return nil, fmt.Errorf("read ledger: %w", err)
 			}
+			out = append(out, e)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read ledger: %w", err)
 	}
 	return out, nil
 }
@@ -281,30 +266,15 @@ func (b *Buffer) Streams(head []byte) ([]LedgerEntry, error) {
 // reading the whole ledger (a start reads it when a source may take over
 // another's entries; see package pipeline). Entries that cannot be
 // decoded are skipped: Seal prunes them.
-func (b *Buffer) LedgerEntries(keep func(LedgerEntry) bool) ([]LedgerEntry, error) {
-	var out []LedgerEntry
-	err := b.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bktLedger).ForEach(func(k, v []byte) error {
-			if e, err := decodeEntry(k, v); err == nil && keep(e) {
-				out = append(out, e)
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read ledger: %w", err)
-	}
-	return out, nil
-}
-
-// LedgerLen returns the number of ledger entries.
-func (b *Buffer) LedgerLen() int {
-	n := 0
-	b.view(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bktLedger).Stats().KeyN
+func (t *ReadTx) LedgerEntries(keep func(stream.Entry) bool) []stream.Entry {
+	var out []stream.Entry
+	t.tx.Bucket(bktLedger).ForEach(func(k, v []byte) error {
+		if e, err := decodeEntry(k, v); err == nil && keep(e) {
+			out = append(out, e)
+		}
 		return nil
 	})
-	return n
+	return out
 }
 
 // pruneLedger deletes entries not updated since before cutoff.

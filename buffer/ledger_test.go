@@ -20,19 +20,19 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 	sum := fnv1a.Extend(fnv1a.Offset, head)
 	m := Mark{FPLen: len(head), FPSum: sum, Offset: int64(len(head)), Source: "s", Path: "/a.gz"}
 	key := AppendKey(nil, []byte("site"), []byte("/"), 60)
-	if err := b.CommitWith(Commit{Counts: CountsOf(viewsOf(map[string]uint64{string(key): 2})), Marks: []Mark{m}, KeepLastCommit: true}); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{string(key): 2})), Marks: []Mark{m}, KeepLastCommit: true}); err != nil {
 		t.Fatal(err)
 	}
-	if last, _ := b.LastCommit(); !last.IsZero() {
+	if last, _ := read(b, (*ReadTx).LastCommit); !last.IsZero() {
 		t.Errorf("KeepLastCommit moved the last commit to %v", last)
 	}
 	// A smaller offset under the same key never moves it back.
 	small := m
 	small.Offset = 3
-	if err := b.CommitWith(Commit{Marks: []Mark{small}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{small}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.Ledger(stream.LedgerCandidates(head))
+	got, err := readErr(b, func(tx *ReadTx) (map[string]stream.Entry, error) { return tx.Ledger(stream.LedgerCandidates(head)) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,40 +41,40 @@ func TestLedgerMarksTravelWithBatches(t *testing.T) {
 		t.Fatalf("entry %+v (found %v)", e, ok)
 	}
 	// A longer stream beginning with the same lines finds it too.
-	if got, err := b.Streams(append(head, "line three\n"...)); err != nil || len(got) != 1 || got[0].Offset != m.Offset {
+	if got, err := readErr(b, func(tx *ReadTx) ([]stream.Entry, error) { return tx.Streams(append(head, "line three\n"...)) }); err != nil || len(got) != 1 || got[0].Offset != m.Offset {
 		t.Fatalf("Streams: %+v, %v", got, err)
 	}
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil || batch == nil {
 		t.Fatal(batch, err)
 	}
-	marks, err := b.BatchMarks(batch.ID)
+	marks, err := readErr(b, func(tx *ReadTx) ([]stream.Entry, error) { return tx.BatchMarks(batch.ID) })
 	if err != nil || len(marks) != 1 || marks[0].Offset != m.Offset {
 		t.Fatalf("batch marks %+v, %v", marks, err)
 	}
 	if err := b.Ack(batch.ID); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = b.Ledger([]string{m.Key()})
+	got, _ = readErr(b, func(tx *ReadTx) (map[string]stream.Entry, error) { return tx.Ledger([]string{m.Key()}) })
 	if got[m.Key()].Acked != m.Offset {
 		t.Fatalf("acked %d, want %d", got[m.Key()].Acked, m.Offset)
 	}
 	// Marks alone make a batch (nothing else would carry them to MongoDB).
 	m2 := Mark{FPLen: 4, FPSum: 7, Offset: 4}
-	if err := b.CommitWith(Commit{Marks: []Mark{m2}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{m2}}); err != nil {
 		t.Fatal(err)
 	}
-	batch, err = b.Seal()
+	batch, err = b.Seal(Seal{})
 	if err != nil || batch == nil || batch.Keys != 0 {
 		t.Fatalf("marks-only batch %+v, %v", batch, err)
 	}
-	if marks, _ := b.BatchMarks(batch.ID); len(marks) != 1 || marks[0].Key() != m2.Key() {
+	if marks, _ := readErr(b, func(tx *ReadTx) ([]stream.Entry, error) { return tx.BatchMarks(batch.ID) }); len(marks) != 1 || marks[0].Key() != m2.Key() {
 		t.Fatalf("marks-only batch marks %+v", marks)
 	}
 	if err := b.Ack(batch.ID); err != nil {
 		t.Fatal(err)
 	}
-	if batch, _ := b.Seal(); batch != nil {
+	if batch, _ := b.Seal(Seal{}); batch != nil {
 		t.Fatalf("empty seal gave %+v", batch)
 	}
 }
@@ -83,21 +83,21 @@ func TestLedgerPrune(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 	b := openTest(t, filepath.Join(t.TempDir(), "b.db"), Options{LedgerRetention: time.Hour, Clock: clk})
 	m := Mark{FPLen: 4, FPSum: 1, Offset: 4}
-	if err := b.CommitWith(Commit{Marks: []Mark{m}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{m}}); err != nil {
 		t.Fatal(err)
 	}
 	// Two hours later a second stream moves; at the seal the first
 	// entry, two hours old, expires and the second, new, stays.
 	clk.Advance(2 * time.Hour)
 	m2 := Mark{FPLen: 4, FPSum: 2, Offset: 4}
-	if err := b.CommitWith(Commit{Marks: []Mark{m2}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{m2}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Seal(); err != nil {
+	if _, err := b.Seal(Seal{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.LedgerLen(); n != 1 {
-		t.Fatalf("%d entries after the first's retention, want the second's only", n)
+	if all, _ := read(b, func(tx *ReadTx) []stream.Entry { return tx.LedgerEntries(func(stream.Entry) bool { return true }) }); len(all) != 1 {
+		t.Fatalf("%d entries after the first's retention, want the second's only", len(all))
 	}
 }
 
@@ -111,16 +111,16 @@ func TestLedgerLoweredByShrink(t *testing.T) {
 	head := []byte("line one\nline two\n")
 	sum := fnv1a.Extend(fnv1a.Offset, head)
 	m := Mark{FPLen: len(head), FPSum: sum, Offset: 1000, Source: "s", Path: "/access.log"}
-	if err := b.CommitWith(Commit{Marks: []Mark{m}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{m}}); err != nil {
 		t.Fatal(err)
 	}
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil || batch == nil {
 		t.Fatal(batch, err)
 	}
 	shrunk := m
 	shrunk.Offset, shrunk.Lower = 500, true
-	if err := b.CommitWith(Commit{Marks: []Mark{shrunk}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{shrunk}}); err != nil {
 		t.Fatal(err)
 	}
 	if e, err := entry(b, m.Key()); err != nil || e.Offset != 500 {
@@ -136,12 +136,12 @@ func TestLedgerLoweredByShrink(t *testing.T) {
 	// never moves it back.
 	on := m
 	on.Offset = 700
-	if err := b.CommitWith(Commit{Marks: []Mark{on}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{on}}); err != nil {
 		t.Fatal(err)
 	}
 	back := m
 	back.Offset = 600
-	if err := b.CommitWith(Commit{Marks: []Mark{back}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{back}}); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := entry(b, m.Key()); e.Offset != 700 {
@@ -159,7 +159,7 @@ func TestCommitRefusesUnsortedCounts(t *testing.T) {
 		"unsorted": {{Key: k2, V: &one}, {Key: k1, V: &one}},
 		"twice":    {{Key: k1, V: &one}, {Key: k2, V: &one}, {Key: k2, V: &one}},
 	} {
-		err := b.CommitWith(Commit{Counts: counts, Checkpoints: map[string][]byte{"f": []byte("1")}})
+		err := b.Commit(Commit{Counts: counts, Checkpoints: map[string][]byte{"f": []byte("1")}})
 		if err == nil {
 			t.Errorf("%s: committed", name)
 		} else if strings.Contains(err.Error(), fmt.Sprintf("%x", "/b")) || strings.Contains(err.Error(), "/b") {
@@ -168,11 +168,11 @@ func TestCommitRefusesUnsortedCounts(t *testing.T) {
 		if keys, hits := b.Pending(); keys != 0 || hits != 0 {
 			t.Errorf("%s: %d keys, %d hits pending after a refused commit", name, keys, hits)
 		}
-		if cps, err := b.Checkpoints(); err != nil || len(cps) != 0 {
+		if cps, err := read(b, (*ReadTx).Checkpoints); err != nil || len(cps) != 0 {
 			t.Errorf("%s: checkpoints %v, %v after a refused commit", name, cps, err)
 		}
 	}
-	if err := b.CommitWith(Commit{Counts: []Count{{Key: k1, V: &one}, {Key: k2, V: &one}}}); err != nil {
+	if err := b.Commit(Commit{Counts: []Count{{Key: k1, V: &one}, {Key: k2, V: &one}}}); err != nil {
 		t.Fatal(err)
 	}
 	if keys, hits := b.Pending(); keys != 2 || hits != 2 {
@@ -181,8 +181,8 @@ func TestCommitRefusesUnsortedCounts(t *testing.T) {
 }
 
 // entry returns the ledger entry under key.
-func entry(b *Buffer, key string) (LedgerEntry, error) {
-	got, err := b.Ledger([]string{key})
+func entry(b *Buffer, key string) (stream.Entry, error) {
+	got, err := readErr(b, func(tx *ReadTx) (map[string]stream.Entry, error) { return tx.Ledger([]string{key}) })
 	return got[key], err
 }
 
@@ -197,19 +197,19 @@ func TestLedgerStreamsApart(t *testing.T) {
 	a := Mark{FPLen: 1024, FPSum: sum, Offset: 60000, Stream: 1, TailLen: 1024, TailSum: 11, Source: "web", Path: "/a"}
 	c := Mark{FPLen: 1024, FPSum: sum, Offset: 3000, Stream: 2, TailLen: 1024, TailSum: 22, Source: "web", Path: "/c"}
 	old := Mark{FPLen: 1024, FPSum: sum, Offset: 500, Source: "web", Path: "/old"}
-	if err := b.CommitWith(Commit{Marks: []Mark{a, c, old}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{a, c, old}}); err != nil {
 		t.Fatal(err)
 	}
 	behind := a
 	behind.Offset, behind.TailSum = 100, 99
-	if err := b.CommitWith(Commit{Marks: []Mark{behind}}); err != nil {
+	if err := b.Commit(Commit{Marks: []Mark{behind}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.Streams(head)
+	got, err := readErr(b, func(tx *ReadTx) ([]stream.Entry, error) { return tx.Streams(head) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	byStream := map[uint64]LedgerEntry{}
+	byStream := map[uint64]stream.Entry{}
 	for _, e := range got {
 		byStream[e.Stream] = e
 	}
@@ -239,7 +239,7 @@ func TestLedgerEntryVersion1(t *testing.T) {
 	if err != nil || e.Offset != 500 || e.Acked != 400 || e.Source != "web" || e.Path != "/a" || e.TailLen != 0 || e.Stream != 0 {
 		t.Fatalf("decoded %+v, %v", e, err)
 	}
-	if got, err := decodeEntry(k, encodeEntry(LedgerEntry{Mark: Mark{FPLen: 10, FPSum: 99, Offset: 7, TailLen: 7, TailSum: 5}})); err != nil || got.TailLen != 7 || got.TailSum != 5 {
+	if got, err := decodeEntry(k, encodeEntry(stream.Entry{FPLen: 10, FPSum: 99, Offset: 7, TailLen: 7, TailSum: 5})); err != nil || got.TailLen != 7 || got.TailSum != 5 {
 		t.Fatalf("round trip %+v, %v", got, err)
 	}
 }
@@ -250,18 +250,20 @@ func TestLedgerEntries(t *testing.T) {
 	for i, src := range []string{"a", "b", "a"} {
 		marks = append(marks, Mark{FPLen: 10, FPSum: uint64(i + 1), Offset: int64(100 * (i + 1)), Stream: uint64(i + 7), Source: src, Path: fmt.Sprintf("/l/%d.log", i)})
 	}
-	if err := b.CommitWith(Commit{Marks: marks, KeepLastCommit: true}); err != nil {
+	if err := b.Commit(Commit{Marks: marks, KeepLastCommit: true}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := b.LedgerEntries(func(e LedgerEntry) bool { return e.Source == "a" })
+	got, err := read(b, func(tx *ReadTx) []stream.Entry {
+		return tx.LedgerEntries(func(e stream.Entry) bool { return e.Source == "a" })
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Mark.Key() != marks[0].Key() || got[1].Mark.Key() != marks[2].Key() ||
+	if len(got) != 2 || got[0].Key() != marks[0].Key() || got[1].Key() != marks[2].Key() ||
 		got[0].Offset != 100 || got[1].Offset != 300 || got[1].Path != "/l/2.log" || got[1].Stream != 9 {
 		t.Errorf("entries of a: %+v, want the first and third marks", got)
 	}
-	if all, _ := b.LedgerEntries(func(LedgerEntry) bool { return true }); len(all) != 3 {
+	if all, _ := read(b, func(tx *ReadTx) []stream.Entry { return tx.LedgerEntries(func(stream.Entry) bool { return true }) }); len(all) != 3 {
 		t.Errorf("%d entries, want 3", len(all))
 	}
 }

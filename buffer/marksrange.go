@@ -171,9 +171,9 @@ func cmpRange(a, b ArchiveRange) int {
 
 // PutArchiveSource keeps the parser settings of a replay source (opaque
 // to the buffer), so that a batch holding its lines can be rebuilt.
-func (b *Buffer) PutArchiveSource(source string, settings []byte) error {
-	err := b.update(func(tx *bolt.Tx) error {
-		s, err := tx.Bucket(bktMeta).CreateBucketIfNotExists(subArchiveSources)
+func (t *Tx) PutArchiveSource(source string, settings []byte) error {
+	err := func() error {
+		s, err := t.tx.Bucket(bktMeta).CreateBucketIfNotExists(subArchiveSources)
 		if err != nil {
 			return err
 		}
@@ -181,22 +181,18 @@ func (b *Buffer) PutArchiveSource(source string, settings []byte) error {
 			return nil
 		}
 		return s.Put([]byte(source), bytes.Clone(settings))
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("keep replay source %q: %w", source, err)
 	}
 	return nil
 }
 
-// ArchiveSource returns the settings PutArchiveSource kept for source,
+// ArchiveSource returns the settings Tx.PutArchiveSource kept for source,
 // or nil.
-func (b *Buffer) ArchiveSource(source string) []byte {
-	var v []byte
-	b.view(func(tx *bolt.Tx) error {
-		if s := tx.Bucket(bktMeta).Bucket(subArchiveSources); s != nil {
-			v = bytes.Clone(s.Get([]byte(source)))
-		}
-		return nil
-	})
-	return v
+func (t *ReadTx) ArchiveSource(source string) []byte {
+	if s := t.tx.Bucket(bktMeta).Bucket(subArchiveSources); s != nil {
+		return bytes.Clone(s.Get([]byte(source)))
+	}
+	return nil
 }

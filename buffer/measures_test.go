@@ -21,13 +21,13 @@ func TestMeasuresMergeAcrossCommits(t *testing.T) {
 		v.Add(&measure.Hit{Status: status, Bytes: bytes, RT: rt, Bot: 2})
 		return v
 	}
-	if err := b.Commit(map[string]measure.Vector{k: hit(200, 100, 5000)}, nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(map[string]measure.Vector{k: hit(200, 100, 5000)})}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Commit(map[string]measure.Vector{k: hit(404, 7, 90000)}, nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(map[string]measure.Vector{k: hit(404, 7, 90000)})}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Commit(map[string]measure.Vector{k: hit(500, 0, -1)}, nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(map[string]measure.Vector{k: hit(500, 0, -1)})}); err != nil {
 		t.Fatal(err)
 	}
 	want := hit(200, 100, 5000)
@@ -37,7 +37,7 @@ func TestMeasuresMergeAcrossCommits(t *testing.T) {
 	if want[measure.Views] != 3 || want[measure.RTMax] != 90000 || want[measure.RTCount] != 2 || want[measure.BotAI] != 3 {
 		t.Fatalf("test vector wrong: %v", &want)
 	}
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil || batch == nil {
 		t.Fatal(batch, err)
 	}
@@ -45,7 +45,7 @@ func TestMeasuresMergeAcrossCommits(t *testing.T) {
 		t.Fatalf("batch hits %d, want 3", batch.Hits)
 	}
 	var got measure.Vector
-	if err := b.ScanBatch(batch.ID, nil, func(_ []byte, v *measure.Vector) bool { got = *v; return true }); err != nil {
+	if err := scanBatch(b)(batch.ID, nil, func(_ []byte, v *measure.Vector) bool { got = *v; return true }); err != nil {
 		t.Fatal(err)
 	}
 	if got != want {
@@ -59,7 +59,7 @@ func TestLegacyCountsRead(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "buffer.db")
 	b := open(t, path)
 	k := key("s", "/a", 60)
-	if err := b.Commit(viewsOf(map[string]uint64{k: 1}), nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k: 1}))}); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
@@ -79,15 +79,15 @@ func TestLegacyCountsRead(t *testing.T) {
 	}
 	b = open(t, path)
 	defer b.Close()
-	if err := b.Commit(viewsOf(map[string]uint64{k: 1}), nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{k: 1}))}); err != nil {
 		t.Fatal(err)
 	}
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got measure.Vector
-	if err := b.ScanBatch(batch.ID, nil, func(_ []byte, v *measure.Vector) bool { got = *v; return true }); err != nil {
+	if err := scanBatch(b)(batch.ID, nil, func(_ []byte, v *measure.Vector) bool { got = *v; return true }); err != nil {
 		t.Fatal(err)
 	}
 	if got[measure.Views] != 42 {

@@ -38,24 +38,23 @@ func ParseBatchID(id string) (n, seq int64, ok bool) {
 	return n, seq, true
 }
 
-// Number returns the buffer's writer number, 0 before SetNumber.
+// Number returns the buffer's writer number, 0 before Tx.SetNumber.
 func (b *Buffer) Number() int64 { return b.number.Load() }
 
 // SetNumber gives the buffer writer number n (> 0), the key of its
-// entries in the buckets' guard; every batch sealed from now on is
-// numbered (BatchID(n, seq), seq counting up from the last one this
+// entries in the buckets' guard: once the transaction is committed
+// (Number reports it then), every batch sealed is numbered (BatchID(n, seq), seq counting up from the last one this
 // buffer sealed or adopted). A batch already sealed keeps its id. Setting
 // the number the buffer has is a no-op; another one is an error: batches
 // under the old one may be in the buckets.
-func (b *Buffer) SetNumber(n int64) error {
+func (t *Tx) SetNumber(n int64) error {
 	if n <= 0 {
 		return fmt.Errorf("set writer number %d: not positive", n)
 	}
-	err := b.update(func(tx *bolt.Tx) error { return setNumber(tx.Bucket(bktMeta), n) })
-	if err != nil {
+	if err := setNumber(t.tx.Bucket(bktMeta), n); err != nil {
 		return fmt.Errorf("set writer number: %w", err)
 	}
-	b.number.Store(n)
+	t.tx.OnCommit(func() { t.b.number.Store(n) })
 	return nil
 }
 

@@ -34,10 +34,10 @@ func TestParseBatchID(t *testing.T) {
 // sealOne commits one count and seals it; the batch is returned.
 func sealOne(t *testing.T, b *Buffer, sec int64) *Batch {
 	t.Helper()
-	if err := b.Commit(viewsOf(map[string]uint64{key("s", "/a", sec): 1}), nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{key("s", "/a", sec): 1}))}); err != nil {
 		t.Fatal(err)
 	}
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil || batch == nil {
 		t.Fatalf("Seal = %v, %v", batch, err)
 	}
@@ -54,10 +54,10 @@ func TestNumberedBatches(t *testing.T) {
 	if _, _, ok := ParseBatchID(first.ID); ok || len(first.ID) != 24 || b.Number() != 0 {
 		t.Fatalf("batch before a number: %q (number %d)", first.ID, b.Number())
 	}
-	if err := b.SetNumber(17); err != nil {
+	if err := b.Update(func(tx *Tx) error { return tx.SetNumber(17) }); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := b.Seal(); err != nil || again.ID != first.ID {
+	if again, err := b.Seal(Seal{}); err != nil || again.ID != first.ID {
 		t.Fatalf("the batch in flight became %v, %v; want %s kept", again, err, first.ID)
 	}
 	if err := b.Ack(first.ID); err != nil {
@@ -72,13 +72,13 @@ func TestNumberedBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := b.SetNumber(17); err != nil {
+	if err := b.Update(func(tx *Tx) error { return tx.SetNumber(17) }); err != nil {
 		t.Errorf("SetNumber of the number it has: %v", err)
 	}
-	if err := b.SetNumber(18); err == nil {
+	if err := b.Update(func(tx *Tx) error { return tx.SetNumber(18) }); err == nil {
 		t.Error("SetNumber(18) on writer 17 succeeded")
 	}
-	if err := b.SetNumber(0); err == nil {
+	if err := b.Update(func(tx *Tx) error { return tx.SetNumber(0) }); err == nil {
 		t.Error("SetNumber(0) succeeded")
 	}
 	b.Close()
@@ -110,11 +110,11 @@ func TestRebuildAdoptsNumberAndSequence(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c.r.Since = at
 			b := open(t, filepath.Join(t.TempDir(), "buffer.db"))
-			if err := b.RebuildWith(c.r); err != nil {
+			if err := b.Rebuild(c.r); err != nil {
 				t.Fatal(err)
 			}
 			if c.r.Counts != nil {
-				batch, err := b.Sealed()
+				batch, err := read(b, (*ReadTx).Sealed)
 				if err != nil || batch == nil || batch.ID != c.r.Batch {
 					t.Fatalf("rebuilt batch %v, %v; want %s", batch, err, c.r.Batch)
 				}

@@ -3,13 +3,8 @@ package buffer
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
-	"maps"
-	"slices"
 	"time"
 
-	"github.com/logtally/logtally/measure"
-	"github.com/logtally/logtally/visitor"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -34,16 +29,16 @@ type Snapshot struct {
 	// this batch or an earlier one, none after them.
 	Checkpoints map[string][]byte
 	// MinuteOnly: the batch goes to the minute buckets only (see
-	// SealMinuteOnly). Set by SealedSnapshot.
+	// Seal.MinuteOnly). Set for the SealedBatch.
 	MinuteOnly bool
 	// Finished are the last checkpoints of the files finished (their
-	// checkpoints deleted) within the batch: SealedSnapshot's, the
-	// batch's; CoarseSnapshot's, those of the minute-only batches
+	// checkpoints deleted) within the batch: the SealedBatch's, the
+	// batch's; the AckedFullBatch's, those of the minute-only batches
 	// acknowledged since. Nil when not known (sealed by an older
 	// logtally).
 	Finished map[string][]byte
 	// Archives are the parts of replayed archives the batch counts
-	// (CoarseSnapshot: the minute-only batches acknowledged since).
+	// (AckedFullBatch: the minute-only batches acknowledged since).
 	Archives []ArchiveRange
 }
 
@@ -127,13 +122,31 @@ func readSnapshot(bkt *bolt.Bucket, id []byte) Snapshot {
 	return s
 }
 
-// SealedSnapshot returns the snapshot of the batch in flight: where its
-// counts end. Batch is empty when no batch is sealed (or the batch was
-// sealed by a logtally without snapshots).
-func (b *Buffer) SealedSnapshot() (Snapshot, error) {
-	var s Snapshot
-	err := b.view(func(tx *bolt.Tx) error {
-		sealed := tx.Bucket(bktSealed)
+// SnapshotOf names the batch whose snapshot ReadTx.Snapshot reads.
+type SnapshotOf int
+
+const (
+	// SealedBatch is the batch in flight: where its counts end, with its
+	// kind, finished files and archives' parts.
+	SealedBatch SnapshotOf = iota
+	// AckedBatch is the last acknowledged batch: where the counts MongoDB
+	// acknowledged end.
+	AckedBatch
+	// AckedFullBatch is the last acknowledged full batch: where the
+	// counts of the daily and monthly buckets end, with the files
+	// finished and archives' parts of the minute-only batches
+	// acknowledged since.
+	AckedFullBatch
+)
+
+// Snapshot returns the snapshot of the batch of: where its counts end.
+// Batch is empty when there is none (no batch sealed or acknowledged yet,
+// or sealed by a logtally without snapshots).
+func (t *ReadTx) Snapshot(of SnapshotOf) Snapshot {
+	switch of {
+	case SealedBatch:
+		var s Snapshot
+		sealed := t.tx.Bucket(bktSealed)
 		if sealed.Bucket(subCounts) != nil {
 			s = readSnapshot(sealed, sealed.Get(keyID))
 			s.MinuteOnly = sealed.Get(keyMinuteOnly) != nil
@@ -142,39 +155,28 @@ func (b *Buffer) SealedSnapshot() (Snapshot, error) {
 				s.Archives = readArchives(sealed.Bucket(subArchives))
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("read sealed snapshot: %w", err)
-	}
-	return s, nil
-}
-
-// CoarseSnapshot returns the snapshot of the last acknowledged full batch:
-// where the counts of the daily and monthly buckets end. Batch is empty
-// when none is known (no full batch acknowledged by this buffer yet).
-func (b *Buffer) CoarseSnapshot() (Snapshot, error) {
-	var s Snapshot
-	err := b.view(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bktMeta)
+		return s
+	case AckedBatch:
+		meta := t.tx.Bucket(bktMeta)
+		return readSnapshot(meta, meta.Get(keyAckedID))
+	case AckedFullBatch:
+		meta := t.tx.Bucket(bktMeta)
 		id := meta.Get(keyCoarseID)
 		if id == nil || meta.Bucket(subCoarseSnap) == nil {
-			return nil
+			return Snapshot{}
 		}
-		s = Snapshot{Batch: string(id), Checkpoints: map[string][]byte{}, Finished: readFinished(meta.Bucket(subCoarseFinished)),
+		s := Snapshot{Batch: string(id), Checkpoints: map[string][]byte{}, Finished: readFinished(meta.Bucket(subCoarseFinished)),
 			Archives: readArchives(meta.Bucket(subCoarseArchives))}
 		if v := meta.Get(keyCoarseSealed); len(v) == 8 {
 			s.SealedAt = time.Unix(0, int64(binary.BigEndian.Uint64(v)))
 		}
-		return meta.Bucket(subCoarseSnap).ForEach(func(k, v []byte) error {
+		meta.Bucket(subCoarseSnap).ForEach(func(k, v []byte) error {
 			s.Checkpoints[string(k)] = bytes.Clone(v)
 			return nil
 		})
-	})
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("read coarse snapshot: %w", err)
+		return s
 	}
-	return s, nil
+	return Snapshot{}
 }
 
 // putCoarseSnapshot stores s as the last acknowledged full batch's.
@@ -197,196 +199,4 @@ func putCoarseSnapshot(meta *bolt.Bucket, s Snapshot) error {
 		return err
 	}
 	return meta.Put(keyCoarseSealed, u64(uint64(s.SealedAt.UnixNano())))
-}
-
-// AckedSnapshot returns the snapshot of the last acknowledged batch: where
-// the counts MongoDB has acknowledged end. Batch is empty when no batch
-// was acknowledged yet.
-func (b *Buffer) AckedSnapshot() (Snapshot, error) {
-	var s Snapshot
-	err := b.view(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bktMeta)
-		s = readSnapshot(meta, meta.Get(keyAckedID))
-		return nil
-	})
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("read acked snapshot: %w", err)
-	}
-	return s, nil
-}
-
-// Rebuild sets up a buffer rebuilt from the database's progress record,
-// before anything else is written to it: acked becomes the last
-// acknowledged batch's snapshot, the stored checkpoints become cps, and
-// the last-commit time becomes since (the time the rebuilt position was
-// reached, so the tailers read rotated files written after it). When
-// counts is not nil, it is sealed at once as a batch with id inflight (the
-// batch the lost buffer had in flight, rebuilt), whose snapshot is cps,
-// sealed at since (the lost batch's own seal time).
-func (b *Buffer) Rebuild(acked Snapshot, cps map[string][]byte, counts map[string]measure.Vector, inflight string, since time.Time) error {
-	return b.RebuildCoarse(acked, cps, counts, inflight, since, Coarse{})
-}
-
-// Coarse is what RebuildCoarse restores of the coarse counts (see
-// SealMinuteOnly).
-type Coarse struct {
-	// Snapshot is where the daily and monthly counts end: the last
-	// acknowledged full batch's snapshot. Its Finished (nil: not known)
-	// become the files finished since, as CoarseSnapshot reports them.
-	Snapshot Snapshot
-	// Counts are the counts acknowledged in the minute buckets only,
-	// waiting for a full batch (re-read from Snapshot on).
-	Counts map[string]measure.Vector
-	// MinuteOnly: the batch in flight was minute-only.
-	MinuteOnly bool
-}
-
-// RebuildCoarse is Rebuild for a lost buffer that wrote the daily and
-// monthly buckets less often than the minute ones: c.Counts wait in the
-// coarse counts (a full batch in flight takes them at once, as its seal
-// did), and c.Snapshot is where the daily and monthly counts end.
-func (b *Buffer) RebuildCoarse(acked Snapshot, cps map[string][]byte, counts map[string]measure.Vector, inflight string, since time.Time, c Coarse) error {
-	return b.RebuildWith(Rebuilt{Acked: acked, Checkpoints: cps, Counts: counts, Batch: inflight, Since: since, Coarse: c})
-}
-
-// Rebuilt is what RebuildWith sets up.
-type Rebuilt struct {
-	// Acked becomes the last acknowledged batch's snapshot.
-	Acked Snapshot
-	// Checkpoints become the stored checkpoints.
-	Checkpoints map[string][]byte
-	// Counts, when not nil, are sealed at once as batch Batch (the batch
-	// the lost buffer had in flight, rebuilt), whose snapshot is
-	// Checkpoints, sealed at Since.
-	Counts map[string]measure.Vector
-	Batch  string
-	// Since becomes the last-commit time (the time the rebuilt position
-	// was reached, so the tailers read rotated files written after it).
-	Since time.Time
-	// Finished are the files the batch in flight finished (Commit's
-	// Finished; nil: not known), carried by the rebuilt batch. Marks are
-	// the ledger marks of what was re-read, recorded in the ledger and
-	// carried by the next batch to the database's ledger.
-	Finished map[string][]byte
-	Marks    []Mark
-	// Archives are the archives' parts of the batch in flight, and
-	// Sources their replay sources' settings (PutArchiveSource).
-	Archives []ArchiveRange
-	Sources  map[string][]byte
-	// Coarse is the coarse counts' state (see RebuildCoarse).
-	Coarse Coarse
-	// Visitors are the visitor sketches of the lines re-read.
-	Visitors map[string]*visitor.Sketch
-}
-
-// RebuildWith sets up a buffer rebuilt from the database's progress
-// record, before anything else is written to it (see Rebuild).
-func (b *Buffer) RebuildWith(r Rebuilt) error {
-	acked, cps, counts, inflight, since, c := r.Acked, r.Checkpoints, r.Counts, r.Batch, r.Since, r.Coarse
-	if counts != nil && inflight == "" {
-		return fmt.Errorf("rebuild: counts without a batch id")
-	}
-	// The lost buffer's writer number and sequence, before anything is
-	// sealed: the rebuilt batch keeps its id, later ones follow it.
-	if err := b.adoptIDs(inflight, acked.Batch, c.Snapshot.Batch); err != nil {
-		return fmt.Errorf("rebuild: %w", err)
-	}
-	if len(c.Counts) > 0 {
-		err := b.update(func(tx *bolt.Tx) error {
-			pc := tx.Bucket(bktPending).Bucket(subCoarse)
-			for k, n := range c.Counts {
-				if err := pc.Put([]byte(k), n.AppendBinary(nil)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("rebuild: %w", err)
-		}
-	}
-	com := Commit{Counts: CountsOf(counts), Checkpoints: cps, Marks: r.Marks, Visitors: r.Visitors}
-	if counts != nil {
-		com.Finished, com.Archives = r.Finished, r.Archives
-	}
-	for name, set := range r.Sources {
-		if err := b.PutArchiveSource(name, set); err != nil {
-			return fmt.Errorf("rebuild: %w", err)
-		}
-	}
-	if err := b.CommitWith(com); err != nil {
-		return fmt.Errorf("rebuild: %w", err)
-	}
-	if counts != nil {
-		batch, err := b.seal(inflight, since, c.MinuteOnly)
-		if err != nil {
-			return fmt.Errorf("rebuild: %w", err)
-		}
-		if batch == nil || batch.ID != inflight {
-			return fmt.Errorf("rebuild: batch %s not sealed (nothing counted?)", inflight)
-		}
-		if r.Finished == nil { // not known to the lost buffer either
-			err := b.update(func(tx *bolt.Tx) error { return putFinishedSet(tx.Bucket(bktSealed), subFinished, nil) })
-			if err != nil {
-				return fmt.Errorf("rebuild: %w", err)
-			}
-		}
-	}
-	if c.Snapshot.Batch != "" {
-		err := b.update(func(tx *bolt.Tx) error {
-			meta := tx.Bucket(bktMeta)
-			if err := putCoarseSnapshot(meta, c.Snapshot); err != nil {
-				return err
-			}
-			if len(c.Snapshot.Archives) > 0 {
-				ca, err := meta.CreateBucketIfNotExists(subCoarseArchives)
-				if err != nil {
-					return err
-				}
-				if err := mergeRanges(ca, c.Snapshot.Archives); err != nil {
-					return err
-				}
-			}
-			return putFinishedSet(meta, subCoarseFinished, c.Snapshot.Finished)
-		})
-		if err != nil {
-			return fmt.Errorf("rebuild: %w", err)
-		}
-	}
-	b.countCoarse()
-	err := b.update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bktMeta)
-		if acked.Batch != "" {
-			if meta.Bucket(subSnapshot) != nil {
-				if err := meta.DeleteBucket(subSnapshot); err != nil {
-					return err
-				}
-			}
-			snap, err := meta.CreateBucket(subSnapshot)
-			if err != nil {
-				return err
-			}
-			for _, k := range slices.Sorted(maps.Keys(acked.Checkpoints)) {
-				if err := snap.Put([]byte(k), acked.Checkpoints[k]); err != nil {
-					return err
-				}
-			}
-			if err := meta.Put(keyAckedID, []byte(acked.Batch)); err != nil {
-				return err
-			}
-			if err := meta.Put(keySealedAt, u64(uint64(acked.SealedAt.UnixNano()))); err != nil {
-				return err
-			}
-		}
-		if !since.IsZero() {
-			if err := meta.Put(keyLast, u64(uint64(since.UnixNano()))); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("rebuild: %w", err)
-	}
-	return nil
 }

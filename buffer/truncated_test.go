@@ -22,7 +22,7 @@ func TestTruncatedWhileOpen(t *testing.T) {
 		for i := range 2000 {
 			counts[string(AppendKey(nil, []byte("s"), []byte("/p"), int64(i)))] = 1
 		}
-		if err := b.Commit(viewsOf(counts), map[string][]byte{"cp": []byte("x")}); err != nil {
+		if err := b.Commit(Commit{Counts: CountsOf(viewsOf(counts)), Checkpoints: map[string][]byte{"cp": []byte("x")}}); err != nil {
 			t.Fatal(err)
 		}
 		if err := b.Truncated(); err != nil {
@@ -37,16 +37,18 @@ func TestTruncatedWhileOpen(t *testing.T) {
 			t.Fatalf("truncated to %d: Truncated() = %v", size, err)
 		}
 		t.Logf("truncated to %d: %v", size, err)
-		if err := b.Commit(viewsOf(counts), nil); !errors.Is(err, ErrTruncated) {
+		if err := b.Commit(Commit{Counts: CountsOf(viewsOf(counts))}); !errors.Is(err, ErrTruncated) {
 			t.Errorf("Commit: %v, want ErrTruncated", err)
 		}
-		if _, err := b.Checkpoints(); !errors.Is(err, ErrTruncated) {
+		if _, err := read(b, (*ReadTx).Checkpoints); !errors.Is(err, ErrTruncated) {
 			t.Errorf("Checkpoints: %v, want ErrTruncated", err)
 		}
-		if _, err := b.Sealed(); !errors.Is(err, ErrTruncated) {
+		if _, err := read(b, (*ReadTx).Sealed); !errors.Is(err, ErrTruncated) {
 			t.Errorf("Sealed: %v, want ErrTruncated", err)
 		}
-		b.Unacked()
+		if err := b.View(func(tx *ReadTx) error { tx.Unacked(); return nil }); !errors.Is(err, ErrTruncated) {
+			t.Errorf("Unacked: %v, want ErrTruncated", err)
+		}
 		if err := b.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}

@@ -24,14 +24,14 @@ func sampleBuffer(t *testing.T) string {
 			counts[string(AppendKey(nil, []byte("site.test"), fmt.Appendf(nil, "/page/%d", i%700), int64(1_700_000_000+c*3000+i)))] = uint64(i + 1)
 		}
 		cps := map[string][]byte{fmt.Sprintf("cp%d", c): []byte("checkpoint")}
-		if err := b.Commit(viewsOf(counts), cps); err != nil {
+		if err := b.Commit(Commit{Counts: CountsOf(viewsOf(counts)), Checkpoints: cps}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := b.Seal(); err != nil {
+	if _, err := b.Seal(Seal{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Commit(viewsOf(map[string]uint64{string(AppendKey(nil, []byte("s"), []byte("/x"), 1_700_000_000)): 1}), nil); err != nil {
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{string(AppendKey(nil, []byte("s"), []byte("/x"), 1_700_000_000)): 1}))}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Close(); err != nil {

@@ -25,10 +25,10 @@ func TestVisitorEstimates(t *testing.T) {
 	other.Add(1)
 	sk[VisitorKey(day+86400, []byte("a.test"), nil)] = other
 	sk[VisitorKey(day-86400, []byte("a.test"), nil)] = other
-	if err := b.CommitWith(Commit{Visitors: sk}); err != nil {
+	if err := b.Commit(Commit{Visitors: sk}); err != nil {
 		t.Fatal(err)
 	}
-	es, err := b.VisitorEstimates(day, 2)
+	es, err := readErr(b, func(tx *ReadTx) ([]VisitorEstimate, error) { return tx.VisitorEstimates(day, 2) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,10 +40,10 @@ func TestVisitorEstimates(t *testing.T) {
 			t.Errorf("%s: %v (p %d), want %v", e.Site, e.Estimate, e.P, w)
 		}
 	}
-	if es, _ := b.VisitorEstimates(day, 0); len(es) != 3 {
+	if es, _ := readErr(b, func(tx *ReadTx) ([]VisitorEstimate, error) { return tx.VisitorEstimates(day, 0) }); len(es) != 3 {
 		t.Errorf("no limit: %d sites, want 3", len(es))
 	}
-	if es, _ := b.VisitorEstimates(day+2*86400, 0); len(es) != 0 {
+	if es, _ := readErr(b, func(tx *ReadTx) ([]VisitorEstimate, error) { return tx.VisitorEstimates(day+2*86400, 0) }); len(es) != 0 {
 		t.Errorf("a period without sketches: %+v", es)
 	}
 }

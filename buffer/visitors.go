@@ -145,30 +145,28 @@ type VisitorRise struct {
 }
 
 // VisitorRises returns, per site and period, the registers that rose
-// since they were last sent (MarkVisitorsSent), in key order.
-func (b *Buffer) VisitorRises() ([]VisitorRise, error) {
+// since they were last sent (Tx.MarkVisitorsSent), in key order.
+func (t *ReadTx) VisitorRises() ([]VisitorRise, error) {
 	var out []VisitorRise
-	err := b.view(func(tx *bolt.Tx) error {
-		vb := tx.Bucket(bktVisitors)
-		if vb == nil {
-			return nil
+	vb := t.tx.Bucket(bktVisitors)
+	if vb == nil {
+		return nil, nil
+	}
+	err := vb.ForEach(func(k, v []byte) error {
+		start, site, page, err := DecodeVisitorKey(k)
+		if err != nil {
+			return err
 		}
-		return vb.ForEach(func(k, v []byte) error {
-			start, site, page, err := DecodeVisitorKey(k)
-			if err != nil {
-				return err
-			}
-			regs, sent, err := decodeSketch(v)
-			if err != nil {
-				return fmt.Errorf("visitors of %s%s: %w", site, page, err)
-			}
-			var rs []Register
-			regs.RisenFrom(sent, func(i int, r uint8) { rs = append(rs, Register{uint32(i), r}) })
-			if len(rs) > 0 {
-				out = append(out, VisitorRise{Site: string(site), Page: string(page), Start: start, P: regs.P, Regs: rs})
-			}
-			return nil
-		})
+		regs, sent, err := decodeSketch(v)
+		if err != nil {
+			return fmt.Errorf("visitors of %s%s: %w", site, page, err)
+		}
+		var rs []Register
+		regs.RisenFrom(sent, func(i int, r uint8) { rs = append(rs, Register{uint32(i), r}) })
+		if len(rs) > 0 {
+			out = append(out, VisitorRise{Site: string(site), Page: string(page), Start: start, P: regs.P, Regs: rs})
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read visitors: %w", err)
@@ -178,9 +176,9 @@ func (b *Buffer) VisitorRises() ([]VisitorRise, error) {
 
 // MarkVisitorsSent records rs as sent: each register's sent value becomes
 // at least what rs says.
-func (b *Buffer) MarkVisitorsSent(rs []VisitorRise) error {
-	err := b.update(func(tx *bolt.Tx) error {
-		vb := tx.Bucket(bktVisitors)
+func (t *Tx) MarkVisitorsSent(rs []VisitorRise) error {
+	err := func() error {
+		vb := t.tx.Bucket(bktVisitors)
 		for _, r := range rs {
 			k := []byte(VisitorKey(r.Start, []byte(r.Site), []byte(r.Page)))
 			old := vb.Get(k)
@@ -205,7 +203,7 @@ func (b *Buffer) MarkVisitorsSent(rs []VisitorRise) error {
 			}
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("mark visitors sent: %w", err)
 	}
@@ -214,10 +212,10 @@ func (b *Buffer) MarkVisitorsSent(rs []VisitorRise) error {
 
 // DropVisitors deletes the sketches of the periods that started before
 // before whose registers were all sent, and returns how many it deleted.
-func (b *Buffer) DropVisitors(before int64) (int, error) {
+func (t *Tx) DropVisitors(before int64) (int, error) {
 	n := 0
-	err := b.update(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bktVisitors).Cursor()
+	err := func() error {
+		c := t.tx.Bucket(bktVisitors).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			start, _, _, err := DecodeVisitorKey(k)
 			if err != nil {
@@ -241,7 +239,7 @@ func (b *Buffer) DropVisitors(before int64) (int, error) {
 			n++
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return 0, fmt.Errorf("drop visitors: %w", err)
 	}
@@ -257,33 +255,30 @@ type SaltEntry struct {
 }
 
 // PutSalt stores e (replacing an entry of the same period).
-func (b *Buffer) PutSalt(e SaltEntry) error {
+func (t *Tx) PutSalt(e SaltEntry) error {
 	v := append(e.Salt[:0:0], e.Salt[:]...)
 	v = binary.BigEndian.AppendUint64(v, uint64(e.Expires.UnixNano()))
-	err := b.update(func(tx *bolt.Tx) error { return tx.Bucket(bktSalts).Put([]byte(e.ID), v) })
-	if err != nil {
+	if err := t.tx.Bucket(bktSalts).Put([]byte(e.ID), v); err != nil {
 		return fmt.Errorf("put salt %s: %w", e.ID, err)
 	}
 	return nil
 }
 
 // Salts returns the salts stored.
-func (b *Buffer) Salts() ([]SaltEntry, error) {
+func (t *ReadTx) Salts() ([]SaltEntry, error) {
 	var out []SaltEntry
-	err := b.view(func(tx *bolt.Tx) error {
-		sb := tx.Bucket(bktSalts)
-		if sb == nil {
-			return nil
+	sb := t.tx.Bucket(bktSalts)
+	if sb == nil {
+		return nil, nil
+	}
+	err := sb.ForEach(func(k, v []byte) error {
+		if len(v) != 16+8 {
+			return fmt.Errorf("bad salt %s", k)
 		}
-		return sb.ForEach(func(k, v []byte) error {
-			if len(v) != 16+8 {
-				return fmt.Errorf("bad salt %s", k)
-			}
-			e := SaltEntry{ID: string(k), Expires: time.Unix(0, int64(binary.BigEndian.Uint64(v[16:])))}
-			copy(e.Salt[:], v)
-			out = append(out, e)
-			return nil
-		})
+		e := SaltEntry{ID: string(k), Expires: time.Unix(0, int64(binary.BigEndian.Uint64(v[16:])))}
+		copy(e.Salt[:], v)
+		out = append(out, e)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read salts: %w", err)
@@ -292,9 +287,8 @@ func (b *Buffer) Salts() ([]SaltEntry, error) {
 }
 
 // DeleteSalt forgets the salt of period id.
-func (b *Buffer) DeleteSalt(id string) error {
-	err := b.update(func(tx *bolt.Tx) error { return tx.Bucket(bktSalts).Delete([]byte(id)) })
-	if err != nil {
+func (t *Tx) DeleteSalt(id string) error {
+	if err := t.tx.Bucket(bktSalts).Delete([]byte(id)); err != nil {
 		return fmt.Errorf("delete salt %s: %w", id, err)
 	}
 	return nil
@@ -312,36 +306,30 @@ type VisitorEstimate struct {
 // starting at start, the first limit sites in key order (limit <= 0:
 // all). They count what this host read since its sketch began (a rebuilt
 // buffer: since the rebuild), not the fleet's.
-func (b *Buffer) VisitorEstimates(start int64, limit int) ([]VisitorEstimate, error) {
+func (t *ReadTx) VisitorEstimates(start int64, limit int) ([]VisitorEstimate, error) {
 	var out []VisitorEstimate
+	vb := t.tx.Bucket(bktVisitors)
+	if vb == nil {
+		return nil, nil
+	}
 	prefix := binary.BigEndian.AppendUint64(nil, uint64(start)^(1<<63))
-	err := b.view(func(tx *bolt.Tx) error {
-		vb := tx.Bucket(bktVisitors)
-		if vb == nil {
-			return nil
+	c := vb.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if limit > 0 && len(out) == limit {
+			break
 		}
-		c := vb.Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if limit > 0 && len(out) == limit {
-				break
-			}
-			_, site, page, err := DecodeVisitorKey(k)
-			if err != nil {
-				return err
-			}
-			if len(page) > 0 {
-				continue // a page's sketch
-			}
-			regs, _, err := decodeSketch(v)
-			if err != nil {
-				return fmt.Errorf("visitors of %s: %w", site, err)
-			}
-			out = append(out, VisitorEstimate{Site: string(site), Estimate: regs.Estimate(), P: regs.P})
+		_, site, page, err := DecodeVisitorKey(k)
+		if err != nil {
+			return nil, fmt.Errorf("read visitors: %w", err)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read visitors: %w", err)
+		if len(page) > 0 {
+			continue // a page's sketch
+		}
+		regs, _, err := decodeSketch(v)
+		if err != nil {
+			return nil, fmt.Errorf("read visitors: visitors of %s: %w", site, err)
+		}
+		out = append(out, VisitorEstimate{Site: string(site), Estimate: regs.Estimate(), P: regs.P})
 	}
 	return out, nil
 }

@@ -26,13 +26,13 @@ func TestVisitorRegisters(t *testing.T) {
 	k := VisitorKey(day, []byte("example.com"), nil)
 	commit := func(regs map[int]uint8) {
 		t.Helper()
-		if err := b.CommitWith(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(4, regs)}}); err != nil {
+		if err := b.Commit(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(4, regs)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	commit(map[int]uint8{1: 3, 5: 2})
 	commit(map[int]uint8{1: 2, 7: 4}) // 1 stays 3
-	rs, err := b.VisitorRises()
+	rs, err := readErr(b, (*ReadTx).VisitorRises)
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("rises %v, %v", rs, err)
 	}
@@ -40,32 +40,32 @@ func TestVisitorRegisters(t *testing.T) {
 		r.Regs[0] != (Register{1, 3}) || r.Regs[1] != (Register{5, 2}) || r.Regs[2] != (Register{7, 4}) {
 		t.Fatalf("rise %+v", r)
 	}
-	if err := b.MarkVisitorsSent(rs); err != nil {
+	if err := b.Update(func(tx *Tx) error { return tx.MarkVisitorsSent(rs) }); err != nil {
 		t.Fatal(err)
 	}
-	if rs, _ := b.VisitorRises(); len(rs) != 0 {
+	if rs, _ := readErr(b, (*ReadTx).VisitorRises); len(rs) != 0 {
 		t.Fatalf("rises after sent: %+v", rs)
 	}
 	commit(map[int]uint8{5: 6})
-	rs, _ = b.VisitorRises()
+	rs, _ = readErr(b, (*ReadTx).VisitorRises)
 	if len(rs) != 1 || len(rs[0].Regs) != 1 || rs[0].Regs[0] != (Register{5, 6}) {
 		t.Fatalf("rises after a new maximum: %+v", rs)
 	}
-	if n, err := b.DropVisitors(day + 86400); err != nil || n != 0 {
+	if n, err := dropVisitors(b, day+86400); err != nil || n != 0 {
 		t.Fatalf("dropped %d (%v) with a register unsent", n, err)
 	}
-	b.MarkVisitorsSent(rs)
-	if n, err := b.DropVisitors(day); err != nil || n != 0 {
+	b.Update(func(tx *Tx) error { return tx.MarkVisitorsSent(rs) })
+	if n, err := dropVisitors(b, day); err != nil || n != 0 {
 		t.Fatalf("dropped %d (%v) a sketch not before the bound", n, err)
 	}
-	if n, err := b.DropVisitors(day + 86400); err != nil || n != 1 {
+	if n, err := dropVisitors(b, day+86400); err != nil || n != 1 {
 		t.Fatalf("dropped %d (%v), want the sent sketch", n, err)
 	}
 	// A precision that changed is an error, not a silent merge.
-	if err := b.CommitWith(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(4, nil)}}); err != nil {
+	if err := b.Commit(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(4, nil)}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.CommitWith(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(5, nil)}}); err == nil {
+	if err := b.Commit(Commit{Visitors: map[string]*visitor.Sketch{k: sketchOf(5, nil)}}); err == nil {
 		t.Fatal("merged sketches of two precisions")
 	}
 }
@@ -76,20 +76,20 @@ func TestSalts(t *testing.T) {
 	exp := time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC)
 	e := SaltEntry{ID: "day:20261125", Expires: exp}
 	copy(e.Salt[:], "0123456789abcdef")
-	if err := b.PutSalt(e); err != nil {
+	if err := b.Update(func(tx *Tx) error { return tx.PutSalt(e) }); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
 	b = open(t, path)
 	defer b.Close()
-	es, err := b.Salts()
+	es, err := readErr(b, (*ReadTx).Salts)
 	if err != nil || len(es) != 1 || es[0].ID != e.ID || es[0].Salt != e.Salt || !es[0].Expires.Equal(exp) {
 		t.Fatalf("salts %+v, %v", es, err)
 	}
-	if err := b.DeleteSalt(e.ID); err != nil {
+	if err := b.Update(func(tx *Tx) error { return tx.DeleteSalt(e.ID) }); err != nil {
 		t.Fatal(err)
 	}
-	if es, _ := b.Salts(); len(es) != 0 {
+	if es, _ := readErr(b, (*ReadTx).Salts); len(es) != 0 {
 		t.Fatalf("salts after delete: %+v", es)
 	}
 }
@@ -104,11 +104,11 @@ func TestVisitorPageSketch(t *testing.T) {
 	page.SetMax(3, 2)
 	page.SetMax(900, 5)
 	k := VisitorKey(day, []byte("example.com"), []byte("/a"))
-	if err := b.CommitWith(Commit{Visitors: map[string]*visitor.Sketch{k: page,
+	if err := b.Commit(Commit{Visitors: map[string]*visitor.Sketch{k: page,
 		VisitorKey(day, []byte("example.com"), nil): sketchOf(4, map[int]uint8{1: 1})}}); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := b.VisitorRises()
+	rs, err := readErr(b, (*ReadTx).VisitorRises)
 	if err != nil || len(rs) != 2 {
 		t.Fatalf("rises %+v, %v", rs, err)
 	}
@@ -129,4 +129,10 @@ func TestVisitorPageSketch(t *testing.T) {
 	if st, si, pg, err := DecodeVisitorKey([]byte(k)); err != nil || st != day || string(si) != "example.com" || string(pg) != "/a" {
 		t.Errorf("DecodeVisitorKey = %d %q %q %v", st, si, pg, err)
 	}
+}
+
+// dropVisitors is Tx.DropVisitors in a transaction of its own.
+func dropVisitors(b *Buffer, before int64) (n int, err error) {
+	err = b.Update(func(tx *Tx) (err error) { n, err = tx.DropVisitors(before); return err })
+	return n, err
 }

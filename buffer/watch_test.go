@@ -23,13 +23,13 @@ type state struct {
 // after it, and checkpoints.
 func fill(t *testing.T, b *Buffer) {
 	t.Helper()
-	must(t, b.Commit(viewsOf(map[string]uint64{key("s", "/a", 60): 2, key("s", "/b", 61): 1}), map[string][]byte{"f1": []byte("10")}))
-	batch, err := b.Seal()
+	must(t, b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{key("s", "/a", 60): 2, key("s", "/b", 61): 1})), Checkpoints: map[string][]byte{"f1": []byte("10")}}))
+	batch, err := b.Seal(Seal{})
 	if err != nil || batch == nil {
 		t.Fatalf("Seal = %v, %v", batch, err)
 	}
 	must(t, b.SaveProgress(batch.ID, []byte{1, 'k'}))
-	must(t, b.Commit(viewsOf(map[string]uint64{key("s", "/a", 60): 5, key("t", "/c", 62): 7}), map[string][]byte{"f1": []byte("20"), "f2": []byte("3")}))
+	must(t, b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{key("s", "/a", 60): 5, key("t", "/c", 62): 7})), Checkpoints: map[string][]byte{"f1": []byte("20"), "f2": []byte("3")}}))
 }
 
 // snapshot reads b's state; it seals nothing.
@@ -37,13 +37,13 @@ func snapshot(t *testing.T, b *Buffer) state {
 	t.Helper()
 	st := state{instance: b.InstanceID(), batch: map[string]uint64{}}
 	st.pendingKeys, st.pendingHits = b.Pending()
-	s, err := b.Sealed()
+	s, err := read(b, (*ReadTx).Sealed)
 	if err != nil || s == nil {
 		t.Fatalf("Sealed = %v, %v", s, err)
 	}
 	st.sealed = *s
-	must(t, scanViews(b.ScanBatch, s.ID, nil, func(k []byte, n uint64) bool { st.batch[string(k)] = n; return true }))
-	if st.checkpoints, err = b.Checkpoints(); err != nil {
+	must(t, scanViews(scanBatch(b), s.ID, nil, func(k []byte, n uint64) bool { st.batch[string(k)] = n; return true }))
+	if st.checkpoints, err = read(b, (*ReadTx).Checkpoints); err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -87,12 +87,12 @@ func replaced(t *testing.T, b *Buffer) bool {
 func pendingAfterSeal(t *testing.T, b *Buffer, sealedID string) map[string]uint64 {
 	t.Helper()
 	must(t, b.Ack(sealedID))
-	batch, err := b.Seal()
+	batch, err := b.Seal(Seal{})
 	if err != nil || batch == nil {
 		t.Fatalf("Seal = %v, %v", batch, err)
 	}
 	got := map[string]uint64{}
-	must(t, scanViews(b.ScanBatch, batch.ID, nil, func(k []byte, n uint64) bool { got[string(k)] = n; return true }))
+	must(t, scanViews(scanBatch(b), batch.ID, nil, func(k []byte, n uint64) bool { got[string(k)] = n; return true }))
 	return got
 }
 
@@ -111,7 +111,7 @@ func TestDeletedBufferIsRestoredFromTheOpenFile(t *testing.T) {
 	}
 	// The Buffer works on, on the unlinked file: this commit must be in
 	// the restored copy too.
-	must(t, b.Commit(viewsOf(map[string]uint64{key("t", "/c", 62): 1}), map[string][]byte{"f2": []byte("4")}))
+	must(t, b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{key("t", "/c", 62): 1})), Checkpoints: map[string][]byte{"f2": []byte("4")}}))
 	want := snapshot(t, b)
 
 	aside, err := b.Restore()

@@ -148,7 +148,7 @@ func writeTraffic(b *testing.B, srv *mongotest.Server, batches []map[string]meas
 			add(f.Stats())
 			f = start()
 		}
-		if err := buf.Commit(counts, nil); err != nil {
+		if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(counts)}); err != nil {
 			b.Fatal(err)
 		}
 		if sent, err := f.Flush(context.Background()); err != nil || !sent {

@@ -37,7 +37,7 @@ func (p pass) String() string {
 
 // Chunker cuts a sealed batch's keys into the chunks of one level, at
 // most max buckets each, exactly as the flusher writes them: its Add is a
-// buffer.ScanBatch callback that stops the scan when max buckets are
+// buffer.ReadTx.ScanBatch callback that stops the scan when max buckets are
 // complete and remembers the key that starts the next chunk (Next). The
 // fleet simulation (bench/fleet) plans batches with it.
 type Chunker struct {

@@ -7,6 +7,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 )
 
@@ -68,7 +69,11 @@ func TestCoarseIntervalWritesDailyAndMonthlyLater(t *testing.T) {
 	if got := levels(); got != [3]int64{16, 16, 16} {
 		t.Fatalf("after the drain: %v", got)
 	}
-	if keys, _ := e.buf.Coarse(); keys != 0 {
+	var keys int
+	if err := e.buf.View(func(tx *buffer.ReadTx) error { keys, _ = tx.Coarse(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if keys != 0 {
 		t.Errorf("%d coarse keys left after the drain", keys)
 	}
 	e.check(t)

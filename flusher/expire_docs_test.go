@@ -142,7 +142,7 @@ func TestSiteTotalsAndVisitorsExpire(t *testing.T) {
 			late.Add(12345)
 			kept := visitor.NewSketch(visitor.MinPrecision)
 			kept.Add(67890)
-			if err := e.buf.CommitWith(buffer.Commit{Visitors: map[string]*visitor.Sketch{
+			if err := e.buf.Commit(buffer.Commit{Visitors: map[string]*visitor.Sketch{
 				buffer.VisitorKey(mustTime(t, "2024-03-02T00:00:00Z").Unix(), []byte("a.example"), nil): late,
 				buffer.VisitorKey(mustTime(t, "2024-03-04T00:00:00Z").Unix(), []byte("a.example"), nil): kept,
 			}}); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/buffer"
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/syncbuf"
@@ -212,7 +213,7 @@ func TestBatchHeldAcrossExpiry(t *testing.T) {
 
 			e.commit(t, hit{"a.example", "/", "2024-03-05T10:20:30Z", 1}, hit{"a.example", "/b", "2024-03-05T10:20:40Z", 4},
 				hit{"a.example", "/c", "2024-03-05T10:20:50Z", 5})
-			if _, err := e.buf.Seal(); err != nil {
+			if _, err := e.buf.Seal(buffer.Seal{}); err != nil {
 				t.Fatal(err)
 			}
 			if tc.exists {

@@ -15,9 +15,9 @@ import (
 func (f *Flusher) seal() (*buffer.Batch, error) {
 	now := f.clock.Now()
 	if f.cadence.minuteOnly(now) {
-		return f.buf.SealMinuteOnly()
+		return f.buf.Seal(buffer.Seal{MinuteOnly: true})
 	}
-	batch, err := f.buf.Seal()
+	batch, err := f.buf.Seal(buffer.Seal{})
 	if err == nil && batch != nil && !batch.MinuteOnly {
 		f.cadence.lastFull = now
 	}
@@ -93,11 +93,11 @@ func (f *Flusher) Flush(ctx context.Context) (sent bool, err error) {
 // record hands the recorder the snapshots of the batch in flight and of
 // the last acknowledged one.
 func (f *Flusher) record(ctx context.Context) error {
-	sealed, err := f.buf.SealedSnapshot()
-	if err != nil {
-		return err
-	}
-	acked, err := f.buf.AckedSnapshot()
+	var sealed, acked buffer.Snapshot
+	err := f.buf.View(func(tx *buffer.ReadTx) error {
+		sealed, acked = tx.Snapshot(buffer.SealedBatch), tx.Snapshot(buffer.AckedBatch)
+		return nil
+	})
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ type Config struct {
 	// CoarseInterval, when not zero, writes the daily and monthly buckets
 	// only every CoarseInterval: the batches in between go to the minute
 	// buckets only, and their counts wait in the buffer for the next full
-	// batch (buffer.SealMinuteOnly). Daily and monthly buckets then lag by
+	// batch (buffer.Seal.MinuteOnly). Daily and monthly buckets then lag by
 	// up to CoarseInterval + Interval, and a fleet sends them a fraction
 	// of the updates (docs/scaling.md). Zero: every batch is full.
 	CoarseInterval time.Duration

@@ -121,12 +121,19 @@ func (e *env) commit(t *testing.T, hits ...hit) {
 		counts[k] = v
 		e.want.add(h.site, h.page, at.UTC(), int64(h.n))
 	}
-	if err := e.buf.Commit(counts, nil); err != nil {
+	if err := e.buf.Commit(buffer.Commit{Counts: buffer.CountsOf(counts)}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // run runs e.f.Run until the test ends, when an error of Run's fails it.
+// sealed returns the batch in flight (buffer.ReadTx.Sealed).
+func (e *env) sealed() (*buffer.Batch, error) {
+	var b *buffer.Batch
+	err := e.buf.View(func(tx *buffer.ReadTx) error { b = tx.Sealed(); return nil })
+	return b, err
+}
+
 func (e *env) run(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -424,7 +431,7 @@ func TestCountsLandExactlyAndBucketsAreCreatedOnce(t *testing.T) {
 	if keys, hits := e.buf.Pending(); keys != 0 || hits != 0 {
 		t.Errorf("pending %d keys %d hits after flush", keys, hits)
 	}
-	if b, err := e.buf.Sealed(); err != nil || b != nil {
+	if b, err := e.sealed(); err != nil || b != nil {
 		t.Errorf("sealed batch %v, %v after flush", b, err)
 	}
 	if sent, err := e.f.Flush(context.Background()); sent || err != nil {
@@ -482,7 +489,7 @@ func TestBatchSentTwiceCountsOnce(t *testing.T) {
 		t.Fatalf("Flush = %v, want the crash", err)
 	}
 	e.check(t)
-	batch, err := e.buf.Sealed()
+	batch, err := e.sealed()
 	if err != nil || batch == nil {
 		t.Fatalf("sealed batch after crash: %v, %v", batch, err)
 	}
@@ -624,7 +631,7 @@ func TestLargeBatchInterruptedAndResumed(t *testing.T) {
 	if before.Updates != 0 || before.Inserts != 8+3 || before.InsertCalls != 4 {
 		t.Fatalf("stats %+v before the stop, want 11 inserts in 4 calls, no update", before)
 	}
-	batch, err := e.buf.Sealed()
+	batch, err := e.sealed()
 	if err != nil || batch == nil || len(batch.Progress) == 0 {
 		t.Fatalf("sealed batch %+v, %v: want saved progress", batch, err)
 	}
@@ -692,10 +699,14 @@ func TestRunRetriesWhileDatabaseIsDown(t *testing.T) {
 	}
 	// A first start while the database is down: the writer number cannot
 	// be claimed, so nothing is sealed; the counts wait in the buffer.
-	if b, err := e.buf.Sealed(); err != nil || b != nil || e.buf.Number() != 0 {
+	if b, err := e.sealed(); err != nil || b != nil || e.buf.Number() != 0 {
 		t.Fatalf("sealed batch while down: %v, %v (writer %d)", b, err, e.buf.Number())
 	}
-	if _, hits := e.buf.Unacked(); hits != 11 {
+	var hits uint64
+	if err := e.buf.View(func(tx *buffer.ReadTx) error { _, hits = tx.Unacked(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if hits != 11 {
 		t.Fatalf("%d hits in the buffer while down, want 11", hits)
 	}
 	if !strings.Contains(logs.String(), "writer number") {
@@ -723,7 +734,7 @@ func TestRunRetriesWhileDatabaseIsDown(t *testing.T) {
 	if keys, _ := e.buf.Pending(); keys != 0 {
 		t.Errorf("%d keys pending", keys)
 	}
-	if b, _ := e.buf.Sealed(); b != nil {
+	if b, _ := e.sealed(); b != nil {
 		t.Errorf("batch %s still sealed", b.ID)
 	}
 }
@@ -744,7 +755,7 @@ func blockUntil(t *testing.T, fake *clock.Fake) {
 func TestDrainWritesEverything(t *testing.T) {
 	e := newEnv(t, 8)
 	e.commit(t, small()[:2]...)
-	if _, err := e.buf.Seal(); err != nil { // a batch in flight ...
+	if _, err := e.buf.Seal(buffer.Seal{}); err != nil { // a batch in flight ...
 		t.Fatal(err)
 	}
 	e.commit(t, small()[2:]...) // ... and more pending behind it
@@ -764,7 +775,7 @@ func TestDrainWritesEverything(t *testing.T) {
 	if err := e.f.Drain(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Drain while down = %v, want deadline exceeded", err)
 	}
-	if b, _ := e.buf.Sealed(); b == nil || b.Hits != 1 {
+	if b, _ := e.sealed(); b == nil || b.Hits != 1 {
 		t.Errorf("sealed batch %+v, want the late hit kept", b)
 	}
 }

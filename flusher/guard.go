@@ -45,7 +45,7 @@ func (f *Flusher) number(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := f.buf.SetNumber(n); err != nil {
+	if err := f.buf.Update(func(tx *buffer.Tx) error { return tx.SetNumber(n) }); err != nil {
 		return err
 	}
 	f.log.Info("batches numbered from now on", "writer", n)

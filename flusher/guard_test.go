@@ -36,7 +36,7 @@ func TestGuardUpgradeCountsOnce(t *testing.T) {
 		if _, err := e.f.Flush(ctx); !errors.Is(err, crash) {
 			t.Fatalf("Flush = %v, want the crash", err)
 		}
-		batch, err := e.buf.Sealed()
+		batch, err := e.sealed()
 		if err != nil || batch == nil {
 			t.Fatalf("batch in flight: %v, %v", batch, err)
 		}

@@ -24,7 +24,7 @@ func TestLedgerMarksReachMongoDB(t *testing.T) {
 	ctx := context.Background()
 	m := buffer.Mark{FPLen: 1024, FPSum: 0xfeed, Offset: 5000, Source: "s", Path: "/logs/a.log.gz"}
 	key := buffer.AppendKey(nil, []byte("s"), []byte("/"), 1_700_000_000)
-	if err := e.buf.CommitWith(buffer.Commit{Counts: buffer.CountsOf(map[string]measure.Vector{string(key): measure.OfViews(3)}), Marks: []buffer.Mark{m}}); err != nil {
+	if err := e.buf.Commit(buffer.Commit{Counts: buffer.CountsOf(map[string]measure.Vector{string(key): measure.OfViews(3)}), Marks: []buffer.Mark{m}}); err != nil {
 		t.Fatal(err)
 	}
 	e.flush(t)
@@ -32,12 +32,14 @@ func TestLedgerMarksReachMongoDB(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Offset != 5000 || got[0].Key() != m.Key() {
 		t.Fatalf("ledger %v, %v; want %s at 5000", got, err, stream.LedgerID(m.Key()))
 	}
-	if led, _ := e.buf.Ledger([]string{m.Key()}); led[m.Key()].Acked != 5000 {
+	var led map[string]stream.Entry
+	e.buf.View(func(tx *buffer.ReadTx) (err error) { led, err = tx.Ledger([]string{m.Key()}); return err })
+	if led[m.Key()].Acked != 5000 {
 		t.Errorf("buffer ledger %+v: not acknowledged", led[m.Key()])
 	}
 	// A smaller offset (a marks-only batch) does not move it back.
 	m.Offset = 100
-	if err := e.buf.CommitWith(buffer.Commit{Marks: []buffer.Mark{m}}); err != nil {
+	if err := e.buf.Commit(buffer.Commit{Marks: []buffer.Mark{m}}); err != nil {
 		t.Fatal(err)
 	}
 	e.flush(t)
@@ -94,7 +96,7 @@ func TestLedgerClaim(t *testing.T) {
 	}
 	// The flusher's marks and the replay's reads go on beside it.
 	key2 := buffer.AppendKey(nil, []byte("s"), []byte("/"), 1_700_000_000)
-	if err := e.buf.CommitWith(buffer.Commit{Counts: buffer.CountsOf(map[string]measure.Vector{string(key2): measure.OfViews(1)}), Marks: []buffer.Mark{m}}); err != nil {
+	if err := e.buf.Commit(buffer.Commit{Counts: buffer.CountsOf(map[string]measure.Vector{string(key2): measure.OfViews(1)}), Marks: []buffer.Mark{m}}); err != nil {
 		t.Fatal(err)
 	}
 	e.flush(t)
@@ -138,7 +140,7 @@ func TestLedgerStreamsReachMongoDB(t *testing.T) {
 	c := buffer.Mark{FPLen: 1024, FPSum: 0xabc, Offset: 3000, Stream: 5, TailLen: 1024, TailSum: 22, Source: "other", Path: "/c"}
 	old := buffer.Mark{FPLen: 1024, FPSum: 0xabc, Offset: 500, Source: "web", Path: "/old"}
 	far := buffer.Mark{FPLen: 1024, FPSum: 0xabd, Offset: 9, Stream: 5, TailLen: 9, TailSum: 1}
-	if err := e.buf.CommitWith(buffer.Commit{Marks: []buffer.Mark{a, c, old, far}}); err != nil {
+	if err := e.buf.Commit(buffer.Commit{Marks: []buffer.Mark{a, c, old, far}}); err != nil {
 		t.Fatal(err)
 	}
 	e.flush(t)
@@ -149,7 +151,7 @@ func TestLedgerStreamsReachMongoDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byKey := map[string]ledger.Entry{}
+	byKey := map[string]stream.Entry{}
 	for _, g := range got {
 		byKey[g.Key()] = g
 	}

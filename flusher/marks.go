@@ -26,7 +26,11 @@ const LedgerCollection = ledger.Collection
 // An older logtally's kind of entry (no stream) keeps the greatest offset
 // ($max). So a retry changes nothing.
 func (f *Flusher) writeMarks(ctx context.Context, batch *buffer.Batch) error {
-	marks, err := f.buf.BatchMarks(batch.ID)
+	var marks []stream.Entry
+	err := f.buf.View(func(tx *buffer.ReadTx) (err error) {
+		marks, err = tx.BatchMarks(batch.ID)
+		return err
+	})
 	if err != nil || len(marks) == 0 {
 		return err
 	}

@@ -14,7 +14,7 @@ func TestResumeDescribesEverySavedPoint(t *testing.T) {
 	e.commit(t, small()...)
 	seen := map[pass]bool{}
 	testHooks(e.f).afterChunk = func(p pass, _ int) error {
-		batch, err := e.buf.Sealed()
+		batch, err := e.sealed()
 		if err != nil || batch == nil {
 			t.Fatalf("after a chunk of the %s pass: sealed %v, %v", p, batch, err)
 		}

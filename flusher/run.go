@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/logtally/logtally/buffer"
 )
 
 // Run starts the expirer (which ensures the indexes, retrying) and the
@@ -53,7 +55,11 @@ func (f *Flusher) Run(ctx context.Context) error {
 // batch of everything pending.
 func (f *Flusher) tick(ctx context.Context) error {
 	for {
-		leftover, err := f.buf.Sealed()
+		var leftover *buffer.Batch
+		err := f.buf.View(func(tx *buffer.ReadTx) error {
+			leftover = tx.Sealed()
+			return nil
+		})
 		if err != nil {
 			return fmt.Errorf("flush: %w", err)
 		}

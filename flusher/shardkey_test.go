@@ -110,7 +110,7 @@ func TestFiltersCarryTheShardKey(t *testing.T) {
 				t.Fatalf("writer number: %v", err)
 			}
 		}
-		sealed, err := e.buf.Seal()
+		sealed, err := e.buf.Seal(buffer.Seal{})
 		if err != nil {
 			t.Fatal(err)
 		}

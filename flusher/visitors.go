@@ -36,7 +36,11 @@ const sketchKeep = 24 * time.Hour
 // holding only them, for the next expiry to delete. They are marked sent
 // all the same.
 func (f *Flusher) writeVisitors(ctx context.Context) error {
-	rises, err := f.buf.VisitorRises()
+	var rises []buffer.VisitorRise
+	err := f.buf.View(func(tx *buffer.ReadTx) (err error) {
+		rises, err = tx.VisitorRises()
+		return err
+	})
 	if err != nil || len(rises) == 0 {
 		return err
 	}
@@ -60,13 +64,16 @@ func (f *Flusher) writeVisitors(ctx context.Context) error {
 		}
 		from += n
 	}
-	if err := f.buf.MarkVisitorsSent(rises); err != nil {
-		return err
-	}
 	// A period's sketch is kept sketchKeep past its end (late lines,
 	// replays within the salt's grace), then dropped once all is sent.
-	_, err = f.buf.DropVisitors(f.visitorPeriod.Unit().Cutoff(f.clock.Now(), sketchKeep).Unix())
-	return err
+	cutoff := f.visitorPeriod.Unit().Cutoff(f.clock.Now(), sketchKeep).Unix()
+	return f.buf.Update(func(tx *buffer.Tx) error {
+		if err := tx.MarkVisitorsSent(rises); err != nil {
+			return err
+		}
+		_, err := tx.DropVisitors(cutoff)
+		return err
+	})
 }
 
 // maxRegisters applies rises with $max, creating the documents missing

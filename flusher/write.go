@@ -39,11 +39,13 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 		}
 		f.ch.Reset(p.level(), f.chunk.ops)
 		f.ch.Keep, f.ch.Now = f.maint.retention.Of(p.level()), f.clock.Now()
-		scan := f.buf.ScanBatch
-		if p != minutePass {
-			scan = f.buf.ScanCoarse
-		}
-		if err := scan(batch.ID, from, f.ch.Add); err != nil {
+		err := f.buf.View(func(tx *buffer.ReadTx) error {
+			if p == minutePass {
+				return tx.ScanBatch(batch.ID, from, f.ch.Add)
+			}
+			return tx.ScanCoarse(batch.ID, from, f.ch.Add)
+		})
+		if err != nil {
 			return err
 		}
 		if f.ch.Err() != nil {
@@ -96,14 +98,16 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 func (f *Flusher) writeSites(ctx context.Context, batchID string, g bucket.Guard) error {
 	sites := bucket.Sites{Keep: f.maint.retention.Of(bucket.SiteLevel), Now: f.clock.Now()}
 	var scanErr error
-	err := f.buf.ScanCoarse(batchID, nil, func(key []byte, v *measure.Vector) bool {
-		site, _, sec, err := buffer.DecodeKey(key)
-		if err != nil {
-			scanErr = err
-			return false
-		}
-		sites.Add(site, sec, v)
-		return true
+	err := f.buf.View(func(tx *buffer.ReadTx) error {
+		return tx.ScanCoarse(batchID, nil, func(key []byte, v *measure.Vector) bool {
+			site, _, sec, err := buffer.DecodeKey(key)
+			if err != nil {
+				scanErr = err
+				return false
+			}
+			sites.Add(site, sec, v)
+			return true
+		})
 	})
 	if err = cmp.Or(err, scanErr); err != nil {
 		return err

@@ -2,8 +2,7 @@
 // how far every stream is counted, whichever host or state dir counted
 // it (Store.Read), and the replays' claims on its entries (Store.Claim,
 // Store.Release), so that a stream is replayed by one logtally at a time.
-// Entry is one stream's entry, the state dir's or MongoDB's, as a reader
-// sees it.
+// An entry is a stream.Entry, the type the state dir's ledger returns too.
 //
 // The flusher writes the entries (its ledger marks, after a batch's bucket
 // updates and before its acknowledgement) and expires them; a claim is a

@@ -39,34 +39,12 @@ func New(db *mongo.Database, timeout time.Duration) *Store {
 	return &Store{coll: db.Collection(Collection), timeout: timeout}
 }
 
-// Entry is how far one stream is counted, as a ledger holds it (the state
-// dir's or MongoDB's).
-type Entry struct {
-	// FPLen and FPSum are the fingerprint of the stream's first bytes,
-	// Stream its counting's id (0: an older logtally's entry, keyed by
-	// the fingerprint alone).
-	FPLen  int
-	FPSum  uint64
-	Stream uint64
-	// Offset is how far the stream is counted; Acked how far MongoDB has
-	// acknowledged it (MongoDB's entries: Offset).
-	Offset, Acked int64
-	// TailLen and TailSum are the tail check at Offset (TailLen 0: none).
-	TailLen int
-	TailSum uint64
-	// Source and Path say who counted it and where the file was: for
-	// people, and a replay's shorter-copy rule.
-	Source, Path string
-}
-
-// Key returns the entry's ledger key: stream.EntryKey's.
-func (e Entry) Key() string { return stream.EntryKey(e.FPLen, e.FPSum, e.Stream) }
-
 // Read returns the database's entries of every stream under keys
-// (fingerprint keys: stream.LedgerCandidates), as Buffer.Streams does for
-// the buffer's ledger: how far each is counted and acknowledged, with its
-// tail check. The claims are not entries.
-func (s *Store) Read(ctx context.Context, keys []string) ([]Entry, error) {
+// (fingerprint keys: stream.LedgerCandidates), as the buffer's ledger
+// does for its own (buffer.ReadTx.Streams): how far each is counted and
+// acknowledged (Acked is Offset), with its tail check; Updated is not read.
+// The claims are not entries.
+func (s *Store) Read(ctx context.Context, keys []string) ([]stream.Entry, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -96,13 +74,13 @@ func (s *Store) Read(ctx context.Context, keys []string) ([]Entry, error) {
 	if err := cur.All(octx, &docs); err != nil {
 		return nil, fmt.Errorf("read ledger: %w", err)
 	}
-	out := make([]Entry, 0, len(docs))
+	out := make([]stream.Entry, 0, len(docs))
 	for _, d := range docs {
 		k, ok := stream.ParseLedgerID(d.ID)
 		if !ok {
 			continue
 		}
-		var e Entry
+		var e stream.Entry
 		e.FPLen, e.FPSum, e.Stream, _ = stream.ParseEntryKey(k)
 		if e.Stream != 0 && (d.TailLen < 0 || int64(d.TailLen) > d.Offset) {
 			continue

@@ -308,7 +308,7 @@ func (c *collector) collectMeasures(ch chan<- prometheus.Metric, v *measure.Vect
 }
 
 // collectVisitors sends this host's estimates of the current salt
-// period's visitors, per site (bounded: buffer.VisitorEstimates' limit),
+// period's visitors, per site (bounded: buffer.ReadTx.VisitorEstimates' limit),
 // and their error, when the source keeps visitors.
 func (c *collector) collectVisitors(ch chan<- prometheus.Metric) {
 	vs, ok := c.src.(visitorsSource)

@@ -176,10 +176,10 @@ func TestReadStatusResume(t *testing.T) {
 	defer buf.Close()
 	sec := time.Date(2026, 2, 1, 10, 0, 5, 0, time.UTC).Unix()
 	key := buffer.AppendKey(nil, []byte("example.com"), []byte("/p"), sec)
-	if err := buf.Commit(map[string]measure.Vector{string(key): measure.OfViews(3)}, nil); err != nil {
+	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(map[string]measure.Vector{string(key): measure.OfViews(3)})}); err != nil {
 		t.Fatal(err)
 	}
-	batch, err := buf.Seal()
+	batch, err := buf.Seal(buffer.Seal{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,11 +216,11 @@ func TestReadStatusResume(t *testing.T) {
 	if err := buf.Ack(batch.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := buf.Commit(map[string]measure.Vector{string(key): measure.OfViews(2)}, nil); err != nil {
+	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(map[string]measure.Vector{string(key): measure.OfViews(2)})}); err != nil {
 		t.Fatal(err)
 	}
-	if batch, err = buf.SealMinuteOnly(); err != nil || batch == nil || !batch.MinuteOnly {
-		t.Fatalf("SealMinuteOnly: %+v, %v", batch, err)
+	if batch, err = buf.Seal(buffer.Seal{MinuteOnly: true}); err != nil || batch == nil || !batch.MinuteOnly {
+		t.Fatalf("Seal minute-only: %+v, %v", batch, err)
 	}
 	for _, tc := range []struct {
 		progress []byte

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
 )
 
@@ -26,7 +27,11 @@ func (p *Pipeline) Health(now time.Time) error {
 	}
 	h := health{flush: p.flush.Progress(), bufferFull: p.agg.BufferFull()}
 	h.stateDirFull, h.stateDirErr = p.agg.Full()
-	h.pendingKeys, h.pendingHits = p.buf.Unacked()
+	// An error (a truncated file: the watch reports it) leaves zero.
+	_ = p.buf.View(func(tx *buffer.ReadTx) error {
+		h.pendingKeys, h.pendingHits = tx.Unacked()
+		return nil
+	})
 	return h.check(now, p.cfg.UnhealthyAfter)
 }
 
@@ -35,7 +40,7 @@ type health struct {
 	stateDirFull time.Time // aggregate.Aggregator.Full
 	stateDirErr  error
 	bufferFull   time.Time // aggregate.Aggregator.BufferFull
-	pendingKeys  int       // buffer.Buffer.Unacked
+	pendingKeys  int       // buffer.ReadTx.Unacked
 	pendingHits  uint64
 	flush        flusher.Progress
 }

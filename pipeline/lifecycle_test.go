@@ -69,8 +69,13 @@ func TestLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the buffer after Close: %v", err)
 	}
-	keys, hits := buf.Unacked()
+	var keys int
+	var hits uint64
+	err = buf.View(func(tx *buffer.ReadTx) error { keys, hits = tx.Unacked(); return nil })
 	buf.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if keys != 0 || hits != 0 {
 		t.Fatalf("after Close: %d keys, %d hits not acknowledged, want none", keys, hits)
 	}

@@ -140,31 +140,21 @@ type FileStatus struct {
 // left empty. Checkpoints that cannot be decoded are skipped.
 func ReadStatus(buf *buffer.Buffer) (Status, error) {
 	st := Status{BufferID: buf.InstanceID(), Writer: buf.Number(), BufferPath: buf.Path(), BufferBytes: buf.Size(), Sources: []SourceStatus{}}
-	var err error
-	if st.LastCommit, err = buf.LastCommit(); err != nil {
-		return Status{}, err
-	}
-	st.PendingKeys, st.PendingHits = buf.Unacked()
-	_, st.CoarseHits = buf.Coarse()
-	sealed, err := buf.Sealed()
-	if err != nil {
-		return Status{}, err
-	}
-	if sealed != nil {
-		snap, err := buf.SealedSnapshot()
-		if err != nil {
-			return Status{}, err
+	var raw map[string][]byte
+	err := buf.View(func(tx *buffer.ReadTx) error {
+		st.LastCommit = tx.LastCommit()
+		st.PendingKeys, st.PendingHits = tx.Unacked()
+		_, st.CoarseHits = tx.Coarse()
+		if sealed := tx.Sealed(); sealed != nil {
+			snap := tx.Snapshot(buffer.SealedBatch)
+			st.InFlight = &BatchStatus{ID: sealed.ID, Keys: sealed.Keys, Hits: sealed.Hits, SealedAt: snap.SealedAt, Resume: flusher.ResumeOf(sealed).String()}
 		}
-		st.InFlight = &BatchStatus{ID: sealed.ID, Keys: sealed.Keys, Hits: sealed.Hits, SealedAt: snap.SealedAt, Resume: flusher.ResumeOf(sealed).String()}
-	}
-	acked, err := buf.AckedSnapshot()
-	if err != nil {
-		return Status{}, err
-	}
-	if acked.Batch != "" {
-		st.LastAcked = &AckedStatus{ID: acked.Batch, SealedAt: acked.SealedAt}
-	}
-	raw, err := buf.Checkpoints()
+		if acked := tx.Snapshot(buffer.AckedBatch); acked.Batch != "" {
+			st.LastAcked = &AckedStatus{ID: acked.Batch, SealedAt: acked.SealedAt}
+		}
+		raw = tx.Checkpoints()
+		return nil
+	})
 	if err != nil {
 		return Status{}, err
 	}

@@ -166,7 +166,8 @@ func TestStatsCountSealedBatch(t *testing.T) {
 	srv.Stop()
 	a.appendLines(t, 10, 40)
 	waitFor(t, "a sealed batch of 40 hits", func() bool {
-		b, err := p.Buffer().Sealed()
+		var b *buffer.Batch
+		err := p.Buffer().View(func(tx *buffer.ReadTx) error { b = tx.Sealed(); return nil })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -242,12 +242,14 @@ func (r *windowRig) flush(cut ...string) (batch string, counts map[string]measur
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	b, err := r.buf.Seal()
+	b, err := r.buf.Seal(buffer.Seal{})
 	if err != nil || b == nil {
 		r.t.Fatalf("seal: %v, %v", b, err)
 	}
 	counts = map[string]measure.Vector{}
-	r.buf.ScanBatch(b.ID, nil, func(k []byte, v *measure.Vector) bool { counts[string(k)] = *v; return true })
+	r.buf.View(func(tx *buffer.ReadTx) error {
+		return tx.ScanBatch(b.ID, nil, func(k []byte, v *measure.Vector) bool { counts[string(k)] = *v; return true })
+	})
 	if sent, err := fl.Flush(context.Background()); err != nil || !sent {
 		r.t.Fatalf("flush: %v, %v", sent, err)
 	}
@@ -301,7 +303,10 @@ func (r *windowRig) rebuild(batch string, want map[string]measure.Vector) *Pipel
 		r.t.Fatalf("rebuild: %+v, want batch %s rebuilt", p.rebuilt, batch)
 	}
 	got := map[string]measure.Vector{}
-	if err := p.buf.ScanBatch(batch, nil, func(k []byte, v *measure.Vector) bool { got[string(k)] = *v; return true }); err != nil {
+	err = p.buf.View(func(tx *buffer.ReadTx) error {
+		return tx.ScanBatch(batch, nil, func(k []byte, v *measure.Vector) bool { got[string(k)] = *v; return true })
+	})
+	if err != nil {
 		r.t.Fatal(err)
 	}
 	var wantHits, gotHits uint64
@@ -501,7 +506,7 @@ func (r *windowRig) replayArchive(n int) (gz, plain string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.buf.PutArchiveSource(name, kept); err != nil {
+	if err := r.buf.Update(func(tx *buffer.Tx) error { return tx.PutArchiveSource(name, kept) }); err != nil {
 		t.Fatal(err)
 	}
 	rp, err := parser.New(pc)
@@ -552,7 +557,12 @@ func TestRebuildReplayWaitingForCoarse(t *testing.T) {
 	if _, err := fl.Flush(context.Background()); err != nil { // minute-only
 		t.Fatal(err)
 	}
-	if k, h := r.buf.Coarse(); k == 0 || h != 40 {
+	var k int
+	var h uint64
+	if err := r.buf.View(func(tx *buffer.ReadTx) error { k, h = tx.Coarse(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if k == 0 || h != 40 {
 		t.Fatalf("coarse counts %d keys, %d hits after the minute-only batch, want the archive's 40", k, h)
 	}
 	r.write("a.log", 3)

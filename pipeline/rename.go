@@ -138,8 +138,12 @@ func takeOver(buf *buffer.Buffer, stored map[string][]byte, sources []Source, lo
 	}
 
 	// The ledger entries.
-	entries, err := buf.LedgerEntries(func(e buffer.LedgerEntry) bool {
-		return e.Source != "" && !configured[e.Source] && !strings.HasPrefix(e.Source, replay.SourcePrefix)
+	var entries []stream.Entry
+	err := buf.View(func(tx *buffer.ReadTx) error {
+		entries = tx.LedgerEntries(func(e stream.Entry) bool {
+			return e.Source != "" && !configured[e.Source] && !strings.HasPrefix(e.Source, replay.SourcePrefix)
+		})
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("take over ledger entries: %w", err)
@@ -149,8 +153,8 @@ func takeOver(buf *buffer.Buffer, stored map[string][]byte, sources []Source, lo
 		switch hs := heirOf(e.Path); len(hs) {
 		case 0:
 		case 1:
-			m := e.Mark
-			m.Source, m.Lower = hs[0], false
+			m := buffer.MarkOf(e)
+			m.Source = hs[0]
 			marks = append(marks, m)
 			count(taken, renamePair{e.Source, hs[0]}).entries++
 		default:
@@ -165,7 +169,7 @@ func takeOver(buf *buffer.Buffer, stored map[string][]byte, sources []Source, lo
 	if len(cps) == 0 && len(marks) == 0 {
 		return stored, nil
 	}
-	if err := buf.CommitWith(buffer.Commit{Checkpoints: cps, Marks: marks, KeepLastCommit: true}); err != nil {
+	if err := buf.Commit(buffer.Commit{Checkpoints: cps, Marks: marks, KeepLastCommit: true}); err != nil {
 		return nil, fmt.Errorf("take over a renamed source's checkpoints: %w", err)
 	}
 	out := maps.Clone(stored)

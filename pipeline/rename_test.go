@@ -29,10 +29,11 @@ func renameBuffer(t *testing.T, cps []stream.Checkpoint, marks []buffer.Mark) (*
 	for _, cp := range cps {
 		stored[cp.Key()] = encoded(t, cp)
 	}
-	if err := buf.CommitWith(buffer.Commit{Checkpoints: stored, Marks: marks}); err != nil {
+	if err := buf.Commit(buffer.Commit{Checkpoints: stored, Marks: marks}); err != nil {
 		t.Fatal(err)
 	}
-	last, err := buf.LastCommit()
+	var last time.Time
+	err = buf.View(func(tx *buffer.ReadTx) error { last = tx.LastCommit(); return nil })
 	if err != nil || last.IsZero() {
 		t.Fatalf("last commit %v, %v", last, err)
 	}
@@ -79,12 +80,13 @@ func TestRenamedSourceTakesOver(t *testing.T) {
 	if !r.since.Equal(last) {
 		t.Errorf("since %v, want the last commit %v", r.since, last)
 	}
-	if now, _ := buf.LastCommit(); !now.Equal(last) {
-		t.Errorf("the takeover moved the last commit from %v to %v", last, now)
-	}
-	stored, err := buf.Checkpoints()
-	if err != nil {
+	var now time.Time
+	var stored map[string][]byte
+	if err := buf.View(func(tx *buffer.ReadTx) error { now, stored = tx.LastCommit(), tx.Checkpoints(); return nil }); err != nil {
 		t.Fatal(err)
+	}
+	if !now.Equal(last) {
+		t.Errorf("the takeover moved the last commit from %v to %v", last, now)
 	}
 	var keys []string
 	for k := range stored {
@@ -103,7 +105,11 @@ func TestRenamedSourceTakesOver(t *testing.T) {
 	if pos := p.countedLocally("kept")(head); len(pos) != 1 || pos[0].Offset != 3 {
 		t.Errorf("kept's ledger look-up: %+v, want the replay's only", pos)
 	}
-	entries, _ := buf.LedgerEntries(func(e buffer.LedgerEntry) bool { return e.Stream == replayed.Stream })
+	var entries []stream.Entry
+	buf.View(func(tx *buffer.ReadTx) error {
+		entries = tx.LedgerEntries(func(e stream.Entry) bool { return e.Stream == replayed.Stream })
+		return nil
+	})
 	if len(entries) != 1 || entries[0].Source != replayed.Source {
 		t.Errorf("the replay's entry: %+v, want it left", entries)
 	}
@@ -181,7 +187,7 @@ func BenchmarkStartWithNewSource(b *testing.B) {
 		for i := from; i < from+10_000; i++ {
 			marks = append(marks, buffer.Mark{FPLen: 1024, FPSum: uint64(i), Offset: 5000, Stream: uint64(i + 1), Source: "web", Path: fmt.Sprintf("/l/%d.log.1", i)})
 		}
-		if err := buf.CommitWith(buffer.Commit{Checkpoints: cps, Marks: marks}); err != nil {
+		if err := buf.Commit(buffer.Commit{Checkpoints: cps, Marks: marks}); err != nil {
 			b.Fatal(err)
 		}
 	}

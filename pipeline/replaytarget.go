@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/logtally/logtally/buffer"
-	"github.com/logtally/logtally/ledger"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/stream"
@@ -35,7 +34,11 @@ func (p *Pipeline) Claims() replay.Claims { return p.claims }
 // Checkpoints returns the checkpoints the buffer holds (those it cannot
 // decode left out).
 func (p *Pipeline) Checkpoints() ([]stream.Checkpoint, error) {
-	stored, err := p.buf.Checkpoints()
+	var stored map[string][]byte
+	err := p.buf.View(func(tx *buffer.ReadTx) error {
+		stored = tx.Checkpoints()
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +61,7 @@ func (p *Pipeline) AddSource(name string, pc parser.Config) error {
 	if err != nil {
 		return fmt.Errorf("replay source %q: %w", name, err)
 	}
-	if err := p.buf.PutArchiveSource(name, b); err != nil {
+	if err := p.buf.Update(func(tx *buffer.Tx) error { return tx.PutArchiveSource(name, b) }); err != nil {
 		return err
 	}
 	pr, err := parser.New(pc)
@@ -95,35 +98,21 @@ func (p *Pipeline) FinalCommit() <-chan struct{} { return p.agg.Stopped() }
 
 // Counted returns the buffer's ledger entries of the streams beginning
 // with head.
-func (p *Pipeline) Counted(head []byte) ([]ledger.Entry, error) {
-	got, err := p.buf.Streams(head)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ledger.Entry, len(got))
-	for i, e := range got {
-		out[i] = entryOf(e)
-	}
-	return out, nil
+func (p *Pipeline) Counted(head []byte) (out []stream.Entry, err error) {
+	err = p.buf.View(func(tx *buffer.ReadTx) error {
+		out, err = tx.Streams(head)
+		return err
+	})
+	return out, err
 }
 
 // Entries returns the buffer's ledger entries under keys, those it holds.
-func (p *Pipeline) Entries(keys []string) (map[string]ledger.Entry, error) {
-	got, err := p.buf.Ledger(keys)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]ledger.Entry, len(got))
-	for k, e := range got {
-		out[k] = entryOf(e)
-	}
-	return out, nil
-}
-
-// entryOf is e as a reader of the ledger sees it.
-func entryOf(e buffer.LedgerEntry) ledger.Entry {
-	return ledger.Entry{FPLen: e.FPLen, FPSum: e.FPSum, Stream: e.Stream, Offset: e.Offset, Acked: e.Acked,
-		TailLen: e.TailLen, TailSum: e.TailSum, Source: e.Source, Path: e.Path}
+func (p *Pipeline) Entries(keys []string) (out map[string]stream.Entry, err error) {
+	err = p.buf.View(func(tx *buffer.ReadTx) error {
+		out, err = tx.Ledger(keys)
+		return err
+	})
+	return out, err
 }
 
 // Kick makes the flusher write now rather than at the end of its
@@ -184,7 +173,11 @@ func (p *Pipeline) maxLine() int {
 // start), logged.
 func (p *Pipeline) countedLocally(source string) func(head []byte) []tailer.Position {
 	return func(head []byte) []tailer.Position {
-		got, err := p.buf.Streams(head)
+		var got []stream.Entry
+		err := p.buf.View(func(tx *buffer.ReadTx) (err error) {
+			got, err = tx.Streams(head)
+			return err
+		})
 		if err != nil {
 			p.log.Error("cannot read the ledger: a file is read from its checkpoint or start", "source", source, "err", err)
 			return nil

@@ -34,13 +34,14 @@ type restart struct {
 // source first takes over what a source no longer configured left for its
 // files (takeOver: a renamed source).
 func loadRestart(buf *buffer.Buffer, sources []Source, log *slog.Logger) (restart, error) {
-	stored, err := buf.Checkpoints()
+	var stored map[string][]byte
+	var since time.Time
+	err := buf.View(func(tx *buffer.ReadTx) error {
+		stored, since = tx.Checkpoints(), tx.LastCommit()
+		return nil
+	})
 	if err != nil {
 		return restart{}, fmt.Errorf("read checkpoints: %w", err)
-	}
-	since, err := buf.LastCommit()
-	if err != nil {
-		return restart{}, fmt.Errorf("read last commit time: %w", err)
 	}
 	if stored, err = takeOver(buf, stored, sources, log); err != nil {
 		return restart{}, err

@@ -37,7 +37,11 @@ func (p *Pipeline) Alive(now time.Time) error {
 // Stats returns the running totals.
 func (p *Pipeline) Stats() Stats {
 	st := Stats{Aggregator: p.agg.Stats(), Flusher: p.flush.Stats(), BufferBytes: p.buf.Size()}
-	st.PendingKeys, st.PendingHits = p.buf.Unacked()
+	// An error (a truncated file: the watch reports it) leaves zero.
+	_ = p.buf.View(func(tx *buffer.ReadTx) error {
+		st.PendingKeys, st.PendingHits = tx.Unacked()
+		return nil
+	})
 	st.Tailers = make(map[string]tailer.Stats, len(p.tailers))
 	for i, t := range p.tailers {
 		st.Tailers[p.cfg.Sources[i].Name] = t.Stats()
@@ -69,7 +73,10 @@ func (p *Pipeline) VisitorsNow(now time.Time) (v VisitorsNow, ok bool, err error
 	}
 	start, _ := p.cfg.Visitors.Period.Bounds(now.Unix())
 	v = VisitorsNow{Period: p.cfg.Visitors.Period, Start: time.Unix(start, 0).UTC(), StdError: visitor.StdError(visitor.SitePrecision)}
-	v.Sites, err = p.buf.VisitorEstimates(start, aggregate.MaxSitesCounted)
+	err = p.buf.View(func(tx *buffer.ReadTx) (err error) {
+		v.Sites, err = tx.VisitorEstimates(start, aggregate.MaxSitesCounted)
+		return err
+	})
 	return v, true, err
 }
 

@@ -272,7 +272,7 @@ func Rebuild(ctx context.Context, cfg Config, store *record.Store, log *slog.Log
 			sources[a.Source] = a.Parser
 		}
 	}
-	err = b.RebuildWith(buffer.Rebuilt{Acked: acked, Checkpoints: toEnc, Counts: counts, Batch: rec.Current.Batch,
+	err = b.Rebuild(buffer.Rebuilt{Acked: acked, Checkpoints: toEnc, Counts: counts, Batch: rec.Current.Batch,
 		Since: rec.Current.SealedAt, Finished: fin, Marks: marks, Archives: arcs, Sources: sources, Coarse: co, Visitors: sketches})
 	if cerr := b.Close(); err == nil {
 		err = cerr

@@ -60,21 +60,25 @@ func (r *Recorder) Begin(ctx context.Context, sealed, acked buffer.Snapshot) err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	coarse, err := r.buf.CoarseSnapshot()
+	var cur, coarse record.Snapshot
+	err := r.buf.View(func(tx *buffer.ReadTx) error {
+		cur, coarse = snapshot(tx, sealed), snapshot(tx, tx.Snapshot(buffer.AckedFullBatch))
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	r.writing.Lock()
 	defer r.writing.Unlock()
-	return r.store.Begin(ctx, r.buf.InstanceID(), r.snapshot(sealed),
-		record.Snapshot{Batch: acked.Batch, SealedAt: acked.SealedAt, Checkpoints: toRecord(acked.Checkpoints)}, r.snapshot(coarse))
+	return r.store.Begin(ctx, r.buf.InstanceID(), cur,
+		record.Snapshot{Batch: acked.Batch, SealedAt: acked.SealedAt, Checkpoints: toRecord(acked.Checkpoints)}, coarse)
 }
 
 // snapshot turns a buffer snapshot into the record's form, with its
-// finished files and archives' parts.
-func (r *Recorder) snapshot(s buffer.Snapshot) record.Snapshot {
+// finished files and archives' parts (their sources' settings read in tx).
+func snapshot(tx *buffer.ReadTx, s buffer.Snapshot) record.Snapshot {
 	return record.Snapshot{Batch: s.Batch, SealedAt: s.SealedAt, Checkpoints: toRecord(s.Checkpoints), MinuteOnly: s.MinuteOnly,
-		Finished: record.Finished{Known: s.Finished != nil, Files: toRecord(s.Finished)}, Archives: r.archives(s.Archives)}
+		Finished: record.Finished{Known: s.Finished != nil, Files: toRecord(s.Finished)}, Archives: archives(tx, s.Archives)}
 }
 
 // Keep takes the lease (a restart of the same buffer takes it at once;
@@ -138,7 +142,11 @@ func (r *Recorder) Keep(ctx context.Context) error {
 }
 
 func (r *Recorder) renew(ctx context.Context) error {
-	acked, err := r.buf.AckedSnapshot()
+	var acked buffer.Snapshot
+	err := r.buf.View(func(tx *buffer.ReadTx) error {
+		acked = tx.Snapshot(buffer.AckedBatch)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -166,11 +174,11 @@ func (r *Recorder) release() {
 
 // archives turns a batch's archive ranges into the record's form, each
 // with its replay source's parser settings.
-func (r *Recorder) archives(ranges []buffer.ArchiveRange) []record.Archive {
+func archives(tx *buffer.ReadTx, ranges []buffer.ArchiveRange) []record.Archive {
 	out := make([]record.Archive, 0, len(ranges))
 	for _, a := range ranges {
 		out = append(out, record.Archive{Source: a.Source, Path: a.Path, FPLen: a.FPLen, FPSum: int64(a.FPSum),
-			From: a.From, To: a.To, Parser: r.buf.ArchiveSource(a.Source)})
+			From: a.From, To: a.To, Parser: tx.ArchiveSource(a.Source)})
 	}
 	return out
 }

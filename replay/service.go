@@ -46,8 +46,8 @@ type Target interface {
 	// Counted returns the state dir's ledger entries of every stream
 	// beginning with head (stream.LedgerCandidates); Entries those under
 	// keys (stream.EntryKey) held.
-	Counted(head []byte) ([]ledger.Entry, error)
-	Entries(keys []string) (map[string]ledger.Entry, error)
+	Counted(head []byte) ([]stream.Entry, error)
+	Entries(keys []string) (map[string]stream.Entry, error)
 	// Kick asks the pipeline to write what it holds to MongoDB now rather
 	// than at its next interval: a replay that has read everything waits
 	// for its acknowledgement.
@@ -76,7 +76,7 @@ type Totals struct {
 // how far streams are counted there, and the claims that let one replay
 // at a time read a stream, whatever its host or state dir.
 type Claims interface {
-	Read(ctx context.Context, keys []string) ([]ledger.Entry, error)
+	Read(ctx context.Context, keys []string) ([]stream.Entry, error)
 	Claim(ctx context.Context, key string, c ledger.Claim, now time.Time) (cur ledger.Claim, ok bool, err error)
 	Release(ctx context.Context, key, holder string) error
 }

@@ -101,21 +101,27 @@ func New(cfg Config) (*Keeper, error) {
 func (k *Keeper) Load() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	es, err := k.cfg.Buffer.Salts()
-	if err != nil {
-		return fmt.Errorf("salts: %w", err)
-	}
 	now := k.cfg.Clock.Now()
 	held := map[int64]visitor.Salt{}
-	for _, e := range es {
-		start, ok := k.startOf(e.ID)
-		if !ok || !now.Before(e.Expires) {
-			if err := k.cfg.Buffer.DeleteSalt(e.ID); err != nil {
-				return fmt.Errorf("salts: %w", err)
-			}
-			continue
+	err := k.cfg.Buffer.Update(func(tx *buffer.Tx) error {
+		es, err := tx.Salts()
+		if err != nil {
+			return err
 		}
-		held[start] = e.Salt
+		for _, e := range es {
+			start, ok := k.startOf(e.ID)
+			if !ok || !now.Before(e.Expires) {
+				if err := tx.DeleteSalt(e.ID); err != nil {
+					return err
+				}
+				continue
+			}
+			held[start] = e.Salt
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("salts: %w", err)
 	}
 	k.held.Store(&held)
 	return nil
@@ -227,7 +233,8 @@ func (k *Keeper) ensure(ctx context.Context, start int64) error {
 		return fmt.Errorf("salt %s: %d bytes, want %d", id, len(doc.Salt.Data), len(s))
 	}
 	copy(s[:], doc.Salt.Data)
-	if err := k.cfg.Buffer.PutSalt(buffer.SaltEntry{ID: id, Salt: s, Expires: expires}); err != nil {
+	err = k.cfg.Buffer.Update(func(tx *buffer.Tx) error { return tx.PutSalt(buffer.SaltEntry{ID: id, Salt: s, Expires: expires}) })
+	if err != nil {
 		return err
 	}
 	held := map[int64]visitor.Salt{}
@@ -254,7 +261,7 @@ func (k *Keeper) expire(ctx context.Context, now time.Time) error {
 	changed := false
 	for st, v := range *k.held.Load() {
 		if !now.Before(k.expires(st)) {
-			if derr := k.cfg.Buffer.DeleteSalt(k.cfg.Period.ID(st)); derr != nil {
+			if derr := k.cfg.Buffer.Update(func(tx *buffer.Tx) error { return tx.DeleteSalt(k.cfg.Period.ID(st)) }); derr != nil {
 				return errors.Join(err, derr)
 			}
 			changed = true

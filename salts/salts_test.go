@@ -85,7 +85,8 @@ func TestSaltsSharedHeldAndExpired(t *testing.T) {
 	if err != nil || n != 0 {
 		t.Fatalf("today's salt in MongoDB: %d, %v", n, err)
 	}
-	es, _ := b1.Salts()
+	var es []buffer.SaltEntry
+	b1.View(func(tx *buffer.ReadTx) (err error) { es, err = tx.Salts(); return err })
 	for _, e := range es {
 		if e.ID == visitor.Day.ID(today-today%86400) {
 			t.Fatal("today's salt still in the buffer")

@@ -32,7 +32,8 @@
 // dir (package buffer) and the database (package flusher). They never
 // change: tests pin their bytes. LedgerCandidates lists every key a
 // stream beginning with some bytes may have been marked under; ClaimKey is
-// the one a replay claims.
+// the one a replay claims. An Entry is how far one stream is counted, as
+// either ledger holds it.
 //
 // # Chunks and lines
 //

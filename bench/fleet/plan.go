@@ -106,7 +106,8 @@ func PlanBatch(buf *buffer.Buffer, batchID string, maxOps int, levels ...bucket.
 		var from []byte
 		for {
 			ch.Reset(p, maxOps)
-			if err := buf.ScanBatch(batchID, from, ch.Add); err != nil {
+			err := buf.View(func(tx *buffer.ReadTx) error { return tx.ScanBatch(batchID, from, ch.Add) })
+			if err != nil {
 				return nil, fmt.Errorf("plan batch: %w", err)
 			}
 			if ch.Err() != nil {

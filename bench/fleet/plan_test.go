@@ -28,10 +28,10 @@ func TestPlanBatch(t *testing.T) {
 			counts[string(buffer.AppendKey(nil, []byte("example.com"), []byte(page), base+s))] = measure.OfViews(uint64(s + 1))
 		}
 	}
-	if err := buf.Commit(counts, nil); err != nil {
+	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(counts)}); err != nil {
 		t.Fatal(err)
 	}
-	batch, err := buf.Seal()
+	batch, err := buf.Seal(buffer.Seal{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestPlanBatch(t *testing.T) {
 	// The first minute bucket of /a, rebuilt with the flusher's builders.
 	var ch flusher.Chunker
 	ch.Reset(bucket.Minute, 1)
-	if err := buf.ScanBatch(batch.ID, nil, ch.Add); err != nil {
+	if err := buf.View(func(tx *buffer.ReadTx) error { return tx.ScanBatch(batch.ID, nil, ch.Add) }); err != nil {
 		t.Fatal(err)
 	}
 	g := bucket.IDGuard(buf.InstanceID(), batch.ID)
@@ -101,13 +101,13 @@ func TestPlanBatch(t *testing.T) {
 	if err := buf.Ack(batch.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := buf.SetNumber(999_999); err != nil {
+	if err := buf.Update(func(tx *buffer.Tx) error { return tx.SetNumber(999_999) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := buf.Commit(counts, nil); err != nil {
+	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(counts)}); err != nil {
 		t.Fatal(err)
 	}
-	numbered, err := buf.Seal()
+	numbered, err := buf.Seal(buffer.Seal{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 	// Each host has its writer number, as a daemon claims one before its
 	// first batch: its batches are numbered.
 	for _, b := range []*buffer.Buffer{buf, coarseBuf} {
-		if err := b.SetNumber(int64(h + 1)); err != nil {
+		if err := b.Update(func(tx *buffer.Tx) error { return tx.SetNumber(int64(h + 1)) }); err != nil {
 			return nil, err
 		}
 	}
@@ -227,7 +227,7 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 		if err := <-done; err != nil {
 			return nil, err
 		}
-		batch, err := buf.Seal()
+		batch, err := buf.Seal(buffer.Seal{})
 		if err != nil || batch == nil {
 			return nil, fmt.Errorf("seal flush %d: %v", f, err)
 		}
@@ -242,22 +242,25 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 		// The coarse stream: the same counts, kept for the daily and
 		// monthly passes of every coarse interval.
 		counts := map[string]measure.Vector{}
-		if err := buf.ScanBatch(batch.ID, nil, func(k []byte, v *measure.Vector) bool {
-			c := counts[string(k)]
-			c.Merge(v)
-			counts[string(k)] = c
-			return true
-		}); err != nil {
+		err = buf.View(func(tx *buffer.ReadTx) error {
+			return tx.ScanBatch(batch.ID, nil, func(k []byte, v *measure.Vector) bool {
+				c := counts[string(k)]
+				c.Merge(v)
+				counts[string(k)] = c
+				return true
+			})
+		})
+		if err != nil {
 			return nil, err
 		}
 		if err := buf.Ack(batch.ID); err != nil {
 			return nil, err
 		}
-		if err := coarseBuf.Commit(counts, nil); err != nil {
+		if err := coarseBuf.Commit(buffer.Commit{Counts: buffer.CountsOf(counts)}); err != nil {
 			return nil, err
 		}
 		if (f+1)%coarseEvery == 0 {
-			cb, err := coarseBuf.Seal()
+			cb, err := coarseBuf.Seal(buffer.Seal{})
 			if err != nil || cb == nil {
 				return nil, fmt.Errorf("seal coarse batch: %v", err)
 			}

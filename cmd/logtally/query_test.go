@@ -572,7 +572,7 @@ func TestQueryMeasures(t *testing.T) {
 		v.Add(&h.f)
 		counts[k] = v
 	}
-	if err := buf.Commit(counts, nil); err != nil {
+	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(counts)}); err != nil {
 		t.Fatal(err)
 	}
 	fl, err := flusher.New(flusher.Config{Buffer: buf, DB: db, MaxOps: 40, Timeout: 30 * time.Second})

@@ -139,7 +139,8 @@ func TestVersion1CheckpointsResumeAfterUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cps, err := buf.Checkpoints()
+	var cps map[string][]byte
+	err = buf.View(func(tx *buffer.ReadTx) error { cps = tx.Checkpoints(); return nil })
 	if err != nil || len(cps) != 1 {
 		t.Fatalf("%d checkpoints, %v", len(cps), err)
 	}
@@ -159,7 +160,7 @@ func TestVersion1CheckpointsResumeAfterUpgrade(t *testing.T) {
 		}
 		cps[k] = b
 	}
-	if err := buf.Commit(nil, cps); err != nil {
+	if err := buf.Commit(buffer.Commit{Checkpoints: cps}); err != nil {
 		t.Fatal(err)
 	}
 	buf.Close()

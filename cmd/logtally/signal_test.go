@@ -98,7 +98,9 @@ func TestSigtermWithMongoDownKeepsBuffer(t *testing.T) {
 	defer b.Close()
 	_, pending := b.Pending()
 	var sealed uint64
-	if s, _ := b.Sealed(); s != nil {
+	var s *buffer.Batch
+	b.View(func(tx *buffer.ReadTx) error { s = tx.Sealed(); return nil })
+	if s != nil {
 		sealed = s.Hits
 	}
 	if pending+sealed != 20 {

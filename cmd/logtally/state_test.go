@@ -79,7 +79,7 @@ func stateDir(t *testing.T, uri, listen string) (conf, bufPath, logPath string) 
 	cp := stream.Checkpoint{Source: "s", Path: logPath, File: stream.FileID{Dev: uint64(st.Dev), Ino: st.Ino}, Offset: 60}
 	v, _ := cp.MarshalBinary()
 	key := buffer.AppendKey(nil, []byte("s"), []byte("/p"), time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC).Unix())
-	if err := b.Commit(map[string]measure.Vector{string(key): measure.OfViews(7)}, map[string][]byte{cp.Key(): v}); err != nil {
+	if err := b.Commit(buffer.Commit{Counts: buffer.CountsOf(map[string]measure.Vector{string(key): measure.OfViews(7)}), Checkpoints: map[string][]byte{cp.Key(): v}}); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()

@@ -850,7 +850,8 @@ func bufferRises(t *testing.T, state string) []buffer.VisitorRise {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	rises, err := b.VisitorRises()
+	var rises []buffer.VisitorRise
+	err = b.View(func(tx *buffer.ReadTx) (err error) { rises, err = tx.VisitorRises(); return err })
 	if err != nil {
 		t.Fatal(err)
 	}

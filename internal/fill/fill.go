@@ -40,7 +40,7 @@ func Write(t testing.TB, db *mongo.Database, site string, hits []Hit) {
 		v.Add(&h.F)
 		counts[k] = v
 	}
-	if err := buf.Commit(counts, nil); err != nil {
+	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(counts)}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := flusher.New(flusher.Config{Buffer: buf, DB: db, MaxOps: 40, Timeout: 30 * time.Second})
