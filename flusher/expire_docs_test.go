@@ -161,7 +161,9 @@ func TestSiteTotalsAndVisitorsExpire(t *testing.T) {
 			if got := e.f.Stats().ExpiredHits - expiredBefore; got != 14 {
 				t.Errorf("ExpiredHits rose by %d, want 14", got)
 			}
-			if rises, err := e.buf.VisitorRises(); err != nil || len(rises) != 0 {
+			var rises []buffer.VisitorRise
+			err := e.buf.View(func(tx *buffer.ReadTx) (err error) { rises, err = tx.VisitorRises(); return err })
+			if err != nil || len(rises) != 0 {
 				t.Errorf("registers left to send: %v, %v", rises, err)
 			}
 		})
