@@ -16,18 +16,18 @@ import (
 	"github.com/logtally/logtally/stream"
 )
 
-// Preparser parses the lines of a source's chunks ahead of an Aggregator,
-// on the goroutine that read them (a replay's reader), so that a replay
-// parses on more cores than the aggregator's one. It does what does not
-// depend on the order of the lines: Parse, with a Parser of its own
-// (parser.Parser.Ahead). The Aggregator does the rest, in the order of the
-// lines, as it does for the lines it parses: max_sites
+// Preparser parses the lines of a source's chunks ahead of a Summer (an
+// Aggregator's), on the goroutine that read them (a replay's reader), so
+// that a replay parses on more cores than the aggregator's one. It does
+// what does not depend on the order of the lines: Parse, with a Parser of
+// its own (parser.Parser.Ahead). The Summer does the rest, in the order of
+// the lines, as it does for the lines it parses: max_sites
 // (parser.Parser.Bound), max_pages_per_minute, the sums, the sites' hits,
 // the visitor sketches, the malformed lines' log. A nil *Preparser
 // prepares nothing.
 type Preparser struct {
 	p      *parser.Parser // the Preparser's own
-	from   *parser.Parser // the Aggregator's, p was made from
+	from   *parser.Parser // the Summer's, p was made from
 	source string
 	hit    parser.Hit
 }
@@ -35,11 +35,11 @@ type Preparser struct {
 // Preparser returns a Preparser of source's chunks, for one goroutine, or
 // nil where it gains nothing: on one core (GOMAXPROCS 1, the daemon's
 // default max_procs), or for a source without a parser.
-func (a *Aggregator) Preparser(source string) *Preparser {
+func (s *Summer) Preparser(source string) *Preparser {
 	if runtime.GOMAXPROCS(0) < 2 {
 		return nil
 	}
-	from, _ := a.parserFor(source)
+	from, _ := s.parserFor(source)
 	if from == nil {
 		return nil
 	}
@@ -52,7 +52,7 @@ func (a *Aggregator) Preparser(source string) *Preparser {
 
 // ahead is a chunk's lines as a Preparser parsed them (Chunk.Ahead).
 type ahead struct {
-	from  *parser.Parser // the Aggregator's parser the lines were parsed for
+	from  *parser.Parser // the Summer's parser the lines were parsed for
 	lines []aheadLine
 	bytes []byte    // the hits' sites, pages and clients
 	bad   []badLine // the lines not OK
@@ -127,14 +127,14 @@ func (ah *ahead) of(s span) []byte {
 
 // addAhead counts the lines of c that a Preparser for p parsed, in their
 // order, as Add counts the lines it parses with p.
-func (a *Aggregator) addAhead(c *stream.Chunk, ah *ahead, p *parser.Parser, lim *parser.PageLimiter, t *tally) {
-	h := &a.hit
+func (s *Summer) addAhead(c *stream.Chunk, ah *ahead, p *parser.Parser, lim *parser.PageLimiter, t *tally) {
+	h := &s.hit
 	for i := range ah.lines {
 		r := &ah.lines[i]
 		t.lines++
 		if r.out != parser.OK {
 			b := ah.bad[r.site.off]
-			a.skip(t, c.Checkpoint, b.end, r.out, b.line)
+			s.skip(t, c.Checkpoint, b.end, r.out, b.line)
 			continue
 		}
 		*h = parser.Hit{
@@ -143,7 +143,7 @@ func (a *Aggregator) addAhead(c *stream.Chunk, ah *ahead, p *parser.Parser, lim 
 			Bot: r.bot, UADigest: r.uaDigest, Unbound: r.unbound,
 		}
 		p.Bound(h)
-		a.count(t, h, lim)
+		s.count(t, h, lim)
 	}
 }
 
@@ -160,51 +160,51 @@ func (ah *ahead) Release() {
 type tally struct {
 	lines, hits, malformed, filtered uint64
 	outcomes                         parser.Counts
-	siteHits                         *atomic.Uint64 // the counter of Aggregator.lastSite
+	siteHits                         *atomic.Uint64 // the counter of Summer.lastSite
 	siteRun                          uint64         // hits of lastSite not yet added to it
 }
 
 // skip counts a line Parse gave out (not OK): malformed (logged by its
 // place, never its bytes but at debug level, see logMalformed) or
 // filtered.
-func (a *Aggregator) skip(t *tally, cp stream.Checkpoint, end int64, out parser.Outcome, line []byte) {
+func (s *Summer) skip(t *tally, cp stream.Checkpoint, end int64, out parser.Outcome, line []byte) {
 	t.outcomes[out]++
 	if !out.Malformed() {
 		t.filtered++
 		return
 	}
 	t.malformed++
-	a.logMalformed(cp, end, out, line)
-	if a.malformed.on != nil {
-		a.malformed.on(t.lines, out, len(line))
+	s.logMalformed(cp, end, out, line)
+	if s.malformed.on != nil {
+		s.malformed.on(t.lines, out, len(line))
 	}
 }
 
 // count adds a parsed hit to its (site, page, second) sums, page limited
 // by lim, and to its site's hits and visitor sketches.
-func (a *Aggregator) count(t *tally, h *parser.Hit, lim *parser.PageLimiter) {
+func (s *Summer) count(t *tally, h *parser.Hit, lim *parser.PageLimiter) {
 	t.hits++
-	if !bytes.Equal(h.Site, a.lastSite) || t.siteHits == nil {
+	if !bytes.Equal(h.Site, s.lastSite) || t.siteHits == nil {
 		if t.siteHits != nil {
 			t.siteHits.Add(t.siteRun)
 		}
-		a.lastSite = append(a.lastSite[:0], h.Site...)
-		t.siteHits, t.siteRun = a.stats.siteCounter(h.Site), 0
+		s.lastSite = append(s.lastSite[:0], h.Site...)
+		t.siteHits, t.siteRun = s.stats.siteCounter(h.Site), 0
 	}
 	t.siteRun++
 	page := lim.Apply(h.Site, h.Page, h.Time/60)
-	a.keyBuf = buffer.AppendKey(a.keyBuf[:0], h.Site, page, h.Time)
-	i, added := a.index.index(a.keyBuf)
+	s.keyBuf = buffer.AppendKey(s.keyBuf[:0], h.Site, page, h.Time)
+	i, added := s.index.index(s.keyBuf)
 	if added {
-		a.counts = append(a.counts, measure.Vector{})
+		s.counts = append(s.counts, measure.Vector{})
 	}
-	if a.hitsOnly {
-		a.counts[i][measure.Views]++
+	if s.hitsOnly {
+		s.counts[i][measure.Views]++
 		return
 	}
 	m := measure.Hit{Status: h.Status, Bot: h.Bot, Bytes: h.Bytes, RT: h.RT}
-	a.counts[i].Add(&m)
-	if a.cfg.Visitors != nil && h.Bot == botclass.Person && len(h.Client) > 0 {
-		a.addVisitor(h, page)
+	s.counts[i].Add(&m)
+	if s.visitors != nil && h.Bot == botclass.Person && len(h.Client) > 0 {
+		s.addVisitor(h, page)
 	}
 }

@@ -71,7 +71,7 @@ func TestPreparedChunksCountAsParsed(t *testing.T) {
 	cfg.Page.MaxPagesPerMinute = 5
 	salts := &periodSalts{period: visitor.Day}
 	type run struct {
-		sum       *aggregate.Aggregator
+		sum       *aggregate.Summer
 		malformed []string
 		logs      bytes.Buffer
 	}
@@ -161,7 +161,7 @@ func TestPreparedChunksCountAsParsed(t *testing.T) {
 // reload) is parsed with the parser of the aggregator's source.
 func TestPreparedForAnotherParserIsParsedAgain(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	mk := func(site string) *aggregate.Aggregator {
+	mk := func(site string) *aggregate.Summer {
 		p, err := parser.New(parser.Config{Format: "combined", Site: site})
 		if err != nil {
 			t.Fatal(err)

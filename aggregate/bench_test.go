@@ -162,7 +162,7 @@ func bots(m *measure.Vector) (n uint64) {
 }
 
 // timeAdd adds c to a and returns how long it took.
-func timeAdd(b *testing.B, a *aggregate.Aggregator, c *stream.Chunk) time.Duration {
+func timeAdd(b *testing.B, a *aggregate.Summer, c *stream.Chunk) time.Duration {
 	t0 := time.Now()
 	if err := a.Add(c); err != nil {
 		b.Fatal(err)

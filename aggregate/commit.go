@@ -11,11 +11,13 @@ import (
 )
 
 // committer is the state of Run's commits other than what they hold:
-// CommitNow's requests, and the waits on a full buffer (reading paused)
-// or a full state dir (the commit retried).
+// CommitNow's requests, the commits made, and the waits on a full buffer
+// (reading paused) or a full state dir (the commit retried).
 type committer struct {
 	// req carries CommitNow's requests to Run.
 	req chan chan error
+
+	commits atomic.Uint64 // Stats.Commits
 
 	paused atomic.Int64 // Clock.Now() when reading paused on a full buffer, Unix nanoseconds; 0 while reading
 
@@ -70,7 +72,7 @@ func (a *Aggregator) commitOrWait(ctx context.Context) error {
 	path := a.cfg.Buffer.Path()
 	a.log.Error("state dir full: the commit to the buffer fails; reading paused, the counts read are held in memory "+
 		"and the commit retried until there is space (free space on the state dir's file system)",
-		"path", path, "err", err, "pending_keys", len(a.counts))
+		"path", path, "err", err, "pending_keys", a.sum.Held())
 	logged, notLogged := since, 0
 	backoff := a.cfg.CommitInterval
 	next := since.Add(backoff)
@@ -141,48 +143,26 @@ func (a *Aggregator) CommitNow(ctx context.Context, wait time.Duration) bool {
 	}
 }
 
-// Commit writes the sums and checkpoints held, in one transaction. Run
-// commits by itself; Commit is for an Aggregator that is not run (tools,
-// tests), called from the goroutine that calls Add.
+// Commit writes the sums and positions the Summer holds, in one
+// transaction. Run commits by itself; Commit is for an Aggregator that is
+// not run (tools, tests), called from the goroutine that calls Add.
 func (a *Aggregator) Commit() error {
-	if a.empty() {
+	s := a.sum
+	if s.empty() {
 		return nil
 	}
 	if a.cfg.HoldUntilStart && !a.started {
 		return nil // held back until every start chunk is added
 	}
+	a.sorted = s.sortedCounts(a.sorted[:0])
 	err := a.cfg.Buffer.CommitWith(buffer.Commit{
-		Counts: a.sortedCounts(), Checkpoints: a.cps, Marks: a.heldMarks(), Finished: a.finished, Archives: a.archiveRanges(), KeepLastCommit: a.cfg.KeepLastCommit,
-		Visitors: a.Sketches(),
+		Counts: a.sorted, Checkpoints: s.at.cps, Marks: s.at.heldMarks(), Finished: s.at.finished, Archives: s.at.archiveRanges(), KeepLastCommit: a.cfg.KeepLastCommit,
+		Visitors: s.Sketches(),
 	})
 	if err != nil {
 		return fmt.Errorf("aggregator: %w", err)
 	}
-	a.stats.commits.Add(1)
-	a.addMeasures()
-	a.committedSketches()
-	a.index.reset()
-	a.counts = a.counts[:0]
-	a.cps = map[string][]byte{}
-	a.finished, a.archives = nil, nil
-	clear(a.marks)
+	a.commit.commits.Add(1)
+	s.committed()
 	return nil
-}
-
-// sortedCounts returns the sums held, sorted by key, as the buffer takes
-// them: keys and vectors are the aggregator's own, valid until the next
-// Add.
-func (a *Aggregator) sortedCounts() []buffer.Count {
-	cs := a.sorted[:0]
-	for i := range a.counts {
-		cs = append(cs, buffer.Count{Key: a.index.key(i), V: &a.counts[i]})
-	}
-	buffer.SortCounts(cs)
-	a.sorted = cs
-	return cs
-}
-
-// empty reports whether the aggregator holds nothing to commit.
-func (a *Aggregator) empty() bool {
-	return len(a.counts) == 0 && len(a.cps) == 0 && len(a.marks) == 0 && len(a.archives) == 0 && len(a.vis.dirty) == 0
 }

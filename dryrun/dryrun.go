@@ -119,7 +119,7 @@ func (d *DryRun) Drain() (aggregate.Stats, error) {
 // parser and limiter) and notes the figures of the sums it drains: one per
 // goroutine of the dry run.
 type dryWorker struct {
-	agg *aggregate.Aggregator
+	sum *aggregate.Summer
 	p   *parser.Parser
 	lim *parser.PageLimiter
 	// mal is called for each malformed line of the chunk being added (see
@@ -153,13 +153,13 @@ type dryWorker struct {
 // newDryWorker returns a worker parsing with p and limiting with lim.
 func newDryWorker(p *parser.Parser, lim *parser.PageLimiter) *dryWorker {
 	w := &dryWorker{
-		agg: aggregate.NewSummer(map[string]*parser.Parser{dryRunSource: p},
+		sum: aggregate.NewSummer(map[string]*parser.Parser{dryRunSource: p},
 			map[string]*parser.PageLimiter{dryRunSource: lim}, nil, nil),
 		p: p, lim: lim,
 		sites: map[string]*pageSet{},
 		file:  -1,
 	}
-	w.agg.OnMalformed(func(n uint64, o parser.Outcome, length int) { w.mal(n, o, length) })
+	w.sum.OnMalformed(func(n uint64, o parser.Outcome, length int) { w.mal(n, o, length) })
 	return w
 }
 
@@ -188,23 +188,23 @@ func (d *DryRun) ReadFile(name string) error {
 	d.name, d.lineNo, d.malformed = name, 0, 0
 	file := d.next
 	d.next++
-	agg := d.w.agg
+	sum := d.w.sum
 	_, err := archive.Read(context.Background(), name, dryRunSource, nil, 0, false, d.maxLine, func(c stream.Chunk) error {
 		if err := d.w.fileOf(file); err != nil {
 			c.Release()
 			return err
 		}
-		before := agg.LinesParsed()
-		if err := agg.Add(&c); err != nil {
+		before := sum.LinesParsed()
+		if err := sum.Add(&c); err != nil {
 			return err
 		}
 		c.Release() // Add keeps nothing of c.Data
-		d.lineNo += agg.LinesParsed() - before
+		d.lineNo += sum.LinesParsed() - before
 		for range c.Skipped {
 			d.lineNo++
 			fmt.Fprintf(d.log, "%s:%d: line longer than %d bytes skipped\n", name, d.lineNo, d.maxLine)
 		}
-		if agg.Held() >= maxKeys {
+		if sum.Held() >= maxKeys {
 			return d.w.drain()
 		}
 		return nil
@@ -247,7 +247,7 @@ func (d *DryRun) malformedLine(n uint64, o parser.Outcome, length int) {
 // (a bug: the aggregator made it) is an error.
 func (w *dryWorker) drain() error {
 	var bad error
-	w.agg.Drain(func(key []byte, v *measure.Vector) {
+	w.sum.Drain(func(key []byte, v *measure.Vector) {
 		if err := w.note(key); err != nil && bad == nil {
 			bad = err
 		}
@@ -266,7 +266,7 @@ func (w *dryWorker) fileOf(file int) error {
 		return nil
 	}
 	var err error
-	if w.agg.Held() > 0 {
+	if w.sum.Held() > 0 {
 		err = w.drain()
 	}
 	w.file = file
@@ -320,7 +320,7 @@ func (d *DryRun) workers() []*dryWorker {
 func (d *DryRun) stats() aggregate.Stats {
 	var st aggregate.Stats
 	for _, w := range d.workers() {
-		st.Add(w.agg.Stats())
+		st.Add(w.sum.Stats())
 	}
 	return st
 }
@@ -343,7 +343,7 @@ func (d *DryRun) figures() (*dryWorker, error) {
 	}
 	held := map[string]struct{}{}
 	for _, w := range ws {
-		w.agg.Drain(func(key []byte, v *measure.Vector) {
+		w.sum.Drain(func(key []byte, v *measure.Vector) {
 			held[string(key)] = struct{}{}
 			if w.sink != nil {
 				w.sink.Sums(w.file, key, v)

@@ -39,7 +39,7 @@ func BenchmarkDryWorkerNote(b *testing.B) {
 		f := note(w)
 		keys := 0
 		drain := func() {
-			w.agg.Drain(func(key []byte, _ *measure.Vector) {
+			w.sum.Drain(func(key []byte, _ *measure.Vector) {
 				keys++
 				if err := f(key); err != nil {
 					b.Fatal(err)
@@ -49,10 +49,10 @@ func BenchmarkDryWorkerNote(b *testing.B) {
 		t0 := time.Now()
 		for i := range chunks {
 			c := chunks[i]
-			if err := w.agg.Add(&c); err != nil {
+			if err := w.sum.Add(&c); err != nil {
 				b.Fatal(err)
 			}
-			if w.agg.Held() >= maxKeys {
+			if w.sum.Held() >= maxKeys {
 				drain()
 			}
 		}
@@ -105,7 +105,7 @@ func BenchmarkNoteKeys(b *testing.B) {
 	var arena []byte // the keys one after the other, read in order as a drain does
 	var ends []int
 	drain := func() {
-		w.agg.Drain(func(key []byte, _ *measure.Vector) {
+		w.sum.Drain(func(key []byte, _ *measure.Vector) {
 			arena = append(arena, key...)
 			ends = append(ends, len(arena))
 		})
@@ -116,11 +116,11 @@ func BenchmarkNoteKeys(b *testing.B) {
 		if i%1000 == 999 {
 			c := stream.Chunk{Checkpoint: stream.Checkpoint{Source: dryRunSource, Path: "/logs/gen.log",
 				File: stream.FileID{Dev: 1, Ino: 3}, Offset: int64(i)}, Data: data}
-			if err := w.agg.Add(&c); err != nil {
+			if err := w.sum.Add(&c); err != nil {
 				b.Fatal(err)
 			}
 			data = data[:0]
-			if w.agg.Held() >= maxKeys {
+			if w.sum.Held() >= maxKeys {
 				drain()
 			}
 		}

@@ -252,13 +252,13 @@ func (pw *parWorker) take(j dryJob) {
 		pw.first = err
 	}
 	pw.events, pw.malformed = pw.events[:0], 0
-	before := w.agg.LinesParsed()
-	err := w.agg.Add(&j.ch)
+	before := w.sum.LinesParsed()
+	err := w.sum.Add(&j.ch)
 	j.ch.Release() // Add keeps nothing of c.Data
 	if err != nil && pw.first == nil {
 		pw.first = err
 	}
-	lines := w.agg.LinesParsed() - before
+	lines := w.sum.LinesParsed() - before
 	for range j.ch.Skipped {
 		lines++
 		pw.events = append(pw.events, dryEvent{n: lines, skipped: true})
@@ -272,7 +272,7 @@ func (pw *parWorker) take(j dryJob) {
 	}
 	f.malformed += pw.malformed
 	f.mu.Unlock()
-	if w.agg.Held() >= maxKeys {
+	if w.sum.Held() >= maxKeys {
 		if err := w.drain(); err != nil && pw.first == nil {
 			pw.first = err
 		}
