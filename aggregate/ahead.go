@@ -20,11 +20,11 @@ import (
 // Aggregator's), on the goroutine that read them (a replay's reader), so
 // that a replay parses on more cores than the aggregator's one. It does
 // what does not depend on the order of the lines: Parse, with a Parser of
-// its own (parser.Parser.Ahead). The Summer does the rest, in the order of
-// the lines, as it does for the lines it parses: max_sites
-// (parser.Parser.Bound), max_pages_per_minute, the sums, the sites' hits,
-// the visitor sketches, the malformed lines' log. A nil *Preparser
-// prepares nothing.
+// its own made from the same parser.Config (a Parser keeps no state across
+// lines). The Summer does the rest, in the order of the lines, as it does
+// for the lines it parses: max_sites, max_pages_per_minute, the sums, the
+// sites' hits, the visitor sketches, the malformed lines' log. A nil
+// *Preparser prepares nothing.
 type Preparser struct {
 	p      *parser.Parser // the Preparser's own
 	from   *parser.Parser // the Summer's, p was made from
@@ -39,15 +39,15 @@ func (s *Summer) Preparser(source string) *Preparser {
 	if runtime.GOMAXPROCS(0) < 2 {
 		return nil
 	}
-	from, _ := s.parserFor(source)
-	if from == nil {
+	src := s.sourceOf(source)
+	if src == nil {
 		return nil
 	}
-	p, err := from.Ahead()
-	if err != nil { // from was made of the same configuration
+	p, err := parser.New(src.p.Config())
+	if err != nil { // src.p was made of the same configuration
 		return nil
 	}
-	return &Preparser{p: p, from: from, source: source}
+	return &Preparser{p: p, from: src.p, source: source}
 }
 
 // ahead is a chunk's lines as a Preparser parsed them (Chunk.Ahead).
@@ -66,7 +66,7 @@ type aheadLine struct {
 	status             int32
 	out                parser.Outcome
 	bot                botclass.Class
-	unbound            bool
+	fromHost           bool
 }
 
 // span is the bytes [off, end) of ahead.bytes.
@@ -104,7 +104,7 @@ func (pp *Preparser) Prepare(c *stream.Chunk) {
 		ah.lines = append(ah.lines, aheadLine{
 			time: h.Time, rt: h.RT, bytes: h.Bytes, uaDigest: h.UADigest,
 			site: site, page: ah.add(h.Page), client: ah.add(h.Client),
-			status: int32(h.Status), out: out, bot: h.Bot, unbound: h.Unbound,
+			status: int32(h.Status), out: out, bot: h.Bot, fromHost: h.FromHost,
 		})
 	})
 	c.Ahead = ah
@@ -125,9 +125,9 @@ func (ah *ahead) of(s span) []byte {
 	return ah.bytes[s.off:s.end:s.end]
 }
 
-// addAhead counts the lines of c that a Preparser for p parsed, in their
-// order, as Add counts the lines it parses with p.
-func (s *Summer) addAhead(c *stream.Chunk, ah *ahead, p *parser.Parser, lim *parser.PageLimiter, t *tally) {
+// addAhead counts the lines of c that a Preparser for src parsed, in
+// their order, as Add counts the lines it parses with src's parser.
+func (s *Summer) addAhead(c *stream.Chunk, ah *ahead, src *source, t *tally) {
 	h := &s.hit
 	for i := range ah.lines {
 		r := &ah.lines[i]
@@ -140,10 +140,9 @@ func (s *Summer) addAhead(c *stream.Chunk, ah *ahead, p *parser.Parser, lim *par
 		*h = parser.Hit{
 			Site: ah.of(r.site), Page: ah.of(r.page), Client: ah.of(r.client),
 			Time: r.time, Status: int(r.status), Bytes: r.bytes, RT: r.rt,
-			Bot: r.bot, UADigest: r.uaDigest, Unbound: r.unbound,
+			Bot: r.bot, UADigest: r.uaDigest, FromHost: r.fromHost,
 		}
-		p.Bound(h)
-		s.count(t, h, lim)
+		s.count(t, h, src)
 	}
 }
 
@@ -180,9 +179,13 @@ func (s *Summer) skip(t *tally, cp stream.Checkpoint, end int64, out parser.Outc
 	}
 }
 
-// count adds a parsed hit to its (site, page, second) sums, page limited
-// by lim, and to its site's hits and visitor sketches.
-func (s *Summer) count(t *tally, h *parser.Hit, lim *parser.PageLimiter) {
+// count adds a parsed hit of src to its (site, page, second) sums and to
+// its site's hits and visitor sketches, under the site and page src's
+// bounds give it at this point of the lines (max_sites, then
+// max_pages_per_minute): the one place they are applied, to the lines
+// parsed here and ahead alike.
+func (s *Summer) count(t *tally, h *parser.Hit, src *source) {
+	h.Site = src.sites.site(h)
 	t.hits++
 	if !bytes.Equal(h.Site, s.lastSite) || t.siteHits == nil {
 		if t.siteHits != nil {
@@ -192,7 +195,7 @@ func (s *Summer) count(t *tally, h *parser.Hit, lim *parser.PageLimiter) {
 		t.siteHits, t.siteRun = s.stats.siteCounter(h.Site), 0
 	}
 	t.siteRun++
-	page := lim.Apply(h.Site, h.Page, h.Time/60)
+	page := src.pages.Apply(h.Site, h.Page, h.Time/60)
 	s.keyBuf = buffer.AppendKey(s.keyBuf[:0], h.Site, page, h.Time)
 	i, added := s.index.index(s.keyBuf)
 	if added {

@@ -83,7 +83,7 @@ type Stats struct {
 	// Other counts hits counted as "(other)" by max_pages_per_minute.
 	Other uint64
 	// SitesFolded counts hits counted under the site "(other)" by
-	// max_sites (parser.Parser.SitesFolded).
+	// max_sites (parser.Config.MaxSites).
 	SitesFolded uint64
 	// ParsedAhead counts the lines of Lines that a Preparser parsed, on
 	// the goroutine that read them, before the aggregator counted them.

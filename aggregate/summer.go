@@ -25,10 +25,9 @@ import (
 // goroutine at a time, but AddSource and RemoveSource, and Stats, which
 // any goroutine may call.
 type Summer struct {
-	parsers  map[string]*parser.Parser
-	limiters map[string]*parser.PageLimiter
-	extra    extraSources // sources added by AddSource
-	visitors *Visitors    // nil: no visitor sketches
+	sources  map[string]*source // made with
+	extra    extraSources       // sources added by AddSource
+	visitors *Visitors          // nil: no visitor sketches
 	clock    clock.Clock
 	log      *slog.Logger
 
@@ -57,13 +56,15 @@ func NewSummer(parsers map[string]*parser.Parser, limiters map[string]*parser.Pa
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if limiters == nil {
-		limiters = map[string]*parser.PageLimiter{}
+	sources := make(map[string]*source, len(parsers))
+	for name, p := range parsers {
+		if p != nil {
+			sources[name] = newSource(p, limiters[name])
+		}
 	}
 	return &Summer{
-		parsers:   parsers,
-		limiters:  limiters,
-		extra:     extraSources{m: map[string]extraSource{}},
+		sources:   sources,
+		extra:     extraSources{m: map[string]*source{}},
 		clock:     clk,
 		log:       log.With("component", "aggregator"),
 		at:        positions{cps: map[string][]byte{}, marks: map[string]buffer.Mark{}},
@@ -89,6 +90,11 @@ func (s *Summer) OnMalformed(f func(n uint64, out parser.Outcome, length int)) {
 // Stats, without its copies): before and after an Add, how many lines the
 // chunk held.
 func (s *Summer) LinesParsed() uint64 { return s.stats.lines.Load() }
+
+// Bounded returns how many hits the bounds kept across lines counted
+// under another site or page than their own (max_sites, max_pages_per_minute:
+// Stats' SitesFolded plus Other), without Stats' copies.
+func (s *Summer) Bounded() uint64 { return s.stats.sitesFolded.Load() + s.stats.other.Load() }
 
 // Held returns the number of (site, page, second) sums held: what an
 // Aggregator compares with Config.MaxKeys after each chunk.
@@ -168,24 +174,17 @@ func (s *Summer) sortedCounts(cs []buffer.Count) []buffer.Count {
 // HasSource reports whether chunks of source name are parsed: a source
 // s was made with, or one added by AddSource.
 func (s *Summer) HasSource(name string) bool {
-	p, _ := s.parserFor(name)
-	return p != nil
-}
-
-// extraSource is a source added by AddSource (a replay's).
-type extraSource struct {
-	p   *parser.Parser
-	lim *parser.PageLimiter
+	return s.sourceOf(name) != nil
 }
 
 // extraSources are the sources added by AddSource, by name: AddSource and
 // RemoveSource change them while an Aggregator's Run reads them.
 type extraSources struct {
 	mu sync.RWMutex // guards m
-	m  map[string]extraSource
+	m  map[string]*source
 }
 
-func (x *extraSources) add(name string, e extraSource) {
+func (x *extraSources) add(name string, e *source) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.m[name] = e
@@ -197,7 +196,7 @@ func (x *extraSources) remove(name string) {
 	x.mu.Unlock()
 }
 
-func (x *extraSources) get(name string) extraSource {
+func (x *extraSources) get(name string) *source {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return x.m[name]
@@ -208,10 +207,10 @@ func (x *extraSources) get(name string) extraSource {
 // with. p is used only by the goroutine that adds chunks until
 // RemoveSource. A name s was made with is an error.
 func (s *Summer) AddSource(name string, p *parser.Parser, lim *parser.PageLimiter) error {
-	if _, ok := s.parsers[name]; ok {
+	if _, ok := s.sources[name]; ok {
 		return fmt.Errorf("aggregator: source %q exists", name)
 	}
-	s.extra.add(name, extraSource{p: p, lim: lim})
+	s.extra.add(name, newSource(p, lim))
 	return nil
 }
 
@@ -222,13 +221,12 @@ func (s *Summer) RemoveSource(name string) {
 	s.extra.remove(name)
 }
 
-// parserFor returns the parser and limiter of a source.
-func (s *Summer) parserFor(name string) (*parser.Parser, *parser.PageLimiter) {
-	if p := s.parsers[name]; p != nil {
-		return p, s.limiters[name]
+// sourceOf returns the source of that name, or nil.
+func (s *Summer) sourceOf(name string) *source {
+	if src := s.sources[name]; src != nil {
+		return src
 	}
-	e := s.extra.get(name)
-	return e.p, e.lim
+	return s.extra.get(name)
 }
 
 // Add parses every line of c (or counts them as a Preparser parsed them:
@@ -247,8 +245,8 @@ func (s *Summer) Add(c *stream.Chunk) error {
 		s.malformed.forget(cp.File)
 		return nil
 	}
-	p, lim := s.parserFor(cp.Source)
-	if p == nil {
+	src := s.sourceOf(cp.Source)
+	if src == nil {
 		// A chunk from a source without a parser is a wiring bug; keep
 		// the checkpoint where it was so nothing is lost.
 		s.log.Error("chunk from unknown source dropped", "source", cp.Source, "path", cp.Path)
@@ -261,7 +259,8 @@ func (s *Summer) Add(c *stream.Chunk) error {
 			return fmt.Errorf("aggregator: chunk of %s: %w", cp.Path, err)
 		}
 	}
-	overflowBefore, foldedBefore := lim.Overflow(), p.SitesFolded()
+	p := src.p
+	overflowBefore, foldedBefore := src.pages.Overflow(), src.sites.folded
 	var t tally
 	ah, _ := c.Ahead.(*ahead)
 	c.Ahead = nil
@@ -269,7 +268,7 @@ func (s *Summer) Add(c *stream.Chunk) error {
 		defer ah.Release()
 	}
 	if ah != nil && ah.from == p { // else parsed for a parser replaced since: parsed again
-		s.addAhead(c, ah, p, lim, &t)
+		s.addAhead(c, ah, src, &t)
 		s.stats.parsedAhead.Add(t.lines)
 	} else {
 		c.Lines(func(line []byte, end int64) {
@@ -278,7 +277,7 @@ func (s *Summer) Add(c *stream.Chunk) error {
 				s.skip(&t, cp, end, out, line)
 				return
 			}
-			s.count(&t, &s.hit, lim)
+			s.count(&t, &s.hit, src)
 		})
 	}
 	if t.siteHits != nil {
@@ -286,13 +285,13 @@ func (s *Summer) Add(c *stream.Chunk) error {
 	}
 	s.stats.lines.Add(t.lines)
 	s.stats.hits.Add(t.hits)
-	src := s.stats.sourceCounter(cp.Source)
-	src.lines.Add(t.lines)
-	src.hits.Add(t.hits)
+	sc := s.stats.sourceCounter(cp.Source)
+	sc.lines.Add(t.lines)
+	sc.hits.Add(t.hits)
 	s.stats.malformed.Add(t.malformed)
 	s.stats.filtered.Add(t.filtered)
-	s.stats.other.Add(lim.Overflow() - overflowBefore)
-	if folded := p.SitesFolded() - foldedBefore; folded > 0 {
+	s.stats.other.Add(src.pages.Overflow() - overflowBefore)
+	if folded := src.sites.folded - foldedBefore; folded > 0 {
 		s.stats.sitesFolded.Add(folded)
 		if !s.foldWarned[cp.Source] {
 			if s.foldWarned == nil {

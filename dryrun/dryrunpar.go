@@ -277,7 +277,7 @@ func (pw *parWorker) take(j dryJob) {
 			pw.first = err
 		}
 	}
-	if w.p.SitesFolded() > 0 || w.lim.Overflow() > 0 || pw.maxPages > 0 && w.mostPages > pw.maxPages {
+	if w.sum.Bounded() > 0 || pw.maxPages > 0 && w.mostPages > pw.maxPages {
 		pw.abort.Store(true)
 	}
 }
@@ -369,12 +369,11 @@ func (f *dryFile) print(log io.Writer, maxLine int) {
 // have caught others. A worker that folds, limits, or notes more pages of
 // a site than the bound stops the parallel read early (take).
 func (par *parallel) exact(d *DryRun) error {
-	var folded, other uint64
+	var bounded uint64
 	for _, w := range par.workers {
-		folded += w.p.SitesFolded()
-		other += w.lim.Overflow()
+		bounded += w.sum.Bounded()
 	}
-	ok := folded == 0 && other == 0
+	ok := bounded == 0
 	f, err := d.figures()
 	if err != nil {
 		return err
