@@ -46,11 +46,10 @@ func StateDirFull(err error) bool {
 type Config struct {
 	// Buffer receives the commits.
 	Buffer *buffer.Buffer
-	// Parsers maps a source name (stream.Checkpoint.Source) to its parser.
+	// Parsers maps a source name (stream.Checkpoint.Source) to its
+	// parser; each source is bounded as its parser's Config says
+	// (MaxSites, Page.MaxPagesPerMinute: see Summer).
 	Parsers map[string]*parser.Parser
-	// Limiters maps a source name to its max_pages_per_minute limiter;
-	// a missing or nil one means no bound.
-	Limiters map[string]*parser.PageLimiter
 	// HoldUntilStart holds back every commit until the aggregator has read
 	// StartMarker() from its input. The Pipeline sends the marker once
 	// every tailer has sent its start chunks, on the same channel, so every
@@ -120,7 +119,7 @@ func New(cfg Config, in <-chan stream.Chunk) (*Aggregator, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	sum := NewSummer(cfg.Parsers, cfg.Limiters, cfg.Clock, log)
+	sum := NewSummer(cfg.Parsers, cfg.Clock, log)
 	sum.SetVisitors(cfg.Visitors)
 	return &Aggregator{
 		cfg:     cfg,
@@ -136,12 +135,12 @@ func New(cfg Config, in <-chan stream.Chunk) (*Aggregator, error) {
 // the aggregator was made with, or one added by AddSource.
 func (a *Aggregator) HasSource(name string) bool { return a.sum.HasSource(name) }
 
-// AddSource makes chunks of source name parse with p and lim (nil: no
-// bound) from now on: a replay's files, whose source is not one the
+// AddSource makes chunks of source name parse with p, bounded as p's
+// Config says, from now on: a replay's files, whose source is not one the
 // aggregator was made with. p is used only by the aggregator's goroutine
 // until RemoveSource. A name the aggregator was made with is an error.
-func (a *Aggregator) AddSource(name string, p *parser.Parser, lim *parser.PageLimiter) error {
-	return a.sum.AddSource(name, p, lim)
+func (a *Aggregator) AddSource(name string, p *parser.Parser) error {
+	return a.sum.AddSource(name, p)
 }
 
 // RemoveSource forgets a source added by AddSource. Chunks of it still

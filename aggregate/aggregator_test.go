@@ -632,13 +632,14 @@ func TestHoldUntilStartHoldsBackCommits(t *testing.T) {
 }
 
 func TestPageLimitAndFilters(t *testing.T) {
-	p, err := parser.New(parser.Config{Format: "combined", Site: "s", Filter: parser.FilterConfig{Status: []string{"2xx"}}})
+	pc := parser.Config{Format: "combined", Site: "s", Filter: parser.FilterConfig{Status: []string{"2xx"}}}
+	pc.Page.MaxPagesPerMinute = 1
+	p, err := parser.New(pc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := startWith(t, buffer.Options{}, 0, func(c *aggregate.Config) {
 		c.Parsers = map[string]*parser.Parser{"src": p}
-		c.Limiters = map[string]*parser.PageLimiter{"src": parser.NewPageLimiter(1)}
 	})
 	notFound := strings.Replace(line("/missing", 0), " 200 ", " 404 ", 1)
 	h.send(chunk("src", 1, 0, line("/a", 0), line("/b", 1), line("/c", 2), line("/a", 3), notFound))
@@ -690,10 +691,10 @@ func TestArchiveChunksMoveOnlyTheLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.agg.AddSource("src", p, nil); err == nil {
+	if err := h.agg.AddSource("src", p); err == nil {
 		t.Error("AddSource took the name of a configured source")
 	}
-	if err := h.agg.AddSource("replay", p, nil); err != nil {
+	if err := h.agg.AddSource("replay", p); err != nil {
 		t.Fatal(err)
 	}
 	arc := chunk("replay", 0, 0, line("/a", 1), line("/a", 2), line("/b", 3))

@@ -89,8 +89,7 @@ func TestPreparedChunksCountAsParsed(t *testing.T) {
 			}
 			return a
 		}}))
-		r.sum = aggregate.NewSummer(map[string]*parser.Parser{"src": p},
-			map[string]*parser.PageLimiter{"src": parser.NewPageLimiter(cfg.Page.MaxPagesPerMinute)}, nil, log)
+		r.sum = aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, log)
 		r.sum.SetVisitors(&aggregate.Visitors{Salts: salts, Period: visitor.Day, Pages: true})
 		r.sum.OnMalformed(func(n uint64, out parser.Outcome, length int) {
 			r.malformed = append(r.malformed, fmt.Sprint(n, out, length))
@@ -192,7 +191,7 @@ func TestPreparedForAnotherParserIsParsedAgain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil, nil)
+		return aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil)
 	}
 	old, now := mk("old.test"), mk("new.test")
 	c := chunk("src", 1, 0, line("/a", 1), line("/b", 2))
@@ -221,7 +220,7 @@ func TestNoPreparserOnOneCore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil, nil)
+	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil)
 	if pre := sum.Preparser("src"); pre != nil {
 		t.Error("a Preparser on one core")
 	}

@@ -47,8 +47,8 @@ func BenchmarkMeasuresCost(b *testing.B) {
 	c := apacheChunk(b)
 	lines := bytes.Count(c.Data, []byte("\n"))
 	full := newParser(b, "combined")
-	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": full}, nil, nil, nil)
-	base := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "common")}, nil, nil, nil)
+	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": full}, nil, nil)
+	base := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "common")}, nil, nil)
 	base.SetHitsOnly()
 	var tFull, tBase time.Duration
 	for i := 0; b.Loop(); i++ {
@@ -70,7 +70,7 @@ func BenchmarkMeasuresCost(b *testing.B) {
 	b.ReportMetric(float64(tFull)/float64(tBase), "x_hits_only")
 	// The classifier cache's hit rate over one pass of the log, from cold.
 	cold := newParser(b, "combined")
-	if err := aggregate.NewSummer(map[string]*parser.Parser{"src": cold}, nil, nil, nil).Add(&c); err != nil {
+	if err := aggregate.NewSummer(map[string]*parser.Parser{"src": cold}, nil, nil).Add(&c); err != nil {
 		b.Fatal(err)
 	}
 	hits, misses := cold.BotCacheStats()
@@ -83,7 +83,7 @@ func BenchmarkMeasuresCost(b *testing.B) {
 // chunk).
 func TestAddAllocatesNothingOnHeldKeys(t *testing.T) {
 	c := apacheChunk(t)
-	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(t, "combined")}, nil, nil, nil)
+	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(t, "combined")}, nil, nil)
 	if err := sum.Add(&c); err != nil { // holds every key, warms the cache
 		t.Fatal(err)
 	}
@@ -129,9 +129,9 @@ func BenchmarkVisitorsCost(b *testing.B) {
 
 func benchmarkVisitorsCost(b *testing.B, c stream.Chunk, pages bool) {
 	lines := bytes.Count(c.Data, []byte("\n"))
-	on := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil, nil)
+	on := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil)
 	on.SetVisitors(&aggregate.Visitors{Salts: &fixedSalt{}, Period: visitor.Day, Pages: pages})
-	off := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil, nil)
+	off := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil)
 	var tOn, tOff time.Duration
 	for i := 0; b.Loop(); i++ {
 		if i%2 == 0 { // alternate which runs first, as above
@@ -186,7 +186,7 @@ func timeAdd(b *testing.B, a *aggregate.Summer, c *stream.Chunk) time.Duration {
 func BenchmarkDryRunPath(b *testing.B) {
 	const lines = 200_000
 	data, chunks := loggen.Chunks(1, lines, 256<<10, "src")
-	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil, nil)
+	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil)
 	alone := newParser(b, "combined")
 	var h parser.Hit
 	parse := func() {

@@ -1,8 +1,9 @@
 package aggregate
 
 // The bounds that depend on the order of the lines, per source: max_sites
-// (siteBound) here, max_pages_per_minute (parser.PageLimiter). A Summer
-// applies them to each hit in line order (count), whoever parsed it.
+// (siteBound) here, max_pages_per_minute (pageLimiter, limiter.go). A
+// Summer applies them to each hit in line order (count), whoever parsed
+// it.
 
 import (
 	"bytes"
@@ -11,17 +12,18 @@ import (
 )
 
 // source is one source of a Summer: its parser and the bounds kept
-// across its lines.
+// across its lines, as its parser's Config sets them.
 type source struct {
 	p     *parser.Parser
-	sites siteBound           // parser.Config.MaxSites
-	pages *parser.PageLimiter // max_pages_per_minute; nil: no bound
+	sites siteBound    // parser.Config.MaxSites
+	pages *pageLimiter // parser.PageConfig.MaxPagesPerMinute; nil: no bound
 }
 
-// newSource returns the source of p, bounding its pages with lim.
-func newSource(p *parser.Parser, lim *parser.PageLimiter) *source {
-	s := &source{p: p, pages: lim}
-	if max := p.Config().MaxSites; max > 0 {
+// newSource returns the source of p, with the bounds of p's Config.
+func newSource(p *parser.Parser) *source {
+	cfg := p.Config()
+	s := &source{p: p, pages: newPageLimiter(cfg.Page.MaxPagesPerMinute)}
+	if max := cfg.MaxSites; max > 0 {
 		s.sites = siteBound{max: max, sites: make(map[string][]byte, min(max, 1024))}
 	}
 	return s

@@ -18,7 +18,9 @@
 // lines parsed ahead and here alike: max_sites (parser.Config.MaxSites:
 // the hits of hosts, parser.Hit.FromHost, past the first MaxSites are
 // counted under parser.OtherSite) and max_pages_per_minute
-// (parser.PageLimiter). Which hosts and pages they catch depends on the
+// (parser.PageConfig.MaxPagesPerMinute: a site's pages past it in a minute
+// are counted under parser.Other), both as the source's parser.Config sets
+// them. Which hosts and pages they catch depends on the
 // order of the lines and on the Summer's life (a restart, a reload, a
 // replay's source start afresh); totals never change.
 //

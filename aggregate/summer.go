@@ -46,10 +46,10 @@ type Summer struct {
 }
 
 // NewSummer returns a Summer of the sources parsers names (source name,
-// stream.Checkpoint.Source, to its parser), bounding their pages with
-// limiters (a missing or nil one: no bound). clk nil is clock.Real, log
-// nil discards.
-func NewSummer(parsers map[string]*parser.Parser, limiters map[string]*parser.PageLimiter, clk clock.Clock, log *slog.Logger) *Summer {
+// stream.Checkpoint.Source, to its parser), each bounded as its parser's
+// Config says (MaxSites, Page.MaxPagesPerMinute). clk nil is clock.Real,
+// log nil discards.
+func NewSummer(parsers map[string]*parser.Parser, clk clock.Clock, log *slog.Logger) *Summer {
 	if clk == nil {
 		clk = clock.Real{}
 	}
@@ -59,7 +59,7 @@ func NewSummer(parsers map[string]*parser.Parser, limiters map[string]*parser.Pa
 	sources := make(map[string]*source, len(parsers))
 	for name, p := range parsers {
 		if p != nil {
-			sources[name] = newSource(p, limiters[name])
+			sources[name] = newSource(p)
 		}
 	}
 	return &Summer{
@@ -202,15 +202,15 @@ func (x *extraSources) get(name string) *source {
 	return x.m[name]
 }
 
-// AddSource makes chunks of source name parse with p and lim (nil: no
-// bound) from now on: a replay's files, whose source is not one s was made
-// with. p is used only by the goroutine that adds chunks until
+// AddSource makes chunks of source name parse with p, and be bounded as
+// p's Config says, from now on: a replay's files, whose source is not one
+// s was made with. p is used only by the goroutine that adds chunks until
 // RemoveSource. A name s was made with is an error.
-func (s *Summer) AddSource(name string, p *parser.Parser, lim *parser.PageLimiter) error {
+func (s *Summer) AddSource(name string, p *parser.Parser) error {
 	if _, ok := s.sources[name]; ok {
 		return fmt.Errorf("aggregator: source %q exists", name)
 	}
-	s.extra.add(name, newSource(p, lim))
+	s.extra.add(name, newSource(p))
 	return nil
 }
 

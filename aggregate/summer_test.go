@@ -19,7 +19,7 @@ func TestSummerDrainAndOnMalformed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil, nil)
+	a := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil)
 	type bad struct {
 		n      uint64
 		out    parser.Outcome
@@ -89,7 +89,7 @@ func TestSummerMaxSites(t *testing.T) {
 	hostLine := func(host string, status int) string {
 		return fmt.Sprintf(`%s:80 1.2.3.4 - - [17/May/2015:10:05:03 +0000] "GET /a HTTP/1.1" %d 100 "-" "t"`, host, status)
 	}
-	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil, nil)
+	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil)
 	var start int64
 	for i, tc := range []struct {
 		host   string
@@ -126,7 +126,7 @@ func TestSummerMaxSites(t *testing.T) {
 	}
 	// Not a hit: no place taken even with room.
 	q, _ := parser.New(parser.Config{Format: "vhost_combined", Site: parser.SiteFromLine, MaxSites: 1, Filter: parser.FilterConfig{Status: []string{"2xx"}}})
-	sum = aggregate.NewSummer(map[string]*parser.Parser{"src": q}, nil, nil, nil)
+	sum = aggregate.NewSummer(map[string]*parser.Parser{"src": q}, nil, nil)
 	c := chunk("src", 1, 0, hostLine("x.test", 404), hostLine("y.test", 200))
 	if err := sum.Add(&c); err != nil {
 		t.Fatal(err)

@@ -44,8 +44,8 @@ const malformedLogged = 5
 const dryRunSource = "dry-run"
 
 // DryRun parses lines and sums hits per (site, page, second) in memory
-// with the daemon's own aggregator (aggregate.NewSummer: its parser, page
-// limiter, key encoding and counters), without a buffer or database.
+// with the daemon's own Summer (aggregate.NewSummer: its parser, bounds,
+// key encoding and counters), without a buffer or database.
 // New's reads on one goroutine; NewParallel's on several
 // (see ReadFiles).
 type DryRun struct {
@@ -115,13 +115,11 @@ func (d *DryRun) Drain() (aggregate.Stats, error) {
 	return d.stats(), err
 }
 
-// dryWorker sums chunks with its own aggregator (a Summer, with its own
-// parser and limiter) and notes the figures of the sums it drains: one per
-// goroutine of the dry run.
+// dryWorker sums chunks with its own Summer (with its own parser and
+// bounds) and notes the figures of the sums it drains: one per goroutine
+// of the dry run.
 type dryWorker struct {
 	sum *aggregate.Summer
-	p   *parser.Parser
-	lim *parser.PageLimiter
 	// mal is called for each malformed line of the chunk being added (see
 	// aggregate's OnMalformed).
 	mal func(n uint64, o parser.Outcome, length int)
@@ -150,12 +148,11 @@ type dryWorker struct {
 	file int
 }
 
-// newDryWorker returns a worker parsing with p and limiting with lim.
-func newDryWorker(p *parser.Parser, lim *parser.PageLimiter) *dryWorker {
+// newDryWorker returns a worker parsing with p, bounded as p's Config
+// says (max_sites, max_pages_per_minute).
+func newDryWorker(p *parser.Parser) *dryWorker {
 	w := &dryWorker{
-		sum: aggregate.NewSummer(map[string]*parser.Parser{dryRunSource: p},
-			map[string]*parser.PageLimiter{dryRunSource: lim}, nil, nil),
-		p: p, lim: lim,
+		sum:   aggregate.NewSummer(map[string]*parser.Parser{dryRunSource: p}, nil, nil),
 		sites: map[string]*pageSet{},
 		file:  -1,
 	}
@@ -163,12 +160,12 @@ func newDryWorker(p *parser.Parser, lim *parser.PageLimiter) *dryWorker {
 	return w
 }
 
-// New returns a DryRun parsing with p, applying lim
-// (max_pages_per_minute; nil: no bound), skipping lines longer than maxLine
-// bytes ('\n' not included; max_line_bytes) and printing malformed lines to
-// log. It reads on the caller's goroutine.
-func New(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Writer) *DryRun {
-	d := &DryRun{w: newDryWorker(p, lim), limited: lim != nil, log: log, maxLine: maxLine}
+// New returns a DryRun parsing with p, applying the bounds of p's Config
+// (max_sites, max_pages_per_minute) as the daemon does, skipping lines
+// longer than maxLine bytes ('\n' not included; max_line_bytes) and
+// printing malformed lines to log. It reads on the caller's goroutine.
+func New(p *parser.Parser, maxLine int, log io.Writer) *DryRun {
+	d := &DryRun{w: newDryWorker(p), limited: p.Config().Page.MaxPagesPerMinute > 0, log: log, maxLine: maxLine}
 	d.w.mal = d.malformedLine
 	return d
 }

@@ -24,11 +24,13 @@ func BenchmarkDryWorkerNote(b *testing.B) {
 	const lines = 200_000
 	_, chunks := loggen.Chunks(1, lines, 256<<10, dryRunSource)
 	newWorker := func() *dryWorker {
-		p, err := parser.New(parser.Config{Format: "combined", Site: "bench.example.com"})
+		pc := parser.Config{Format: "combined", Site: "bench.example.com"}
+		pc.Page.MaxPagesPerMinute = 1000
+		p, err := parser.New(pc)
 		if err != nil {
 			b.Fatal(err)
 		}
-		w := newDryWorker(p, parser.NewPageLimiter(1000))
+		w := newDryWorker(p)
 		w.mal = func(uint64, parser.Outcome, int) {}
 		return w
 	}
@@ -96,11 +98,13 @@ func BenchmarkDryWorkerNote(b *testing.B) {
 //	go test -run '^$' -bench NoteKeys -count 3 ./replay
 func BenchmarkNoteKeys(b *testing.B) {
 	g := loggen.New(1)
-	p, err := parser.New(parser.Config{Format: "combined", Site: "bench.example.com"})
+	pc := parser.Config{Format: "combined", Site: "bench.example.com"}
+	pc.Page.MaxPagesPerMinute = 1000
+	p, err := parser.New(pc)
 	if err != nil {
 		b.Fatal(err)
 	}
-	w := newDryWorker(p, parser.NewPageLimiter(1000))
+	w := newDryWorker(p)
 	w.mal = func(uint64, parser.Outcome, int) {}
 	var arena []byte // the keys one after the other, read in order as a drain does
 	var ends []int

@@ -57,7 +57,7 @@ func NewParallel(cfg parser.Config, maxLine, jobs int, log io.Writer) (*DryRun, 
 		if err != nil {
 			return nil, err
 		}
-		return New(p, parser.NewPageLimiter(lim), maxLine, log), nil
+		return New(p, maxLine, log), nil
 	}
 	par := &parallel{cfg: cfg, jobs: jobs}
 	for range jobs {
@@ -65,7 +65,7 @@ func NewParallel(cfg parser.Config, maxLine, jobs int, log io.Writer) (*DryRun, 
 		if err != nil {
 			return nil, err
 		}
-		par.workers = append(par.workers, newDryWorker(p, parser.NewPageLimiter(lim)))
+		par.workers = append(par.workers, newDryWorker(p))
 	}
 	return &DryRun{limited: lim > 0, log: log, maxLine: maxLine, par: par}, nil
 }
@@ -292,7 +292,7 @@ func (par *parallel) inOrder(d *DryRun, names []string) error {
 	if err != nil {
 		return err
 	}
-	seq := newDryWorker(p, parser.NewPageLimiter(par.cfg.Page.MaxPagesPerMinute))
+	seq := newDryWorker(p)
 	if d.newSink != nil {
 		seq.sink = d.newSink()
 	}

@@ -151,7 +151,9 @@ type PageConfig struct {
 	// ("index.html": "/a/index.html" → "/a/").
 	IndexFiles []string
 	// MaxPagesPerMinute bounds the distinct pages of a site in one minute;
-	// 0 means no bound. Parse does not apply it: see PageLimiter.
+	// 0 means no bound. Parse does not apply it (it needs state across
+	// lines): the aggregator does, in line order, pages past it counted
+	// as Other.
 	MaxPagesPerMinute int
 }
 

@@ -119,7 +119,8 @@
 // applies, in the order methods, status, user agent, extension, path,
 // names the reason. User agents are read up to their first 1 KiB.
 // Parser.Counts keeps per-outcome counts. max_pages_per_minute is not
-// applied by Parse either: it needs state across lines, see PageLimiter.
+// applied by Parse either: it needs state across lines, and the aggregator
+// applies it (package aggregate's Summer), pages past it counted as Other.
 //
 // Checked fields: a non-empty client (%h, IPv6 included), two fields
 // before the time (%l and %u; the user may hold spaces), the time, the

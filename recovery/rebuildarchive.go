@@ -72,7 +72,7 @@ func rereadArchive(ctx context.Context, a record.Archive, agg *aggregate.Summer,
 		return 0, fmt.Sprintf("its replay source's parser settings: %v", err), nil
 	}
 	if !agg.HasSource(a.Source) {
-		if err := agg.AddSource(a.Source, p, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute)); err != nil {
+		if err := agg.AddSource(a.Source, p); err != nil {
 			return 0, "", err
 		}
 	}
