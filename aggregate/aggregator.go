@@ -98,7 +98,7 @@ type Aggregator struct {
 
 	// stopped is closed when Run returns.
 	stopped chan struct{}
-	commit  committer // CommitNow's requests, the commits made, and the waits on a full buffer or state dir (commit.go)
+	commit  committer // the commits made, and the waits on a full buffer or state dir (commit.go)
 }
 
 // New returns an Aggregator reading in. Run it.
@@ -126,7 +126,6 @@ func New(cfg Config, in <-chan stream.Chunk) (*Aggregator, error) {
 		in:      in,
 		log:     log.With("component", "aggregator"),
 		sum:     sum,
-		commit:  committer{req: make(chan chan error)},
 		stopped: make(chan struct{}),
 	}, nil
 }
@@ -206,14 +205,6 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			if err := a.commitOrWait(ctx); err != nil {
 				return err
 			}
-		case done := <-a.commit.req:
-			tick = nil
-			a.beat.Store(a.cfg.Clock.Now().UnixNano())
-			err := a.commitOrWait(ctx)
-			done <- err
-			if err != nil {
-				return err
-			}
 		case c, ok := <-a.in:
 			if rest {
 				a.beat.Store(a.cfg.Clock.Now().UnixNano())
@@ -221,6 +212,16 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			}
 			if !ok {
 				return a.Commit()
+			}
+			if c.Barrier != nil { // every chunk before it is added: commit them
+				tick = nil
+				a.beat.Store(a.cfg.Clock.Now().UnixNano())
+				err := a.commitOrWait(ctx)
+				c.Barrier(err)
+				if err != nil {
+					return err
+				}
+				continue
 			}
 			if err := a.Add(&c); err != nil {
 				return errors.Join(err, a.Commit())
@@ -270,11 +271,17 @@ func (a *Aggregator) waitForSpace(ctx context.Context) error {
 	return nil
 }
 
-// Add adds c to the sums held (Summer.Add), and notes StartMarker. Run
-// calls it for each chunk it reads; call it directly only on an
+// Add adds c to the sums held (Summer.Add), notes StartMarker, and
+// commits at a barrier (Barrier: its answer is Commit's error). Run calls
+// it for each chunk it reads but barriers; call it directly only on an
 // Aggregator that is not run (a tool's, a test's).
 func (a *Aggregator) Add(c *stream.Chunk) error {
-	if c.Checkpoint.Source == "" { // StartMarker
+	switch {
+	case c.Barrier != nil:
+		err := a.Commit()
+		c.Barrier(err)
+		return err
+	case c.Checkpoint.Source == "": // StartMarker
 		a.started = true
 		return nil
 	}

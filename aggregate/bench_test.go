@@ -2,11 +2,14 @@ package aggregate_test
 
 import (
 	"bytes"
+	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/logtally/logtally/aggregate"
+	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
@@ -245,4 +248,66 @@ func BenchmarkDryRunPath(b *testing.B) {
 	if n < 0 {
 		b.Fatal("impossible")
 	}
+}
+
+// BenchmarkBarrierBehindQueue times a barrier (Barrier: the pipeline's,
+// before each seal) from its send to its answer: sent behind a full input
+// (a catch-up: one chunk of 1 MiB being added and the pipeline's four
+// queued, so the send waits for a place) and, in the same run, behind one
+// chunk (about what a commit request outside the input, CommitNow before
+// the barrier, waited for: the chunk being added, then the commit). Both
+// include their commit, of what the chunks before them hold: the
+// difference is the queue's parsing and committing, which the seal now
+// waits for and the batch then holds (CommitNow left it to the next).
+//
+//	go test -run '^$' -bench BarrierBehindQueue -count 3 ./aggregate
+func BenchmarkBarrierBehindQueue(b *testing.B) {
+	const queue = 4 // pipeline's chunkQueue
+	_, chunks := loggen.Chunks(1, 40_000, 1<<20, "src")
+	if len(chunks) < queue+1 {
+		b.Fatalf("%d chunks: want %d", len(chunks), queue+1)
+	}
+	chunks = chunks[:queue+1]
+	buf, err := buffer.Open(filepath.Join(b.TempDir(), "buffer.db"), buffer.Options{MaxSize: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer buf.Close()
+	in := make(chan stream.Chunk, queue)
+	agg, err := aggregate.New(aggregate.Config{
+		Buffer: buf, Parsers: map[string]*parser.Parser{"src": newParser(b, "combined")}, CommitInterval: time.Hour,
+	}, in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); <-agg.Stopped() }()
+	go agg.Run(ctx)
+	// behind sends chunks, then times a barrier behind them.
+	behind := func(chunks []stream.Chunk) time.Duration {
+		for _, c := range chunks {
+			in <- c
+		}
+		c, done := aggregate.Barrier()
+		t0 := time.Now()
+		in <- c
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	var queued, one time.Duration
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			queued += behind(chunks)
+			one += behind(chunks[:1])
+		} else {
+			one += behind(chunks[:1])
+			queued += behind(chunks)
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(queued)/1e6/n, "ms/seal_wait_queued")
+	b.ReportMetric(float64(one)/1e6/n, "ms/seal_wait_one_chunk")
+	b.ReportMetric(float64(queued)/float64(one), "x_one_chunk")
 }

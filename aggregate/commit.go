@@ -8,15 +8,13 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/stream"
 )
 
-// committer is the state of Run's commits other than what they hold:
-// CommitNow's requests, the commits made, and the waits on a full buffer
-// (reading paused) or a full state dir (the commit retried).
+// committer is the state of Run's commits other than what they hold: the
+// commits made, and the waits on a full buffer (reading paused) or a full
+// state dir (the commit retried).
 type committer struct {
-	// req carries CommitNow's requests to Run.
-	req chan chan error
-
 	commits atomic.Uint64 // Stats.Commits
 
 	paused atomic.Int64 // Clock.Now() when reading paused on a full buffer, Unix nanoseconds; 0 while reading
@@ -113,34 +111,20 @@ func (a *Aggregator) commitOrWait(ctx context.Context) error {
 	}
 }
 
-// CommitNow asks Run to commit what it holds now rather than at its next
-// commit tick, and waits for that commit up to wait. The flusher asks
-// before it seals a batch, so that the batch holds every line read so
-// far: a hit then waits about one flush interval to be sealed, not one
-// flush interval plus one commit interval. It reports whether the commit
-// was made; not when Run has stopped or is waiting for space (a full
-// buffer or state dir), when the commit failed, or when wait or ctx ended
-// first (the commit may still be made; it is Run's ordinary commit).
-func (a *Aggregator) CommitNow(ctx context.Context, wait time.Duration) bool {
-	done := make(chan error, 1) // Run never blocks on a requester gone
-	timeout := a.cfg.Clock.After(wait)
-	select {
-	case a.commit.req <- done:
-	case <-a.stopped:
-		return false
-	case <-timeout:
-		return false
-	case <-ctx.Done():
-		return false
-	}
-	select {
-	case err := <-done:
-		return err == nil
-	case <-timeout:
-		return false
-	case <-ctx.Done():
-		return false
-	}
+// Barrier returns a barrier chunk (stream.Chunk.Barrier) and the channel
+// its answer comes on. Sent on an Aggregator's input, it is read in order,
+// after every chunk sent before it: Run then commits what it holds, as at
+// its commit tick (a full state dir retried: see commitOrWait), and sends
+// nil on done once those chunks are in the buffer, or the commit's error.
+// With Config.HoldUntilStart, before StartMarker, it commits nothing and
+// answers nil. done has room for the answer: Run never waits for the
+// sender, who may have stopped waiting. Before a seal, the pipeline has
+// one read so that the sealed batch holds every line read so far: a hit
+// then waits about one flush interval to be sealed, not one flush
+// interval plus one commit interval.
+func Barrier() (c stream.Chunk, done <-chan error) {
+	ch := make(chan error, 1)
+	return stream.Chunk{Barrier: func(err error) { ch <- err }}, ch
 }
 
 // Commit writes the sums and positions the Summer holds, in one

@@ -5,8 +5,9 @@
 // visitor sketches, and keeps where each chunk ends (checkpoint, finished
 // file, archive part, ledger mark). The Aggregator reads its input
 // channel into a Summer and every commit interval commits what it holds
-// to the buffer, in one transaction. CommitNow makes that commit at once:
-// the flusher asks for it before each seal.
+// to the buffer, in one transaction. A barrier on its input (Barrier)
+// makes that commit at once, after every chunk sent before it: the
+// pipeline puts one there before each of the flusher's seals.
 //
 // New makes the Aggregator a run uses (Run reads its input channel);
 // NewSummer makes a Summer alone (Add, Sums, Drain), for the dry run,

@@ -336,9 +336,9 @@ func (p *Pipeline) Open(ctx context.Context) (err error) {
 		p.rec = recovery.NewRecorder(p.store, p.buf, cfg.Clock, log, cfg.Flush.User)
 		fcfg.Recorder, fcfg.Numbers = p.rec, p.store
 	}
-	// Before each seal the aggregator commits what it holds (p.agg is
-	// made below, before Run).
-	fcfg.BeforeSeal = func(ctx context.Context) { p.agg.CommitNow(ctx, cfg.CommitInterval) }
+	// Before each seal, a barrier on the aggregator's input: what was
+	// read before it is committed (p.agg is made below, before Run).
+	fcfg.Barrier = p.commitBarrier
 	if p.flush, err = flusher.New(fcfg); err != nil {
 		return err
 	}
