@@ -21,9 +21,9 @@
 // counted under parser.OtherSite) and max_pages_per_minute
 // (parser.PageConfig.MaxPagesPerMinute: a site's pages past it in a minute
 // are counted under parser.Other), both as the source's parser.Config sets
-// them. Which hosts and pages they catch depends on the
-// order of the lines and on the Summer's life (a restart, a reload, a
-// replay's source start afresh); totals never change.
+// them. Which hosts and pages they catch depends on the order of the
+// lines and on the Summer's life (a restart, a reload, a replay's source
+// start afresh); totals never change.
 //
 // A Preparser (Summer.Preparser) parses a chunk's lines on the goroutine
 // that read them, a replay's reader, into stream.Chunk.Ahead: Add then

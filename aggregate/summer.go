@@ -14,8 +14,8 @@ import (
 
 // Summer turns chunks of lines into sums: it parses each line with its
 // source's parser (or takes it as a Preparser parsed it), applies the
-// bounds that depend on the order of the lines (max_pages_per_minute) in
-// that order, and adds the hit to its (site, page, second) sums, its
+// source's bounds that depend on the order of the lines (max_sites,
+// max_pages_per_minute: bounds.go) in that order, and adds the hit to its (site, page, second) sums, its
 // site's hits and its visitor sketches; beside the sums it keeps where
 // each chunk ends (its checkpoint, ledger mark, finished file, archive
 // part): what a commit writes. It writes nothing itself. An Aggregator
