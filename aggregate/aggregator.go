@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
-	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/stream"
 )
@@ -48,11 +46,10 @@ func StateDirFull(err error) bool {
 type Config struct {
 	// Buffer receives the commits.
 	Buffer *buffer.Buffer
-	// Parsers maps a source name (stream.Checkpoint.Source) to its parser.
+	// Parsers maps a source name (stream.Checkpoint.Source) to its
+	// parser; each source is bounded as its parser's Config says
+	// (MaxSites, Page.MaxPagesPerMinute: see Summer).
 	Parsers map[string]*parser.Parser
-	// Limiters maps a source name to its max_pages_per_minute limiter;
-	// a missing or nil one means no bound.
-	Limiters map[string]*parser.PageLimiter
 	// HoldUntilStart holds back every commit until the aggregator has read
 	// StartMarker() from its input. The Pipeline sends the marker once
 	// every tailer has sent its start chunks, on the same channel, so every
@@ -84,40 +81,24 @@ type Config struct {
 // sends it: a tailer's chunks always name their source.
 func StartMarker() stream.Chunk { return stream.Chunk{} }
 
-// Aggregator sums parsed hits and commits them with checkpoints.
+// Aggregator sums the chunks of its input with a Summer and commits what
+// it holds to the buffer, with the positions of the chunks it came from,
+// in one transaction: CommitInterval after the first chunk since the last
+// commit, at once when it would fill the buffer or holds MaxKeys sums.
 type Aggregator struct {
 	cfg Config
 	in  <-chan stream.Chunk
 	log *slog.Logger
+	sum *Summer
 
-	index  keyTable // the buffer keys held, numbered: key i's sums are counts[i]
-	counts []measure.Vector
-	sorted []buffer.Count // a commit's counts (sortedCounts), kept for the next
-	cps    map[string][]byte
-	marks  map[string]buffer.Mark // ledger key (of a stream) -> mark, since the last commit
-	// finished holds the last checkpoints of the files finished since the
-	// last commit (stream.Checkpoint.FinishedKey -> encoded checkpoint; see noteFinished).
-	finished map[string][]byte
-	archives map[string]*buffer.ArchiveRange // replayed archives' parts since the last commit (noteArchive)
-	keyBuf   []byte
-	hit      parser.Hit
-
-	malformed malformedLogs // the malformed lines' log (malformed.go)
-
-	stats      counters        // behind Stats (stats.go)
-	foldWarned map[string]bool // sources whose max_sites was reached, logged
-	hitsOnly   bool            // count views alone: the benchmarks' baseline (export_test.go)
-	vis        visitorState    // see visitors.go
-	started    bool            // StartMarker read
-	beat       atomic.Int64    // Clock.Now() of the last loop turn, Unix nanoseconds
-	resting    atomic.Bool     // Run waits for input holding nothing, no commit due (LastBeat is now)
-	lastSite   []byte
+	sorted  []buffer.Count // a commit's counts (sortedCounts), kept for the next
+	started bool           // StartMarker read
+	beat    atomic.Int64   // Clock.Now() of the last loop turn, Unix nanoseconds
+	resting atomic.Bool    // Run waits for input holding nothing, no commit due (LastBeat is now)
 
 	// stopped is closed when Run returns.
 	stopped chan struct{}
-	commit  committer // CommitNow's requests, and the waits on a full buffer or state dir (commit.go)
-
-	extra extraSources // sources added while running
+	commit  committer // the commits made, and the waits on a full buffer or state dir (commit.go)
 }
 
 // New returns an Aggregator reading in. Run it.
@@ -138,127 +119,37 @@ func New(cfg Config, in <-chan stream.Chunk) (*Aggregator, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return newAggregator(cfg, in, log), nil
-}
-
-// newAggregator makes an Aggregator of cfg reading in (nil for a Summer).
-func newAggregator(cfg Config, in <-chan stream.Chunk, log *slog.Logger) *Aggregator {
+	sum := NewSummer(cfg.Parsers, cfg.Clock, log)
+	sum.SetVisitors(cfg.Visitors)
 	return &Aggregator{
-		cfg:       cfg,
-		in:        in,
-		log:       log.With("component", "aggregator"),
-		cps:       map[string][]byte{},
-		marks:     map[string]buffer.Mark{},
-		extra:     extraSources{m: map[string]extraSource{}},
-		malformed: malformedLogs{byFile: map[stream.FileID]*malformedLog{}},
-		commit:    committer{req: make(chan chan error)},
-		stopped:   make(chan struct{}),
-	}
-}
-
-// NewSummer returns an Aggregator that only parses and sums: Add chunks
-// to it, then read Sums. It has no buffer and no input; it is never run
-// nor committed. The state-dir rebuild re-reads a lost batch's lines with
-// it, so that they are parsed, limited and keyed exactly as Run did.
-// limiters may lack a source (no bound); clk nil is clock.Real, log nil
-// discards.
-func NewSummer(parsers map[string]*parser.Parser, limiters map[string]*parser.PageLimiter, clk clock.Clock, log *slog.Logger) *Aggregator {
-	if clk == nil {
-		clk = clock.Real{}
-	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	if limiters == nil {
-		limiters = map[string]*parser.PageLimiter{}
-	}
-	return newAggregator(Config{Parsers: parsers, Limiters: limiters, Clock: clk}, nil, log)
-}
-
-// Sums returns the counts held (buffer key -> hits) and the ledger marks
-// of the chunks added since the last commit: what a commit would write.
-func (a *Aggregator) Sums() (map[string]measure.Vector, []buffer.Mark) {
-	counts := make(map[string]measure.Vector, len(a.counts))
-	for i := range a.counts {
-		counts[string(a.index.key(i))] = a.counts[i]
-	}
-	return counts, a.heldMarks()
-}
-
-// heldMarks returns the ledger marks held.
-func (a *Aggregator) heldMarks() []buffer.Mark {
-	marks := make([]buffer.Mark, 0, len(a.marks))
-	for _, m := range a.marks {
-		marks = append(marks, m)
-	}
-	return marks
+		cfg:     cfg,
+		in:      in,
+		log:     log.With("component", "aggregator"),
+		sum:     sum,
+		stopped: make(chan struct{}),
+	}, nil
 }
 
 // HasSource reports whether chunks of source name are parsed: a source
 // the aggregator was made with, or one added by AddSource.
-func (a *Aggregator) HasSource(name string) bool {
-	p, _ := a.parserFor(name)
-	return p != nil
-}
+func (a *Aggregator) HasSource(name string) bool { return a.sum.HasSource(name) }
 
-// extraSource is a source added while running (a replay's).
-type extraSource struct {
-	p   *parser.Parser
-	lim *parser.PageLimiter
-}
-
-// extraSources are the sources added while running, by name: AddSource
-// and RemoveSource change them while Run's goroutine reads them.
-type extraSources struct {
-	mu sync.RWMutex // guards m
-	m  map[string]extraSource
-}
-
-func (x *extraSources) add(name string, e extraSource) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.m[name] = e
-}
-
-func (x *extraSources) remove(name string) {
-	x.mu.Lock()
-	delete(x.m, name)
-	x.mu.Unlock()
-}
-
-func (x *extraSources) get(name string) extraSource {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return x.m[name]
-}
-
-// AddSource makes chunks of source name parse with p and lim (nil: no
-// bound) from now on: a replay's files, whose source is not one the
+// AddSource makes chunks of source name parse with p, bounded as p's
+// Config says, from now on: a replay's files, whose source is not one the
 // aggregator was made with. p is used only by the aggregator's goroutine
 // until RemoveSource. A name the aggregator was made with is an error.
-func (a *Aggregator) AddSource(name string, p *parser.Parser, lim *parser.PageLimiter) error {
-	if _, ok := a.cfg.Parsers[name]; ok {
-		return fmt.Errorf("aggregator: source %q exists", name)
-	}
-	a.extra.add(name, extraSource{p: p, lim: lim})
-	return nil
+func (a *Aggregator) AddSource(name string, p *parser.Parser) error {
+	return a.sum.AddSource(name, p)
 }
 
 // RemoveSource forgets a source added by AddSource. Chunks of it still
 // queued are dropped with an error logged, so remove it only after its
-// last chunk was read (see Committed).
-func (a *Aggregator) RemoveSource(name string) {
-	a.extra.remove(name)
-}
+// last chunk was read (see Stopped).
+func (a *Aggregator) RemoveSource(name string) { a.sum.RemoveSource(name) }
 
-// parserFor returns the parser and limiter of a source.
-func (a *Aggregator) parserFor(name string) (*parser.Parser, *parser.PageLimiter) {
-	if p := a.cfg.Parsers[name]; p != nil {
-		return p, a.cfg.Limiters[name]
-	}
-	e := a.extra.get(name)
-	return e.p, e.lim
-}
+// Preparser returns a Preparser of source's chunks for the aggregator's
+// Summer (see Summer.Preparser).
+func (a *Aggregator) Preparser(source string) *Preparser { return a.sum.Preparser(source) }
 
 // LastBeat returns when Run's loop last turned (a commit tick, a check of a
 // full buffer, or a commit retried on a full state dir): at least once
@@ -299,7 +190,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 				return errors.Join(err, a.Commit())
 			}
 		}
-		if tick == nil && !a.empty() {
+		if tick == nil && !a.sum.empty() {
 			tick = a.cfg.Clock.After(a.cfg.CommitInterval)
 		}
 		rest := tick == nil
@@ -314,14 +205,6 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			if err := a.commitOrWait(ctx); err != nil {
 				return err
 			}
-		case done := <-a.commit.req:
-			tick = nil
-			a.beat.Store(a.cfg.Clock.Now().UnixNano())
-			err := a.commitOrWait(ctx)
-			done <- err
-			if err != nil {
-				return err
-			}
 		case c, ok := <-a.in:
 			if rest {
 				a.beat.Store(a.cfg.Clock.Now().UnixNano())
@@ -329,6 +212,16 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			}
 			if !ok {
 				return a.Commit()
+			}
+			if c.Barrier != nil { // every chunk before it is added: commit them
+				tick = nil
+				a.beat.Store(a.cfg.Clock.Now().UnixNano())
+				err := a.commitOrWait(ctx)
+				c.Barrier(err)
+				if err != nil {
+					return err
+				}
+				continue
 			}
 			if err := a.Add(&c); err != nil {
 				return errors.Join(err, a.Commit())
@@ -338,7 +231,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			// committed now, then (the buffer full) reading pauses, so
 			// the buffer passes max_size by one chunk's counts at most,
 			// not by a commit interval's.
-			if len(a.counts) >= a.cfg.MaxKeys || a.heldBytes() >= a.cfg.Buffer.Room() {
+			if a.sum.Held() >= a.cfg.MaxKeys || a.sum.heldBytes() >= a.cfg.Buffer.Room() {
 				if err := a.commitOrWait(ctx); err != nil {
 					return err
 				}
@@ -357,12 +250,6 @@ func (a *Aggregator) BufferFull() time.Time {
 // Stopped is closed once Run has returned, its final commit made (or
 // failed): what it had read is then in the buffer or will be read again.
 func (a *Aggregator) Stopped() <-chan struct{} { return a.stopped }
-
-// heldBytes is about how much the counts held add to the buffer's size
-// once committed (buffer.EstimateCounts).
-func (a *Aggregator) heldBytes() int64 {
-	return buffer.EstimateCounts(len(a.counts), len(a.index.arena))
-}
 
 // waitForSpace commits, then waits until the buffer is no longer full.
 func (a *Aggregator) waitForSpace(ctx context.Context) error {
@@ -384,106 +271,19 @@ func (a *Aggregator) waitForSpace(ctx context.Context) error {
 	return nil
 }
 
-// Add parses every line of c (or counts them as a Preparser parsed them:
-// c.Ahead, which it takes over) and records c's checkpoint. A checkpoint that
-// cannot be encoded is an error, returned before any line of c is counted:
-// counts committed without their checkpoint would be counted again after a
-// restart. Run calls it for each chunk it reads; call it directly only on
-// an Aggregator that is not run (NewSummer's, a tool's).
+// Add adds c to the sums held (Summer.Add), notes StartMarker, and
+// commits at a barrier (Barrier: its answer is Commit's error). Run calls
+// it for each chunk it reads but barriers; call it directly only on an
+// Aggregator that is not run (a tool's, a test's).
 func (a *Aggregator) Add(c *stream.Chunk) error {
-	cp := c.Checkpoint
-	if cp.Source == "" { // StartMarker
+	switch {
+	case c.Barrier != nil:
+		err := a.Commit()
+		c.Barrier(err)
+		return err
+	case c.Checkpoint.Source == "": // StartMarker
 		a.started = true
 		return nil
 	}
-	if c.Done {
-		a.cps[cp.Key()] = nil
-		if err := a.noteFinished(cp); err != nil {
-			return err
-		}
-		a.malformed.forget(cp.File)
-		return nil
-	}
-	p, lim := a.parserFor(cp.Source)
-	if p == nil {
-		// A chunk from a source without a parser is a wiring bug; keep
-		// the checkpoint where it was so nothing is lost.
-		a.log.Error("chunk from unknown source dropped", "source", cp.Source, "path", cp.Path)
-		return nil
-	}
-	var b []byte
-	if !c.Archive {
-		var err error
-		if b, err = cp.MarshalBinary(); err != nil {
-			return fmt.Errorf("aggregator: chunk of %s: %w", cp.Path, err)
-		}
-	}
-	overflowBefore, foldedBefore := lim.Overflow(), p.SitesFolded()
-	var t tally
-	ah, _ := c.Ahead.(*ahead)
-	c.Ahead = nil
-	if ah != nil {
-		defer ah.Release()
-	}
-	if ah != nil && ah.from == p { // else parsed for a parser replaced since: parsed again
-		a.addAhead(c, ah, p, lim, &t)
-		a.stats.parsedAhead.Add(t.lines)
-	} else {
-		c.Lines(func(line []byte, end int64) {
-			t.lines++
-			if out := p.Parse(line, &a.hit); out != parser.OK {
-				a.skip(&t, cp, end, out, line)
-				return
-			}
-			a.count(&t, &a.hit, lim)
-		})
-	}
-	if t.siteHits != nil {
-		t.siteHits.Add(t.siteRun)
-	}
-	a.stats.lines.Add(t.lines)
-	a.stats.hits.Add(t.hits)
-	src := a.stats.sourceCounter(cp.Source)
-	src.lines.Add(t.lines)
-	src.hits.Add(t.hits)
-	a.stats.malformed.Add(t.malformed)
-	a.stats.filtered.Add(t.filtered)
-	a.stats.other.Add(lim.Overflow() - overflowBefore)
-	if folded := p.SitesFolded() - foldedBefore; folded > 0 {
-		a.stats.sitesFolded.Add(folded)
-		if !a.foldWarned[cp.Source] {
-			if a.foldWarned == nil {
-				a.foldWarned = map[string]bool{}
-			}
-			a.foldWarned[cp.Source] = true
-			// The hosts are not named: they are what clients sent.
-			a.log.Warn("max_sites reached: the hits of further hosts are counted under the site \"(other)\" (logtally_sites_folded_hits_total)",
-				"source", cp.Source, "path", cp.Path)
-		}
-	}
-	for i, n := range t.outcomes {
-		if n > 0 {
-			a.stats.outcomes[i].Add(n)
-		}
-	}
-	a.stats.tooLong.Add(uint64(c.Skipped))
-	if c.Skipped > 0 {
-		a.log.Warn("lines longer than the limit skipped", "path", cp.Path, "count", c.Skipped)
-	}
-	if !c.Archive {
-		a.cps[cp.Key()] = b
-	} else {
-		a.noteArchive(c)
-	}
-	if cp.FPLen > 0 {
-		k := cp.LedgerKey()
-		// A shrink lowers the stream's entry; the marks after it in the
-		// same commit start from there, so they lower it too.
-		lower := c.Shrunk || a.marks[k].Lower
-		a.marks[k] = buffer.Mark{
-			FPLen: cp.FPLen, FPSum: cp.FPSum, Offset: cp.Offset, Stream: cp.Stream, TailLen: cp.TailLen, TailSum: cp.TailSum,
-			Source: cp.Source, Path: cp.Path, Lower: lower,
-		}
-	}
-	return nil
+	return a.sum.Add(c)
 }

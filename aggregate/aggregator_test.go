@@ -637,13 +637,14 @@ func TestHoldUntilStartHoldsBackCommits(t *testing.T) {
 }
 
 func TestPageLimitAndFilters(t *testing.T) {
-	p, err := parser.New(parser.Config{Format: "combined", Site: "s", Filter: parser.FilterConfig{Status: []string{"2xx"}}})
+	pc := parser.Config{Format: "combined", Site: "s", Filter: parser.FilterConfig{Status: []string{"2xx"}}}
+	pc.Page.MaxPagesPerMinute = 1
+	p, err := parser.New(pc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := startWith(t, buffer.Options{}, 0, func(c *aggregate.Config) {
 		c.Parsers = map[string]*parser.Parser{"src": p}
-		c.Limiters = map[string]*parser.PageLimiter{"src": parser.NewPageLimiter(1)}
 	})
 	notFound := strings.Replace(line("/missing", 0), " 200 ", " 404 ", 1)
 	h.send(chunk("src", 1, 0, line("/a", 0), line("/b", 1), line("/c", 2), line("/a", 3), notFound))
@@ -695,10 +696,10 @@ func TestArchiveChunksMoveOnlyTheLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.agg.AddSource("src", p, nil); err == nil {
+	if err := h.agg.AddSource("src", p); err == nil {
 		t.Error("AddSource took the name of a configured source")
 	}
-	if err := h.agg.AddSource("replay", p, nil); err != nil {
+	if err := h.agg.AddSource("replay", p); err != nil {
 		t.Fatal(err)
 	}
 	arc := chunk("replay", 0, 0, line("/a", 1), line("/a", 2), line("/b", 3))
@@ -855,29 +856,44 @@ func TestShrunkChunkLowersTheLedger(t *testing.T) {
 	}
 }
 
-// CommitNow commits what Run holds at once, before the commit tick, and
-// reports it; once Run has stopped it reports false without waiting.
-func TestCommitNowCommitsBeforeTheTick(t *testing.T) {
+// A barrier commits what Run holds at once, before the commit tick, once
+// every chunk before it is added, and answers nil; once Run has stopped
+// it is not read, and Stopped tells the sender so.
+func TestBarrierCommitsBeforeTheTick(t *testing.T) {
 	h := start(t, buffer.Options{}, 0)
 	c := chunk("src", 1, 0, line("/a", 0), line("/b", 0))
 	h.send(c)
 	h.eventually("2 lines", func(s aggregate.Stats) bool { return s.Lines == 2 })
-	if !h.agg.CommitNow(context.Background(), time.Hour) {
-		t.Fatal("CommitNow reported no commit")
+	barrier := func() error {
+		t.Helper()
+		b, done := aggregate.Barrier()
+		h.send(b)
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatal("the barrier was not answered")
+			return nil
+		}
+	}
+	if err := barrier(); err != nil {
+		t.Fatalf("barrier: %v", err)
 	}
 	if s := h.agg.Stats(); s.Commits != 1 {
-		t.Fatalf("%d commits after CommitNow, want 1", s.Commits)
+		t.Fatalf("%d commits after the barrier, want 1", s.Commits)
 	}
 	wantOffsets(t, checkpoints(t, h.buf), map[uint64]int64{1: c.Checkpoint.Offset})
 	wantCounts(t, drain(t, h.buf), map[hitKey]uint64{key("/a", 0): 1, key("/b", 0): 1})
 	// Holding nothing, it commits nothing and still answers.
-	if !h.agg.CommitNow(context.Background(), time.Hour) {
-		t.Fatal("CommitNow holding nothing reported no commit")
+	if err := barrier(); err != nil {
+		t.Fatalf("barrier holding nothing: %v", err)
 	}
 	if err := h.close(); err != nil {
 		t.Fatal(err)
 	}
-	if h.agg.CommitNow(context.Background(), time.Hour) {
-		t.Error("CommitNow after Run stopped reported a commit")
+	select {
+	case <-h.agg.Stopped():
+	default:
+		t.Error("Run stopped, Stopped not closed: a barrier's sender would wait")
 	}
 }

@@ -16,18 +16,18 @@ import (
 	"github.com/logtally/logtally/stream"
 )
 
-// Preparser parses the lines of a source's chunks ahead of an Aggregator,
-// on the goroutine that read them (a replay's reader), so that a replay
-// parses on more cores than the aggregator's one. It does what does not
-// depend on the order of the lines: Parse, with a Parser of its own
-// (parser.Parser.Ahead). The Aggregator does the rest, in the order of the
-// lines, as it does for the lines it parses: max_sites
-// (parser.Parser.Bound), max_pages_per_minute, the sums, the sites' hits,
-// the visitor sketches, the malformed lines' log. A nil *Preparser
-// prepares nothing.
+// Preparser parses the lines of a source's chunks ahead of a Summer (an
+// Aggregator's), on the goroutine that read them (a replay's reader), so
+// that a replay parses on more cores than the aggregator's one. It does
+// what does not depend on the order of the lines: Parse, with a Parser of
+// its own made from the same parser.Config (a Parser keeps no state across
+// lines). The Summer does the rest, in the order of the lines, as it does
+// for the lines it parses: max_sites, max_pages_per_minute, the sums, the
+// sites' hits, the visitor sketches, the malformed lines' log. A nil
+// *Preparser prepares nothing.
 type Preparser struct {
 	p      *parser.Parser // the Preparser's own
-	from   *parser.Parser // the Aggregator's, p was made from
+	from   *parser.Parser // the Summer's, p was made from
 	source string
 	hit    parser.Hit
 }
@@ -35,24 +35,24 @@ type Preparser struct {
 // Preparser returns a Preparser of source's chunks, for one goroutine, or
 // nil where it gains nothing: on one core (GOMAXPROCS 1, the daemon's
 // default max_procs), or for a source without a parser.
-func (a *Aggregator) Preparser(source string) *Preparser {
+func (s *Summer) Preparser(source string) *Preparser {
 	if runtime.GOMAXPROCS(0) < 2 {
 		return nil
 	}
-	from, _ := a.parserFor(source)
-	if from == nil {
+	src := s.sourceOf(source)
+	if src == nil {
 		return nil
 	}
-	p, err := from.Ahead()
-	if err != nil { // from was made of the same configuration
+	p, err := parser.New(src.p.Config())
+	if err != nil { // src.p was made of the same configuration
 		return nil
 	}
-	return &Preparser{p: p, from: from, source: source}
+	return &Preparser{p: p, from: src.p, source: source}
 }
 
 // ahead is a chunk's lines as a Preparser parsed them (Chunk.Ahead).
 type ahead struct {
-	from  *parser.Parser // the Aggregator's parser the lines were parsed for
+	from  *parser.Parser // the Summer's parser the lines were parsed for
 	lines []aheadLine
 	bytes []byte    // the hits' sites, pages and clients
 	bad   []badLine // the lines not OK
@@ -66,7 +66,7 @@ type aheadLine struct {
 	status             int32
 	out                parser.Outcome
 	bot                botclass.Class
-	unbound            bool
+	fromHost           bool
 }
 
 // span is the bytes [off, end) of ahead.bytes.
@@ -104,7 +104,7 @@ func (pp *Preparser) Prepare(c *stream.Chunk) {
 		ah.lines = append(ah.lines, aheadLine{
 			time: h.Time, rt: h.RT, bytes: h.Bytes, uaDigest: h.UADigest,
 			site: site, page: ah.add(h.Page), client: ah.add(h.Client),
-			status: int32(h.Status), out: out, bot: h.Bot, unbound: h.Unbound,
+			status: int32(h.Status), out: out, bot: h.Bot, fromHost: h.FromHost,
 		})
 	})
 	c.Ahead = ah
@@ -125,25 +125,24 @@ func (ah *ahead) of(s span) []byte {
 	return ah.bytes[s.off:s.end:s.end]
 }
 
-// addAhead counts the lines of c that a Preparser for p parsed, in their
-// order, as Add counts the lines it parses with p.
-func (a *Aggregator) addAhead(c *stream.Chunk, ah *ahead, p *parser.Parser, lim *parser.PageLimiter, t *tally) {
-	h := &a.hit
+// addAhead counts the lines of c that a Preparser for src parsed, in
+// their order, as Add counts the lines it parses with src's parser.
+func (s *Summer) addAhead(c *stream.Chunk, ah *ahead, src *source, t *tally) {
+	h := &s.hit
 	for i := range ah.lines {
 		r := &ah.lines[i]
 		t.lines++
 		if r.out != parser.OK {
 			b := ah.bad[r.site.off]
-			a.skip(t, c.Checkpoint, b.end, r.out, b.line)
+			s.skip(t, c.Checkpoint, b.end, r.out, b.line)
 			continue
 		}
 		*h = parser.Hit{
 			Site: ah.of(r.site), Page: ah.of(r.page), Client: ah.of(r.client),
 			Time: r.time, Status: int(r.status), Bytes: r.bytes, RT: r.rt,
-			Bot: r.bot, UADigest: r.uaDigest, Unbound: r.unbound,
+			Bot: r.bot, UADigest: r.uaDigest, FromHost: r.fromHost,
 		}
-		p.Bound(h)
-		a.count(t, h, lim)
+		s.count(t, h, src)
 	}
 }
 
@@ -160,51 +159,55 @@ func (ah *ahead) Release() {
 type tally struct {
 	lines, hits, malformed, filtered uint64
 	outcomes                         parser.Counts
-	siteHits                         *atomic.Uint64 // the counter of Aggregator.lastSite
+	siteHits                         *atomic.Uint64 // the counter of Summer.lastSite
 	siteRun                          uint64         // hits of lastSite not yet added to it
 }
 
 // skip counts a line Parse gave out (not OK): malformed (logged by its
 // place, never its bytes but at debug level, see logMalformed) or
 // filtered.
-func (a *Aggregator) skip(t *tally, cp stream.Checkpoint, end int64, out parser.Outcome, line []byte) {
+func (s *Summer) skip(t *tally, cp stream.Checkpoint, end int64, out parser.Outcome, line []byte) {
 	t.outcomes[out]++
 	if !out.Malformed() {
 		t.filtered++
 		return
 	}
 	t.malformed++
-	a.logMalformed(cp, end, out, line)
-	if a.malformed.on != nil {
-		a.malformed.on(t.lines, out, len(line))
+	s.logMalformed(cp, end, out, line)
+	if s.malformed.on != nil {
+		s.malformed.on(t.lines, out, len(line))
 	}
 }
 
-// count adds a parsed hit to its (site, page, second) sums, page limited
-// by lim, and to its site's hits and visitor sketches.
-func (a *Aggregator) count(t *tally, h *parser.Hit, lim *parser.PageLimiter) {
+// count adds a parsed hit of src to its (site, page, second) sums and to
+// its site's hits and visitor sketches, under the site and page src's
+// bounds give it at this point of the lines (max_sites, then
+// max_pages_per_minute): the one place they are applied, to the lines
+// parsed here and ahead alike.
+func (s *Summer) count(t *tally, h *parser.Hit, src *source) {
+	h.Site = src.sites.site(h)
 	t.hits++
-	if !bytes.Equal(h.Site, a.lastSite) || t.siteHits == nil {
+	if !bytes.Equal(h.Site, s.lastSite) || t.siteHits == nil {
 		if t.siteHits != nil {
 			t.siteHits.Add(t.siteRun)
 		}
-		a.lastSite = append(a.lastSite[:0], h.Site...)
-		t.siteHits, t.siteRun = a.stats.siteCounter(h.Site), 0
+		s.lastSite = append(s.lastSite[:0], h.Site...)
+		t.siteHits, t.siteRun = s.stats.siteCounter(h.Site), 0
 	}
 	t.siteRun++
-	page := lim.Apply(h.Site, h.Page, h.Time/60)
-	a.keyBuf = buffer.AppendKey(a.keyBuf[:0], h.Site, page, h.Time)
-	i, added := a.index.index(a.keyBuf)
+	page := src.pages.Apply(h.Site, h.Page, h.Time/60)
+	s.keyBuf = buffer.AppendKey(s.keyBuf[:0], h.Site, page, h.Time)
+	i, added := s.index.index(s.keyBuf)
 	if added {
-		a.counts = append(a.counts, measure.Vector{})
+		s.counts = append(s.counts, measure.Vector{})
 	}
-	if a.hitsOnly {
-		a.counts[i][measure.Views]++
+	if s.hitsOnly {
+		s.counts[i][measure.Views]++
 		return
 	}
 	m := measure.Hit{Status: h.Status, Bot: h.Bot, Bytes: h.Bytes, RT: h.RT}
-	a.counts[i].Add(&m)
-	if a.cfg.Visitors != nil && h.Bot == botclass.Person && len(h.Client) > 0 {
-		a.addVisitor(h, page)
+	s.counts[i].Add(&m)
+	if s.visitors != nil && h.Bot == botclass.Person && len(h.Client) > 0 {
+		s.addVisitor(h, page)
 	}
 }

@@ -56,11 +56,13 @@ func aheadLog(n int) []string {
 	return ls
 }
 
-// TestPreparedChunksCountAsParsed adds the same chunks to two summers,
-// one parsing them, the other given them as a Preparser parsed them on
-// another goroutine: sums, figures, site hits, visitor sketches and the
-// malformed lines passed on are the same, max_sites and
-// max_pages_per_minute applied in the order of the lines by both.
+// TestPreparedChunksCountAsParsed adds the same chunks to three summers,
+// one parsing them, one given them as a Preparser parsed them on another
+// goroutine, one given every other chunk so (as a replay's Sender
+// prepares a chunk only while others wait): sums, figures, site hits,
+// visitor sketches and the malformed lines passed on are the same,
+// max_sites and max_pages_per_minute applied in the order of the lines by
+// each.
 func TestPreparedChunksCountAsParsed(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // a Preparser needs two
 	cfg := parser.Config{
@@ -71,7 +73,7 @@ func TestPreparedChunksCountAsParsed(t *testing.T) {
 	cfg.Page.MaxPagesPerMinute = 5
 	salts := &periodSalts{period: visitor.Day}
 	type run struct {
-		sum       *aggregate.Aggregator
+		sum       *aggregate.Summer
 		malformed []string
 		logs      bytes.Buffer
 	}
@@ -87,17 +89,16 @@ func TestPreparedChunksCountAsParsed(t *testing.T) {
 			}
 			return a
 		}}))
-		r.sum = aggregate.NewSummer(map[string]*parser.Parser{"src": p},
-			map[string]*parser.PageLimiter{"src": parser.NewPageLimiter(cfg.Page.MaxPagesPerMinute)}, nil, log)
+		r.sum = aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, log)
 		r.sum.SetVisitors(&aggregate.Visitors{Salts: salts, Period: visitor.Day, Pages: true})
 		r.sum.OnMalformed(func(n uint64, out parser.Outcome, length int) {
 			r.malformed = append(r.malformed, fmt.Sprint(n, out, length))
 		})
 		return r
 	}
-	parsed, prepared := newRun(), newRun()
-	pre := prepared.sum.Preparser("src")
-	if pre == nil {
+	parsed, prepared, mixed := newRun(), newRun(), newRun()
+	pre, preMixed := prepared.sum.Preparser("src"), mixed.sum.Preparser("src")
+	if pre == nil || preMixed == nil {
 		t.Fatal("no Preparser on two cores")
 	}
 	ls := aheadLog(4000)
@@ -105,13 +106,22 @@ func TestPreparedChunksCountAsParsed(t *testing.T) {
 	for i := 0; i < len(ls); i += 500 {
 		c := chunk("src", 1, start, ls[i:min(i+500, len(ls))]...)
 		start = c.Checkpoint.Offset
-		c2 := c
-		c2.Data = bytes.Clone(c.Data)
+		c2, c3 := c, c
+		c2.Data, c3.Data = bytes.Clone(c.Data), bytes.Clone(c.Data)
 		done := make(chan struct{})
-		go func() { pre.Prepare(&c2); close(done) }()
+		go func() {
+			pre.Prepare(&c2)
+			if i/500%2 == 1 {
+				preMixed.Prepare(&c3)
+			}
+			close(done)
+		}()
 		<-done
 		if c2.Ahead == nil {
 			t.Fatal("Prepare attached nothing")
+		}
+		if err := mixed.sum.Add(&c3); err != nil {
+			t.Fatal(err)
 		}
 		if err := parsed.sum.Add(&c); err != nil {
 			t.Fatal(err)
@@ -147,6 +157,21 @@ func TestPreparedChunksCountAsParsed(t *testing.T) {
 	if parsed.logs.String() != prepared.logs.String() {
 		t.Errorf("logs differ:\nparsed:\n%s\nprepared:\n%s", parsed.logs.String(), prepared.logs.String())
 	}
+	m := mixed.sum.Stats()
+	if m.ParsedAhead == 0 || m.ParsedAhead == m.Lines {
+		t.Errorf("mixed: %d of %d lines parsed ahead: want some", m.ParsedAhead, m.Lines)
+	}
+	m.ParsedAhead = 0
+	if !reflect.DeepEqual(a, m) {
+		t.Errorf("figures:\nparsed %+v\nmixed  %+v", a, m)
+	}
+	if sm, _ := mixed.sum.Sums(); !reflect.DeepEqual(sa, sm) {
+		t.Errorf("sums differ: %d keys parsed, %d mixed", len(sa), len(sm))
+	}
+	checkSketches(t, mixed.sum.Sketches(), parsed.sum.Sketches())
+	if !reflect.DeepEqual(parsed.malformed, mixed.malformed) || parsed.logs.String() != mixed.logs.String() {
+		t.Errorf("malformed lines passed on or logs differ, mixed:\n%v\n%s", mixed.malformed, mixed.logs.String())
+	}
 	var views uint64
 	for _, v := range sa {
 		views += v[measure.Views]
@@ -161,12 +186,12 @@ func TestPreparedChunksCountAsParsed(t *testing.T) {
 // reload) is parsed with the parser of the aggregator's source.
 func TestPreparedForAnotherParserIsParsedAgain(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	mk := func(site string) *aggregate.Aggregator {
+	mk := func(site string) *aggregate.Summer {
 		p, err := parser.New(parser.Config{Format: "combined", Site: site})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil, nil)
+		return aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil)
 	}
 	old, now := mk("old.test"), mk("new.test")
 	c := chunk("src", 1, 0, line("/a", 1), line("/b", 2))
@@ -195,7 +220,7 @@ func TestNoPreparserOnOneCore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil, nil)
+	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil)
 	if pre := sum.Preparser("src"); pre != nil {
 		t.Error("a Preparser on one core")
 	}

@@ -2,11 +2,14 @@ package aggregate_test
 
 import (
 	"bytes"
+	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/logtally/logtally/aggregate"
+	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
@@ -47,8 +50,8 @@ func BenchmarkMeasuresCost(b *testing.B) {
 	c := apacheChunk(b)
 	lines := bytes.Count(c.Data, []byte("\n"))
 	full := newParser(b, "combined")
-	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": full}, nil, nil, nil)
-	base := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "common")}, nil, nil, nil)
+	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": full}, nil, nil)
+	base := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "common")}, nil, nil)
 	base.SetHitsOnly()
 	var tFull, tBase time.Duration
 	for i := 0; b.Loop(); i++ {
@@ -70,7 +73,7 @@ func BenchmarkMeasuresCost(b *testing.B) {
 	b.ReportMetric(float64(tFull)/float64(tBase), "x_hits_only")
 	// The classifier cache's hit rate over one pass of the log, from cold.
 	cold := newParser(b, "combined")
-	if err := aggregate.NewSummer(map[string]*parser.Parser{"src": cold}, nil, nil, nil).Add(&c); err != nil {
+	if err := aggregate.NewSummer(map[string]*parser.Parser{"src": cold}, nil, nil).Add(&c); err != nil {
 		b.Fatal(err)
 	}
 	hits, misses := cold.BotCacheStats()
@@ -83,7 +86,7 @@ func BenchmarkMeasuresCost(b *testing.B) {
 // chunk).
 func TestAddAllocatesNothingOnHeldKeys(t *testing.T) {
 	c := apacheChunk(t)
-	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(t, "combined")}, nil, nil, nil)
+	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(t, "combined")}, nil, nil)
 	if err := sum.Add(&c); err != nil { // holds every key, warms the cache
 		t.Fatal(err)
 	}
@@ -129,9 +132,9 @@ func BenchmarkVisitorsCost(b *testing.B) {
 
 func benchmarkVisitorsCost(b *testing.B, c stream.Chunk, pages bool) {
 	lines := bytes.Count(c.Data, []byte("\n"))
-	on := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil, nil)
+	on := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil)
 	on.SetVisitors(&aggregate.Visitors{Salts: &fixedSalt{}, Period: visitor.Day, Pages: pages})
-	off := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil, nil)
+	off := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil)
 	var tOn, tOff time.Duration
 	for i := 0; b.Loop(); i++ {
 		if i%2 == 0 { // alternate which runs first, as above
@@ -162,7 +165,7 @@ func bots(m *measure.Vector) (n uint64) {
 }
 
 // timeAdd adds c to a and returns how long it took.
-func timeAdd(b *testing.B, a *aggregate.Aggregator, c *stream.Chunk) time.Duration {
+func timeAdd(b *testing.B, a *aggregate.Summer, c *stream.Chunk) time.Duration {
 	t0 := time.Now()
 	if err := a.Add(c); err != nil {
 		b.Fatal(err)
@@ -186,7 +189,7 @@ func timeAdd(b *testing.B, a *aggregate.Aggregator, c *stream.Chunk) time.Durati
 func BenchmarkDryRunPath(b *testing.B) {
 	const lines = 200_000
 	data, chunks := loggen.Chunks(1, lines, 256<<10, "src")
-	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil, nil)
+	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil)
 	alone := newParser(b, "combined")
 	var h parser.Hit
 	parse := func() {
@@ -245,4 +248,66 @@ func BenchmarkDryRunPath(b *testing.B) {
 	if n < 0 {
 		b.Fatal("impossible")
 	}
+}
+
+// BenchmarkBarrierBehindQueue times a barrier (Barrier: the pipeline's,
+// before each seal) from its send to its answer: sent behind a full input
+// (a catch-up: one chunk of 1 MiB being added and the pipeline's four
+// queued, so the send waits for a place) and, in the same run, behind one
+// chunk (about what a commit request outside the input, CommitNow before
+// the barrier, waited for: the chunk being added, then the commit). Both
+// include their commit, of what the chunks before them hold: the
+// difference is the queue's parsing and committing, which the seal now
+// waits for and the batch then holds (CommitNow left it to the next).
+//
+//	go test -run '^$' -bench BarrierBehindQueue -count 3 ./aggregate
+func BenchmarkBarrierBehindQueue(b *testing.B) {
+	const queue = 4 // pipeline's chunkQueue
+	_, chunks := loggen.Chunks(1, 40_000, 1<<20, "src")
+	if len(chunks) < queue+1 {
+		b.Fatalf("%d chunks: want %d", len(chunks), queue+1)
+	}
+	chunks = chunks[:queue+1]
+	buf, err := buffer.Open(filepath.Join(b.TempDir(), "buffer.db"), buffer.Options{MaxSize: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer buf.Close()
+	in := make(chan stream.Chunk, queue)
+	agg, err := aggregate.New(aggregate.Config{
+		Buffer: buf, Parsers: map[string]*parser.Parser{"src": newParser(b, "combined")}, CommitInterval: time.Hour,
+	}, in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); <-agg.Stopped() }()
+	go agg.Run(ctx)
+	// behind sends chunks, then times a barrier behind them.
+	behind := func(chunks []stream.Chunk) time.Duration {
+		for _, c := range chunks {
+			in <- c
+		}
+		c, done := aggregate.Barrier()
+		t0 := time.Now()
+		in <- c
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	var queued, one time.Duration
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			queued += behind(chunks)
+			one += behind(chunks[:1])
+		} else {
+			one += behind(chunks[:1])
+			queued += behind(chunks)
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(queued)/1e6/n, "ms/seal_wait_queued")
+	b.ReportMetric(float64(one)/1e6/n, "ms/seal_wait_one_chunk")
+	b.ReportMetric(float64(queued)/float64(one), "x_one_chunk")
 }

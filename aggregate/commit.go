@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/stream"
 )
 
-// committer is the state of Run's commits other than what they hold:
-// CommitNow's requests, and the waits on a full buffer (reading paused)
-// or a full state dir (the commit retried).
+// committer is the state of Run's commits other than what they hold: the
+// commits made, and the waits on a full buffer (reading paused) or a full
+// state dir (the commit retried).
 type committer struct {
-	// req carries CommitNow's requests to Run.
-	req chan chan error
+	commits atomic.Uint64 // Stats.Commits
 
 	paused atomic.Int64 // Clock.Now() when reading paused on a full buffer, Unix nanoseconds; 0 while reading
 
@@ -70,7 +70,7 @@ func (a *Aggregator) commitOrWait(ctx context.Context) error {
 	path := a.cfg.Buffer.Path()
 	a.log.Error("state dir full: the commit to the buffer fails; reading paused, the counts read are held in memory "+
 		"and the commit retried until there is space (free space on the state dir's file system)",
-		"path", path, "err", err, "pending_keys", len(a.counts))
+		"path", path, "err", err, "pending_keys", a.sum.Held())
 	logged, notLogged := since, 0
 	backoff := a.cfg.CommitInterval
 	next := since.Add(backoff)
@@ -111,78 +111,42 @@ func (a *Aggregator) commitOrWait(ctx context.Context) error {
 	}
 }
 
-// CommitNow asks Run to commit what it holds now rather than at its next
-// commit tick, and waits for that commit up to wait. The flusher asks
-// before it seals a batch, so that the batch holds every line read so
-// far: a hit then waits about one flush interval to be sealed, not one
-// flush interval plus one commit interval. It reports whether the commit
-// was made; not when Run has stopped or is waiting for space (a full
-// buffer or state dir), when the commit failed, or when wait or ctx ended
-// first (the commit may still be made; it is Run's ordinary commit).
-func (a *Aggregator) CommitNow(ctx context.Context, wait time.Duration) bool {
-	done := make(chan error, 1) // Run never blocks on a requester gone
-	timeout := a.cfg.Clock.After(wait)
-	select {
-	case a.commit.req <- done:
-	case <-a.stopped:
-		return false
-	case <-timeout:
-		return false
-	case <-ctx.Done():
-		return false
-	}
-	select {
-	case err := <-done:
-		return err == nil
-	case <-timeout:
-		return false
-	case <-ctx.Done():
-		return false
-	}
+// Barrier returns a barrier chunk (stream.Chunk.Barrier) and the channel
+// its answer comes on. Sent on an Aggregator's input, it is read in order,
+// after every chunk sent before it: Run then commits what it holds, as at
+// its commit tick (a full state dir retried: see commitOrWait), and sends
+// nil on done once those chunks are in the buffer, or the commit's error.
+// With Config.HoldUntilStart, before StartMarker, it commits nothing and
+// answers nil. done has room for the answer: Run never waits for the
+// sender, who may have stopped waiting. Before a seal, the pipeline has
+// one read so that the sealed batch holds every line read so far: a hit
+// then waits about one flush interval to be sealed, not one flush
+// interval plus one commit interval.
+func Barrier() (c stream.Chunk, done <-chan error) {
+	ch := make(chan error, 1)
+	return stream.Chunk{Barrier: func(err error) { ch <- err }}, ch
 }
 
-// Commit writes the sums and checkpoints held, in one transaction. Run
-// commits by itself; Commit is for an Aggregator that is not run (tools,
-// tests), called from the goroutine that calls Add.
+// Commit writes the sums and positions the Summer holds, in one
+// transaction. Run commits by itself; Commit is for an Aggregator that is
+// not run (tools, tests), called from the goroutine that calls Add.
 func (a *Aggregator) Commit() error {
-	if a.empty() {
+	s := a.sum
+	if s.empty() {
 		return nil
 	}
 	if a.cfg.HoldUntilStart && !a.started {
 		return nil // held back until every start chunk is added
 	}
+	a.sorted = s.sortedCounts(a.sorted[:0])
 	err := a.cfg.Buffer.Commit(buffer.Commit{
-		Counts: a.sortedCounts(), Checkpoints: a.cps, Marks: a.heldMarks(), Finished: a.finished, Archives: a.archiveRanges(), KeepLastCommit: a.cfg.KeepLastCommit,
-		Visitors: a.Sketches(),
+		Counts: a.sorted, Checkpoints: s.at.cps, Marks: s.at.heldMarks(), Finished: s.at.finished, Archives: s.at.archiveRanges(), KeepLastCommit: a.cfg.KeepLastCommit,
+		Visitors: s.Sketches(),
 	})
 	if err != nil {
 		return fmt.Errorf("aggregator: %w", err)
 	}
-	a.stats.commits.Add(1)
-	a.addMeasures()
-	a.committedSketches()
-	a.index.reset()
-	a.counts = a.counts[:0]
-	a.cps = map[string][]byte{}
-	a.finished, a.archives = nil, nil
-	clear(a.marks)
+	a.commit.commits.Add(1)
+	s.committed()
 	return nil
-}
-
-// sortedCounts returns the sums held, sorted by key, as the buffer takes
-// them: keys and vectors are the aggregator's own, valid until the next
-// Add.
-func (a *Aggregator) sortedCounts() []buffer.Count {
-	cs := a.sorted[:0]
-	for i := range a.counts {
-		cs = append(cs, buffer.Count{Key: a.index.key(i), V: &a.counts[i]})
-	}
-	buffer.SortCounts(cs)
-	a.sorted = cs
-	return cs
-}
-
-// empty reports whether the aggregator holds nothing to commit.
-func (a *Aggregator) empty() bool {
-	return len(a.counts) == 0 && len(a.cps) == 0 && len(a.marks) == 0 && len(a.archives) == 0 && len(a.vis.dirty) == 0
 }

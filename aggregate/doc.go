@@ -1,20 +1,37 @@
-// Package aggregate is the aggregator: it parses the tailers' (and
-// replays') chunks with their source's parser, sums hits per (site, page,
-// second) in memory, and every commit interval commits the sums to the
-// buffer together with the checkpoints, finished files, archive parts and
-// ledger marks of the chunks they came from, in one transaction. CommitNow
-// makes that commit at once: the flusher asks for it before each seal.
+// Package aggregate turns the tailers' (and replays') chunks into sums and
+// commits them. A Summer parses each chunk's lines with their source's
+// parser, applies the bounds that depend on the order of the lines, sums
+// hits per (site, page, second) in memory with their sites' hits and
+// visitor sketches, and keeps where each chunk ends (checkpoint, finished
+// file, archive part, ledger mark). The Aggregator reads its input
+// channel into a Summer and every commit interval commits what it holds
+// to the buffer, in one transaction. A barrier on its input (Barrier)
+// makes that commit at once, after every chunk sent before it: the
+// pipeline puts one there before each of the flusher's seals.
 //
 // New makes the Aggregator a run uses (Run reads its input channel);
-// NewSummer makes one that only parses and sums (Add, Sums), for the
-// state-dir rebuild, so that a lost batch is re-read and keyed exactly as
-// it was counted.
+// NewSummer makes a Summer alone (Add, Sums, Drain), for the dry run,
+// verify and the state-dir rebuild, so that their lines are parsed,
+// bounded and keyed exactly as the daemon counts them.
 //
-// A Preparser (Aggregator.Preparser) parses a chunk's lines on the
-// goroutine that read it, a replay's reader, into stream.Chunk.Ahead: Add
-// then does only what depends on the order of the lines (max_sites through
-// parser.Parser.Bound, max_pages_per_minute, the sums, the sites' hits,
-// the visitor sketches), in that order, as for the lines it parses.
+// The bounds that depend on the order of the lines are a Summer's, per
+// source, applied to each hit in line order in one place (count), to the
+// lines parsed ahead and here alike: max_sites (parser.Config.MaxSites:
+// the hits of hosts, parser.Hit.FromHost, past the first MaxSites are
+// counted under parser.OtherSite) and max_pages_per_minute
+// (parser.PageConfig.MaxPagesPerMinute: a site's pages past it in a minute
+// are counted under parser.Other), both as the source's parser.Config sets
+// them. Which hosts and pages they catch depends on the order of the
+// lines and on the Summer's life (a restart, a reload, a replay's source
+// start afresh); totals never change.
+//
+// A Preparser (Summer.Preparser) parses a chunk's lines on the goroutine
+// that read them, a replay's reader, into stream.Chunk.Ahead: Add then
+// does only what depends on the order of the lines (max_sites,
+// max_pages_per_minute, the sums, the sites' hits, the visitor sketches),
+// in that order, as for the lines it parses: a Parser keeps no state
+// across lines, so the Preparser's own gives each line the hit the
+// Summer's would.
 //
 // Caveats:
 //   - Only whole chunks are committed: a checkpoint always sits just past a

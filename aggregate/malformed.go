@@ -34,13 +34,13 @@ func (ml *malformedLogs) forget(f stream.FileID) { delete(ml.byFile, f) }
 // /etc/shadow, a credential file), nor kept for /status: the reason, the
 // file, the byte offset and the length say enough. At debug level only,
 // a second record shows the first debugPrefixLen bytes, escaped.
-func (a *Aggregator) logMalformed(cp stream.Checkpoint, end int64, out parser.Outcome, line []byte) {
-	m := a.malformed.byFile[cp.File]
+func (s *Summer) logMalformed(cp stream.Checkpoint, end int64, out parser.Outcome, line []byte) {
+	m := s.malformed.byFile[cp.File]
 	if m == nil {
 		m = &malformedLog{}
-		a.malformed.byFile[cp.File] = m
+		s.malformed.byFile[cp.File] = m
 	}
-	now := a.cfg.Clock.Now()
+	now := s.clock.Now()
 	if m.logged >= malformedLogged && now.Sub(m.last) < malformedEvery {
 		m.suppressed++
 		return
@@ -48,11 +48,11 @@ func (a *Aggregator) logMalformed(cp stream.Checkpoint, end int64, out parser.Ou
 	m.logged++
 	m.last = now
 	offset := max(0, end-int64(len(line))-1) // end is past the '\n'
-	a.log.Warn("malformed line skipped", "path", cp.Path, "offset", offset, "length", len(line), "reason", out.String(),
+	s.log.Warn("malformed line skipped", "path", cp.Path, "offset", offset, "length", len(line), "reason", out.String(),
 		"not_logged_since_last", m.suppressed)
 	m.suppressed = 0
-	if a.log.Enabled(context.Background(), slog.LevelDebug) {
-		a.log.Debug("malformed line: its first bytes", "path", cp.Path, "offset", offset, "prefix", debugPrefix(line))
+	if s.log.Enabled(context.Background(), slog.LevelDebug) {
+		s.log.Debug("malformed line: its first bytes", "path", cp.Path, "offset", offset, "prefix", debugPrefix(line))
 	}
 }
 

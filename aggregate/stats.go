@@ -28,14 +28,14 @@ type SourceStats struct {
 
 type sourceCounters struct{ lines, hits atomic.Uint64 }
 
-// counters are the running totals behind Stats: atomic, written by Run's
-// goroutine (or a Summer's caller), read by Stats from any.
+// counters are the running totals behind Stats: atomic, written by the
+// goroutine that adds chunks to the Summer, read by Stats from any.
 type counters struct {
-	lines, hits, malformed, filtered, tooLong, commits, other atomic.Uint64
-	sitesFolded                                               atomic.Uint64
-	parsedAhead                                               atomic.Uint64 // Stats.ParsedAhead
-	outcomes                                                  [parser.NumOutcomes]atomic.Uint64
-	measures                                                  [measure.N]atomic.Uint64 // Stats.Measures
+	lines, hits, malformed, filtered, tooLong, other atomic.Uint64
+	sitesFolded                                      atomic.Uint64
+	parsedAhead                                      atomic.Uint64 // Stats.ParsedAhead
+	outcomes                                         [parser.NumOutcomes]atomic.Uint64
+	measures                                         [measure.N]atomic.Uint64 // Stats.Measures
 
 	byMu     sync.Mutex // guards the maps; the counters are atomic
 	bySource map[string]*sourceCounters
@@ -83,7 +83,7 @@ type Stats struct {
 	// Other counts hits counted as "(other)" by max_pages_per_minute.
 	Other uint64
 	// SitesFolded counts hits counted under the site "(other)" by
-	// max_sites (parser.Parser.SitesFolded).
+	// max_sites (parser.Config.MaxSites).
 	SitesFolded uint64
 	// ParsedAhead counts the lines of Lines that a Preparser parsed, on
 	// the goroutine that read them, before the aggregator counted them.
@@ -166,10 +166,18 @@ func (s *Stats) Add(o Stats) {
 	}
 }
 
+// Stats returns the running totals (Commits, FullSince and FullErr are
+// an Aggregator's: zero).
+func (s *Summer) Stats() Stats {
+	st := s.stats.load()
+	st.VisitorsUnsalted = s.vis.unsalted.Load()
+	return st
+}
+
 // Stats returns the running totals.
 func (a *Aggregator) Stats() Stats {
-	st := a.stats.load()
-	st.VisitorsUnsalted = a.vis.unsalted.Load()
+	st := a.sum.Stats()
+	st.Commits = a.commit.commits.Load()
 	st.FullSince, st.FullErr = a.Full()
 	return st
 }
@@ -179,7 +187,7 @@ func (a *Aggregator) Stats() Stats {
 func (cs *counters) load() Stats {
 	st := Stats{
 		Lines: cs.lines.Load(), Hits: cs.hits.Load(), Malformed: cs.malformed.Load(), Filtered: cs.filtered.Load(),
-		TooLong: cs.tooLong.Load(), Commits: cs.commits.Load(), Other: cs.other.Load(), SitesFolded: cs.sitesFolded.Load(),
+		TooLong: cs.tooLong.Load(), Other: cs.other.Load(), SitesFolded: cs.sitesFolded.Load(),
 		ParsedAhead: cs.parsedAhead.Load(),
 	}
 	for i := range cs.outcomes {
@@ -204,12 +212,12 @@ func (cs *counters) load() Stats {
 // addMeasures adds the measures held (committed or drained now) to the
 // running totals: once per commit, not per hit, which keeps the per-line
 // path to one vector addition.
-func (a *Aggregator) addMeasures() {
+func (s *Summer) addMeasures() {
 	var v measure.Vector
-	for i := range a.counts {
-		v.Merge(&a.counts[i])
+	for i := range s.counts {
+		v.Merge(&s.counts[i])
 	}
-	a.stats.addMeasures(&v)
+	s.stats.addMeasures(&v)
 }
 
 // addMeasures adds v to the measures' totals: summed, but a maximum

@@ -1,6 +1,7 @@
 package aggregate_test
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestSummerDrainAndOnMalformed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil, nil)
+	a := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil)
 	type bad struct {
 		n      uint64
 		out    parser.Outcome
@@ -72,5 +73,67 @@ func TestSummerDrainAndOnMalformed(t *testing.T) {
 	}
 	if sums, _ := a.Sums(); len(sums) != 1 {
 		t.Errorf("Sums after the next chunk: %v, want one key", sums)
+	}
+}
+
+// MaxSites: the first MaxSites hosts with a hit are sites, the hits of
+// further hosts get parser.OtherSite and are counted in SitesFolded;
+// aliased hosts are always sites; filtered and malformed lines take no
+// place. (Was parser's TestMaxSites, when the Parser applied the bound.)
+func TestSummerMaxSites(t *testing.T) {
+	p, err := parser.New(parser.Config{Format: "vhost_combined", Site: parser.SiteFromLine, MaxSites: 2,
+		SiteAliases: map[string]string{"www.example.com": "example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostLine := func(host string, status int) string {
+		return fmt.Sprintf(`%s:80 1.2.3.4 - - [17/May/2015:10:05:03 +0000] "GET /a HTTP/1.1" %d 100 "-" "t"`, host, status)
+	}
+	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil)
+	var start int64
+	for i, tc := range []struct {
+		host   string
+		status int
+		want   string
+	}{
+		{"a.test", 200, "a.test"},
+		{"www.example.com", 200, "example.com"}, // aliased: takes no place
+		{"B.TEST", 200, "b.test"},
+		{"c.test", 200, "(other)"},
+		{"a.test", 200, "a.test"},
+		{"www.example.com", 200, "example.com"},
+		{"d.test", 200, "(other)"},
+	} {
+		c := chunk("src", 1, start, hostLine(tc.host, tc.status))
+		start = c.Checkpoint.Offset
+		if err := sum.Add(&c); err != nil {
+			t.Fatal(err)
+		}
+		var sites []string
+		sum.Drain(func(k []byte, _ *measure.Vector) {
+			site, _, _, err := buffer.DecodeKey(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sites = append(sites, string(site))
+		})
+		if len(sites) != 1 || sites[0] != tc.want {
+			t.Errorf("line %d, %s: sites %q, want %q", i+1, tc.host, sites, tc.want)
+		}
+	}
+	if n := sum.Stats().SitesFolded; n != 2 {
+		t.Errorf("SitesFolded = %d, want 2", n)
+	}
+	// Not a hit: no place taken even with room.
+	q, _ := parser.New(parser.Config{Format: "vhost_combined", Site: parser.SiteFromLine, MaxSites: 1, Filter: parser.FilterConfig{Status: []string{"2xx"}}})
+	sum = aggregate.NewSummer(map[string]*parser.Parser{"src": q}, nil, nil)
+	c := chunk("src", 1, 0, hostLine("x.test", 404), hostLine("y.test", 200))
+	if err := sum.Add(&c); err != nil {
+		t.Fatal(err)
+	}
+	sums, _ := sum.Sums()
+	st := sum.Stats()
+	if st.Outcomes[parser.FilteredStatus] != 1 || st.SitesFolded != 0 || len(sums) != 1 || st.HitsBySite["y.test"] != 1 {
+		t.Errorf("after a filtered line: %d filtered, %d folded, sites %v", st.Outcomes[parser.FilteredStatus], st.SitesFolded, st.HitsBySite)
 	}
 }

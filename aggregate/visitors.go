@@ -9,7 +9,8 @@ import (
 	"github.com/logtally/logtally/visitor"
 )
 
-// Visitors configures the visitor sketches of an Aggregator.
+// Visitors configures the visitor sketches of a Summer (an Aggregator's:
+// Config.Visitors).
 type Visitors struct {
 	// Salts gives the salt of the period holding a second, if held
 	// (salts.Keeper.For).
@@ -22,13 +23,13 @@ type Visitors struct {
 	Pages bool
 }
 
-// maxHeldSketches bounds the sketches an Aggregator keeps between
+// maxHeldSketches bounds the sketches a Summer keeps between
 // commits (a site's, and one per page and period): past it, a commit
 // forgets those it wrote, and lines after it start them again (the buffer
 // merges by maximum, so nothing is lost; only the work of re-making them).
 const maxHeldSketches = 100_000
 
-// visitorState is the Aggregator's visitor sketches and what makes a line
+// visitorState is the Summer's visitor sketches and what makes a line
 // cheap: the sketches are kept across commits (a commit writes those that
 // changed since the last, which the buffer merges by maximum), the last
 // visitor seen (lines in a row from one client skip the keyed hash; adding
@@ -61,24 +62,24 @@ type visitorState struct {
 
 // addVisitor adds h's visitor key to its site's sketch and to page's
 // (the page the hit is counted under), for its salt period.
-func (a *Aggregator) addVisitor(h *parser.Hit, page []byte) {
-	v := &a.vis
+func (s *Summer) addVisitor(h *parser.Hit, page []byte) {
+	v := &s.vis
 	if h.Time < v.periodStart || h.Time >= v.periodEnd { // the zero state holds no second
-		v.periodStart, v.periodEnd = a.cfg.Visitors.Period.Bounds(h.Time)
+		v.periodStart, v.periodEnd = s.visitors.Period.Bounds(h.Time)
 	}
 	start := v.periodStart
 	l := &v.last
 	if l.set && l.start == start && l.ua == h.UADigest && bytes.Equal(l.client, h.Client) && bytes.Equal(l.site, h.Site) {
 		// The visitor of the line before: its key is in the site's
 		// sketch; a page it had not seen still takes it.
-		if a.cfg.Visitors.Pages && !bytes.Equal(l.page, page) {
-			a.addKey(a.pageSketch(start, h.Site, page), l.key)
+		if s.visitors.Pages && !bytes.Equal(l.page, page) {
+			s.addKey(s.pageSketch(start, h.Site, page), l.key)
 			l.page = append(l.page[:0], page...)
 		}
 		return
 	}
 	if !v.saltSet || v.saltStart != start {
-		v.salt, _ = a.cfg.Visitors.Salts.For(h.Time)
+		v.salt, _ = s.visitors.Salts.For(h.Time)
 		v.saltStart, v.saltSet = start, true
 	}
 	if v.salt == nil {
@@ -86,14 +87,14 @@ func (a *Aggregator) addVisitor(h *parser.Hit, page []byte) {
 		return
 	}
 	if v.sketch == nil || v.sketchStart != start || !bytes.Equal(v.sketchSite, h.Site) {
-		v.sketch = a.sketch(start, h.Site, nil, visitor.SitePrecision)
+		v.sketch = s.sketch(start, h.Site, nil, visitor.SitePrecision)
 		v.sketchStart = start
 		v.sketchSite = append(v.sketchSite[:0], h.Site...)
 	}
 	key := visitor.KeyOf(v.salt, h.Site, h.Client, h.UADigest)
-	a.addKey(v.sketch, key)
-	if a.cfg.Visitors.Pages {
-		a.addKey(a.pageSketch(start, h.Site, page), key)
+	s.addKey(v.sketch, key)
+	if s.visitors.Pages {
+		s.addKey(s.pageSketch(start, h.Site, page), key)
 	}
 	l.set, l.start, l.ua, l.key = true, start, h.UADigest, key
 	l.site = append(l.site[:0], h.Site...)
@@ -103,11 +104,11 @@ func (a *Aggregator) addVisitor(h *parser.Hit, page []byte) {
 
 // pageSketch returns the sparse sketch of site's page for the period
 // starting at start.
-func (a *Aggregator) pageSketch(start int64, site, page []byte) *heldSketch {
-	return a.sketch(start, site, page, visitor.PagePrecision)
+func (s *Summer) pageSketch(start int64, site, page []byte) *heldSketch {
+	return s.sketch(start, site, page, visitor.PagePrecision)
 }
 
-// heldSketch is a sketch the Aggregator keeps, with its key.
+// heldSketch is a sketch the Summer keeps, with its key.
 type heldSketch struct {
 	key   string
 	s     *visitor.Sketch
@@ -118,8 +119,8 @@ type heldSketch struct {
 // period starting at start, making it (dense for a site, sparse for a
 // page) if there is none. Looking one up allocates nothing; making one
 // allocates it and its key.
-func (a *Aggregator) sketch(start int64, site, page []byte, p uint8) *heldSketch {
-	v := &a.vis
+func (s *Summer) sketch(start int64, site, page []byte, p uint8) *heldSketch {
+	v := &s.vis
 	v.keyBuf = buffer.AppendVisitorKey(v.keyBuf[:0], start, site, page)
 	if h := v.held[string(v.keyBuf)]; h != nil {
 		return h
@@ -136,26 +137,22 @@ func (a *Aggregator) sketch(start int64, site, page []byte, p uint8) *heldSketch
 }
 
 // addKey adds key to h and notes h for the next commit if it changed.
-func (a *Aggregator) addKey(h *heldSketch, key uint64) {
+func (s *Summer) addKey(h *heldSketch, key uint64) {
 	if h.s.Add(key) && !h.dirty {
 		h.dirty = true
-		a.vis.dirty = append(a.vis.dirty, h)
+		s.vis.dirty = append(s.vis.dirty, h)
 	}
 }
-
-// SetVisitors makes a Summer keep visitor sketches (Config.Visitors of a
-// run Aggregator); nil: none. Call it before the first Add.
-func (a *Aggregator) SetVisitors(v *Visitors) { a.cfg.Visitors = v }
 
 // Sketches returns the visitor sketches changed since the last commit
 // (buffer.VisitorKey -> sketch): what a commit merges into the buffer.
 // They must not be modified.
-func (a *Aggregator) Sketches() map[string]*visitor.Sketch {
-	if len(a.vis.dirty) == 0 {
+func (s *Summer) Sketches() map[string]*visitor.Sketch {
+	if len(s.vis.dirty) == 0 {
 		return nil
 	}
-	m := make(map[string]*visitor.Sketch, len(a.vis.dirty))
-	for _, h := range a.vis.dirty {
+	m := make(map[string]*visitor.Sketch, len(s.vis.dirty))
+	for _, h := range s.vis.dirty {
 		m[h.key] = h.s
 	}
 	return m
@@ -165,8 +162,8 @@ func (a *Aggregator) Sketches() map[string]*visitor.Sketch {
 // again. Past maxHeldSketches every sketch is forgotten (all are in the
 // buffer), and the salt looked up last is forgotten so that a salt
 // fetched since is seen. The unsalted hits committed join Stats.
-func (a *Aggregator) committedSketches() {
-	v := &a.vis
+func (s *Summer) committedSketches() {
+	v := &s.vis
 	v.addUnsalted()
 	for _, h := range v.dirty {
 		h.dirty = false
@@ -180,8 +177,8 @@ func (a *Aggregator) committedSketches() {
 
 // dropSketches forgets every sketch (a Summer's Drain: nothing is
 // written).
-func (a *Aggregator) dropSketches() {
-	v := &a.vis
+func (s *Summer) dropSketches() {
+	v := &s.vis
 	v.addUnsalted()
 	v.held, v.dirty, v.sketch, v.saltSet = nil, v.dirty[:0], nil, false
 	v.last.set = false

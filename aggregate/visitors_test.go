@@ -93,7 +93,7 @@ func TestVisitorsFollowTheirPeriod(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sum := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil, nil)
+			sum := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil)
 			sum.SetVisitors(&aggregate.Visitors{Salts: salts, Period: tc.period, Pages: true})
 			// One line per chunk, then all in one: the state kept
 			// between chunks and within one alike.
@@ -109,7 +109,7 @@ func TestVisitorsFollowTheirPeriod(t *testing.T) {
 				t.Errorf("VisitorsUnsalted after a drain: %d, want %d", got, unsalted)
 			}
 
-			sum2 := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil, nil)
+			sum2 := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil)
 			sum2.SetVisitors(&aggregate.Visitors{Salts: salts, Period: tc.period, Pages: true})
 			c := stream.Chunk{Checkpoint: stream.Checkpoint{Source: "src", Path: "/logs/1.log", File: stream.FileID{Dev: 1, Ino: 1}},
 				Data: []byte(strings.Join(lines, "\n") + "\n")}

@@ -1,11 +1,11 @@
 // Package dryrun sums log files as the daemon would, in memory, writing
 // nothing: a DryRun reads files as archive.Stream does and sums them with
-// the daemon's own aggregator (aggregate.NewSummer: the same parser, filters,
+// the daemon's own Summer (aggregate.NewSummer: the same parser, filters,
 // window, max_sites, max_pages_per_minute, outcome counting and buffer
 // keys), with no buffer or database: every maxKeys sums it drains them
-// (aggregate's Drain, as a commit would) and decodes their keys
+// (Summer.Drain, as a commit would) and decodes their keys
 // (buffer.DecodeKey) for the summary's sites, distinct pages and distinct
-// seconds; the other rows are the aggregator's Stats. Malformed lines are
+// seconds; the other rows are the Summer's Stats. Malformed lines are
 // printed by file, line number and reason, never their contents.
 // NewParallel's (the command's, with -jobs) reads up to jobs files at
 // once on jobs workers, each file on one, each worker with its own Summer:

@@ -44,8 +44,8 @@ const malformedLogged = 5
 const dryRunSource = "dry-run"
 
 // DryRun parses lines and sums hits per (site, page, second) in memory
-// with the daemon's own aggregator (aggregate.NewSummer: its parser, page
-// limiter, key encoding and counters), without a buffer or database.
+// with the daemon's own Summer (aggregate.NewSummer: its parser, bounds,
+// key encoding and counters), without a buffer or database.
 // New's reads on one goroutine; NewParallel's on several
 // (see ReadFiles).
 type DryRun struct {
@@ -115,13 +115,11 @@ func (d *DryRun) Drain() (aggregate.Stats, error) {
 	return d.stats(), err
 }
 
-// dryWorker sums chunks with its own aggregator (a Summer, with its own
-// parser and limiter) and notes the figures of the sums it drains: one per
-// goroutine of the dry run.
+// dryWorker sums chunks with its own Summer (with its own parser and
+// bounds) and notes the figures of the sums it drains: one per goroutine
+// of the dry run.
 type dryWorker struct {
-	agg *aggregate.Aggregator
-	p   *parser.Parser
-	lim *parser.PageLimiter
+	sum *aggregate.Summer
 	// mal is called for each malformed line of the chunk being added (see
 	// aggregate's OnMalformed).
 	mal func(n uint64, o parser.Outcome, length int)
@@ -150,25 +148,24 @@ type dryWorker struct {
 	file int
 }
 
-// newDryWorker returns a worker parsing with p and limiting with lim.
-func newDryWorker(p *parser.Parser, lim *parser.PageLimiter) *dryWorker {
+// newDryWorker returns a worker parsing with p, bounded as p's Config
+// says (max_sites, max_pages_per_minute).
+func newDryWorker(p *parser.Parser) *dryWorker {
 	w := &dryWorker{
-		agg: aggregate.NewSummer(map[string]*parser.Parser{dryRunSource: p},
-			map[string]*parser.PageLimiter{dryRunSource: lim}, nil, nil),
-		p: p, lim: lim,
+		sum:   aggregate.NewSummer(map[string]*parser.Parser{dryRunSource: p}, nil, nil),
 		sites: map[string]*pageSet{},
 		file:  -1,
 	}
-	w.agg.OnMalformed(func(n uint64, o parser.Outcome, length int) { w.mal(n, o, length) })
+	w.sum.OnMalformed(func(n uint64, o parser.Outcome, length int) { w.mal(n, o, length) })
 	return w
 }
 
-// New returns a DryRun parsing with p, applying lim
-// (max_pages_per_minute; nil: no bound), skipping lines longer than maxLine
-// bytes ('\n' not included; max_line_bytes) and printing malformed lines to
-// log. It reads on the caller's goroutine.
-func New(p *parser.Parser, lim *parser.PageLimiter, maxLine int, log io.Writer) *DryRun {
-	d := &DryRun{w: newDryWorker(p, lim), limited: lim != nil, log: log, maxLine: maxLine}
+// New returns a DryRun parsing with p, applying the bounds of p's Config
+// (max_sites, max_pages_per_minute) as the daemon does, skipping lines
+// longer than maxLine bytes ('\n' not included; max_line_bytes) and
+// printing malformed lines to log. It reads on the caller's goroutine.
+func New(p *parser.Parser, maxLine int, log io.Writer) *DryRun {
+	d := &DryRun{w: newDryWorker(p), limited: p.Config().Page.MaxPagesPerMinute > 0, log: log, maxLine: maxLine}
 	d.w.mal = d.malformedLine
 	return d
 }
@@ -188,23 +185,23 @@ func (d *DryRun) ReadFile(name string) error {
 	d.name, d.lineNo, d.malformed = name, 0, 0
 	file := d.next
 	d.next++
-	agg := d.w.agg
+	sum := d.w.sum
 	_, err := archive.Read(context.Background(), name, dryRunSource, nil, 0, false, d.maxLine, func(c stream.Chunk) error {
 		if err := d.w.fileOf(file); err != nil {
 			c.Release()
 			return err
 		}
-		before := agg.LinesParsed()
-		if err := agg.Add(&c); err != nil {
+		before := sum.LinesParsed()
+		if err := sum.Add(&c); err != nil {
 			return err
 		}
 		c.Release() // Add keeps nothing of c.Data
-		d.lineNo += agg.LinesParsed() - before
+		d.lineNo += sum.LinesParsed() - before
 		for range c.Skipped {
 			d.lineNo++
 			fmt.Fprintf(d.log, "%s:%d: line longer than %d bytes skipped\n", name, d.lineNo, d.maxLine)
 		}
-		if agg.Held() >= maxKeys {
+		if sum.Held() >= maxKeys {
 			return d.w.drain()
 		}
 		return nil
@@ -247,7 +244,7 @@ func (d *DryRun) malformedLine(n uint64, o parser.Outcome, length int) {
 // (a bug: the aggregator made it) is an error.
 func (w *dryWorker) drain() error {
 	var bad error
-	w.agg.Drain(func(key []byte, v *measure.Vector) {
+	w.sum.Drain(func(key []byte, v *measure.Vector) {
 		if err := w.note(key); err != nil && bad == nil {
 			bad = err
 		}
@@ -266,7 +263,7 @@ func (w *dryWorker) fileOf(file int) error {
 		return nil
 	}
 	var err error
-	if w.agg.Held() > 0 {
+	if w.sum.Held() > 0 {
 		err = w.drain()
 	}
 	w.file = file
@@ -320,7 +317,7 @@ func (d *DryRun) workers() []*dryWorker {
 func (d *DryRun) stats() aggregate.Stats {
 	var st aggregate.Stats
 	for _, w := range d.workers() {
-		st.Add(w.agg.Stats())
+		st.Add(w.sum.Stats())
 	}
 	return st
 }
@@ -343,7 +340,7 @@ func (d *DryRun) figures() (*dryWorker, error) {
 	}
 	held := map[string]struct{}{}
 	for _, w := range ws {
-		w.agg.Drain(func(key []byte, v *measure.Vector) {
+		w.sum.Drain(func(key []byte, v *measure.Vector) {
 			held[string(key)] = struct{}{}
 			if w.sink != nil {
 				w.sink.Sums(w.file, key, v)

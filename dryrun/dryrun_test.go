@@ -71,7 +71,7 @@ func TestDryRunFiguresAcrossChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr, out bytes.Buffer
-	d := New(p, parser.NewPageLimiter(0), maxLine, &stderr)
+	d := New(p, maxLine, &stderr)
 	if err := d.ReadFile(name); err != nil {
 		t.Fatal(err)
 	}
@@ -115,12 +115,14 @@ func TestDryRunFoldsSitesAndPages(t *testing.T) {
 	if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := parser.New(parser.Config{Format: "vhost_combined", Site: parser.SiteFromLine, MaxSites: 3})
+	pc := parser.Config{Format: "vhost_combined", Site: parser.SiteFromLine, MaxSites: 3}
+	pc.Page.MaxPagesPerMinute = 2
+	p, err := parser.New(pc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var stderr, out bytes.Buffer
-	d := New(p, parser.NewPageLimiter(2), 1<<20, &stderr)
+	d := New(p, 1<<20, &stderr)
 	if err := d.ReadFile(name); err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func TestDamagedArchiveDryRun(t *testing.T) {
 			}
 
 			p, _ := parser.New(parser.Config{Site: "s", Format: "combined"})
-			dr := New(p, nil, 1<<20, io.Discard)
+			dr := New(p, 1<<20, io.Discard)
 			err := dr.ReadFile(path)
 			var d *archive.DamagedError
 			if !errors.As(err, &d) || d.Offset != want.Offset || dr.lines() != uint64(c.Lines.Load()) {

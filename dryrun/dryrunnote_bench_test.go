@@ -24,11 +24,13 @@ func BenchmarkDryWorkerNote(b *testing.B) {
 	const lines = 200_000
 	_, chunks := loggen.Chunks(1, lines, 256<<10, dryRunSource)
 	newWorker := func() *dryWorker {
-		p, err := parser.New(parser.Config{Format: "combined", Site: "bench.example.com"})
+		pc := parser.Config{Format: "combined", Site: "bench.example.com"}
+		pc.Page.MaxPagesPerMinute = 1000
+		p, err := parser.New(pc)
 		if err != nil {
 			b.Fatal(err)
 		}
-		w := newDryWorker(p, parser.NewPageLimiter(1000))
+		w := newDryWorker(p)
 		w.mal = func(uint64, parser.Outcome, int) {}
 		return w
 	}
@@ -39,7 +41,7 @@ func BenchmarkDryWorkerNote(b *testing.B) {
 		f := note(w)
 		keys := 0
 		drain := func() {
-			w.agg.Drain(func(key []byte, _ *measure.Vector) {
+			w.sum.Drain(func(key []byte, _ *measure.Vector) {
 				keys++
 				if err := f(key); err != nil {
 					b.Fatal(err)
@@ -49,10 +51,10 @@ func BenchmarkDryWorkerNote(b *testing.B) {
 		t0 := time.Now()
 		for i := range chunks {
 			c := chunks[i]
-			if err := w.agg.Add(&c); err != nil {
+			if err := w.sum.Add(&c); err != nil {
 				b.Fatal(err)
 			}
-			if w.agg.Held() >= maxKeys {
+			if w.sum.Held() >= maxKeys {
 				drain()
 			}
 		}
@@ -96,16 +98,18 @@ func BenchmarkDryWorkerNote(b *testing.B) {
 //	go test -run '^$' -bench NoteKeys -count 3 ./replay
 func BenchmarkNoteKeys(b *testing.B) {
 	g := loggen.New(1)
-	p, err := parser.New(parser.Config{Format: "combined", Site: "bench.example.com"})
+	pc := parser.Config{Format: "combined", Site: "bench.example.com"}
+	pc.Page.MaxPagesPerMinute = 1000
+	p, err := parser.New(pc)
 	if err != nil {
 		b.Fatal(err)
 	}
-	w := newDryWorker(p, parser.NewPageLimiter(1000))
+	w := newDryWorker(p)
 	w.mal = func(uint64, parser.Outcome, int) {}
 	var arena []byte // the keys one after the other, read in order as a drain does
 	var ends []int
 	drain := func() {
-		w.agg.Drain(func(key []byte, _ *measure.Vector) {
+		w.sum.Drain(func(key []byte, _ *measure.Vector) {
 			arena = append(arena, key...)
 			ends = append(ends, len(arena))
 		})
@@ -116,11 +120,11 @@ func BenchmarkNoteKeys(b *testing.B) {
 		if i%1000 == 999 {
 			c := stream.Chunk{Checkpoint: stream.Checkpoint{Source: dryRunSource, Path: "/logs/gen.log",
 				File: stream.FileID{Dev: 1, Ino: 3}, Offset: int64(i)}, Data: data}
-			if err := w.agg.Add(&c); err != nil {
+			if err := w.sum.Add(&c); err != nil {
 				b.Fatal(err)
 			}
 			data = data[:0]
-			if w.agg.Held() >= maxKeys {
+			if w.sum.Held() >= maxKeys {
 				drain()
 			}
 		}

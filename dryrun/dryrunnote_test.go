@@ -107,7 +107,7 @@ func TestDryWorkerNotesMatchReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return newDryWorker(p, nil)
+		return newDryWorker(p)
 	}
 	newRef := func() *refNotes { return &refNotes{sites: map[string]map[string]struct{}{}} }
 	sites := []string{"a.test", "a.tes", "", "b.test", "c", strings.Repeat("long.", 30)} // one with a 2-byte length

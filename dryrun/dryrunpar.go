@@ -57,7 +57,7 @@ func NewParallel(cfg parser.Config, maxLine, jobs int, log io.Writer) (*DryRun, 
 		if err != nil {
 			return nil, err
 		}
-		return New(p, parser.NewPageLimiter(lim), maxLine, log), nil
+		return New(p, maxLine, log), nil
 	}
 	par := &parallel{cfg: cfg, jobs: jobs}
 	for range jobs {
@@ -65,7 +65,7 @@ func NewParallel(cfg parser.Config, maxLine, jobs int, log io.Writer) (*DryRun, 
 		if err != nil {
 			return nil, err
 		}
-		par.workers = append(par.workers, newDryWorker(p, parser.NewPageLimiter(lim)))
+		par.workers = append(par.workers, newDryWorker(p))
 	}
 	return &DryRun{limited: lim > 0, log: log, maxLine: maxLine, par: par}, nil
 }
@@ -252,13 +252,13 @@ func (pw *parWorker) take(j dryJob) {
 		pw.first = err
 	}
 	pw.events, pw.malformed = pw.events[:0], 0
-	before := w.agg.LinesParsed()
-	err := w.agg.Add(&j.ch)
+	before := w.sum.LinesParsed()
+	err := w.sum.Add(&j.ch)
 	j.ch.Release() // Add keeps nothing of c.Data
 	if err != nil && pw.first == nil {
 		pw.first = err
 	}
-	lines := w.agg.LinesParsed() - before
+	lines := w.sum.LinesParsed() - before
 	for range j.ch.Skipped {
 		lines++
 		pw.events = append(pw.events, dryEvent{n: lines, skipped: true})
@@ -272,12 +272,12 @@ func (pw *parWorker) take(j dryJob) {
 	}
 	f.malformed += pw.malformed
 	f.mu.Unlock()
-	if w.agg.Held() >= maxKeys {
+	if w.sum.Held() >= maxKeys {
 		if err := w.drain(); err != nil && pw.first == nil {
 			pw.first = err
 		}
 	}
-	if w.p.SitesFolded() > 0 || w.lim.Overflow() > 0 || pw.maxPages > 0 && w.mostPages > pw.maxPages {
+	if w.sum.Bounded() > 0 || pw.maxPages > 0 && w.mostPages > pw.maxPages {
 		pw.abort.Store(true)
 	}
 }
@@ -292,7 +292,7 @@ func (par *parallel) inOrder(d *DryRun, names []string) error {
 	if err != nil {
 		return err
 	}
-	seq := newDryWorker(p, parser.NewPageLimiter(par.cfg.Page.MaxPagesPerMinute))
+	seq := newDryWorker(p)
 	if d.newSink != nil {
 		seq.sink = d.newSink()
 	}
@@ -369,12 +369,11 @@ func (f *dryFile) print(log io.Writer, maxLine int) {
 // have caught others. A worker that folds, limits, or notes more pages of
 // a site than the bound stops the parallel read early (take).
 func (par *parallel) exact(d *DryRun) error {
-	var folded, other uint64
+	var bounded uint64
 	for _, w := range par.workers {
-		folded += w.p.SitesFolded()
-		other += w.lim.Overflow()
+		bounded += w.sum.Bounded()
 	}
-	ok := folded == 0 && other == 0
+	ok := bounded == 0
 	f, err := d.figures()
 	if err != nil {
 		return err

@@ -56,7 +56,7 @@ func dryRunBoth(t *testing.T, cfg parser.Config, maxLine, jobs int, files []stri
 		t.Fatal(err)
 	}
 	var e1, e2 bytes.Buffer
-	seq = run(New(p, parser.NewPageLimiter(cfg.Page.MaxPagesPerMinute), maxLine, &e1), &e1)
+	seq = run(New(p, maxLine, &e1), &e1)
 	d, err := NewParallel(cfg, maxLine, jobs, &e2)
 	if err != nil {
 		t.Fatal(err)

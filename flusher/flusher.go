@@ -54,11 +54,12 @@ type Config struct {
 	// Nil: the buffer's batches keep random ids and the 47-byte guard
 	// unless it has a number already.
 	Numbers Numbers
-	// BeforeSeal, when not nil, is called by Run before it seals a new
-	// batch: the pipeline has the aggregator commit what it holds then
-	// (aggregate.Aggregator.CommitNow), so the batch holds every line
-	// read so far.
-	BeforeSeal func(ctx context.Context)
+	// Barrier, when not nil, is called by Run before it seals a new
+	// batch, and returns once what was read before the call is in the
+	// buffer (nil), or why it is not (then, or when ctx ends first, Run
+	// seals what is there: the rest goes into the next batch). So the
+	// batch holds every line read so far.
+	Barrier func(ctx context.Context) error
 	// Recorder, when not nil, records each batch before its bucket
 	// updates begin.
 	Recorder Recorder
@@ -174,7 +175,7 @@ type Flusher struct {
 	buf           *buffer.Buffer
 	recorder      Recorder
 	numbers       Numbers
-	beforeSeal    func(ctx context.Context)
+	barrier       func(ctx context.Context) error
 	user          string
 	colls         [3]*mongo.Collection // by pass
 	sites         *mongo.Collection    // the sites' daily totals (sitePass)
@@ -312,7 +313,7 @@ func New(cfg Config) (*Flusher, error) {
 		maint:         maintenance{retention: cfg.Retention},
 		recorder:      cfg.Recorder,
 		numbers:       cfg.Numbers,
-		beforeSeal:    cfg.BeforeSeal,
+		barrier:       cfg.Barrier,
 		user:          cfg.User,
 		interval:      cfg.Interval,
 		cadence:       cadence{coarse: cfg.CoarseInterval},

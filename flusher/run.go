@@ -63,8 +63,10 @@ func (f *Flusher) tick(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("flush: %w", err)
 		}
-		if leftover == nil && f.beforeSeal != nil {
-			f.beforeSeal(ctx) // Flush seals next
+		if leftover == nil && f.barrier != nil { // Flush seals next
+			if err := f.barrier(ctx); err != nil && ctx.Err() == nil {
+				f.log.Debug("sealing without the lines read last: they go into the next batch", "err", err)
+			}
 		}
 		sent, err := f.Flush(ctx)
 		if err != nil || !sent || leftover == nil {

@@ -40,13 +40,14 @@ type Config struct {
 	// SiteAliases maps a host as found in the line (lowercase, without
 	// port) to the site it counts for, when Site is SiteFromLine.
 	SiteAliases map[string]string
-	// MaxSites bounds, when Site is SiteFromLine, the distinct sites a
-	// Parser takes from the lines (clients choose the Host header): once
-	// it has counted hits for MaxSites hosts, the hits of further hosts
-	// get the site OtherSite. Hosts in SiteAliases are always sites and
-	// do not count against the bound. 0 means no bound. Unlike the other
-	// settings it needs state across lines: which hosts became sites
-	// depends on the order the Parser saw them in (see SitesFolded).
+	// MaxSites bounds, when Site is SiteFromLine, the distinct sites
+	// taken from the lines (clients choose the Host header): once hits
+	// were counted for MaxSites hosts, the hits of further hosts get the
+	// site OtherSite. Hosts in SiteAliases are always sites and do not
+	// count against the bound. 0 means no bound. Parse does not apply it:
+	// it needs state across lines (which hosts became sites depends on
+	// the order of the lines), so the aggregator applies it, in line
+	// order, to the hits Parse marks Hit.FromHost.
 	MaxSites int
 	// MaxPageLen bounds pages in bytes (default DefaultMaxPageLen, at
 	// least MinMaxPageLen). Longer pages are cut on a UTF-8 boundary and
@@ -150,7 +151,9 @@ type PageConfig struct {
 	// ("index.html": "/a/index.html" → "/a/").
 	IndexFiles []string
 	// MaxPagesPerMinute bounds the distinct pages of a site in one minute;
-	// 0 means no bound. Parse does not apply it: see PageLimiter.
+	// 0 means no bound. Parse does not apply it (it needs state across
+	// lines): the aggregator does, in line order, pages past it counted
+	// as Other.
 	MaxPagesPerMinute int
 }
 

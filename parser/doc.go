@@ -102,12 +102,12 @@
 // With Site SiteFromLine the host is lowercased, its port and a trailing
 // dot removed and mapped through SiteAliases; a missing host ("-") or one
 // with bytes that are not a host name is MalformedHost. Config.MaxSites
-// bounds the hosts that become sites: past it, hosts not in SiteAliases get
-// the site OtherSite ("(other)"), counted by SitesFolded. This is the one
-// setting Parse applies with state across lines (the hosts seen so far):
-// which hosts are folded depends on line order and on the Parser's life
-// (a restart, a reload, a replay's own Parser start afresh); totals never
-// change.
+// bounds the hosts that become sites, but Parse does not apply it: it
+// marks the hits whose site is a host not in SiteAliases (Hit.FromHost),
+// and the aggregator (package aggregate's Summer) gives those of hosts
+// past the bound the site OtherSite ("(other)"), in line order. Parse
+// keeps no state across lines: a line's hit depends on the Config and the
+// line alone, so lines may be parsed on any goroutine, in any order.
 //
 // Pages: the path as logged up to '?' or '#', then the page rules (see
 // PageConfig) in this order: lowercase, index_files, strip_trailing_slash,
@@ -119,7 +119,8 @@
 // applies, in the order methods, status, user agent, extension, path,
 // names the reason. User agents are read up to their first 1 KiB.
 // Parser.Counts keeps per-outcome counts. max_pages_per_minute is not
-// applied by Parse: it needs state across lines, see PageLimiter.
+// applied by Parse either: it needs state across lines, and the aggregator
+// applies it (package aggregate's Summer), pages past it counted as Other.
 //
 // Checked fields: a non-empty client (%h, IPv6 included), two fields
 // before the time (%l and %u; the user may hold spaces), the time, the

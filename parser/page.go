@@ -16,6 +16,12 @@ const maxMethodLen = 32
 // digits of the 64-bit FNV-1a hash of the whole page.
 const hashSuffixLen = 1 + 16
 
+// Other is the page the hits of a site's pages past
+// PageConfig.MaxPagesPerMinute in a minute are counted under (the
+// aggregator applies the bound, in line order). It does not start with
+// '/', so it never merges with a page Parse gives.
+var Other = []byte("(other)")
+
 // root is the page of a target without a path ("http://host").
 var root = []byte("/")
 

@@ -44,10 +44,11 @@ type Hit struct {
 	UADigest uint64
 	// UA is the user agent as logged (the bytes the bot class was decided on: at most maxUALen), nil when the format has none.
 	UA []byte
-	// Unbound is set by a Parser made by Ahead on a hit whose site is a
-	// host Config.MaxSites applies to: the Parser it was made from gives
-	// it its site (Bound). Parse of any other Parser leaves it false.
-	Unbound bool
+	// FromHost is set when Site is the host the line names (Site
+	// SiteFromLine) and no alias mapped it: a site Config.MaxSites
+	// bounds. Parse does not apply the bound (it depends on the order of
+	// the lines): the aggregator does, in line order (package aggregate).
+	FromHost bool
 }
 
 type formatKind uint8
@@ -60,22 +61,22 @@ const (
 	kindRegex
 )
 
-// Parser turns access-log lines into hits. It keeps scratch space, so one
-// Parser must not be used by several goroutines at once; make one per
-// goroutine (they are cheap).
+// Parser turns access-log lines into hits. A line's hit depends on the
+// Parser's configuration and the line alone, never on the lines before
+// (its caches change no answer): two Parsers of one Config give every
+// line the same hit. It keeps scratch space, so one Parser must not be
+// used by several goroutines at once; make one per goroutine (they are
+// cheap).
 type Parser struct {
-	cfg          Config // what New made it from, for Ahead
-	ahead        bool   // made by Ahead: Config.MaxSites is left to Bound
+	cfg          Config // what New made it from (Config)
 	kind         formatKind
 	site         []byte
 	siteFromLine bool
 	aliases      map[string][]byte
-	// maxSites is Config.MaxSites, which depends on the order of the lines.
-	maxSites   siteBound
-	maxPageLen int
-	logEsc     bool // undo Apache/nginx escapes in paths
-	scratch    []byte
-	hostBuf    []byte
+	maxPageLen   int
+	logEsc       bool // undo Apache/nginx escapes in paths
+	scratch      []byte
+	hostBuf      []byte
 
 	ngx *nginxFormat
 	js  *jsonFormat
@@ -218,9 +219,6 @@ func New(cfg Config) (*Parser, error) {
 	}
 	if cfg.MaxSites < 0 {
 		bad("max_sites", "%d: must not be negative", cfg.MaxSites)
-	} else if needHost && cfg.MaxSites > 0 {
-		p.maxSites.max = cfg.MaxSites
-		p.maxSites.sites = make(map[string][]byte, min(cfg.MaxSites, 1024))
 	}
 	if needHost && len(cfg.SiteAliases) > 0 {
 		p.aliases = make(map[string][]byte, len(cfg.SiteAliases))
@@ -280,6 +278,10 @@ func New(cfg Config) (*Parser, error) {
 	}
 	return p, nil
 }
+
+// Config returns the configuration p was made from: a Parser made from it
+// by New parses every line as p does.
+func (p *Parser) Config() Config { return p.cfg }
 
 // Counts returns how many lines Parse has seen with each outcome. Like
 // Parse, it must not be called concurrently with Parse.
@@ -365,15 +367,8 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 			return FilteredPath
 		}
 	}
-	h.Unbound = false
-	if !aliased && p.maxSites.max > 0 {
-		if p.ahead {
-			h.Unbound = true
-		} else {
-			site = p.boundSite(site)
-		}
-	}
 	h.Site = site
+	h.FromHost = !aliased
 	h.Page = page
 	h.Time = f.time
 	h.Status = f.status

@@ -143,51 +143,6 @@ func itoa(n int) string {
 	return string([]byte{byte('0' + n/100), byte('0' + n/10%10), byte('0' + n%10)})
 }
 
-func TestPageLimiter(t *testing.T) {
-	if l := NewPageLimiter(0); l != nil || string(l.Apply([]byte("s"), []byte("/a"), 1)) != "/a" || l.Overflow() != 0 {
-		t.Fatal("no limit")
-	}
-	l := NewPageLimiter(2)
-	s, s2 := []byte("s"), []byte("s2")
-	apply := func(site []byte, page string, minute int64) string {
-		return string(l.Apply(site, []byte(page), minute))
-	}
-	for _, tc := range []struct {
-		site   []byte
-		page   string
-		minute int64
-		want   string
-	}{
-		{s, "/a", 10, "/a"},
-		{s, "/b", 10, "/b"},
-		{s, "/c", 10, "(other)"},
-		{s, "/a", 10, "/a"},
-		{s2, "/c", 10, "/c"}, // per site
-		{s, "/c", 11, "/c"},  // per minute
-		{s, "/d", 11, "/d"},
-		{s, "/e", 11, "(other)"},
-		{s, "/d", 10, "(other)"}, // an earlier minute still has its bound
-		{s, "/b", 10, "/b"},
-		{s, "/e", 14, "/e"}, // reuses minute 10's slot
-		{s, "/c", 10, "/c"}, // minute 10 again: its state was reset
-	} {
-		if got := apply(tc.site, tc.page, tc.minute); got != tc.want {
-			t.Errorf("Apply(%s, %s, %d) = %s, want %s", tc.site, tc.page, tc.minute, got, tc.want)
-		}
-	}
-	if l.Overflow() != 3 {
-		t.Errorf("Overflow() = %d", l.Overflow())
-	}
-	pages := [][]byte{[]byte("/a"), []byte("/b")}
-	if n := testing.AllocsPerRun(100, func() {
-		for _, p := range pages {
-			l.Apply(s, p, 20)
-		}
-	}); n != 0 {
-		t.Errorf("%v allocs for seen pages", n)
-	}
-}
-
 // TestAllocsAllFormats checks that the built-in formats and nginx
 // log_format parse without allocating, filters and rules (that do not
 // rewrite) included.

@@ -39,6 +39,15 @@
 //     are read again). The buffer's last-commit time must not move past a
 //     file a source has claimed but not yet checkpointed, or the next start
 //     would take that file for history.
+//   - Before each seal the flusher calls the Pipeline's barrier
+//     (flusher.Config.Barrier): an aggregate.Barrier on the chunk channel,
+//     behind every chunk sent so far, answered once the aggregator has
+//     committed them, so a batch holds every line read before its seal.
+//     The flusher knows no aggregator. It waits one commit interval at
+//     most (while the aggregator reads nothing, a full buffer or state
+//     dir, the seal goes on and the rest goes into the next batch) and
+//     not at all once the aggregator has stopped; a barrier left on the
+//     channel holds nothing.
 //   - Checkpoints of a source no longer configured stay in the buffer
 //     untouched and are logged at start: adding the source back resumes
 //     where it stopped. A new source (no checkpoint of its own) whose file

@@ -185,11 +185,10 @@ type Stats struct {
 // Pipeline is not restarted: make a new one. The methods other than Open,
 // Run, Reading and Close are for an open Pipeline.
 type Pipeline struct {
-	cfg      Config
-	log      *slog.Logger
-	store    *record.Store // nil without Config.Instance
-	parsers  map[string]*parser.Parser
-	limiters map[string]*parser.PageLimiter
+	cfg     Config
+	log     *slog.Logger
+	store   *record.Store // nil without Config.Instance
+	parsers map[string]*parser.Parser
 
 	// Made by Open.
 	buf     *buffer.Buffer
@@ -237,12 +236,11 @@ func New(cfg Config) (*Pipeline, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Pipeline{
-		cfg:      cfg,
-		log:      cfg.Logger.With("component", "pipeline"),
-		parsers:  map[string]*parser.Parser{},
-		limiters: map[string]*parser.PageLimiter{},
-		chunks:   make(chan stream.Chunk, chunkQueue),
-		claims:   ledger.New(cfg.Flush.DB, cfg.Flush.Timeout),
+		cfg:     cfg,
+		log:     cfg.Logger.With("component", "pipeline"),
+		parsers: map[string]*parser.Parser{},
+		chunks:  make(chan stream.Chunk, chunkQueue),
+		claims:  ledger.New(cfg.Flush.DB, cfg.Flush.Timeout),
 	}
 	for _, s := range cfg.Sources {
 		if _, dup := p.parsers[s.Name]; dup {
@@ -253,7 +251,6 @@ func New(cfg Config) (*Pipeline, error) {
 			return nil, fmt.Errorf("source %q: %w", s.Name, err)
 		}
 		p.parsers[s.Name] = pr
-		p.limiters[s.Name] = parser.NewPageLimiter(s.Parser.Page.MaxPagesPerMinute)
 	}
 	if cfg.Instance != "" {
 		var err error
@@ -339,9 +336,9 @@ func (p *Pipeline) Open(ctx context.Context) (err error) {
 		p.rec = recovery.NewRecorder(p.store, p.buf, cfg.Clock, log, cfg.Flush.User)
 		fcfg.Recorder, fcfg.Numbers = p.rec, p.store
 	}
-	// Before each seal the aggregator commits what it holds (p.agg is
-	// made below, before Run).
-	fcfg.BeforeSeal = func(ctx context.Context) { p.agg.CommitNow(ctx, cfg.CommitInterval) }
+	// Before each seal, a barrier on the aggregator's input: what was
+	// read before it is committed (p.agg is made below, before Run).
+	fcfg.Barrier = p.commitBarrier
 	if p.flush, err = flusher.New(fcfg); err != nil {
 		return err
 	}
@@ -371,7 +368,7 @@ func (p *Pipeline) Open(ctx context.Context) (err error) {
 		p.tailers = append(p.tailers, t)
 	}
 	p.agg, err = aggregate.New(aggregate.Config{
-		Buffer: p.buf, Parsers: p.parsers, Limiters: p.limiters, HoldUntilStart: !cfg.NoTail, KeepLastCommit: cfg.NoTail,
+		Buffer: p.buf, Parsers: p.parsers, HoldUntilStart: !cfg.NoTail, KeepLastCommit: cfg.NoTail,
 		CommitInterval: cfg.CommitInterval, Visitors: vis, Clock: cfg.Clock, Logger: log,
 	}, p.chunks)
 	return err

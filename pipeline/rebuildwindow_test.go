@@ -96,7 +96,6 @@ func newWindowRig(t *testing.T) *windowRig {
 	}
 	r.agg, err = aggregate.New(aggregate.Config{
 		Buffer: r.buf, Parsers: map[string]*parser.Parser{windowSite: p},
-		Limiters:       map[string]*parser.PageLimiter{windowSite: parser.NewPageLimiter(0)},
 		CommitInterval: time.Hour, Clock: clock.NewFake(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)),
 	}, nil)
 	if err != nil {
@@ -513,7 +512,7 @@ func (r *windowRig) replayArchive(n int) (gz, plain string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.agg.AddSource(name, rp, parser.NewPageLimiter(0)); err != nil {
+	if err := r.agg.AddSource(name, rp); err != nil {
 		t.Fatal(err)
 	}
 	head, _, err := archive.Head(gz)

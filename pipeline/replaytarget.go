@@ -68,7 +68,7 @@ func (p *Pipeline) AddSource(name string, pc parser.Config) error {
 	if err != nil {
 		return fmt.Errorf("replay source %q: %w", name, err)
 	}
-	return p.agg.AddSource(name, pr, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute))
+	return p.agg.AddSource(name, pr)
 }
 
 // Sender returns how one reader goroutine sends chunks of source on the

@@ -238,3 +238,44 @@ func (p *Pipeline) gateCommits(ctx context.Context) {
 	case <-ctx.Done():
 	}
 }
+
+// commitBarrier is the flusher's Barrier, before each seal: it puts a
+// barrier (aggregate.Barrier) on the aggregator's input, behind every
+// chunk sent so far, and waits until the aggregator has committed them,
+// so that the batch sealed next holds every line read before it. It waits
+// CommitInterval at most, as long as a commit tick: while the aggregator
+// reads nothing (the buffer full, which only the flusher's seals relieve,
+// or the state dir full) the seal goes on without it; what was not
+// committed yet goes into the next batch. It returns at once when the
+// aggregator has stopped (Run's staged stop: its final commit is made)
+// or ctx ends. A barrier left on the channel holds nothing: the
+// aggregator answers it when it reads it, or drops it with the channel.
+func (p *Pipeline) commitBarrier(ctx context.Context) error {
+	c, done := aggregate.Barrier()
+	timeout := p.cfg.Clock.After(p.cfg.CommitInterval)
+	select {
+	case p.chunks <- c:
+	case <-p.agg.Stopped():
+		return errAggregatorStopped
+	case <-timeout:
+		return errBarrierWait
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-p.agg.Stopped():
+		return errAggregatorStopped
+	case <-timeout:
+		return errBarrierWait
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// The reasons commitBarrier gives for a seal without the lines read last.
+var (
+	errAggregatorStopped = errors.New("the aggregator has stopped (its final commit is made)")
+	errBarrierWait       = errors.New("the aggregator committed nothing within a commit interval (the buffer or the state dir full, or a long queue)")
+)

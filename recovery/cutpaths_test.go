@@ -193,7 +193,7 @@ func TestOneCutterForEveryReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{plain, archive} {
-		dr := dryrun.New(p, nil, maxLine, &bytes.Buffer{})
+		dr := dryrun.New(p, maxLine, &bytes.Buffer{})
 		if err := dr.ReadFile(name); err != nil {
 			t.Fatal(err)
 		}

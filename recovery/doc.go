@@ -8,7 +8,7 @@
 // finding each file again under the source's globs and rotated globs
 // (tailer.LocateSource; its identity may differ on a rebuilt host).
 // When a batch was in flight it re-reads the batch's lines, from the files and from the replayed archives the record
-// names, sums them with the real aggregator (aggregate.NewSummer), and
+// names, sums them with the daemon's own Summer (aggregate.NewSummer), and
 // seals them under the batch's own id, so that writing it again counts only
 // what the buckets lack. With flush.coarse_interval it rebuilds the coarse
 // counts the same way.

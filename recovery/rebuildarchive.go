@@ -26,7 +26,7 @@ import (
 // acknowledged, the database's ledger says the archive is counted to To,
 // so a later replay does not count again what buckets took before the
 // state dir was lost; what they had not taken is lost.
-func rereadArchives(ctx context.Context, cfg Config, arcs []record.Archive, agg *aggregate.Aggregator, st *Stats, log *slog.Logger) ([]buffer.Mark, error) {
+func rereadArchives(ctx context.Context, cfg Config, arcs []record.Archive, agg *aggregate.Summer, st *Stats, log *slog.Logger) ([]buffer.Mark, error) {
 	var lost []buffer.Mark
 	maxLine := tailer.DefaultMaxLineBytes
 	for _, s := range cfg.Sources {
@@ -59,7 +59,7 @@ func rereadArchives(ctx context.Context, cfg Config, arcs []record.Archive, agg 
 
 // rereadArchive reads one archive's part into agg. why says why it could
 // not be read whole ("" when it was); err is an error of agg.
-func rereadArchive(ctx context.Context, a record.Archive, agg *aggregate.Aggregator, maxLine int) (read int64, why string, err error) {
+func rereadArchive(ctx context.Context, a record.Archive, agg *aggregate.Summer, maxLine int) (read int64, why string, err error) {
 	var pc parser.Config
 	if len(a.Parser) == 0 {
 		return 0, "its replay source's parser settings were not recorded", nil
@@ -72,7 +72,7 @@ func rereadArchive(ctx context.Context, a record.Archive, agg *aggregate.Aggrega
 		return 0, fmt.Sprintf("its replay source's parser settings: %v", err), nil
 	}
 	if !agg.HasSource(a.Source) {
-		if err := agg.AddSource(a.Source, p, parser.NewPageLimiter(pc.Page.MaxPagesPerMinute)); err != nil {
+		if err := agg.AddSource(a.Source, p); err != nil {
 			return 0, "", err
 		}
 	}

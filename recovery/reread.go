@@ -99,7 +99,6 @@ func openLocated(loc *locator, cp stream.Checkpoint, l tailer.Located) (*os.File
 // first copy, its second copy and itself, each part once.
 func reread(ctx context.Context, cfg Config, w window, loc *locator, st *Stats, log *slog.Logger) (map[string]measure.Vector, []buffer.Mark, map[string]*visitor.Sketch, error) {
 	parsers := map[string]*parser.Parser{}
-	limiters := map[string]*parser.PageLimiter{}
 	maxLine := map[string]int{}
 	for _, s := range cfg.Sources {
 		p, err := parser.New(s.Parser)
@@ -107,11 +106,10 @@ func reread(ctx context.Context, cfg Config, w window, loc *locator, st *Stats, 
 			return nil, nil, nil, fmt.Errorf("source %q: %w", s.Name, err)
 		}
 		parsers[s.Name] = p
-		limiters[s.Name] = parser.NewPageLimiter(s.Parser.Page.MaxPagesPerMinute)
 		maxLine[s.Name] = cmp.Or(s.MaxLineBytes, tailer.DefaultMaxLineBytes)
 	}
 	// An aggregator only for its sums: it is never run or committed.
-	agg := aggregate.NewSummer(parsers, limiters, cfg.Clock, log)
+	agg := aggregate.NewSummer(parsers, cfg.Clock, log)
 	agg.SetVisitors(cfg.Visitors)
 	readRange := func(cp stream.Checkpoint, l tailer.Located, found bool, start, end int64) error {
 		if end <= start {

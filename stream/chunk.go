@@ -16,6 +16,9 @@ import "bytes"
 //   - Done chunk: Done == true, Data is empty, Start == Checkpoint.Offset. The
 //     file is finished (deleted, or rotated away and drained) and the stored
 //     checkpoint under Checkpoint.Key() should be deleted.
+//   - Barrier: Barrier != nil, nothing else set; of no file. Its consumer
+//     calls Barrier once what it made of the chunks before it on the same
+//     channel is durable (see the field).
 //
 // After the consumer has processed every line of a chunk, Checkpoint is the
 // state to persist (or to delete, for a Done chunk), in the same transaction
@@ -46,6 +49,13 @@ type Chunk struct {
 	// aggregator parses Data. The aggregator takes it over with the chunk.
 	// A Tailer never sets it.
 	Ahead Parsed
+	// Barrier, when not nil, makes the chunk a barrier: no file's, it
+	// holds nothing, and its consumer, having handled every chunk sent
+	// before it on the same channel, makes them durable (the aggregator:
+	// commits them to the buffer) and calls Barrier with the error that
+	// kept it from doing so, nil when they are. Barrier must not block.
+	// A Tailer never sets it.
+	Barrier func(error)
 
 	buf  []byte // the pooled read buffer Data is part of, if any
 	pool Pool   // where buf goes back to

@@ -39,7 +39,9 @@
 //
 // A Chunk is what a reader hands on: a run of whole lines of one file
 // with the Checkpoint that is true once they are counted, a skip of
-// overlong lines, or a file's end (Done). The Cutter is the one rule of
+// overlong lines, or a file's end (Done); or, of no file, a barrier that
+// its consumer answers once the chunks before it on the channel are
+// durable (the pipeline's, before each seal). The Cutter is the one rule of
 // what a line is: every reader cuts with it, so the rebuild's re-read
 // cuts exactly as the follower did.
 //

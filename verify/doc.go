@@ -6,7 +6,7 @@
 // Reading: the files are read by replay's dry run (plain, gzip, zstd,
 // bzip2; in parallel on Options.Jobs goroutines), with the source's
 // parser, filters, page rules, max_sites and max_pages_per_minute, summed
-// by the daemon's own aggregator (aggregate.NewSummer); its sinks
+// by the daemon's own Summer (aggregate.NewSummer); its sinks
 // (dryrun.DryRun.SumsTo) keep the (site, page, second) sums of the range.
 // The files' buckets are then made from those sums as the flusher makes a
 // batch's: bucket.Grouper and bucket.Doc (its $inc and $max) for the

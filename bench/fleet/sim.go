@@ -136,11 +136,22 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 			return nil, err
 		}
 	}
-	prs, err := parser.New(parser.Config{Format: "combined", Site: site})
+	pc := parser.Config{Format: "combined", Site: site}
+	pc.Page.MaxPagesPerMinute = p.maxPages
+	prs, err := parser.New(pc)
 	if err != nil {
 		return nil, err
 	}
-	limiters := map[string]*parser.PageLimiter{"src": parser.NewPageLimiter(p.maxPages)}
+	// One aggregator for the whole run, as a daemon has: its
+	// max_pages_per_minute memory goes on from one flush to the next. It
+	// is not run: each flush's chunks are added, then committed.
+	agg, err := aggregate.New(aggregate.Config{
+		Buffer: buf, Parsers: map[string]*parser.Parser{"src": prs},
+		CommitInterval: time.Hour, Clock: clock.NewFake(start),
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
 	res := &hostResult{
 		pageHits: map[string]int64{}, minuteDocs: map[string]int64{}, minuteFirst: map[string]int64{}, pagesPerMinute: map[int64]int{},
 	}
@@ -160,29 +171,24 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 	seenMinute := map[string]struct{}{}
 	curMinute := int64(-1)
 	for f := range nflush {
-		// One flush interval of log lines through a fresh aggregator:
-		// closing its input commits everything, as the flusher's seal
-		// would find it committed.
-		in := make(chan stream.Chunk, 4)
-		agg, err := aggregate.New(aggregate.Config{
-			Buffer: buf, Parsers: map[string]*parser.Parser{"src": prs}, Limiters: limiters,
-			CommitInterval: time.Hour, Clock: clock.NewFake(start),
-		}, in)
-		if err != nil {
+		// One flush interval of log lines through the aggregator, then
+		// committed whole, as the flusher's seal would find it
+		// committed.
+		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		done := make(chan error, 1)
-		go func() { done <- agg.Run(ctx) }()
 		var data []byte
+		var addErr error
 		send := func() {
-			if len(data) == 0 {
+			if len(data) == 0 || addErr != nil {
 				return
 			}
-			in <- stream.Chunk{
+			c := stream.Chunk{
 				Checkpoint: stream.Checkpoint{Source: "src", Path: "/var/log/access.log",
 					File: stream.FileID{Dev: 1, Ino: uint64(h) + 1}, Offset: offset + int64(len(data))},
 				Start: offset, Data: data,
 			}
+			addErr = agg.Add(&c)
 			offset += int64(len(data))
 			data = nil
 		}
@@ -223,8 +229,10 @@ func simulateHost(ctx context.Context, p params, h int, dir string, cdf []float6
 			}
 		}
 		send()
-		close(in)
-		if err := <-done; err != nil {
+		if addErr != nil {
+			return nil, addErr
+		}
+		if err := agg.Commit(); err != nil {
 			return nil, err
 		}
 		batch, err := buf.Seal(buffer.Seal{})

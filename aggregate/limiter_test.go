@@ -1,4 +1,4 @@
-package parser
+package aggregate
 
 import (
 	"bytes"
@@ -9,9 +9,10 @@ import (
 
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/internal/loggen"
+	"github.com/logtally/logtally/parser"
 )
 
-// refLimiter is PageLimiter as it was before its caches (the last site's
+// refLimiter is pageLimiter as it was before its caches (the last site's
 // state, the pages known seen): the reference its answers are compared
 // with.
 type refLimiter struct {
@@ -47,13 +48,13 @@ func (l *refLimiter) Apply(site, page []byte, minute int64) []byte {
 	}
 	if len(slot.seen) >= l.max {
 		l.overflow++
-		return Other
+		return parser.Other
 	}
 	slot.seen[h] = struct{}{}
 	return page
 }
 
-// The cached PageLimiter answers every line as the reference (the
+// The cached pageLimiter answers every line as the reference (the
 // limiter before its caches) does, and counts the same overflow: random
 // lines of a few sites (runs of one site, and alternating ones), pages
 // from a few to many (so that max is reached and Other happens, and pages
@@ -66,7 +67,7 @@ func TestPageLimiterMatchesReference(t *testing.T) {
 		for seed := range uint64(20) {
 			t.Run(fmt.Sprintf("max%d-seed%d", max, seed), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(seed, uint64(max)))
-				lim, ref := NewPageLimiter(max), &refLimiter{max: max, sites: map[string]*refSiteLimit{}}
+				lim, ref := newPageLimiter(max), &refLimiter{max: max, sites: map[string]*refSiteLimit{}}
 				sites := [][]byte{[]byte("a.test"), []byte("b.test"), []byte(""), []byte("c")}
 				nPages := max + 1 + r.IntN(2*max+4) // more than max: Other happens
 				if seed%2 == 1 {
@@ -116,23 +117,23 @@ func TestPageLimiterMatchesReference(t *testing.T) {
 // bench/replay's log (one site, 10 short pages, 1,667 lines a second). It
 // reports ns per line of each and their ratio.
 //
-//	go test -run '^$' -bench PageLimiter -count 3 ./parser
+//	go test -run '^$' -bench PageLimiter -count 3 ./aggregate
 func BenchmarkPageLimiter(b *testing.B) {
 	type line struct {
 		page   []byte
 		minute int64
 	}
 	var realistic, short []line
-	p, err := New(Config{Format: "combined", Site: "example.com"})
+	p, err := parser.New(parser.Config{Format: "combined", Site: "example.com"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	g := loggen.New(1)
-	var h Hit
+	var h parser.Hit
 	var buf []byte
 	for i := range 200_000 {
 		buf = g.Append(buf[:0], false)
-		if p.Parse(buf, &h) != OK {
+		if p.Parse(buf, &h) != parser.OK {
 			b.Fatal("not a hit")
 		}
 		realistic = append(realistic, line{append([]byte(nil), h.Page...), h.Time / 60})
@@ -147,7 +148,7 @@ func BenchmarkPageLimiter(b *testing.B) {
 			site := []byte("example.com")
 			var tNew, tRef float64
 			for i := 0; b.Loop(); i++ {
-				lim, ref := NewPageLimiter(max), &refLimiter{max: max, sites: map[string]*refSiteLimit{}}
+				lim, ref := newPageLimiter(max), &refLimiter{max: max, sites: map[string]*refSiteLimit{}}
 				run := func(apply func(site, page []byte, minute int64) []byte) float64 {
 					t0 := time.Now()
 					for _, l := range c.lines {
@@ -168,5 +169,50 @@ func BenchmarkPageLimiter(b *testing.B) {
 			b.ReportMetric(tRef/n, "ns/line_before")
 			b.ReportMetric(tNew/tRef, "x_before")
 		})
+	}
+}
+
+func TestPageLimiter(t *testing.T) {
+	if l := newPageLimiter(0); l != nil || string(l.Apply([]byte("s"), []byte("/a"), 1)) != "/a" || l.Overflow() != 0 {
+		t.Fatal("no limit")
+	}
+	l := newPageLimiter(2)
+	s, s2 := []byte("s"), []byte("s2")
+	apply := func(site []byte, page string, minute int64) string {
+		return string(l.Apply(site, []byte(page), minute))
+	}
+	for _, tc := range []struct {
+		site   []byte
+		page   string
+		minute int64
+		want   string
+	}{
+		{s, "/a", 10, "/a"},
+		{s, "/b", 10, "/b"},
+		{s, "/c", 10, "(other)"},
+		{s, "/a", 10, "/a"},
+		{s2, "/c", 10, "/c"}, // per site
+		{s, "/c", 11, "/c"},  // per minute
+		{s, "/d", 11, "/d"},
+		{s, "/e", 11, "(other)"},
+		{s, "/d", 10, "(other)"}, // an earlier minute still has its bound
+		{s, "/b", 10, "/b"},
+		{s, "/e", 14, "/e"}, // reuses minute 10's slot
+		{s, "/c", 10, "/c"}, // minute 10 again: its state was reset
+	} {
+		if got := apply(tc.site, tc.page, tc.minute); got != tc.want {
+			t.Errorf("Apply(%s, %s, %d) = %s, want %s", tc.site, tc.page, tc.minute, got, tc.want)
+		}
+	}
+	if l.Overflow() != 3 {
+		t.Errorf("Overflow() = %d", l.Overflow())
+	}
+	pages := [][]byte{[]byte("/a"), []byte("/b")}
+	if n := testing.AllocsPerRun(100, func() {
+		for _, p := range pages {
+			l.Apply(s, p, 20)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocs for seen pages", n)
 	}
 }

@@ -1,4 +1,4 @@
-package parser
+package aggregate
 
 import (
 	"bytes"
@@ -6,21 +6,17 @@ import (
 	"math/bits"
 
 	"github.com/logtally/logtally/fnv1a"
+	"github.com/logtally/logtally/parser"
 )
 
-// Other is the page that PageLimiter counts pages under once a site has
-// had its maximum of distinct pages in a minute. It does not start with
-// '/', so it never merges with a real page.
-var Other = []byte("(other)")
-
-// limiterSlots is how many minutes per site a PageLimiter tracks at once:
+// limiterSlots is how many minutes per site a pageLimiter tracks at once:
 // lines up to that many minutes out of order are still bounded per minute.
 const limiterSlots = 4
 
-// PageLimiter bounds the distinct pages of each site in one minute
-// (page.max_pages_per_minute): pages past the bound are counted under
-// Other. A nil *PageLimiter limits nothing. It is not safe for
-// concurrent use.
+// pageLimiter bounds the distinct pages of each site in one minute
+// (parser.PageConfig.MaxPagesPerMinute, page.max_pages_per_minute): pages
+// past the bound are counted under parser.Other. A nil *pageLimiter
+// limits nothing. It is not safe for concurrent use.
 //
 // Pages are remembered by a 64-bit hash, so an already seen page costs at
 // most one map lookup (none when it is in the small cache of pages known
@@ -28,7 +24,7 @@ const limiterSlots = 4
 // chance in 2^64 per pair) share a place under the bound. A site's state
 // for a minute is reset when a line of a minute limiterSlots later
 // arrives.
-type PageLimiter struct {
+type pageLimiter struct {
 	max      int
 	sites    map[string]*siteLimit
 	overflow uint64
@@ -52,11 +48,11 @@ type PageLimiter struct {
 	known []knownPage
 }
 
-// knownSize is the number of entries of PageLimiter.known (a power of
+// knownSize is the number of entries of pageLimiter.known (a power of
 // two).
 const knownSize = 512
 
-// knownPage is an entry of PageLimiter.known: the page b[:n-1] (n 0: no
+// knownPage is an entry of pageLimiter.known: the page b[:n-1] (n 0: no
 // page) has the hash h and is in the set of the slot of epoch gen.
 type knownPage struct {
 	h, gen uint64
@@ -64,11 +60,11 @@ type knownPage struct {
 	b      [knownLen]byte
 }
 
-// knownLen is the longest page PageLimiter.known holds: its entry is 64
+// knownLen is the longest page pageLimiter.known holds: its entry is 64
 // bytes.
 const knownLen = 47
 
-// knownIndex returns the entry of PageLimiter.known for page (of at most
+// knownIndex returns the entry of pageLimiter.known for page (of at most
 // knownLen bytes), by its length and first and last 8 bytes (4 bytes if
 // fewer than 8; its bytes if fewer than 4).
 func knownIndex(page []byte) uint64 {
@@ -89,23 +85,23 @@ func knownIndex(page []byte) uint64 {
 type siteLimit struct {
 	slots [limiterSlots]struct {
 		minute int64
-		gen    uint64 // the slot's epoch (PageLimiter.gens)
+		gen    uint64 // the slot's epoch (pageLimiter.gens)
 		seen   map[uint64]struct{}
 	}
 }
 
-// NewPageLimiter returns a limiter of max distinct pages per site and
+// newPageLimiter returns a limiter of max distinct pages per site and
 // minute, or nil (no limit) if max <= 0.
-func NewPageLimiter(max int) *PageLimiter {
+func newPageLimiter(max int) *pageLimiter {
 	if max <= 0 {
 		return nil
 	}
-	return &PageLimiter{max: max, sites: map[string]*siteLimit{}}
+	return &pageLimiter{max: max, sites: map[string]*siteLimit{}}
 }
 
-// Apply returns page, or Other if site already had max other distinct
+// Apply returns page, or parser.Other if site already had max other distinct
 // pages in minute (Unix seconds / 60).
-func (l *PageLimiter) Apply(site, page []byte, minute int64) []byte {
+func (l *pageLimiter) Apply(site, page []byte, minute int64) []byte {
 	if l == nil {
 		return page
 	}
@@ -152,7 +148,7 @@ func (l *PageLimiter) Apply(site, page []byte, minute int64) []byte {
 	if _, ok := slot.seen[h]; !ok {
 		if len(slot.seen) >= l.max {
 			l.overflow++
-			return Other
+			return parser.Other
 		}
 		slot.seen[h] = struct{}{}
 	}
@@ -163,7 +159,7 @@ func (l *PageLimiter) Apply(site, page []byte, minute int64) []byte {
 }
 
 // Overflow returns how many hits Apply has counted under Other.
-func (l *PageLimiter) Overflow() uint64 {
+func (l *pageLimiter) Overflow() uint64 {
 	if l == nil {
 		return 0
 	}
