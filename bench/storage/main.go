@@ -107,7 +107,7 @@ func main() {
 	flag.BoolVar(&o.visitors, "visitors", false, "count visitors (their documents are counted too)")
 	flag.IntVar(&o.maxOps, "max-ops", 32, "flush.max_ops (keep under 50 against FerretDB)")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "kill the replay after this long")
-	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory and the database")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the log, the state dir, the embedded server's data) and, with MONGODB_URI, the database")
 	flag.BoolVar(&o.verbose, "v", false, "print the replay's summary")
 	flag.StringVar(&o.bin, "bin", "", "the logtally `binary` to measure (default: build ./cmd/logtally)")
 	flag.Parse()
@@ -201,7 +201,7 @@ func run(ctx context.Context, o settings) error {
 	if err != nil {
 		return err
 	}
-	defer client.Disconnect(ctx)
+	defer client.Disconnect(context.Background())
 	fmt.Printf("server: %s\n", server)
 	fmt.Printf("machine: %s, %d cores, %s/%s; load average before: %s\n", runtime.Version(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, benchutil.Loadavg())
 	prepared := time.Since(began)

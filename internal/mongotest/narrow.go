@@ -159,7 +159,11 @@ func (n *narrower) narrow(m message) message {
 		}
 		out[i] = withFilter(st, id)
 	}
-	n.done.Add(int64(len(stmts)))
+	for _, g := range guarded {
+		if g {
+			n.done.Add(1)
+		}
+	}
 	if seq >= 0 {
 		o.seqs[seq].docs = out
 	} else {
