@@ -54,6 +54,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -93,7 +94,7 @@ type settings struct {
 	maxOps             int
 	timeout            time.Duration
 	keep, verbose      bool
-	bin                string
+	bin, cpuProfile    string
 }
 
 func main() {
@@ -110,6 +111,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the log, the state dir, the embedded server's data) and, with MONGODB_URI, the database")
 	flag.BoolVar(&o.verbose, "v", false, "print the replay's summary")
 	flag.StringVar(&o.bin, "bin", "", "the logtally `binary` to measure (default: build ./cmd/logtally)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write this process's CPU profile (the embedded server's work) to `file`")
 	flag.Parse()
 	if o.site == "" {
 		o.site = realSite
@@ -121,11 +123,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "storage bench: -hot-lines and -hot-pages must be at least 1")
 		os.Exit(2)
 	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "storage bench: -cpuprofile: %v\n", err)
+			os.Exit(2)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	// Ctrl-C stops the replay and shuts the server down.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, o); err != nil {
 		stop()
+		pprof.StopCPUProfile()
 		fmt.Fprintf(os.Stderr, "storage bench: %v\n", err)
 		os.Exit(1)
 	}
