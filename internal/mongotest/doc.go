@@ -4,7 +4,7 @@
 // when it is set, else a FerretDB v1.24.0 embedded in the test process
 // (SQLite handler, data in a temporary directory). Either way the tests talk
 // to it through a proxy owned by the Server, which reads the wire protocol's
-// messages (not their documents) and:
+// messages (their command documents only where said below) and:
 //   - applies write commands (insert, update, delete, findAndModify,
 //     bulkWrite) one at a time: each holds one lock from its request to its
 //     reply, so the server sees every update whole, as MongoDB applies each
@@ -16,6 +16,21 @@
 //     applies its write does not end the lock: FerretDB goes on applying
 //     it, so the lock waits for its reply (a minute at most;
 //     TestWriteLockHeldUntilTheServerReplies);
+//   - makes the embedded FerretDB look documents up by _id as MongoDB does
+//     (Lookups counts what it did): FerretDB's lookup by _id never uses
+//     its own _id index (the index and the lookup write the JSON path
+//     differently, so SQLite scans and parses every row: one update by _id
+//     took 10 s on a collection of 2,355 documents of 20 kB), so the proxy
+//     adds an index on FerretDB's expression to each collection's table
+//     once it exists (index.go; a lookup then takes milliseconds); and
+//     FerretDB looks a document up by _id only for the filter {_id: v}
+//     alone, so an update command whose statements each name a different
+//     document by _id with more conditions (logtally's guarded updates,
+//     {_id: v, "applied.1": {$ne: 7}}) has each statement's filter tested
+//     on its one document first (an aggregation FerretDB looks up by _id)
+//     and sent on as {_id: v}, or as an _id no document has when it does
+//     not match (narrow.go): the reply and the documents are FerretDB's own
+//     for the command as it was (TestNarrowedUpdatesAnswerAsFerretDB);
 //   - is cut off and restored (Stop, Resume), and restarts the server on
 //     its data (Restart);
 //   - injects the faults that matter for exactly-once: a write applied and
@@ -26,7 +41,11 @@
 //
 // Caveats:
 //   - FerretDB is a correctness stand-in, not a performance one: a filter
-//     other than exactly {_id: <string>} reads the whole collection, every
+//     that does not name one document by _id reads the whole collection,
+//     and so does one that names it with other conditions, but for an
+//     update's through the proxy (not a multi or upsert update, nor a
+//     command updating one document twice) and a find's whose other keys
+//     are dotted paths (FerretDB leaves those out of its lookup); every
 //     update rewrites the whole document, a bulk write with 100 or more
 //     matching updates can deadlock the server (keep it under 50), TTL
 //     indexes are refused and $group with several accumulators is wrong for
@@ -41,9 +60,14 @@
 //     the proxied URI uses directConnection=true, so point MONGODB_URI at a
 //     standalone server or at the primary. mongodb+srv URIs are not
 //     supported.
-//   - The proxy reads message headers and command names only, OP_MSG's
-//     (it does not decompress OP_COMPRESSED: the tests' clients do not
-//     ask for compression). Direct bypasses the proxy and its lock.
+//   - The proxy reads message headers and command names, OP_MSG's, and the
+//     bodies of commands naming a collection (it does not decompress
+//     OP_COMPRESSED: the tests' clients do not ask for compression).
+//     Direct bypasses the proxy, its lock and its lookups by _id: a write
+//     through Direct between a narrowed update's test and its update is
+//     not seen by the test.
+//   - New gives a program that is not a test (a benchmark) the same
+//     server, the embedded one's data in a directory of its choosing.
 //   - Restart with MONGODB_URI only closes the connections: the test does
 //     not own that server.
 package mongotest

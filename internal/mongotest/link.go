@@ -1,8 +1,10 @@
 package mongotest
 
 import (
+	"context"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"sync"
 	"time"
 )
@@ -22,6 +24,11 @@ type link struct {
 	id    int32         // the write waiting for its reply
 	fault fault         // what happens to that reply
 	stall time.Duration // how long it is held back (stallReply)
+
+	// forget names the database and collection (or every collection:
+	// "") whose _id index the idIndexer must look for again when the
+	// reply to the request of this id passes: a drop, a create.
+	forget map[int32][2]string
 }
 
 // requests passes the client's messages upstream, taking the write lock
@@ -36,6 +43,9 @@ func (l *link) requests() {
 		if err != nil {
 			return
 		}
+		if l.s.ids != nil {
+			l.lookups(m)
+		}
 		if isWrite(cmd) && m.flags()&flagMoreToCome == 0 {
 			l.s.writes.Lock()
 			f, stall := l.s.faults.next()
@@ -45,6 +55,9 @@ func (l *link) requests() {
 			if f == cutRequest {
 				l.release() // nothing reaches the server
 				return      // closed before the write reaches the server
+			}
+			if cmd == "update" {
+				m = l.s.narrow.narrow(m) // under the lock: see narrow.go
 			}
 		}
 		if _, err := l.up.Write(m); err != nil {
@@ -70,7 +83,12 @@ func (l *link) replies() {
 		l.mu.Lock()
 		mine := l.held && m.responseTo() == l.id
 		f, stall := l.fault, l.stall
+		forget, drop := l.forget[m.responseTo()]
+		delete(l.forget, m.responseTo())
 		l.mu.Unlock()
+		if drop {
+			l.s.ids.forget(forget[0], forget[1])
+		}
 		if mine {
 			switch f {
 			case dropReply:
@@ -218,3 +236,51 @@ func (s *Server) Faults() FaultStats {
 	defer s.faults.mu.Unlock()
 	return FaultStats{Writes: s.faults.writes, DroppedReplies: s.faults.dropped, CutRequests: s.faults.cut}
 }
+
+// lookups has the idIndexer add the _id index to the collection a command
+// names, or forget what it knows of a collection or database the command
+// drops or makes (before it is sent and again once its reply passes: a
+// command naming it in between could find the old table).
+func (l *link) lookups(m message) {
+	o, ok := parseMsg(m)
+	if !ok {
+		return
+	}
+	first, err := o.body.IndexErr(0)
+	if err != nil {
+		return
+	}
+	db, _ := o.body.Lookup("$db").StringValueOK()
+	name, _ := first.Value().StringValueOK()
+	var forget [2]string
+	switch first.Key() {
+	case "drop", "create":
+		forget = [2]string{db, name}
+	case "dropDatabase":
+		forget = [2]string{db, ""}
+	case "renameCollection": // {renameCollection: "db.from", to: "db.to"}, on admin
+		for _, ns := range []string{name, o.body.Lookup("to").StringValue()} {
+			if d, _, ok := strings.Cut(ns, "."); ok {
+				l.s.ids.forget(d, "")
+			}
+		}
+		return
+	default:
+		if name != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), indexTimeout)
+			_ = l.s.ids.ensure(ctx, db, name)
+			cancel()
+		}
+		return
+	}
+	l.s.ids.forget(forget[0], forget[1])
+	l.mu.Lock()
+	if l.forget == nil {
+		l.forget = map[int32][2]string{}
+	}
+	l.forget[m.requestID()] = forget
+	l.mu.Unlock()
+}
+
+// indexTimeout bounds the idIndexer's work for one command.
+const indexTimeout = time.Minute

@@ -41,6 +41,11 @@ type Server struct {
 	// server sees one write at a time (see the package doc).
 	writes sync.Mutex
 	faults faults
+
+	// With the embedded server: the _id indexes it lacks and the
+	// narrowing of guarded updates (nil with MONGODB_URI).
+	ids    *idIndexer
+	narrow *narrower
 }
 
 // Start returns a server for t: the MongoDB named by MONGODB_URI if set,
@@ -49,35 +54,70 @@ type Server struct {
 // Everything is shut down at t.Cleanup.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{conns: make(map[net.Conn]struct{})}
-	t.Cleanup(s.close)
-
-	upstreamURI := os.Getenv("MONGODB_URI")
-	if upstreamURI == "" {
-		s.dir = t.TempDir()
-		uri, stop, err := Embedded(context.Background(), s.dir, nil)
-		if err != nil {
-			t.Fatalf("mongotest: %v", err)
-		}
-		s.stop = stop
-		upstreamURI = uri
+	s, err := start(t.TempDir)
+	if s != nil {
+		t.Cleanup(s.close)
 	}
-	host, proxied, err := splitURI(upstreamURI)
 	if err != nil {
 		t.Fatalf("mongotest: %v", err)
 	}
+	return s
+}
+
+// New returns a server for a program that is not a test (a benchmark), as
+// Start does, the embedded server's data in dir (an existing directory,
+// which the caller removes). Close shuts it down.
+func New(dir string) (*Server, error) {
+	s, err := start(func() string { return dir })
+	if err != nil {
+		if s != nil {
+			s.close()
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close shuts down the proxy, and the embedded server if there is one.
+// It is for servers made by New; Start's are closed at the test's
+// cleanup.
+func (s *Server) Close() { s.close() }
+
+// start starts the server, embedded with its data in dir() unless
+// MONGODB_URI is set. On error the Server returned, if any, must be
+// closed.
+func start(dir func() string) (*Server, error) {
+	s := &Server{conns: make(map[net.Conn]struct{})}
+	upstreamURI := os.Getenv("MONGODB_URI")
+	if upstreamURI == "" {
+		s.dir = dir()
+		uri, stop, err := Embedded(context.Background(), s.dir, nil)
+		if err != nil {
+			return s, err
+		}
+		s.stop = stop
+		upstreamURI = uri
+		// What makes FerretDB look documents up by _id as MongoDB does
+		// (index.go, narrow.go); a real MongoDB needs neither.
+		s.ids = &idIndexer{dir: s.dir}
+		s.narrow = newNarrower(s.directClient)
+	}
+	host, proxied, err := splitURI(upstreamURI)
+	if err != nil {
+		return s, err
+	}
 	if err := s.connect(host, upstreamURI); err != nil {
-		t.Fatalf("mongotest: %v", err)
+		return s, err
 	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("mongotest: proxy listen: %v", err)
+		return s, fmt.Errorf("proxy listen: %w", err)
 	}
 	s.addr = ln.Addr().String()
 	s.uri = proxied(s.addr)
 	s.serve(ln)
-	return s
+	return s, nil
 }
 
 // connect points the proxy and the direct client at the server at host.
@@ -94,6 +134,24 @@ func (s *Server) connect(host, uri string) error {
 		_ = old.Disconnect(context.Background())
 	}
 	return nil
+}
+
+// directClient returns the client that does not pass the proxy.
+func (s *Server) directClient() *mongo.Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.direct
+}
+
+// Lookups returns what the proxy did so that the embedded server looks
+// documents up by _id, as MongoDB does: the indexes it added, and the
+// statements of guarded updates it narrowed to their _id. Both are 0 with
+// MONGODB_URI.
+func (s *Server) Lookups() (indexes, narrowed int64) {
+	if s.narrow != nil {
+		narrowed = s.narrow.done.Load()
+	}
+	return s.ids.created(), narrowed
 }
 
 // Direct returns the database named name through a connection that does

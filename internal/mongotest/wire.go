@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 )
 
 // The proxy reads whole wire messages: its header (length, requestID,
@@ -98,4 +100,97 @@ func isWrite(cmd string) bool {
 		return true
 	}
 	return false
+}
+
+// msgParts is an OP_MSG taken apart: its flags, its body (the kind 0
+// section) and its document sequences (kind 1 sections), for the proxy's
+// rewrites (narrow.go).
+type msgParts struct {
+	flags uint32
+	body  bsoncore.Document
+	seqs  []docSeq
+}
+
+// docSeq is a kind 1 section: a named sequence of documents (a write
+// command's "updates", "documents" or "deletes").
+type docSeq struct {
+	id   string
+	docs []bsoncore.Document
+}
+
+// parseMsg takes an OP_MSG apart. It reports false for other messages and
+// for one it cannot read whole, or that carries a checksum (a rewrite
+// would have to compute it again).
+func parseMsg(m message) (msgParts, bool) {
+	var o msgParts
+	if m.opCode() != opMsg || len(m) < headerLen+4 {
+		return o, false
+	}
+	o.flags = m.flags()
+	if o.flags&flagChecksum != 0 {
+		return o, false
+	}
+	body := false
+	for rest := []byte(m[headerLen+4:]); len(rest) > 0; {
+		kind := rest[0]
+		rest = rest[1:]
+		switch kind {
+		case 0:
+			doc, r, ok := bsoncore.ReadDocument(rest)
+			if !ok || body {
+				return o, false
+			}
+			o.body, body, rest = doc, true, r
+		case 1:
+			if len(rest) < 4 {
+				return o, false
+			}
+			size := int(int32(binary.LittleEndian.Uint32(rest)))
+			if size < 5 || size > len(rest) {
+				return o, false
+			}
+			sec := rest[4:size]
+			rest = rest[size:]
+			id, docs, ok := bsoncore.ReadKey(sec)
+			if !ok {
+				return o, false
+			}
+			s := docSeq{id: id}
+			for len(docs) > 0 {
+				doc, r, ok := bsoncore.ReadDocument(docs)
+				if !ok {
+					return o, false
+				}
+				s.docs, docs = append(s.docs, doc), r
+			}
+			o.seqs = append(o.seqs, s)
+		default:
+			return o, false
+		}
+	}
+	return o, body
+}
+
+// encode writes o as a message with m's requestID and responseTo: the
+// body first, then the sequences.
+func (o msgParts) encode(m message) message {
+	b := make([]byte, headerLen, len(m)+64)
+	binary.LittleEndian.PutUint32(b[4:], uint32(m.requestID()))
+	binary.LittleEndian.PutUint32(b[8:], uint32(m.responseTo()))
+	binary.LittleEndian.PutUint32(b[12:], opMsg)
+	b = binary.LittleEndian.AppendUint32(b, o.flags)
+	b = append(b, 0)
+	b = append(b, o.body...)
+	for _, s := range o.seqs {
+		b = append(b, 1)
+		at := len(b)
+		b = binary.LittleEndian.AppendUint32(b, 0)
+		b = bsoncore.AppendKey(b, s.id)
+		for _, d := range s.docs {
+			b = append(b, d...)
+		}
+		binary.LittleEndian.PutUint32(b[at:], uint32(len(b)-at))
+	}
+	binary.LittleEndian.PutUint32(b[0:], uint32(len(b)))
+	return b
 }
