@@ -11,7 +11,7 @@ AHEAD := 43830h
 .PHONY: test test-ahead lint build demo deb
 test:
 	go vet ./...
-	go test -race -count=1 $(PURE_PKGS)
+	go test -race -count=1 -timeout 20m $(PURE_PKGS)
 	mkdir -p test-artifacts
 	go test -count=1 -timeout 20m -artifacts -outputdir $(CURDIR)/test-artifacts $(DB_PKGS)
 
