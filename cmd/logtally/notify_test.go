@@ -223,9 +223,13 @@ func TestNotifyNoReadyWhileWaitingForMongo(t *testing.T) {
 // reach: a second run's first line shows the first run's last batch.
 func TestNotifyStatusShowsWrittenBatches(t *testing.T) {
 	srv := mongotest.Start(t)
-	conf := notifyConfig(t, srv.URI(), srv.Database(t).Name(), "10s")
+	db := srv.Database(t)
+	conf := notifyConfig(t, srv.URI(), db.Name(), "10s")
 	sock, stop, out := runNotified(t, conf)
 	sock.waitFor(t, "READY=1", out, func(m []string) bool { return slices.Contains(m, "READY=1") })
+	// The first run's batch is in MongoDB before it stops (a loaded
+	// machine may not have read the log yet when READY=1 comes).
+	waitFor(t, 3*time.Minute, "the first run's 20 hits in the monthly buckets", func() bool { return monthTotal(t, db) == 20 })
 	if err := stop(); err != nil {
 		t.Fatalf("first run: exit after SIGTERM: %v\n%s", err, out)
 	}
