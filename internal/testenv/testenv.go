@@ -11,9 +11,8 @@
 package testenv
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -27,11 +26,16 @@ import (
 // (a daemon the test ran on the file, killed or stopped, included; a
 // daemon's own cleanup, registered later, runs first). Closing a Buffer
 // twice is harmless, so a test may close it early: to reopen the file, to
-// look at it, or to leave it to a daemon. A file gone at the end (a test
-// that removed its state dir) is not checked.
+// look at it, or to leave it to a daemon. A file gone at the end, or
+// another file at the path (a test that removed its state dir, or put
+// junk in the buffer's place on purpose), is not checked.
 func OpenBuffer(t testing.TB, path string, opts buffer.Options) *buffer.Buffer {
 	t.Helper()
 	b, err := buffer.Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +43,10 @@ func OpenBuffer(t testing.TB, path string, opts buffer.Options) *buffer.Buffer {
 		if err := b.Close(); err != nil {
 			t.Errorf("close %s: %v", path, err)
 		}
-		if err := buffer.Verify(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if now, err := os.Stat(path); err != nil || !os.SameFile(opened, now) {
+			return
+		}
+		if err := buffer.Verify(path); err != nil {
 			t.Errorf("the buffer file the test left: %v", err)
 		}
 	})

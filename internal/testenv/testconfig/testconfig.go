@@ -86,6 +86,35 @@ func Write(t testing.TB, path string, c config.Config) string {
 	return path
 }
 
+// WriteSources writes sources at path as an included file holds them
+// ([[source]] tables only), and returns path.
+func WriteSources(t testing.TB, path string, sources ...config.Source) string {
+	t.Helper()
+	text, err := sourcesText(sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, text, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Edit reads the config file at path (as Write wrote it: its included
+// files are not read), applies overrides and writes it again: for a test
+// that changes a daemon's config between runs or before a reload.
+func Edit(t testing.TB, path string, overrides ...func(*config.Config)) {
+	t.Helper()
+	c := config.Default()
+	if _, err := toml.DecodeFile(path, &c); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range overrides {
+		o(&c)
+	}
+	Write(t, path, c)
+}
+
 // Text is c as Write writes it.
 func Text(c config.Config) ([]byte, error) {
 	sources := c.Sources
@@ -99,12 +128,26 @@ func Text(c config.Config) ([]byte, error) {
 		return nil, err
 	}
 	prune(main, defaults)
-	zero, err := asMap(config.Source{})
+	var out bytes.Buffer
+	if err := toml.NewEncoder(&out).Encode(main); err != nil {
+		return nil, err
+	}
+	text, err := sourcesText(sources)
 	if err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
-	if err := toml.NewEncoder(&out).Encode(main); err != nil {
+	if out.Len() > 0 && len(text) > 0 {
+		out.WriteByte('\n')
+	}
+	out.Write(text)
+	return out.Bytes(), nil
+}
+
+// sourcesText is the [[source]] tables of sources, each without the keys
+// a zero Source has.
+func sourcesText(sources []config.Source) ([]byte, error) {
+	zero, err := asMap(config.Source{})
+	if err != nil {
 		return nil, err
 	}
 	var tables []map[string]any
@@ -116,15 +159,12 @@ func Text(c config.Config) ([]byte, error) {
 		prune(m, zero)
 		tables = append(tables, m)
 	}
-	if len(tables) > 0 {
-		if out.Len() > 0 {
-			out.WriteByte('\n')
-		}
-		if err := toml.NewEncoder(&out).Encode(map[string]any{"source": tables}); err != nil {
-			return nil, err
-		}
+	if len(tables) == 0 {
+		return nil, nil
 	}
-	return out.Bytes(), nil
+	var out bytes.Buffer
+	err = toml.NewEncoder(&out).Encode(map[string]any{"source": tables})
+	return out.Bytes(), err
 }
 
 // asMap is v encoded as TOML and decoded again, as logtally's reader sees
