@@ -1,7 +1,8 @@
 // Package testenv is what the tests of every package share: a buffer
 // opened for a test and checked for consistency when the test ends
-// (bbolt's lesson: its test helper checks every test's database), and
-// waits on a condition instead of sleeps. It imports only buffer, so that
+// (bbolt's lesson: its test helper checks every test's database), waits
+// on a condition instead of sleeps, and a local address and a GET for
+// the tests of the HTTP endpoints. It imports only buffer, so that
 // the tests of every package above buffer can use it, those inside their
 // package included; buffer's own tests keep their openTest.
 //
@@ -12,6 +13,9 @@ package testenv
 
 import (
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -88,4 +92,28 @@ func Wait(t testing.TB, d time.Duration, what string, cond func() bool, show ...
 		b.WriteString("\n" + s.String())
 	}
 	t.Fatalf("timed out after %v waiting for %s%s", d, what, b.String())
+}
+
+// FreeAddr returns a loopback address ("127.0.0.1:port") nothing listens
+// on now.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Get returns the status code and body of GET http://addr+path, or 0 and
+// the error's text.
+func Get(addr, path string) (int, string) {
+	resp, err := http.Get("http://" + addr + path)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

@@ -72,18 +72,11 @@ func Sources(sources ...config.Source) func(*config.Config) {
 // Write writes c to path as TOML and returns path. Only the keys whose
 // value is not config.Default()'s are written (in a [[source]], those not
 // the zero Source's), so the file reads as what the test sets; the
-// [[source]] tables come last, so that a test may append keys to the last
-// one.
+// [[source]] tables come last.
 func Write(t testing.TB, path string, c config.Config) string {
 	t.Helper()
 	text, err := Text(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, text, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return write(t, path, text, err)
 }
 
 // WriteSources writes sources at path as an included file holds them
@@ -91,6 +84,12 @@ func Write(t testing.TB, path string, c config.Config) string {
 func WriteSources(t testing.TB, path string, sources ...config.Source) string {
 	t.Helper()
 	text, err := sourcesText(sources)
+	return write(t, path, text, err)
+}
+
+// write writes text, made with err, to path and returns path.
+func write(t testing.TB, path string, text []byte, err error) string {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
