@@ -15,6 +15,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/stream"
@@ -75,11 +76,7 @@ func start(t *testing.T, opts buffer.Options, maxKeys int) *harness {
 // startWith is start with a last say on the config.
 func startWith(t *testing.T, opts buffer.Options, maxKeys int, edit func(*aggregate.Config)) *harness {
 	t.Helper()
-	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { buf.Close() })
+	buf := testenv.OpenBuffer(t, filepath.Join(t.TempDir(), "buffer.db"), opts)
 	p, err := parser.New(parser.Config{Format: "combined", Site: "s"})
 	if err != nil {
 		t.Fatal(err)
@@ -112,12 +109,8 @@ func startWith(t *testing.T, opts buffer.Options, maxKeys int, edit func(*aggreg
 			}
 		}
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for h.agg.LastBeat().IsZero() { // Run has started
-		if time.Now().After(deadline) {
-			t.Fatal("Run did not start")
-		}
-		time.Sleep(time.Millisecond)
+	if !testenv.Until(10*time.Second, func() bool { return !h.agg.LastBeat().IsZero() }) { // Run has started
+		t.Fatal("Run did not start")
 	}
 	return h
 }
@@ -179,12 +172,8 @@ func (h *harness) wait() error {
 // eventually waits until cond holds.
 func (h *harness) eventually(what string, cond func(aggregate.Stats) bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond(h.agg.Stats()) {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s; stats %+v", what, h.agg.Stats())
-		}
-		time.Sleep(time.Millisecond)
+	if !testenv.Until(10*time.Second, func() bool { return cond(h.agg.Stats()) }) {
+		h.t.Fatalf("timed out waiting for %s; stats %+v", what, h.agg.Stats())
 	}
 }
 
@@ -332,12 +321,8 @@ func TestRestsWithoutATimerWhileHoldingNothing(t *testing.T) {
 	h := start(t, buffer.Options{}, 0)
 	restsAlive := func(when string) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for h.clk.Waiters() != 0 || !h.agg.LastBeat().Equal(h.clk.Now()) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d timers pending, LastBeat %v at %v; want none, and now", when, h.clk.Waiters(), h.agg.LastBeat(), h.clk.Now())
-			}
-			time.Sleep(time.Millisecond)
+		if !testenv.Until(10*time.Second, func() bool { return h.clk.Waiters() == 0 && h.agg.LastBeat().Equal(h.clk.Now()) }) {
+			t.Fatalf("%s: %d timers pending, LastBeat %v at %v; want none, and now", when, h.clk.Waiters(), h.agg.LastBeat(), h.clk.Now())
 		}
 	}
 	restsAlive("at start")
@@ -366,11 +351,7 @@ func TestClosedInputCommitsWhatIsHeld(t *testing.T) {
 }
 
 func TestCancelCommitsWhatIsHeld(t *testing.T) {
-	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer buf.Close()
+	buf := testenv.OpenBuffer(t, filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
 	p, _ := parser.New(parser.Config{Format: "combined", Site: "s"})
 	in := make(chan stream.Chunk)
 	agg, err := aggregate.New(aggregate.Config{
@@ -603,11 +584,7 @@ func TestUnknownSourceIsNotCheckpointed(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer buf.Close()
+	buf := testenv.OpenBuffer(t, filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
 	if _, err := aggregate.New(aggregate.Config{CommitInterval: interval}, nil); err == nil {
 		t.Error("New without a buffer succeeded")
 	}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,29 +17,22 @@ import (
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/daemon"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/internal/testenv"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 )
 
-// freeAddr returns a local address nothing listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // setup writes a log of three hits per source and a config for it with
-// MongoDB unreachable (the daemon buffers), fast timings and the endpoints
-// on listen, and returns the loaded config and the state dir.
-func setup(t *testing.T, dir, listen string, sources int, extra string) (config.Config, string) {
+// MongoDB unreachable (the daemon buffers), fast timings, no visitors and
+// the endpoints on listen, then overrides, and returns the loaded config
+// and the state dir.
+func setup(t *testing.T, dir, listen string, sources int, overrides ...func(*config.Config)) (config.Config, string) {
 	t.Helper()
-	state := filepath.Join(dir, "state")
-	var b strings.Builder
-	fmt.Fprintf(&b, "state_dir = %q\nshutdown_timeout = \"1s\"\n%s\n[mongo]\nuri = \"mongodb://%s/\"\ntimeout = \"300ms\"\n"+
-		"[buffer]\ncommit_interval = \"50ms\"\n[flush]\ninterval = \"100ms\"\nmax_backoff = \"200ms\"\n[visitors]\nenabled = false\n[http]\nlisten = %q\n",
-		state, extra, freeAddr(t), listen)
+	c := testconfig.New(dir, testconfig.Mongo("mongodb://"+testenv.FreeAddr(t)+"/", config.DefaultDatabase), func(c *config.Config) {
+		c.ShutdownTimeout = config.Duration(time.Second)
+		c.Mongo.Timeout = config.Duration(300 * time.Millisecond)
+		c.Visitors.Enabled = false
+		c.HTTP.Listen = listen
+	})
 	for i := range sources {
 		logPath := filepath.Join(dir, fmt.Sprintf("access%d.log", i))
 		line := fmt.Sprintf("10.0.0.1 - - [%s] \"GET /p HTTP/1.1\" 200 10 \"-\" \"t\"\n", clock.Real{}.Now().UTC().Format("02/Jan/2006:15:04:05 -0700"))
@@ -51,17 +41,16 @@ func setup(t *testing.T, dir, listen string, sources int, extra string) (config.
 				t.Fatal(err)
 			}
 		}
-		fmt.Fprintf(&b, "[[source]]\nsite = \"s%d\"\npaths = [%q]\nformat = \"combined\"\n", i, logPath)
+		c.Sources = append(c.Sources, testconfig.Source(fmt.Sprintf("s%d", i), logPath))
 	}
-	conf := filepath.Join(dir, "logtally.toml")
-	if err := os.WriteFile(conf, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
+	for _, o := range overrides {
+		o(&c)
 	}
-	cfg, err := config.Load(conf)
+	cfg, err := config.Load(testconfig.Write(t, filepath.Join(dir, "logtally.toml"), c))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg, state
+	return cfg, c.StateDir
 }
 
 // earlierBuffer leaves an empty buffer.db in state, as an earlier run
@@ -69,39 +58,18 @@ func setup(t *testing.T, dir, listen string, sources int, extra string) (config.
 func earlierBuffer(t *testing.T, state string) {
 	t.Helper()
 	os.MkdirAll(state, 0o700)
-	b, err := buffer.Open(filepath.Join(state, config.BufferFile), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Close()
+	testenv.OpenBuffer(t, filepath.Join(state, config.BufferFile), buffer.Options{}).Close()
+}
+
+// instance is an override that names the instance.
+func instance(name string) func(*config.Config) {
+	return func(c *config.Config) { c.Instance = name }
 }
 
 func newDaemon(cfg config.Config) (*daemon.Daemon, *syncbuf.Buffer) {
 	out := &syncbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(out, nil))
 	return daemon.New(cfg, daemon.Options{Logger: log, Version: "test"}), out
-}
-
-// waitFor waits until cond holds.
-func waitFor(t *testing.T, what string, out *syncbuf.Buffer, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s; log:\n%s", what, out)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func get(addr, path string) (int, string) {
-	resp, err := http.Get("http://" + addr + path)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }
 
 // ours lists the goroutines running code of the daemon or of what it
@@ -128,7 +96,7 @@ func ours() []string {
 // of a daemon never opened return nil.
 func TestNewDoesNoIO(t *testing.T) {
 	dir := t.TempDir()
-	cfg, state := setup(t, dir, "", 1, "")
+	cfg, state := setup(t, dir, "", 1)
 	d, _ := newDaemon(cfg)
 	if _, err := os.Stat(state); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("New made the state dir: %v", err)
@@ -151,38 +119,38 @@ func TestNewDoesNoIO(t *testing.T) {
 // are gone.
 func TestOpenRunReloadClose(t *testing.T) {
 	dir := t.TempDir()
-	addr := freeAddr(t)
-	cfg, state := setup(t, dir, addr, 1, "")
+	addr := testenv.FreeAddr(t)
+	cfg, state := setup(t, dir, addr, 1)
 	earlierBuffer(t, state)
 	d, out := newDaemon(cfg)
 	if err := d.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "/status", out, func() bool { // the server listens in its own goroutine
-		code, body := get(addr, "/status")
+	testenv.Wait(t, 30*time.Second, "/status", func() bool { // the server listens in its own goroutine
+		code, body := testenv.Get(addr, "/status")
 		return code == 200 && strings.Contains(body, `"version": "test"`)
-	})
+	}, out)
 	ran := make(chan error, 1)
 	go func() { ran <- d.Run(context.Background()) }()
 	sock := cfg.ControlSocket()
-	waitFor(t, "control socket", out, func() bool { _, err := os.Stat(sock); return err == nil })
-	waitFor(t, "3 hits on /metrics", out, func() bool {
-		_, body := get(addr, "/metrics")
+	testenv.Wait(t, 30*time.Second, "control socket", func() bool { _, err := os.Stat(sock); return err == nil }, out)
+	testenv.Wait(t, 30*time.Second, "3 hits on /metrics", func() bool {
+		_, body := testenv.Get(addr, "/metrics")
 		return strings.Contains(body, `logtally_hits_total{site="s0"} 3`)
-	})
+	}, out)
 
-	next, _ := setup(t, dir, addr, 2, "")
+	next, _ := setup(t, dir, addr, 2)
 	d.Reload(next)
-	waitFor(t, "the reload", out, func() bool {
+	testenv.Wait(t, 30*time.Second, "the reload", func() bool {
 		return strings.Contains(out.String(), "msg=reloaded sources=2") && strings.Count(out.String(), `msg="logtally running"`) == 2
-	})
+	}, out)
 	if got := d.Config(); len(got.Sources) != 2 {
 		t.Errorf("Config after the reload has %d sources, want 2", len(got.Sources))
 	}
-	waitFor(t, "the new source's hits on /metrics", out, func() bool {
-		_, body := get(addr, "/metrics")
+	testenv.Wait(t, 30*time.Second, "the new source's hits on /metrics", func() bool {
+		_, body := testenv.Get(addr, "/metrics")
 		return strings.Contains(body, `logtally_hits_total{site="s1"} 3`)
-	})
+	}, out)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -197,7 +165,7 @@ func TestOpenRunReloadClose(t *testing.T) {
 	default:
 		t.Fatal("Close returned before Run")
 	}
-	if code, body := get(addr, "/healthz"); code != 0 {
+	if code, body := testenv.Get(addr, "/healthz"); code != 0 {
 		t.Errorf("/healthz answers after Close: %d %s", code, body)
 	}
 	if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
@@ -215,20 +183,20 @@ func TestOpenRunReloadClose(t *testing.T) {
 // make one reload, to the last config.
 func TestReloadBeforeRunTakesTheLast(t *testing.T) {
 	dir := t.TempDir()
-	cfg, state := setup(t, dir, "", 1, "")
+	cfg, state := setup(t, dir, "", 1)
 	earlierBuffer(t, state)
 	d, out := newDaemon(cfg)
 	if err := d.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	first, _ := setup(t, dir, "", 1, `instance = "first"`)
-	last, _ := setup(t, dir, "", 2, `instance = "last"`)
+	first, _ := setup(t, dir, "", 1, instance("first"))
+	last, _ := setup(t, dir, "", 2, instance("last"))
 	d.Reload(first)
 	d.Reload(last)
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- d.Run(ctx) }()
-	waitFor(t, "the reload", out, func() bool { return strings.Count(out.String(), `msg="logtally running"`) == 2 })
+	testenv.Wait(t, 30*time.Second, "the reload", func() bool { return strings.Count(out.String(), `msg="logtally running"`) == 2 }, out)
 	cancel()
 	if err := <-ran; err != nil {
 		t.Fatalf("Run: %v\n%s", err, out)
@@ -249,16 +217,16 @@ func TestReloadBeforeRunTakesTheLast(t *testing.T) {
 // of ctx ends the wait, Open returns nil and Run returns nil at once.
 func TestStopWhileWaitingForMongo(t *testing.T) {
 	dir := t.TempDir()
-	addr := freeAddr(t)
-	cfg, _ := setup(t, dir, addr, 1, `instance = "web-1"`)
+	addr := testenv.FreeAddr(t)
+	cfg, _ := setup(t, dir, addr, 1, instance("web-1"))
 	d, out := newDaemon(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	opened := make(chan error, 1)
 	go func() { opened <- d.Open(ctx) }()
-	waitFor(t, "/healthz waiting for MongoDB", out, func() bool {
-		code, body := get(addr, "/healthz")
+	testenv.Wait(t, 30*time.Second, "/healthz waiting for MongoDB", func() bool {
+		code, body := testenv.Get(addr, "/healthz")
 		return code == 503 && strings.Contains(body, "waiting for MongoDB")
-	})
+	}, out)
 	cancel()
 	if err := <-opened; err != nil {
 		t.Fatalf("Open stopped while waiting: %v", err)
@@ -269,7 +237,7 @@ func TestStopWhileWaitingForMongo(t *testing.T) {
 	if err := d.Run(ctx); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if code, _ := get(addr, "/healthz"); code != 0 {
+	if code, _ := testenv.Get(addr, "/healthz"); code != 0 {
 		t.Errorf("/healthz answers after the stop: %d", code)
 	}
 	if err := d.Close(context.Background()); err != nil {
@@ -280,7 +248,7 @@ func TestStopWhileWaitingForMongo(t *testing.T) {
 // A state dir the daemon cannot use is a *ConfigError naming state_dir.
 func TestBadStateDirIsConfigError(t *testing.T) {
 	dir := t.TempDir()
-	cfg, state := setup(t, dir, "", 1, "")
+	cfg, state := setup(t, dir, "", 1)
 	if err := os.WriteFile(state, nil, 0o600); err != nil { // a file, not a directory
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/internal/testenv"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver"
@@ -204,11 +205,7 @@ func TestAuthFailureAgainstRealServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Disconnect(context.Background())
-	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer buf.Close()
+	buf := testenv.OpenBuffer(t, filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
 	logs := &syncbuf.Buffer{}
 	clk := clock.NewFake(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
 	f, err := New(Config{Buffer: buf, DB: client.Database("logtally"), Clock: clk, Timeout: 10 * time.Second,

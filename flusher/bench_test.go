@@ -13,6 +13,7 @@ import (
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -119,11 +120,7 @@ type opsRun struct{ hits, ops, trips, writes uint64 }
 // logtally did before new buckets were inserted whole (the three-step
 // path for each new one).
 func writeTraffic(b *testing.B, srv *mongotest.Server, batches []map[string]measure.Vector, restartEvery int, before bool) opsRun {
-	buf, err := buffer.Open(filepath.Join(b.TempDir(), "buffer.db"), buffer.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer buf.Close()
+	buf := testenv.OpenBuffer(b, filepath.Join(b.TempDir(), "buffer.db"), buffer.Options{})
 	db := srv.Database(b)
 	start := func() *Flusher {
 		f, err := New(Config{Buffer: buf, DB: db, MaxOps: 16, Timeout: 5 * time.Minute})

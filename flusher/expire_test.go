@@ -13,6 +13,7 @@ import (
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/internal/testenv"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -73,13 +74,12 @@ func TestExpiryModes(t *testing.T) {
 		waiters(t, fake, 2)
 		fake.Advance(500 * time.Millisecond)
 	}
-	st := e.f.Stats().Expiry
-	for st[0].Mode == ExpiryDeleteMany && st[0].Runs == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no first deleteMany round")
-		}
-		time.Sleep(time.Millisecond) // waits for the round, not for time to pass
+	var st []ExpiryStats
+	if !testenv.Until(time.Until(deadline), func() bool {
 		st = e.f.Stats().Expiry
+		return st[0].Mode != ExpiryDeleteMany || st[0].Runs > 0
+	}) {
+		t.Fatal("no first deleteMany round")
 	}
 	if st[0].Mode == ExpiryTTL {
 		t.Skip("the server takes TTL indexes (MONGODB_URI): the deleteMany fallback is not used")
@@ -112,11 +112,8 @@ func TestExpiryModes(t *testing.T) {
 	}
 	waiters(t, fake, 2) // the flush loop and the expiry loop
 	fake.Advance(mustTime(t, "2024-03-05T11:21:00Z").Sub(fake.Now()))
-	for e.f.Stats().Expiry[0].Runs < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("no second deleteMany round")
-		}
-		time.Sleep(time.Millisecond) // waits for the round, not for time to pass
+	if !testenv.Until(time.Until(deadline), func() bool { return e.f.Stats().Expiry[0].Runs >= 2 }) {
+		t.Fatal("no second deleteMany round")
 	}
 	for id := range e.want["minutes"] {
 		if strings.HasPrefix(id, "202403051020/") {

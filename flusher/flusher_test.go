@@ -22,6 +22,7 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/internal/testenv"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -60,11 +61,7 @@ func newEnv(t *testing.T, maxOps int) *env {
 
 func (e *env) open(t *testing.T) {
 	t.Helper()
-	buf, err := buffer.Open(e.path, buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { buf.Close() })
+	buf := testenv.OpenBuffer(t, e.path, buffer.Options{})
 	e.buf = buf
 }
 
@@ -151,10 +148,8 @@ func (e *env) run(t *testing.T) {
 func (e *env) runReady(t *testing.T, fake *clock.Fake) {
 	t.Helper()
 	e.run(t)
-	for deadline := time.Now().Add(30 * time.Second); !e.f.IndexesReady(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("indexes not ensured in 30s")
-		}
+	if !testenv.Until(30*time.Second, e.f.IndexesReady) {
+		t.Fatal("indexes not ensured in 30s")
 	}
 	blockUntil(t, fake) // waiting for the interval
 }
@@ -789,11 +784,7 @@ func TestNewValidates(t *testing.T) {
 // TestNewDefaults checks that zero fields get the Default constants. No
 // server is needed: the client never connects.
 func TestNewDefaults(t *testing.T) {
-	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer buf.Close()
+	buf := testenv.OpenBuffer(t, filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
 	client, err := mongo.Connect(options.Client().ApplyURI("mongodb://127.0.0.1:1").SetServerSelectionTimeout(time.Millisecond))
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // Progress moves with every round that finds nothing to write and every
@@ -25,15 +26,17 @@ func TestProgressWhileMongoDBIsDown(t *testing.T) {
 	e.runReady(t, fake)
 	until := func(what string, advance time.Duration, cond func(Progress) bool) Progress {
 		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			if p := e.f.Progress(); cond(p) {
-				return p
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: Progress %+v after 30s", what, e.f.Progress())
+		var p Progress
+		if !testenv.Until(30*time.Second, func() bool {
+			if p = e.f.Progress(); cond(p) {
+				return true
 			}
 			fake.Advance(advance)
+			return false
+		}) {
+			t.Fatalf("%s: Progress %+v after 30s", what, e.f.Progress())
 		}
+		return p
 	}
 	if p := e.f.Progress(); !p.At.Equal(t0) || !p.FailingSince.IsZero() || p.Failure != "" {
 		t.Errorf("Progress at Run's start: %+v, want At %s and no failure", p, t0)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // Rounds begin an Interval apart: the time a round takes to write its
@@ -25,10 +26,8 @@ func TestRunRoundsBeginAnIntervalApart(t *testing.T) {
 	waiting := fake.Waiters()
 	batches := func(n uint64) {
 		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); e.f.Stats().Batches < n; time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d batches written, want %d", e.f.Stats().Batches, n)
-			}
+		if !testenv.Until(30*time.Second, func() bool { return e.f.Stats().Batches >= n }) {
+			t.Fatalf("%d batches written, want %d", e.f.Stats().Batches, n)
 		}
 	}
 
@@ -36,10 +35,8 @@ func TestRunRoundsBeginAnIntervalApart(t *testing.T) {
 	slow.Store(true)
 	fake.Advance(10 * time.Second)
 	batches(1)
-	for deadline := time.Now().Add(30 * time.Second); fake.Waiters() < waiting; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("Run does not wait for its next round")
-		}
+	if !testenv.Until(30*time.Second, func() bool { return fake.Waiters() >= waiting }) {
+		t.Fatal("Run does not wait for its next round")
 	}
 	// The round began 4 s ago: the next is due in 6 s, not 10.
 	e.commit(t, small()[2:]...)

@@ -15,6 +15,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
@@ -74,16 +75,11 @@ func TestRealPipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := s.Handler()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	if !testenv.Until(60*time.Second, func() bool {
 		st := p.Stats()
-		if st.Flusher.Hits == 30 && st.PendingHits == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for the 30 hits to be flushed: %+v", st)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return st.Flusher.Hits == 30 && st.PendingHits == 0
+	}) {
+		t.Fatalf("timed out waiting for the 30 hits to be flushed: %+v", p.Stats())
 	}
 
 	if code, body, _ := get(t, h, "/healthz"); code != 200 || body != "ok\n" {
@@ -144,21 +140,18 @@ func TestRealPipeline(t *testing.T) {
 	if err := os.WriteFile(logPath, []byte("10.0.0.1 - - [01/Feb/2026:10:01:00 +0000] \"GET /new HTTP/1.1\" 200 10 \"-\" \"t\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		st, err := p.Status()
-		if err != nil {
+	var st pipeline.Status
+	if !testenv.Until(60*time.Second, func() bool {
+		var err error
+		if st, err = p.Status(); err != nil {
 			t.Fatal(err)
 		}
-		if p.Stats().Flusher.Hits == 31 && len(st.Sources[0].Files) == 2 && st.Sources[0].Files[1].Checkpoint {
-			if f := st.Sources[0].Files[1]; f.Path != logPath+".1" || f.Offset != int64(len(b)) || f.Lag != 0 {
-				t.Errorf("rotated file: %+v", f)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for the rotation: %+v", st)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return p.Stats().Flusher.Hits == 31 && len(st.Sources[0].Files) == 2 && st.Sources[0].Files[1].Checkpoint
+	}) {
+		t.Fatalf("timed out waiting for the rotation: %+v", st)
+	}
+	if f := st.Sources[0].Files[1]; f.Path != logPath+".1" || f.Offset != int64(len(b)) || f.Lag != 0 {
+		t.Errorf("rotated file: %+v", f)
 	}
 	if testing.Verbose() {
 		_, body, _ := get(t, h, "/status")
@@ -169,11 +162,7 @@ func TestRealPipeline(t *testing.T) {
 // ReadStatus shows where a batch in flight resumes, read from the
 // flusher's resume point (a pass byte, then the next key).
 func TestReadStatusResume(t *testing.T) {
-	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer buf.Close()
+	buf := testenv.OpenBuffer(t, filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
 	sec := time.Date(2026, 2, 1, 10, 0, 5, 0, time.UTC).Unix()
 	key := buffer.AppendKey(nil, []byte("example.com"), []byte("/p"), sec)
 	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(map[string]measure.Vector{string(key): measure.OfViews(3)})}); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/salts"
@@ -83,16 +84,11 @@ func TestVisitorsMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	if !testenv.Until(60*time.Second, func() bool {
 		st := p.Stats()
-		if st.Flusher.Hits == uint64(want.Hits) && st.PendingHits == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %d hits to be flushed: %+v", want.Hits, st)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return st.Flusher.Hits == uint64(want.Hits) && st.PendingHits == 0
+	}) {
+		t.Fatalf("timed out waiting for %d hits to be flushed: %+v", want.Hits, p.Stats())
 	}
 	if res := bucketcheck.CompareAll(t, want, bucketcheck.Read(t, db)); !res.Exact() {
 		t.Fatalf("buckets differ from the log: %v", res)

@@ -1,9 +1,11 @@
 package pipeline
 
 import (
+	"testing"
 	"time"
 
 	"github.com/logtally/logtally/aggregate"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // Aggregator returns the aggregator, for tests that wait on its state
@@ -14,3 +16,44 @@ func (p *Pipeline) Aggregator() *aggregate.Aggregator { return p.agg }
 // rebuild under -race beside the whole suite on a loaded machine has taken
 // over a minute.
 const WaitLimit = 3 * time.Minute
+
+// WaitStatus waits, at most WaitLimit, until p's Status satisfies cond,
+// and returns it.
+func WaitStatus(t *testing.T, p *Pipeline, what string, cond func(Status) bool) Status {
+	t.Helper()
+	var st Status
+	if !testenv.Until(WaitLimit, func() bool {
+		var err error
+		if st, err = p.Status(); err != nil {
+			t.Fatal(err)
+		}
+		return cond(st)
+	}) {
+		t.Fatalf("timed out after %v waiting for %s; status %+v", WaitLimit, what, st)
+	}
+	return st
+}
+
+// Settle waits until p has read every file to its end and MongoDB holds
+// all it read (Status.Settled): a double count would be in the buckets
+// now.
+func Settle(t *testing.T, p *Pipeline) {
+	t.Helper()
+	WaitStatus(t, p, "the pipeline to settle", Status.Settled)
+}
+
+// ReadToEnd waits until p has read every file to its end and committed
+// it to the buffer, flushed or not.
+func ReadToEnd(t *testing.T, p *Pipeline) Status {
+	t.Helper()
+	return WaitStatus(t, p, "every file read and committed", func(st Status) bool {
+		for _, s := range st.Sources {
+			for _, f := range s.Files {
+				if f.Lag > 0 {
+					return false
+				}
+			}
+		}
+		return true
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/pipeline"
 )
 
@@ -65,10 +66,7 @@ func TestLifecycle(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("Close returned before Run did")
 	}
-	buf, err := buffer.Open(cfg.BufferPath, buffer.Options{LockTimeout: time.Second})
-	if err != nil {
-		t.Fatalf("the buffer after Close: %v", err)
-	}
+	buf := testenv.OpenBuffer(t, cfg.BufferPath, buffer.Options{LockTimeout: time.Second}) // Close released it
 	var keys int
 	var hits uint64
 	err = buf.View(func(tx *buffer.ReadTx) error { keys, hits = tx.Unacked(); return nil })

@@ -16,6 +16,7 @@ import (
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/tailer"
@@ -189,13 +190,7 @@ func TestStatsCountSealedBatch(t *testing.T) {
 // waitFor waits until cond holds, for at most pipeline.WaitLimit.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(pipeline.WaitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", pipeline.WaitLimit, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.Wait(t, pipeline.WaitLimit, what, cond)
 }
 
 // Alive is nil while the pipeline makes its rounds and names the stage

@@ -86,7 +86,10 @@ func TestStateDirLostRebuildsFromRecord(t *testing.T) {
 	r := startRun(t, recorded(dir, db, a, b))
 	waitFor(t, "120 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal == 120 })
 	a.appendLines(t, 80, 30) // read and committed, maybe not flushed: in the buffer only
-	time.Sleep(200 * time.Millisecond)
+	// Settled before the cut: a cut in the middle of a write can leave
+	// the embedded server failing every write after (its writes go on
+	// without their client).
+	pipeline.Settle(t, r.p)
 	srv.Stop()
 	r.stop()
 	srv.Resume()
@@ -100,7 +103,7 @@ func TestStateDirLostRebuildsFromRecord(t *testing.T) {
 
 	r = startRun(t, recorded(dir, db, a, b))
 	waitFor(t, "175 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal >= 175 })
-	time.Sleep(300 * time.Millisecond) // a double count would show now
+	pipeline.Settle(t, r.p) // a double count would show now
 	if err := r.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +206,7 @@ func TestStateDirLostWhileBatchInFlight(t *testing.T) {
 
 	r = startRun(t, cfg)
 	waitFor(t, "650 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal >= 650 })
-	time.Sleep(300 * time.Millisecond)
+	pipeline.Settle(t, r.p) // a double count would show now
 	if err := r.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +258,7 @@ func TestStateDirLostWithCoarseInterval(t *testing.T) {
 		t.Fatalf("daily total %d before a full batch, want 60", d)
 	}
 	a.appendLines(t, 100, 15) // maybe in a batch in flight when MongoDB goes
-	time.Sleep(100 * time.Millisecond)
+	pipeline.ReadToEnd(t, r.p)
 	srv.Stop() // the stop's drain cannot write the full batch
 	r.stop()
 	srv.Resume()
@@ -273,7 +276,7 @@ func TestStateDirLostWithCoarseInterval(t *testing.T) {
 		c := bucketcheck.Read(t, db)
 		return c.MonthTotal >= 125 && dailyTotal(t, db) >= 125 && minuteTotal(t, db) >= 125
 	})
-	time.Sleep(300 * time.Millisecond) // a double count would show now
+	pipeline.Settle(t, r.p) // a double count would show now
 	if err := r.stop(); err != nil {
 		t.Fatal(err)
 	}

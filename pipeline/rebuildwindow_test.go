@@ -33,6 +33,7 @@ import (
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/record"
@@ -77,11 +78,8 @@ func newWindowRig(t *testing.T) *windowRig {
 		Instance: "web-1", LeaseTTL: 900 * time.Millisecond,
 	}
 	r := &windowRig{t: t, dir: dir, logs: logs, db: db, cfg: cfg}
+	r.buf = testenv.OpenBuffer(t, cfg.BufferPath, cfg.Buffer)
 	var err error
-	if r.buf, err = buffer.Open(cfg.BufferPath, cfg.Buffer); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.buf.Close() })
 	if r.store, err = record.NewStore(record.Config{DB: db, Instance: "web-1", Holder: record.NewHolder(), LeaseTTL: cfg.LeaseTTL}); err != nil {
 		t.Fatal(err)
 	}
@@ -344,14 +342,11 @@ func (r *windowRig) finishWith(p *Pipeline, during func(), extra ...bucketcheck.
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	deadline := time.Now().Add(WaitLimit)
-	for bucketcheck.Read(r.t, r.db).MonthTotal < want.Hits && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.Until(WaitLimit, func() bool { return bucketcheck.Read(r.t, r.db).MonthTotal >= want.Hits }) // the comparison below says what is missing
 	if during != nil {
 		during()
 	}
-	time.Sleep(200 * time.Millisecond) // a double count would arrive now
+	Settle(r.t, p) // a double count would arrive now
 	cancel()
 	if err := <-done; err != nil {
 		r.t.Fatal(err)

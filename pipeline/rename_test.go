@@ -12,6 +12,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/fnv1a"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/replay"
 	"github.com/logtally/logtally/stream"
 )
@@ -20,11 +21,7 @@ import (
 // commit time the takeover must keep.
 func renameBuffer(t *testing.T, cps []stream.Checkpoint, marks []buffer.Mark) (*buffer.Buffer, time.Time) {
 	t.Helper()
-	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { buf.Close() })
+	buf := testenv.OpenBuffer(t, filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
 	stored := map[string][]byte{}
 	for _, cp := range cps {
 		stored[cp.Key()] = encoded(t, cp)
@@ -33,7 +30,7 @@ func renameBuffer(t *testing.T, cps []stream.Checkpoint, marks []buffer.Mark) (*
 		t.Fatal(err)
 	}
 	var last time.Time
-	err = buf.View(func(tx *buffer.ReadTx) error { last = tx.LastCommit(); return nil })
+	err := buf.View(func(tx *buffer.ReadTx) error { last = tx.LastCommit(); return nil })
 	if err != nil || last.IsZero() {
 		t.Fatalf("last commit %v, %v", last, err)
 	}
@@ -170,11 +167,7 @@ func TestRenameAmbiguous(t *testing.T) {
 // loadRestart with a new source beside web, and its ratio to the same
 // start without one (the baseline, measured in the same loop).
 func BenchmarkStartWithNewSource(b *testing.B) {
-	buf, err := buffer.Open(filepath.Join(b.TempDir(), "buffer.db"), buffer.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer buf.Close()
+	buf := testenv.OpenBuffer(b, filepath.Join(b.TempDir(), "buffer.db"), buffer.Options{})
 	cps := map[string][]byte{}
 	for i := range 1000 {
 		cp := stream.Checkpoint{Source: "web", Path: fmt.Sprintf("/l/%d.log", i), File: stream.FileID{Dev: 1, Ino: uint64(i)}, Offset: 100}

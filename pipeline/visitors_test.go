@@ -140,7 +140,9 @@ func TestVisitorsExactThroughRebuild(t *testing.T) {
 	// were never sent.
 	srv.Stop()
 	appendVisits(t, a.path, 3000, 500)
-	time.Sleep(500 * time.Millisecond)
+	pipeline.WaitStatus(t, r.p, "the new lines read, committed and sealed", func(st pipeline.Status) bool {
+		return st.InFlight != nil && st.Sources[0].LagBytes == 0
+	})
 	r.stop()
 	srv.Resume()
 	if err := os.RemoveAll(filepath.Join(dir, "state")); err != nil {
@@ -151,7 +153,7 @@ func TestVisitorsExactThroughRebuild(t *testing.T) {
 	waitFor(t, "7400 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal >= 7400 })
 	want = expectedSketch(t, db, a.name, a.path)
 	waitFor(t, "the visitors' registers after the rebuild", func() bool { return sameRegisters(want, storedSketch(t, db, a.name)) })
-	time.Sleep(300 * time.Millisecond)
+	pipeline.Settle(t, r.p) // an inflated register would show now
 	if err := r.stop(); err != nil {
 		t.Fatal(err)
 	}

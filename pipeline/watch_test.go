@@ -13,17 +13,14 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // watched starts watchBuffer on a real buffer in a temp dir with a fake
 // clock. It returns the pipeline, the clock, the log and Run's result.
 func watched(t *testing.T, every time.Duration) (*Pipeline, *clock.Fake, *syncbuf.Buffer, <-chan error) {
 	t.Helper()
-	buf, err := buffer.Open(filepath.Join(t.TempDir(), "state", "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { buf.Close() })
+	buf := testenv.OpenBuffer(t, filepath.Join(t.TempDir(), "state", "buffer.db"), buffer.Options{})
 	logs := &syncbuf.Buffer{}
 	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	p := &Pipeline{cfg: Config{Clock: clk}, buf: buf, log: slog.New(slog.NewTextHandler(logs, nil))}
@@ -118,11 +115,7 @@ func TestWatchBufferWaitsForTheClock(t *testing.T) {
 }
 
 func TestWatchBufferStopsWithContext(t *testing.T) {
-	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer buf.Close()
+	buf := testenv.OpenBuffer(t, filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
 	p := &Pipeline{cfg: Config{Clock: clock.NewFake(time.Now())}, buf: buf, log: slog.New(slog.DiscardHandler)}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -11,16 +11,13 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/visitor"
 )
 
 func openBuffer(t *testing.T) *buffer.Buffer {
 	t.Helper()
-	b, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := testenv.OpenBuffer(t, filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
 	return b
 }
 

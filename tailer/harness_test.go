@@ -27,9 +27,10 @@ type harness struct {
 	ran    chan error
 	recv   chan struct{} // collector exited
 
-	mu     sync.Mutex
-	chunks []stream.Chunk
-	notify chan struct{}
+	mu      sync.Mutex
+	chunks  []stream.Chunk
+	notify  chan struct{}
+	barrier chan chan struct{} // collected's requests
 }
 
 // fakeClock returns a Fake clock for tests.
@@ -44,7 +45,7 @@ func start(t *testing.T, cfg Config) *harness {
 		t.Fatalf("New: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &harness{t: t, cfg: tl.cfg, tl: tl, cancel: cancel, ran: make(chan error, 1), recv: make(chan struct{}), notify: make(chan struct{}, 1)}
+	h := &harness{t: t, cfg: tl.cfg, tl: tl, cancel: cancel, ran: make(chan error, 1), recv: make(chan struct{}), notify: make(chan struct{}, 1), barrier: make(chan chan struct{})}
 	if f, ok := cfg.Clock.(*clock.Fake); ok {
 		h.clk = f
 	}
@@ -62,6 +63,8 @@ func start(t *testing.T, cfg Config) *harness {
 				case h.notify <- struct{}{}:
 				default:
 				}
+			case done := <-h.barrier:
+				close(done)
 			case <-runDone:
 				return
 			}
@@ -92,6 +95,20 @@ func start(t *testing.T, cfg Config) *harness {
 func (h *harness) stop() []stream.Chunk {
 	h.cancel()
 	return h.got()
+}
+
+// collected waits until the collector holds every chunk sent so far: a
+// chunk whose send has returned (the Tailer went on, to wait on the clock
+// say) is in got once collected returns.
+func (h *harness) collected() {
+	h.t.Helper()
+	done := make(chan struct{})
+	select {
+	case h.barrier <- done:
+		<-done
+	case <-time.After(waitLimit):
+		h.t.Fatal("the collector does not answer")
+	}
 }
 
 func (h *harness) got() []stream.Chunk {

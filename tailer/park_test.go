@@ -27,7 +27,7 @@ func openHigh(t *testing.T, tl *Tailer) *atomic.Int64 {
 			if n := tl.slots.open.Load(); n > high.Load() {
 				high.Store(n)
 			}
-			time.Sleep(50 * time.Microsecond)
+			time.Sleep(50 * time.Microsecond) // the sampling pace: time is the point
 		}
 	}()
 	return &high

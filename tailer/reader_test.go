@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/stream"
 )
 
@@ -125,13 +126,12 @@ func TestFullQueueBuffersAreKept(t *testing.T) {
 	var got []string
 	for rounds := 0; len(got) < lines; rounds++ {
 		// Let the channel fill, as while the consumer commits.
-		for deadline := time.Now().Add(waitLimit); len(out) < queue; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d: the channel holds %d chunks, %d lines read", rounds, len(out), len(got))
-			}
-			if n := len(out); n > 0 && time.Since(deadline.Add(-waitLimit)) > 200*time.Millisecond {
-				break // the file's end: fewer chunks than the channel holds
-			}
+		began := time.Now()
+		if !testenv.Until(waitLimit, func() bool {
+			n := len(out)
+			return n == queue || n > 0 && time.Since(began) > 200*time.Millisecond // the file's end: fewer chunks than the channel holds
+		}) {
+			t.Fatalf("round %d: the channel holds %d chunks, %d lines read", rounds, len(out), len(got))
 		}
 		for len(out) > 0 {
 			c := <-out

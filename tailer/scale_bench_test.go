@@ -171,7 +171,7 @@ func measureManyFiles(b *testing.B, dir string, n int) scaleResult {
 				}
 				c.Release()
 				if time.Since(lastPause) >= time.Second {
-					time.Sleep(commitPause)
+					time.Sleep(commitPause) // a consumer's commit, paced: time is the point
 					lastPause = time.Now()
 				}
 			case <-ctx.Done():
@@ -207,7 +207,7 @@ func measureManyFiles(b *testing.B, dir string, n int) scaleResult {
 		runtime.UnlockOSThread()
 		// Every file quiet: the polls.
 		before = processCPU(b)
-		time.Sleep(3 * time.Second)
+		time.Sleep(3 * time.Second) // the CPU of 3 s of idle polls: time is the point
 		r.idleCPU = (processCPU(b) - before) / 3
 	}
 	r.hwm = peakRSS(b)

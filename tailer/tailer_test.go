@@ -866,7 +866,7 @@ func TestQuietFilePolledEveryIdlePollInterval(t *testing.T) {
 	for range 3 {
 		h.tick(2)
 	}
-	time.Sleep(20 * time.Millisecond)
+	h.collected()
 	if n := len(allLines(h.got())); n != 5 {
 		t.Fatalf("%d lines sent three polls into a quiet file's idle wait, want 5", n)
 	}
@@ -876,7 +876,7 @@ func TestQuietFilePolledEveryIdlePollInterval(t *testing.T) {
 	// It grew: polled every PollInterval again.
 	appendLines(t, p, "a", 6, 7)
 	h.tick(2)
-	time.Sleep(20 * time.Millisecond)
+	h.collected()
 	if n := len(allLines(h.got())); n != 7 {
 		t.Fatalf("%d lines sent one poll after a line written to a file that just grew, want 7", n)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/measure"
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
@@ -16,11 +17,7 @@ import (
 // a minute boundary (so 2 minute buckets, 1 daily and 1 monthly bucket per
 // page), and checks it against the builders the flusher writes with.
 func TestPlanBatch(t *testing.T) {
-	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer buf.Close()
+	buf := testenv.OpenBuffer(t, filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
 	base := time.Date(2026, 3, 10, 10, 4, 59, 0, time.UTC).Unix()
 	counts := map[string]measure.Vector{}
 	for _, page := range []string{"/a", "/b", "/c"} {

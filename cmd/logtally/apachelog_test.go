@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,12 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-
-	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 )
 
 // apachePage is the page of the real Apache log's test, as the source's
@@ -34,12 +32,11 @@ func apachePage(path string) string {
 
 // apacheRewrite: the path to its first segment, the three kept ones get a
 // trailing slash, every page left without one is "/other".
-const apacheRewrite = `[source.page]
-rewrite = [
-	{ match = '^/([^/]*).*$', replace = '/$1' },
-	{ match = '^/(presentations|blog|images)$', replace = '/$1/' },
-	{ match = '^/[^/]*$', replace = '/other' },
-]`
+var apacheRewrite = []config.Rewrite{
+	{Match: `^/([^/]*).*$`, Replace: `/$1`},
+	{Match: `^/(presentations|blog|images)$`, Replace: `/$1/`},
+	{Match: `^/[^/]*$`, Replace: `/other`},
+}
 
 // TestRealApacheLog runs the 10,000 real Apache combined lines of
 // testdata/apache_combined_real.log (four days of a real site: sizes, "-"
@@ -65,17 +62,18 @@ func TestRealApacheLog(t *testing.T) {
 	if err := os.WriteFile(logPath, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	conf := fastConfig(t, dir, srv.URI(), db.Name(), site, logPath)
-	withSourceKeys(t, conf, apacheRewrite)
 	// A second site for the dashboard, whose page names are markup, and
 	// the daemon's listener with the dashboard on it.
 	bPath := filepath.Join(dir, "logs", "b.log")
 	if err := os.WriteFile(bPath, []byte(markupLog()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	daemonAddr := freeAddr(t)
-	withSourceKeys(t, conf, fmt.Sprintf("[[source]]\nsite = %q\npaths = [%q]\nformat = \"combined\"\n\n[dashboard]\ndaemon = true\n", markupSite, bPath))
-	setHTTPListen(t, conf, daemonAddr)
+	daemonAddr := testenv.FreeAddr(t)
+	conf := fastConfig(t, dir, srv.URI(), db.Name(), site, logPath, listen(daemonAddr), func(c *config.Config) {
+		c.Sources[0].Page.Rewrite = apacheRewrite
+		c.Sources = append(c.Sources, testconfig.Source(markupSite, bPath))
+		c.Dashboard.Daemon = true
+	})
 
 	want := bucketcheck.CountFilesWith(t, logPath, site, bucketcheck.Options{Page: apachePage})
 	if want.Hits != 10000 {
@@ -88,7 +86,7 @@ func TestRealApacheLog(t *testing.T) {
 
 	d, out := daemon(t, conf)
 	begun := time.Now()
-	waitTotal(t, db, want.Hits, out)
+	waitHits(t, db, want.Hits, out)
 	waited := time.Since(begun)
 	t.Run("dashboard", func(t *testing.T) {
 		testDashboard(t, conf, daemonAddr, db, want, site, []string{"/presentations/", "/blog/", "/images/", "/other"}, markupSite, markupPages, bPath)
@@ -97,7 +95,7 @@ func TestRealApacheLog(t *testing.T) {
 	// files are counted again.
 	want = bucketcheck.CountFilesWith(t, logPath, site, bucketcheck.Options{Page: apachePage})
 	want.Merge(bWant())
-	waitTotal(t, db, want.Hits, out)
+	waitHits(t, db, want.Hits, out)
 	d.Process.Signal(syscall.SIGTERM)
 	if err := d.Wait(); err != nil {
 		t.Errorf("logtally after SIGTERM: %v (want exit 0)\n%s", err, out)
@@ -137,69 +135,4 @@ func markupLog() string {
 			markupPages[i%len(markupPages)], statuses[i%len(statuses)], 100+i*7, agents[i%len(agents)])
 	}
 	return b.String()
-}
-
-// setHTTPListen sets [http] listen in the config at conf to addr.
-func setHTTPListen(t *testing.T, conf, addr string) {
-	t.Helper()
-	data, err := os.ReadFile(conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := strings.Replace(string(data), "[http]\nlisten = \"\"\n", fmt.Sprintf("[http]\nlisten = %q\n", addr), 1)
-	if s == string(data) {
-		t.Fatal("no [http] listen in the config")
-	}
-	if err := os.WriteFile(conf, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// waitTotal waits until the monthly totals reach hits, as long as they
-// move (within 2 minutes: the embedded server is slow, a few thousand
-// updates, and slower under load), at most 5
-// minutes.
-func waitTotal(t *testing.T, db *mongo.Database, hits int64, out fmt.Stringer) {
-	t.Helper()
-	begun := time.Now()
-	stalled, limit := begun.Add(2*time.Minute), begun.Add(5*time.Minute)
-	last := int64(-1)
-	for {
-		n := monthTotal(t, db)
-		if n >= hits {
-			return
-		}
-		if time.Now().After(stalled) || time.Now().After(limit) {
-			t.Fatalf("MongoDB holds %d of %d hits after %v:\n%s", n, hits, time.Since(begun).Round(time.Second), out)
-		}
-		if n != last {
-			last, stalled = n, time.Now().Add(2*time.Minute)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-}
-
-// monthTotal sums the monthly buckets' totals and the monthly tails'
-// views (the cheap way to watch progress: a few dozen documents).
-func monthTotal(t *testing.T, db *mongo.Database) int64 {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cur, err := db.Collection(bucket.DefaultMonthlyCollection).Find(ctx, bson.D{})
-	if err != nil {
-		t.Fatalf("read monthly: %v", err)
-	}
-	defer cur.Close(ctx)
-	var n int64
-	for cur.Next(ctx) {
-		v, err := bucket.Monthly.Views(cur.Current)
-		if err != nil {
-			t.Fatalf("read monthly: %v", err)
-		}
-		n += v
-	}
-	if err := cur.Err(); err != nil {
-		t.Fatalf("read monthly: %v", err)
-	}
-	return n
 }

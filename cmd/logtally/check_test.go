@@ -11,6 +11,8 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 )
 
 // checkSetup makes a logs directory holding the files a.log, b.log and
@@ -34,20 +36,13 @@ func checkSetup(t *testing.T) (dir, logs string) {
 // glob list, named s0, s1, ...
 func writeCheckConfig(t *testing.T, dir, uri string, sources ...[]string) string {
 	t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "state_dir = %q\n[mongo]\nuri = %q\ndatabase = \"checktest\"\ntimeout = \"1s\"\n", filepath.Join(dir, "state"), uri)
+	c := testconfig.New(dir, testconfig.Mongo(uri, "checktest"), func(c *config.Config) { c.Mongo.Timeout = config.Duration(time.Second) })
 	for i, paths := range sources {
-		q := make([]string, len(paths))
-		for j, p := range paths {
-			q[j] = fmt.Sprintf("%q", p)
-		}
-		fmt.Fprintf(&b, "[[source]]\nname = \"s%d\"\nsite = \"site%d.test\"\nformat = \"combined\"\npaths = [%s]\n", i, i, strings.Join(q, ", "))
+		s := testconfig.Source(fmt.Sprintf("site%d.test", i), paths...)
+		s.Name = fmt.Sprintf("s%d", i)
+		c.Sources = append(c.Sources, s)
 	}
-	conf := filepath.Join(dir, "logtally.toml")
-	if err := os.WriteFile(conf, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return conf
+	return testconfig.Write(t, filepath.Join(dir, "logtally.toml"), c)
 }
 
 func TestCheckListsFilesAndPingsMongo(t *testing.T) {
@@ -195,11 +190,7 @@ func TestStateDirChecked(t *testing.T) {
 	}
 
 	os.Remove(state)
-	b, err := buffer.Open(filepath.Join(state, config.BufferFile), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	testenv.OpenBuffer(t, filepath.Join(state, config.BufferFile), buffer.Options{})
 	out, stderr, code := runCmd(t, "check", "-config", conf)
 	if code != 0 || !strings.Contains(out, "in use by a running logtally") {
 		t.Errorf("check with the buffer locked: exit %d, want 0 and a note\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
@@ -217,10 +208,7 @@ func TestCheckListsConfigFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"b.toml", "a.toml"} {
-		src := fmt.Sprintf("[[source]]\nsite = %q\nformat = \"combined\"\npaths = [%q]\n", name, filepath.Join(logs, strings.Replace(name, ".toml", ".log", 1)))
-		if err := os.WriteFile(filepath.Join(sites, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testconfig.WriteSources(t, filepath.Join(sites, name), testconfig.Source(name, filepath.Join(logs, strings.Replace(name, ".toml", ".log", 1))))
 	}
 	out, stderr, code := runCmd(t, "check", "-config", conf)
 	if code != 2 || !strings.Contains(stderr, `is matched by sources "s0" and "a.toml"`) {
@@ -242,7 +230,12 @@ func TestCheckListsConfigFiles(t *testing.T) {
 // line and key: it was followed without a line ever read (size 0).
 func TestKernelPathsExit2(t *testing.T) {
 	dir := t.TempDir()
-	conf := writeCheckConfig(t, dir, "mongodb://127.0.0.1:1", []string{"/proc/self/environ"})
+	// The line of the key is the point: the file is written by hand.
+	conf := filepath.Join(dir, "logtally.toml")
+	if err := os.WriteFile(conf, fmt.Appendf(nil, "state_dir = %q\n[mongo]\nuri = \"mongodb://127.0.0.1:1\"\ndatabase = \"checktest\"\ntimeout = \"1s\"\n"+
+		"[[source]]\nname = \"s0\"\nsite = \"site0.test\"\nformat = \"combined\"\npaths = [\"/proc/self/environ\"]\n", filepath.Join(dir, "state")), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	want := conf + `:10: source[0].paths: "/proc/self/environ": under /proc`
 	out, stderr, code := runCmd(t, "check", "-config", conf)
 	if code != 2 || !strings.Contains(stderr, want) {
@@ -277,10 +270,9 @@ func TestKernelPathsExit2(t *testing.T) {
 func TestCheckReaderConfig(t *testing.T) {
 	srv := mongotest.Start(t)
 	dir := t.TempDir()
-	conf := filepath.Join(dir, "dashboard.toml")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, "[mongo]\nuri = %q\ndatabase = \"checktest\"\ntimeout = \"5s\"\n[buckets]\nminute = \"m1\"\n", srv.URI()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	conf := testconfig.Write(t, filepath.Join(dir, "dashboard.toml"), testconfig.New(dir, testconfig.Mongo(srv.URI(), "checktest"), func(c *config.Config) {
+		c.Buckets.Minute = "m1"
+	}))
 	out, stderr, code := runCmd(t, "check", "-config", conf)
 	if code != 0 {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, stderr)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // appendCombined appends n combined lines (3 pages, one per second from
@@ -64,19 +65,14 @@ func TestCorruptBufferRebuilt(t *testing.T) {
 			db := srv.Database(t)
 			dir := t.TempDir()
 			logPath := filepath.Join(dir, "access.log")
-			conf := fastConfig(t, dir, srv.URI(), db.Name(), "corrupt.test", logPath)
+			addr := testenv.FreeAddr(t)
+			conf := fastConfig(t, dir, srv.URI(), db.Name(), "corrupt.test", logPath, listen(addr))
 			appendCombined(t, logPath, 0, 90)
 
 			run := func(want int64) string {
 				d, out := daemon(t, conf)
-				deadline := time.Now().Add(60 * time.Second)
-				for bucketcheck.Read(t, db).MonthTotal < want {
-					if time.Now().After(deadline) {
-						t.Fatalf("MongoDB did not reach %d hits:\n%s", want, out)
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
-				time.Sleep(200 * time.Millisecond) // a double count would show now
+				waitHits(t, db, want, out)
+				settle(t, addr, out) // a double count would show now
 				d.Process.Signal(syscall.SIGTERM)
 				if err := d.Wait(); err != nil {
 					t.Fatalf("exit after SIGTERM: %v\n%s", err, out)

@@ -7,10 +7,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 )
 
 // The crash test's traffic: few pages and few minutes, so the embedded
@@ -54,10 +53,7 @@ func TestCrashAndRotation(t *testing.T) {
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "logs")
 	os.MkdirAll(logs, 0o755)
-	conf := writeConfig(t, filepath.Join(dir, "logtally.toml"), testConfig{
-		StateDir: filepath.Join(dir, "state"), URI: srv.URI(), DB: db.Name(), Site: "crash.test",
-		LogPath: filepath.Join(logs, "access.log"), LogFormat: measuresLogFormat,
-	})
+	conf := fastConfig(t, dir, srv.URI(), db.Name(), "crash.test", filepath.Join(logs, "access.log"), nginxMeasures)
 
 	// A new seed each run covers more orders of events over many CI runs;
 	// it is logged so a failure's writer and kill schedule can be rerun
@@ -76,8 +72,7 @@ func TestCrashAndRotation(t *testing.T) {
 	if c := os.Getenv("LOGTALLY_CRASH_COARSE"); c != "" {
 		coarse = c
 	}
-	b, _ := os.ReadFile(conf)
-	os.WriteFile(conf, []byte(strings.Replace(string(b), "[flush]\n", "[flush]\ncoarse_interval = \""+coarse+"\"\n", 1)), 0o600)
+	testconfig.Edit(t, conf, coarseInterval(coarse))
 	t.Logf("seed %d, flush.coarse_interval %s", seed, coarse)
 	w := &writer{dir: logs, rng: rand.New(rand.NewPCG(seed, 2)), gen: loggen.New(seed)}
 	w.gen.Measures = true
@@ -88,6 +83,7 @@ func TestCrashAndRotation(t *testing.T) {
 	go func() { defer wg.Done(); w.loop(ctx, t) }()
 
 	rng := rand.New(rand.NewPCG(seed, 4))
+	d := &host{name: "daemon", conf: conf, outDir: dir}
 	const kills = 12
 	removed := 0
 	for i := 0; i < kills; i++ {
@@ -97,7 +93,7 @@ func TestCrashAndRotation(t *testing.T) {
 		if i == 7 {
 			srv.Resume()
 		}
-		d := startDaemon(t, conf, dir, i)
+		d.start(t)
 		life := time.Duration(150+rng.IntN(900)) * time.Millisecond // a random moment to crash at
 		if i == 8 || i == 11 {
 			// The state dir was removed: the lease of the killed run
@@ -105,9 +101,8 @@ func TestCrashAndRotation(t *testing.T) {
 			// MongoDB's record. Crash after that, at a random moment.
 			life += 3 * time.Second
 		}
-		time.Sleep(life)
-		d.Process.Signal(syscall.SIGKILL)
-		d.Wait()
+		time.Sleep(life) // the moment is the point: a crash anywhere in the daemon's work
+		d.stop(t, syscall.SIGKILL)
 		if i == 7 || i == 10 {
 			// The state dir is lost (an operator's rm -rf, a rebuilt
 			// host): the next start rebuilds it from MongoDB's record.
@@ -118,7 +113,8 @@ func TestCrashAndRotation(t *testing.T) {
 		}
 		if i%3 == 2 {
 			// Stay down for a while: the writer rotates once or twice
-			// (rename and/or copytruncate) while nobody reads.
+			// (rename and/or copytruncate) while nobody reads. Time is
+			// the point: the writer's rotations are paced by it.
 			time.Sleep(time.Duration(500+rng.IntN(1500)) * time.Millisecond)
 		}
 	}
@@ -132,28 +128,13 @@ func TestCrashAndRotation(t *testing.T) {
 	}
 	// Final run: wait until every hit is in MongoDB, then SIGTERM must drain
 	// and exit 0. A slow machine is waited for as long as the counts move
-	// (up to 5 minutes); 60 s without progress ends the wait.
-	d := startDaemon(t, conf, dir, kills)
+	// (untilHits).
+	d.start(t)
 	begun := time.Now()
-	stalled, limit := begun.Add(60*time.Second), begun.Add(5*time.Minute)
-	var got bucketcheck.Counts
-	last := int64(-1)
-	for {
-		got = bucketcheck.Read(t, db)
-		if got.MonthTotal >= want.Hits || time.Now().After(stalled) || time.Now().After(limit) {
-			break
-		}
-		if got.MonthTotal != last {
-			last, stalled = got.MonthTotal, time.Now().Add(60*time.Second)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Logf("final run: %d of %d hits in MongoDB after %v", got.MonthTotal, want.Hits, time.Since(begun).Round(time.Millisecond))
-	d.Process.Signal(syscall.SIGTERM)
-	if err := d.Wait(); err != nil {
-		t.Errorf("logtally after SIGTERM: %v (want exit 0)", err)
-	}
-	got = bucketcheck.Read(t, db)
+	total := untilHits(t, db, want.Hits)
+	t.Logf("final run: %d of %d hits in MongoDB after %v", total, want.Hits, time.Since(begun).Round(time.Millisecond))
+	d.stop(t, syscall.SIGTERM)
+	got := bucketcheck.Read(t, db)
 	if keep := os.Getenv("LOGTALLY_CRASH_KEEP"); keep != "" {
 		os.RemoveAll(keep)
 		os.CopyFS(keep, os.DirFS(dir))
@@ -166,87 +147,6 @@ func TestCrashAndRotation(t *testing.T) {
 	if w.renames == 0 || w.copies == 0 {
 		t.Errorf("writer did not rotate both ways: %d renames, %d copies", w.renames, w.copies)
 	}
-}
-
-func startDaemon(t *testing.T, conf, dir string, round int) *exec.Cmd {
-	t.Helper()
-	cmd := command("run", "-config", conf, "-log-level", "debug")
-	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("daemon-%02d.log", round)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	return cmd
-}
-
-// fastConfig writes a logtally config for the end-to-end tests into dir:
-// short commit and flush intervals, small chunks (the embedded server), and
-// one combined-format source. It returns the config's path.
-func fastConfig(t *testing.T, dir, uri, db, site, logPath string) string {
-	t.Helper()
-	return writeConfig(t, filepath.Join(dir, "logtally.toml"), testConfig{
-		StateDir: filepath.Join(dir, "state"), URI: uri, DB: db, Site: site, LogPath: logPath,
-	})
-}
-
-// testConfig is what differs between the end-to-end tests' configs.
-type testConfig struct {
-	StateDir, URI, DB, Site, LogPath string
-	// Instance is set when not empty.
-	Instance string
-	// Buckets holds extra [buckets] lines; the minute buckets are always
-	// kept (the test lines are older than the default 48h).
-	Buckets string
-	// LogFormat, when set, makes the source format "nginx" with this
-	// log_format (no single quote in it); else the source is combined.
-	LogFormat string
-}
-
-// writeConfig writes c at path with the end-to-end tests' settings: short
-// commit and flush intervals, small chunks (the embedded server), no
-// HTTP, one combined-format source (nginx with c.LogFormat). It returns
-// path.
-func writeConfig(t *testing.T, path string, c testConfig) string {
-	t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "state_dir = %q\n", c.StateDir)
-	if c.Instance != "" {
-		fmt.Fprintf(&b, "instance = %q\n", c.Instance)
-	}
-	fmt.Fprintf(&b, `shutdown_timeout = "60s"
-lease_ttl = "3s"
-[http]
-listen = ""
-[mongo]
-uri = %q
-database = %q
-timeout = "5s"
-[buffer]
-commit_interval = "50ms"
-[flush]
-interval = "100ms"
-max_ops = 16
-max_backoff = "200ms"
-[buckets]
-%s
-[[source]]
-site = %q
-paths = [%q]
-`, c.URI, c.DB, cmp.Or(c.Buckets, `minute_retention = "0"`), c.Site, c.LogPath)
-	if c.LogFormat != "" {
-		fmt.Fprintf(&b, "format = \"nginx\"\nlog_format = '%s'\n", c.LogFormat)
-	} else {
-		b.WriteString("format = \"combined\"\n")
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // writer appends lines of measuresLogFormat (the rest of each line after
@@ -335,7 +235,7 @@ func (w *writer) loop(ctx context.Context, t *testing.T) {
 					t.Error(err)
 				}
 				w.write(t, 5)
-				time.Sleep(20 * time.Millisecond)
+				time.Sleep(20 * time.Millisecond) // a writer that reopens late: time is the point
 				w.write(t, 5)
 				w.f.Close()
 				w.open(t)
@@ -353,6 +253,6 @@ func (w *writer) loop(ctx context.Context, t *testing.T) {
 				w.copies++
 			}
 		}
-		time.Sleep(cmp.Or(w.pace, 5*time.Millisecond))
+		time.Sleep(cmp.Or(w.pace, 5*time.Millisecond)) // the writer's pace: time is the point
 	}
 }

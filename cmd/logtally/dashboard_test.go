@@ -28,6 +28,7 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/query"
 )
@@ -239,7 +240,7 @@ func (b *browser) rendered(t *testing.T, what string) *shown {
 // address, waits until it answers, and returns the address.
 func serveDashboard(t *testing.T, conf string) string {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testenv.FreeAddr(t)
 	srv := command("serve", "-config", conf, "-listen", addr)
 	out := &syncbuf.Buffer{}
 	srv.Stdout, srv.Stderr = out, out
@@ -247,13 +248,7 @@ func serveDashboard(t *testing.T, conf string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	deadline := time.Now().Add(30 * time.Second)
-	for code, _ := httpGet(addr, "/api/sites"); code != 200; code, _ = httpGet(addr, "/api/sites") {
-		if time.Now().After(deadline) {
-			t.Fatalf("logtally serve does not answer:\n%s", out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.Wait(t, 30*time.Second, "logtally serve to answer", func() bool { code, _ := testenv.Get(addr, "/api/sites"); return code == 200 }, out)
 	return addr
 }
 

@@ -3,9 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +13,7 @@ import (
 
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // mountTmpfs mounts a tmpfs of size at dir (which it creates), or skips
@@ -122,23 +120,15 @@ func TestDiskFull(t *testing.T) {
 	srv := mongotest.Start(t)
 	db := srv.Database(t)
 	logPath := filepath.Join(dir, "access.log")
-	conf := fastConfig(t, dir, srv.URI(), db.Name(), "diskfull.test", logPath)
-	setShutdownTimeout(t, conf, "2s")
-	addr := freeAddr(t)
-	b, err := os.ReadFile(conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(conf, []byte(strings.Replace(string(b), `listen = ""`, fmt.Sprintf("listen = %q", addr), 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	addr := testenv.FreeAddr(t)
+	conf := fastConfig(t, dir, srv.URI(), db.Name(), "diskfull.test", logPath, listen(addr), shutdownTimeout("2s"))
 
 	next := 0
 	if err := diskLines(logPath, &next, 200); err != nil {
 		t.Fatal(err)
 	}
 	cmd, out := daemon(t, conf)
-	waitTotal(t, db, 200, out)
+	waitHits(t, db, 200, out)
 	srv.Stop() // MongoDB cut off: everything read from now on stays in buffer.db
 
 	filler := filepath.Join(state, "filler")
@@ -173,7 +163,7 @@ func TestDiskFull(t *testing.T) {
 				code, grepLines(out.String(), "level=WARN", "level=ERROR", "logtally:"))
 		case <-time.After(100 * time.Millisecond):
 		}
-		code, body := httpGet(addr, "/healthz")
+		code, body := testenv.Get(addr, "/healthz")
 		if code == 503 && strings.Contains(body, "state dir full: commit failing since ") {
 			health = body
 			break
@@ -196,10 +186,10 @@ func TestDiskFull(t *testing.T) {
 	if !strings.Contains(health, "no space left on device") {
 		t.Errorf("/healthz does not give the commit's error: %s", health)
 	}
-	if _, status := httpGet(addr, "/status"); !strings.Contains(status, `"health": "state dir full: commit failing since `) {
+	if _, status := testenv.Get(addr, "/status"); !strings.Contains(status, `"health": "state dir full: commit failing since `) {
 		t.Errorf("/status does not report the full state dir:\n%s", status)
 	}
-	if _, metrics := httpGet(addr, "/metrics"); !strings.Contains(metrics, "\nlogtally_state_dir_full 1\n") {
+	if _, metrics := testenv.Get(addr, "/metrics"); !strings.Contains(metrics, "\nlogtally_state_dir_full 1\n") {
 		t.Errorf("/metrics: no logtally_state_dir_full 1:\n%s", grepLines(metrics, "state_dir"))
 	}
 	text := out.String()
@@ -225,17 +215,17 @@ func TestDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := bucketcheck.CountFiles(t, logPath, "diskfull.test")
-	waitTotal(t, db, want.Hits, out)
-	if code, body := httpGet(addr, "/healthz"); code != 200 {
+	waitHits(t, db, want.Hits, out)
+	if code, body := testenv.Get(addr, "/healthz"); code != 200 {
 		t.Errorf("/healthz after space was freed: %d %s", code, body)
 	}
-	if _, metrics := httpGet(addr, "/metrics"); !strings.Contains(metrics, "\nlogtally_state_dir_full 0\n") {
+	if _, metrics := testenv.Get(addr, "/metrics"); !strings.Contains(metrics, "\nlogtally_state_dir_full 0\n") {
 		t.Errorf("/metrics after space was freed: no logtally_state_dir_full 0:\n%s", grepLines(metrics, "state_dir"))
 	}
 	if !strings.Contains(out.String(), "state dir has space again") {
 		t.Errorf("the resumption was not logged:\n%s", grepLines(out.String(), "level=INFO", "level=WARN", "level=ERROR"))
 	}
-	time.Sleep(500 * time.Millisecond) // a duplicate would arrive now
+	settle(t, addr, out) // a duplicate would arrive now
 	cmd.Process.Signal(syscall.SIGTERM)
 	if c := <-exited; c != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0:\n%s", c, out)
@@ -245,27 +235,4 @@ func TestDiskFull(t *testing.T) {
 	if !res.Exact() {
 		t.Errorf("not exact after a full disk: %v", res)
 	}
-}
-
-// freeAddr returns a loopback address nothing listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// httpGet returns the status code and body of GET http://addr+path, or 0
-// and the error.
-func httpGet(addr, path string) (int, string) {
-	resp, err := http.Get("http://" + addr + path)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }

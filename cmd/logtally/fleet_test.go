@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,10 +23,12 @@ import (
 
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/salts"
 	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/visitor"
@@ -50,11 +51,9 @@ const (
 // fleetHost is one host of the fleet: its log directory and writer, its
 // config and state dir, its running daemon.
 type fleetHost struct {
-	name, dir, conf, state, logs string
-	w                            *writer
-	cmd                          *exec.Cmd
-	done                         chan error
-	runs                         int
+	host             // its daemon, output in dir
+	dir, state, logs string
+	w                *writer
 }
 
 // TestFleetChaos is the crash test across hosts: four daemons, each with
@@ -101,18 +100,13 @@ func TestFleetChaos(t *testing.T) {
 	hosts := make([]*fleetHost, fleetHosts)
 	for i := range hosts {
 		name := fmt.Sprintf("web-%d", i)
-		h := &fleetHost{name: name, dir: filepath.Join(dir, name)}
+		h := &fleetHost{dir: filepath.Join(dir, name)}
 		h.logs, h.state = filepath.Join(h.dir, "logs"), filepath.Join(h.dir, "state")
 		os.MkdirAll(h.logs, 0o755)
-		h.conf = writeConfig(t, filepath.Join(h.dir, "logtally.toml"), testConfig{
-			StateDir: h.state, Instance: name, URI: srv.URI(), DB: db.Name(), Site: fleetSite,
-			LogPath: filepath.Join(h.logs, "access.log"), LogFormat: measuresLogFormat,
-		})
-		// Small bulk writes: the proxy holds every other host's writes
-		// while one is applied.
-		b, _ := os.ReadFile(h.conf)
-		os.WriteFile(h.conf, []byte(strings.Replace(strings.Replace(string(b), "max_ops = 16", "max_ops = 8", 1),
-			"[flush]\n", "[flush]\ncoarse_interval = \""+coarse+"\"\n", 1)), 0o600)
+		h.host = host{name: name, outDir: h.dir, conf: fastConfig(t, h.dir, srv.URI(), db.Name(), fleetSite,
+			filepath.Join(h.logs, "access.log"), instance(name), nginxMeasures, coarseInterval(coarse), func(c *config.Config) {
+				c.Flush.MaxOps = 8 // small bulk writes: the proxy holds every other host's writes while one is applied
+			})}
 		h.w = &writer{dir: h.logs, base: base, pace: 20 * time.Millisecond, rng: rand.New(rand.NewPCG(seed, uint64(10+i))), gen: loggen.New(seed + uint64(i))}
 		h.w.gen.Measures = true
 		h.w.open(t)
@@ -145,7 +139,7 @@ func TestFleetChaos(t *testing.T) {
 	}
 
 	rng := rand.New(rand.NewPCG(seed, 4))
-	pause := func() { time.Sleep(time.Duration(300+rng.IntN(700)) * time.Millisecond) }
+	pause := func() { time.Sleep(time.Duration(300+rng.IntN(700)) * time.Millisecond) } // a random moment: time is the point
 	var kills, lost, restarts, replayed int
 	for round := range *fleetRounds {
 		pause()
@@ -276,41 +270,6 @@ func TestFleetChaos(t *testing.T) {
 	}
 }
 
-// start runs h's daemon, its output in h's directory.
-func (h *fleetHost) start(t *testing.T) {
-	t.Helper()
-	cmd := command("run", "-config", h.conf, "-log-level", "debug")
-	f, err := os.Create(filepath.Join(h.dir, fmt.Sprintf("daemon-%02d.log", h.runs)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.runs++
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	h.cmd, h.done = cmd, make(chan error, 1)
-	go func() { h.done <- cmd.Wait(); f.Close() }()
-	t.Cleanup(func() {
-		if h.cmd == cmd {
-			cmd.Process.Kill()
-			<-h.done
-		}
-	})
-}
-
-// stop sends sig to h's daemon and waits for it; SIGTERM must end it with
-// exit 0.
-func (h *fleetHost) stop(t *testing.T, sig syscall.Signal) {
-	t.Helper()
-	h.cmd.Process.Signal(sig)
-	err := <-h.done
-	h.cmd = nil
-	if sig == syscall.SIGTERM && err != nil {
-		t.Errorf("%s after SIGTERM: %v (want exit 0); output in %s", h.name, err, h.dir)
-	}
-}
-
 // replayOthers copies from's settled rotated files (access.log.2 and
 // older) into an archive directory, the first gzipped, and replays them
 // with by's config beside by's running daemon. It returns how many it
@@ -353,16 +312,13 @@ func replayOthers(t *testing.T, db *mongo.Database, dir string, from, by *fleetH
 	// A daemon that has just started (waiting for a lease, rebuilding)
 	// does not answer on its control socket yet: the replay says so and
 	// is run again.
+	by.running(t)
 	var stdout, stderr string
 	var code int
-	now := clock.Real{}.Now
-	for deadline := now().Add(60 * time.Second); ; {
+	testenv.Until(60*time.Second, func() bool {
 		stdout, stderr, code = runCmd(t, append(args, files...)...)
-		if code == 0 || !strings.Contains(stderr, "does not answer") || now().After(deadline) {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return code == 0 || !strings.Contains(stderr, "does not answer")
+	})
 	os.WriteFile(filepath.Join(arch, "replay.out"), []byte(stdout+stderr), 0o644)
 	if code != 0 {
 		t.Fatalf("%s replaying %s's rotated files: exit %d\n%s\n%s", by.name, from.name, code, stdout, stderr)
@@ -403,8 +359,7 @@ func dumpDatabase(t *testing.T, db *mongo.Database, path string) {
 // marked (stream.LedgerCandidates).
 func waitAcknowledged(t *testing.T, db *mongo.Database, files [][]byte) {
 	t.Helper()
-	now := clock.Real{}.Now
-	deadline := now().Add(2 * time.Minute)
+	deadline := time.Now().Add(2 * time.Minute)
 	coll := db.Collection(flusher.LedgerCollection)
 	for _, data := range files {
 		var or bson.A
@@ -412,41 +367,25 @@ func waitAcknowledged(t *testing.T, db *mongo.Database, files [][]byte) {
 			id := stream.LedgerID(k)
 			or = append(or, bson.M{"_id": bson.M{"$gt": id + ":", "$lt": id + ";"}})
 		}
-		for {
+		if !testenv.Until(time.Until(deadline), func() bool {
 			err := coll.FindOne(context.Background(), bson.M{"$or": or, "offset": int64(len(data))}).Err()
-			if err == nil {
-				break
-			}
-			if !errors.Is(err, mongo.ErrNoDocuments) {
+			if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
 				t.Fatal(err)
 			}
-			if now().After(deadline) {
-				t.Fatalf("a rotated file of %d bytes is not acknowledged in MongoDB's ledger after 2 minutes", len(data))
-			}
-			time.Sleep(100 * time.Millisecond)
+			return err == nil
+		}) {
+			t.Fatalf("a rotated file of %d bytes is not acknowledged in MongoDB's ledger after 2 minutes", len(data))
 		}
 	}
 }
 
-// waitFleet waits until MongoDB's monthly total reaches want (as long as
-// it moves; 90 s without progress ends the wait) and returns the counts.
-func waitFleet(t *testing.T, db *mongo.Database, want int64, when string) bucketcheck.Counts {
+// waitFleet waits until MongoDB's monthly total reaches want, as long as
+// it moves (untilHits), and logs how long it took.
+func waitFleet(t *testing.T, db *mongo.Database, want int64, when string) {
 	t.Helper()
-	now := clock.Real{}.Now
-	begun := now()
-	stalled := begun.Add(90 * time.Second)
-	last := int64(-1)
-	for {
-		got := bucketcheck.Read(t, db)
-		if got.MonthTotal >= want || now().After(stalled) {
-			t.Logf("%d of %d hits in MongoDB %v %s", got.MonthTotal, want, now().Sub(begun).Round(time.Millisecond), when)
-			return got
-		}
-		if got.MonthTotal != last {
-			last, stalled = got.MonthTotal, now().Add(90*time.Second)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	begun := time.Now()
+	got := untilHits(t, db, want)
+	t.Logf("%d of %d hits in MongoDB %v %s", got, want, time.Since(begun).Round(time.Millisecond), when)
 }
 
 // fleetSketch computes the site's visitors sketch of ts's day from every

@@ -1,19 +1,16 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // /healthz follows the pipeline's progress (issue 29): with MongoDB
@@ -27,73 +24,35 @@ func TestHealthzFailsWhileMongoDBIsDownWithHitsPending(t *testing.T) {
 	db := srv.Database(t)
 	logPath := filepath.Join(dir, "access.log")
 	appendCombined(t, logPath, 0, 30)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	conf := filepath.Join(dir, "logtally.toml")
-	os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
-shutdown_timeout = "20s"
-[mongo]
-uri = %q
-database = %q
-timeout = "500ms"
-[buffer]
-commit_interval = "50ms"
-[flush]
-interval = "100ms"
-max_ops = 16
-max_backoff = "200ms"
-[http]
-listen = %q
-unhealthy_after = "1s"
-[buckets]
-preallocate = false
-minute_retention = "0" # the test lines are older than the default 48h
-[[source]]
-site = "s"
-paths = [%q]
-format = "combined"
-`, filepath.Join(dir, "state"), srv.URI(), db.Name(), addr, logPath)), 0o600)
+	addr := testenv.FreeAddr(t)
+	conf := fastConfig(t, dir, srv.URI(), db.Name(), "s", logPath, noPrealloc, listen(addr), func(c *config.Config) {
+		c.ShutdownTimeout = config.Duration(20 * time.Second)
+		c.Mongo.Timeout = config.Duration(500 * time.Millisecond)
+		c.HTTP.UnhealthyAfter = config.Duration(time.Second)
+	})
 	earlierBuffer(t, filepath.Join(dir, "state"))
 	sock, stop, out := runNotified(t, conf) // under a fake systemd, with a 2 s watchdog
 
-	get := func(path string) (int, string) {
-		resp, err := http.Get("http://" + addr + path)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	get := func(path string) (int, string) { return testenv.Get(addr, path) }
 	// waitHealth polls /healthz (an event wait, bounded) until it
 	// answers code with a body holding every one of says, and returns
 	// the body.
 	waitHealth := func(what string, code int, says ...string) string {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			c, body := get("/healthz")
-			if c == code && !slices.ContainsFunc(says, func(s string) bool { return !strings.Contains(body, s) }) {
-				return body
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: /healthz = %d %q after 30s, want %d\nlog:\n%s", what, c, body, code, out)
-			}
-			time.Sleep(20 * time.Millisecond)
+		var c int
+		var body string
+		if !testenv.Until(30*time.Second, func() bool {
+			c, body = get("/healthz")
+			return c == code && !slices.ContainsFunc(says, func(s string) bool { return !strings.Contains(body, s) })
+		}) {
+			t.Fatalf("%s: /healthz = %d %q after 30s, want %d\nlog:\n%s", what, c, body, code, out)
 		}
+		return body
 	}
 	waitTotal := func(what string, n int64) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for bucketcheck.Read(t, db).MonthTotal != n {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: MongoDB's monthly total %d after 30s, want %d\nlog:\n%s", what, bucketcheck.Read(t, db).MonthTotal, n, out)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !testenv.Until(30*time.Second, func() bool { return monthTotal(t, db) == n }) {
+			t.Fatalf("%s: MongoDB's monthly total %d after 30s, want %d\nlog:\n%s", what, monthTotal(t, db), n, out)
 		}
 	}
 

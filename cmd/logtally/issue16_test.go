@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/internal/bucketcheck"
+	"github.com/logtally/logtally/internal/testenv"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 )
 
 // Issue 16, items 3, 4 and 5, end to end: the real binary against the wire
@@ -20,16 +20,10 @@ import (
 // written (kept apart in truth/, since the live files lose lines on
 // purpose here).
 
-// waitHits waits until MongoDB's monthly total reaches n.
+// waitHits waits until MongoDB's monthly total reaches n (waitHits).
 func (e *replayEnv) waitHits(n int64, out fmt.Stringer) {
 	e.t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for bucketcheck.Read(e.t, e.db).MonthTotal < n {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("MongoDB did not reach %d hits (has %d)\n%s", n, bucketcheck.Read(e.t, e.db).MonthTotal, out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitHits(e.t, e.db, n, out)
 }
 
 // stopDaemon stops a daemon with SIGTERM and waits for it.
@@ -56,17 +50,6 @@ func (e *replayEnv) appendTo(path string, data []byte) {
 	}
 }
 
-// withSourceKeys adds keys to the config's [[source]] (its last table).
-func withSourceKeys(t *testing.T, conf, keys string) {
-	t.Helper()
-	f, err := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintln(f, keys)
-	f.Close()
-}
-
 // Item 3: a log shrunk in place (its head unchanged, no copy) is not read
 // again from 0: 1,000 lines counted, cut to its first 500, 200 appended:
 // 1,200 hits, not 1,700. Then the same while the daemon is stopped.
@@ -84,7 +67,7 @@ func TestShrunkInPlaceCountsOnce(t *testing.T) {
 	waitLog(t, out, "file shrank in place", 30*time.Second)
 	e.appendTo(e.live, lines(1000, 200))
 	e.waitHits(1200, out)
-	time.Sleep(500 * time.Millisecond) // a double count would show now
+	e.settle(e.conf, out) // a double count would show now
 	stopDaemon(t, d, d.Process, out)
 	e.check("shrunk while running", filepath.Join(e.truth, "*"))
 
@@ -96,7 +79,7 @@ func TestShrunkInPlaceCountsOnce(t *testing.T) {
 	waitLog(t, out, "file shrank in place while logtally was down", 30*time.Second)
 	e.appendTo(e.live, lines(1200, 100))
 	e.waitHits(1300, out)
-	time.Sleep(500 * time.Millisecond)
+	e.settle(e.conf, out) // a double count would show now
 	stopDaemon(t, d, d.Process, out)
 	if strings.Contains(out.String(), "GET /page") {
 		t.Errorf("line contents in the log:\n%s", out)
@@ -114,7 +97,7 @@ func TestRotatedIntoOldDir(t *testing.T) {
 	e := newReplayEnv(t)
 	old := filepath.Join(filepath.Dir(e.live), "old")
 	os.Mkdir(old, 0o755)
-	withSourceKeys(t, e.conf, fmt.Sprintf("rotated = [%q]", filepath.Join(old, "access.log*")))
+	testconfig.Edit(t, e.conf, func(c *config.Config) { c.Sources[0].Rotated = []string{filepath.Join(old, "access.log*")} })
 
 	// Rename into old/ while stopped.
 	e.appendTo(e.live, lines(0, 1000))
@@ -128,7 +111,7 @@ func TestRotatedIntoOldDir(t *testing.T) {
 	e.appendTo(e.live, lines(1500, 200))
 	d, out = daemon(t, e.conf)
 	e.waitHits(1700, out)
-	time.Sleep(500 * time.Millisecond)
+	e.settle(e.conf, out) // a double count would show now
 	e.check("renamed into old/ while stopped", filepath.Join(e.truth, "*"))
 
 	// copytruncate into old/ while running: the lines written since the
@@ -147,7 +130,7 @@ func TestRotatedIntoOldDir(t *testing.T) {
 	}
 	e.appendTo(e.live, lines(2000, 100))
 	e.waitHits(2100, out)
-	time.Sleep(500 * time.Millisecond)
+	e.settle(e.conf, out) // a double count would show now
 	stopDaemon(t, d, d.Process, out)
 	if strings.Contains(out.String(), "level=ERROR") {
 		t.Errorf("an ERROR with rotated set:\n%s", out)
@@ -163,14 +146,7 @@ func TestLostRotatedFileReported(t *testing.T) {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
 	e := newReplayEnv(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	conf, _ := os.ReadFile(e.conf)
-	os.WriteFile(e.conf, []byte(strings.Replace(string(conf), `listen = ""`, fmt.Sprintf("listen = %q", addr), 1)), 0o600)
+	addr := e.addrs[e.conf]
 
 	e.appendTo(e.live, lines(0, 1000))
 	d, out := daemon(t, e.conf)
@@ -188,17 +164,11 @@ func TestLostRotatedFileReported(t *testing.T) {
 	e.waitHits(1200, out)
 	waitLog(t, out, "level=ERROR", 30*time.Second)
 	var metrics string
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(metrics, `logtally_lost_files_total{source="`+replaySite+`"} 1`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("/metrics never counted the lost file:\n%s", metrics)
-		}
-		if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			metrics = string(b)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testenv.Until(20*time.Second, func() bool {
+		_, metrics = testenv.Get(addr, "/metrics")
+		return strings.Contains(metrics, `logtally_lost_files_total{source="`+replaySite+`"} 1`)
+	}) {
+		t.Fatalf("/metrics never counted the lost file:\n%s", metrics)
 	}
 	stopDaemon(t, d, d.Process, out)
 	var errLine string
@@ -230,8 +200,7 @@ func TestSymlinkOutsideNotRead(t *testing.T) {
 	}
 	e := newReplayEnv(t)
 	logs := filepath.Dir(e.live)
-	conf, _ := os.ReadFile(e.conf)
-	os.WriteFile(e.conf, []byte(strings.Replace(string(conf), fmt.Sprintf("%q", e.live), fmt.Sprintf("%q", filepath.Join(logs, "*.log")), 1)), 0o600)
+	testconfig.Edit(t, e.conf, func(c *config.Config) { c.Sources[0].Paths = []string{filepath.Join(logs, "*.log")} })
 	secretDir := filepath.Join(e.dir, "secret")
 	os.Mkdir(secretDir, 0o700)
 	secret := linesAt(5000, 40, time.Second)
@@ -244,14 +213,15 @@ func TestSymlinkOutsideNotRead(t *testing.T) {
 
 	d, out := daemon(t, e.conf)
 	e.waitHits(500, out)
-	time.Sleep(time.Second) // rescans: the link would be read now
+	waitLog(t, out, "not following a symbolic link", 30*time.Second)
+	e.settle(e.conf, out) // the link's lines, were they read, would show now
 	stopDaemon(t, d, d.Process, out)
 	if l := out.String(); strings.Contains(l, "GET /secret") || !strings.Contains(l, "not following a symbolic link") {
 		t.Errorf("log:\n%s", l)
 	}
 	e.check("outside link not read", filepath.Join(e.truth, "*"))
 
-	withSourceKeys(t, e.conf, "follow_symlinks = true")
+	testconfig.Edit(t, e.conf, func(c *config.Config) { c.Sources[0].FollowSymlinks = true })
 	d, out = daemon(t, e.conf)
 	e.waitHits(540, out)
 	stopDaemon(t, d, d.Process, out)

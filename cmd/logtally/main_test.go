@@ -10,6 +10,7 @@ import (
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // TestMain lets the tests run the real command as a subprocess: with
@@ -155,9 +156,5 @@ func daemon(t *testing.T, conf string) (*exec.Cmd, *syncbuf.Buffer) {
 // progress record.
 func earlierBuffer(t *testing.T, stateDir string) {
 	t.Helper()
-	b, err := buffer.Open(filepath.Join(stateDir, "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Close()
+	testenv.OpenBuffer(t, filepath.Join(stateDir, "buffer.db"), buffer.Options{}).Close()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/botclass"
+	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 )
@@ -24,11 +25,9 @@ func TestMaxSitesInMongo(t *testing.T) {
 	db := srv.Database(t)
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "access.log")
-	conf := fastConfig(t, dir, srv.URI(), db.Name(), "unused", logPath)
-	b, _ := os.ReadFile(conf)
-	b = []byte(strings.Replace(strings.Replace(string(b), `site = "unused"`, `site = "{host}"`, 1),
-		`format = "combined"`, fmt.Sprintf("format = \"vhost_combined\"\nmax_sites = %d", maxSites), 1))
-	os.WriteFile(conf, b, 0o600)
+	conf := fastConfig(t, dir, srv.URI(), db.Name(), "{host}", logPath, func(c *config.Config) {
+		c.Sources[0].Format, c.Sources[0].MaxSites = "vhost_combined", new(maxSites)
+	})
 
 	want := bucketcheck.Counts{Minute: bucketcheck.Buckets{}, Daily: bucketcheck.Buckets{}, Monthly: bucketcheck.Buckets{}, Sites: bucketcheck.Buckets{}}
 	t0 := time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC)
@@ -47,7 +46,7 @@ func TestMaxSitesInMongo(t *testing.T) {
 	os.WriteFile(logPath, lines, 0o644)
 
 	d, out := daemon(t, conf)
-	waitTotal(t, db, hosts, out)
+	waitHits(t, db, hosts, out)
 	d.Process.Signal(syscall.SIGTERM)
 	d.Wait()
 	got := bucketcheck.Read(t, db)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 )
 
 // Issue 29, "Counts", item 2, end to end: max_size = "1MiB", MongoDB down,
@@ -25,11 +26,7 @@ func TestMaxSizeHeldWhileMongoDBDown(t *testing.T) {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
 	e := newReplayEnv(t)
-	conf, err := os.ReadFile(e.conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(e.conf, []byte(strings.Replace(string(conf), "[buffer]\n", "[buffer]\nmax_size = \"1MiB\"\n", 1)), 0o600)
+	testconfig.Edit(t, e.conf, func(c *config.Config) { c.Buffer.MaxSize = 1 << 20 })
 
 	e.appendTo(e.live, lines(0, 100))
 	d, out := daemon(t, e.conf)
@@ -53,8 +50,7 @@ func TestMaxSizeHeldWhileMongoDBDown(t *testing.T) {
 	if size > 1<<20+bound {
 		t.Errorf("buffer at %d bytes when reading paused: over max_size %d by more than one read's counts (%d)", size, 1<<20, bound)
 	}
-	time.Sleep(time.Second)
-	if !strings.Contains(out.String(), "level=WARN msg=\"buffer full") {
+	if !strings.Contains(out.String(), "level=WARN msg=\"buffer full") { // the line waitLog saw
 		t.Errorf("no WARN for the pause:\n%s", out)
 	}
 
@@ -62,7 +58,7 @@ func TestMaxSizeHeldWhileMongoDBDown(t *testing.T) {
 	resumed := time.Now()
 	e.waitHits(100+n, out)
 	t.Logf("all counted %v after MongoDB came back", time.Since(resumed).Round(time.Second))
-	time.Sleep(500 * time.Millisecond) // a double count would show now
+	e.settle(e.conf, out) // a double count would show now
 	stopDaemon(t, d, d.Process, out)
 	e.check("max_size held while MongoDB was down", filepath.Join(e.truth, "*"))
 }

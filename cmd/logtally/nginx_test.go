@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +19,7 @@ import (
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // nginxPages are the pages the test requests: few, so the embedded server's
@@ -91,10 +91,7 @@ func TestNginxLogrotate(t *testing.T) {
 
 	srv := mongotest.Start(t)
 	db := srv.Database(t)
-	conf := writeConfig(t, filepath.Join(dir, "logtally.toml"), testConfig{
-		StateDir: filepath.Join(dir, "state"), URI: srv.URI(), DB: db.Name(), Site: "nginx.test",
-		LogPath: access, LogFormat: measuresLogFormat,
-	})
+	conf := fastConfig(t, dir, srv.URI(), db.Name(), "nginx.test", access, nginxMeasures)
 
 	// Two logrotate configs, each with its own state file, forced with -f.
 	pidFile := filepath.Join(dir, "nginx.pid")
@@ -123,7 +120,8 @@ func TestNginxLogrotate(t *testing.T) {
 		}
 	}
 
-	d := startDaemon(t, conf, dir, 0)
+	d := &host{name: "daemon", conf: conf, outDir: dir}
+	d.start(t)
 
 	// The clients: 4 goroutines, 3,000 requests in about 10 s.
 	const workers, perWorker = 4, 750
@@ -150,29 +148,28 @@ func TestNginxLogrotate(t *testing.T) {
 					}
 				}
 				sent.Add(1)
-				time.Sleep(12 * time.Millisecond) // pace: about 300 requests/s in all
+				time.Sleep(12 * time.Millisecond) // pace: about 300 requests/s in all (time is the point)
 			}
 		}()
 	}
 	total := int64(workers * perWorker)
 	waitSent := func(n int64) {
 		t.Helper()
-		waitFor(t, 60*time.Second, fmt.Sprintf("%d requests sent", n), func() bool { return sent.Load() >= n })
+		testenv.Wait(t, 60*time.Second, fmt.Sprintf("%d requests sent", n), func() bool { return sent.Load() >= n })
 	}
 
 	// Rotation 1: rename + create, nginx reopens on SIGUSR1.
 	waitSent(total / 4)
 	logrotate(createConf, "logrotate-create.state")
-	waitFor(t, 10*time.Second, "nginx writing the new access.log after SIGUSR1", func() bool {
+	testenv.Wait(t, 10*time.Second, "nginx writing the new access.log after SIGUSR1", func() bool {
 		fi, err := os.Stat(access)
 		return err == nil && fi.Size() > 0
 	})
 
 	// SIGKILL logtally and start it again while requests go on.
 	waitSent(total / 2)
-	d.Process.Signal(syscall.SIGKILL)
-	d.Wait()
-	d = startDaemon(t, conf, dir, 1)
+	d.stop(t, syscall.SIGKILL)
+	d.start(t)
 
 	// Rotation 2: copytruncate.
 	waitSent(3 * total / 4)
@@ -202,17 +199,12 @@ func TestNginxLogrotate(t *testing.T) {
 		t.Fatalf("the rotated access logs hold %d hits, nginx's unrotated log %d", want.Hits, all.Hits)
 	}
 	start := time.Now()
-	var got bucketcheck.Counts
-	waitFor(t, 60*time.Second, fmt.Sprintf("MongoDB's monthly total to reach the %d hits in the files", want.Hits), func() bool {
-		got = bucketcheck.Read(t, db)
-		return got.MonthTotal >= want.Hits
+	testenv.Wait(t, 60*time.Second, fmt.Sprintf("MongoDB's monthly total to reach the %d hits in the files", want.Hits), func() bool {
+		return monthTotal(t, db) >= want.Hits
 	})
 	waited := time.Since(start)
-	d.Process.Signal(syscall.SIGTERM)
-	if err := d.Wait(); err != nil {
-		t.Errorf("logtally after SIGTERM: %v (want exit 0)", err)
-	}
-	got = bucketcheck.Read(t, db)
+	d.stop(t, syscall.SIGTERM)
+	got := bucketcheck.Read(t, db)
 	if keep := os.Getenv("LOGTALLY_NGINX_KEEP"); keep != "" {
 		os.RemoveAll(keep)
 		os.CopyFS(keep, os.DirFS(dir))
@@ -304,15 +296,7 @@ func findBinary(name string) string {
 // its base URL and a func that stops it gracefully (also called at cleanup).
 func startNginx(t *testing.T, bin, dir string) (base string, stop func()) {
 	t.Helper()
-	freePort := func() string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return ln.Addr().String()
-	}
-	addr, backend, closed := freePort(), freePort(), freePort()
+	addr, backend, closed := testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t)
 	// As root without a user directive the workers run as nobody, who
 	// cannot enter the test's 0700 temporary directory.
 	user := ""
@@ -386,8 +370,7 @@ http {
 	t.Cleanup(stop)
 
 	base = "http://" + addr
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	if !testenv.Until(20*time.Second, func() bool {
 		select {
 		case err := <-exited:
 			exited <- err // for stop
@@ -396,15 +379,12 @@ http {
 			t.Fatalf("nginx exited: %v\n%s%s", err, b, e)
 		default:
 		}
-		err := get(http.DefaultClient, base+"/")
-		if err == nil {
-			return base, stop
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nginx not answering on %s: %v", addr, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+		err = get(http.DefaultClient, base+"/")
+		return err == nil
+	}) {
+		t.Fatalf("nginx not answering on %s: %v", addr, err)
 	}
+	return base, stop
 }
 
 // get requests url and wants 200 OK.
@@ -427,18 +407,6 @@ func getAs(c *http.Client, url, ua string, status int) error {
 		return fmt.Errorf("status %s, want %d", resp.Status, status)
 	}
 	return nil
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func writeFile(t *testing.T, path, content string) {

@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // notifySocket is a fake systemd notification socket: it records every
@@ -70,12 +71,8 @@ func (s *notifySocket) count(msg string) int {
 // waitFor waits until cond holds for the messages received.
 func (s *notifySocket) waitFor(t *testing.T, what string, out *syncbuf.Buffer, cond func([]string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond(s.messages()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s; notifications %q\nlogtally's output:\n%s", what, s.messages(), out)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testenv.Until(30*time.Second, func() bool { return cond(s.messages()) }) {
+		t.Fatalf("no %s; notifications %q\nlogtally's output:\n%s", what, s.messages(), out)
 	}
 }
 
@@ -87,11 +84,7 @@ func startNotified(t *testing.T, withBuffer bool) (*notifySocket, func() error, 
 	t.Helper()
 	conf := notifyConfig(t, deadMongo(t), "logtally", "1s")
 	if withBuffer {
-		earlier, err := buffer.Open(filepath.Join(filepath.Dir(conf), "state", "buffer.db"), buffer.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		earlier.Close()
+		earlierBuffer(t, filepath.Join(filepath.Dir(conf), "state"))
 	}
 	return runNotified(t, conf)
 }
@@ -107,26 +100,9 @@ func notifyConfig(t *testing.T, uri, database, shutdown string) string {
 		b = fmt.Appendf(b, "10.0.0.1 - - [01/Feb/2026:10:00:%02d +0000] \"GET /p%d HTTP/1.1\" 200 10 \"-\" \"t\"\n", i, i%3)
 	}
 	os.WriteFile(logPath, b, 0o644)
-	conf := filepath.Join(dir, "logtally.toml")
-	os.WriteFile(conf, fmt.Appendf(nil, `state_dir = %q
-shutdown_timeout = %q
-[mongo]
-uri = %q
-database = %q
-timeout = "500ms"
-[buffer]
-commit_interval = "50ms"
-[flush]
-interval = "100ms"
-max_backoff = "200ms"
-[buckets]
-minute_retention = "0" # the test lines are older than the default 48h
-[[source]]
-site = "s"
-paths = [%q]
-format = "combined"
-`, filepath.Join(dir, "state"), shutdown, uri, database, logPath), 0o600)
-	return conf
+	return fastConfig(t, dir, uri, database, "s", logPath, shutdownTimeout(shutdown), func(c *config.Config) {
+		c.Mongo.Timeout = config.Duration(500 * time.Millisecond)
+	})
 }
 
 // runNotified starts logtally run with conf under a fake systemd and
@@ -193,15 +169,12 @@ func TestNotifyNoReadyWhileWaitingForMongo(t *testing.T) {
 	sock.waitFor(t, "STATUS=starting…", out, func(m []string) bool {
 		return slices.ContainsFunc(m, func(m string) bool { return strings.HasPrefix(m, "STATUS=starting") })
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(out.String(), "waiting for MongoDB") {
-		if time.Now().After(deadline) {
-			t.Fatalf("not waiting for MongoDB:\n%s", out)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testenv.Until(30*time.Second, func() bool { return strings.Contains(out.String(), "waiting for MongoDB") }) {
+		t.Fatalf("not waiting for MongoDB:\n%s", out)
 	}
 	// More than a watchdog interval: a daemon that were ready would have
-	// pinged twice by now.
+	// pinged twice by now. Time is the point: what must not come is the
+	// pings a watchdog interval brings.
 	time.Sleep(2500 * time.Millisecond)
 	if err := stop(); err != nil {
 		var ee interface{ ExitCode() int }
@@ -229,7 +202,7 @@ func TestNotifyStatusShowsWrittenBatches(t *testing.T) {
 	sock.waitFor(t, "READY=1", out, func(m []string) bool { return slices.Contains(m, "READY=1") })
 	// The first run's batch is in MongoDB before it stops (a loaded
 	// machine may not have read the log yet when READY=1 comes).
-	waitFor(t, 3*time.Minute, "the first run's 20 hits in the monthly buckets", func() bool { return monthTotal(t, db) == 20 })
+	waitHits(t, db, 20, out)
 	if err := stop(); err != nil {
 		t.Fatalf("first run: exit after SIGTERM: %v\n%s", err, out)
 	}

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // The running daemon serves /metrics, /healthz and /status on [http]
@@ -20,57 +18,20 @@ func TestDaemonServesMetricsWithoutPassword(t *testing.T) {
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "access.log")
 	appendCombined(t, logPath, 0, 12)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testenv.FreeAddr(t)
 	dead := strings.TrimPrefix(deadMongo(t), "mongodb://")
-	conf := filepath.Join(dir, "logtally.toml")
-	os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
-shutdown_timeout = "1s"
-[mongo]
-uri = "mongodb://alice:s3cret-pw@%s"
-timeout = "300ms"
-[buffer]
-commit_interval = "50ms"
-[flush]
-interval = "100ms"
-max_backoff = "200ms"
-[http]
-listen = %q
-[buckets]
-minute_retention = "0" # the test lines are older than the default 48h
-[[source]]
-site = "s"
-paths = [%q]
-format = "combined"
-`, filepath.Join(dir, "state"), dead, addr, logPath)), 0o600)
+	conf := fastConfig(t, dir, "mongodb://alice:s3cret-pw@"+dead, config.DefaultDatabase, "s", logPath, listen(addr), deadMongoTimings)
 	earlierBuffer(t, filepath.Join(dir, "state"))
 	d, out := daemon(t, conf)
 
-	get := func(path string) (int, string) {
-		resp, err := http.Get("http://" + addr + path)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
-	deadline := time.Now().Add(20 * time.Second)
+	get := func(path string) (int, string) { return testenv.Get(addr, path) }
 	var metrics string
-	for {
-		code, body := get("/metrics")
-		if code == 200 && strings.Contains(body, `logtally_hits_total{site="s"} 12`) && strings.Contains(body, "logtally_flush_retries_total") {
-			metrics = body
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/metrics never showed 12 hits: %d %s\nlog:\n%s", code, body, out)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var code int
+	if !testenv.Until(20*time.Second, func() bool {
+		code, metrics = get("/metrics")
+		return code == 200 && strings.Contains(metrics, `logtally_hits_total{site="s"} 12`) && strings.Contains(metrics, "logtally_flush_retries_total")
+	}) {
+		t.Fatalf("/metrics never showed 12 hits: %d %s\nlog:\n%s", code, metrics, out)
 	}
 	if !strings.Contains(metrics, "logtally_visitors_error_ratio 0.01625\n") {
 		t.Errorf("the daemon's /metrics has no visitors (lateSource.VisitorsNow):\n%s", metrics)
@@ -80,17 +41,13 @@ format = "combined"
 		t.Errorf("/healthz = %d %s, want 200 while the pipeline runs and http.unhealthy_after (1m) has not passed", code, health)
 	}
 	var status string
-	for {
+	if !testenv.Until(20*time.Second, func() bool {
 		_, status = get("/status")
-		if strings.Contains(status, `"pending_hits": 12`) && strings.Contains(status, `"indexes_ready": false`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/status never showed the 12 pending hits:\n%s", status)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return strings.Contains(status, `"pending_hits": 12`) && strings.Contains(status, `"indexes_ready": false`)
+	}) {
+		t.Fatalf("/status never showed the 12 pending hits:\n%s", status)
 	}
-	time.Sleep(500 * time.Millisecond) // a few failed flushes, logged with their errors
+	failedFlushes(t, out, 3) // a few, logged with their errors
 	d.Process.Signal(syscall.SIGTERM)
 	d.Wait()
 	for what, text := range map[string]string{"/metrics": metrics, "/healthz": health, "/status": status, "the log": out.String()} {

@@ -20,10 +20,12 @@ import (
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/salts"
 	"github.com/logtally/logtally/visitor"
@@ -35,11 +37,10 @@ const querySite = "query.test"
 // queryConfig writes a config for the query tests: the fixture's log as
 // the one source, small flush chunks (the embedded server), no
 // preallocation, and minuteRetention. It returns the config's path.
-func queryConfig(t *testing.T, dir, name, uri, db, logPath, minuteRetention string) string {
+func queryConfig(t *testing.T, dir, name, uri, db, logPath string, minuteRetention time.Duration) string {
 	t.Helper()
-	return writeConfig(t, filepath.Join(dir, name), testConfig{
-		StateDir: filepath.Join(dir, "state"), URI: uri, DB: db, Site: querySite, LogPath: logPath,
-		Buckets: fmt.Sprintf("preallocate = false\nminute_retention = %q", minuteRetention),
+	return writeConfig(t, filepath.Join(dir, name), uri, db, querySite, logPath, noPrealloc, func(c *config.Config) {
+		c.Buckets.MinuteRetention = config.Duration(minuteRetention)
 	})
 }
 
@@ -214,12 +215,12 @@ func TestQuery(t *testing.T) {
 
 	// The daemon keeps minute buckets (minute_retention 0), whatever the
 	// wall clock says of the fixture's 2026-10-31.
-	d, out := daemon(t, queryConfig(t, dir, "daemon.toml", srv.URI(), db.Name(), logPath, "0s"))
+	d, out := daemon(t, queryConfig(t, dir, "daemon.toml", srv.URI(), db.Name(), logPath, 0))
 	countAll(t, d, out, db, want)
 
 	// The query reads with the default minute retention, 48h before a
 	// fixed now.
-	conf := queryConfig(t, dir, "query.toml", srv.URI(), db.Name(), logPath, "48h")
+	conf := queryConfig(t, dir, "query.toml", srv.URI(), db.Name(), logPath, 48*time.Hour)
 	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	processClock = clock.NewFake(now)
 	t.Cleanup(func() { processClock = clock.Real{} })
@@ -561,10 +562,7 @@ func TestQueryMeasures(t *testing.T) {
 		}
 		hits = append(hits, qhit{[]string{"/", "/a", "/api"}[i%3], starts[i%4].Add(time.Duration(i) * time.Second), f})
 	}
-	buf, err := buffer.Open(filepath.Join(dir, "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	buf := testenv.OpenBuffer(t, filepath.Join(dir, "buffer.db"), buffer.Options{})
 	counts := map[string]measure.Vector{}
 	for _, h := range hits {
 		k := string(buffer.AppendKey(nil, []byte(querySite), []byte(h.page), h.at.Unix()))
@@ -584,7 +582,7 @@ func TestQueryMeasures(t *testing.T) {
 	}
 	buf.Close()
 
-	conf := queryConfig(t, dir, "query.toml", srv.URI(), db.Name(), filepath.Join(dir, "access.log"), "48h")
+	conf := queryConfig(t, dir, "query.toml", srv.URI(), db.Name(), filepath.Join(dir, "access.log"), 48*time.Hour)
 	now := time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC)
 	processClock = clock.NewFake(now)
 	t.Cleanup(func() { processClock = clock.Real{} })
@@ -824,9 +822,8 @@ func TestQueryVisitors(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := bucketcheck.CountFiles(t, logPath, site)
-	conf := writeConfig(t, filepath.Join(dir, "daemon.toml"), testConfig{
-		StateDir: filepath.Join(dir, "state"), URI: srv.URI(), DB: db.Name(), Site: site, LogPath: logPath,
-		Buckets: "preallocate = false",
+	conf := writeConfig(t, filepath.Join(dir, "daemon.toml"), srv.URI(), db.Name(), site, logPath, noPrealloc, func(c *config.Config) {
+		c.Buckets.MinuteRetention = config.Duration(48 * time.Hour) // the default
 	})
 	d, out := daemon(t, conf)
 	countAll(t, d, out, db, want)
@@ -909,17 +906,15 @@ func countAll(t *testing.T, d *exec.Cmd, out *syncbuf.Buffer, db *mongo.Database
 	t.Helper()
 	exited := make(chan error, 1)
 	go func() { exited <- d.Wait() }()
-	deadline := time.Now().Add(60 * time.Second)
-	for bucketcheck.Read(t, db).MonthTotal < want.Hits {
+	if !testenv.Until(60*time.Second, func() bool {
 		select {
 		case err := <-exited:
 			t.Fatalf("logtally run exited early: %v\n%s", err, out)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("MongoDB did not reach %d hits:\n%s", want.Hits, out)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return monthTotal(t, db) >= want.Hits
+	}) {
+		t.Fatalf("MongoDB did not reach %d hits:\n%s", want.Hits, out)
 	}
 	d.Process.Signal(syscall.SIGTERM)
 	if err := <-exited; err != nil {

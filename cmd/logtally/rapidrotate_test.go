@@ -12,6 +12,7 @@ import (
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // TestRotationsBetweenPolls (issue 29, 2): logtally follows access.log
@@ -67,25 +68,23 @@ func TestRotationsBetweenPolls(t *testing.T) {
 	}
 
 	write(100)
-	d := startDaemon(t, conf, dir, 0)
-	log := filepath.Join(dir, "daemon-00.log")
-	waitTotal(t, db, 100, fileText(log))
+	d := &host{name: "daemon", conf: conf, outDir: dir}
+	d.start(t)
+	log := d.out
+	waitHits(t, db, 100, fileText(log))
 	rotate(1)
 	write(150)
 	rotate(2)
 	write(170)
 	rotate(3)
 	write(90)
-	waitTotal(t, db, 510, fileText(log))
+	waitHits(t, db, 510, fileText(log))
 	// The three rotated generations are finished (RotateGrace after
 	// their last line): nothing of them is read after.
-	waitFor(t, time.Minute, "the three rotated generations finished", func() bool {
+	testenv.Wait(t, time.Minute, "the three rotated generations finished", func() bool {
 		return strings.Count(string(fileText(log).bytes()), "rotated file quiet, finished") >= 3
 	})
-	d.Process.Signal(syscall.SIGTERM)
-	if err := d.Wait(); err != nil {
-		t.Fatalf("logtally after SIGTERM: %v\n%s", err, fileText(log))
-	}
+	d.stop(t, syscall.SIGTERM)
 	want := bucketcheck.CountFiles(t, access+"*", "rapid.test")
 	if want.Hits != 510 || want.Files != 4 {
 		t.Fatalf("the files hold %d hits in %d files, want 510 in 4", want.Hits, want.Files)

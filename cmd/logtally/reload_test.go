@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 )
 
 // SIGHUP while lines flow: a site is added as a file in sites.d/, another
@@ -25,20 +26,23 @@ func TestReloadWhileLinesFlow(t *testing.T) {
 	db := srv.Database(t)
 	dir := t.TempDir()
 	logA, logB := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
-	conf := filepath.Join(dir, "logtally.toml")
 	sitesD := filepath.Join(dir, "sites.d")
 	os.MkdirAll(sitesD, 0o755)
 	// The main file has no source: each site is a file in sites.d/, the
 	// default include.
-	err := os.WriteFile(conf, []byte(fmt.Sprintf("state_dir = %q\nlease_ttl = \"3s\"\n[mongo]\nuri = %q\ndatabase = %q\ntimeout = \"5s\"\n"+
-		"[buffer]\ncommit_interval = \"50ms\"\n[flush]\ninterval = \"100ms\"\nmax_ops = 16\nmax_backoff = \"200ms\"\n[buckets]\nminute_retention = \"0\"\n[http]\nlisten = \"\"\n",
-		filepath.Join(dir, "state"), srv.URI(), db.Name())), 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
+	addr := testenv.FreeAddr(t)
+	conf := testconfig.Write(t, filepath.Join(dir, "logtally.toml"), testconfig.New(dir, testconfig.Mongo(srv.URI(), db.Name()), listen(addr)))
 	addSite := func(s, extra string) {
-		body := fmt.Sprintf("[[source]]\nsite = %q\npaths = [%q]\nformat = \"combined\"\n%s", s+".test", filepath.Join(dir, s+".log"), extra)
-		if err := os.WriteFile(filepath.Join(sitesD, s+".toml"), []byte(body), 0o600); err != nil {
+		path := testconfig.WriteSources(t, filepath.Join(sitesD, s+".toml"), testconfig.Source(s+".test", filepath.Join(dir, s+".log")))
+		if extra == "" {
+			return
+		}
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0) // a bad key: the text is the point
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(extra); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -55,31 +59,36 @@ func TestReloadWhileLinesFlow(t *testing.T) {
 		for i := 20; ctx.Err() == nil; i++ {
 			appendCombined(t, logA, i, 1)
 			appendCombined(t, logB, i, 1)
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // the writers' pace: time is the point
 		}
 	}()
 
 	d, out := daemon(t, conf)
 	reloads := 0
+	// flowed waits until lines read since the last reload are in MongoDB:
+	// the reloads come while lines flow, each config reads some.
+	counted := int64(0)
+	flowed := func() {
+		t.Helper()
+		waitHits(t, db, counted+1, out)
+		counted = monthTotal(t, db)
+	}
 	hup := func(wantReloaded bool) {
 		t.Helper()
-		time.Sleep(700 * time.Millisecond)
+		flowed()
 		before := strings.Count(out.String(), `msg=reloaded`)
 		refused := strings.Count(out.String(), "reload refused")
 		d.Process.Signal(syscall.SIGHUP)
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			if wantReloaded && strings.Count(out.String(), `msg=reloaded`) > before {
-				reloads++
-				return
+		if !testenv.Until(20*time.Second, func() bool {
+			if wantReloaded {
+				return strings.Count(out.String(), `msg=reloaded`) > before
 			}
-			if !wantReloaded && strings.Count(out.String(), "reload refused") > refused {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("SIGHUP not handled (want reloaded %v):\n%s", wantReloaded, out)
-			}
-			time.Sleep(20 * time.Millisecond)
+			return strings.Count(out.String(), "reload refused") > refused
+		}) {
+			t.Fatalf("SIGHUP not handled (want reloaded %v):\n%s", wantReloaded, out)
+		}
+		if wantReloaded {
+			reloads++
 		}
 	}
 	addSite("b", "") // a site added as a file in sites.d/
@@ -90,20 +99,14 @@ func TestReloadWhileLinesFlow(t *testing.T) {
 	hup(false)
 	addSite("a", "") // a back: resumes where it stopped
 	hup(true)
-	time.Sleep(700 * time.Millisecond)
+	flowed()
 	stopWriting()
 	wg.Wait()
 
 	want := bucketcheck.CountFiles(t, logA, "a.test")
 	want.Merge(bucketcheck.CountFiles(t, logB, "b.test"))
-	deadline := time.Now().Add(60 * time.Second)
-	for bucketcheck.Read(t, db).MonthTotal < want.Hits {
-		if time.Now().After(deadline) {
-			t.Fatalf("MongoDB did not reach the files' %d hits:\n%s", want.Hits, out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond) // a double count would show now
+	waitHits(t, db, want.Hits, out)
+	settle(t, addr, out) // a double count would show now
 	d.Process.Signal(syscall.SIGTERM)
 	if err := d.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v\n%s", err, out)

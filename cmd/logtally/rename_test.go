@@ -9,9 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/internal/testenv"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 )
 
 // TestRenamedSourceResumes: a source renamed in the config ([[source]]
@@ -28,16 +31,9 @@ func TestRenamedSourceResumes(t *testing.T) {
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "access.log")
 	conf := fastConfig(t, dir, srv.URI(), db.Name(), "rename.test", logPath)
-	base, err := os.ReadFile(conf)
-	if err != nil {
-		t.Fatal(err)
-	}
 	name := func(n string) {
 		t.Helper()
-		c := strings.Replace(string(base), "[[source]]\n", "[[source]]\nname = \""+n+"\"\n", 1)
-		if err := os.WriteFile(conf, []byte(c), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testconfig.Edit(t, conf, func(c *config.Config) { c.Sources[0].Name = n })
 	}
 	stop := func(d *exec.Cmd, out *syncbuf.Buffer) {
 		t.Helper()
@@ -52,13 +48,13 @@ func TestRenamedSourceResumes(t *testing.T) {
 	name("default")
 	appendCombined(t, logPath, 0, 30)
 	d, out := daemon(t, conf)
-	waitTotal(t, db, 30, out)
+	waitHits(t, db, 30, out)
 	if err := os.Rename(logPath, logPath+".1"); err != nil {
 		t.Fatal(err)
 	}
 	appendCombined(t, logPath+".1", 30, 10)
 	appendCombined(t, logPath, 40, 15)
-	waitTotal(t, db, 55, out)
+	waitHits(t, db, 55, out)
 	stop(d, out)
 
 	// Renamed while down; both files grow.
@@ -66,7 +62,7 @@ func TestRenamedSourceResumes(t *testing.T) {
 	appendCombined(t, logPath+".1", 55, 5)
 	appendCombined(t, logPath, 60, 20)
 	d, out = daemon(t, conf)
-	waitTotal(t, db, 80, out)
+	waitHits(t, db, 80, out)
 	if !strings.Contains(out.String(), "takes over") || !strings.Contains(out.String(), "source=shop from=default files=2") {
 		t.Errorf("the takeover of default's two files by shop is not logged:\n%s", out)
 	}
@@ -75,9 +71,9 @@ func TestRenamedSourceResumes(t *testing.T) {
 	name("web")
 	before := strings.Count(out.String(), "msg=reloaded")
 	d.Process.Signal(syscall.SIGHUP)
-	waitFor(t, 20*time.Second, "the reload", func() bool { return strings.Count(out.String(), "msg=reloaded") > before })
+	testenv.Wait(t, 20*time.Second, "the reload", func() bool { return strings.Count(out.String(), "msg=reloaded") > before })
 	appendCombined(t, logPath, 80, 10)
-	waitTotal(t, db, 90, out)
+	waitHits(t, db, 90, out)
 	stop(d, out)
 	if !strings.Contains(out.String(), "source=web from=shop files=") {
 		t.Errorf("the takeover at the reload is not logged:\n%s", out)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 	"github.com/logtally/logtally/tailer"
 )
 
@@ -78,18 +79,10 @@ func TestReplayConfigFiltersAndLimit(t *testing.T) {
 	log := filepath.Join(dir, "access.log")
 	extra := "\n10.0.0.7 - - [17/May/2015:10:05:09 +0000] \"GET /d HTTP/1.1\" 200 1 \"-\" \"Mozilla/5.0\"\n"
 	os.WriteFile(log, []byte(replayLines+extra), 0o644)
-	cfgFile := filepath.Join(dir, "c.toml")
-	os.WriteFile(cfgFile, []byte(`
-[[source]]
-site = "example.com"
-paths = ["/x"]
-format = "combined"
-[source.page]
-max_pages_per_minute = 1
-[source.filter]
-status = ["2xx", "4xx"]
-exclude_user_agents = ["bots"]
-`), 0o644)
+	src := testconfig.Source("example.com", "/x")
+	src.Page.MaxPagesPerMinute = new(1)
+	src.Filter.Status, src.Filter.ExcludeUserAgents = []string{"2xx", "4xx"}, []string{"bots"}
+	cfgFile := testconfig.Write(t, filepath.Join(dir, "c.toml"), testconfig.New(dir, testconfig.Sources(src)))
 	var out, errb bytes.Buffer
 	if err := cmdReplay([]string{"-dry-run", "-config", cfgFile, log}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
@@ -135,8 +128,9 @@ func TestReplayErrors(t *testing.T) {
 	os.WriteFile(log, []byte("x\n"), 0o644)
 	zst := filepath.Join(dir, "a.log.zst")
 	os.WriteFile(zst, []byte{0x28, 0xb5, 0x2f, 0xfd, 0, 0}, 0o644)
-	two := filepath.Join(dir, "two.toml")
-	os.WriteFile(two, []byte("[[source]]\nsite=\"a\"\npaths=[\"/a\"]\nformat=\"common\"\n[[source]]\nsite=\"b\"\npaths=[\"/b\"]\nformat=\"common\"\n"), 0o644)
+	a, b := testconfig.Source("a", "/a"), testconfig.Source("b", "/b")
+	a.Format, b.Format = "common", "common"
+	two := testconfig.Write(t, filepath.Join(dir, "two.toml"), testconfig.New(dir, testconfig.Sources(a, b)))
 	for _, tc := range []struct {
 		args  []string
 		usage bool

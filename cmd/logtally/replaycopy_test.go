@@ -7,7 +7,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -69,7 +68,7 @@ func TestReplayCopyOfFollowedFileRefusedBesideDaemon(t *testing.T) {
 	// tailer counts it once.
 	appendTo(t, e.live, lines(1000, 400))
 	e.waitHits(1400, out)
-	time.Sleep(500 * time.Millisecond) // a double count would show now
+	e.settle(e.conf, out) // a double count would show now
 	d.Process.Signal(syscall.SIGTERM)
 	if err := d.Wait(); err != nil {
 		t.Fatalf("daemon: %v\n%s", err, out)
@@ -110,7 +109,7 @@ func TestReplayCopyWithDaemonStoppedThenDaemon(t *testing.T) {
 	appendTo(t, e.live, next[half:])
 	d, out = daemon(t, e.conf)
 	e.waitHits(1601, out)
-	time.Sleep(500 * time.Millisecond) // a double count would show now
+	e.settle(e.conf, out) // a double count would show now
 	d.Process.Signal(syscall.SIGTERM)
 	if err := d.Wait(); err != nil {
 		t.Fatalf("daemon: %v\n%s", err, out)

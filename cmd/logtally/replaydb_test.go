@@ -22,6 +22,7 @@ import (
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // The replay tests: every case of issue 9's "exactly once, in every
@@ -39,6 +40,7 @@ type replayEnv struct {
 	srv   *mongotest.Server
 	db    *mongo.Database
 	conf  string
+	addrs map[string]string // each config's /status address
 	live  string
 	arch  string
 	truth string
@@ -47,7 +49,7 @@ type replayEnv struct {
 func newReplayEnv(t *testing.T) *replayEnv {
 	t.Helper()
 	srv := mongotest.Start(t)
-	e := &replayEnv{t: t, dir: t.TempDir(), srv: srv, db: srv.Database(t)}
+	e := &replayEnv{t: t, dir: t.TempDir(), srv: srv, db: srv.Database(t), addrs: map[string]string{}}
 	e.live = filepath.Join(e.dir, "logs", "access.log")
 	e.arch = filepath.Join(e.dir, "archive")
 	e.truth = filepath.Join(e.dir, "truth")
@@ -58,13 +60,22 @@ func newReplayEnv(t *testing.T) *replayEnv {
 	return e
 }
 
-// config writes a config with its own state dir and instance name.
-func (e *replayEnv) config(state, instance string) string {
+// config writes a config with its own state dir and instance name, and
+// /status at an address of its own (e.settle).
+func (e *replayEnv) config(state, name string) string {
 	e.t.Helper()
-	return writeConfig(e.t, filepath.Join(e.dir, instance+".toml"), testConfig{
-		StateDir: filepath.Join(e.dir, state), Instance: instance, URI: e.srv.URI(), DB: e.db.Name(),
-		Site: replaySite, LogPath: e.live, Buckets: "preallocate = false\nminute_retention = \"0\"",
-	})
+	addr := testenv.FreeAddr(e.t)
+	conf := writeConfig(e.t, filepath.Join(e.dir, name+".toml"), e.srv.URI(), e.db.Name(), replaySite, e.live,
+		stateAt(filepath.Join(e.dir, state)), instance(name), noPrealloc, listen(addr))
+	e.addrs[conf] = addr
+	return conf
+}
+
+// settle waits until the daemon run with conf has read every file to its
+// end and MongoDB holds all it read: a double count would show now.
+func (e *replayEnv) settle(conf string, out fmt.Stringer) {
+	e.t.Helper()
+	settle(e.t, e.addrs[conf], out)
 }
 
 // lines returns n combined lines from line number from on: three pages,
@@ -254,9 +265,7 @@ func TestReplayKilledAndRunAgain(t *testing.T) {
 			// embedded server finishing the killed round's last write):
 			// Ctrl-C waits for the replay's start, after its signal
 			// handler is installed, or the default action kills it.
-			for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "replay started") && time.Now().Before(deadline); {
-				time.Sleep(5 * time.Millisecond)
-			}
+			testenv.Until(30*time.Second, func() bool { return strings.Contains(out.String(), "replay started") })
 			cmd.Process.Signal(os.Interrupt)
 			err := <-done
 			o := out.String()
@@ -295,20 +304,10 @@ func TestReplayAndDaemonShareTheLedger(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", what, err, out)
 		}
 	}
-	waitHits := func(want int64) {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for bucketcheck.Read(t, e.db).MonthTotal < want {
-			if time.Now().After(deadline) {
-				t.Fatalf("MongoDB did not reach %d hits", want)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
 	// The daemon counts 300 lines of access.log, then stops.
 	os.WriteFile(e.live, lines(0, 300), 0o644)
 	d, out := daemon(t, e.conf)
-	waitHits(300)
+	e.waitHits(300, out)
 	d.Process.Signal(syscall.SIGTERM)
 	stopped("first daemon", d, out)
 	// While it is down the file grows, is rotated and compressed: no
@@ -335,8 +334,8 @@ func TestReplayAndDaemonShareTheLedger(t *testing.T) {
 	f.Write(lines(750, 50))
 	f.Close()
 	d, out = daemon(t, e.conf)
-	waitHits(800)
-	time.Sleep(300 * time.Millisecond) // a double count would show now
+	e.waitHits(800, out)
+	e.settle(e.conf, out) // a double count would show now
 	d.Process.Signal(syscall.SIGTERM)
 	stopped("second daemon", d, out)
 	if !strings.Contains(out.String(), "file already counted in part") {
@@ -355,16 +354,7 @@ func TestReplayBesideRunningDaemon(t *testing.T) {
 	os.WriteFile(e.live, lines(0, 100), 0o644)
 	d, out := daemon(t, e.conf)
 	sock := filepath.Join(e.dir, "state", "control.sock")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no control socket:\n%s", out)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.Wait(t, 30*time.Second, "the control socket", func() bool { _, err := os.Stat(sock); return err == nil }, out)
 	// The live file keeps growing while the replay runs.
 	stop := make(chan struct{})
 	wrote := make(chan struct{})
@@ -395,7 +385,7 @@ func TestReplayBesideRunningDaemon(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "this logtally follows it") {
 		t.Errorf("replay of the followed file: exit %d, %s", code, stderr)
 	}
-	time.Sleep(500 * time.Millisecond)
+	e.settle(e.conf, out) // the live file read to its end, all in MongoDB
 	d.Process.Signal(syscall.SIGTERM)
 	if err := d.Wait(); err != nil {
 		t.Fatalf("daemon: %v\n%s", err, out)

@@ -27,7 +27,7 @@ func TestRotatedFileWrittenAfterGraceCounted(t *testing.T) {
 	waitLog(t, out, "rotated file quiet, finished", 60*time.Second)
 	e.appendTo(rotated, lines(300, 150)) // a writer that reopened its log late
 	e.waitHits(450, out)
-	time.Sleep(500 * time.Millisecond) // a double count would show now
+	e.settle(e.conf, out) // a double count would show now
 	stopDaemon(t, d, d.Process, out)
 	if !strings.Contains(out.String(), "lines written to a rotated file after it was finished") {
 		t.Errorf("no WARN naming the late lines:\n%s", out)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/binary"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/internal/testenv"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 	"github.com/logtally/logtally/stream"
 )
 
@@ -43,7 +44,7 @@ func TestNewLogWithTheSameFirstLinesCountedWhole(t *testing.T) {
 	waitLog(t, out, "file deleted, finished", 30*time.Second)
 	e.appendTo(e.live, append(sharedHead(), lines(2000, 250)...))
 	e.waitHits(220+270, out)
-	time.Sleep(500 * time.Millisecond) // a double count would show now
+	e.settle(e.conf, out) // a double count would show now
 	e.check("a new file with the same first lines, while running", filepath.Join(e.truth, "*"))
 
 	// While stopped: the log deleted and a new one (another inode: the
@@ -61,7 +62,7 @@ func TestNewLogWithTheSameFirstLinesCountedWhole(t *testing.T) {
 	e.appendTo(e.live, append(sharedHead(), lines(3000, 400)...))
 	d, out = daemon(t, e.conf)
 	e.waitHits(220+270+420, out)
-	time.Sleep(500 * time.Millisecond)
+	e.settle(e.conf, out) // a double count would show now
 	stopDaemon(t, d, d.Process, out)
 	if !strings.Contains(out.String(), "not a copy of it (tail check)") {
 		t.Errorf("the rule that decided is not logged:\n%s", out)
@@ -82,7 +83,9 @@ func TestReplaySamePrefixAsAnotherSourcesFile(t *testing.T) {
 	e := newReplayEnv(t)
 	otherLog := filepath.Join(e.dir, "logs2", "other.log")
 	os.MkdirAll(filepath.Dir(otherLog), 0o755)
-	withSourceKeys(t, e.conf, fmt.Sprintf("[[source]]\nname = \"other\"\nsite = %q\npaths = [%q]\nformat = \"combined\"", replaySite, otherLog))
+	other := testconfig.Source(replaySite, otherLog)
+	other.Name = "other"
+	testconfig.Edit(t, e.conf, testconfig.Sources(other))
 	if err := os.WriteFile(otherLog, append(sharedHead(), lines(5000, 600)...), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -135,12 +138,9 @@ func TestVersion1CheckpointsResumeAfterUpgrade(t *testing.T) {
 	stopDaemon(t, d, d.Process, out)
 
 	// What the previous version stored: every checkpoint in encoding 1.
-	buf, err := buffer.Open(filepath.Join(e.dir, "state", "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	buf := testenv.OpenBuffer(t, filepath.Join(e.dir, "state", "buffer.db"), buffer.Options{})
 	var cps map[string][]byte
-	err = buf.View(func(tx *buffer.ReadTx) error { cps = tx.Checkpoints(); return nil })
+	err := buf.View(func(tx *buffer.ReadTx) error { cps = tx.Checkpoints(); return nil })
 	if err != nil || len(cps) != 1 {
 		t.Fatalf("%d checkpoints, %v", len(cps), err)
 	}
@@ -168,7 +168,7 @@ func TestVersion1CheckpointsResumeAfterUpgrade(t *testing.T) {
 	e.appendTo(e.live, lines(2000, 200))
 	d, out = daemon(t, e.conf)
 	e.waitHits(500, out)
-	time.Sleep(500 * time.Millisecond) // a double count would show now
+	e.settle(e.conf, out) // a double count would show now
 	stopDaemon(t, d, d.Process, out)
 	if !strings.Contains(out.String(), "resuming file") {
 		t.Errorf("the file was not resumed:\n%s", out)

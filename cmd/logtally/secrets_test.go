@@ -2,15 +2,16 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/internal/testenv"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 )
 
 // secretLines are log lines carrying secrets, as a symlink to /etc/shadow
@@ -48,61 +49,24 @@ func TestDaemonShowsNoSecret(t *testing.T) {
 		fmt.Fprintln(f, l)
 	}
 	f.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	_, port, _ := strings.Cut(testenv.FreeAddr(t), ":")
 	dead := strings.TrimPrefix(deadMongo(t), "mongodb://")
 	uri := fmt.Sprintf("mongodb://alice:%s@%s?tlsCertificateKeyFilePassword=%s&proxyPassword=%s&appName=x", secretPassword, dead, secretTLS, secretProxy)
-	conf := filepath.Join(dir, "logtally.toml")
-	os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
-shutdown_timeout = "1s"
-[mongo]
-uri = %q
-timeout = "300ms"
-[buffer]
-commit_interval = "50ms"
-[flush]
-interval = "100ms"
-max_backoff = "200ms"
-[http]
-listen = "0.0.0.0:%d"
-[buckets]
-minute_retention = "0" # the test lines are older than the default 48h
-[[source]]
-site = "s"
-paths = [%q]
-format = "combined"
-`, filepath.Join(dir, "state"), uri, port, logPath)), 0o600)
+	conf := fastConfig(t, dir, uri, config.DefaultDatabase, "s", logPath, listen("0.0.0.0:"+port), deadMongoTimings)
 	earlierBuffer(t, filepath.Join(dir, "state"))
 	d, out := daemon(t, conf)
 
-	get := func(path string) (int, string) {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
-	deadline := time.Now().Add(20 * time.Second)
+	get := func(path string) (int, string) { return testenv.Get("127.0.0.1:"+port, path) }
 	var metrics, status string
-	for {
+	if !testenv.Until(20*time.Second, func() bool {
 		_, metrics = get("/metrics")
 		_, status = get("/status")
-		if strings.Contains(metrics, `logtally_hits_total{site="s"} 6`) && strings.Contains(status, "malformed line skipped") &&
-			strings.Contains(status, `"pending_hits": 6`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the 6 hits and a malformed line never showed:\n%s\n%s\nlog:\n%s", metrics, status, out)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return strings.Contains(metrics, `logtally_hits_total{site="s"} 6`) && strings.Contains(status, "malformed line skipped") &&
+			strings.Contains(status, `"pending_hits": 6`)
+	}) {
+		t.Fatalf("the 6 hits and a malformed line never showed:\n%s\n%s\nlog:\n%s", metrics, status, out)
 	}
-	time.Sleep(300 * time.Millisecond) // a failed flush or two, logged with their errors
+	failedFlushes(t, out, 2) // logged with their errors
 	_, health := get("/healthz")
 	d.Process.Signal(syscall.SIGTERM)
 	d.Wait()
@@ -135,8 +99,7 @@ func TestCheckShowsNoSecretAndWarnsOfListen(t *testing.T) {
 	uri := fmt.Sprintf("mongodb://alice:%s@%s?tlsCertificateKeyFilePassword=%s&proxyPassword=%s",
 		secretPassword, strings.TrimPrefix(deadMongo(t), "mongodb://"), secretTLS, secretProxy)
 	conf := writeCheckConfig(t, dir, uri, []string{filepath.Join(logs, "*.log")})
-	b, _ := os.ReadFile(conf)
-	os.WriteFile(conf, append(b, "[http]\nlisten = \":9464\"\n"...), 0o600)
+	testconfig.Edit(t, conf, listen(":9464"))
 	out, stderr, code := runCmd(t, "check", "-config", conf)
 	if code == 0 {
 		t.Errorf("check passed with MongoDB unreachable:\n%s", out)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,18 +11,14 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // deadMongo returns a mongodb:// URI on which nothing listens.
 func deadMongo(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "mongodb://" + addr + "/"
+	return "mongodb://" + testenv.FreeAddr(t) + "/"
 }
 
 // startWithDeadMongo runs logtally on a small log with MongoDB unreachable
@@ -36,36 +31,15 @@ func startWithDeadMongo(t *testing.T, shutdown string) (*exec.Cmd, *syncbuf.Buff
 		b = fmt.Appendf(b, "10.0.0.1 - - [01/Feb/2026:10:00:%02d +0000] \"GET /p%d HTTP/1.1\" 200 10 \"-\" \"t\"\n", i, i%3)
 	}
 	os.WriteFile(logPath, b, 0o644)
-	conf := filepath.Join(dir, "logtally.toml")
-	os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
-shutdown_timeout = %q
-[mongo]
-uri = %q
-timeout = "500ms"
-[buffer]
-commit_interval = "50ms"
-[flush]
-interval = "100ms"
-max_backoff = "200ms"
-[http]
-listen = ""
-[buckets]
-minute_retention = "0" # the test lines are older than the default 48h
-[[source]]
-site = "s"
-paths = [%q]
-format = "combined"
-`, filepath.Join(dir, "state"), shutdown, deadMongo(t), logPath)), 0o600)
+	conf := fastConfig(t, dir, deadMongo(t), config.DefaultDatabase, "s", logPath, shutdownTimeout(shutdown), func(c *config.Config) {
+		c.Mongo.Timeout = config.Duration(500 * time.Millisecond)
+	})
 	earlierBuffer(t, filepath.Join(dir, "state"))
 	cmd, out := daemon(t, conf)
 	// Wait for the flusher's first failed attempt (half a second of
 	// mongo.timeout), by which time the hits are long committed.
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), " failed") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no failed flush logged:\n%s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testenv.Until(20*time.Second, func() bool { return strings.Contains(out.String(), " failed") }) {
+		t.Fatalf("no failed flush logged:\n%s", out.String())
 	}
 	return cmd, out, filepath.Join(dir, "state", "buffer.db")
 }
@@ -91,11 +65,7 @@ func TestSigtermWithMongoDownKeepsBuffer(t *testing.T) {
 	if !strings.Contains(out.String(), "pending_hits=20") {
 		t.Errorf("the incomplete-flush warning does not count all 20 pending hits:\n%s", out)
 	}
-	b, err := buffer.Open(bufPath, buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := testenv.OpenBuffer(t, bufPath, buffer.Options{})
 	_, pending := b.Pending()
 	var sealed uint64
 	var s *buffer.Batch
@@ -112,12 +82,8 @@ func TestSigtermWithMongoDownKeepsBuffer(t *testing.T) {
 func TestSecondSignalExitsAtOnce(t *testing.T) {
 	cmd, out, _ := startWithDeadMongo(t, "5m")
 	cmd.Process.Signal(syscall.SIGTERM)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "stopping") {
-		if time.Now().After(deadline) {
-			t.Fatalf("first signal not seen:\n%s", out)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testenv.Until(10*time.Second, func() bool { return strings.Contains(out.String(), "stopping") }) {
+		t.Fatalf("first signal not seen:\n%s", out)
 	}
 	start := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
@@ -136,12 +102,8 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 func TestSighupReloadsWithMongoDown(t *testing.T) {
 	cmd, out, _ := startWithDeadMongo(t, "1s")
 	cmd.Process.Signal(syscall.SIGHUP)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "msg=reloaded") {
-		if time.Now().After(deadline) {
-			t.Fatalf("SIGHUP did not reload:\n%s", out)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testenv.Until(10*time.Second, func() bool { return strings.Contains(out.String(), "msg=reloaded") }) {
+		t.Fatalf("SIGHUP did not reload:\n%s", out)
 	}
 	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("logtally died after SIGHUP: %v\n%s", err, out)

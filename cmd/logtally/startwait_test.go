@@ -1,13 +1,14 @@
 package main
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // While the first start waits for MongoDB (no buffer.db: it is rebuilt
@@ -17,36 +18,19 @@ func TestHealthzWhileWaitingForMongo(t *testing.T) {
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "access.log")
 	appendCombined(t, logPath, 0, 3)
-	addr := freeAddr(t)
-	conf := filepath.Join(dir, "logtally.toml")
-	os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
-instance = "web-1"
-shutdown_timeout = "1s"
-[mongo]
-uri = %q
-timeout = "300ms"
-[http]
-listen = %q
-[[source]]
-site = "s"
-paths = [%q]
-format = "combined"
-`, filepath.Join(dir, "state"), deadMongo(t), addr, logPath)), 0o600)
+	addr := testenv.FreeAddr(t)
+	conf := fastConfig(t, dir, deadMongo(t), config.DefaultDatabase, "s", logPath, instance("web-1"), listen(addr), deadMongoTimings)
 	d, out := daemon(t, conf)
-	deadline := time.Now().Add(20 * time.Second)
 	var code int
 	var body string
-	for {
-		code, body = httpGet(addr, "/healthz")
-		if code != 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Until(20*time.Second, func() bool { // the endpoints answer
+		code, body = testenv.Get(addr, "/healthz")
+		return code != 0
+	})
 	if code != 503 || !strings.Contains(body, "waiting for MongoDB") {
 		t.Errorf("/healthz while the start waits for MongoDB: %d %q, want 503 saying so\n%s", code, body, out)
 	}
-	if _, status := httpGet(addr, "/status"); !strings.Contains(status, `"health": "starting: waiting for MongoDB`) ||
+	if _, status := testenv.Get(addr, "/status"); !strings.Contains(status, `"health": "starting: waiting for MongoDB`) ||
 		!strings.Contains(status, `"instance": "web-1"`) {
 		t.Errorf("/status while the start waits for MongoDB:\n%s", status)
 	}

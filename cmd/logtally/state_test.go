@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/internal/testenv"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/observe"
 	"github.com/logtally/logtally/pipeline"
@@ -61,17 +64,14 @@ func TestStateAfterKill(t *testing.T) {
 }
 
 // stateDir makes a state dir whose buffer holds one checkpoint and a few
-// pending hits, and a config for it; uri is the MongoDB URI, listen the
+// pending hits, and a config for it; uri is the MongoDB URI, addr the
 // [http] listen value.
-func stateDir(t *testing.T, uri, listen string) (conf, bufPath, logPath string) {
+func stateDir(t *testing.T, uri, addr string) (conf, bufPath, logPath string) {
 	dir := t.TempDir()
 	logPath = filepath.Join(dir, "access.log")
 	os.WriteFile(logPath, []byte(strings.Repeat("x", 100)+"\n"), 0o644)
 	bufPath = filepath.Join(dir, "state", "buffer.db")
-	b, err := buffer.Open(bufPath, buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testenv.OpenBuffer(t, bufPath, buffer.Options{})
 	var st syscall.Stat_t
 	if err := syscall.Stat(logPath, &st); err != nil {
 		t.Fatal(err)
@@ -83,22 +83,8 @@ func stateDir(t *testing.T, uri, listen string) (conf, bufPath, logPath string) 
 		t.Fatal(err)
 	}
 	b.Close()
-	conf = filepath.Join(dir, "logtally.toml")
-	os.WriteFile(conf, []byte(fmt.Sprintf(`instance = "web-1"
-state_dir = %q
-[mongo]
-uri = %q
-[http]
-listen = %q
-[[source]]
-site = "s"
-paths = [%q]
-format = "combined"
-[[source]]
-site = "t"
-paths = ["/nonexistent/*.log"]
-format = "combined"
-`, filepath.Dir(bufPath), uri, listen, logPath)), 0o600)
+	conf = fastConfig(t, dir, uri, config.DefaultDatabase, "s", logPath, instance("web-1"), listen(addr),
+		testconfig.Sources(testconfig.Source("t", "/nonexistent/*.log")))
 	return conf, bufPath, logPath
 }
 
@@ -143,11 +129,7 @@ func (s statusOf) Status() (pipeline.Status, error) {
 func TestStateWhileRunning(t *testing.T) {
 	const uri = "mongodb://user:s3cret@127.0.0.1:1/"
 	conf, bufPath, logPath := stateDir(t, uri, "")
-	held, err := buffer.Open(bufPath, buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Close()
+	held := testenv.OpenBuffer(t, bufPath, buffer.Options{})
 
 	stdout, stderr, code := runCmd(t, "state", "-config", conf)
 	if code != 1 || !strings.Contains(stderr, "logtally is running (it holds "+bufPath+") and [http] listen is empty") ||
@@ -162,8 +144,7 @@ func TestStateWhileRunning(t *testing.T) {
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
 	addr := strings.TrimPrefix(hs.URL, "http://")
-	b, _ := os.ReadFile(conf)
-	os.WriteFile(conf, []byte(strings.Replace(string(b), `listen = ""`, fmt.Sprintf("listen = %q", addr), 1)), 0o600)
+	testconfig.Edit(t, conf, listen(addr))
 	stdout, stderr, code = runCmd(t, "state", "-config", conf)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)

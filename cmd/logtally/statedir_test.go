@@ -14,6 +14,8 @@ import (
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/internal/syncbuf"
+	"github.com/logtally/logtally/internal/testenv"
+	"github.com/logtally/logtally/observe"
 )
 
 // appendLines appends n combined-format GET lines to path, numbered from
@@ -34,18 +36,6 @@ func appendLines(t *testing.T, path string, next *int, n int) {
 	}
 	if _, err := f.Write(b); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// waitLog waits until out contains s.
-func waitLog(t *testing.T, out *syncbuf.Buffer, s string, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !strings.Contains(out.String(), s) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q logged within %v:\n%s", s, within, out)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -90,20 +80,20 @@ func bufferGoneWhileRunning(t *testing.T, replace bool) {
 	db := srv.Database(t)
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "access.log")
-	conf := fastConfig(t, dir, srv.URI(), db.Name(), "statedir.test", logPath)
-	setShutdownTimeout(t, conf, "2s")
+	addr := testenv.FreeAddr(t)
+	conf := fastConfig(t, dir, srv.URI(), db.Name(), "statedir.test", logPath, listen(addr), shutdownTimeout("2s"))
 	bufPath := filepath.Join(dir, "state", "buffer.db")
 
 	next := 0
 	appendLines(t, logPath, &next, 300)
 	cmd, out := daemon(t, conf)
-	waitTotal(t, db, 300, out)
+	waitHits(t, db, 300, out)
 
 	// MongoDB down: what is read from now on is only in buffer.db.
 	srv.Stop()
 	appendLines(t, logPath, &next, 200)
 	waitLog(t, out, "flush failed", 30*time.Second) // a batch of the new lines was sealed
-	time.Sleep(500 * time.Millisecond)              // and the rest committed (commit_interval 50ms)
+	waitStatus(t, addr, "the rest committed", out, func(r observe.StatusReport) bool { return r.Sources[0].LagBytes == 0 })
 
 	if replace {
 		other := filepath.Join(dir, "state", "restored-from-backup")
@@ -143,8 +133,8 @@ func bufferGoneWhileRunning(t *testing.T, replace bool) {
 	appendLines(t, logPath, &next, 100)
 	cmd, out = daemon(t, conf)
 	want := bucketcheck.CountFiles(t, logPath, "statedir.test")
-	waitTotal(t, db, want.Hits, out)
-	time.Sleep(500 * time.Millisecond) // a duplicate would arrive now
+	waitHits(t, db, want.Hits, out)
+	settle(t, addr, out) // a duplicate would arrive now
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := exitWithin(t, cmd, 30*time.Second, out); code != 0 {
 		t.Errorf("restart: exit %d after SIGTERM, want 0:\n%s", code, out)
@@ -156,22 +146,6 @@ func bufferGoneWhileRunning(t *testing.T, replace bool) {
 	t.Logf("%d hits: %v", want.Hits, res)
 	if !res.Exact() {
 		t.Errorf("not exact after buffer.db was restored: %v", res)
-	}
-}
-
-// setShutdownTimeout rewrites the shutdown_timeout of a fastConfig file.
-func setShutdownTimeout(t *testing.T, conf, d string) {
-	t.Helper()
-	b, err := os.ReadFile(conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := strings.Replace(string(b), `shutdown_timeout = "60s"`, fmt.Sprintf("shutdown_timeout = %q", d), 1)
-	if s == string(b) {
-		t.Fatal("fastConfig has no shutdown_timeout line to replace")
-	}
-	if err := os.WriteFile(conf, []byte(s), 0o600); err != nil {
-		t.Fatal(err)
 	}
 }
 

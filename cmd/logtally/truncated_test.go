@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
 )
 
 // TestBufferTruncatedWhileRunning: buffer.db truncated in place while the
@@ -35,12 +36,13 @@ func TestBufferTruncatedWhileRunning(t *testing.T) {
 			db := srv.Database(t)
 			dir := t.TempDir()
 			logPath := filepath.Join(dir, "access.log")
-			conf := fastConfig(t, dir, srv.URI(), db.Name(), "truncated.test", logPath)
+			addr := testenv.FreeAddr(t)
+			conf := fastConfig(t, dir, srv.URI(), db.Name(), "truncated.test", logPath, listen(addr))
 			appendCombined(t, logPath, 0, 90)
 			bufPath := filepath.Join(dir, "state", "buffer.db")
 
 			d, out := daemon(t, conf)
-			waitTotal(t, db, 90, out)
+			waitHits(t, db, 90, out)
 			exited := waitExit(d)
 			// Lines keep coming, so that commits and flushes are under
 			// way when the file is cut.
@@ -59,7 +61,7 @@ func TestBufferTruncatedWhileRunning(t *testing.T) {
 					next += 2
 				}
 			}()
-			time.Sleep(300 * time.Millisecond)
+			waitHits(t, db, 92, out) // the writer's first lines committed and flushed
 			if err := os.Truncate(bufPath, tc.size); err != nil {
 				t.Fatal(err)
 			}
@@ -92,8 +94,8 @@ func TestBufferTruncatedWhileRunning(t *testing.T) {
 			next += 10
 			d, out = daemon(t, conf)
 			want := bucketcheck.CountFiles(t, logPath, "truncated.test")
-			waitTotal(t, db, want.Hits, out)
-			time.Sleep(300 * time.Millisecond) // a double count would show now
+			waitHits(t, db, want.Hits, out)
+			settle(t, addr, out) // a double count would show now
 			d.Process.Signal(syscall.SIGTERM)
 			if c := exitWithin(t, d, 30*time.Second, out); c != 0 {
 				t.Errorf("restart: exit %d after SIGTERM:\n%s", c, out)

@@ -10,16 +10,18 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 )
 
 // The verify tests: logs counted by the real daemon and replay, then
@@ -83,9 +85,7 @@ func TestVerify(t *testing.T) {
 	os.MkdirAll(logs, 0o755)
 	os.MkdirAll(truth, 0o755)
 	live := filepath.Join(logs, "access.log")
-	conf := writeConfig(t, filepath.Join(dir, "logtally.toml"), testConfig{
-		StateDir: filepath.Join(dir, "state"), URI: srv.URI(), DB: db.Name(), Site: verifySite, LogPath: live,
-	})
+	conf := fastConfig(t, dir, srv.URI(), db.Name(), verifySite, live)
 	t0 := time.Date(2026, 2, 28, 23, 57, 40, 0, time.UTC) // the last day of a month
 	old, now := verifyLines(t0, 0, 200), verifyLines(t0, 200, 200)
 	archive := filepath.Join(logs, "access.log.1.gz")
@@ -97,15 +97,10 @@ func TestVerify(t *testing.T) {
 	if out, stderr, code := runCmd(t, "replay", "-config", conf, archive); code != 0 {
 		t.Fatalf("replay: exit %d\n%s%s", code, out, stderr)
 	}
-	d := startDaemon(t, conf, dir, 0)
+	d, dout := daemon(t, conf)
 	want := bucketcheck.CountFiles(t, filepath.Join(truth, "*"), verifySite)
-	waitFor(t, 60*time.Second, "MongoDB to hold every hit", func() bool {
-		return bucketcheck.Read(t, db).MonthTotal >= want.Hits
-	})
-	d.Process.Signal(syscall.SIGTERM)
-	if err := d.Wait(); err != nil {
-		t.Fatalf("daemon: %v", err)
-	}
+	testenv.Wait(t, 60*time.Second, "MongoDB to hold every hit", func() bool { return monthTotal(t, db) >= want.Hits }, dout)
+	stopDaemon(t, d, d.Process, dout)
 	if res := bucketcheck.CompareAll(t, want, bucketcheck.Read(t, db)); !res.Exact() {
 		t.Fatalf("MongoDB is not the files' count: %v", res)
 	}
@@ -195,10 +190,10 @@ func TestVerifyHosts(t *testing.T) {
 	t0 := clock.Real{}.Now().UTC().Add(-10 * 24 * time.Hour).Truncate(time.Hour)
 	confs := map[string]string{}
 	for _, host := range []string{"web-1", "web-2"} {
-		confs[host] = writeConfig(t, filepath.Join(e.dir, host+".toml"), testConfig{
-			StateDir: filepath.Join(e.dir, "state-"+host), Instance: host, URI: e.srv.URI(), DB: e.db.Name(),
-			Site: replaySite, LogPath: e.live, Buckets: `minute_retention = "48h"`,
-		})
+		confs[host] = writeConfig(t, filepath.Join(e.dir, host+".toml"), e.srv.URI(), e.db.Name(), replaySite, e.live,
+			stateAt(filepath.Join(e.dir, "state-"+host)), instance(host), func(c *config.Config) {
+				c.Buckets.MinuteRetention = config.Duration(48 * time.Hour)
+			})
 	}
 	a := e.archive("web-1.log.gz", verifyLines(t0, 0, 150, "/a", "/b"))
 	b := e.archive("web-2.log.gz", verifyLines(t0, 1, 150, "/b", "/c"))
@@ -233,12 +228,9 @@ func TestVerifyBadInput(t *testing.T) {
 	os.WriteFile(log, verifyLines(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), 0, 10), 0o644)
 	junk := filepath.Join(dir, "junk.log")
 	os.WriteFile(junk, []byte("not a log line\nnor this\n"), 0o644)
-	conf := writeConfig(t, filepath.Join(dir, "logtally.toml"), testConfig{
-		StateDir: filepath.Join(dir, "state"), URI: "mongodb://127.0.0.1:1", DB: "x", Site: verifySite, LogPath: log,
-	})
-	two := filepath.Join(dir, "two.toml")
-	data, _ := os.ReadFile(conf)
-	os.WriteFile(two, append(data, []byte("[[source]]\nname = \"other\"\nsite = \"o\"\npaths = [\"/nowhere\"]\nformat = \"common\"\n")...), 0o600)
+	conf := fastConfig(t, dir, "mongodb://127.0.0.1:1", "x", verifySite, log)
+	other := config.Source{Name: "other", Site: "o", Paths: []string{"/nowhere"}, Format: "common"}
+	two := writeConfig(t, filepath.Join(dir, "two.toml"), "mongodb://127.0.0.1:1", "x", verifySite, log, testconfig.Sources(other))
 	for _, tc := range []struct {
 		args []string
 		want string

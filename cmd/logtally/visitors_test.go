@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -30,6 +29,8 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/internal/testenv"
+	"github.com/logtally/logtally/observe"
 	"github.com/logtally/logtally/query"
 	"github.com/logtally/logtally/record"
 	"github.com/logtally/logtally/salts"
@@ -102,13 +103,11 @@ func appendVisitorLines(b []byte, from, to, rep int, ts time.Time) []byte {
 // UTC, so today (lines of a day whose salt is gone add no visitor).
 func visitorStamp() time.Time { return clock.Real{}.Now().UTC().Truncate(time.Minute) }
 
-// vhost is one host: its own log, state dir and instance name.
+// vhost is one host: its own log, state dir and instance name, its
+// daemon's outputs in out/.
 type vhost struct {
-	name, conf, state, log string
-	cmd                    *exec.Cmd
-	done                   chan error
-	out                    string // the running daemon's output file
-	runs                   int
+	host
+	state, log string
 }
 
 // venv is a test's hosts and database.
@@ -119,8 +118,8 @@ type venv struct {
 	db    *mongo.Database
 	ts    time.Time // the lines' time
 	hosts []*vhost
-	// outputs are the files holding every daemon's and replay's output
-	// (debug level): searched by the privacy check.
+	// outputs are the files holding every replay's output (debug level):
+	// searched by the privacy check, with the daemons'.
 	outputs []string
 	extra   []string // more plain files whose lines were counted (replayed)
 }
@@ -141,11 +140,10 @@ func newVenv(t *testing.T, srv *mongotest.Server, hosts ...string) *venv {
 		})
 	}
 	for _, name := range hosts {
-		h := &vhost{name: name, state: filepath.Join(e.dir, "state-"+name), log: filepath.Join(e.dir, "logs", name+".log")}
-		h.conf = writeConfig(t, filepath.Join(e.dir, name+".toml"), testConfig{
-			StateDir: h.state, Instance: name, URI: srv.URI(), DB: e.db.Name(), Site: visitorSite, LogPath: h.log,
-			Buckets: "preallocate = false\nminute_retention = \"0\"",
-		})
+		h := &vhost{state: filepath.Join(e.dir, "state-"+name), log: filepath.Join(e.dir, "logs", name+".log")}
+		addr := testenv.FreeAddr(t)
+		h.host = host{name: name, outDir: filepath.Join(e.dir, "out"), addr: addr, conf: writeConfig(t, filepath.Join(e.dir, name+".toml"),
+			srv.URI(), e.db.Name(), visitorSite, h.log, stateAt(h.state), instance(name), noPrealloc, listen(addr))}
 		e.hosts = append(e.hosts, h)
 	}
 	return e
@@ -167,44 +165,6 @@ func (e *venv) appendLog(h *vhost, from, to, rep int) {
 	}
 }
 
-// start runs logtally run for h at debug level, its output in a file of
-// e.outputs.
-func (e *venv) start(h *vhost) {
-	e.t.Helper()
-	out := filepath.Join(e.dir, "out", fmt.Sprintf("%s-%02d.log", h.name, h.runs))
-	h.runs++
-	f, err := os.Create(out)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.outputs = append(e.outputs, out)
-	cmd := command("run", "-config", h.conf, "-log-level", "debug")
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	h.cmd, h.done, h.out = cmd, make(chan error, 1), out
-	go func() { h.done <- cmd.Wait(); f.Close() }()
-	e.t.Cleanup(func() {
-		if h.cmd == cmd {
-			cmd.Process.Kill()
-			<-h.done
-		}
-	})
-}
-
-// stop sends sig to h's daemon and waits for it; SIGTERM must end it with
-// exit 0.
-func (e *venv) stop(h *vhost, sig syscall.Signal) {
-	e.t.Helper()
-	h.cmd.Process.Signal(sig)
-	err := <-h.done
-	h.cmd = nil
-	if sig == syscall.SIGTERM && err != nil {
-		e.t.Errorf("%s after SIGTERM: %v (want exit 0); output in %s", h.name, err, h.out)
-	}
-}
-
 // startAll starts every host's daemon at once: the test server's proxy
 // applies their writes one at a time, as MongoDB applies each update
 // whole (the embedded FerretDB alone loses concurrent updates of one
@@ -212,7 +172,7 @@ func (e *venv) stop(h *vhost, sig syscall.Signal) {
 func (e *venv) startAll() {
 	e.t.Helper()
 	for _, h := range e.hosts {
-		e.start(h)
+		h.start(e.t)
 	}
 }
 
@@ -242,30 +202,21 @@ func (e *venv) want() bucketcheck.Counts {
 
 // waitCounted waits until MongoDB holds every hit of the files and the
 // site's registers equal the files' sketch (waiting as long as the hit
-// total moves, 90 s without progress ending it), then compares every
-// bucket and every register, and returns the files' sketch.
+// total moves: untilHits) and every running daemon has settled, then
+// compares every bucket and every register, and returns the files'
+// sketch.
 func (e *venv) waitCounted(what string) *visitor.Sketch {
 	e.t.Helper()
 	want := e.want()
 	begun := time.Now()
-	stalled := begun.Add(90 * time.Second)
-	last := int64(-1)
-	for {
-		got := bucketcheck.Read(e.t, e.db).MonthTotal
-		if got == want.Hits || time.Now().After(stalled) {
-			break
-		}
-		if got != last {
-			last, stalled = got, time.Now().Add(90*time.Second)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	untilHits(e.t, e.db, want.Hits)
 	sketch := e.filesSketch()
-	deadline := time.Now().Add(30 * time.Second)
-	for !sameSketch(sketch, e.stored()) && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
+	testenv.Until(30*time.Second, func() bool { return sameSketch(sketch, e.stored()) }) // compareRegisters says what differs
+	for _, h := range e.hosts {
+		if h.cmd != nil {
+			h.settle(e.t) // a double count or a late register would show now
+		}
 	}
-	time.Sleep(300 * time.Millisecond) // a double count or a late register would show now
 	got := bucketcheck.Read(e.t, e.db)
 	res := bucketcheck.CompareAll(e.t, want, got)
 	e.t.Logf("%s: %d hits in the files, %d in MongoDB after %v, %v", what, want.Hits, got.MonthTotal, time.Since(begun).Round(time.Millisecond), res)
@@ -482,7 +433,7 @@ func TestVisitorsAccuracyThreeHosts(t *testing.T) {
 			t.Logf("cost: visitors document (site-day, p=%d) %d bytes of BSON at %d visitors, %d of %d registers non-zero",
 				visitor.SitePrecision, len(doc), n, sketch.NonZero(), sketch.M())
 			for _, h := range e.hosts {
-				e.stop(h, syscall.SIGTERM)
+				h.stop(e.t, syscall.SIGTERM)
 			}
 			e.compareRegisters("after the daemons stopped", sketch)
 			if n == 10000 {
@@ -555,9 +506,9 @@ func TestVisitorsNothingTwiceNothingLost(t *testing.T) {
 	e.replay(a, archives[1:]...)
 	e.waitCounted("B's and C's files replayed as archives beside A's daemon")
 	e.compareRegisters("B's and C's files replayed as archives beside A's daemon", first)
-	e.stop(a, syscall.SIGTERM)
+	a.stop(e.t, syscall.SIGTERM)
 	e.replay(a, archives...)
-	e.start(a)
+	a.start(e.t)
 	e.waitCounted("the three files replayed as archives with A stopped")
 	e.compareRegisters("the three files replayed as archives with A stopped", first)
 
@@ -605,15 +556,15 @@ func TestVisitorsNothingTwiceNothingLost(t *testing.T) {
 			f.Write(appendVisitorLines(nil, old, old+20, 1, e.ts)) // visitors seen before
 			f.Close()
 			wrote = from + 40
-			time.Sleep(15 * time.Millisecond)
+			time.Sleep(15 * time.Millisecond) // the writer's pace: time is the point
 		}
 	}()
 	const kills = 5
 	for range kills {
-		e.stop(a, syscall.SIGKILL)
-		time.Sleep(time.Duration(100+rng.IntN(400)) * time.Millisecond)
-		e.start(a)
-		time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond)
+		a.stop(e.t, syscall.SIGKILL)
+		time.Sleep(time.Duration(100+rng.IntN(400)) * time.Millisecond) // down for a random while: time is the point
+		a.start(e.t)
+		time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond) // a random moment to kill at: time is the point
 	}
 	stopWriting()
 	wg.Wait()
@@ -622,13 +573,13 @@ func TestVisitorsNothingTwiceNothingLost(t *testing.T) {
 
 	// (c) Host B's state dir is removed while it is stopped; lines are
 	// appended meanwhile. It rebuilds from MongoDB's progress record.
-	e.stop(b, syscall.SIGTERM)
+	b.stop(e.t, syscall.SIGTERM)
 	e.appendLog(b, next, next+800, 2)
 	next += 800
 	if err := os.RemoveAll(b.state); err != nil {
 		t.Fatal(err)
 	}
-	e.start(b)
+	b.start(e.t)
 	e.waitCounted("host B's state dir removed while it was stopped")
 
 	// Host C reads new lines while MongoDB is away (committed to its
@@ -638,8 +589,10 @@ func TestVisitorsNothingTwiceNothingLost(t *testing.T) {
 	e.srv.Stop()
 	e.appendLog(c, next, next+700, 2)
 	next += 700
-	time.Sleep(1500 * time.Millisecond)
-	e.stop(c, syscall.SIGKILL)
+	waitStatus(t, c.addr, "host C's new lines read, committed and sealed", fileText(c.out), func(r observe.StatusReport) bool {
+		return r.InFlight != nil && r.Sources[0].LagBytes == 0
+	})
+	c.stop(e.t, syscall.SIGKILL)
 	// C's buffer holds the registers it read while MongoDB was away, not
 	// sent: the rebuild must not lose them.
 	rises := bufferRises(t, c.state)
@@ -654,7 +607,7 @@ func TestVisitorsNothingTwiceNothingLost(t *testing.T) {
 	e.srv.Resume()
 	e.appendLog(c, next, next+300, 2)
 	next += 300
-	e.start(c)
+	c.start(e.t)
 	e.waitCounted("host C's state dir removed after a batch read while MongoDB was away")
 
 	// Host C is killed in the middle of a flush (its batch recorded in
@@ -670,12 +623,12 @@ func TestVisitorsNothingTwiceNothingLost(t *testing.T) {
 		for minuteTotal(t, e.db) == before && time.Now().Before(deadline) {
 			// No sleep: the kill must come right after the minute pass.
 		}
-		e.stop(c, syscall.SIGKILL)
+		c.stop(e.t, syscall.SIGKILL)
 		acked := progressAcked(t, e.db, c.name)
 		rises := bufferRises(t, c.state)
 		t.Logf("mid-flush kill %d: batch acknowledged %v, %d periods of unsent registers", attempt, acked, len(rises))
 		if landed = !acked && len(rises) > 0; !landed {
-			e.start(c)
+			c.start(e.t)
 			e.waitCounted(fmt.Sprintf("host C restarted after kill %d", attempt))
 		}
 	}
@@ -685,12 +638,12 @@ func TestVisitorsNothingTwiceNothingLost(t *testing.T) {
 	if err := os.RemoveAll(c.state); err != nil {
 		t.Fatal(err)
 	}
-	e.start(c)
+	c.start(e.t)
 	final := e.waitCounted("host C's state dir removed after a kill in the middle of a flush")
 	checkEstimate(t, "at the end", final.Estimate(), next, 5)
 
 	for _, h := range e.hosts {
-		e.stop(h, syscall.SIGTERM)
+		h.stop(e.t, syscall.SIGTERM)
 	}
 	e.compareRegisters("after the daemons stopped", final)
 	e.checkPrivacy(0, next)
@@ -826,7 +779,11 @@ func (e *venv) checkPrivacy(from, to int) {
 	}
 	// (c) Every daemon's and replay's output.
 	outBytes := 0
-	for _, p := range e.outputs {
+	outputs := e.outputs
+	for _, h := range e.hosts {
+		outputs = append(outputs, h.outputs...)
+	}
+	for _, p := range outputs {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			e.t.Fatal(err)
@@ -835,7 +792,7 @@ func (e *venv) checkPrivacy(from, to int) {
 		searchText(p, data)
 	}
 	e.t.Logf("privacy: searched %d documents of %d collections (%d bytes of extended JSON), %d state files (%d bytes), %d outputs (%d bytes) for %d addresses and %d user agents: %d found",
-		docs, len(names), dbBytes, stateFiles, stateBytes, len(e.outputs), outBytes, len(texts)-len(visitorUAs)-len(visitorBotUAs), len(visitorUAs)+len(visitorBotUAs), found)
+		docs, len(names), dbBytes, stateFiles, stateBytes, len(outputs), outBytes, len(texts)-len(visitorUAs)-len(visitorBotUAs), len(visitorUAs)+len(visitorBotUAs), found)
 	if docs == 0 || stateBytes == 0 || outBytes == 0 {
 		e.t.Errorf("privacy: nothing to search in (documents %d, state bytes %d, output bytes %d)", docs, stateBytes, outBytes)
 	}
@@ -845,13 +802,10 @@ func (e *venv) checkPrivacy(from, to int) {
 // and has not sent (buffer.VisitorRises).
 func bufferRises(t *testing.T, state string) []buffer.VisitorRise {
 	t.Helper()
-	b, err := buffer.Open(filepath.Join(state, "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testenv.OpenBuffer(t, filepath.Join(state, "buffer.db"), buffer.Options{})
 	defer b.Close()
 	var rises []buffer.VisitorRise
-	err = b.View(func(tx *buffer.ReadTx) (err error) { rises, err = tx.VisitorRises(); return err })
+	err := b.View(func(tx *buffer.ReadTx) (err error) { rises, err = tx.VisitorRises(); return err })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/measure"
 )
 
@@ -28,11 +29,7 @@ type Hit struct {
 // (every level and the sites collection), in one batch.
 func Write(t testing.TB, db *mongo.Database, site string, hits []Hit) {
 	t.Helper()
-	buf, err := buffer.Open(filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer buf.Close()
+	buf := testenv.OpenBuffer(t, filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
 	counts := map[string]measure.Vector{}
 	for _, h := range hits {
 		k := string(buffer.AppendKey(nil, []byte(site), []byte(h.Page), h.At.Unix()))
