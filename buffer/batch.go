@@ -32,6 +32,7 @@ func readBatch(sealed *bolt.Bucket) *Batch {
 		Hits:       getU64(sealed.Get(keyHits)),
 		Progress:   bytes.Clone(sealed.Get(keyProgress)),
 		MinuteOnly: sealed.Get(keyMinuteOnly) != nil,
+		Layout:     readLayout(sealed),
 	}
 }
 
@@ -39,20 +40,22 @@ func readBatch(sealed *bolt.Bucket) *Batch {
 // pending counts into a new batch with a fresh id (the next numbered one
 // once the buffer has a writer number, else random), in one transaction,
 // and returns it. It returns nil when nothing is pending.
-func (b *Buffer) Seal() (*Batch, error) { return b.seal("", b.files.Now(), false) }
+func (b *Buffer) Seal() (*Batch, error) { return b.seal("", b.files.Now(), false, CurrentLayout) }
 
 // SealMinuteOnly is Seal for a batch written to the minute buckets only:
 // its counts, once acknowledged, are added to the coarse counts, which the
 // next batch sealed by Seal carries to the daily and monthly buckets
 // (ScanCoarse). A batch already in flight is returned as it was sealed.
-func (b *Buffer) SealMinuteOnly() (*Batch, error) { return b.seal("", b.files.Now(), true) }
+func (b *Buffer) SealMinuteOnly() (*Batch, error) {
+	return b.seal("", b.files.Now(), true, CurrentLayout)
+}
 
 // seal is Seal with the new batch's id (empty: the next one; a numbered
-// id given is adopted, adoptBatchIDs), seal time and kind given. The seal
+// id given is adopted, adoptBatchIDs), seal time, kind and layout given. The seal
 // time is the wall clock's, not b.clock's: a rebuild from the progress
 // record makes it the last-commit time, compared with file modification
 // times (tailer.Config.Since).
-func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) {
+func (b *Buffer) seal(id string, at time.Time, minuteOnly bool, layout Layout) (*Batch, error) {
 	var batch *Batch
 	var sealedNow bool
 	var number int64
@@ -125,7 +128,10 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) 
 		} else if err := adoptBatchIDs(tx.Bucket(bktMeta), id); err != nil {
 			return err
 		}
-		batch = &Batch{ID: batchID, Keys: int(keys), Hits: hits, MinuteOnly: minuteOnly}
+		batch = &Batch{ID: batchID, Keys: int(keys), Hits: hits, MinuteOnly: minuteOnly, Layout: layout}
+		if err := putLayout(sealed, layout); err != nil {
+			return err
+		}
 		number = int64(getU64(tx.Bucket(bktMeta).Get(keyNumber)))
 		if err := snapshotCheckpoints(tx, sealed, at); err != nil {
 			return err
@@ -250,7 +256,7 @@ func (b *Buffer) Ack(id string) error {
 		if err := ackCoarse(tx, sealed); err != nil {
 			return err
 		}
-		for _, k := range [][]byte{keyID, keyKeys, keyHits, keyProgress} {
+		for _, k := range [][]byte{keyID, keyKeys, keyHits, keyProgress, keyLayout} {
 			if err := sealed.Delete(k); err != nil {
 				return err
 			}

@@ -36,6 +36,9 @@ type Snapshot struct {
 	// MinuteOnly: the batch goes to the minute buckets only (see
 	// SealMinuteOnly). Set by SealedSnapshot.
 	MinuteOnly bool
+	// Layout is the batch's layout (Batch.Layout). Set by
+	// SealedSnapshot.
+	Layout Layout
 	// Finished are the last checkpoints of the files finished (their
 	// checkpoints deleted) within the batch: SealedSnapshot's, the
 	// batch's; CoarseSnapshot's, those of the minute-only batches
@@ -137,6 +140,7 @@ func (b *Buffer) SealedSnapshot() (Snapshot, error) {
 		if sealed.Bucket(subCounts) != nil {
 			s = readSnapshot(sealed, sealed.Get(keyID))
 			s.MinuteOnly = sealed.Get(keyMinuteOnly) != nil
+			s.Layout = readLayout(sealed)
 			if s.Batch != "" {
 				s.Finished = readFinished(sealed.Bucket(subFinished))
 				s.Archives = readArchives(sealed.Bucket(subArchives))
@@ -260,6 +264,11 @@ type Rebuilt struct {
 	// Checkpoints, sealed at Since.
 	Counts map[string]measure.Vector
 	Batch  string
+	// Layout is the rebuilt batch's layout: the lost batch's, as its
+	// record names it (none: LayoutPages, the layout of every batch
+	// before layouts), so that the rebuilt batch goes where the lost
+	// one's first attempts may have gone.
+	Layout Layout
 	// Since becomes the last-commit time (the time the rebuilt position
 	// was reached, so the tailers read rotated files written after it).
 	Since time.Time
@@ -318,7 +327,7 @@ func (b *Buffer) RebuildWith(r Rebuilt) error {
 		return fmt.Errorf("rebuild: %w", err)
 	}
 	if counts != nil {
-		batch, err := b.seal(inflight, since, c.MinuteOnly)
+		batch, err := b.seal(inflight, since, c.MinuteOnly, r.Layout)
 		if err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}
