@@ -12,7 +12,6 @@ import (
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/syncbuf"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // preallocate runs preallocation steps, without waiting between them,
@@ -138,9 +137,7 @@ func TestPreallocatesTomorrowAndNextMonth(t *testing.T) {
 	e.want["monthly"]["202403/a.example/"] = map[string]int64{}
 	e.check(t)
 	// Preallocating again (another host) is harmless.
-	e.f.maint.prealloc.levels = [3]activity{}
-	e.f.maint.prealloc.record([]bucket.Doc{{Site: "a.example", Page: "/", Start: mustUnix(t, "2024-02-29T23:59:00Z"), Total: 1}}, fake.Now())
-	e.f.maint.prealloc.tracked.Store(0)
+	e.f.maint.prealloc.levels = [3]levelWindow{}
 	e.preallocate(t)
 	if st := e.f.Stats().Prealloc; st.Created != 62 || st.Existing != 62 || st.Failures != 0 {
 		t.Errorf("second preallocation %+v: want 62 existing", st)
@@ -215,26 +212,32 @@ func TestPreallocationFailuresDoNotStopFlushing(t *testing.T) {
 	e.check(t)
 }
 
-// The set of tracked pages is bounded per level and period.
+// The set of tracked pages is bounded per level and period; the period
+// before is kept (plans are proposed from it), the one before that not.
 func TestPreallocTrackingIsBounded(t *testing.T) {
-	pa, err := newPreallocator(Config{Preallocate: true, PreallocateMaxPages: 2}, [3]*mongo.Collection{}, newKnown())
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newActivity(2)
 	now := mustTime(t, "2024-03-05T10:30:00Z")
-	var bs []bucket.Doc
+	var hs []pageHits
 	for _, page := range []string{"/a", "/b", "/c"} {
-		bs = append(bs, bucket.Doc{Site: "s", Page: page, Start: now.Unix() - 60, Total: 5})
+		hs = append(hs, pageHits{site: "s", page: page, start: now.Unix() - 60, hits: 5})
 	}
-	// An old bucket (last hour) counts for the day and month only.
-	bs = append(bs, bucket.Doc{Site: "s", Page: "/a", Start: now.Unix() - 3600, Total: 5})
-	pa.record(bs, now)
-	if st := pa.stats(); st.Tracked != 6 || st.Untracked != 3 {
-		t.Errorf("%+v: want 2 pages tracked per level, 1 untracked per level", st)
+	// An old minute (last hour) counts for the day and month only.
+	hs = append(hs, pageHits{site: "s", page: "/a", start: now.Unix() - 3600, hits: 5})
+	a.record(hs, now)
+	if tr, un := a.tracked.Load(), a.untracked.Load(); tr != 6 || un != 3 {
+		t.Errorf("tracked %d, untracked %d: want 2 pages tracked per level, 1 untracked per level", tr, un)
 	}
-	// The next hour starts afresh.
-	pa.record([]bucket.Doc{{Site: "s", Page: "/d", Start: now.Unix() + 3600 - 60, Total: 1}}, now.Add(time.Hour))
-	if st := pa.stats(); st.Tracked != 5 || st.Untracked != 5 {
-		t.Errorf("%+v: want the last hour's pages dropped, /d tracked for the hour only", st)
+	if hot, pages, ok := a.history(bucket.Minute, "s", now.Unix()+1800, 5, now.Add(time.Hour)); !ok || pages != 3 || strings.Join(hot, ",") != "/a,/b" {
+		t.Errorf("the hour before 11:00: hot %v, %d pages, %v; want /a,/b of 3 pages (one not tracked)", hot, pages, ok)
+	}
+	// The next hour starts afresh; the hour before is kept.
+	a.record([]pageHits{{site: "s", page: "/d", start: now.Unix() + 3600 - 60, hits: 1}}, now.Add(time.Hour))
+	if tr, un := a.tracked.Load(), a.untracked.Load(); tr != 7 || un != 5 {
+		t.Errorf("tracked %d, untracked %d: want the last hour's kept, /d tracked for the hour (the day and month are full)", tr, un)
+	}
+	// Two hours on, the 10:00 hour is forgotten.
+	a.record(nil, now.Add(2*time.Hour))
+	if _, _, ok := a.history(bucket.Minute, "s", now.Unix()+1800, 5, now.Add(2*time.Hour)); ok {
+		t.Error("the 10:00 hour is still known at 12:30")
 	}
 }
