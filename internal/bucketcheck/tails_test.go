@@ -137,11 +137,17 @@ func TestReadTails(t *testing.T) {
 		edit func(c *Counts)
 		want string
 	}{
-		{"a hit too many in a tail", func(c *Counts) { c.Daily["20260306/s.test/c.html"]["hourly.11"]++; c.Daily["20260306/s.test/c.html"]["daily"]++ },
+		{"a hit too many in a tail", func(c *Counts) {
+			c.Daily["20260306/s.test/c.html"]["hourly.11"]++
+			c.Daily["20260306/s.test/c.html"]["daily"]++
+		},
 			"daily bucket 20260306/s.test/c.html: hourly.11 = 2, want 1"},
 		{"a measure wrong in a tail", func(c *Counts) { c.Minute["202603051020/s.test/m"]["measures.rt_max_us"] = 100 },
 			"minute bucket 202603051020/s.test/m: measures.rt_max_us = 100, want 7000"},
-		{"a second wrong in a hot bucket", func(c *Counts) { c.Minute["202603051020/s.test/h"]["seconds.5"] = 0; c.Minute["202603051020/s.test/h"]["seconds.6"] = 1 },
+		{"a second wrong in a hot bucket", func(c *Counts) {
+			c.Minute["202603051020/s.test/h"]["seconds.5"] = 0
+			c.Minute["202603051020/s.test/h"]["seconds.6"] = 1
+		},
 			"minute bucket 202603051020/s.test/h: seconds.5 = 0, want 1"},
 	} {
 		bad := Read(t, db)
