@@ -111,8 +111,9 @@ type hit struct {
 	n          uint64
 }
 
-// commit adds hits to the buffer and to the expectations.
-func (e *env) commit(t *testing.T, hits ...hit) {
+// commit adds hits to the buffer and to the expectations, and returns
+// their counts.
+func (e *env) commit(t *testing.T, hits ...hit) map[string]measure.Vector {
 	t.Helper()
 	counts := map[string]measure.Vector{}
 	for _, h := range hits {
@@ -132,6 +133,7 @@ func (e *env) commit(t *testing.T, hits ...hit) {
 	if err := e.buf.Commit(counts, nil); err != nil {
 		t.Fatal(err)
 	}
+	return counts
 }
 
 // run runs e.f.Run until the test ends, when an error of Run's fails it.

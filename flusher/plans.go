@@ -31,6 +31,8 @@ const (
 	pagesPerShard = 2000
 	// planCacheMax bounds the plans kept between batches.
 	planCacheMax = 4096
+	// planFindMax bounds the plans one find asks for.
+	planFindMax = 256
 )
 
 // unknownShards is, per level, the shards of a plan proposed without the
@@ -131,11 +133,11 @@ func (pl *planner) propose(k planKey, seen map[string]int64) bucket.Plan {
 var errPlanMissing = errors.New("plan neither found nor inserted")
 
 // get returns the plans of keys: the cached ones, then those found in
-// MongoDB (one find per level and chunk of chunk keys), then, for the
+// MongoDB (one find per level and planFindMax keys), then, for the
 // others, this writer's proposals (propose, with seen[k] the batch's own
 // hits of k's period by page), each inserted; a proposal that meets a
 // duplicate key gives way to the plan in, read by one more find.
-func (pl *planner) get(ctx context.Context, keys []planKey, seen map[planKey]map[string]int64, chunk int) (map[planKey]*bucket.Plan, error) {
+func (pl *planner) get(ctx context.Context, keys []planKey, seen map[planKey]map[string]int64) (map[planKey]*bucket.Plan, error) {
 	out := make(map[planKey]*bucket.Plan, len(keys))
 	var misses []planKey
 	for _, k := range keys {
@@ -145,7 +147,7 @@ func (pl *planner) get(ctx context.Context, keys []planKey, seen map[planKey]map
 			misses = append(misses, k)
 		}
 	}
-	if err := pl.find(ctx, misses, out, chunk); err != nil {
+	if err := pl.find(ctx, misses, out); err != nil {
 		return nil, err
 	}
 	var lost []planKey
@@ -164,7 +166,7 @@ func (pl *planner) get(ctx context.Context, keys []planKey, seen map[planKey]map
 			lost = append(lost, k)
 		}
 	}
-	if err := pl.find(ctx, lost, out, chunk); err != nil {
+	if err := pl.find(ctx, lost, out); err != nil {
 		return nil, err
 	}
 	for _, k := range lost {
@@ -176,9 +178,8 @@ func (pl *planner) get(ctx context.Context, keys []planKey, seen map[planKey]map
 }
 
 // find reads the plans of keys from MongoDB into out (and the cache):
-// one find per level and chunk of at most chunk keys. Those not found
-// are left out.
-func (pl *planner) find(ctx context.Context, keys []planKey, out map[planKey]*bucket.Plan, chunk int) error {
+// one find per level and planFindMax keys. Those not found are left out.
+func (pl *planner) find(ctx context.Context, keys []planKey, out map[planKey]*bucket.Plan) error {
 	byLevel := map[bucket.Level][]planKey{}
 	for _, k := range keys {
 		byLevel[k.level] = append(byLevel[k.level], k)
@@ -186,7 +187,7 @@ func (pl *planner) find(ctx context.Context, keys []planKey, out map[planKey]*bu
 	for _, l := range slices.Sorted(maps.Keys(byLevel)) {
 		ks := byLevel[l]
 		for len(ks) > 0 {
-			n := min(len(ks), max(chunk, 1))
+			n := min(len(ks), planFindMax)
 			or := make(bson.A, n)
 			for i, k := range ks[:n] {
 				or[i] = l.PlanFilter(k.site, time.Unix(k.start, 0))

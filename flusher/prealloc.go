@@ -244,7 +244,7 @@ func (pa *preallocator) step(ctx context.Context) time.Duration {
 	keys, next := pa.due(now)
 	pa.mu.Unlock()
 	if len(keys) > 0 {
-		plans, err := pa.plans.get(ctx, keys, nil, 100)
+		plans, err := pa.plans.get(ctx, keys, nil)
 		if err != nil {
 			if ctx.Err() != nil {
 				return 0

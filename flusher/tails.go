@@ -129,7 +129,7 @@ func (f *Flusher) loadRoutes(ctx context.Context, a *attempt, coarse bool) error
 		return err
 	}
 	if len(misses) > 0 {
-		got, err := f.maint.plans.get(ctx, misses, seen, f.chunk.ops)
+		got, err := f.maint.plans.get(ctx, misses, seen)
 		if err != nil {
 			return err
 		}
