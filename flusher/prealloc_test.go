@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+
 	"github.com/logtally/logtally/bucket"
 
 	"github.com/logtally/logtally/clock"
@@ -240,4 +242,64 @@ func TestPreallocTrackingIsBounded(t *testing.T) {
 	if _, _, ok := a.history(bucket.Minute, "s", now.Unix()+1800, 5, now.Add(2*time.Hour)); ok {
 		t.Error("the 10:00 hour is still known at 12:30")
 	}
+}
+
+// In the tails layout, the preallocator inserts the next hour's plan in
+// its window, proposed from the hour's activity (the pages of at least
+// PreallocateMinHits hits hot), and preallocates the hot pages' minute
+// buckets only; the next hour's batch follows that plan without a find
+// or insert of its own: the hot pages take one update per bucket, the
+// cold one goes to the minute tail.
+func TestPreallocatedPlanRoutesNextHour(t *testing.T) {
+	e := newEnv(t, 8)
+	e.tails = true
+	fake := clock.NewFake(mustTime(t, "2024-03-05T10:40:00Z"))
+	e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Preallocate: true, PreallocateRate: 30, PreallocateMinHits: 2})
+	e.commit(t,
+		hit{"a.example", "/", "2024-03-05T10:39:10Z", 3},
+		hit{"a.example", "/b", "2024-03-05T10:39:20Z", 2},
+		hit{"a.example", "/c", "2024-03-05T10:39:30Z", 1},
+	)
+	e.flush(t)
+	fake.Advance(19*time.Minute + 59*time.Second) // 10:59:59: past any moment drawn
+	s0 := e.f.Stats()
+	e.preallocate(t)
+	s1 := e.f.Stats()
+	if s1.Prealloc.Created != 120 || s1.PlanInserts-s0.PlanInserts != 1 {
+		t.Errorf("preallocation %+v, %d plans inserted: want the 11:00 plan and 2 pages x 60 minute buckets", s1.Prealloc, s1.PlanInserts-s0.PlanInserts)
+	}
+	var plan bson.Raw
+	err := e.db.Collection("minutes").FindOne(context.Background(), bucket.Minute.PlanFilter("a.example", mustTime(t, "2024-03-05T11:00:00Z"))).Decode(&plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := bucket.Minute.DecodePlan(plan); err != nil || strings.Join(p.Hot, ",") != "/,/b" {
+		t.Fatalf("the 11:00 plan: %+v, %v; want / and /b hot", p, err)
+	}
+	fake.Advance(90 * time.Second)
+	e.commit(t,
+		hit{"a.example", "/", "2024-03-05T11:00:05Z", 2},
+		hit{"a.example", "/b", "2024-03-05T11:00:40Z", 4},
+		hit{"a.example", "/c", "2024-03-05T11:01:00Z", 1},
+	)
+	e.flush(t)
+	s2 := e.f.Stats()
+	d := delta(s1, s2)
+	t.Logf("the batch after the boundary: %+v, plans found %d, inserted %d", d, s2.PlanFinds-s1.PlanFinds, s2.PlanInserts-s1.PlanInserts)
+	if d.Inserts != 1 || d.Finds != 0 || s2.PlanFinds != s1.PlanFinds || s2.PlanInserts != s1.PlanInserts {
+		t.Errorf("after the boundary: %+v, plans found %d, inserted %d; want one insert (the new minute's tail), no find", d, s2.PlanFinds-s1.PlanFinds, s2.PlanInserts-s1.PlanInserts)
+	}
+	for _, page := range []string{"/", "/b"} {
+		for m := range 60 {
+			id := "2024030511" + twoDigits(m) + "/a.example" + page
+			if e.want["minutes"][id] == nil {
+				e.want["minutes"][id] = map[string]int64{}
+			}
+		}
+	}
+	e.checkTails(t, [bucket.Levels][]string{
+		bucket.Minute:  {"202403051039/a.example/c", "202403051101/a.example/c"},
+		bucket.Daily:   {"20240305/a.example/c"},
+		bucket.Monthly: {"202403/a.example/c"},
+	})
 }
