@@ -108,3 +108,37 @@ func CompareAll(t testing.TB, want, got Counts) Result {
 	}
 	return r
 }
+
+// Within reports (t.Errorf) every counter and measure of kind's buckets
+// ("minute", "daily", "monthly" or "sites") in got that lies outside lo's
+// and hi's (counts the files bound from below and above: lines lost to a
+// copytruncate may or may not have been read), and every bucket got has
+// that hi lacks. A bucket with entries in tails (got.Tailed) is judged at
+// the tail's grain, as CompareAll does.
+func Within(t testing.TB, kind string, lo, hi Buckets, got Counts) {
+	t.Helper()
+	g, tailed, level := got.Sites, map[string]bool(nil), bucket.Level(bucket.Levels)
+	for l, b := range [bucket.Levels]Buckets{got.Minute, got.Daily, got.Monthly} {
+		if bucket.Level(l).String() == kind {
+			g, tailed, level = b, got.Tailed[l], bucket.Level(l)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(hi)) {
+		h := hi[id]
+		paths := maps.Clone(h)
+		maps.Copy(paths, g[id])
+		for _, p := range slices.Sorted(maps.Keys(paths)) {
+			if tailed[id] && !atTailGrain(level, p) {
+				continue // a tail keeps no finer views
+			}
+			if n := g[id][p]; n < lo[id][p] || n > h[p] {
+				t.Errorf("%s bucket %s: %s = %d, want %d to %d", kind, id, p, n, lo[id][p], h[p])
+			}
+		}
+	}
+	for id := range g {
+		if hi[id] == nil {
+			t.Errorf("%s bucket %s: not in the files", kind, id)
+		}
+	}
+}
