@@ -110,7 +110,7 @@ func BenchmarkZeroDocs(b *testing.B) {
 }
 
 // opsRun is what a traffic cost the database.
-type opsRun struct{ hits, ops, trips, writes uint64 }
+type opsRun struct{ hits, ops, trips, writes, planOps, dupOps uint64 }
 
 // writeMode is how writeTraffic writes: before, every page to its own
 // bucket and every bucket to the guarded update first, as logtally did
@@ -155,6 +155,8 @@ func writeTraffic(b *testing.B, srv *mongotest.Server, batches []map[string]meas
 		r.hits += st.Hits
 		r.ops += st.Updates + st.Inserts + st.InsertDups + st.Finds + st.PlanFinds + st.PlanInserts
 		r.trips += st.BulkWrites + st.InsertCalls + st.Finds + st.PlanFinds + st.PlanInserts
+		r.planOps += st.PlanFinds + st.PlanInserts
+		r.dupOps += st.InsertDups
 		r.writes += st.BucketWrites
 	}
 	f := start()
@@ -263,8 +265,8 @@ func BenchmarkOpsPerBucket(b *testing.B) {
 				b.ReportMetric(1000*float64(r.ops)/float64(r.hits), "ops/1000hits")
 				b.ReportMetric(1000*float64(r.trips)/float64(r.hits), "roundtrips/1000hits")
 				b.ReportMetric(float64(r.ops)/float64(2*r.hits), "x-upsert-per-hit")
-				b.Logf("%s: %d hits, %d documents written, %d operations (%.2f per document), %d round trips; one upsert per hit: %d operations",
-					name, r.hits, r.writes, r.ops, perBucket, r.trips, 2*r.hits)
+				b.Logf("%s: %d hits, %d documents written, %d operations (%.2f per document; %d of them plans' finds and inserts, %d inserts meeting a duplicate), %d round trips; one upsert per hit: %d operations",
+					name, r.hits, r.writes, r.ops, perBucket, r.planOps, r.dupOps, r.trips, 2*r.hits)
 			})
 		}
 	}
