@@ -153,16 +153,16 @@ func (pa *preallocator) due(now time.Time) (keys []planKey, next time.Time) {
 
 // queuePlans queues the buckets of the hot pages of plans, the next
 // periods' (got for keys), and marks their sites planned. mu is held.
-func (pa *preallocator) queuePlans(keys []planKey, plans map[planKey]*bucket.Plan, now time.Time) {
+func (pa *preallocator) queuePlans(keys []planKey, plans map[planKey]*bucket.Plan) {
 	for _, k := range keys {
 		plan := plans[k]
 		if plan == nil {
 			continue
 		}
 		cur, _ := planPeriod(k.level, k.start-1)
-		w := pa.window(k.level, cur)
-		if w.planned[k.site] || cur != w.start {
-			continue
+		w := &pa.levels[k.level]
+		if cur != w.start || w.planned == nil || w.planned[k.site] {
+			continue // the period rolled meanwhile, or queued already
 		}
 		w.planned[k.site] = true
 		for _, page := range plan.Hot {
@@ -252,7 +252,7 @@ func (pa *preallocator) step(ctx context.Context) time.Duration {
 			return pa.failed(err, "plans", len(keys))
 		}
 		pa.mu.Lock()
-		pa.queuePlans(keys, plans, now)
+		pa.queuePlans(keys, plans)
 		pa.mu.Unlock()
 	}
 	pa.mu.Lock()
