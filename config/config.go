@@ -295,9 +295,9 @@ func Default() Config {
 			Visitors: bucket.DefaultVisitorCollection,
 			// Preallocation and retention defaults: see [buckets] in
 			// docs/buckets.md.
-			Preallocate:        true,
-			PreallocateRate:    flusher.DefaultPreallocateRate,
-			MinuteRetention:    Duration(48 * time.Hour),
+			Preallocate:     true,
+			PreallocateRate: flusher.DefaultPreallocateRate,
+			MinuteRetention: Duration(48 * time.Hour),
 		},
 		HTTP:      HTTP{Listen: DefaultHTTPListen},
 		Visitors:  Visitors{Enabled: true, SaltPeriod: "day", SaltGrace: Duration(salts.DefaultGrace), Pages: true},
