@@ -110,7 +110,11 @@
 //     cached (a restart, another host's period) and one insert when this
 //     host proposes it; the preallocator's plans are cached, so its
 //     writers ask for none. A tail's update holds all of the batch's cold
-//     pages of that tail: no bound but the batch's.
+//     pages of that tail: no bound but the batch's and the plan's shards.
+//     About 20,000 pages of one tail in one batch (a catch-up into a
+//     period whose plan was proposed without history, 2 daily or 8
+//     monthly shards) make an update over MongoDB's 16 MB: it is refused,
+//     and the batch is retried without end. Not handled yet.
 //   - A TTL index counts from the period's start, so its
 //     expireAfterSeconds adds the longest period: a short month's bucket
 //     lives up to 3 days longer than the retention.

@@ -194,6 +194,10 @@ func TestStateDirLostWhileBatchInFlight(t *testing.T) {
 	if rec.Current.Batch != batch || rec.Acked {
 		t.Fatalf("record %+v, want batch %s in flight", rec, batch)
 	}
+	// The rebuilt batch must be written in the layout it was begun in.
+	if rec.Current.Layout != int(buffer.LayoutTails) {
+		t.Errorf("record of batch %s names layout %d, want %d", batch, rec.Current.Layout, buffer.LayoutTails)
+	}
 	srv.Resume()
 	if err := os.RemoveAll(filepath.Join(dir, "state")); err != nil {
 		t.Fatal(err)
@@ -282,27 +286,20 @@ func TestStateDirLostWithCoarseInterval(t *testing.T) {
 	}
 }
 
-// total sums field over coll's documents.
-func total(t *testing.T, db *mongo.Database, coll, field string) int64 {
-	t.Helper()
-	cur, err := db.Collection(coll).Find(context.Background(), bson.D{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var docs []bson.M
-	if err := cur.All(context.Background(), &docs); err != nil {
-		t.Fatal(err)
-	}
-	var n int64
-	for _, d := range docs {
-		if v, ok := d[field].(int64); ok {
-			n += v
-		}
-	}
-	return n
+func dailyTotal(t *testing.T, db *mongo.Database) int64 {
+	return levelTotal(bucketcheck.Read(t, db).Daily, "daily")
 }
 
-func dailyTotal(t *testing.T, db *mongo.Database) int64 { return total(t, db, "daily", "daily") }
 func minuteTotal(t *testing.T, db *mongo.Database) int64 {
-	return total(t, db, "minutes", "totalViews")
+	return levelTotal(bucketcheck.Read(t, db).Minute, "totalViews")
+}
+
+// levelTotal sums the total counter of b's buckets (cold pages' tail
+// entries folded in: bucketcheck.Read).
+func levelTotal(b bucketcheck.Buckets, field string) int64 {
+	var n int64
+	for _, ctrs := range b {
+		n += ctrs[field]
+	}
+	return n
 }
