@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/bucket"
@@ -183,25 +181,5 @@ func waitTotal(t *testing.T, db *mongo.Database, hits int64, out fmt.Stringer) {
 // progress: a few dozen documents).
 func monthTotal(t *testing.T, db *mongo.Database) int64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	total := bucket.Monthly.TotalField()
-	cur, err := db.Collection(bucket.DefaultMonthlyCollection).Find(ctx, bson.D{})
-	if err != nil {
-		t.Fatalf("read monthly: %v", err)
-	}
-	var docs []bson.M
-	if err := cur.All(ctx, &docs); err != nil {
-		t.Fatalf("read monthly: %v", err)
-	}
-	var n int64
-	for _, d := range docs {
-		switch v := d[total].(type) {
-		case int32:
-			n += int64(v)
-		case int64:
-			n += v
-		}
-	}
-	return n
+	return bucketcheck.Total(t, db, bucket.Monthly)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -14,10 +13,9 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
-	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/internal/syncbuf"
@@ -402,23 +400,9 @@ func TestReplayBesideRunningDaemon(t *testing.T) {
 	e.check("replay beside the daemon", filepath.Join(e.truth, "*"), e.live)
 }
 
-// minuteTotal sums the minute buckets' totalViews.
+// minuteTotal sums the minute buckets' totalViews and the minute tails'
+// views.
 func minuteTotal(t *testing.T, db *mongo.Database) int64 {
 	t.Helper()
-	cur, err := db.Collection("minutes").Find(context.Background(), bson.D{},
-		options.Find().SetProjection(bson.D{{Key: "totalViews", Value: 1}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var docs []struct {
-		N int64 `bson:"totalViews"`
-	}
-	if err := cur.All(context.Background(), &docs); err != nil {
-		t.Fatal(err)
-	}
-	var n int64
-	for _, d := range docs {
-		n += d.N
-	}
-	return n
+	return bucketcheck.Total(t, db, bucket.Minute)
 }

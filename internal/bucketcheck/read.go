@@ -139,3 +139,39 @@ func flatten(out map[string]int64, prefix string, m bson.M) {
 		}
 	}
 }
+
+// Total returns the views of level l in db (default collection names):
+// the total counters of its page buckets and the views of every entry in
+// its tails; plans are skipped. It reads that one collection.
+func Total(t testing.TB, db *mongo.Database, l bucket.Level) int64 {
+	t.Helper()
+	var names bucket.Collections
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cur, err := db.Collection(names.Name(l)).Find(ctx, bson.D{})
+	if err != nil {
+		t.Fatalf("read %s: %v", names.Name(l), err)
+	}
+	var raws []bson.Raw
+	if err := cur.All(ctx, &raws); err != nil {
+		t.Fatalf("read %s: %v", names.Name(l), err)
+	}
+	var n int64
+	for _, raw := range raws {
+		page, _ := raw.LookupErr(strings.Split(l.PageField(), ".")...)
+		if p, ok := page.StringValueOK(); ok && bucket.IsMarker(p) {
+			if _, tail := bucket.TailShard(p); tail {
+				if err := l.DecodeTail(raw, func(c *bucket.TailCell) { n += int64(c.V[measure.Views]) }); err != nil {
+					t.Fatalf("a %s tail: %v", l, err)
+				}
+			}
+			continue
+		}
+		if v, err := raw.LookupErr(l.TotalField()); err == nil {
+			if x, ok := v.AsInt64OK(); ok {
+				n += x
+			}
+		}
+	}
+	return n
+}
