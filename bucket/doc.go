@@ -92,8 +92,12 @@
 // document per site, level, period and shard whose page field is the
 // marker "~<shard>", holding each cold page's views and measures at the
 // level's measure grain under pages.<page key>. A plan ("~p"), fixed
-// before its period's first write, names the hot pages and the shards. A
-// reader adds a page's entries in the tails to its bucket's counts
+// before its period's first write, names the hot pages and the shards; it
+// is dated its period's last bucket (PlanDate), so it expires after every
+// bucket it routes. A page is worth a bucket of its own from its level's
+// break-even (BreakEven: the hits in a plan period at which its
+// zero-filled buckets cost no more bytes than its tail entries). A reader
+// adds a page's entries in the tails to its bucket's counts
 // (tailread.go: the finds of a page with the tails, PageRange, or of the
 // markers and the page buckets apart, MarkerRange and BucketRange; a
 // tail counter's place in the page's bucket, BucketPaths; a document's

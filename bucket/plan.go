@@ -30,7 +30,12 @@ import (
 // A plan lives in its level's collection (its page is the marker "~p",
 // which no page and no tail has), so it expires with the level's buckets.
 // Its period is the preallocator's for the level (PlanUnit): an hour for
-// the minute buckets, a day, a month.
+// the minute buckets, a day, a month. Its date is the start of its
+// period's last bucket (PlanDate: an hour's plan is dated its 59th
+// minute), so that no expiry deletes it before a bucket of its period:
+// a plan gone means every bucket it routed is past its retention, which
+// the flusher no longer writes; a plan proposed again (otherwise) could
+// send a batch's retry elsewhere than its first attempt.
 
 // PlanPage is the page field of a plan.
 const PlanPage = TailMarker + "p"
@@ -94,9 +99,17 @@ func (l Level) PlanID(start int64, site string) string { return l.ID(start, site
 // ID returns p's _id.
 func (p *Plan) ID() string { return p.Level.PlanID(p.Start, p.Site) }
 
+// PlanDate returns the date of the l plan whose period starts at start:
+// the start of the period's last bucket.
+func (l Level) PlanDate(start int64) int64 {
+	_, end := l.PlanUnit().Bounds(start)
+	last, _ := l.Bounds(end - 1)
+	return last
+}
+
 // AppendKey appends p's _id and shard-key fields (Level.AppendKey).
 func (p *Plan) AppendKey(f bson.D) bson.D {
-	return p.Level.AppendKey(f, p.ID(), p.Site, PlanPage, p.Start)
+	return p.Level.AppendKey(f, p.ID(), p.Site, PlanPage, p.Level.PlanDate(p.Start))
 }
 
 // Doc returns p's document.
@@ -105,17 +118,18 @@ func (p *Plan) Doc() bson.D {
 	if hot == nil {
 		hot = []string{}
 	}
-	doc := markerDoc(p.Level, p.ID(), p.Site, PlanPage, p.Start)
+	doc := markerDoc(p.Level, p.ID(), p.Site, PlanPage, p.Level.PlanDate(p.Start))
 	return append(doc, bson.E{Key: FieldHot, Value: hot}, bson.E{Key: FieldShards, Value: int32(p.Shards)})
 }
 
 // DecodePlan reads an l plan document.
 func (l Level) DecodePlan(doc bson.Raw) (Plan, error) {
 	p := Plan{Level: l}
-	var err error
-	if p.Start, err = l.Start(doc); err != nil {
+	date, err := l.Start(doc)
+	if err != nil {
 		return p, fmt.Errorf("plan: %w", err)
 	}
+	p.Start, _ = l.PlanUnit().Bounds(date)
 	site, err := doc.LookupErr(strings.Split(l.SiteField(), ".")...)
 	if err != nil {
 		return p, fmt.Errorf("plan: %s: %w", l.SiteField(), err)
@@ -167,5 +181,5 @@ func (p *Plan) Route(page string) (hot bool, shard int) {
 // holds t.
 func (l Level) PlanFilter(site string, t time.Time) bson.D {
 	start, _ := l.PlanUnit().Bounds(t.Unix())
-	return l.AppendKey(nil, l.PlanID(start, site), site, PlanPage, start)
+	return l.AppendKey(nil, l.PlanID(start, site), site, PlanPage, l.PlanDate(start))
 }

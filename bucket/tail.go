@@ -279,6 +279,9 @@ func (t *Tail) Whole(g Guard) (bson.Raw, error) {
 // PeriodEnd returns the end of t's period (Unix seconds).
 func (t *Tail) PeriodEnd() int64 { return t.End }
 
+// DocID returns t's _id.
+func (t *Tail) DocID() string { return t.ID }
+
 // markerDoc is the start of a tail's or a plan's document: its _id and
 // the level's site, page and date fields.
 func markerDoc(l Level, id, site, page string, start int64) bson.D {

@@ -1,6 +1,7 @@
 package bucket
 
 import (
+	"bytes"
 	"hash/fnv"
 	"math/rand/v2"
 	"strings"
@@ -246,6 +247,20 @@ func TestPlanRoundTrip(t *testing.T) {
 		if start, _ := l.PlanUnit().Bounds(sec); p.Start != start {
 			t.Errorf("%s: plan starts at %d, want %d", l, p.Start, start)
 		}
+		// Dated its period's last bucket (no expiry deletes it before
+		// one of them), found by PlanFilter.
+		_, end := l.PlanUnit().Bounds(sec)
+		last, _ := l.Bounds(end - 1)
+		if date, _ := l.Start(bson.Raw(raw)); date != last {
+			t.Errorf("%s: plan dated %s, want its last bucket's start %s", l, time.Unix(date, 0).UTC(), time.Unix(last, 0).UTC())
+		}
+		f := l.PlanFilter("www.example.com", time.Unix(sec, 0))
+		for _, e := range f {
+			v, err := bson.Raw(raw).LookupErr(strings.Split(e.Key, ".")...)
+			if want, _ := bson.Marshal(bson.D{e}); err != nil || !bytes.Equal(mustMarshal(bson.D{{Key: e.Key, Value: v}}), want) {
+				t.Errorf("%s: PlanFilter's %s = %v, the plan's %v", l, e.Key, e.Value, v)
+			}
+		}
 		if hot, _ := got.Route("/a"); !hot {
 			t.Errorf("%s: /a not hot", l)
 		}
@@ -264,5 +279,16 @@ func TestPlanRoundTrip(t *testing.T) {
 	}
 	if _, err := Daily.DecodePlan(mustMarshal(bson.D{{Key: "metadata", Value: bson.D{{Key: "date", Value: bson.NewDateTimeFromTime(time.Unix(sec, 0))}, {Key: "site", Value: "s"}}}, {Key: FieldShards, Value: int32(0)}})); err == nil {
 		t.Error("a plan of 0 shards decoded")
+	}
+}
+
+// The break-even of each level is its zero-filled buckets over a cold
+// hit's entry: pinned, so that a change of shapes that moves it is seen.
+func TestBreakEven(t *testing.T) {
+	for l, want := range [Levels]int64{Minute: 1257, Daily: 331, Monthly: 72} {
+		if got := Level(l).BreakEven(); got != want {
+			t.Errorf("%s: break-even %d hits per plan period, want %d", Level(l), got, want)
+		}
+		t.Logf("%s: a page is hot from %d hits per %s", Level(l), Level(l).BreakEven(), Level(l).PlanUnit())
 	}
 }

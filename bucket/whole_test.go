@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -233,5 +234,44 @@ func BenchmarkWhole(b *testing.B) {
 			b.ReportMetric(float64(tWhole.Nanoseconds())/float64(b.N), "ns/whole")
 			b.ReportMetric(float64(tWhole)/float64(tZero), "x_zero")
 		})
+	}
+}
+
+// A Grouper with Cold skips the cold buckets' hits (asking once per
+// bucket) and groups the others as without it.
+func TestGrouperSkipsCold(t *testing.T) {
+	sec := time.Date(2026, 1, 15, 10, 20, 0, 0, time.UTC).Unix()
+	var one measure.Vector
+	one.Add(&measure.Hit{Status: 200, RT: -1})
+	type key struct {
+		page string
+		sec  int64
+	}
+	keys := []key{{"/a", sec}, {"/a", sec + 1}, {"/b", sec}, {"/b", sec + 5}, {"/b", sec + 61}, {"/c", sec}, {"/c", sec + 2}}
+	asked := map[string]int{}
+	var g Grouper
+	g.Reset(Minute, 10)
+	g.Cold = func(site, page []byte, s int64) bool {
+		asked[string(page)]++
+		return string(page) == "/b"
+	}
+	for _, k := range keys {
+		if !g.Add([]byte("s"), []byte(k.page), k.sec, &one) {
+			t.Fatal("chunk full")
+		}
+	}
+	var ids []string
+	for _, d := range g.Docs {
+		ids = append(ids, d.ID+"="+strconv.FormatInt(d.Total, 10))
+	}
+	if got := strings.Join(ids, " "); got != "202601151020/s/a=2 202601151020/s/c=2" || g.Skipped != 3 {
+		t.Errorf("docs %s, skipped %d; want /a and /c of 2 hits each, 3 skipped", got, g.Skipped)
+	}
+	if asked["/b"] != 2 || asked["/a"] != 1 || asked["/c"] != 1 {
+		t.Errorf("Cold asked %v: want once per bucket (/b has two minutes)", asked)
+	}
+	g.Reset(Minute, 10)
+	if g.Cold != nil || g.Skipped != 0 {
+		t.Error("Reset keeps Cold")
 	}
 }

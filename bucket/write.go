@@ -197,7 +197,19 @@ type Grouper struct {
 	Keep    time.Duration
 	Now     time.Time
 	Dropped uint64
+	// Cold, when not nil, reports the hits whose page is cold in its
+	// period (its plan's, Plan.Route): they go to a tail, not to a
+	// document of the chunk; they are skipped, and their views added to
+	// Skipped. It is asked once per bucket (a cold bucket's other hits
+	// follow it).
+	Cold    func(site, page []byte, sec int64) bool
+	Skipped uint64
 	idBuf   []byte
+	// cold is the last bucket Cold said is cold.
+	cold struct {
+		site, page string
+		start, end int64
+	}
 }
 
 // Reset starts a new chunk of level l of at most max documents.
@@ -205,6 +217,28 @@ func (g *Grouper) Reset(l Level, max int) {
 	g.Level, g.Max = l, max
 	g.Docs = g.Docs[:0]
 	g.Keep, g.Now, g.Dropped = 0, time.Time{}, 0
+	g.Cold, g.Skipped = nil, 0
+	g.cold.end = 0
+}
+
+// skipCold reports whether the hits of site and page at sec are cold
+// (Cold), remembering the last cold bucket.
+func (g *Grouper) skipCold(site, page []byte, sec int64) bool {
+	c := &g.cold
+	if sec >= c.start && sec < c.end && string(site) == c.site && string(page) == c.page {
+		return true
+	}
+	if !g.Cold(site, page, sec) {
+		return false
+	}
+	c.start, c.end = g.Level.Bounds(sec)
+	if string(site) != c.site {
+		c.site = string(site)
+	}
+	if string(page) != c.page {
+		c.page = string(page)
+	}
+	return true
 }
 
 // Add adds the hits v of site and page at sec. It returns false, adding
@@ -223,6 +257,10 @@ func (g *Grouper) Add(site, page []byte, sec int64, v *measure.Vector) bool {
 	}
 	if g.Keep > 0 && g.Level.Unit().Expired(sec, g.Keep, g.Now) {
 		g.Dropped += v[measure.Views] // the bucket is past its retention
+		return true
+	}
+	if g.Cold != nil && g.skipCold(site, page, sec) {
+		g.Skipped += v[measure.Views] // a tail takes them
 		return true
 	}
 	var prevSite, prevPage string

@@ -22,6 +22,7 @@ func readBatch(sealed *bolt.Bucket) *Batch {
 		Hits:       getU64(sealed.Get(keyHits)),
 		Progress:   bytes.Clone(sealed.Get(keyProgress)),
 		MinuteOnly: sealed.Get(keyMinuteOnly) != nil,
+		Layout:     readLayout(sealed),
 	}
 }
 
@@ -40,14 +41,16 @@ type Seal struct {
 // else random), in one transaction, and returns it. It returns nil when
 // nothing is to be sealed: no pending counts or marks, nor, for a full
 // batch, coarse counts waiting.
-func (b *Buffer) Seal(s Seal) (*Batch, error) { return b.seal("", b.files.Now(), s.MinuteOnly) }
+func (b *Buffer) Seal(s Seal) (*Batch, error) {
+	return b.seal("", b.files.Now(), s.MinuteOnly, CurrentLayout)
+}
 
 // seal is Seal with the new batch's id (empty: the next one; a numbered
-// id given is adopted, adoptBatchIDs) and seal time given. The seal
-// time is the wall clock's, not b.clock's: a rebuild from the progress
-// record makes it the last-commit time, compared with file modification
-// times (tailer.Config.Since).
-func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) {
+// id given is adopted, adoptBatchIDs), seal time, kind and layout given.
+// The seal time is the wall clock's, not b.clock's: a rebuild from the
+// progress record makes it the last-commit time, compared with file
+// modification times (tailer.Config.Since).
+func (b *Buffer) seal(id string, at time.Time, minuteOnly bool, layout Layout) (*Batch, error) {
 	var batch *Batch
 	var sealedNow bool
 	var number int64
@@ -122,7 +125,10 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool) (*Batch, error) 
 		} else if err := adoptBatchIDs(tx.Bucket(bktMeta), id); err != nil {
 			return err
 		}
-		batch = &Batch{ID: batchID, Keys: int(keys), Hits: hits, MinuteOnly: minuteOnly}
+		batch = &Batch{ID: batchID, Keys: int(keys), Hits: hits, MinuteOnly: minuteOnly, Layout: layout}
+		if err := putLayout(sealed, layout); err != nil {
+			return err
+		}
 		number = int64(getU64(tx.Bucket(bktMeta).Get(keyNumber)))
 		if err := snapshotCheckpoints(tx, sealed, at); err != nil {
 			return err
@@ -248,7 +254,7 @@ func (b *Buffer) Ack(id string) error {
 		if err := ackCoarse(tx, sealed); err != nil {
 			return err
 		}
-		for _, k := range [][]byte{keyID, keyKeys, keyHits, keyProgress} {
+		for _, k := range [][]byte{keyID, keyKeys, keyHits, keyProgress, keyLayout} {
 			if err := sealed.Delete(k); err != nil {
 				return err
 			}

@@ -55,16 +55,19 @@ const DefaultLockTimeout = time.Second
 const DefaultMaxSize = 1 << 30
 
 // formatVersion is the on-disk layout version stored in the meta bucket.
-// Version 3 may hold a writer number and numbered batches (number.go);
+// Version 4 stamps each batch with its layout (layout.go): an older
+// logtally would write a batch stamped LayoutTails every page to its own
+// bucket, counting its cold pages twice when an attempt had written some
+// to their tails. Version 3 may hold a writer number and numbered batches (number.go);
 // version 2 stores each count as an encoded measure.Vector; version 1
-// stored the views alone (8 bytes). This version reads all three: a file
-// of an older version opened read-write is marked version 3 before
+// stored the views alone (8 bytes). This version reads all four: a file
+// of an older version opened read-write is marked version 4 before
 // anything is written to it, so that an older logtally refuses it
-// ("unsupported buffer format 3") instead of misreading its counts or
-// writing a numbered batch under the other guard form (which would count
-// it twice).
+// ("unsupported buffer format 4") instead of misreading its counts,
+// writing a numbered batch under the other guard form or a batch in the
+// other layout (either would count it twice).
 const (
-	formatVersion   = 3
+	formatVersion   = 4
 	formatVersionV1 = 1
 )
 
@@ -129,6 +132,11 @@ type Batch struct {
 	// once it is acknowledged they wait in the coarse counts for the next
 	// full batch (Seal.MinuteOnly).
 	MinuteOnly bool
+	// Layout is how its counts are laid out in the database, stamped at
+	// its seal: CurrentLayout, or LayoutPages for a batch sealed by a
+	// logtally before layouts (or rebuilt from a record that names
+	// none).
+	Layout Layout
 }
 
 // Buffer is an open buffer file. Its methods are safe for concurrent use.

@@ -37,8 +37,13 @@
 // above the last, kept in the file; before, 24 random hex digits. A
 // rebuilt buffer adopts the number and the highest sequence of the batch
 // ids its record names (Rebuild), so no batch reuses a sequence the
-// buckets may hold. Opening a file marks it format 3: an older logtally
+// buckets may hold. Opening a file marks it format 4: an older logtally
 // refuses it rather than write a numbered batch under its own guard.
+//
+// Each batch carries its layout (layout.go), stamped when it is sealed
+// (CurrentLayout; a rebuilt batch takes the one its record names, and a
+// batch sealed by a logtally before layouts has none: LayoutPages), so
+// that the flusher writes every attempt of a batch to the same documents.
 //
 // Coarse counts (coarse.go): with the flusher's coarse interval most
 // batches are sealed minute-only (Seal.MinuteOnly) and written to the minute

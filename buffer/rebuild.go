@@ -46,6 +46,11 @@ type Rebuilt struct {
 	// Checkpoints, sealed at Since.
 	Counts map[string]measure.Vector
 	Batch  string
+	// Layout is the rebuilt batch's layout: the lost batch's, as its
+	// record names it (none: LayoutPages, the layout of every batch
+	// before layouts), so that the rebuilt batch goes where the lost
+	// one's first attempts may have gone.
+	Layout Layout
 	// Since becomes the last-commit time (the time the rebuilt position
 	// was reached, so the tailers read rotated files written after it).
 	Since time.Time
@@ -118,7 +123,7 @@ func (b *Buffer) Rebuild(r Rebuilt) error {
 		return fmt.Errorf("rebuild: %w", err)
 	}
 	if counts != nil {
-		batch, err := b.seal(inflight, since, c.MinuteOnly)
+		batch, err := b.seal(inflight, since, c.MinuteOnly, r.Layout)
 		if err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}

@@ -31,6 +31,9 @@ type Snapshot struct {
 	// MinuteOnly: the batch goes to the minute buckets only (see
 	// Seal.MinuteOnly). Set for the SealedBatch.
 	MinuteOnly bool
+	// Layout is the batch's layout (Batch.Layout). Set for the
+	// SealedBatch.
+	Layout Layout
 	// Finished are the last checkpoints of the files finished (their
 	// checkpoints deleted) within the batch: the SealedBatch's, the
 	// batch's; the AckedFullBatch's, those of the minute-only batches
@@ -150,6 +153,7 @@ func (t *ReadTx) Snapshot(of SnapshotOf) Snapshot {
 		if sealed.Bucket(subCounts) != nil {
 			s = readSnapshot(sealed, sealed.Get(keyID))
 			s.MinuteOnly = sealed.Get(keyMinuteOnly) != nil
+			s.Layout = readLayout(sealed)
 			if s.Batch != "" {
 				s.Finished = readFinished(sealed.Bucket(subFinished))
 				s.Archives = readArchives(sealed.Bucket(subArchives))

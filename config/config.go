@@ -142,8 +142,11 @@ type Buckets struct {
 	Preallocate bool `toml:"preallocate"`
 	// PreallocateRate bounds preallocation, in buckets per second.
 	PreallocateRate float64 `toml:"preallocate_rate"`
-	// PreallocateMinHits is the hits a page needs in a period for its next
-	// period's buckets to be preallocated.
+	// PreallocateMinHits is the hits a page needs in a period (an hour
+	// for the minute buckets, a day, a month) to be hot in the next: its
+	// own buckets, preallocated; the other pages' counts go to their
+	// site's tails. 0 (the default): each level's break-even
+	// (flusher.Config.PreallocateMinHits).
 	PreallocateMinHits int `toml:"preallocate_min_hits"`
 	// MinuteRetention is how long minute buckets are kept; 0 keeps them.
 	MinuteRetention Duration `toml:"minute_retention"`
@@ -292,10 +295,9 @@ func Default() Config {
 			Visitors: bucket.DefaultVisitorCollection,
 			// Preallocation and retention defaults: see [buckets] in
 			// docs/buckets.md.
-			Preallocate:        true,
-			PreallocateRate:    flusher.DefaultPreallocateRate,
-			PreallocateMinHits: flusher.DefaultPreallocateMinHits,
-			MinuteRetention:    Duration(48 * time.Hour),
+			Preallocate:     true,
+			PreallocateRate: flusher.DefaultPreallocateRate,
+			MinuteRetention: Duration(48 * time.Hour),
 		},
 		HTTP:      HTTP{Listen: DefaultHTTPListen},
 		Visitors:  Visitors{Enabled: true, SaltPeriod: "day", SaltGrace: Duration(salts.DefaultGrace), Pages: true},

@@ -402,7 +402,7 @@ func TestBucketLifecycleKeys(t *testing.T) {
 		t.Fatalf("buckets: %+v", b)
 	}
 	d := Default().Buckets
-	if !d.Preallocate || d.PreallocateRate != flusher.DefaultPreallocateRate || d.PreallocateMinHits != flusher.DefaultPreallocateMinHits ||
+	if !d.Preallocate || d.PreallocateRate != flusher.DefaultPreallocateRate || d.PreallocateMinHits != 0 ||
 		d.MinuteRetention.D() != 48*time.Hour || d.DailyRetention != 0 || d.MonthlyRetention != 0 {
 		t.Fatalf("defaults: %+v", d)
 	}
@@ -412,7 +412,7 @@ func TestBucketLifecycleErrors(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"preallocate_rate = 0.0", `t.toml:2: buckets.preallocate_rate: 0: must be more than 0`},
 		{"preallocate_rate = -5.0", `t.toml:2: buckets.preallocate_rate: -5: must be more than 0`},
-		{"preallocate_min_hits = 0", `t.toml:2: buckets.preallocate_min_hits: 0: must be at least 1`},
+		{"preallocate_min_hits = -1", `t.toml:2: buckets.preallocate_min_hits: -1: must be 0 (each level's break-even) or more`},
 		{`minute_retention = "-1h"`, `t.toml:2: buckets.minute_retention: "-1h0m0s": must be "0" (keep) or at least 1h`},
 		{`daily_retention = "30m"`, `t.toml:2: buckets.daily_retention: "30m0s": must be "0" (keep) or at least 1h`},
 		{`monthly_retention = "-720h"`, `t.toml:2: buckets.monthly_retention: "-720h0m0s"`},

@@ -130,9 +130,9 @@ func (c *Config) Validate() error {
 		if !(b.PreallocateRate > 0 && b.PreallocateRate <= 100000) {
 			bad("buckets.preallocate_rate", "%v: must be more than 0 and at most 100000 buckets per second when preallocate is on", b.PreallocateRate)
 		}
-		if b.PreallocateMinHits < 1 {
-			bad("buckets.preallocate_min_hits", "%d: must be at least 1 when preallocate is on", b.PreallocateMinHits)
-		}
+	}
+	if b.PreallocateMinHits < 0 {
+		bad("buckets.preallocate_min_hits", "%d: must be 0 (each level's break-even) or more", b.PreallocateMinHits)
 	}
 	for _, r := range []struct {
 		field string

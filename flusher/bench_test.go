@@ -111,15 +111,27 @@ func BenchmarkZeroDocs(b *testing.B) {
 }
 
 // opsRun is what a traffic cost the database.
-type opsRun struct{ hits, ops, trips, writes uint64 }
+type opsRun struct{ hits, ops, trips, writes, planOps, dupOps uint64 }
+
+// writeMode is how writeTraffic writes: before, every page to its own
+// bucket and every bucket to the guarded update first, as logtally did
+// before new buckets were inserted whole (the three-step path for each
+// new one); pages, every page to its own bucket, new ones inserted whole
+// (logtally before tails); tails, each period's plan deciding (cold
+// pages to their site's tails), the plans' finds and inserts counted.
+type writeMode string
+
+const (
+	modeBefore writeMode = "before"
+	modePages  writeMode = "pages"
+	modeTails  writeMode = "tails"
+)
 
 // writeTraffic commits each of batches to a fresh buffer and writes it
 // with the real flusher into a fresh database on srv, starting a new
-// flusher (a restart: its known set empty) every restartEvery batches
-// (0: never). before sends every bucket to the guarded update first, as
-// logtally did before new buckets were inserted whole (the three-step
-// path for each new one).
-func writeTraffic(b *testing.B, srv *mongotest.Server, batches []map[string]measure.Vector, restartEvery int, before bool) opsRun {
+// flusher (a restart: its known set and plan cache empty) every
+// restartEvery batches (0: never), in mode.
+func writeTraffic(b *testing.B, srv *mongotest.Server, batches []map[string]measure.Vector, restartEvery int, mode writeMode) opsRun {
 	buf := testenv.OpenBuffer(b, filepath.Join(b.TempDir(), "buffer.db"), buffer.Options{})
 	db := srv.Database(b)
 	start := func() *Flusher {
@@ -127,16 +139,21 @@ func writeTraffic(b *testing.B, srv *mongotest.Server, batches []map[string]meas
 		if err != nil {
 			b.Fatal(err)
 		}
-		if before {
+		if mode == modeBefore {
 			testHooks(f).exists = func(pass, string) bool { return true }
+		}
+		if mode != modeTails {
+			testHooks(f).layout = func(buffer.Layout) buffer.Layout { return buffer.LayoutPages }
 		}
 		return f
 	}
 	var r opsRun
 	add := func(st Stats) {
 		r.hits += st.Hits
-		r.ops += st.Updates + st.Inserts + st.InsertDups + st.Finds
-		r.trips += st.BulkWrites + st.InsertCalls + st.Finds
+		r.ops += st.Updates + st.Inserts + st.InsertDups + st.Finds + st.PlanFinds + st.PlanInserts
+		r.trips += st.BulkWrites + st.InsertCalls + st.Finds + st.PlanFinds + st.PlanInserts
+		r.planOps += st.PlanFinds + st.PlanInserts
+		r.dupOps += st.InsertDups
 		r.writes += st.BucketWrites
 	}
 	f := start()
@@ -205,12 +222,15 @@ func crashBatches() []map[string]measure.Vector {
 }
 
 // BenchmarkOpsPerBucket writes two traffics through the real flusher
-// into the embedded server, as before (every bucket to the guarded update
-// first, the three-step path for new ones) and now (new buckets inserted
-// whole), in the same run, and reports per mode the operations per
-// document written (target: at most 1.2 now), the operations and round
-// trips per 1,000 hits, and the operations over those of one upsert per
-// hit (2 per hit: a daily and a monthly, logtally replay's baseline):
+// into the embedded server, in each writeMode (before: every bucket to
+// the guarded update first, the three-step path for new ones; pages: new
+// buckets inserted whole, every page its own; tails: each period's plan
+// deciding, cold pages to tails, the plans' finds and inserts counted as
+// operations), in the same run, and reports per mode the operations per
+// document written (target: at most 1.2; tails no more than pages), the
+// documents, operations and round trips per 1,000 hits, and the
+// operations over those of one upsert per hit (2 per hit: a daily and a
+// monthly, logtally replay's baseline):
 //   - longtail: the first 300 lines of the real Apache log in batches of
 //     100 (the embedded server scans a collection per update: the
 //     before mode's cost grows fast with more);
@@ -229,23 +249,21 @@ func BenchmarkOpsPerBucket(b *testing.B) {
 		{"longtail", func() []map[string]measure.Vector { return longTailBatches(b, 300, 100) }, 0},
 		{"crash", crashBatches, 5},
 	} {
-		for _, before := range []bool{true, false} {
-			name := tr.name + "/now"
-			if before {
-				name = tr.name + "/before"
-			}
+		for _, mode := range []writeMode{modeBefore, modePages, modeTails} {
+			name := tr.name + "/" + string(mode)
 			b.Run(name, func(b *testing.B) {
 				var r opsRun
 				for b.Loop() {
-					r = writeTraffic(b, srv, tr.batches(), tr.restart, before)
+					r = writeTraffic(b, srv, tr.batches(), tr.restart, mode)
 				}
 				perBucket := float64(r.ops) / float64(r.writes)
 				b.ReportMetric(perBucket, "ops/bucket")
+				b.ReportMetric(1000*float64(r.writes)/float64(r.hits), "docs/1000hits")
 				b.ReportMetric(1000*float64(r.ops)/float64(r.hits), "ops/1000hits")
 				b.ReportMetric(1000*float64(r.trips)/float64(r.hits), "roundtrips/1000hits")
 				b.ReportMetric(float64(r.ops)/float64(2*r.hits), "x-upsert-per-hit")
-				b.Logf("%s: %d hits, %d documents written, %d operations (%.2f per document), %d round trips; one upsert per hit: %d operations",
-					name, r.hits, r.writes, r.ops, perBucket, r.trips, 2*r.hits)
+				b.Logf("%s: %d hits, %d documents written, %d operations (%.2f per document; %d of them plans' finds and inserts, %d inserts meeting a duplicate), %d round trips; one upsert per hit: %d operations",
+					name, r.hits, r.writes, r.ops, perBucket, r.planOps, r.dupOps, r.trips, 2*r.hits)
 			})
 		}
 	}

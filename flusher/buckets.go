@@ -11,28 +11,68 @@ import (
 // then sitePass (the sites' daily totals), or donePass: the progress
 // value once every pass is written. A batch whose progress a version
 // without sitePass saved as done (3) is taken up at sitePass: that
-// version wrote no site totals.
+// version wrote no site totals. A batch of the tails layout
+// (buffer.LayoutTails) has two passes more, numbered after donePass so
+// that every value saved before keeps its meaning: minuteTailPass after
+// the minute pass (the cold pages' minute counts), coarseTailPass after
+// the monthly pass (their daily and monthly counts); see passOrder.
 type pass uint8
 
 const (
-	minutePass  = pass(bucket.Minute)
-	dailyPass   = pass(bucket.Daily)
-	monthlyPass = pass(bucket.Monthly)
-	sitePass    = pass(bucket.Levels)
-	donePass    = sitePass + 1 // progress value once every pass is written
+	minutePass     = pass(bucket.Minute)
+	dailyPass      = pass(bucket.Daily)
+	monthlyPass    = pass(bucket.Monthly)
+	sitePass       = pass(bucket.Levels)
+	donePass       = sitePass + 1 // progress value once every pass is written
+	minuteTailPass = donePass + 1
+	coarseTailPass = donePass + 2
 )
 
 // level is the page-bucket level of a pass before sitePass.
 func (p pass) level() bucket.Level { return bucket.Level(p) }
 
+// tails reports whether p is a tail pass.
+func (p pass) tails() bool { return p == minuteTailPass || p == coarseTailPass }
+
+// tailLevels returns the levels whose tails tail pass p writes.
+func (p pass) tailLevels() []bucket.Level {
+	if p == minuteTailPass {
+		return []bucket.Level{bucket.Minute}
+	}
+	return []bucket.Level{bucket.Daily, bucket.Monthly}
+}
+
 func (p pass) String() string {
 	switch {
 	case p == sitePass:
 		return "sites"
+	case p == minuteTailPass:
+		return "minute tails"
+	case p == coarseTailPass:
+		return "daily and monthly tails"
 	case p >= donePass:
 		return "done"
 	}
 	return p.level().String()
+}
+
+// passOrder is the order a batch of each layout is written in, up to
+// donePass. A minute-only batch ends where dailyPass begins.
+var passOrder = map[buffer.Layout][]pass{
+	buffer.LayoutPages: {minutePass, dailyPass, monthlyPass, sitePass, donePass},
+	buffer.LayoutTails: {minutePass, minuteTailPass, dailyPass, monthlyPass, coarseTailPass, sitePass, donePass},
+}
+
+// next returns the pass after p in layout l's order (donePass after the
+// last, or for a pass not in it).
+func next(l buffer.Layout, p pass) pass {
+	order := passOrder[l]
+	for i, q := range order[:len(order)-1] {
+		if q == p {
+			return order[i+1]
+		}
+	}
+	return donePass
 }
 
 // Chunker cuts a sealed batch's keys into the chunks of one level, at

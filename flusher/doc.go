@@ -5,7 +5,25 @@
 // A batch is written in three passes (minute, daily, monthly), then the
 // sites' daily totals. Each pass streams the batch's keys in order,
 // groups them into buckets and writes them per chunk of at most MaxOps
-// buckets. A bucket this flusher has not written (or preallocated) lately
+// buckets.
+//
+// Hot and cold pages (docs/buckets.md): a batch sealed by this version
+// (buffer.LayoutTails) follows, for each site, level and plan period (an
+// hour for the minute buckets, a day, a month), that period's plan
+// (bucket.Plan, plans.go): the level pass writes the buckets of the
+// pages it names hot, and a tail pass (tails.go; minute tails after the
+// minute pass, daily and monthly tails after the monthly pass) adds every
+// other page's counts to its entry in its site's tail (bucket.Tail), one
+// guarded update per tail and batch, in chunks of whole sites (a tail's
+// pages are spread over the pass: a second update of it for the batch
+// would be skipped by its guard). A plan is read from a bounded cache,
+// else found (one find per level for a batch's misses), else proposed
+// from the pages' activity in the period before (activity.go, tracked
+// whatever Preallocate) and the batch's own hits, and inserted: the first
+// writer's wins, and it never changes, so every attempt of a batch writes
+// each page's counts to the same document. A batch sealed by an older
+// logtally (buffer.LayoutPages, no mark) is written as it may have been
+// begun: every page to its own buckets, through the same passes. A bucket this flusher has not written (or preallocated) lately
 // is most likely new: it is inserted whole, this batch's counts and guard
 // already in it (bucket.Doc.Whole), all such buckets of a chunk in one
 // unordered insertMany. The others, and those the insert found existing
@@ -29,9 +47,10 @@
 // pass is written.
 //
 // The documents, ids, counters and shard keys are package bucket's
-// (bucket.Doc.Update, bucket.Doc.Whole, bucket.FindApplied,
-// bucket.Doc.Zero); finds carry the shard key too, so a router targets
-// one shard per bucket.
+// (bucket.Doc and bucket.Tail: Update, Whole, Zero; bucket.FindApplied);
+// finds carry the shard key too, so a router targets one shard per
+// bucket. Tails take the page buckets' write path unchanged (guarded,
+// the interface both implement).
 //
 // Flusher is that write path: seal, passes, guarded updates, the
 // three-step fallback, resume points, ledger marks, acknowledgement,
@@ -44,16 +63,18 @@
 //     level's retention), and the ledger's: a TTL index (partial in the
 //     visitors collection, one per salt period), or a periodic deleteMany
 //     of its own where the server refuses one;
-//   - the preallocator (prealloc.go) creates the next hour's, day's and
-//     month's buckets of active pages ahead of time, rate-limited; the
-//     write path tells it which pages are active.
+//   - the preallocator (prealloc.go) inserts the next hour's, day's and
+//     month's plans of the sites active now, in each level's window, and
+//     creates the buckets of their hot pages ahead of time, rate-limited;
+//     the write path tells the activity which pages are active.
 //
 // Progress says when the flusher last made progress (Run's start, a round
 // with nothing to write, a chunk or a batch acknowledged) and since when
 // and how its attempts fail, for pipeline's Health; LastBeat, for its
 // Alive, only that Run still turns (it beats on failed attempts too).
-// Resume is a sealed batch's resume point: its encoding is written and
-// read here only, and shown to people by Resume.String.
+// Resume is a sealed batch's resume point (pass 0-4 as ever, the tail
+// passes 5 and 6): its encoding is written and read here only, and shown
+// to people by Resume.String.
 //
 // Caveats:
 //   - The expirer and the preallocator stay in this package because they
@@ -80,18 +101,30 @@
 //     update); one wrongly thought to exist costs the three-step path.
 //     Neither changes what is counted. After a restart each bucket written
 //     again in its period costs that one more operation once.
-//   - Preallocation tracks at most PreallocateMaxPages pages per level
+//   - The activity tracks at most PreallocateMaxPages pages per level
 //     and period, learned from this host's batches only, and ignores hits
-//     of past periods; the buckets it creates are remembered as written,
-//     so their first write is one update; pages it misses are inserted
-//     whole. With
+//     of past periods: a host proposes hot the pages it saw enough of
+//     (in a fleet, a share of each page's traffic). The buckets
+//     preallocation creates are remembered as written, so their first
+//     write is one update; hot pages it misses are inserted whole. With
 //     more pages than the window allows at PreallocateRate, the rest is
 //     dropped at the boundary (Stats.Prealloc.Dropped).
+//   - A plan costs one find per level and batch scan while it is not
+//     cached (a restart, another host's period) and one insert when this
+//     host proposes it; the preallocator's plans are cached, so its
+//     writers ask for none. A tail's update holds all of the batch's cold
+//     pages of that tail: no bound but the batch's and the plan's shards.
+//     About 20,000 pages of one tail in one batch (a catch-up into a
+//     period whose plan was proposed without history, 2 daily or 8
+//     monthly shards) make an update over MongoDB's 16 MB: it is refused,
+//     and the batch is retried without end. Not handled yet.
 //   - A TTL index counts from the period's start, so its
 //     expireAfterSeconds adds the longest period: a short month's bucket
 //     lives up to 3 days longer than the retention.
-//   - Exactly once relies on every bucket getting at most one update per
-//     batch, so bucket ids must not collide (see package bucket's caveats).
+//   - Exactly once relies on every bucket and tail getting at most one
+//     update per batch, so ids must not collide (see package bucket's
+//     caveats), and on a batch's layout (stamped at its seal, kept by the
+//     progress record for a rebuild) never changing.
 //   - The indexes help readers only (writes find buckets by _id): without
 //     the createIndex privilege counts are still written, and reads are
 //     slower.

@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,12 +104,16 @@ type Config struct {
 	// PreallocateRate bounds preallocation, in buckets per second.
 	// Default DefaultPreallocateRate.
 	PreallocateRate float64
-	// PreallocateMinHits is the hits a page needs in an hour (day, month)
-	// for its next hour's minute buckets (next day's, next month's
-	// bucket) to be preallocated. Default DefaultPreallocateMinHits.
+	// PreallocateMinHits, when not 0, is the hits a page needs in an hour
+	// (day, month) to be hot in the next: its next hour's minute buckets
+	// (next day's, next month's bucket) are its own, preallocated; a cold
+	// page's counts go to its site's tails. 0: each level's break-even
+	// (bucket.Level.BreakEven: 1,257 hits an hour, 331 a day, 72 a
+	// month), where a page's own buckets cost no more bytes than its tail
+	// entries. It holds whether Preallocate is on or not.
 	PreallocateMinHits int
 	// PreallocateMaxPages bounds the pages tracked per level and period;
-	// pages past it are not preallocated. Default
+	// pages past it are not proposed hot. Default
 	// DefaultPreallocateMaxPages.
 	PreallocateMaxPages int
 	// Clock drives Run's timing. Default clock.Real{}.
@@ -147,6 +151,13 @@ type Stats struct {
 	// Prealloc counts preallocation's work (zero when it is off). Its
 	// inserts are not in Inserts or InsertCalls.
 	Prealloc PreallocStats
+	// PlanFinds counts the finds of plans, PlanInserts the plans proposed
+	// (each an insertOne) and PlanDups those that met another writer's
+	// (then read by a find); the preallocator's included.
+	PlanFinds, PlanInserts, PlanDups uint64
+	// TailWrites counts the tail documents written (one per tail and
+	// batch; in BucketWrites too).
+	TailWrites uint64
 	// Expiry is the expiry of the minute, daily and monthly buckets (by
 	// level), then of the site totals, then of the visitors documents of
 	// day and month salt periods (ExpiryStats).
@@ -254,12 +265,14 @@ type maintenance struct {
 	known     *known // the buckets written or preallocated lately (applyOnce)
 	expirer   *expirer
 	prealloc  *preallocator // nil when off
+	act       *activity     // the pages seen, for plans and preallocation
+	plans     *planner      // the plans the writes follow
 }
 
 // counters are the flusher's counters behind Stats, read atomically.
 type counters struct {
 	batches, hits, bulkWrites, updates, finds, inserts, insertCalls, retries atomic.Uint64
-	insertDups, bucketWrites                                                 atomic.Uint64
+	insertDups, bucketWrites, tailWrites                                     atomic.Uint64
 	timing                                                                   timing
 
 	late       atomic.Uint64 // Stats.LateBuckets
@@ -279,6 +292,7 @@ func (c *counters) fill(st *Stats) {
 	st.InsertDups = c.insertDups.Load()
 	st.InsertCalls = c.insertCalls.Load()
 	st.BucketWrites = c.bucketWrites.Load()
+	st.TailWrites = c.tailWrites.Load()
 	st.Retries = c.retries.Load()
 	st.LateBuckets = c.late.Load()
 	st.ExpiredHits = c.expired.Load()
@@ -298,6 +312,9 @@ func New(cfg Config) (*Flusher, error) {
 	}
 	if cfg.Retention.Minute < 0 || cfg.Retention.Daily < 0 || cfg.Retention.Monthly < 0 || cfg.ExpireEvery < 0 {
 		return nil, errors.New("new flusher: negative Retention or ExpireEvery")
+	}
+	if cfg.PreallocateRate < 0 || math.IsNaN(cfg.PreallocateRate) || cfg.PreallocateMinHits < 0 || cfg.PreallocateMaxPages < 0 {
+		return nil, errors.New("new flusher: negative PreallocateRate, PreallocateMinHits or PreallocateMaxPages")
 	}
 	cfg = cfg.withDefaults()
 	f := &Flusher{
@@ -325,10 +342,9 @@ func New(cfg Config) (*Flusher, error) {
 	}
 	f.chunk.ops = f.chunk.max
 	f.maint.known = newKnown()
-	var err error
-	if f.maint.prealloc, err = newPreallocator(cfg, f.colls, f.maint.known); err != nil {
-		return nil, fmt.Errorf("new flusher: %w", err)
-	}
+	f.maint.act = newActivity(cfg.PreallocateMaxPages)
+	f.maint.plans = newPlanner(cfg, f.colls, f.maint.act)
+	f.maint.prealloc = newPreallocator(cfg, f.colls, f.maint.known, f.maint.act, f.maint.plans)
 	f.maint.expirer = newExpirer(cfg, f.colls, f.sites, f.visitorColl, f.retry)
 	f.kick = make(chan struct{}, 1)
 	return f, nil
@@ -342,6 +358,7 @@ func (cfg Config) withDefaults() Config {
 	cfg.MaxBackoff = cmp.Or(cfg.MaxBackoff, DefaultMaxBackoff)
 	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
 	cfg.ExpireEvery = cmp.Or(cfg.ExpireEvery, DefaultExpireEvery)
+	cfg.PreallocateMaxPages = cmp.Or(cfg.PreallocateMaxPages, DefaultPreallocateMaxPages)
 	cfg.Clock = cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
 	log := cfg.Logger
 	if log == nil {
@@ -376,5 +393,8 @@ func (f *Flusher) Stats() Stats {
 		Expiry:   f.maint.expirer.stats(),
 	}
 	f.stats.fill(&st)
+	st.PlanFinds = f.maint.plans.finds.Load()
+	st.PlanInserts = f.maint.plans.inserts.Load()
+	st.PlanDups = f.maint.plans.dups.Load()
 	return st
 }

@@ -1,8 +1,8 @@
 package flusher
 
 import (
+	"cmp"
 	"context"
-	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/clock"
-	"github.com/logtally/logtally/period"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -22,11 +21,6 @@ import (
 const (
 	// DefaultPreallocateRate bounds preallocation, in buckets per second.
 	DefaultPreallocateRate = 50
-	// DefaultPreallocateMinHits is the hits a page needs in a period for
-	// its next period's buckets to be preallocated: about one a minute
-	// over an hour, the pages whose next hour's minute buckets are mostly
-	// used (docs/scaling.md).
-	DefaultPreallocateMinHits = 60
 	// DefaultPreallocateMaxPages bounds the pages tracked per level and
 	// period (hour, day, month).
 	DefaultPreallocateMaxPages = 10000
@@ -61,26 +55,6 @@ type PreallocStats struct {
 	Tracked int `json:"tracked"`
 }
 
-// pageKey is a site and a page.
-type pageKey struct{ site, page string }
-
-// pageEntry is a tracked page's hits in the level's current period, and
-// whether its next period's buckets are queued.
-type pageEntry struct {
-	hits   int64
-	queued bool
-}
-
-// activity is the pages active in one level's current period (an hour
-// for the minute buckets, a day, a month).
-type activity struct {
-	start int64 // period start (Unix seconds)
-	pages map[pageKey]*pageEntry
-	// moment is when this period's preallocation begins; zero until the
-	// window is entered.
-	moment time.Time
-}
-
 // preallocJob is one page's buckets of one level's next period: count
 // buckets starting at first, step seconds apart; next is the first not
 // yet sent.
@@ -91,16 +65,18 @@ type preallocJob struct {
 	count, next int
 }
 
-// preallocator learns the active pages from the batches written (the
-// flusher calls record) and creates their next period's buckets ahead of
+// preallocator creates, in each level's window before the end of its
+// plan period, the next period's plans of the sites active in this one
+// (proposed from what the flusher's activity saw, so that writers find
+// them), and the buckets of the pages those plans name hot, ahead of
 // time, in Run. Its lock guards memory only: it is never held during a
-// database call, and Flush only takes it to record a chunk's pages.
+// database call.
 type preallocator struct {
 	rate       float64
-	minHits    int64
-	maxPages   int
 	colls      [3]*mongo.Collection // by pass
 	known      *known               // told the buckets that exist after an insert
+	act        *activity            // the pages seen (the flusher records them)
+	plans      *planner             // the next periods' plans
 	timeout    time.Duration
 	maxBackoff time.Duration
 	clock      clock.Clock
@@ -108,101 +84,95 @@ type preallocator struct {
 	hooks      *hooks // test seams, nil in production
 
 	mu     sync.Mutex
-	levels [3]activity
+	levels [bucket.Levels]levelWindow
 	queue  []preallocJob
 	fails  int // insert failures in a row, for the backoff
 
-	created, existing, calls, failures, dropped, untracked atomic.Uint64
-	tracked                                                atomic.Int64
+	created, existing, calls, failures, dropped atomic.Uint64
+}
+
+// levelWindow is a level's preallocation in its current plan period:
+// when it begins, and the sites whose next period's plan is in and whose
+// hot pages are queued.
+type levelWindow struct {
+	start int64 // the plan period's start
+	// moment is when this period's preallocation begins; zero until the
+	// window is entered.
+	moment  time.Time
+	planned map[string]bool
 }
 
 // periodOf returns the period of level p holding sec: an hour for the
-// minute buckets (preallocated an hour at a time), else the bucket's own.
-func periodOf(p pass, sec int64) (start, end int64) {
-	if p == minutePass {
-		return period.Hour.Bounds(sec)
+// minute buckets (preallocated an hour at a time), else the bucket's own
+// (the level's plan period).
+func periodOf(p pass, sec int64) (start, end int64) { return planPeriod(p.level(), sec) }
+
+// window returns level l's window state for the period starting at start,
+// a new one when the period changed. mu is held.
+func (pa *preallocator) window(l bucket.Level, start int64) *levelWindow {
+	w := &pa.levels[l]
+	if w.start != start || w.planned == nil {
+		*w = levelWindow{start: start, planned: map[string]bool{}}
 	}
-	return p.level().Bounds(sec)
+	return w
 }
 
-// record counts the hits of a minute pass chunk's buckets into the
-// current period of each level. Buckets of other periods are ignored.
-func (pa *preallocator) record(buckets []bucket.Doc, now time.Time) {
-	pa.mu.Lock()
-	defer pa.mu.Unlock()
+// due returns, for each level whose moment has come in the current
+// period, the next period's plans to get: those of the sites active now
+// whose plan is not in yet. It returns when it should be called again at
+// the latest. mu is held.
+func (pa *preallocator) due(now time.Time) (keys []planKey, next time.Time) {
 	sec := now.Unix()
-	for l := range pa.levels {
-		lv := &pa.levels[l]
-		cur, _ := periodOf(pass(l), sec)
-		pa.roll(lv, cur)
-		for i := range buckets {
-			b := &buckets[i]
-			if s, _ := periodOf(pass(l), b.Start); s != cur {
-				continue
-			}
-			k := pageKey{b.Site, b.Page}
-			e := lv.pages[k]
-			if e == nil {
-				if len(lv.pages) >= pa.maxPages {
-					pa.untracked.Add(1)
-					continue
-				}
-				e = &pageEntry{}
-				lv.pages[k] = e
-				pa.tracked.Add(1)
-			}
-			e.hits += b.Total
-		}
-	}
-}
-
-// roll starts a new period in lv when cur is not its period. mu is held.
-func (pa *preallocator) roll(lv *activity, cur int64) {
-	if lv.start == cur && lv.pages != nil {
-		return
-	}
-	pa.tracked.Add(-int64(len(lv.pages)))
-	*lv = activity{start: cur, pages: map[pageKey]*pageEntry{}}
-}
-
-// schedule enqueues, for each level whose moment has come in the current
-// period, the next period's buckets of the pages with enough hits that
-// are not queued yet. It returns when it should be called again at the
-// latest. mu is held.
-func (pa *preallocator) schedule(now time.Time) time.Time {
-	sec := now.Unix()
-	next := now.Add(time.Hour)
-	for l := range pa.levels {
-		p, lv := pass(l), &pa.levels[l]
+	next = now.Add(time.Hour)
+	for l := range bucket.Level(bucket.Levels) {
+		p := pass(l)
 		start, end := periodOf(p, sec)
-		pa.roll(lv, start)
-		w := preallocWindows[l]
-		from, to := time.Unix(end, 0).Add(-w), time.Unix(end, 0)
+		w := pa.window(l, start)
+		span := preallocWindows[l]
+		from, to := time.Unix(end, 0).Add(-span), time.Unix(end, 0)
 		if now.Before(from) {
 			next = earliest(next, from)
 			continue
 		}
-		if lv.moment.IsZero() {
-			lv.moment = pa.moment(p, from, w, now)
+		if w.moment.IsZero() {
+			w.moment = pa.moment(l, from, span, now)
 		}
-		if now.Before(lv.moment) {
-			next = earliest(next, lv.moment)
+		if now.Before(w.moment) {
+			next = earliest(next, w.moment)
 			continue
 		}
-		for k, e := range lv.pages {
-			if e.queued || e.hits < pa.minHits {
-				continue
+		for _, site := range pa.act.sites(l, start, now) {
+			if !w.planned[site] {
+				keys = append(keys, planKey{l, site, end})
 			}
-			e.queued = true
-			j := preallocJob{p: p, site: k.site, page: k.page, first: end, count: 1}
-			if p == minutePass {
+		}
+		next = earliest(next, earliest(now.Add(preallocRecheck), to))
+	}
+	return keys, next
+}
+
+// queuePlans queues the buckets of the hot pages of plans, the next
+// periods' (got for keys), and marks their sites planned. mu is held.
+func (pa *preallocator) queuePlans(keys []planKey, plans map[planKey]*bucket.Plan) {
+	for _, k := range keys {
+		plan := plans[k]
+		if plan == nil {
+			continue
+		}
+		cur, _ := planPeriod(k.level, k.start-1)
+		w := &pa.levels[k.level]
+		if cur != w.start || w.planned == nil || w.planned[k.site] {
+			continue // the period rolled meanwhile, or queued already
+		}
+		w.planned[k.site] = true
+		for _, page := range plan.Hot {
+			j := preallocJob{p: pass(k.level), site: k.site, page: page, first: k.start, count: 1}
+			if k.level == bucket.Minute {
 				j.step, j.count = 60, 60
 			}
 			pa.queue = append(pa.queue, j)
 		}
-		next = earliest(next, earliest(now.Add(preallocRecheck), to))
 	}
-	return next
 }
 
 // moment draws when a level's preallocation begins in the window of
@@ -211,17 +181,13 @@ func (pa *preallocator) schedule(now time.Time) time.Time {
 // so that hosts spread their inserts, and early enough to create, at the
 // rate, what is eligible now plus what is queued, with a twentieth of the
 // window to spare.
-func (pa *preallocator) moment(p pass, from time.Time, w time.Duration, now time.Time) time.Time {
+func (pa *preallocator) moment(l bucket.Level, from time.Time, w time.Duration, now time.Time) time.Time {
 	work := len(pa.queue) * 60
-	lv := &pa.levels[p]
-	for _, e := range lv.pages {
-		if !e.queued && e.hits >= pa.minHits {
-			work++
-			if p == minutePass {
-				work += 59
-			}
-		}
+	n := pa.act.eligible(l, pa.plans.minHits[l], now)
+	if l == bucket.Minute {
+		n *= 60
 	}
+	work += n
 	reserve := time.Duration(float64(work)/pa.rate*float64(time.Second)) + w/20
 	span := w - reserve
 	if span <= 0 {
@@ -266,15 +232,30 @@ func (pa *preallocator) take(now time.Time, max int) (pass, []bucket.Doc) {
 	return p, out
 }
 
-// step does what is due now: schedules the levels whose moment
-// has come and sends one insertMany of at most the rate's worth of
-// buckets (at least one, at most 100). It returns how long to wait before
-// the next step: the time those buckets take at the rate, a backoff after
-// a failure, or until the next moment or recheck.
+// step does what is due now: gets the next periods' plans of the
+// levels whose moment has come (queueing their hot pages' buckets) and
+// sends one insertMany of at most the rate's worth of buckets (at least
+// one, at most 100). It returns how long to wait before the next step:
+// the time those buckets take at the rate, a backoff after a failure, or
+// until the next moment or recheck.
 func (pa *preallocator) step(ctx context.Context) time.Duration {
 	now := pa.clock.Now()
 	pa.mu.Lock()
-	next := pa.schedule(now)
+	keys, next := pa.due(now)
+	pa.mu.Unlock()
+	if len(keys) > 0 {
+		plans, err := pa.plans.get(ctx, keys, nil)
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0
+			}
+			return pa.failed(err, "plans", len(keys))
+		}
+		pa.mu.Lock()
+		pa.queuePlans(keys, plans)
+		pa.mu.Unlock()
+	}
+	pa.mu.Lock()
 	p, buckets := pa.take(now, min(max(int(pa.rate), 1), 100))
 	pa.mu.Unlock()
 	if len(buckets) == 0 {
@@ -299,17 +280,12 @@ func (pa *preallocator) step(ctx context.Context) time.Duration {
 		if ctx.Err() != nil {
 			return 0
 		}
-		pa.failures.Add(1)
 		// The buckets are given back: retried after the backoff, or
 		// dropped once their period begins.
 		pa.mu.Lock()
-		pa.fails++
-		fails := pa.fails
 		pa.queue = append(pa.queue, preallocJobs(p, buckets)...)
 		pa.mu.Unlock()
-		wait := backoffCeiling(fails, pa.maxBackoff)
-		pa.log.Warn("preallocation failed (counts are written meanwhile)", "collection", pa.colls[p].Name(), "buckets", len(buckets), "attempt", fails, "retry_in", wait, "err", insErr)
-		return wait
+		return pa.failed(insErr, pa.colls[p].Name(), len(buckets))
 	}
 	pa.mu.Lock()
 	pa.fails = 0
@@ -319,6 +295,19 @@ func (pa *preallocator) step(ctx context.Context) time.Duration {
 	// Created or met, they exist: their first write is an update.
 	pa.known.add(p, len(buckets), func(i int) string { return buckets[i].ID }, func(i int) int64 { return buckets[i].End }, false)
 	return time.Duration(float64(len(buckets)) / pa.rate * float64(time.Second))
+}
+
+// failed counts a failed call (what: a collection, or "plans", of n
+// documents), logs it and returns the backoff before the next.
+func (pa *preallocator) failed(err error, what string, n int) time.Duration {
+	pa.failures.Add(1)
+	pa.mu.Lock()
+	pa.fails++
+	fails := pa.fails
+	pa.mu.Unlock()
+	wait := backoffCeiling(fails, pa.maxBackoff)
+	pa.log.Warn("preallocation failed (counts are written meanwhile)", "collection", what, "documents", n, "attempt", fails, "retry_in", wait, "err", err)
+	return wait
 }
 
 // preallocJobs turns buckets back into one-bucket jobs.
@@ -352,40 +341,27 @@ func (pa *preallocator) stats() PreallocStats {
 	return PreallocStats{
 		Created: pa.created.Load(), Existing: pa.existing.Load(),
 		InsertCalls: pa.calls.Load(), Failures: pa.failures.Load(),
-		Dropped: pa.dropped.Load(), Untracked: pa.untracked.Load(),
-		Tracked: int(pa.tracked.Load()),
+		Dropped: pa.dropped.Load(), Untracked: pa.act.untracked.Load(),
+		Tracked: int(pa.act.tracked.Load()),
 	}
 }
 
 // newPreallocator returns the preallocator of cfg (with its defaults set,
-// Config.withDefaults), writing to colls and telling known what it
-// created; nil when it is off.
-func newPreallocator(cfg Config, colls [3]*mongo.Collection, known *known) (*preallocator, error) {
+// Config.withDefaults), writing to colls, following the plans of pl and
+// telling known what it created; nil when it is off.
+func newPreallocator(cfg Config, colls [3]*mongo.Collection, known *known, act *activity, pl *planner) *preallocator {
 	if !cfg.Preallocate {
-		return nil, nil
+		return nil
 	}
-	if cfg.PreallocateRate < 0 || math.IsNaN(cfg.PreallocateRate) || cfg.PreallocateMinHits < 0 || cfg.PreallocateMaxPages < 0 {
-		return nil, fmt.Errorf("negative PreallocateRate, PreallocateMinHits or PreallocateMaxPages")
-	}
-	pa := &preallocator{
-		rate:       cfg.PreallocateRate,
-		minHits:    int64(cfg.PreallocateMinHits),
-		maxPages:   cfg.PreallocateMaxPages,
+	return &preallocator{
+		rate:       cmp.Or(cfg.PreallocateRate, DefaultPreallocateRate),
 		colls:      colls,
 		known:      known,
+		act:        act,
+		plans:      pl,
 		timeout:    cfg.Timeout,
 		maxBackoff: cfg.MaxBackoff,
 		clock:      cfg.Clock,
 		log:        cfg.Logger,
 	}
-	if pa.rate == 0 {
-		pa.rate = DefaultPreallocateRate
-	}
-	if pa.minHits == 0 {
-		pa.minHits = DefaultPreallocateMinHits
-	}
-	if pa.maxPages == 0 {
-		pa.maxPages = DefaultPreallocateMaxPages
-	}
-	return pa, nil
 }

@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+
 	"github.com/logtally/logtally/bucket"
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/internal/syncbuf"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // preallocate runs preallocation steps, without waiting between them,
@@ -138,9 +139,7 @@ func TestPreallocatesTomorrowAndNextMonth(t *testing.T) {
 	e.want["monthly"]["202403/a.example/"] = map[string]int64{}
 	e.check(t)
 	// Preallocating again (another host) is harmless.
-	e.f.maint.prealloc.levels = [3]activity{}
-	e.f.maint.prealloc.record([]bucket.Doc{{Site: "a.example", Page: "/", Start: mustUnix(t, "2024-02-29T23:59:00Z"), Total: 1}}, fake.Now())
-	e.f.maint.prealloc.tracked.Store(0)
+	e.f.maint.prealloc.levels = [3]levelWindow{}
 	e.preallocate(t)
 	if st := e.f.Stats().Prealloc; st.Created != 62 || st.Existing != 62 || st.Failures != 0 {
 		t.Errorf("second preallocation %+v: want 62 existing", st)
@@ -215,26 +214,92 @@ func TestPreallocationFailuresDoNotStopFlushing(t *testing.T) {
 	e.check(t)
 }
 
-// The set of tracked pages is bounded per level and period.
+// The set of tracked pages is bounded per level and period; the period
+// before is kept (plans are proposed from it), the one before that not.
 func TestPreallocTrackingIsBounded(t *testing.T) {
-	pa, err := newPreallocator(Config{Preallocate: true, PreallocateMaxPages: 2}, [3]*mongo.Collection{}, newKnown())
+	a := newActivity(2)
+	now := mustTime(t, "2024-03-05T10:30:00Z")
+	var hs []pageHits
+	for _, page := range []string{"/a", "/b", "/c"} {
+		hs = append(hs, pageHits{site: "s", page: page, start: now.Unix() - 60, hits: 5})
+	}
+	// An old minute (last hour) counts for the day and month only.
+	hs = append(hs, pageHits{site: "s", page: "/a", start: now.Unix() - 3600, hits: 5})
+	a.record(hs, now)
+	if tr, un := a.tracked.Load(), a.untracked.Load(); tr != 6 || un != 3 {
+		t.Errorf("tracked %d, untracked %d: want 2 pages tracked per level, 1 untracked per level", tr, un)
+	}
+	if hot, pages, ok := a.history(bucket.Minute, "s", now.Unix()+1800, 5, now.Add(time.Hour)); !ok || pages != 3 || strings.Join(hot, ",") != "/a,/b" {
+		t.Errorf("the hour before 11:00: hot %v, %d pages, %v; want /a,/b of 3 pages (one not tracked)", hot, pages, ok)
+	}
+	// The next hour starts afresh; the hour before is kept.
+	a.record([]pageHits{{site: "s", page: "/d", start: now.Unix() + 3600 - 60, hits: 1}}, now.Add(time.Hour))
+	if tr, un := a.tracked.Load(), a.untracked.Load(); tr != 7 || un != 5 {
+		t.Errorf("tracked %d, untracked %d: want the last hour's kept, /d tracked for the hour (the day and month are full)", tr, un)
+	}
+	// Two hours on, the 10:00 hour is forgotten.
+	a.record(nil, now.Add(2*time.Hour))
+	if _, _, ok := a.history(bucket.Minute, "s", now.Unix()+1800, 5, now.Add(2*time.Hour)); ok {
+		t.Error("the 10:00 hour is still known at 12:30")
+	}
+}
+
+// In the tails layout, the preallocator inserts the next hour's plan in
+// its window, proposed from the hour's activity (the pages of at least
+// PreallocateMinHits hits hot), and preallocates the hot pages' minute
+// buckets only; the next hour's batch follows that plan without a find
+// or insert of its own: the hot pages take one update per bucket, the
+// cold one goes to the minute tail.
+func TestPreallocatedPlanRoutesNextHour(t *testing.T) {
+	e := newEnv(t, 8)
+	e.tails = true
+	fake := clock.NewFake(mustTime(t, "2024-03-05T10:40:00Z"))
+	e.f = e.newFlusher(t, Config{MaxOps: 8, Clock: fake, Preallocate: true, PreallocateRate: 30, PreallocateMinHits: 2})
+	e.commit(t,
+		hit{"a.example", "/", "2024-03-05T10:39:10Z", 3},
+		hit{"a.example", "/b", "2024-03-05T10:39:20Z", 2},
+		hit{"a.example", "/c", "2024-03-05T10:39:30Z", 1},
+	)
+	e.flush(t)
+	fake.Advance(19*time.Minute + 59*time.Second) // 10:59:59: past any moment drawn
+	s0 := e.f.Stats()
+	e.preallocate(t)
+	s1 := e.f.Stats()
+	if s1.Prealloc.Created != 120 || s1.PlanInserts-s0.PlanInserts != 1 {
+		t.Errorf("preallocation %+v, %d plans inserted: want the 11:00 plan and 2 pages x 60 minute buckets", s1.Prealloc, s1.PlanInserts-s0.PlanInserts)
+	}
+	var plan bson.Raw
+	err := e.db.Collection("minutes").FindOne(context.Background(), bucket.Minute.PlanFilter("a.example", mustTime(t, "2024-03-05T11:00:00Z"))).Decode(&plan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := mustTime(t, "2024-03-05T10:30:00Z")
-	var bs []bucket.Doc
-	for _, page := range []string{"/a", "/b", "/c"} {
-		bs = append(bs, bucket.Doc{Site: "s", Page: page, Start: now.Unix() - 60, Total: 5})
+	if p, err := bucket.Minute.DecodePlan(plan); err != nil || strings.Join(p.Hot, ",") != "/,/b" {
+		t.Fatalf("the 11:00 plan: %+v, %v; want / and /b hot", p, err)
 	}
-	// An old bucket (last hour) counts for the day and month only.
-	bs = append(bs, bucket.Doc{Site: "s", Page: "/a", Start: now.Unix() - 3600, Total: 5})
-	pa.record(bs, now)
-	if st := pa.stats(); st.Tracked != 6 || st.Untracked != 3 {
-		t.Errorf("%+v: want 2 pages tracked per level, 1 untracked per level", st)
+	fake.Advance(90 * time.Second)
+	e.commit(t,
+		hit{"a.example", "/", "2024-03-05T11:00:05Z", 2},
+		hit{"a.example", "/b", "2024-03-05T11:00:40Z", 4},
+		hit{"a.example", "/c", "2024-03-05T11:01:00Z", 1},
+	)
+	e.flush(t)
+	s2 := e.f.Stats()
+	d := delta(s1, s2)
+	t.Logf("the batch after the boundary: %+v, plans found %d, inserted %d", d, s2.PlanFinds-s1.PlanFinds, s2.PlanInserts-s1.PlanInserts)
+	if d.Inserts != 1 || d.Finds != 0 || s2.PlanFinds != s1.PlanFinds || s2.PlanInserts != s1.PlanInserts {
+		t.Errorf("after the boundary: %+v, plans found %d, inserted %d; want one insert (the new minute's tail), no find", d, s2.PlanFinds-s1.PlanFinds, s2.PlanInserts-s1.PlanInserts)
 	}
-	// The next hour starts afresh.
-	pa.record([]bucket.Doc{{Site: "s", Page: "/d", Start: now.Unix() + 3600 - 60, Total: 1}}, now.Add(time.Hour))
-	if st := pa.stats(); st.Tracked != 5 || st.Untracked != 5 {
-		t.Errorf("%+v: want the last hour's pages dropped, /d tracked for the hour only", st)
+	for _, page := range []string{"/", "/b"} {
+		for m := range 60 {
+			id := "2024030511" + twoDigits(m) + "/a.example" + page
+			if e.want["minutes"][id] == nil {
+				e.want["minutes"][id] = map[string]int64{}
+			}
+		}
 	}
+	e.checkTails(t, [bucket.Levels][]string{
+		bucket.Minute:  {"202403051039/a.example/c", "202403051101/a.example/c"},
+		bucket.Daily:   {"20240305/a.example/c"},
+		bucket.Monthly: {"202403/a.example/c"},
+	})
 }

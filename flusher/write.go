@@ -17,65 +17,35 @@ import (
 )
 
 // writeBatch writes every chunk of every pass of batch from its saved
-// progress on.
+// progress on, in the order of the batch's layout (passOrder).
 func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 	g := f.guard(batch.ID)
-	p, from, last := ResumeOf(batch).at()
-	for chunk := 1; p < last; chunk++ {
-		if p == sitePass {
+	r := ResumeOf(batch)
+	r.Layout = f.layoutOf(batch)
+	a := &attempt{batch: batch.ID, layout: r.Layout, plans: map[planKey]*bucket.Plan{}}
+	p, from, last := r.at()
+	for chunk := 1; !r.written(p, last); chunk++ {
+		var err error
+		switch {
+		case p == sitePass:
 			if err := f.writeSites(ctx, batch.ID, g); err != nil {
 				return fmt.Errorf("%s pass: %w", p, err)
 			}
-			p, from = donePass, nil
-			if err := f.buf.SaveProgress(batch.ID, encodeProgress(p, nil)); err != nil {
+			from = nil
+		case p.tails():
+			if from, err = f.writeTails(ctx, a, p, from, g); err != nil {
+				return fmt.Errorf("%s pass: %w", p, err)
+			}
+		default:
+			if from, err = f.writeLevel(ctx, a, p, from, g, chunk); err != nil {
 				return err
 			}
-			if h := f.hooks; h != nil && h.afterChunk != nil {
-				if err := h.afterChunk(p, chunk); err != nil {
-					return err
-				}
-			}
-			continue
 		}
-		f.ch.Reset(p.level(), f.chunk.ops)
-		f.ch.Keep, f.ch.Now = f.maint.retention.Of(p.level()), f.clock.Now()
-		err := f.buf.View(func(tx *buffer.ReadTx) error {
-			if p == minutePass {
-				return tx.ScanBatch(batch.ID, from, f.ch.Add)
-			}
-			return tx.ScanCoarse(batch.ID, from, f.ch.Add)
-		})
-		if err != nil {
-			return err
-		}
-		if f.ch.Err() != nil {
-			return fmt.Errorf("%s pass: %w", p, f.ch.Err())
-		}
-		if len(f.ch.Docs) > 0 {
-			if err := f.writeChunk(ctx, p, g, f.ch.Docs); err != nil {
-				if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && f.chunk.shrink() {
-					// The server is slower than Timeout for this many
-					// updates: try smaller chunks, so a slow server still
-					// makes progress instead of timing out forever.
-					f.log.Warn("chunk timed out: smaller chunks from now on", "updates_per_chunk", f.chunk.ops)
-				}
-				return fmt.Errorf("%s chunk %d: %w", f.colls[p].Name(), chunk, err)
-			}
-			f.log.Debug("chunk written", "batch", batch.ID, "pass", p.String(), "chunk", chunk, "buckets", len(f.ch.Docs), "views", f.ch.Views)
-			if p == minutePass && f.maint.prealloc != nil {
-				f.maint.prealloc.record(f.ch.Docs, f.clock.Now())
-			}
-			f.chunk.written()
-		}
-		from = f.ch.Next()
 		if from == nil {
-			p++
+			p = next(r.Layout, p)
 		}
 		if err := f.buf.SaveProgress(batch.ID, encodeProgress(p, from)); err != nil {
 			return err
-		}
-		if f.ch.Dropped > 0 {
-			f.expiredHits(f.colls[f.ch.Level].Name(), f.ch.Level, f.ch.Dropped)
 		}
 		f.heartbeat()
 		f.prog.made(f.clock.Now()) // a chunk acknowledged
@@ -86,6 +56,74 @@ func (f *Flusher) writeBatch(ctx context.Context, batch *buffer.Batch) error {
 		}
 	}
 	return nil
+}
+
+// layoutOf returns the layout batch is written in: its own (a test may
+// replace it: hooks.layout).
+func (f *Flusher) layoutOf(batch *buffer.Batch) buffer.Layout {
+	if h := f.hooks; h != nil && h.layout != nil {
+		return h.layout(batch.Layout)
+	}
+	return batch.Layout
+}
+
+// writeLevel writes the chunk of level pass p that starts at from (nil:
+// the pass's first key) and returns the key the next chunk starts at
+// (nil: the pass is written). In a batch of the tails layout the chunk
+// holds the hot pages' buckets only (attempt.cold).
+func (f *Flusher) writeLevel(ctx context.Context, a *attempt, p pass, from []byte, g bucket.Guard, chunk int) ([]byte, error) {
+	f.ch.Reset(p.level(), f.chunk.ops)
+	f.ch.Keep, f.ch.Now = f.maint.retention.Of(p.level()), f.clock.Now()
+	if a.layout == buffer.LayoutTails {
+		if err := f.loadRoutes(ctx, a, p != minutePass); err != nil {
+			return nil, fmt.Errorf("%s pass: %w", p, err)
+		}
+		f.ch.Cold = a.cold(p.level())
+	}
+	if err := f.scan(p != minutePass, a.batch, from, f.ch.Add); err != nil {
+		return nil, err
+	}
+	if err := cmp.Or(f.ch.Err(), a.err); err != nil {
+		return nil, fmt.Errorf("%s pass: %w", p, err)
+	}
+	if len(f.ch.Docs) > 0 {
+		if err := f.writeChunk(ctx, p, g, f.ch.Docs); err != nil {
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && f.chunk.shrink() {
+				// The server is slower than Timeout for this many
+				// updates: try smaller chunks, so a slow server still
+				// makes progress instead of timing out forever.
+				f.log.Warn("chunk timed out: smaller chunks from now on", "updates_per_chunk", f.chunk.ops)
+			}
+			return nil, fmt.Errorf("%s chunk %d: %w", f.colls[p].Name(), chunk, err)
+		}
+		f.log.Debug("chunk written", "batch", a.batch, "pass", p.String(), "chunk", chunk, "buckets", len(f.ch.Docs), "views", f.ch.Views)
+		if p == minutePass {
+			hs := make([]pageHits, len(f.ch.Docs))
+			for i := range f.ch.Docs {
+				d := &f.ch.Docs[i]
+				hs[i] = pageHits{site: d.Site, page: d.Page, start: d.Start, hits: d.Total}
+			}
+			f.maint.act.record(hs, f.clock.Now())
+		}
+		f.chunk.written()
+	}
+	if f.ch.Dropped > 0 {
+		f.expiredHits(f.colls[f.ch.Level].Name(), f.ch.Level, f.ch.Dropped)
+	}
+	return f.ch.Next(), nil
+}
+
+// scan calls fn for each of batch's keys from from on, with its counts, in
+// key order: the batch's own (the minute level's) or, when coarse, the
+// coarse counts the daily and monthly levels take (buffer.ReadTx's
+// ScanBatch and ScanCoarse), in one read transaction.
+func (f *Flusher) scan(coarse bool, batch string, from []byte, fn func(key []byte, v *measure.Vector) bool) error {
+	return f.buf.View(func(tx *buffer.ReadTx) error {
+		if coarse {
+			return tx.ScanCoarse(batch, from, fn)
+		}
+		return tx.ScanBatch(batch, from, fn)
+	})
 }
 
 // writeSites adds a full batch's counts (its coarse counts, as the daily
@@ -142,7 +180,8 @@ func (f *Flusher) writeSites(ctx context.Context, batchID string, g bucket.Guard
 }
 
 // guarded is a document the flusher applies once per batch: a page
-// bucket (bucket.Doc) or a site's day (bucket.SiteDoc).
+// bucket (bucket.Doc), a tail (bucket.Tail) or a site's day
+// (bucket.SiteDoc).
 type guarded interface {
 	DocID() string
 	AppendKey(bson.D) bson.D
@@ -161,8 +200,15 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, g bucket.Guard, bucket
 	for i := range buckets {
 		docs[i] = &buckets[i]
 	}
+	return f.applyLevel(ctx, p, g, docs)
+}
+
+// applyLevel applies docs (page buckets or tails of level pass p) to the
+// level's collection, each exactly once for the batch of guard g
+// (applyOnce), counting those it creates past their retention (countLate).
+func (f *Flusher) applyLevel(ctx context.Context, p pass, g bucket.Guard, docs []guarded) error {
 	return f.applyOnce(ctx, p, f.colls[p], g, docs, func(created []int, insErr error) {
-		f.countLate(p, buckets, created, insErr)
+		f.countLate(p, docs, created, insErr)
 	})
 }
 
@@ -413,7 +459,7 @@ func (f *Flusher) insertZero(ctx context.Context, coll *mongo.Collection, bucket
 // did not meet a duplicate, insErr) whose period had already expired: late counts re-create a
 // bucket that expiry deleted, they are written, and the next expiry round
 // deletes the bucket again. A warning says so at most every 10 minutes.
-func (f *Flusher) countLate(p pass, buckets []bucket.Doc, missing []int, insErr error) {
+func (f *Flusher) countLate(p pass, buckets []guarded, missing []int, insErr error) {
 	r := f.maint.retention.Of(p.level())
 	if r == 0 {
 		return
@@ -428,7 +474,7 @@ func (f *Flusher) countLate(p pass, buckets []bucket.Doc, missing []int, insErr 
 	now := f.clock.Now()
 	var n uint64
 	for j, i := range missing {
-		if !dup[j] && f.maint.retention.Expired(p.level(), buckets[i].Start, now) {
+		if !dup[j] && f.maint.retention.Expired(p.level(), buckets[i].PeriodEnd()-1, now) {
 			n++
 		}
 	}

@@ -163,7 +163,14 @@ func TestStatsCountSealedBatch(t *testing.T) {
 	}
 	t.Cleanup(func() { stop() })
 
-	waitFor(t, "the first 10 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal == 10 })
+	// Acknowledged, not only in the monthly buckets: a batch still
+	// writing its site totals when MongoDB goes would stay in flight, and
+	// the 40 hits never be sealed.
+	waitFor(t, "the first 10 hits in MongoDB, acknowledged", func() bool {
+		var b *buffer.Batch
+		err := p.Buffer().View(func(tx *buffer.ReadTx) error { b = tx.Sealed(); return nil })
+		return err == nil && b == nil && bucketcheck.Read(t, db).MonthTotal == 10
+	})
 	srv.Stop()
 	a.appendLines(t, 10, 40)
 	waitFor(t, "a sealed batch of 40 hits", func() bool {

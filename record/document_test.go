@@ -239,3 +239,54 @@ func TestRecordV1(t *testing.T) {
 		sameFields(t, stage+" written back", oldBack, back)
 	}
 }
+
+// TestRecordLayout: the batch's layout is kept in Current as "layout":
+// {batch, n} and read back; a record without it (every record of a
+// logtally before layouts, testdata/record-v1.json) reads as layout 0,
+// the batch of before whose pages each have their own buckets, and so
+// does one whose layout names another batch (left by an earlier batch:
+// Begin leaves the field out for layout 0, and an older logtally never
+// touches it).
+func TestRecordLayout(t *testing.T) {
+	for _, stage := range []string{"begun", "begun_plain"} {
+		var rec record.Record
+		if err := bson.Unmarshal(fixture(t, stage), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Current.Layout != 0 {
+			t.Errorf("%s: a record of before reads as layout %d, want 0", stage, rec.Current.Layout)
+		}
+		rec.Current.Layout = 1
+		raw, err := bson.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := bson.Raw(raw).LookupErr("layout", "n")
+		if b, berr := bson.Raw(raw).LookupErr("layout", "batch"); err != nil || berr != nil || v.AsInt64() != 1 || b.StringValue() != rec.Current.Batch {
+			t.Errorf("%s: layout stored as %v, %v; want {batch: %q, n: 1}", stage, bson.Raw(raw).Lookup("layout"), err, rec.Current.Batch)
+		}
+		var back record.Record
+		if err := bson.Unmarshal(raw, &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.Current.Layout != 1 || back.Previous.Layout != 0 || back.Coarse.Layout != 0 {
+			t.Errorf("%s: read back %d/%d/%d, want 1/0/0", stage, back.Current.Layout, back.Previous.Layout, back.Coarse.Layout)
+		}
+		// The next batch, begun by a logtally that does not know layouts.
+		back.Current.Batch += "-next"
+		stale, err := bson.Marshal(struct {
+			Batch  string `bson:"batch"`
+			Layout bson.RawValue
+		}{back.Current.Batch, bson.Raw(raw).Lookup("layout")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var next record.Record
+		if err := bson.Unmarshal(stale, &next); err != nil {
+			t.Fatal(err)
+		}
+		if next.Current.Layout != 0 {
+			t.Errorf("%s: a layout left by batch %q is read as batch %q's: %d", stage, rec.Current.Batch, next.Current.Batch, next.Current.Layout)
+		}
+	}
+}

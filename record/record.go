@@ -88,6 +88,13 @@ type Snapshot struct {
 	Checkpoints []Checkpoint
 	// MinuteOnly: the batch goes to the minute buckets only.
 	MinuteOnly bool
+	// Layout is how the batch's counts are laid out in the buckets
+	// (buffer.Layout): 0 for a batch of a logtally before layouts (every
+	// page its own buckets). Only Current's is kept, stored with the
+	// batch id it belongs to ("layout": {batch, n}; left out for 0), so
+	// that a record of before, or a value an earlier batch left, reads
+	// as 0.
+	Layout int
 	// Finished are the files the batch finished (their checkpoints
 	// deleted within it, so Checkpoints does not name them).
 	Finished Finished
@@ -188,7 +195,9 @@ func (s *Store) Begin(ctx context.Context, bufferID string, current, previous, c
 	r := Record{BufferID: bufferID, Current: bounded(current), Previous: bounded(previous), Coarse: bounded(coarse)}
 	var set bson.D
 	for _, f := range r.batchFields() {
-		set = append(set, bson.E{Key: f.key, Value: f.get()})
+		if !f.sparse || !f.empty() {
+			set = append(set, bson.E{Key: f.key, Value: f.get()})
+		}
 	}
 	return s.update(ctx, "begin batch", set)
 }

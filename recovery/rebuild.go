@@ -272,8 +272,11 @@ func Rebuild(ctx context.Context, cfg Config, store *record.Store, log *slog.Log
 			sources[a.Source] = a.Parser
 		}
 	}
+	// The rebuilt batch keeps the lost one's layout: its first attempts
+	// may have written part of it so (a record of before names none:
+	// every page to its own buckets).
 	err = b.Rebuild(buffer.Rebuilt{Acked: acked, Checkpoints: toEnc, Counts: counts, Batch: rec.Current.Batch,
-		Since: rec.Current.SealedAt, Finished: fin, Marks: marks, Archives: arcs, Sources: sources, Coarse: co, Visitors: sketches})
+		Layout: buffer.Layout(rec.Current.Layout), Since: rec.Current.SealedAt, Finished: fin, Marks: marks, Archives: arcs, Sources: sources, Coarse: co, Visitors: sketches})
 	if cerr := b.Close(); err == nil {
 		err = cerr
 	}

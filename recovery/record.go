@@ -78,7 +78,7 @@ func (r *Recorder) Begin(ctx context.Context, sealed, acked buffer.Snapshot) err
 // finished files and archives' parts (their sources' settings read in tx).
 func snapshot(tx *buffer.ReadTx, s buffer.Snapshot) record.Snapshot {
 	return record.Snapshot{Batch: s.Batch, SealedAt: s.SealedAt, Checkpoints: toRecord(s.Checkpoints), MinuteOnly: s.MinuteOnly,
-		Finished: record.Finished{Known: s.Finished != nil, Files: toRecord(s.Finished)}, Archives: archives(tx, s.Archives)}
+		Layout: int(s.Layout), Finished: record.Finished{Known: s.Finished != nil, Files: toRecord(s.Finished)}, Archives: archives(tx, s.Archives)}
 }
 
 // Keep takes the lease (a restart of the same buffer takes it at once;

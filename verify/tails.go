@@ -89,15 +89,16 @@ type tailSet struct {
 	plans map[int64]*bucket.Plan
 }
 
-// readTails reads site's l tails and plans whose periods start in [from,
-// to), and the plan of the period holding from (a minute level's hour),
-// the tails as their pages' parts, and counts the tails compared
-// (Report.Tails).
+// readTails reads site's l tails whose periods start in [from, to) and
+// the plans of the periods holding them (a plan is dated its period's
+// last bucket, bucket.PlanDate: the one of the period holding to-1, a
+// minute level's hour, may be dated at or after to), the tails as their
+// pages' parts, and counts the tails compared (Report.Tails).
 func (v *verifier) readTails(ctx context.Context, j *judge, l bucket.Level, site string, from, to int64) (*tailSet, error) {
 	ts := &tailSet{parts: map[string]*tailPart{}, plans: map[int64]*bucket.Plan{}}
 	finds := []bson.D{l.MarkerRange(site, unix(from), unix(to))}
-	if planFrom, _ := l.PlanUnit().Bounds(from); planFrom < from {
-		finds = append(finds, l.Range(site, bucket.PlanPage, unix(planFrom), unix(from)))
+	if last := l.PlanDate(to - 1); last >= to {
+		finds = append(finds, l.Range(site, bucket.PlanPage, unix(to), unix(last+1)))
 	}
 	for _, f := range finds {
 		if err := v.readMarkers(ctx, j, l, site, f, ts); err != nil {

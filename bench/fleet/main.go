@@ -57,7 +57,7 @@ func main() {
 	flag.IntVar(&p.maxPages, "max-pages", 0, "max_pages_per_minute (0: no bound)")
 	flag.IntVar(&p.maxOps, "max-ops", 1000, "flush.max_ops")
 	flag.Uint64Var(&p.seed, "seed", 1, "random seed")
-	flag.IntVar(&p.preMinHits, "prealloc-min-hits", flusher.DefaultPreallocateMinHits, "preallocate_min_hits of the write-path tables")
+	flag.IntVar(&p.preMinHits, "prealloc-min-hits", 60, "preallocate_min_hits of the write-path tables (60: the default before tails)")
 	flag.Float64Var(&p.preRate, "prealloc-rate", flusher.DefaultPreallocateRate, "preallocate_rate (buckets per second per host) of the write-path tables")
 	minHits := flag.String("min-hits", "1,2,3,10,100", "preallocate_min_hits values to compare")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to `file`")

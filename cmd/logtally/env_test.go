@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/internal/testenv/testconfig"
 	"github.com/logtally/logtally/observe"
@@ -178,25 +177,7 @@ func untilHits(t *testing.T, db *mongo.Database, n int64) int64 {
 // views (the cheap way to watch progress: a few dozen documents).
 func monthTotal(t *testing.T, db *mongo.Database) int64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cur, err := db.Collection(bucket.DefaultMonthlyCollection).Find(ctx, bson.D{})
-	if err != nil {
-		t.Fatalf("read monthly: %v", err)
-	}
-	defer cur.Close(ctx)
-	var n int64
-	for cur.Next(ctx) {
-		v, err := bucket.Monthly.Views(cur.Current)
-		if err != nil {
-			t.Fatalf("read monthly: %v", err)
-		}
-		n += v
-	}
-	if err := cur.Err(); err != nil {
-		t.Fatalf("read monthly: %v", err)
-	}
-	return n
+	return bucketcheck.Total(t, db, bucket.Monthly)
 }
 
 // waitHits is untilHits failing the test, showing out, unless db holds n

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -218,10 +217,10 @@ func TestNginxLogrotate(t *testing.T) {
 		t.Logf("nginx test: %d requests, %d hits in %d files (%d lost to copytruncate), %d in MongoDB: "+
 			"checking every counter between the files' count and nginx's unrotated log's",
 			requests, want.Hits, want.Files, lostToCopy, got.MonthTotal)
-		within(t, "minute", want.Minute, all.Minute, got.Minute)
-		within(t, "daily", want.Daily, all.Daily, got.Daily)
-		within(t, "monthly", want.Monthly, all.Monthly, got.Monthly)
-		within(t, "sites", want.Sites, all.Sites, got.Sites)
+		bucketcheck.Within(t, "minute", want.Minute, all.Minute, got)
+		bucketcheck.Within(t, "daily", want.Daily, all.Daily, got)
+		bucketcheck.Within(t, "monthly", want.Monthly, all.Monthly, got)
+		bucketcheck.Within(t, "sites", want.Sites, all.Sites, got)
 		// logtally verify over the files: exact, MongoDB's extra hits
 		// (read before the truncate) said apart as more in MongoDB.
 		nginxVerify(t, conf, filepath.Join(logs, "access.log*"), want.Hits, false)
@@ -247,28 +246,6 @@ func nginxVerify(t *testing.T, conf, glob string, hits int64, allHosts bool) {
 	out, _, code := verifyRun(t, args...)
 	if n, _ := exactLine(t, out); code != 0 || int64(n) != hits {
 		t.Errorf("verify: exit %d, %d hits; want 0 and %d hits", code, n, hits)
-	}
-}
-
-// within reports every counter and measure of got that is below lo's or
-// above hi's. The hits logtally counted are those of the files (lo) and
-// perhaps some of the lines lost to copytruncate, all in nginx's
-// unrotated log (hi): every sum, and rt_max_us, a maximum, lies between.
-func within(t *testing.T, kind string, lo, hi, got bucketcheck.Buckets) {
-	t.Helper()
-	for id, h := range hi {
-		paths := maps.Clone(h)
-		maps.Copy(paths, got[id])
-		for p := range paths {
-			if g := got[id][p]; g < lo[id][p] || g > h[p] {
-				t.Errorf("%s bucket %s: %s = %d, want %d to %d", kind, id, p, g, lo[id][p], h[p])
-			}
-		}
-	}
-	for id := range got {
-		if hi[id] == nil {
-			t.Errorf("%s bucket %s: not in nginx's log", kind, id)
-		}
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -14,9 +13,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
-	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/internal/bucketcheck"
@@ -397,24 +394,5 @@ func TestReplayBesideRunningDaemon(t *testing.T) {
 // views.
 func minuteTotal(t *testing.T, db *mongo.Database) int64 {
 	t.Helper()
-	l := bucket.Minute
-	cur, err := db.Collection("minutes").Find(context.Background(), bson.D{},
-		options.Find().SetProjection(bson.D{{Key: l.PageField(), Value: 1}, {Key: l.TimeField(), Value: 1},
-			{Key: l.TotalField(), Value: 1}, {Key: bucket.FieldPages, Value: 1}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cur.Close(context.Background())
-	var n int64
-	for cur.Next(context.Background()) {
-		v, err := l.Views(cur.Current)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += v
-	}
-	if err := cur.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return bucketcheck.Total(t, db, bucket.Minute)
 }

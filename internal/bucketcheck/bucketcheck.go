@@ -25,6 +25,13 @@
 // any other agent is classified with botclass.New(nil), the daemon's own
 // classifier, whose classes are judged by its own table test, not here.
 //
+// Cold pages (docs/buckets.md): Read adds a page's entries in its site's
+// tails to its bucket's id and names the id in Counts.Tailed; such a
+// bucket is compared on what a tail holds (its total, its views per
+// minute, hour or day, every measure), a page with its own bucket alone
+// on every counter, seconds.<s> and minute.<h>.<m> included. Plans are
+// not counts and are skipped.
+//
 // Caveats: the page is the path as logged (no decoding, no rewrite unless
 // Options.Page does it, no length bound), which is what the tests write;
 // it assumes the default collection names; a Counts built with Add (page
@@ -50,6 +57,12 @@ type Counts struct {
 	Minute, Daily, Monthly Buckets
 	// Sites are the per-site daily documents (bucket.SiteID).
 	Sites Buckets
+	// Tailed holds, per level (minute, daily, monthly), the ids of the
+	// page buckets that have entries in their site's tails (Read): cold
+	// pages, or pages cold for some of their counts (an older host's
+	// batches, a page cold in one batch's plan period), whose counts
+	// are compared at the tail's grain (Compare).
+	Tailed [bucket.Levels]map[string]bool
 	// ViewsOnly is set by Add: the hits' measures are not known, so
 	// CompareAll compares the page views alone.
 	ViewsOnly bool
@@ -61,7 +74,9 @@ type Counts struct {
 }
 
 func newCounts() Counts {
-	return Counts{Minute: Buckets{}, Daily: Buckets{}, Monthly: Buckets{}, Sites: Buckets{}}
+	var c Counts
+	c.init()
+	return c
 }
 
 // init makes the maps a Counts literal left nil.
@@ -69,6 +84,11 @@ func (c *Counts) init() {
 	for _, b := range []*Buckets{&c.Minute, &c.Daily, &c.Monthly, &c.Sites} {
 		if *b == nil {
 			*b = Buckets{}
+		}
+	}
+	for l := range c.Tailed {
+		if c.Tailed[l] == nil {
+			c.Tailed[l] = map[string]bool{}
 		}
 	}
 }
@@ -193,6 +213,11 @@ func (c *Counts) Merge(o Counts) {
 			for p, n := range ctrs {
 				put(dst, p, n)
 			}
+		}
+	}
+	for l := range c.Tailed {
+		for id := range o.Tailed[l] {
+			c.Tailed[l][id] = true
 		}
 	}
 	c.ViewsOnly = c.ViewsOnly || o.ViewsOnly

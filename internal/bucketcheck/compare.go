@@ -18,15 +18,19 @@ import (
 // document's views).
 func Compare(t testing.TB, kind string, want, got Buckets) (lost, dup int64) {
 	t.Helper()
-	return compare(t, kind, want, got, false)
+	return compare(t, kind, want, got, false, nil)
 }
 
-func compare(t testing.TB, kind string, want, got Buckets, viewsOnly bool) (lost, dup int64) {
+// compare is Compare, of the views alone when viewsOnly; the buckets in
+// tailed (whose counts are partly or wholly in tails) are compared at the
+// tail's grain (atTailGrain).
+func compare(t testing.TB, kind string, want, got Buckets, viewsOnly bool, tailed map[string]bool) (lost, dup int64) {
 	t.Helper()
 	total := bucket.SiteMeasurePath(measure.Views)
+	level := bucket.Level(bucket.Levels)
 	for l := range bucket.Level(bucket.Levels) {
 		if l.String() == kind {
-			total = l.TotalField()
+			total, level = l.TotalField(), l
 		}
 	}
 	what := kind + " bucket"
@@ -50,6 +54,9 @@ func compare(t testing.TB, kind string, want, got Buckets, viewsOnly bool) (lost
 		for _, p := range slices.Sorted(maps.Keys(paths)) {
 			if viewsOnly && isMeasure(p) {
 				continue
+			}
+			if tailed[id] && !atTailGrain(level, p) {
+				continue // a tail keeps no finer views
 			}
 			if w[p] != g[p] {
 				t.Errorf("%s %s: %s = %d, want %d", what, id, p, g[p], w[p])
@@ -76,7 +83,11 @@ func (r Result) String() string {
 
 // CompareAll compares the three levels and the site documents with
 // Compare: every counter and measure (rt_max_us as a maximum, the others
-// as sums), or the views alone when want.ViewsOnly.
+// as sums), or the views alone when want.ViewsOnly. A page bucket with
+// entries in tails (got.Tailed) is compared on what a tail holds: its
+// total, its views per minute (hour, day) and every measure; the finer
+// views of a hot page's own bucket (seconds.<s>, minute.<h>.<m>) are
+// compared as strictly as ever.
 func CompareAll(t testing.TB, want, got Counts) Result {
 	t.Helper()
 	var r Result
@@ -89,7 +100,45 @@ func CompareAll(t testing.TB, want, got Counts) Result {
 		{"monthly", want.Monthly, got.Monthly},
 		{"sites", want.Sites, got.Sites},
 	} {
-		r.Lost[i], r.Dup[i] = compare(t, k.kind, k.want, k.got, want.ViewsOnly)
+		var tailed map[string]bool
+		if i < bucket.Levels {
+			tailed = got.Tailed[i]
+		}
+		r.Lost[i], r.Dup[i] = compare(t, k.kind, k.want, k.got, want.ViewsOnly, tailed)
 	}
 	return r
+}
+
+// Within reports (t.Errorf) every counter and measure of kind's buckets
+// ("minute", "daily", "monthly" or "sites") in got that lies outside lo's
+// and hi's (counts the files bound from below and above: lines lost to a
+// copytruncate may or may not have been read), and every bucket got has
+// that hi lacks. A bucket with entries in tails (got.Tailed) is judged at
+// the tail's grain, as CompareAll does.
+func Within(t testing.TB, kind string, lo, hi Buckets, got Counts) {
+	t.Helper()
+	g, tailed, level := got.Sites, map[string]bool(nil), bucket.Level(bucket.Levels)
+	for l, b := range [bucket.Levels]Buckets{got.Minute, got.Daily, got.Monthly} {
+		if bucket.Level(l).String() == kind {
+			g, tailed, level = b, got.Tailed[l], bucket.Level(l)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(hi)) {
+		h := hi[id]
+		paths := maps.Clone(h)
+		maps.Copy(paths, g[id])
+		for _, p := range slices.Sorted(maps.Keys(paths)) {
+			if tailed[id] && !atTailGrain(level, p) {
+				continue // a tail keeps no finer views
+			}
+			if n := g[id][p]; n < lo[id][p] || n > h[p] {
+				t.Errorf("%s bucket %s: %s = %d, want %d to %d", kind, id, p, n, lo[id][p], h[p])
+			}
+		}
+	}
+	for id := range g {
+		if hi[id] == nil {
+			t.Errorf("%s bucket %s: not in the files", kind, id)
+		}
+	}
 }
