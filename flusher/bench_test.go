@@ -230,7 +230,11 @@ func crashBatches() []map[string]measure.Vector {
 // document written (target: at most 1.2; tails no more than pages), the
 // documents, operations and round trips per 1,000 hits, and the
 // operations over those of one upsert per hit (2 per hit: a daily and a
-// monthly, logtally replay's baseline):
+// monthly, logtally replay's baseline), and, per mode, the operations
+// per page bucket: over the documents the pages mode writes for the same
+// batches (each page's minute, daily and monthly bucket and the site
+// days; a cold page's bucket is an entry of a tail in the tails mode, and
+// what a reader reads as that page's bucket):
 //   - longtail: the first 300 lines of the real Apache log in batches of
 //     100 (the embedded server scans a collection per update: the
 //     before mode's cost grows fast with more);
@@ -241,6 +245,7 @@ func crashBatches() []map[string]measure.Vector {
 // Run it once: go test -run '^$' -bench OpsPerBucket -benchtime 1x ./flusher
 func BenchmarkOpsPerBucket(b *testing.B) {
 	srv := mongotest.Start(b)
+	pageBuckets := map[string]uint64{} // by traffic: the pages mode's documents
 	for _, tr := range []struct {
 		name    string
 		batches func() []map[string]measure.Vector
@@ -258,6 +263,12 @@ func BenchmarkOpsPerBucket(b *testing.B) {
 				}
 				perBucket := float64(r.ops) / float64(r.writes)
 				b.ReportMetric(perBucket, "ops/bucket")
+				if mode == modePages {
+					pageBuckets[tr.name] = r.writes
+				}
+				if n := pageBuckets[tr.name]; n > 0 {
+					b.ReportMetric(float64(r.ops)/float64(n), "ops/pagebucket")
+				}
 				b.ReportMetric(1000*float64(r.writes)/float64(r.hits), "docs/1000hits")
 				b.ReportMetric(1000*float64(r.ops)/float64(r.hits), "ops/1000hits")
 				b.ReportMetric(1000*float64(r.trips)/float64(r.hits), "roundtrips/1000hits")

@@ -62,7 +62,7 @@ func measureHits() []mhit {
 
 // writeMeasureHits writes hits of mSite to db as the daemon does.
 func writeMeasureHits(t *testing.T, db *mongo.Database, hits []mhit) {
-	fill.Write(t, db, mSite, hits)
+	fill.WriteHot(t, db, mSite, hits)
 }
 
 // widen adds an int64 0 to every int32 under "measures" of the documents
@@ -236,8 +236,10 @@ func checkValue(t *testing.T, what string, m Measure, got Value, want *sums) {
 }
 
 // TestMeasures writes hits with every measure through the real flusher
-// into the wire server, widens one page's counts to int64 as the server
-// does on overflow, and checks every measure of every page at every step
+// into the wire server, every page hot, widens one page's counts to int64
+// as the server does on overflow, and, in that database and in one the
+// same hits were written to as the daemon writes them (the cold pages in
+// tails), checks every measure of every page at every step
 // (minute: minute buckets; hour: the daily buckets' hours; day: the
 // monthly buckets' days; month: the monthly buckets' sums and maxima)
 // against the sums counted here from the hits, each step and the range's
@@ -275,133 +277,147 @@ func TestMeasures(t *testing.T) {
 		}
 	}
 
-	r := &Reader{DB: db, Clock: clock.NewFake(utc("2026-11-03T00:00:00Z"))}
+	// The same hits as the daemon writes them: each period's plan decides,
+	// the pages under the break-even in their site's tails.
+	daemonDB := srv.Database(t)
+	fill.Write(t, daemonDB, mSite, hits)
 	ctx := context.Background()
-	for _, tc := range []struct {
-		step     Step
-		from, to time.Time
-	}{
-		{Minute, utc("2026-10-31T22:00:00Z"), utc("2026-11-02T09:00:00Z")},
-		{Hour, utc("2026-10-31T00:00:00Z"), utc("2026-11-03T00:00:00Z")},
-		{Day, utc("2026-10-31T00:00:00Z"), utc("2026-11-03T00:00:00Z")},
-		{Day, utc("2026-11-01T00:00:00Z"), utc("2026-11-02T00:00:00Z")}, // one day of two months' buckets
-		{Month, utc("2026-10-01T00:00:00Z"), utc("2026-12-01T00:00:00Z")},
-	} {
-		t.Run(fmt.Sprintf("%s %s", tc.step, tc.from.Format("01-02")), func(t *testing.T) {
-			// Expected: per page and step start, and per page over the range.
-			want := map[string]map[time.Time]*sums{}
-			total := map[string]*sums{}
-			siteWant, siteTotal := map[time.Time]*sums{}, &sums{}
-			for _, h := range hits {
-				if h.At.Before(tc.from) || !h.At.Before(tc.to) {
-					continue
+	tails, err := daemonDB.Collection(colls.Name(bucket.Daily)).CountDocuments(ctx, bucket.Daily.Range(mSite, bucket.TailPage(0), utc("2026-10-01T00:00:00Z"), utc("2026-12-01T00:00:00Z")))
+	if err != nil || tails == 0 {
+		t.Fatalf("the daemon's write made no daily tail: %d, %v", tails, err)
+	}
+	for _, d := range []struct {
+		name string
+		db   *mongo.Database
+	}{{"hot", db}, {"daemon", daemonDB}} {
+		r := &Reader{DB: d.db, Clock: clock.NewFake(utc("2026-11-03T00:00:00Z"))}
+		for _, tc := range []struct {
+			step     Step
+			from, to time.Time
+		}{
+			{Minute, utc("2026-10-31T22:00:00Z"), utc("2026-11-02T09:00:00Z")},
+			{Hour, utc("2026-10-31T00:00:00Z"), utc("2026-11-03T00:00:00Z")},
+			{Day, utc("2026-10-31T00:00:00Z"), utc("2026-11-03T00:00:00Z")},
+			{Day, utc("2026-11-01T00:00:00Z"), utc("2026-11-02T00:00:00Z")}, // one day of two months' buckets
+			{Month, utc("2026-10-01T00:00:00Z"), utc("2026-12-01T00:00:00Z")},
+		} {
+			t.Run(fmt.Sprintf("%s %s %s", d.name, tc.step, tc.from.Format("01-02")), func(t *testing.T) {
+				// Expected: per page and step start, and per page over the range.
+				want := map[string]map[time.Time]*sums{}
+				total := map[string]*sums{}
+				siteWant, siteTotal := map[time.Time]*sums{}, &sums{}
+				for _, h := range hits {
+					if h.At.Before(tc.from) || !h.At.Before(tc.to) {
+						continue
+					}
+					st := stepOf(tc.step, h.At)
+					if siteWant[st] == nil {
+						siteWant[st] = &sums{}
+					}
+					siteWant[st].add(&h.F)
+					siteTotal.add(&h.F)
+					if want[h.Page] == nil {
+						want[h.Page], total[h.Page] = map[time.Time]*sums{}, &sums{}
+					}
+					if want[h.Page][st] == nil {
+						want[h.Page][st] = &sums{}
+					}
+					want[h.Page][st].add(&h.F)
+					total[h.Page].add(&h.F)
 				}
-				st := stepOf(tc.step, h.At)
-				if siteWant[st] == nil {
-					siteWant[st] = &sums{}
+				res, err := r.Query(ctx, Request{Site: mSite, From: tc.from, To: tc.to, Step: tc.step, Measures: allMeasures})
+				if err != nil {
+					t.Fatal(err)
 				}
-				siteWant[st].add(&h.F)
-				siteTotal.add(&h.F)
-				if want[h.Page] == nil {
-					want[h.Page], total[h.Page] = map[time.Time]*sums{}, &sums{}
+				var pages []string
+				for _, s := range res.Series {
+					pages = append(pages, s.Page)
 				}
-				if want[h.Page][st] == nil {
-					want[h.Page][st] = &sums{}
+				if len(pages) != len(want) {
+					t.Errorf("pages %q, want those of %v", pages, total)
 				}
-				want[h.Page][st].add(&h.F)
-				total[h.Page].add(&h.F)
-			}
-			res, err := r.Query(ctx, Request{Site: mSite, From: tc.from, To: tc.to, Step: tc.step, Measures: allMeasures})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var pages []string
-			for _, s := range res.Series {
-				pages = append(pages, s.Page)
-			}
-			if len(pages) != len(want) {
-				t.Errorf("pages %q, want those of %v", pages, total)
-			}
-			// Ranked by views.
-			for i := 1; i < len(res.Series); i++ {
-				if res.Series[i].Total > res.Series[i-1].Total {
-					t.Errorf("not ranked by views: %q", pages)
+				// Ranked by views.
+				for i := 1; i < len(res.Series); i++ {
+					if res.Series[i].Total > res.Series[i-1].Total {
+						t.Errorf("not ranked by views: %q", pages)
+					}
 				}
-			}
-			var cells, nonZero int
-			for k := range res.Series {
-				s := &res.Series[k]
-				if total[s.Page] == nil {
-					t.Errorf("page %s: not in the range", s.Page)
-					continue
-				}
-				for i, ts := range res.Times {
-					w := want[s.Page][ts]
-					if w == nil {
-						w = &sums{}
-					} else {
-						nonZero++
+				var cells, nonZero int
+				for k := range res.Series {
+					s := &res.Series[k]
+					if total[s.Page] == nil {
+						t.Errorf("page %s: not in the range", s.Page)
+						continue
+					}
+					for i, ts := range res.Times {
+						w := want[s.Page][ts]
+						if w == nil {
+							w = &sums{}
+						} else {
+							nonZero++
+						}
+						for _, m := range allMeasures {
+							checkValue(t, fmt.Sprintf("%s %s", s.Page, ts.Format(time.RFC3339)), m, res.Value(s, m, i), w)
+							cells++
+						}
 					}
 					for _, m := range allMeasures {
-						checkValue(t, fmt.Sprintf("%s %s", s.Page, ts.Format(time.RFC3339)), m, res.Value(s, m, i), w)
-						cells++
+						checkValue(t, s.Page+" total", m, res.Value(s, m, -1), total[s.Page])
 					}
 				}
-				for _, m := range allMeasures {
-					checkValue(t, s.Page+" total", m, res.Value(s, m, -1), total[s.Page])
+				var steps int
+				for _, w := range want {
+					steps += len(w)
 				}
-			}
-			var steps int
-			for _, w := range want {
-				steps += len(w)
-			}
-			if nonZero != steps {
-				t.Errorf("%d steps with hits seen, want %d", nonZero, steps)
-			}
+				if nonZero != steps {
+					t.Errorf("%d steps with hits seen, want %d", nonZero, steps)
+				}
 
-			// The site's sum, read with the pages and alone (SiteOnly),
-			// is every page's hits, at each step and over the range.
-			only, err := r.Query(ctx, Request{Site: mSite, From: tc.from, To: tc.to, Step: tc.step, Measures: allMeasures, SiteOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(only.Series) != 0 || only.Pages != 0 {
-				t.Errorf("site only: %d series, %d pages", len(only.Series), only.Pages)
-			}
-			for _, r := range []*Result{res, only} {
-				for i, ts := range r.Times {
-					w := siteWant[ts]
-					if w == nil {
-						w = &sums{}
+				// The site's sum, read with the pages and alone (SiteOnly),
+				// is every page's hits, at each step and over the range.
+				only, err := r.Query(ctx, Request{Site: mSite, From: tc.from, To: tc.to, Step: tc.step, Measures: allMeasures, SiteOnly: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(only.Series) != 0 || only.Pages != 0 {
+					t.Errorf("site only: %d series, %d pages", len(only.Series), only.Pages)
+				}
+				for _, r := range []*Result{res, only} {
+					for i, ts := range r.Times {
+						w := siteWant[ts]
+						if w == nil {
+							w = &sums{}
+						}
+						for _, m := range allMeasures {
+							checkValue(t, "site "+ts.Format(time.RFC3339), m, r.Value(&r.Site, m, i), w)
+						}
 					}
 					for _, m := range allMeasures {
-						checkValue(t, "site "+ts.Format(time.RFC3339), m, r.Value(&r.Site, m, i), w)
+						checkValue(t, "site total", m, r.Value(&r.Site, m, -1), siteTotal)
 					}
 				}
-				for _, m := range allMeasures {
-					checkValue(t, "site total", m, r.Value(&r.Site, m, -1), siteTotal)
-				}
-			}
 
-			// The views alone read the seed's fields (the daily totals for
-			// a day step) and agree.
-			views, err := r.Query(ctx, Request{Site: mSite, From: tc.from, To: tc.to, Step: tc.step})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(views.Series) != len(res.Series) {
-				t.Fatalf("views alone: %d pages, with measures %d", len(views.Series), len(res.Series))
-			}
-			for k := range views.Series {
-				if views.Series[k].Page != res.Series[k].Page || !slices.Equal(views.Series[k].Counts, res.Series[k].Counts) {
-					t.Errorf("views alone of %s differ from the views read with the measures", views.Series[k].Page)
+				// The views alone read the seed's fields (the daily totals for
+				// a day step) and agree.
+				views, err := r.Query(ctx, Request{Site: mSite, From: tc.from, To: tc.to, Step: tc.step})
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			t.Logf("%d pages × %d steps × %d measures checked", len(res.Series), len(res.Times), len(allMeasures))
-		})
+				if len(views.Series) != len(res.Series) {
+					t.Fatalf("views alone: %d pages, with measures %d", len(views.Series), len(res.Series))
+				}
+				for k := range views.Series {
+					if views.Series[k].Page != res.Series[k].Page || !slices.Equal(views.Series[k].Counts, res.Series[k].Counts) {
+						t.Errorf("views alone of %s differ from the views read with the measures", views.Series[k].Page)
+					}
+				}
+				t.Logf("%d pages × %d steps × %d measures checked", len(res.Series), len(res.Times), len(allMeasures))
+			})
+		}
 	}
 
 	// -top ranks by views; -page reads one page's measures.
+	r := &Reader{DB: db, Clock: clock.NewFake(utc("2026-11-03T00:00:00Z"))}
 	res, err := r.Query(ctx, Request{Site: mSite, From: utc("2026-11-01T00:00:00Z"), To: utc("2026-11-02T00:00:00Z"), Step: Hour, Top: 1, Measures: []Measure{Bytes, RTMax}})
 	if err != nil {
 		t.Fatal(err)

@@ -26,8 +26,25 @@ type Hit struct {
 }
 
 // Write writes hits of site to db through a buffer and the real flusher
-// (every level and the sites collection), in one batch.
+// (every level and the sites collection), in one batch: each period's
+// plan decides, as in the daemon (a page under its level's break-even is
+// an entry of its site's tails).
 func Write(t testing.TB, db *mongo.Database, site string, hits []Hit) {
+	t.Helper()
+	write(t, db, site, hits, 0)
+}
+
+// WriteHot is Write with every page hot: each page's counts in its own
+// buckets, in the shapes logtally wrote every page in before tails (a
+// test of those shapes: old documents, widened counts).
+func WriteHot(t testing.TB, db *mongo.Database, site string, hits []Hit) {
+	t.Helper()
+	write(t, db, site, hits, 1)
+}
+
+// write is Write with the flusher's PreallocateMinHits (0: each level's
+// break-even).
+func write(t testing.TB, db *mongo.Database, site string, hits []Hit, minHits int) {
 	t.Helper()
 	buf := testenv.OpenBuffer(t, filepath.Join(t.TempDir(), "buffer.db"), buffer.Options{})
 	counts := map[string]measure.Vector{}
@@ -40,7 +57,7 @@ func Write(t testing.TB, db *mongo.Database, site string, hits []Hit) {
 	if err := buf.Commit(buffer.Commit{Counts: buffer.CountsOf(counts)}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := flusher.New(flusher.Config{Buffer: buf, DB: db, MaxOps: 40, Timeout: 30 * time.Second})
+	f, err := flusher.New(flusher.Config{Buffer: buf, DB: db, MaxOps: 40, Timeout: 30 * time.Second, PreallocateMinHits: minHits})
 	if err != nil {
 		t.Fatal(err)
 	}
