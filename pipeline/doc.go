@@ -21,9 +21,10 @@
 // it; a reload makes a new Pipeline on the same buffer. It satisfies
 // replay.Target, so a replay.Service counts archives into it while it
 // runs: a replay is a source of chunks beside the tailers, and sees the
-// pipeline through that port alone (it adds sources, sends chunks, reads
-// the buffer's ledger, kicks the flusher; MongoDB's ledger and claims are
-// a ledger.Store the pipeline makes). Status and ReadStatus report what the buffer and the tailers hold,
+// pipeline through that port alone (ReplayConfig, with MongoDB's ledger
+// and claims, a ledger.Store the pipeline makes; ReplayState, the
+// tailers' files and the buffer's checkpoints and ledger; OpenReplay, a
+// feed that sends chunks and kicks the flusher). Status and ReadStatus report what the buffer and the tailers hold,
 // for /status and `logtally state`; Alive (for the watchdog) whether the
 // stages turn, Health (for /healthz) whether the pipeline makes progress:
 // hits pending with nothing written to MongoDB for Config.UnhealthyAfter,

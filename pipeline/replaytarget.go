@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/logtally/logtally/buffer"
@@ -17,25 +19,75 @@ import (
 	"github.com/logtally/logtally/tailer"
 )
 
-var _ replay.Target = (*Pipeline)(nil)
+var (
+	_ replay.Target = (*Pipeline)(nil)
+	_ replay.State  = replayState{}
+	_ replay.Feed   = (*replayFeed)(nil)
+)
 
-// ReplayConfig returns the settings a replay into this pipeline reads.
+// ReplayConfig returns the settings a replay into this pipeline reads,
+// and MongoDB's ledger, which replays read and claim.
 func (p *Pipeline) ReplayConfig() replay.Config {
-	rc := replay.Config{NoTail: p.cfg.NoTail, Instance: p.cfg.Instance, Holder: p.buf.InstanceID(), MaxLineBytes: p.maxLine(), Clock: p.cfg.Clock, Logger: p.cfg.Logger}
+	rc := replay.Config{NoTail: p.cfg.NoTail, Instance: p.cfg.Instance, Holder: p.buf.InstanceID(), MaxLineBytes: p.maxLine(), Claims: p.claims, Clock: p.cfg.Clock, Logger: p.cfg.Logger}
 	for _, s := range p.cfg.Sources {
 		rc.Sources = append(rc.Sources, replay.Source{Name: s.Name, Paths: s.Paths, Parser: s.Parser})
 	}
 	return rc
 }
 
-// Claims returns MongoDB's ledger, which replays read and claim.
-func (p *Pipeline) Claims() replay.Claims { return p.claims }
+// ReplayState returns what the tailers and the buffer hold, as a replay
+// consults it.
+func (p *Pipeline) ReplayState() replay.State { return replayState{p} }
+
+// OpenReplay keeps each replay source's parser settings in the buffer (a
+// batch holding its lines names the source, and a rebuild of that batch,
+// a lost state dir, parses the archive again with the same settings) and
+// makes the aggregator count its chunks with them, in the order of their
+// names. It returns the feed their chunks are sent on.
+func (p *Pipeline) OpenReplay(sources map[string]parser.Config) (replay.Feed, error) {
+	f := &replayFeed{p: p}
+	for _, name := range slices.Sorted(maps.Keys(sources)) {
+		pc := sources[name]
+		b, err := json.Marshal(pc)
+		if err != nil {
+			return nil, fmt.Errorf("replay source %q: %w", name, err)
+		}
+		if err := p.buf.Update(func(tx *buffer.Tx) error { return tx.PutArchiveSource(name, b) }); err != nil {
+			return nil, err
+		}
+		pr, err := parser.New(pc)
+		if err != nil {
+			return nil, fmt.Errorf("replay source %q: %w", name, err)
+		}
+		if err := p.agg.AddSource(name, pr); err != nil {
+			return nil, err
+		}
+		f.sources = append(f.sources, name)
+	}
+	return f, nil
+}
+
+// Reading is done once Run stops reading: tailers and replays stop
+// sending chunks, and the daemon's control socket stops answering.
+func (p *Pipeline) Reading() context.Context { return p.readCtx }
+
+// replayState is a Pipeline's replay.State.
+type replayState struct{ p *Pipeline }
+
+// Followed returns the files every tailer follows now.
+func (s replayState) Followed() []tailer.File {
+	var out []tailer.File
+	for _, t := range s.p.tailers {
+		out = append(out, t.Followed()...)
+	}
+	return out
+}
 
 // Checkpoints returns the checkpoints the buffer holds (those it cannot
 // decode left out).
-func (p *Pipeline) Checkpoints() ([]stream.Checkpoint, error) {
+func (s replayState) Checkpoints() ([]stream.Checkpoint, error) {
 	var stored map[string][]byte
-	err := p.buf.View(func(tx *buffer.ReadTx) error {
+	err := s.p.buf.View(func(tx *buffer.ReadTx) error {
 		stored = tx.Checkpoints()
 		return nil
 	})
@@ -52,23 +104,24 @@ func (p *Pipeline) Checkpoints() ([]stream.Checkpoint, error) {
 	return out, nil
 }
 
-// AddSource keeps a replay source's parser settings in the buffer (a
-// batch holding its lines names the source, and a rebuild of that batch,
-// a lost state dir, parses the archive again with the same settings) and
-// makes the aggregator count its chunks with them.
-func (p *Pipeline) AddSource(name string, pc parser.Config) error {
-	b, err := json.Marshal(pc)
-	if err != nil {
-		return fmt.Errorf("replay source %q: %w", name, err)
-	}
-	if err := p.buf.Update(func(tx *buffer.Tx) error { return tx.PutArchiveSource(name, b) }); err != nil {
+// Counted returns the buffer's ledger entries of the streams beginning
+// with head.
+func (s replayState) Counted(head []byte) ([]stream.Entry, error) { return s.p.counted(head) }
+
+// Entries returns the buffer's ledger entries under keys, those it holds.
+func (s replayState) Entries(keys []string) (out map[string]stream.Entry, err error) {
+	err = s.p.buf.View(func(tx *buffer.ReadTx) error {
+		out, err = tx.Ledger(keys)
 		return err
-	}
-	pr, err := parser.New(pc)
-	if err != nil {
-		return fmt.Errorf("replay source %q: %w", name, err)
-	}
-	return p.agg.AddSource(name, pr)
+	})
+	return out, err
+}
+
+// replayFeed is a replay's replay.Feed into a Pipeline: its sources
+// (aggregator source names).
+type replayFeed struct {
+	p       *Pipeline
+	sources []string
 }
 
 // Sender returns how one reader goroutine sends chunks of source on the
@@ -77,7 +130,8 @@ func (p *Pipeline) AddSource(name string, pc parser.Config) error {
 // core (aggregate.Preparser): the aggregator then only counts them, in
 // their order. While it keeps up (the reader is the slower: a
 // decompressor's), it parses them itself.
-func (p *Pipeline) Sender(source string) func(ctx context.Context, ch stream.Chunk) error {
+func (f *replayFeed) Sender(source string) func(ctx context.Context, ch stream.Chunk) error {
+	p := f.p
 	pre := p.agg.Preparser(source) // nil on one core
 	return func(ctx context.Context, ch stream.Chunk) error {
 		if len(p.chunks) > 0 {
@@ -92,43 +146,27 @@ func (p *Pipeline) Sender(source string) func(ctx context.Context, ch stream.Chu
 	}
 }
 
-// FinalCommit is closed once the aggregator's final commit is made (or
-// failed), after Run stopped reading.
-func (p *Pipeline) FinalCommit() <-chan struct{} { return p.agg.Stopped() }
-
-// Counted returns the buffer's ledger entries of the streams beginning
-// with head.
-func (p *Pipeline) Counted(head []byte) (out []stream.Entry, err error) {
-	err = p.buf.View(func(tx *buffer.ReadTx) error {
-		out, err = tx.Streams(head)
-		return err
-	})
-	return out, err
-}
-
-// Entries returns the buffer's ledger entries under keys, those it holds.
-func (p *Pipeline) Entries(keys []string) (out map[string]stream.Entry, err error) {
-	err = p.buf.View(func(tx *buffer.ReadTx) error {
-		out, err = tx.Ledger(keys)
-		return err
-	})
-	return out, err
-}
-
 // Kick makes the flusher write now rather than at the end of its
 // interval.
-func (p *Pipeline) Kick() { p.flush.Kick() }
+func (f *replayFeed) Kick() { f.p.flush.Kick() }
 
-// Totals returns the aggregator's totals (the lines and hits of sources)
-// and the flusher's database figures.
-func (p *Pipeline) Totals(sources []string) replay.Totals {
-	a, f := p.agg.Stats(), p.flush.Stats()
+// Reading is the Pipeline's.
+func (f *replayFeed) Reading() context.Context { return f.p.readCtx }
+
+// FinalCommit is closed once the aggregator's final commit is made (or
+// failed), after Run stopped reading.
+func (f *replayFeed) FinalCommit() <-chan struct{} { return f.p.agg.Stopped() }
+
+// Totals returns the aggregator's totals (the lines and hits of the
+// feed's sources) and the flusher's database figures.
+func (f *replayFeed) Totals() replay.Totals {
+	a, fl := f.p.agg.Stats(), f.p.flush.Stats()
 	t := replay.Totals{
 		ParsedAhead: a.ParsedAhead, Outcomes: map[string]uint64{},
-		Updates: f.Updates, Inserts: f.Inserts + f.InsertDups, Finds: f.Finds, BulkWrites: f.BulkWrites,
-		InsertCalls: f.InsertCalls, BucketWrites: f.BucketWrites, ExpiredHits: f.ExpiredHits,
+		Updates: fl.Updates, Inserts: fl.Inserts + fl.InsertDups, Finds: fl.Finds, BulkWrites: fl.BulkWrites,
+		InsertCalls: fl.InsertCalls, BucketWrites: fl.BucketWrites, ExpiredHits: fl.ExpiredHits,
 	}
-	for _, n := range sources {
+	for _, n := range f.sources {
 		t.Lines += a.BySource[n].Lines
 		t.Hits += a.BySource[n].Hits
 	}
@@ -140,18 +178,15 @@ func (p *Pipeline) Totals(sources []string) replay.Totals {
 	return t
 }
 
-// Followed returns the files every tailer follows now.
-func (p *Pipeline) Followed() []tailer.File {
-	var out []tailer.File
-	for _, t := range p.tailers {
-		out = append(out, t.Followed()...)
-	}
-	return out
+// counted returns the buffer's ledger entries of the streams beginning
+// with head.
+func (p *Pipeline) counted(head []byte) (out []stream.Entry, err error) {
+	err = p.buf.View(func(tx *buffer.ReadTx) error {
+		out, err = tx.Streams(head)
+		return err
+	})
+	return out, err
 }
-
-// Reading is done once Run stops reading: tailers and replays stop
-// sending chunks.
-func (p *Pipeline) Reading() context.Context { return p.readCtx }
 
 // maxLine is the longest line counted.
 func (p *Pipeline) maxLine() int {
@@ -173,11 +208,7 @@ func (p *Pipeline) maxLine() int {
 // start), logged.
 func (p *Pipeline) countedLocally(source string) func(head []byte) []tailer.Position {
 	return func(head []byte) []tailer.Position {
-		var got []stream.Entry
-		err := p.buf.View(func(tx *buffer.ReadTx) (err error) {
-			got, err = tx.Streams(head)
-			return err
-		})
+		got, err := p.counted(head)
 		if err != nil {
 			p.log.Error("cannot read the ledger: a file is read from its checkpoint or start", "source", source, "err", err)
 			return nil

@@ -81,7 +81,7 @@ func (c *replayClaims) take(ctx context.Context, f *replayFile) error {
 		now := s.cfg.Clock.Now()
 		claim := c.me
 		claim.Path, claim.Until = f.Path, now.Add(replayClaimTTL)
-		cur, ok, err := s.claims.Claim(ctx, key, claim, now)
+		cur, ok, err := s.cfg.Claims.Claim(ctx, key, claim, now)
 		wait := replayClaimPoll
 		switch {
 		case err != nil:
@@ -176,7 +176,7 @@ func (c *replayClaims) renew(ctx context.Context, keys []string) {
 		now := s.cfg.Clock.Now()
 		claim := c.me
 		claim.Path, claim.Until = h.path, now.Add(replayClaimTTL)
-		cur, ok, err := s.claims.Claim(ctx, key, claim, now)
+		cur, ok, err := s.cfg.Claims.Claim(ctx, key, claim, now)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			s.log.Warn("cannot renew the claim on a replayed file in MongoDB's ledger; retrying", "path", h.path, "err", err)
@@ -208,7 +208,7 @@ func (c *replayClaims) release(keys []string) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		s.log.Debug("releasing the claim in MongoDB's ledger", "path", h.path, "done", h.done)
-		if err := s.claims.Release(ctx, key, c.me.Holder); err != nil {
+		if err := s.cfg.Claims.Release(ctx, key, c.me.Holder); err != nil {
 			s.log.Warn("cannot release the claim on a replayed file: it expires by itself", "path", h.path, "in", replayClaimTTL, "err", err)
 		}
 		cancel()

@@ -2,15 +2,18 @@
 // as the daemon would.
 //
 // A Service replays archives into a running pipeline, a source of chunks
-// beside its tailers, through a narrow port (the Target interface, which
-// *pipeline.Pipeline satisfies: add a source, send chunks, ask how far the
-// state dir's ledger says a stream is counted and acknowledged, kick the
-// writes): each file from where the ledger (the state dir's and MongoDB's,
-// Claims) says it is counted, claimed in MongoDB's ledger while it is
-// read, and Replay returns once its counts are acknowledged. While chunks
-// wait for the aggregator, a reader parses the next one itself
-// (Target.Sender), so that a replay parses on more than the aggregator's
-// core. Service.Serve answers `logtally replay` on the
+// beside its tailers, through a narrow port, the Target interface, which
+// *pipeline.Pipeline satisfies with three methods: its settings
+// (ReplayConfig, with MongoDB's ledger, Claims), what it holds
+// (ReplayState: the files its tailers follow, the state dir's checkpoints
+// and ledger) and a Feed of the replay's sources (OpenReplay: send chunks,
+// kick the writes, the signals to stop and that what was sent is in the
+// state dir, the totals). Each file is read from where the ledger (the
+// state dir's and MongoDB's) says it is counted, claimed in MongoDB's
+// ledger while it is read, and Replay returns once its counts are
+// acknowledged. While chunks wait for the aggregator, a reader parses the
+// next one itself (Feed.Sender), so that a replay parses on more than the
+// aggregator's core. Service.Serve answers `logtally replay` on the
 // daemon's control socket (Listen; AskDaemon is the client), so that one
 // process with one buffer counts both the live files and the archives.
 // The dry run (sums in memory, no buffer or database) is package dryrun.

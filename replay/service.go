@@ -19,52 +19,71 @@ import (
 
 // Target is the running pipeline a replay counts into, as a replay sees
 // it (*pipeline.Pipeline is one): a replay is a source of chunks beside
-// the tailers. It adds its sources, sends its chunks, asks how far the
-// state dir's ledger says a stream is counted and acknowledged, and hurries
-// the acknowledgement; it never sees the pipeline's parts.
+// the tailers. It takes its settings (ReplayConfig), consults what the
+// pipeline holds to decide which files it may read and where each starts
+// (ReplayState), then opens a feed of its sources and sends their chunks
+// (OpenReplay); it never sees the pipeline's parts. (The names say
+// Replay: on *pipeline.Pipeline, Open opens the buffer and Status is its
+// own.)
 type Target interface {
-	// ReplayConfig returns the settings a replay reads.
+	// ReplayConfig returns the settings a replay reads, with MongoDB's
+	// ledger.
 	ReplayConfig() Config
+	// ReplayState returns what the pipeline holds, read-only.
+	ReplayState() State
+	// OpenReplay makes the pipeline count chunks of each source
+	// (aggregator source name -> parser settings), keeps their settings
+	// in the state dir (a rebuild of a batch holding them parses the
+	// archive again with them), and returns the feed they are sent on.
+	OpenReplay(sources map[string]parser.Config) (Feed, error)
+}
+
+// State is what a running pipeline holds, as a replay consults it: the
+// tailers' files and checkpoints, which a replay refuses, and the state
+// dir's ledger, which says where a stream is counted and how far MongoDB
+// acknowledged it.
+type State interface {
 	// Followed returns the files the tailers follow now, Checkpoints the
 	// checkpoints the state dir holds: a replay refuses them and their
 	// copies while the tailers run.
 	Followed() []tailer.File
 	Checkpoints() ([]stream.Checkpoint, error)
-	// AddSource makes the pipeline count chunks of source name with the
-	// parser settings pc, and keeps pc in the state dir (a rebuild of a
-	// batch holding them parses the archive again with them).
-	AddSource(name string, pc parser.Config) error
-	// Sender returns how one reader goroutine sends chunks of source to
-	// the aggregator (returning ctx's error if it ends first), parsing
-	// their lines on the reader's core while chunks wait.
-	Sender(source string) func(ctx context.Context, ch stream.Chunk) error
-	// Reading is done when the pipeline stops reading: a replay then
-	// stops. FinalCommit is closed once the aggregator's final commit is
-	// made, after that: what it had taken is then in the state dir.
-	Reading() context.Context
-	FinalCommit() <-chan struct{}
 	// Counted returns the state dir's ledger entries of every stream
 	// beginning with head (stream.LedgerCandidates); Entries those under
 	// keys (stream.EntryKey) held.
 	Counted(head []byte) ([]stream.Entry, error)
 	Entries(keys []string) (map[string]stream.Entry, error)
+}
+
+// Feed is a replay's way into a running pipeline (Target.OpenReplay), as
+// a source's: how its chunks are sent, the writes hurried, the pipeline's
+// signals to stop and that what was sent is in the state dir, and the
+// totals its summary is made of.
+type Feed interface {
+	// Sender returns how one reader goroutine sends chunks of source (one
+	// of the feed's) to the aggregator (returning ctx's error if it ends
+	// first), parsing their lines on the reader's core while chunks wait.
+	Sender(source string) func(ctx context.Context, ch stream.Chunk) error
 	// Kick asks the pipeline to write what it holds to MongoDB now rather
 	// than at its next interval: a replay that has read everything waits
 	// for its acknowledgement.
 	Kick()
+	// Reading is done when the pipeline stops reading: a replay then
+	// stops. FinalCommit is closed once the aggregator's final commit is
+	// made, after that: what it had taken is then in the state dir.
+	Reading() context.Context
+	FinalCommit() <-chan struct{}
 	// Totals returns the running totals a replay's summary is the
-	// difference of, its lines and hits those of sources.
-	Totals(sources []string) Totals
-	// Claims is MongoDB's ledger, read and claimed by replays.
-	Claims() Claims
+	// difference of, its lines and hits those of the feed's sources.
+	Totals() Totals
 }
 
 // Totals are a pipeline's running totals: a replay's summary subtracts
 // those at its start from those at its end.
 type Totals struct {
-	// Lines and Hits are of the sources asked.
+	// Lines and Hits are of the feed's sources.
 	Lines, Hits uint64
-	// ParsedAhead is the lines parsed on a reader's core (Target.Sender).
+	// ParsedAhead is the lines parsed on a reader's core (Feed.Sender).
 	ParsedAhead uint64
 	// Outcomes counts lines per parser outcome name, but "ok".
 	Outcomes map[string]uint64
@@ -81,7 +100,8 @@ type Claims interface {
 	Release(ctx context.Context, key, holder string) error
 }
 
-// Config is what a replay reads of the pipeline's settings.
+// Config is what a replay reads of the pipeline's settings, and the
+// services it is given.
 type Config struct {
 	// Sources are the configured sources, in order.
 	Sources []Source
@@ -94,6 +114,8 @@ type Config struct {
 	Holder string
 	// MaxLineBytes is the longest line counted.
 	MaxLineBytes int
+	// Claims is MongoDB's ledger, read and claimed by replays.
+	Claims Claims
 	// Clock defaults to clock.Real.
 	Clock clock.Clock
 	// Logger defaults to discarding.
@@ -111,12 +133,10 @@ type Source struct {
 // Service runs replays into one running pipeline, one at a time, and
 // answers the control socket (Serve).
 type Service struct {
-	p      Target
-	cfg    Config
-	log    *slog.Logger
-	claims Claims
-	// readCtx ends when the pipeline stops reading.
-	readCtx   context.Context
+	p         Target
+	state     State
+	cfg       Config
+	log       *slog.Logger
 	replaying sync.Mutex // held by a Replay
 	replayMu  sync.Mutex // guards the replayed files' outcomes
 }
@@ -131,7 +151,7 @@ func NewService(p Target) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{p: p, cfg: cfg, log: log.With("component", "pipeline"), claims: p.Claims(), readCtx: p.Reading()}
+	return &Service{p: p, state: p.ReplayState(), cfg: cfg, log: log.With("component", "pipeline")}
 }
 
 // ErrRunning is returned by Replay while another replay runs in the
@@ -276,14 +296,19 @@ func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)
 	defer s.replaying.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer context.AfterFunc(s.readCtx, cancel)() // the pipeline stops reading
 	clk := s.cfg.Clock
 	started := clk.Now()
-	files, names, err := s.prepareReplay(req)
+	files, sources, err := s.prepareReplay(req)
 	if err != nil {
 		return nil, err
 	}
-	t0 := s.p.Totals(names)
+	feed, err := s.p.OpenReplay(sources)
+	if err != nil {
+		return nil, err
+	}
+	reading := feed.Reading()
+	defer context.AfterFunc(reading, cancel)() // the pipeline stops reading
+	t0 := feed.Totals()
 	log := s.log.With("replay", len(files))
 	log.Info("replay started", "files", len(files))
 
@@ -347,7 +372,7 @@ func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)
 	go func() { defer close(renewed); claims.run(renewCtx) }()
 	defer func() { stopRenew(); <-renewed }()
 
-	readErr := s.readReplay(ctx, req.Jobs, files, claims)
+	readErr := s.readReplay(ctx, req.Jobs, files, claims, feed)
 	stopped := errors.Is(readErr, context.Canceled) || errors.Is(readErr, context.DeadlineExceeded)
 	if readErr != nil && !stopped {
 		return nil, readErr
@@ -358,14 +383,14 @@ func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)
 	var waitErr error
 	unacked := false
 	if !stopped {
-		waitErr = s.waitAcked(ctx, files)
+		waitErr = s.waitAcked(ctx, files, feed)
 		stopped = waitErr != nil && ctx.Err() != nil
-		if stopped && s.readCtx.Err() != nil {
+		if stopped && reading.Err() != nil {
 			// The pipeline stopped reading (a reload, a stop) after every
 			// file was read: if the aggregator's final commit took every
 			// chunk, every file is counted, in the buffer, which the next
 			// pipeline writes to MongoDB.
-			counted, err := s.countedAtStop(files)
+			counted, err := s.countedAtStop(files, feed)
 			if err != nil {
 				log.Warn("cannot tell whether the replay's files are counted: reported stopped", "err", err)
 			}
@@ -378,7 +403,7 @@ func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)
 		claims.releaseAll()
 	} // else counts may not be acknowledged yet: the claims expire by themselves
 
-	t1 := s.p.Totals(names)
+	t1 := feed.Totals()
 	sum := &Summary{
 		Updates: t1.Updates - t0.Updates, Inserts: t1.Inserts - t0.Inserts,
 		Finds: t1.Finds - t0.Finds, BulkWrites: t1.BulkWrites - t0.BulkWrites,

@@ -19,17 +19,18 @@ import (
 	"github.com/logtally/logtally/stream"
 )
 
-// prepareReplay checks every file and makes the parsers, before anything
-// is read. It returns the files and the aggregator source names added.
-func (s *Service) prepareReplay(req Request) ([]*replayFile, []string, error) {
+// prepareReplay checks every file and its parser settings, before
+// anything is read. It returns the files and the parser settings of their
+// aggregator source names (Target.OpenReplay).
+func (s *Service) prepareReplay(req Request) ([]*replayFile, map[string]parser.Config, error) {
 	if len(req.Files) == 0 {
 		return nil, nil, errors.New("no files to replay")
 	}
 	followed := map[stream.FileID]string{}
-	for _, f := range s.p.Followed() {
+	for _, f := range s.state.Followed() {
 		followed[f.ID] = f.Path
 	}
-	stored, err := s.p.Checkpoints()
+	stored, err := s.state.Checkpoints()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -116,25 +117,20 @@ func (s *Service) prepareReplay(req Request) ([]*replayFile, []string, error) {
 	if len(errs) > 0 {
 		return nil, nil, fmt.Errorf("nothing was read: %w", errors.Join(errs...))
 	}
-	var names []string
 	for name, pc := range configs {
-		if _, err := parser.New(pc); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", strings.TrimPrefix(name, SourcePrefix), err)
-		}
-		if err := s.p.AddSource(name, pc); err != nil {
-			return nil, nil, err
-		}
-		names = append(names, name)
 		// First hit times, with a parser of its own (the aggregator's is
 		// its goroutine's).
-		first, _ := parser.New(pc)
+		first, err := parser.New(pc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", strings.TrimPrefix(name, SourcePrefix), err)
+		}
 		for _, f := range files {
 			if f.source == name {
 				f.First = firstHit(first, f.head)
 			}
 		}
 	}
-	return files, names, nil
+	return files, configs, nil
 }
 
 // followedHeads returns the followed files' first bytes, read now, as

@@ -26,7 +26,7 @@ import (
 //
 // A damaged file (DamagedError, kept in its replayFile) does not
 // stop the others: its copies go on from where it stopped.
-func (s *Service) readReplay(ctx context.Context, jobs int, files []*replayFile, claims *replayClaims) error {
+func (s *Service) readReplay(ctx context.Context, jobs int, files []*replayFile, claims *replayClaims, feed Feed) error {
 	groups := groupCopies(files)
 	jobs = min(cmp.Or(jobs, runtime.GOMAXPROCS(0)), len(groups))
 	work := make(chan []*replayFile)
@@ -39,7 +39,7 @@ func (s *Service) readReplay(ctx context.Context, jobs int, files []*replayFile,
 				var read []*replayFile // of g, before f
 				for _, f := range g {
 					if _, ok := senders[f.source]; !ok {
-						senders[f.source] = s.p.Sender(f.source)
+						senders[f.source] = feed.Sender(f.source)
 					}
 					f.before = read
 					err := s.replayOne(ctx, f, claims, senders[f.source])
@@ -97,7 +97,7 @@ next:
 	return groups
 }
 
-// sender sends a chunk to the pipeline (Target.Sender).
+// sender sends a chunk to the pipeline (Feed.Sender).
 type sender = func(ctx context.Context, ch stream.Chunk) error
 
 // replayOne claims one file's stream, then reads it from where it is
@@ -157,7 +157,7 @@ func (s *Service) replayOne(ctx context.Context, f *replayFile, claims *replayCl
 // decide as it is read (readStreamAt, candidate). It waits while MongoDB
 // cannot be reached.
 func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]archive.Candidate, error) {
-	local, err := s.p.Counted(f.head)
+	local, err := s.state.Counted(f.head)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func (s *Service) countedAt(ctx context.Context, f *replayFile) ([]archive.Candi
 	}
 	keys := stream.LedgerCandidates(f.head)
 	for attempt := 0; ; attempt++ {
-		remote, err := s.claims.Read(ctx, keys)
+		remote, err := s.cfg.Claims.Read(ctx, keys)
 		if err == nil {
 			for _, e := range remote {
 				// (Its path is another host's, maybe: not read.)
@@ -276,7 +276,7 @@ func (s *Service) holds(ws []ackWatch) (counted, acked bool, err error) {
 	for i, w := range ws {
 		keys[i] = w.key
 	}
-	got, err := s.p.Entries(keys)
+	got, err := s.state.Entries(keys)
 	if err != nil {
 		return false, false, err
 	}
@@ -297,7 +297,7 @@ func (s *Service) holds(ws []ackWatch) (counted, acked bool, err error) {
 // this replay read it, and the entry it started at in this buffer's
 // ledger (what an earlier run, stopped or killed, committed) is
 // acknowledged by MongoDB.
-func (s *Service) waitAcked(ctx context.Context, files []*replayFile) error {
+func (s *Service) waitAcked(ctx context.Context, files []*replayFile, feed Feed) error {
 	for {
 		_, acked, err := s.standing(files)
 		if err != nil {
@@ -306,7 +306,7 @@ func (s *Service) waitAcked(ctx context.Context, files []*replayFile) error {
 		if acked {
 			return nil
 		}
-		s.p.Kick() // what is left is ours: no need to wait for the interval
+		feed.Kick() // what is left is ours: no need to wait for the interval
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -345,9 +345,9 @@ const stopWait = 30 * time.Second
 // every file is counted in the buffer: it waits for the aggregator's final
 // commit (chunks it had not taken are not counted), then reads the ledger.
 // A file not counted as far as it was read is marked stopped.
-func (s *Service) countedAtStop(files []*replayFile) (bool, error) {
+func (s *Service) countedAtStop(files []*replayFile, feed Feed) (bool, error) {
 	select {
-	case <-s.p.FinalCommit():
+	case <-feed.FinalCommit():
 	case <-s.cfg.Clock.After(stopWait):
 		return false, nil
 	}
