@@ -15,26 +15,28 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/logtally/logtally/bucket"
 )
 
-// MonthlyTotal sums the monthly buckets' totals in c.
+// MonthlyTotal sums the views of the monthly documents in c: the page
+// buckets' totals and the tails' entries (bucket.Level.Views).
 func MonthlyTotal(c *mongo.Collection) (int64, error) {
-	cur, err := c.Find(context.Background(), bson.D{}, options.Find().SetProjection(bson.D{{Key: "total", Value: 1}}))
+	ctx := context.Background()
+	cur, err := c.Find(ctx, bson.D{})
 	if err != nil {
 		return 0, err
 	}
-	var docs []struct {
-		Total int64 `bson:"total"`
-	}
-	if err := cur.All(context.Background(), &docs); err != nil {
-		return 0, err
-	}
+	defer cur.Close(ctx)
 	var n int64
-	for _, d := range docs {
-		n += d.Total
+	for cur.Next(ctx) {
+		v, err := bucket.Monthly.Views(cur.Current)
+		if err != nil {
+			return 0, err
+		}
+		n += v
 	}
-	return n, nil
+	return n, cur.Err()
 }
 
 // StartServer builds internal/cmd/demo into tmp and runs it with -serve
