@@ -88,7 +88,7 @@ type Totals struct {
 	// Outcomes counts lines per parser outcome name, but "ok".
 	Outcomes map[string]uint64
 	// The database figures of Summary.
-	Updates, Inserts, Finds, BulkWrites, InsertCalls, BucketWrites, ExpiredHits uint64
+	Updates, Inserts, Finds, BulkWrites, InsertCalls, BucketWrites, Plans, ExpiredHits uint64
 }
 
 // Claims is MongoDB's ledger as a replay uses it (*ledger.Store is one):
@@ -228,8 +228,9 @@ type Summary struct {
 	// Database operations during the replay (with the daemon's own
 	// traffic when it runs inside one): bucket updates, documents sent
 	// to an insert (created or met), finds, bulk writes, insert calls,
-	// and documents written (one per bucket and batch).
-	Updates, Inserts, Finds, BulkWrites, InsertCalls, BucketWrites uint64
+	// and documents written (one per bucket and batch); Plans are the
+	// plans' finds and inserts (one operation and round trip each).
+	Updates, Inserts, Finds, BulkWrites, InsertCalls, BucketWrites, Plans uint64
 	// ExpiredHits are hits not written to a level whose bucket was past
 	// its retention (minute buckets of logs older than minute_retention).
 	ExpiredHits uint64
@@ -408,7 +409,7 @@ func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)
 		Updates: t1.Updates - t0.Updates, Inserts: t1.Inserts - t0.Inserts,
 		Finds: t1.Finds - t0.Finds, BulkWrites: t1.BulkWrites - t0.BulkWrites,
 		InsertCalls: t1.InsertCalls - t0.InsertCalls, BucketWrites: t1.BucketWrites - t0.BucketWrites,
-		ExpiredHits: t1.ExpiredHits - t0.ExpiredHits,
+		Plans: t1.Plans - t0.Plans, ExpiredHits: t1.ExpiredHits - t0.ExpiredHits,
 		Elapsed:     clk.Now().Sub(started), Stopped: stopped, Unacknowledged: unacked, Outcomes: map[string]uint64{},
 		ParsedAhead: t1.ParsedAhead - t0.ParsedAhead,
 		Lines:       t1.Lines - t0.Lines, Hits: t1.Hits - t0.Hits,

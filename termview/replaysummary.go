@@ -33,14 +33,15 @@ func ReplaySummary(w io.Writer, s *replay.Summary, where string, elapsed time.Du
 		}
 		fmt.Fprintf(w, "not counted: %s\n", strings.Join(parts, ", "))
 	}
-	fmt.Fprintf(w, "database: ops=%d updates=%d inserts=%d finds=%d bucket_writes=%d round_trips=%d\n",
-		s.Updates+s.Inserts+s.Finds, s.Updates, s.Inserts, s.Finds, s.BucketWrites, s.BulkWrites+s.InsertCalls+s.Finds)
+	ops := s.Updates + s.Inserts + s.Finds + s.Plans
+	fmt.Fprintf(w, "database: ops=%d updates=%d inserts=%d finds=%d bucket_writes=%d round_trips=%d plans=%d\n",
+		ops, s.Updates, s.Inserts, s.Finds, s.BucketWrites, s.BulkWrites+s.InsertCalls+s.Finds+s.Plans, s.Plans)
 	if s.ExpiredHits > 0 {
 		fmt.Fprintf(w, "past retention: %d hits not written to buckets already expired (the minute buckets of old logs; the daily and monthly buckets took them)\n", s.ExpiredHits)
 	}
 	if s.Hits > 0 {
 		fmt.Fprintf(w, "one upsert per hit (a daily and a monthly) would be %d operations: %s\n",
-			2*s.Hits, opsRatio(2*s.Hits, s.Updates+s.Inserts+s.Finds))
+			2*s.Hits, opsRatio(2*s.Hits, ops))
 	}
 	if s.Stopped {
 		fmt.Fprintln(w, "stopped before the end: what was counted is kept; run the same command again to resume")

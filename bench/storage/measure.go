@@ -50,11 +50,17 @@ type size struct {
 	// zstdByID is the same in _id order, or -1 when an _id is not a
 	// string (the order is then not computed).
 	zstdByID int64
+	// pageBuckets counts what a reader reads as a bucket: a document of
+	// its own (a page's bucket, a site day, a visitors document), or each
+	// page entry of a tail (the cold page's bucket of that period); a
+	// plan, none. It is the documents logtally wrote before tails.
+	pageBuckets int64
 }
 
 // add adds o's figures to s.
 func (s *size) add(o size) {
 	s.docs, s.bson, s.zstd = s.docs+o.docs, s.bson+o.bson, s.zstd+o.zstd
+	s.pageBuckets += o.pageBuckets
 	if s.zstdByID < 0 || o.zstdByID < 0 {
 		s.zstdByID = -1
 	} else {
@@ -127,6 +133,7 @@ func measureCollection(ctx context.Context, c *mongo.Collection, enc *zstd.Encod
 	for cur.Next(ctx) {
 		s.docs++
 		s.bson += int64(len(cur.Current))
+		s.pageBuckets += pageBuckets(cur.Current)
 		r.add(cur.Current)
 		id, ok := cur.Current.Lookup("_id").StringValueOK()
 		byID = byID && ok
@@ -149,6 +156,20 @@ func measureCollection(ctx context.Context, c *mongo.Collection, enc *zstd.Encod
 		s.zstdByID = r.close()
 	}
 	return s, nil
+}
+
+// pageBuckets returns the page buckets doc stands for (size.pageBuckets).
+func pageBuckets(doc bson.Raw) int64 {
+	if pages, err := doc.LookupErr(bucket.FieldPages); err == nil {
+		if d, ok := pages.DocumentOK(); ok {
+			els, _ := d.Elements()
+			return int64(len(els))
+		}
+	}
+	if _, err := doc.LookupErr(bucket.FieldHot); err == nil {
+		return 0 // a plan
+	}
+	return 1
 }
 
 // runs compresses documents in runs: consecutive documents are gathered
