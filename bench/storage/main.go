@@ -293,11 +293,9 @@ func run(ctx context.Context, o settings) error {
 	fmt.Printf("bookkeeping, not counted: %s\n", strings.Join(bk, "; "))
 	fmt.Printf("database: ops=%d (updates %d, inserts %d of which %d met an existing bucket, finds %d, plans' finds and inserts %d) in %d batches, bucket_writes=%d, round_trips=%d: %.3f operations per bucket written\n",
 		rep.ops, rep.updates, rep.inserts, rep.insertDups, rep.finds, rep.plans, rep.batches, rep.buckets, rep.roundTrips, float64(rep.ops)/float64(max(rep.buckets, 1)))
-	var pageBuckets int64 // those of the collections the replay writes
+	var pageBuckets int64
 	for _, c := range counted {
-		if c.name != bucket.DefaultVisitorCollection {
-			pageBuckets += c.pageBuckets
-		}
+		pageBuckets += c.pageBuckets
 	}
 	fmt.Printf("page buckets (a document of its own, or a cold page's entry in a tail: the documents logtally wrote before tails): %s; %.3f operations per page bucket\n",
 		digits.Group(pageBuckets), float64(rep.ops)/float64(max(pageBuckets, 1)))
