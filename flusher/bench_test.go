@@ -151,7 +151,7 @@ func writeTraffic(b *testing.B, srv *mongotest.Server, batches []map[string]meas
 	add := func(st Stats) {
 		r.hits += st.Hits
 		r.ops += st.Updates + st.Inserts + st.InsertDups + st.Finds + st.PlanFinds + st.PlanInserts
-		r.trips += st.BulkWrites + st.InsertCalls + st.Finds + st.PlanFinds + st.PlanInserts
+		r.trips += st.BulkWrites + st.InsertCalls + st.Finds + st.PlanFinds + st.PlanInsertCalls
 		r.planOps += st.PlanFinds + st.PlanInserts
 		r.dupOps += st.InsertDups
 		r.writes += st.BucketWrites

@@ -152,9 +152,11 @@ type Stats struct {
 	// inserts are not in Inserts or InsertCalls.
 	Prealloc PreallocStats
 	// PlanFinds counts the finds of plans, PlanInserts the plans proposed
-	// (each an insertOne) and PlanDups those that met another writer's
-	// (then read by a find); the preallocator's included.
-	PlanFinds, PlanInserts, PlanDups uint64
+	// (each a document inserted), PlanInsertCalls the insertMany calls
+	// they went in (one round trip each) and PlanDups the proposals that
+	// met another writer's plan (then read by a find); the
+	// preallocator's included.
+	PlanFinds, PlanInserts, PlanInsertCalls, PlanDups uint64
 	// TailWrites counts the tail documents written (one per tail and
 	// batch; in BucketWrites too).
 	TailWrites uint64
@@ -395,6 +397,7 @@ func (f *Flusher) Stats() Stats {
 	f.stats.fill(&st)
 	st.PlanFinds = f.maint.plans.finds.Load()
 	st.PlanInserts = f.maint.plans.inserts.Load()
+	st.PlanInsertCalls = f.maint.plans.insertCalls.Load()
 	st.PlanDups = f.maint.plans.dups.Load()
 	return st
 }

@@ -18,6 +18,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/clock"
@@ -66,14 +67,17 @@ type planner struct {
 	cache map[planKey]*bucket.Plan
 	order []planKey // insertion order, the oldest evicted first
 
-	finds, inserts, dups atomic.Uint64
+	maxInsert int // plans per insertMany: Config.MaxOps
+
+	finds, inserts, insertCalls, dups atomic.Uint64
 }
 
 // newPlanner returns the planner of cfg (defaults set) over colls; a
 // level's hot threshold is PreallocateMinHits when set, else its
 // break-even (bucket.Level.BreakEven).
 func newPlanner(cfg Config, colls [bucket.Levels]*mongo.Collection, act *activity) *planner {
-	pl := &planner{colls: colls, timeout: cfg.Timeout, act: act, clock: cfg.Clock, log: cfg.Logger, cache: map[planKey]*bucket.Plan{}}
+	pl := &planner{colls: colls, timeout: cfg.Timeout, act: act, clock: cfg.Clock, log: cfg.Logger, cache: map[planKey]*bucket.Plan{},
+		maxInsert: max(cfg.MaxOps, 1)}
 	for l := range bucket.Level(bucket.Levels) {
 		pl.minHits[l] = l.BreakEven()
 		if cfg.PreallocateMinHits > 0 {
@@ -135,7 +139,8 @@ var errPlanMissing = errors.New("plan neither found nor inserted")
 // get returns the plans of keys: the cached ones, then those found in
 // MongoDB (one find per level and planFindMax keys), then, for the
 // others, this writer's proposals (propose, with seen[k] the batch's own
-// hits of k's period by page), each inserted; a proposal that meets a
+// hits of k's period by page), inserted together (one unordered
+// insertMany per level and maxInsert plans); a proposal that meets a
 // duplicate key gives way to the plan in, read by one more find.
 func (pl *planner) get(ctx context.Context, keys []planKey, seen map[planKey]map[string]int64) (map[planKey]*bucket.Plan, error) {
 	out := make(map[planKey]*bucket.Plan, len(keys))
@@ -150,21 +155,16 @@ func (pl *planner) get(ctx context.Context, keys []planKey, seen map[planKey]map
 	if err := pl.find(ctx, misses, out); err != nil {
 		return nil, err
 	}
-	var lost []planKey
+	var props []*bucket.Plan
 	for _, k := range misses {
-		if out[k] != nil {
-			continue
+		if out[k] == nil {
+			p := pl.propose(k, seen[k])
+			props = append(props, &p)
 		}
-		p := pl.propose(k, seen[k])
-		inserted, err := pl.insert(ctx, &p)
-		if err != nil {
-			return nil, err
-		}
-		if inserted {
-			out[pl.keep(&p)] = &p
-		} else {
-			lost = append(lost, k)
-		}
+	}
+	lost, err := pl.insert(ctx, props, out)
+	if err != nil {
+		return nil, err
 	}
 	if err := pl.find(ctx, lost, out); err != nil {
 		return nil, err
@@ -224,19 +224,48 @@ func (pl *planner) findPlans(ctx context.Context, l bucket.Level, filter bson.D,
 	return nil
 }
 
-// insert inserts p and reports whether it went in: false when another
-// writer's plan was in first (duplicate key).
-func (pl *planner) insert(ctx context.Context, p *bucket.Plan) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, pl.timeout)
-	defer cancel()
-	pl.inserts.Add(1)
-	_, err := pl.colls[p.Level].InsertOne(ctx, p.Doc())
-	switch {
-	case err == nil:
-		return true, nil
-	case mongo.IsDuplicateKeyError(err):
-		pl.dups.Add(1)
-		return false, nil
+// insert inserts the proposals ps, by level in unordered insertMany
+// calls of at most maxInsert plans, puts those that went in into out and
+// the cache, and returns the keys of those another writer's plan was in
+// first (a duplicate key).
+func (pl *planner) insert(ctx context.Context, ps []*bucket.Plan, out map[planKey]*bucket.Plan) (lost []planKey, _ error) {
+	slices.SortStableFunc(ps, func(a, b *bucket.Plan) int { return int(a.Level) - int(b.Level) })
+	for len(ps) > 0 {
+		n := 0
+		for n < len(ps) && n < pl.maxInsert && ps[n].Level == ps[0].Level {
+			n++
+		}
+		chunk := ps[:n]
+		ps = ps[n:]
+		docs := make([]any, n)
+		for i, p := range chunk {
+			docs[i] = p.Doc()
+		}
+		l := chunk[0].Level
+		ictx, cancel := context.WithTimeout(ctx, pl.timeout)
+		pl.inserts.Add(uint64(n))
+		pl.insertCalls.Add(1)
+		_, insErr := pl.colls[l].InsertMany(ictx, docs, options.InsertMany().SetOrdered(false))
+		cancel()
+		dups, err := ignoreDuplicates(insErr)
+		if err != nil {
+			return nil, fmt.Errorf("insert %d %s plans: %w", n, l, err)
+		}
+		pl.dups.Add(uint64(dups))
+		met := map[int]bool{}
+		var bwe mongo.BulkWriteException
+		if errors.As(insErr, &bwe) {
+			for _, we := range bwe.WriteErrors {
+				met[we.Index] = true
+			}
+		}
+		for i, p := range chunk {
+			if met[i] {
+				lost = append(lost, planKey{p.Level, p.Site, p.Start})
+			} else {
+				out[pl.keep(p)] = p
+			}
+		}
 	}
-	return false, fmt.Errorf("insert %s plan: %w", p.Level, err)
+	return lost, nil
 }

@@ -368,3 +368,45 @@ type quiet struct {
 }
 
 func (q *quiet) Errorf(string, ...any) { q.errs++ }
+
+// A proposal that meets another writer's plan (a duplicate key in the
+// insertMany of proposals) gives way to it: the others of the same call
+// go in, and the plan read back is the other writer's, never this one's.
+func TestPlanProposalMeetsAnotherWriters(t *testing.T) {
+	e := newTailEnv(t, 2)
+	pl := e.f.maint.plans
+	ctx := context.Background()
+	sec := time.Date(2024, 2, 1, 0, 10, 0, 0, time.UTC).Unix()
+	theirs := bucket.NewPlan(bucket.Daily, "a.example", sec, []string{"/theirs"}, 3)
+	if _, err := pl.colls[bucket.Daily].InsertOne(ctx, theirs.Doc()); err != nil {
+		t.Fatal(err)
+	}
+	mine := bucket.NewPlan(bucket.Daily, "a.example", sec, []string{"/mine"}, 1)
+	other := bucket.NewPlan(bucket.Daily, "b.example", sec, nil, 2)
+	out := map[planKey]*bucket.Plan{}
+	lost, err := pl.insert(ctx, []*bucket.Plan{&mine, &other}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk, ok := planKey{bucket.Daily, "a.example", mine.Start}, planKey{bucket.Daily, "b.example", other.Start}
+	if !slices.Equal(lost, []planKey{mk}) || len(out) != 1 || out[ok] == nil {
+		t.Fatalf("lost %v, inserted %v; want a.example's proposal lost, b.example's in", lost, out)
+	}
+	if ins, calls, dups := pl.inserts.Load(), pl.insertCalls.Load(), pl.dups.Load(); ins != 2 || calls != 1 || dups != 1 {
+		t.Errorf("%d plans inserted in %d calls, %d duplicates; want 2, 1, 1", ins, calls, dups)
+	}
+	// What the batch routes by: the plan in, read by a find.
+	pl.mu.Lock()
+	delete(pl.cache, mk)
+	pl.mu.Unlock()
+	got, err := pl.get(ctx, []planKey{mk, ok}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := got[mk]; p == nil || !slices.Equal(p.Hot, []string{"/theirs"}) || p.Shards != 3 {
+		t.Errorf("a.example's plan: %+v, want the other writer's", got[mk])
+	}
+	if p := got[ok]; p == nil || p.Shards != 2 {
+		t.Errorf("b.example's plan: %+v, want this writer's", got[ok])
+	}
+}

@@ -164,7 +164,8 @@ func (f *replayFeed) Totals() replay.Totals {
 	t := replay.Totals{
 		ParsedAhead: a.ParsedAhead, Outcomes: map[string]uint64{},
 		Updates: fl.Updates, Inserts: fl.Inserts + fl.InsertDups, Finds: fl.Finds, BulkWrites: fl.BulkWrites,
-		InsertCalls: fl.InsertCalls, BucketWrites: fl.BucketWrites, Plans: fl.PlanFinds + fl.PlanInserts, ExpiredHits: fl.ExpiredHits,
+		InsertCalls: fl.InsertCalls, BucketWrites: fl.BucketWrites, Plans: fl.PlanFinds + fl.PlanInserts,
+		PlanCalls: fl.PlanFinds + fl.PlanInsertCalls, ExpiredHits: fl.ExpiredHits,
 	}
 	for _, n := range f.sources {
 		t.Lines += a.BySource[n].Lines

@@ -88,7 +88,7 @@ type Totals struct {
 	// Outcomes counts lines per parser outcome name, but "ok".
 	Outcomes map[string]uint64
 	// The database figures of Summary.
-	Updates, Inserts, Finds, BulkWrites, InsertCalls, BucketWrites, Plans, ExpiredHits uint64
+	Updates, Inserts, Finds, BulkWrites, InsertCalls, BucketWrites, Plans, PlanCalls, ExpiredHits uint64
 }
 
 // Claims is MongoDB's ledger as a replay uses it (*ledger.Store is one):
@@ -229,8 +229,8 @@ type Summary struct {
 	// traffic when it runs inside one): bucket updates, documents sent
 	// to an insert (created or met), finds, bulk writes, insert calls,
 	// and documents written (one per bucket and batch); Plans are the
-	// plans' finds and inserts (one operation and round trip each).
-	Updates, Inserts, Finds, BulkWrites, InsertCalls, BucketWrites, Plans uint64
+	// plans' finds and documents inserted, PlanCalls their round trips.
+	Updates, Inserts, Finds, BulkWrites, InsertCalls, BucketWrites, Plans, PlanCalls uint64
 	// ExpiredHits are hits not written to a level whose bucket was past
 	// its retention (minute buckets of logs older than minute_retention).
 	ExpiredHits uint64
@@ -409,8 +409,8 @@ func (s *Service) Replay(ctx context.Context, req Request, report func(Progress)
 		Updates: t1.Updates - t0.Updates, Inserts: t1.Inserts - t0.Inserts,
 		Finds: t1.Finds - t0.Finds, BulkWrites: t1.BulkWrites - t0.BulkWrites,
 		InsertCalls: t1.InsertCalls - t0.InsertCalls, BucketWrites: t1.BucketWrites - t0.BucketWrites,
-		Plans: t1.Plans - t0.Plans, ExpiredHits: t1.ExpiredHits - t0.ExpiredHits,
-		Elapsed:     clk.Now().Sub(started), Stopped: stopped, Unacknowledged: unacked, Outcomes: map[string]uint64{},
+		Plans: t1.Plans - t0.Plans, PlanCalls: t1.PlanCalls - t0.PlanCalls, ExpiredHits: t1.ExpiredHits - t0.ExpiredHits,
+		Elapsed: clk.Now().Sub(started), Stopped: stopped, Unacknowledged: unacked, Outcomes: map[string]uint64{},
 		ParsedAhead: t1.ParsedAhead - t0.ParsedAhead,
 		Lines:       t1.Lines - t0.Lines, Hits: t1.Hits - t0.Hits,
 	}

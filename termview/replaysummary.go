@@ -35,7 +35,7 @@ func ReplaySummary(w io.Writer, s *replay.Summary, where string, elapsed time.Du
 	}
 	ops := s.Updates + s.Inserts + s.Finds + s.Plans
 	fmt.Fprintf(w, "database: ops=%d updates=%d inserts=%d finds=%d bucket_writes=%d round_trips=%d plans=%d\n",
-		ops, s.Updates, s.Inserts, s.Finds, s.BucketWrites, s.BulkWrites+s.InsertCalls+s.Finds+s.Plans, s.Plans)
+		ops, s.Updates, s.Inserts, s.Finds, s.BucketWrites, s.BulkWrites+s.InsertCalls+s.Finds+s.PlanCalls, s.Plans)
 	if s.ExpiredHits > 0 {
 		fmt.Fprintf(w, "past retention: %d hits not written to buckets already expired (the minute buckets of old logs; the daily and monthly buckets took them)\n", s.ExpiredHits)
 	}
