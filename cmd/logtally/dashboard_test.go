@@ -481,17 +481,20 @@ func testDashboard(t *testing.T, conf, daemonAddr string, db *mongo.Database, wa
 
 // testDashboardBeforeMeasures makes site's buckets look as a logtally
 // before the measures wrote them (their measures removed, the views
-// kept) and checks, in the browser, that the page shows the views and
-// says every other measure is not recorded. It changes the database:
-// run it after the buckets were compared.
+// kept; in its tails' cells, every counter but the views) and checks, in
+// the browser, that the page shows the views and says every other
+// measure is not recorded. It changes the database: run it after the
+// buckets were compared.
 func testDashboardBeforeMeasures(t *testing.T, conf string, db *mongo.Database, want bucketcheck.Counts, site string, pages []string) {
 	ctx := context.Background()
 	var colls bucket.Collections
 	for l := range bucket.Level(bucket.Levels) {
-		if _, err := db.Collection(colls.Name(l)).UpdateMany(ctx, bson.D{{Key: l.SiteField(), Value: site}},
+		coll := db.Collection(colls.Name(l))
+		if _, err := coll.UpdateMany(ctx, bson.D{{Key: l.SiteField(), Value: site}},
 			bson.D{{Key: "$unset", Value: bson.D{{Key: bucket.FieldMeasures, Value: ""}}}}); err != nil {
 			t.Fatal(err)
 		}
+		viewsOnlyTails(t, coll, l, site)
 	}
 	addr := serveDashboard(t, conf)
 	br := newBrowser(t, "UTC")
@@ -512,4 +515,51 @@ func testDashboardBeforeMeasures(t *testing.T, conf string, db *mongo.Database, 
 		t.Errorf("no note says the measures were not recorded: %q", notes)
 	}
 	br.checkProblems(t)
+}
+
+// viewsOnlyTails drops from the cells of site's l tails in coll every
+// counter but the views ("v"): a cold page's counts as a bucket before
+// the measures held them.
+func viewsOnlyTails(t *testing.T, coll *mongo.Collection, l bucket.Level, site string) {
+	t.Helper()
+	ctx := context.Background()
+	cur, err := coll.Find(ctx, bson.D{{Key: l.SiteField(), Value: site}, {Key: bucket.FieldPages, Value: bson.D{{Key: "$exists", Value: true}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []bson.D
+	if err := cur.All(ctx, &docs); err != nil {
+		t.Fatal(err)
+	}
+	field := func(d bson.D, k string) any {
+		for _, e := range d {
+			if e.Key == k {
+				return e.Value
+			}
+		}
+		return nil
+	}
+	var keep func(v any) any // a cell (it has "v") keeps its views alone
+	keep = func(v any) any {
+		d, ok := v.(bson.D)
+		if !ok {
+			return v
+		}
+		for _, e := range d {
+			if e.Key == "v" {
+				return bson.D{e}
+			}
+		}
+		out := make(bson.D, len(d))
+		for i, e := range d {
+			out[i] = bson.E{Key: e.Key, Value: keep(e.Value)}
+		}
+		return out
+	}
+	for _, d := range docs {
+		if _, err := coll.UpdateOne(ctx, bson.D{{Key: bucket.FieldID, Value: field(d, bucket.FieldID)}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: bucket.FieldPages, Value: keep(field(d, bucket.FieldPages))}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

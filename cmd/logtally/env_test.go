@@ -60,6 +60,14 @@ func listen(addr string) func(*config.Config) {
 	return func(c *config.Config) { c.HTTP.Listen = addr }
 }
 
+// hotPages makes every page with a hit hot (preallocate_min_hits = 1):
+// its own buckets at every level, as every page had before tails. A test
+// whose point is a page bucket's counters at a finer grain than a tail
+// holds (a daily bucket's minutes) uses it; a cold page is judged at its
+// tail's grain (verify: "judged for lost hits only" where that grain
+// reaches outside the range).
+func hotPages(c *config.Config) { c.Buckets.PreallocateMinHits = 1 }
+
 // noPrealloc turns preallocation off.
 func noPrealloc(c *config.Config) { c.Buckets.Preallocate = false }
 

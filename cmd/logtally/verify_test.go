@@ -85,7 +85,9 @@ func TestVerify(t *testing.T) {
 	os.MkdirAll(logs, 0o755)
 	os.MkdirAll(truth, 0o755)
 	live := filepath.Join(logs, "access.log")
-	conf := fastConfig(t, dir, srv.URI(), db.Name(), verifySite, live)
+	// Every page hot: the test alters page buckets' counters, minute by
+	// minute (TestVerifyTails alters tails).
+	conf := fastConfig(t, dir, srv.URI(), db.Name(), verifySite, live, hotPages)
 	t0 := time.Date(2026, 2, 28, 23, 57, 40, 0, time.UTC) // the last day of a month
 	old, now := verifyLines(t0, 0, 200), verifyLines(t0, 200, 200)
 	archive := filepath.Join(logs, "access.log.1.gz")
@@ -191,7 +193,7 @@ func TestVerifyHosts(t *testing.T) {
 	confs := map[string]string{}
 	for _, host := range []string{"web-1", "web-2"} {
 		confs[host] = writeConfig(t, filepath.Join(e.dir, host+".toml"), e.srv.URI(), e.db.Name(), replaySite, e.live,
-			stateAt(filepath.Join(e.dir, "state-"+host)), instance(host), func(c *config.Config) {
+			stateAt(filepath.Join(e.dir, "state-"+host)), instance(host), hotPages, func(c *config.Config) {
 				c.Buckets.MinuteRetention = config.Duration(48 * time.Hour)
 			})
 	}
