@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -373,13 +374,18 @@ func checkVerify(t *testing.T, conf string, hosts []*mixedHost, want bucketcheck
 var resumePage = regexp.MustCompile(`^(minute|daily|monthly) pass, from site "[^"]*" page "([^"]*)"`)
 
 // pastCold reports whether resume is a point within a level pass past
-// /cold's buckets: the pass has written /cold's counts to its own
+// /cold's buckets in the buffer's key order (length-prefixed: /, /hot,
+// /cold, /t/00, ...): the pass has written /cold's counts to its own
 // buckets (the pages layout), and not yet every page's. Were the rest of
 // the batch written in the tails layout, its tail pass would write
 // /cold's counts of this level again.
 func pastCold(resume string) bool {
 	m := resumePage.FindStringSubmatch(resume)
-	return m != nil && m[2] > "/cold"
+	if m == nil {
+		return false
+	}
+	key := func(page string) []byte { return buffer.AppendKey(nil, []byte(mixedSite), []byte(page), 0) }
+	return bytes.Compare(key(m[2]), key("/cold")) > 0
 }
 
 // TestMixedFleetUpgrade: two old hosts (the version before tails: every
