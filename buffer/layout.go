@@ -35,8 +35,10 @@ const CurrentLayout = LayoutTails
 // to its own buckets and no plan read or written by its batches, so that
 // a test can run old and new hosts side by side (cmd/logtally's
 // TestMixed*: the daemons they start are the test binary); "tails" is
-// LayoutTails; unset or empty, CurrentLayout. Other binaries never read
-// it, as clock.OffsetEnv.
+// LayoutTails; unset or empty, CurrentLayout. Only the batches are the
+// older version's: the preallocator stays this version's (it may insert
+// the next period's plans), which changes no count (mixed_test.go says
+// why). Other binaries never read it, as clock.OffsetEnv.
 const SealLayoutEnv = "LOGTALLY_TEST_SEAL_LAYOUT"
 
 // sealLayout is the layout Seal stamps: CurrentLayout except in a test
