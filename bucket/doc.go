@@ -86,9 +86,8 @@
 //	{_id: "day:20261125/<site><page>", metadata: {date, site, page, period}, p: 10,
 //	 registers: {<index>: int32, ...}}
 //
-// Cold pages (tail.go, plan.go; readers take them, this version's flusher
-// does not write them yet: every page still gets its bucket): a page the
-// period's plan does not name as hot has no bucket of its own; its counts are an entry of a tail, a
+// Cold pages (tail.go, plan.go): a page the period's plan does not name
+// as hot has no bucket of its own; its counts are an entry of a tail, a
 // document per site, level, period and shard whose page field is the
 // marker "~<shard>", holding each cold page's views and measures at the
 // level's measure grain under pages.<page key>. A plan ("~p"), fixed

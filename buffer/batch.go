@@ -42,7 +42,7 @@ type Seal struct {
 // nothing is to be sealed: no pending counts or marks, nor, for a full
 // batch, coarse counts waiting.
 func (b *Buffer) Seal(s Seal) (*Batch, error) {
-	return b.seal("", b.files.Now(), s.MinuteOnly, CurrentLayout)
+	return b.seal("", b.files.Now(), s.MinuteOnly, sealLayout)
 }
 
 // seal is Seal with the new batch's id (empty: the next one; a numbered

@@ -44,6 +44,12 @@
 // (CurrentLayout; a rebuilt batch takes the one its record names, and a
 // batch sealed by a logtally before layouts has none: LayoutPages), so
 // that the flusher writes every attempt of a batch to the same documents.
+// In a test binary, SealLayoutEnv ("LOGTALLY_TEST_SEAL_LAYOUT=pages")
+// makes Seal stamp LayoutPages: the process then writes as a logtally
+// before layouts did, which is how cmd/logtally's tests run a mixed fleet
+// (old and new hosts writing one site, one upgraded with a batch in
+// flight) and an old database read after new hosts add to it. Other
+// binaries never read the variable.
 //
 // Coarse counts (coarse.go): with the flusher's coarse interval most
 // batches are sealed minute-only (Seal.MinuteOnly) and written to the minute

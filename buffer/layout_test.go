@@ -58,3 +58,45 @@ func TestBatchLayout(t *testing.T) {
 		}
 	}
 }
+
+// SealLayoutEnv is read in a test binary only: "pages" and "tails" name
+// their layouts, empty is CurrentLayout, anything else stops the binary;
+// and Seal stamps the layout it chose.
+func TestSealLayoutEnv(t *testing.T) {
+	for _, tc := range []struct {
+		inTest bool
+		v      string
+		want   Layout
+	}{
+		{false, "pages", CurrentLayout},
+		{true, "", CurrentLayout},
+		{true, "pages", LayoutPages},
+		{true, "tails", LayoutTails},
+	} {
+		if got := testSealLayout(tc.inTest, tc.v); got != tc.want {
+			t.Errorf("testSealLayout(%v, %q) = %d, want %d", tc.inTest, tc.v, got, tc.want)
+		}
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error(`testSealLayout(true, "old") did not panic`)
+			}
+		}()
+		testSealLayout(true, "old")
+	}()
+
+	defer func(l Layout) { sealLayout = l }(sealLayout)
+	sealLayout = LayoutPages
+	b := openTest(t, filepath.Join(t.TempDir(), "buffer.db"), Options{})
+	key := string(AppendKey(nil, []byte("s"), []byte("/a"), 1_700_000_000))
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(map[string]uint64{key: 3}))}); err != nil {
+		t.Fatal(err)
+	}
+	if batch, err := b.Seal(Seal{}); err != nil || batch == nil || batch.Layout != LayoutPages {
+		t.Fatalf("sealed with the pages layout asked: %+v, %v", batch, err)
+	}
+	if again, _ := read(b, (*ReadTx).Sealed); again.Layout != LayoutPages {
+		t.Errorf("read back: layout %d, want %d", again.Layout, LayoutPages)
+	}
+}

@@ -107,7 +107,8 @@ func duration(d string) config.Duration {
 // outDir/<name>-<run>.log.
 type host struct {
 	name, conf, outDir string
-	addr               string // its [http] listen, for settle; "" for none
+	addr               string   // its [http] listen, for settle; "" for none
+	env                []string // added to its environment ("KEY=value")
 	cmd                *exec.Cmd
 	done               chan error
 	out                string   // the running daemon's output file
@@ -124,6 +125,7 @@ func (h *host) start(t *testing.T) {
 	}
 	h.outputs = append(h.outputs, out)
 	cmd := command("run", "-config", h.conf, "-log-level", "debug")
+	cmd.Env = append(cmd.Env, h.env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		f.Close()

@@ -74,7 +74,12 @@ func stepStarts(step string, from, to time.Time) []time.Time {
 // expected returns the count of page in the step starting at t, from the
 // log file's buckets as bucketcheck counted them.
 func expected(want bucketcheck.Counts, step string, t time.Time, page string) int64 {
-	key := "/" + querySite + page
+	return expectedOf(want, querySite, step, t, page)
+}
+
+// expectedOf is expected for a page of site.
+func expectedOf(want bucketcheck.Counts, site, step string, t time.Time, page string) int64 {
+	key := "/" + site + page
 	switch step {
 	case "minute":
 		return want.Minute[t.Format("200601021504")+key]["totalViews"]
