@@ -418,11 +418,7 @@ func TestMixedFleetUpgrade(t *testing.T) {
 	srv := mongotest.Start(t)
 	db := srv.Database(t)
 	dir := t.TempDir()
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("LOGTALLY_MIXED_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d", seed)
+	seed := mixedSeed(t)
 	// old-1's bulk writes are of two buckets: its batch takes many
 	// chunks, so that /status shows it part way through a pass.
 	old1 := newMixedHost(t, dir, srv.URI(), db.Name(), "old-1", true, seed, func(c *config.Config) { c.Flush.MaxOps = 2 })
@@ -571,11 +567,7 @@ func TestMixedOldDatabaseThenNew(t *testing.T) {
 	srv := mongotest.Start(t)
 	db := srv.Database(t)
 	dir := t.TempDir()
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("LOGTALLY_MIXED_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d", seed)
+	seed := mixedSeed(t)
 	old := newMixedHost(t, dir, srv.URI(), db.Name(), "old", true, seed)
 	old.write(t, 200, 6)
 	old.start(t)
@@ -619,4 +611,15 @@ func TestMixedOldDatabaseThenNew(t *testing.T) {
 	checkQuery(t, new1.conf, want, "", pages)
 	checkVerify(t, new1.conf, hosts, want)
 	t.Logf("%v in all", time.Since(begun).Round(time.Millisecond))
+}
+
+// mixedSeed returns the seed of a mixed-fleet test's traffic: random,
+// logged, or LOGTALLY_MIXED_SEED's to replay a failure.
+func mixedSeed(t *testing.T) uint64 {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("LOGTALLY_MIXED_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("seed %d", seed)
+	return seed
 }
