@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
 	"github.com/logtally/logtally/measure"
 )
@@ -37,6 +38,24 @@ import (
 // code (TailCode): {v: 3, "2": 3, b: 10240}. Counts are int32 while they
 // fit, bytes and microseconds int64, as in the page buckets; only the
 // counters that have counts are present.
+//
+// Every tail also holds size (FieldSize, NumberLong), after pages: an
+// upper bound of the bytes its entries and its applied map hold. Each
+// update adds to it what it may add to the document (Growth: its entries
+// as if every one were new, and its guard's entry), and, when the writer
+// bounds the tail (Limit), applies only while the sum stays within the
+// bound (Update). A tail only grows: a tail refused an update for want
+// of room refuses that update for good, which is what lets a writer send
+// those entries elsewhere exactly once (a spill, below).
+//
+// A spill holds the entries of one batch of one writer that its tail
+// could not take (full, or more than one update should carry): a tail
+// document like the others, in the same collection with the same
+// fields, whose marker is "~<shard>.<writer>.<batch>.<part>" (SpillPage)
+// and which is inserted whole once and never updated. A reader takes a
+// spill as it takes a tail (TailShard accepts both markers), so a page's
+// counts are its bucket's plus its entries in its site's tails and
+// spills.
 
 // TailMarker starts the page field of a tail document (and of a plan).
 const TailMarker = "~"
@@ -44,14 +63,52 @@ const TailMarker = "~"
 // FieldPages holds a tail's entries, one per page.
 const FieldPages = "pages"
 
+// FieldSize holds a tail's size: an upper bound of the bytes of its
+// entries and applied map (see above).
+const FieldSize = "size"
+
 // TailPage returns the page field of shard's tail document: "~<shard>".
 func TailPage(shard int) string { return TailMarker + strconv.Itoa(shard) }
 
+// SpillPage returns the page field of part of the spill of shard's tail
+// for the batch of guard g: "~<shard>.<writer>.<batch>.<part>", the
+// writer and the batch as g names them (decimal numbers, or the hex
+// digits of an IDGuard). No other batch's and no tail's: one writer's
+// batch is written to it, once.
+func SpillPage(shard int, g Guard, part int) string {
+	batch := ""
+	switch b := g.Batch.(type) {
+	case int64:
+		batch = strconv.FormatInt(b, 10)
+	case string:
+		batch = b
+	}
+	return TailPage(shard) + "." + strings.TrimPrefix(g.Field, FieldApplied+".") + "." + batch + "." + strconv.Itoa(part)
+}
+
 // TailShard returns the shard a page field names and whether it is a
-// tail's ("~" and decimal digits, no leading zero but "~0").
+// tail's ("~" and decimal digits, no leading zero but "~0") or a
+// spill's (a tail's, then "." and three non-empty fields of decimal or
+// lower-case hex digits separated by ".": SpillPage).
 func TailShard(page string) (int, bool) {
 	digits, ok := strings.CutPrefix(page, TailMarker)
-	if !ok || digits == "" || len(digits) > 6 || (len(digits) > 1 && digits[0] == '0') {
+	if !ok {
+		return 0, false
+	}
+	if i := strings.IndexByte(digits, '.'); i >= 0 {
+		var spill string
+		digits, spill = digits[:i], digits[i+1:]
+		fields := strings.Split(spill, ".")
+		if len(fields) != 3 {
+			return 0, false
+		}
+		for _, f := range fields {
+			if f == "" || strings.Trim(f, "0123456789abcdef") != "" {
+				return 0, false
+			}
+		}
+	}
+	if digits == "" || len(digits) > 6 || (len(digits) > 1 && digits[0] == '0') {
 		return 0, false
 	}
 	n := 0
@@ -168,6 +225,13 @@ type Tail struct {
 	ID    string
 	Site  string
 	Shard int
+	// Page is the document's marker: TailPage(Shard), or a spill's
+	// (SpillPage).
+	Page string
+	// Limit, when not 0, bounds the document's size (FieldSize): Update
+	// applies only where the size, with the update's Growth, stays
+	// within it.
+	Limit int64
 	// Start and End bound the tail's period (Unix seconds, UTC).
 	Start, End int64
 	// Total is the views added, all pages together.
@@ -182,12 +246,22 @@ type tailEntry struct {
 	cells []slotMeasures
 }
 
+// counts reports whether e has a count: an entry without is not written.
+func (e *tailEntry) counts() bool {
+	for _, c := range e.cells {
+		if c.v != (measure.Vector{}) {
+			return true
+		}
+	}
+	return false
+}
+
 // NewTail returns the empty l tail of site and shard whose period holds
 // sec.
 func NewTail(l Level, site string, shard int, sec int64) Tail {
-	t := Tail{Level: l, Site: site, Shard: shard}
+	t := Tail{Level: l, Site: site, Shard: shard, Page: TailPage(shard)}
 	t.Start, t.End = l.Bounds(sec)
-	t.ID = l.ID(t.Start, site, TailPage(shard))
+	t.ID = l.ID(t.Start, site, t.Page)
 	return t
 }
 
@@ -252,28 +326,212 @@ func (t *Tail) Max() bson.D {
 
 // AppendKey appends t's _id and shard-key fields (Level.AppendKey).
 func (t *Tail) AppendKey(f bson.D) bson.D {
-	return t.Level.AppendKey(f, t.ID, t.Site, TailPage(t.Shard), t.Start)
+	return t.Level.AppendKey(f, t.ID, t.Site, t.Page, t.Start)
 }
 
 // Update returns the guarded update of t for the batch of guard g: one
 // update per tail and batch (the guard is the document's), applied
-// unless the document took that batch from that writer already.
+// unless the document took that batch from that writer already, and,
+// with a Limit, only while the document's size with the update's Growth
+// stays within it: {<key>, <guard>, size: {$lte: Limit - Growth}}. It
+// adds Growth to the size.
 func (t *Tail) Update(g Guard) (filter, update bson.D) {
-	filter = g.filter(t.AppendKey(make(bson.D, 0, 5)))
-	return filter, guardedUpdate(t.Inc(), t.Max(), g)
+	filter = g.filter(t.AppendKey(make(bson.D, 0, 6)))
+	growth := t.Growth(g)
+	if t.Limit > 0 {
+		filter = append(filter, bson.E{Key: FieldSize, Value: bson.D{{Key: "$lte", Value: t.Limit - growth}}})
+	}
+	inc := append(t.Inc(), bson.E{Key: FieldSize, Value: growth})
+	return filter, guardedUpdate(inc, t.Max(), g)
 }
 
-// Zero returns t's empty document: its keys, no entry, no guard.
+// Fits reports whether doc, t's document as read (its size at least),
+// has room for Update(g) under t's Limit. A document without a size
+// has none (no update of a bounded tail applies to it). A document
+// without room never has room again: sizes only grow.
+func (t *Tail) Fits(doc bson.Raw, g Guard) bool {
+	if t.Limit <= 0 {
+		return true
+	}
+	v, err := doc.LookupErr(FieldSize)
+	if err != nil {
+		return false
+	}
+	n, ok := v.AsInt64OK()
+	return ok && n <= t.Limit-t.Growth(g)
+}
+
+// Zero returns t's empty document: its keys, no entry, size 0, no guard.
 func (t *Tail) Zero() bson.D {
-	doc := markerDoc(t.Level, t.ID, t.Site, TailPage(t.Shard), t.Start)
-	return append(doc, bson.E{Key: FieldPages, Value: bson.D{}}, bson.E{Key: FieldApplied, Value: bson.D{}})
+	doc := markerDoc(t.Level, t.ID, t.Site, t.Page, t.Start)
+	return append(doc, bson.E{Key: FieldPages, Value: bson.D{}}, bson.E{Key: FieldSize, Value: int64(0)}, bson.E{Key: FieldApplied, Value: bson.D{}})
+}
+
+// Growth returns the most bytes Update(g) may add to t's document: its
+// entries as a new tail holds them (an update of a page or slot already
+// there adds less), and g's entry in the applied map.
+func (t *Tail) Growth(g Guard) int64 {
+	var n int64
+	for i := range t.entries {
+		n += t.entryBytes(&t.entries[i])
+	}
+	return n + int64(g.EntryBytes())
+}
+
+// entryBytes returns the BSON size of e as an element of a new tail's
+// pages (what Whole writes): its key, then its cells (by slot but in a
+// minute tail), each counter that has counts.
+func (t *Tail) entryBytes(e *tailEntry) int64 {
+	if !e.counts() {
+		return 0
+	}
+	slotted := measureSlots[t.Level] != Whole
+	body := int64(5) // the entry's document: length and terminator
+	for _, c := range e.cells {
+		if c.v == (measure.Vector{}) {
+			continue
+		}
+		cell := int64(5)
+		for m := measure.Views; m < measure.N; m++ {
+			if c.v[m] == 0 {
+				continue
+			}
+			width := int64(8)
+			if _, narrow := measureValue(m, c.v[m], true).(int32); narrow && !m.IsMax() {
+				width = 4
+			}
+			cell += 1 + int64(len(tailCodes[m])) + 1 + width
+		}
+		if !slotted {
+			body = cell
+			break // a minute tail's entry has one cell, the entry's document
+		}
+		body += 1 + int64(len(strconv.Itoa(c.slot))) + 1 + cell
+	}
+	return 1 + int64(len(e.key)) + 1 + body
+}
+
+// statementBytes returns a bound of the bytes e adds to Update's
+// statement: each counter's dotted path and value.
+func (t *Tail) statementBytes(e *tailEntry) int64 {
+	var n int64
+	for _, c := range e.cells {
+		path := int64(len(t.cellPath(e.key, c.slot, "")))
+		for m := measure.Views; m < measure.N; m++ {
+			if c.v[m] != 0 {
+				n += 1 + path + int64(len(tailCodes[m])) + 1 + 8
+			}
+		}
+	}
+	return n
+}
+
+// Split returns t's entries in parts, in their order, each part's
+// entries within maxGrowth bytes as a new tail holds them and within
+// maxStatement bytes of an update's statement (a part holds one entry
+// at least): t itself when it fits whole. The parts are the same
+// whenever t holds the same entries in the same order.
+func (t *Tail) Split(maxGrowth, maxStatement int64) []Tail {
+	var parts []Tail
+	from := 0
+	var growth, stmt int64
+	for i := range t.entries {
+		e := &t.entries[i]
+		eg, es := t.entryBytes(e), t.statementBytes(e)
+		if i > from && (growth+eg > maxGrowth || stmt+es > maxStatement) {
+			parts = append(parts, t.part(from, i))
+			from, growth, stmt = i, 0, 0
+		}
+		growth += eg
+		stmt += es
+	}
+	if from == 0 {
+		return []Tail{*t}
+	}
+	return append(parts, t.part(from, len(t.entries)))
+}
+
+// part returns t with its entries [from, to) only.
+func (t *Tail) part(from, to int) Tail {
+	p := *t
+	p.entries = t.entries[from:to:to]
+	p.index = nil // Add is not called on a part
+	p.Total = 0
+	for _, e := range p.entries {
+		for _, c := range e.cells {
+			p.Total += int64(c.v[measure.Views])
+		}
+	}
+	return p
+}
+
+// Spill returns t's entries as part part of its spill for the batch of
+// guard g (SpillPage): a document of its own, without a Limit, inserted
+// whole (Whole) once.
+func (t *Tail) Spill(g Guard, part int) Tail {
+	s := *t
+	s.Page = SpillPage(t.Shard, g, part)
+	s.ID = t.Level.ID(t.Start, t.Site, s.Page)
+	s.Limit = 0
+	s.index = nil
+	return s
 }
 
 // Whole returns t's document as Update(g) leaves Zero: the document a
-// new tail is inserted as (Doc.Whole).
+// new tail is inserted as (Doc.Whole). Every entry of a new tail is a new
+// field, so it is built directly, in the order the update's terms would
+// add them (each cell's sums in measure order, then its maximum), rather
+// than by applying the update (whole), which would copy the document
+// once per counter.
 func (t *Tail) Whole(g Guard) (bson.Raw, error) {
-	_, update := t.Update(g)
-	return whole(t.Zero(), update)
+	slotted := measureSlots[t.Level] != Whole
+	pi, pages := bsoncore.AppendDocumentStart(nil)
+	for _, e := range t.entries {
+		if !e.counts() {
+			continue
+		}
+		ei, b := bsoncore.AppendDocumentElementStart(pages, e.key)
+		for _, c := range e.cells {
+			if c.v == (measure.Vector{}) {
+				continue
+			}
+			ci := ei
+			if slotted {
+				ci, b = bsoncore.AppendDocumentElementStart(b, strconv.Itoa(c.slot))
+			}
+			for _, maxima := range []bool{false, true} {
+				for m := measure.Views; m < measure.N; m++ {
+					if c.v[m] == 0 || m.IsMax() != maxima {
+						continue
+					}
+					switch v := measureValue(m, c.v[m], !maxima).(type) {
+					case int32:
+						b = bsoncore.AppendInt32Element(b, tailCodes[m], v)
+					case int64:
+						b = bsoncore.AppendInt64Element(b, tailCodes[m], v)
+					}
+				}
+			}
+			if slotted {
+				b, _ = bsoncore.AppendDocumentEnd(b, ci)
+			}
+		}
+		pages, _ = bsoncore.AppendDocumentEnd(b, ei)
+	}
+	pages, err := bsoncore.AppendDocumentEnd(pages, pi)
+	if err != nil {
+		return nil, fmt.Errorf("whole tail: %w", err)
+	}
+	doc := markerDoc(t.Level, t.ID, t.Site, t.Page, t.Start)
+	doc = append(doc,
+		bson.E{Key: FieldPages, Value: bson.Raw(pages)},
+		bson.E{Key: FieldSize, Value: t.Growth(g)},
+		bson.E{Key: FieldApplied, Value: bson.D{{Key: strings.TrimPrefix(g.Field, FieldApplied+"."), Value: g.Batch}}})
+	raw, err := bson.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("whole tail: %w", err)
+	}
+	return raw, nil
 }
 
 // PeriodEnd returns the end of t's period (Unix seconds).
