@@ -214,3 +214,39 @@ func readCells(t *testing.T, l Level, tl *Tail, g Guard) map[string]measure.Vect
 	}
 	return out
 }
+
+// BenchmarkTailWhole builds a new daily tail's document of 500 pages
+// (about 90 kB; a shard is sized for 2,000) directly (Tail.Whole),
+// against applying its update to its empty document (whole, the way
+// before: a copy of the document per new counter, quadratic in the
+// pages), in the same run: x-applied-time is how much longer that takes.
+func BenchmarkTailWhole(b *testing.B) {
+	sec := time.Date(2026, 1, 15, 10, 20, 30, 0, time.UTC).Unix()
+	tl := randomTail(rand.New(rand.NewPCG(7, 8)), Daily, sec, 500)
+	g := NumberedGuard(7, 42)
+	var ns [2]float64
+	for i, name := range []string{"direct", "applied"} {
+		b.Run(name, func(b *testing.B) {
+			var n int
+			for b.Loop() {
+				var doc bson.Raw
+				var err error
+				if i == 0 {
+					doc, err = tl.Whole(g)
+				} else {
+					_, update := tl.Update(g)
+					doc, err = whole(tl.Zero(), update)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(doc)
+			}
+			b.ReportMetric(float64(n), "doc-bytes")
+			ns[i] = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			if i == 1 && ns[0] > 0 {
+				b.ReportMetric(ns[1]/ns[0], "x-applied-time")
+			}
+		})
+	}
+}

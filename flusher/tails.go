@@ -254,7 +254,7 @@ func (f *Flusher) writeTails(ctx context.Context, a *attempt, p pass, from []byt
 		for _, k := range keys[:n] {
 			t := tails[k]
 			t.Limit = b.tail
-			if parts := t.Split(b.part, b.statement); len(parts) > 1 {
+			if parts := t.Split(min(b.part, b.tail), b.statement); len(parts) > 1 {
 				spills = append(spills, spill{tail: t, parts: parts, why: "its share of the batch is more than one update carries"})
 				continue
 			}

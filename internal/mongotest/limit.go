@@ -120,6 +120,7 @@ func (s *Server) tooLarge(coll *mongo.Collection, st bsoncore.Document, max int6
 	if match, err := matches(coll, id, q); err != nil || !match {
 		return false, err
 	}
+	s.scratchUsed.Store(true)
 	scratch := coll.Database().Client().Database(scratchDB).Collection(s.scratchName)
 	defer func() { _, _ = scratch.DeleteOne(context.Background(), byID) }()
 	if _, err := scratch.DeleteOne(ctx, byID); err != nil {

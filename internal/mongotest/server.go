@@ -52,6 +52,7 @@ type Server struct {
 	// tried in the scratch collection of this name (limit.go).
 	maxDoc      atomic.Int64
 	scratchName string
+	scratchUsed atomic.Bool // dropped at close
 }
 
 // Start returns a server for t: the MongoDB named by MONGODB_URI if set,
@@ -262,7 +263,7 @@ func (s *Server) close() {
 	direct := s.direct
 	s.mu.Unlock()
 	if direct != nil {
-		if s.maxDoc.Load() > 0 {
+		if s.scratchUsed.Load() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			_ = direct.Database(scratchDB).Collection(s.scratchName).Drop(ctx)
 			cancel()
