@@ -120,8 +120,8 @@ func (s Slots) span(start, end int64, slot string) (from, to int64, ok bool) {
 // Counters calls f with the dotted path and the value of every counter
 // of doc that is not zero, doc being a bucket of any level or a site's
 // day: every integer field (int32 or int64, nested documents' fields by
-// their dotted path), but _id, applied (the guard's memory) and the
-// document's site, page and date. A counter of another type is an error
+// their dotted path), but _id, applied (the guard's memory), a tail's
+// size (FieldSize) and the document's site, page and date. A counter of another type is an error
 // naming its path.
 func Counters(doc bson.Raw, f func(path string, n int64)) error {
 	return counters(bsoncore.Document(doc), "", f)
@@ -136,7 +136,7 @@ func counters(doc bsoncore.Document, prefix string, f func(path string, n int64)
 		key := e.Key()
 		if prefix == "" {
 			switch key {
-			case FieldID, FieldApplied, FieldMetadata, FieldSite, FieldPage, FieldTimestamp:
+			case FieldID, FieldApplied, FieldMetadata, FieldSite, FieldPage, FieldTimestamp, FieldSize:
 				continue
 			}
 		}

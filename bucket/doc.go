@@ -90,7 +90,12 @@
 // as hot has no bucket of its own; its counts are an entry of a tail, a
 // document per site, level, period and shard whose page field is the
 // marker "~<shard>", holding each cold page's views and measures at the
-// level's measure grain under pages.<page key>. A plan ("~p"), fixed
+// level's measure grain under pages.<page key>, and its size, a bound of
+// the bytes those hold that bounds its updates (Tail.Limit: a tail
+// without room refuses an update for good, sizes only growing). A
+// batch's share a tail cannot take is a spill ("~<shard>.<writer>.<batch>.<part>",
+// Tail.Spill): a tail document of that writer's batch alone, inserted
+// whole once, which readers take as a tail (TailShard). A plan ("~p"), fixed
 // before its period's first write, names the hot pages and the shards; it
 // is dated its period's last bucket (PlanDate), so it expires after every
 // bucket it routes. A page is worth a bucket of its own from its level's

@@ -37,6 +37,24 @@ import (
 // code (TailCode): {v: 3, "2": 3, b: 10240}. Counts are int32 while they
 // fit, bytes and microseconds int64, as in the page buckets; only the
 // counters that have counts are present.
+//
+// Every tail also holds size (FieldSize, NumberLong), after pages: an
+// upper bound of the bytes its entries and its applied map hold. Each
+// update adds to it what it may add to the document (Growth: its entries
+// as if every one were new, and its guard's entry), and, when the writer
+// bounds the tail (Limit), applies only while the sum stays within the
+// bound (Update). A tail only grows: a tail refused an update for want
+// of room refuses that update for good, which is what lets a writer send
+// those entries elsewhere exactly once (a spill, below).
+//
+// A spill holds the entries of one batch of one writer that its tail
+// could not take (full, or more than one update should carry): a tail
+// document like the others, in the same collection with the same
+// fields, whose marker is "~<shard>.<writer>.<batch>.<part>" (SpillPage)
+// and which is inserted whole once and never updated. A reader takes a
+// spill as it takes a tail (TailShard accepts both markers), so a page's
+// counts are its bucket's plus its entries in its site's tails and
+// spills.
 
 // TailMarker starts the page field of a tail document (and of a plan).
 const TailMarker = "~"
@@ -44,14 +62,36 @@ const TailMarker = "~"
 // FieldPages holds a tail's entries, one per page.
 const FieldPages = "pages"
 
+// FieldSize holds a tail's size: an upper bound of the bytes of its
+// entries and applied map (see above).
+const FieldSize = "size"
+
 // TailPage returns the page field of shard's tail document: "~<shard>".
 func TailPage(shard int) string { return TailMarker + strconv.Itoa(shard) }
 
 // TailShard returns the shard a page field names and whether it is a
-// tail's ("~" and decimal digits, no leading zero but "~0").
+// tail's ("~" and decimal digits, no leading zero but "~0") or a
+// spill's (a tail's, then "." and three non-empty fields of decimal or
+// lower-case hex digits separated by ".": SpillPage).
 func TailShard(page string) (int, bool) {
 	digits, ok := strings.CutPrefix(page, TailMarker)
-	if !ok || digits == "" || len(digits) > 6 || (len(digits) > 1 && digits[0] == '0') {
+	if !ok {
+		return 0, false
+	}
+	if i := strings.IndexByte(digits, '.'); i >= 0 {
+		var spill string
+		digits, spill = digits[:i], digits[i+1:]
+		fields := strings.Split(spill, ".")
+		if len(fields) != 3 {
+			return 0, false
+		}
+		for _, f := range fields {
+			if f == "" || strings.Trim(f, "0123456789abcdef") != "" {
+				return 0, false
+			}
+		}
+	}
+	if digits == "" || len(digits) > 6 || (len(digits) > 1 && digits[0] == '0') {
 		return 0, false
 	}
 	n := 0
@@ -168,6 +208,13 @@ type Tail struct {
 	ID    string
 	Site  string
 	Shard int
+	// Page is the document's marker: TailPage(Shard), or a spill's
+	// (SpillPage).
+	Page string
+	// Limit, when not 0, bounds the document's size (FieldSize): Update
+	// applies only where the size, with the update's Growth, stays
+	// within it.
+	Limit int64
 	// Start and End bound the tail's period (Unix seconds, UTC).
 	Start, End int64
 	// Total is the views added, all pages together.
@@ -185,9 +232,9 @@ type tailEntry struct {
 // NewTail returns the empty l tail of site and shard whose period holds
 // sec.
 func NewTail(l Level, site string, shard int, sec int64) Tail {
-	t := Tail{Level: l, Site: site, Shard: shard}
+	t := Tail{Level: l, Site: site, Shard: shard, Page: TailPage(shard)}
 	t.Start, t.End = l.Bounds(sec)
-	t.ID = l.ID(t.Start, site, TailPage(shard))
+	t.ID = l.ID(t.Start, site, t.Page)
 	return t
 }
 
@@ -252,28 +299,29 @@ func (t *Tail) Max() bson.D {
 
 // AppendKey appends t's _id and shard-key fields (Level.AppendKey).
 func (t *Tail) AppendKey(f bson.D) bson.D {
-	return t.Level.AppendKey(f, t.ID, t.Site, TailPage(t.Shard), t.Start)
+	return t.Level.AppendKey(f, t.ID, t.Site, t.Page, t.Start)
 }
 
 // Update returns the guarded update of t for the batch of guard g: one
 // update per tail and batch (the guard is the document's), applied
-// unless the document took that batch from that writer already.
+// unless the document took that batch from that writer already, and,
+// with a Limit, only while the document's size with the update's Growth
+// stays within it: {<key>, <guard>, size: {$lte: Limit - Growth}}. It
+// adds Growth to the size.
 func (t *Tail) Update(g Guard) (filter, update bson.D) {
-	filter = g.filter(t.AppendKey(make(bson.D, 0, 5)))
-	return filter, guardedUpdate(t.Inc(), t.Max(), g)
+	filter = g.filter(t.AppendKey(make(bson.D, 0, 6)))
+	growth := t.Growth(g)
+	if t.Limit > 0 {
+		filter = append(filter, bson.E{Key: FieldSize, Value: bson.D{{Key: "$lte", Value: t.Limit - growth}}})
+	}
+	inc := append(t.Inc(), bson.E{Key: FieldSize, Value: growth})
+	return filter, guardedUpdate(inc, t.Max(), g)
 }
 
-// Zero returns t's empty document: its keys, no entry, no guard.
+// Zero returns t's empty document: its keys, no entry, size 0, no guard.
 func (t *Tail) Zero() bson.D {
-	doc := markerDoc(t.Level, t.ID, t.Site, TailPage(t.Shard), t.Start)
-	return append(doc, bson.E{Key: FieldPages, Value: bson.D{}}, bson.E{Key: FieldApplied, Value: bson.D{}})
-}
-
-// Whole returns t's document as Update(g) leaves Zero: the document a
-// new tail is inserted as (Doc.Whole).
-func (t *Tail) Whole(g Guard) (bson.Raw, error) {
-	_, update := t.Update(g)
-	return whole(t.Zero(), update)
+	doc := markerDoc(t.Level, t.ID, t.Site, t.Page, t.Start)
+	return append(doc, bson.E{Key: FieldPages, Value: bson.D{}}, bson.E{Key: FieldSize, Value: int64(0)}, bson.E{Key: FieldApplied, Value: bson.D{}})
 }
 
 // PeriodEnd returns the end of t's period (Unix seconds).

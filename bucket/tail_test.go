@@ -54,7 +54,10 @@ func TestMarkers(t *testing.T) {
 		page  string
 		shard int
 		ok    bool
-	}{{"~0", 0, true}, {"~17", 17, true}, {"~", 0, false}, {"~01", 0, false}, {"~p", 0, false}, {"/~0", 0, false}, {"~1x", 0, false}} {
+	}{{"~0", 0, true}, {"~17", 17, true}, {"~", 0, false}, {"~01", 0, false}, {"~p", 0, false}, {"/~0", 0, false}, {"~1x", 0, false},
+		{"~3.17.4031.0", 3, true}, {"~0.0123456789abcdef.0123456789abcdef01234567.12", 0, true},
+		{"~3.17.4031", 0, false}, {"~3.17..0", 0, false}, {"~3.17.4031.0.1", 0, false}, {"~3.A.1.0", 0, false},
+		{"~03.1.2.3", 0, false}, {"~.1.2.3", 0, false}, {"~3.1.2.", 0, false}, {"~p.1.2.3", 0, false}} {
 		n, ok := TailShard(c.page)
 		if ok != c.ok || n != c.shard {
 			t.Errorf("TailShard(%q) = %d, %v; want %d, %v", c.page, n, ok, c.shard, c.ok)
@@ -76,7 +79,9 @@ func TestMarkers(t *testing.T) {
 	}
 	for l := range Level(Levels) {
 		for _, site := range []string{"a", "a~1", "a~", "a~0", "(other)", "b~p"} {
-			for _, page := range []string{"/", "/~0", "(other)", TailPage(0), TailPage(1), TailPage(10), PlanPage} {
+			for _, page := range []string{"/", "/~0", "(other)", TailPage(0), TailPage(1), TailPage(10), PlanPage,
+				SpillPage(0, NumberedGuard(1, 2), 0), SpillPage(1, NumberedGuard(1, 2), 0), SpillPage(0, NumberedGuard(1, 2), 1),
+				SpillPage(0, NumberedGuard(12, 3), 0), SpillPage(0, NumberedGuard(1, 23), 0), SpillPage(0, IDGuard("0123456789abcdef", "0123456789abcdef01234567"), 0)} {
 				add(l, site, page)
 			}
 		}

@@ -16,7 +16,9 @@
 // other page's counts to its entry in its site's tail (bucket.Tail), one
 // guarded update per tail and batch, in chunks of whole sites (a tail's
 // pages are spread over the pass: a second update of it for the batch
-// would be skipped by its guard). A plan is read from a bounded cache,
+// would be skipped by its guard); a share the tail cannot take (more than
+// one update carries, or no room left under its size bound) goes to spill
+// documents of that writer and batch instead (spill.go). A plan is read from a bounded cache,
 // else found (one find per level for a batch's misses), else proposed
 // from the pages' activity in the period before (activity.go, tracked
 // whatever Preallocate) and the batch's own hits, and inserted: the first
@@ -112,12 +114,18 @@
 //   - A plan costs one find per level and batch scan while it is not
 //     cached (a restart, another host's period) and one insert when this
 //     host proposes it; the preallocator's plans are cached, so its
-//     writers ask for none. A tail's update holds all of the batch's cold
-//     pages of that tail: no bound but the batch's and the plan's shards.
-//     About 20,000 pages of one tail in one batch (a catch-up into a
-//     period whose plan was proposed without history, 2 daily or 8
-//     monthly shards) make an update over MongoDB's 16 MB: it is refused,
-//     and the batch is retried without end. Not handled yet.
+//     writers ask for none.
+//   - A tail takes a batch's share in one update while the share is at
+//     most 1 MiB of entries and the tail's size stays within 4 MiB
+//     (spill.go's tailBounds); otherwise the share goes to spill
+//     documents (a catch-up into a period proposed without history, a
+//     crawler's sweep), exactly once (spill.go says why). A tail's size
+//     counts a page again in every batch that brings it: a tail whose
+//     pages come back batch after batch is judged full early, and its
+//     period's later batches cost a spill document each. A tail update
+//     MongoDB refuses as too large is judged full too; any other
+//     document it refused so would fail the batch (none can grow that
+//     far).
 //   - A TTL index counts from the period's start, so its
 //     expireAfterSeconds adds the longest period: a short month's bucket
 //     lives up to 3 days longer than the retention.

@@ -160,6 +160,11 @@ type Stats struct {
 	// TailWrites counts the tail documents written (one per tail and
 	// batch; in BucketWrites too).
 	TailWrites uint64
+	// TailSpills counts the tails' shares of a batch written to spill
+	// documents instead (the tail full, or the share more than one
+	// update carries; docs/buckets.md), resends included; SpillDocs the
+	// spill documents sent (in Inserts or InsertDups too).
+	TailSpills, SpillDocs uint64
 	// Expiry is the expiry of the minute, daily and monthly buckets (by
 	// level), then of the site totals, then of the visitors documents of
 	// day and month salt periods (ExpiryStats).
@@ -212,6 +217,8 @@ type Flusher struct {
 
 	maint maintenance   // retention, expiry, preallocation and the buckets known to exist
 	kick  chan struct{} // Kick: flush now
+
+	spillWarned spillWarnings // the tails whose spill was logged
 
 	hooks *hooks // test seams, nil in production
 }
@@ -274,7 +281,7 @@ type maintenance struct {
 // counters are the flusher's counters behind Stats, read atomically.
 type counters struct {
 	batches, hits, bulkWrites, updates, finds, inserts, insertCalls, retries atomic.Uint64
-	insertDups, bucketWrites, tailWrites                                     atomic.Uint64
+	insertDups, bucketWrites, tailWrites, tailSpills, spillDocs              atomic.Uint64
 	timing                                                                   timing
 
 	late       atomic.Uint64 // Stats.LateBuckets
@@ -295,6 +302,8 @@ func (c *counters) fill(st *Stats) {
 	st.InsertCalls = c.insertCalls.Load()
 	st.BucketWrites = c.bucketWrites.Load()
 	st.TailWrites = c.tailWrites.Load()
+	st.TailSpills = c.tailSpills.Load()
+	st.SpillDocs = c.spillDocs.Load()
 	st.Retries = c.retries.Load()
 	st.LateBuckets = c.late.Load()
 	st.ExpiredHits = c.expired.Load()

@@ -17,4 +17,6 @@ type hooks struct {
 	expiry       func(p pass) error                // at the start of ensureExpiry; stands for a network failure
 	prealloc     func(p pass, n int) error         // before a preallocation insertMany
 	layout       func(buffer.Layout) buffer.Layout // replaces the layout a batch is written in
+	tailBounds   *tailBounds                       // replaces defaultTailBounds
+	beforeSpill  func(p pass, ids []string)        // before an insert of spill documents
 }

@@ -38,8 +38,9 @@ const (
 
 // unknownShards is, per level, the shards of a plan proposed without the
 // period before (a first start, a replay of old logs): enough that a site
-// of a few hundred thousand pages a month (a day) keeps its tails under
-// MongoDB's 16 MB; a minute's tail is bounded by max_pages_per_minute.
+// of a few hundred thousand pages a month (a hundred thousand a day)
+// keeps its tails within their bound (past it, a batch's share spills:
+// spill.go); a minute's tail is bounded by max_pages_per_minute.
 var unknownShards = [bucket.Levels]int{bucket.Minute: 1, bucket.Daily: 2, bucket.Monthly: 8}
 
 // planKey names a plan: a level, a site and the start of a plan period.

@@ -239,21 +239,40 @@ func (f *Flusher) writeTails(ctx context.Context, a *attempt, p pass, from []byt
 	keys := slices.SortedFunc(maps.Keys(tails), func(x, y tailKey) int {
 		return cmp.Or(cmp.Compare(x.level, y.level), cmp.Compare(x.site, y.site), cmp.Compare(x.start, y.start), cmp.Compare(x.shard, y.shard))
 	})
+	b := f.tailBounds()
 	for len(keys) > 0 {
 		l := keys[0].level
 		n := 0
 		for n < len(keys) && n < f.chunk.ops && keys[n].level == l {
 			n++
 		}
-		docs := make([]guarded, n)
-		for i, k := range keys[:n] {
-			docs[i] = tails[k]
+		// A tail's share of the batch goes to the tail in one update
+		// when it fits one (Split), else to a spill of its own, in
+		// parts, the tail untouched: the same on every attempt.
+		var docs []guarded
+		var spills []spill
+		for _, k := range keys[:n] {
+			t := tails[k]
+			t.Limit = b.tail
+			if parts := t.Split(min(b.part, b.tail), b.statement); len(parts) > 1 {
+				spills = append(spills, spill{tail: t, parts: parts, why: "its share of the batch is more than one update carries"})
+				continue
+			}
+			docs = append(docs, t)
 		}
 		keys = keys[n:]
-		if err := f.applyLevel(ctx, pass(l), g, docs); err != nil {
+		full, err := f.applyLevel(ctx, pass(l), g, docs)
+		if err != nil {
 			return nil, fmt.Errorf("%s tails: %w", f.colls[l].Name(), err)
 		}
-		f.stats.tailWrites.Add(uint64(n))
+		for _, i := range full {
+			t := docs[i].(*bucket.Tail)
+			spills = append(spills, spill{tail: t, parts: []bucket.Tail{*t}, why: "it has no room left for the batch"})
+		}
+		if err := f.writeSpills(ctx, pass(l), g, spills); err != nil {
+			return nil, fmt.Errorf("%s tails: %w", f.colls[l].Name(), err)
+		}
+		f.stats.tailWrites.Add(uint64(len(docs) - len(full)))
 		f.heartbeat()
 	}
 	f.maint.act.record(hs, now)

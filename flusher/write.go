@@ -169,7 +169,7 @@ func (f *Flusher) writeSites(ctx context.Context, batchID string, g bucket.Guard
 		for i := range gs {
 			gs[i] = &docs[i]
 		}
-		if err := f.applyOnce(ctx, sitePass, f.sites, g, gs, nil); err != nil {
+		if _, err := f.applyOnce(ctx, sitePass, f.sites, g, gs, nil); err != nil {
 			return fmt.Errorf("%s: %w", f.sites.Name(), err)
 		}
 		docs = docs[n:]
@@ -200,16 +200,30 @@ func (f *Flusher) writeChunk(ctx context.Context, p pass, g bucket.Guard, bucket
 	for i := range buckets {
 		docs[i] = &buckets[i]
 	}
-	return f.applyLevel(ctx, p, g, docs)
+	_, err := f.applyLevel(ctx, p, g, docs)
+	return err
 }
 
 // applyLevel applies docs (page buckets or tails of level pass p) to the
 // level's collection, each exactly once for the batch of guard g
 // (applyOnce), counting those it creates past their retention (countLate).
-func (f *Flusher) applyLevel(ctx context.Context, p pass, g bucket.Guard, docs []guarded) error {
+// full are the tails that have no room for this batch (applyOnce).
+func (f *Flusher) applyLevel(ctx context.Context, p pass, g bucket.Guard, docs []guarded) (full []int, err error) {
 	return f.applyOnce(ctx, p, f.colls[p], g, docs, func(created []int, insErr error) {
 		f.countLate(p, docs, created, insErr)
 	})
+}
+
+// bounded is a guarded document with a size bound, a tail
+// (bucket.Tail): its update applies only while the document has room
+// for it, and a document without room for an update (its size, or
+// refused by the server as too large) never has room for it again, as a
+// tail only grows.
+type bounded interface {
+	guarded
+	// Fits reports whether the document as read (its size at least)
+	// has room for the update of guard g.
+	Fits(doc bson.Raw, g bucket.Guard) bool
 }
 
 // applyOnce applies docs to coll, each exactly once for the batch of
@@ -222,7 +236,12 @@ func (f *Flusher) applyLevel(ctx context.Context, p pass, g bucket.Guard, docs [
 // (applyExisting), whose three-step fallback creates any that is missing
 // after all. inserted, when not nil, is told which docs (indexes) an
 // insert created or met (insErr: its error, duplicates only), per insert.
-func (f *Flusher) applyOnce(ctx context.Context, p pass, coll *mongo.Collection, g bucket.Guard, buckets []guarded, inserted func(created []int, insErr error)) error {
+//
+// full are the indexes of the bounded documents (tails) that did not take
+// this batch and never will: without room for it (their size) or refused
+// by the server as too large. The caller writes their counts elsewhere
+// (a spill); every other document took the batch, once.
+func (f *Flusher) applyOnce(ctx context.Context, p pass, coll *mongo.Collection, g bucket.Guard, buckets []guarded, inserted func(created []int, insErr error)) (full []int, err error) {
 	var fresh, rest []int
 	for i := range buckets {
 		if f.exists(p, buckets[i].DocID()) {
@@ -234,18 +253,18 @@ func (f *Flusher) applyOnce(ctx context.Context, p pass, coll *mongo.Collection,
 	if len(fresh) > 0 {
 		met, err := f.insertWhole(ctx, p, coll, g, buckets, fresh, inserted)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rest = append(rest, met...)
 	}
 	if len(rest) > 0 {
-		if err := f.applyExisting(ctx, p, coll, g, buckets, rest, inserted); err != nil {
-			return err
+		if full, err = f.applyExisting(ctx, p, coll, g, buckets, rest, inserted); err != nil {
+			return nil, err
 		}
 	}
-	f.stats.bucketWrites.Add(uint64(len(buckets)))
+	f.stats.bucketWrites.Add(uint64(len(buckets) - len(full)))
 	f.maint.known.add(p, len(buckets), func(i int) string { return buckets[i].DocID() }, func(i int) int64 { return buckets[i].PeriodEnd() }, true)
-	return nil
+	return full, nil
 }
 
 // exists reports whether the bucket id of pass p is thought to exist:
@@ -317,21 +336,36 @@ func (f *Flusher) insertWhole(ctx context.Context, p pass, coll *mongo.Collectio
 
 // applyExisting applies the buckets at at (indexes in all), thought to
 // exist, each exactly once for the batch of guard g: the guarded update;
-// then, if
-// some did not match, the three-step fallback: find which of them carry
-// this batch, create the others zero-filled, update those. inserted is
-// applyOnce's.
-func (f *Flusher) applyExisting(ctx context.Context, p pass, coll *mongo.Collection, g bucket.Guard, all []guarded, at []int, inserted func([]int, error)) error {
+// then, if some did not match, the three-step fallback: find which of
+// them carry this batch, create the others zero-filled, update those.
+// A bounded document (a tail) the server refuses as too large, or that
+// carries neither this batch nor room for it (Fits, read back), is full:
+// returned, not written (applyOnce). inserted is applyOnce's.
+func (f *Flusher) applyExisting(ctx context.Context, p pass, coll *mongo.Collection, g bucket.Guard, all []guarded, at []int, inserted func([]int, error)) (full []int, err error) {
 	buckets := make([]guarded, len(at))
 	for j, i := range at {
 		buckets[j] = all[i]
 	}
-	matched, err := f.bulkWrite(ctx, coll, updates(buckets, g))
-	if err != nil {
-		return err
-	}
-	if matched == len(buckets) {
+	isFull := make([]bool, len(buckets))
+	markFull := func(j int) error { // buckets[j] is full
+		if _, ok := buckets[j].(bounded); !ok {
+			return fmt.Errorf("%s: an update refused as too large, of a document that is not a tail", coll.Name())
+		}
+		isFull[j] = true
+		full = append(full, at[j])
 		return nil
+	}
+	matched, large, err := f.bulkUpdate(ctx, coll, updates(buckets, g))
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range large {
+		if err := markFull(j); err != nil {
+			return nil, err
+		}
+	}
+	if matched+len(large) == len(buckets) {
+		return full, nil
 	}
 
 	ids := make([]string, len(buckets))
@@ -342,116 +376,79 @@ func (f *Flusher) applyExisting(ctx context.Context, p pass, coll *mongo.Collect
 		h.afterUpdate(p, ids)
 	}
 	// The buckets that did not match lack this batch: they were missing,
-	// or took it in an earlier attempt (or its insert). Ask which carry
-	// it, not which exist: a bucket another writer created since step 1
-	// exists but has not taken this batch.
+	// or took it in an earlier attempt (or its insert), or are tails
+	// without room for it. Ask which carry it, not which exist: a bucket
+	// another writer created since step 1 exists but has not taken this
+	// batch.
 	done, err := f.withBatch(ctx, coll, buckets, g)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var missing []guarded
-	var missingAt []int
+	var unmatched []int // in buckets: neither full nor carrying the batch
+	var tails []guarded
 	for j := range buckets {
-		if _, ok := done[buckets[j].DocID()]; !ok {
-			missing = append(missing, buckets[j])
-			missingAt = append(missingAt, at[j])
+		if _, ok := done[buckets[j].DocID()]; ok || isFull[j] {
+			continue
+		}
+		unmatched = append(unmatched, j)
+		if _, ok := buckets[j].(bounded); ok {
+			tails = append(tails, buckets[j])
 		}
 	}
-	if held := len(buckets) - matched - len(missing); held > 0 {
+	if len(tails) > 0 {
+		// A tail that exists and lacks this batch and room for it is
+		// full, for good (its size only grows). One that has room was
+		// created since step 1: it takes the update below.
+		docs, err := f.sizes(ctx, coll, tails)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range unmatched {
+			if b, ok := buckets[j].(bounded); ok {
+				if doc, found := docs[b.DocID()]; found && !b.Fits(doc, g) {
+					_ = markFull(j) // bounded
+				}
+			}
+		}
+	}
+	var missing []guarded
+	var missingAt, missingJ []int
+	for _, j := range unmatched {
+		if !isFull[j] {
+			missing = append(missing, buckets[j])
+			missingAt = append(missingAt, at[j])
+			missingJ = append(missingJ, j)
+		}
+	}
+	if held := len(done) - matched; held > 0 {
 		f.log.Debug("buckets held the batch already", "collection", coll.Name(), "buckets", len(buckets), "held", held)
 	}
 	if len(missing) == 0 {
-		return nil // the unmatched ones already took this batch
+		return full, nil // the unmatched ones already took this batch, or are full
 	}
 	if h := f.hooks; h != nil && h.beforeInsert != nil {
 		h.beforeInsert(p, ids)
 	}
 	insErr, err := f.insertZero(ctx, coll, missing)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if inserted != nil {
 		inserted(missingAt, insErr)
 	}
-	matched, err = f.bulkWrite(ctx, coll, updates(missing, g))
+	matched, large, err = f.bulkUpdate(ctx, coll, updates(missing, g))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if matched != len(missing) {
-		return fmt.Errorf("%d of %d new buckets did not take the update", len(missing)-matched, len(missing))
-	}
-	return nil
-}
-
-func (f *Flusher) bulkWrite(ctx context.Context, coll *mongo.Collection, models []mongo.WriteModel) (matched int, err error) {
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	f.stats.bulkWrites.Add(1)
-	f.stats.updates.Add(uint64(len(models)))
-	if h := f.hooks; h != nil && h.beforeBulk != nil {
-		if err := h.beforeBulk(len(models)); err != nil {
-			return 0, fmt.Errorf("bulk write %d updates: %w", len(models), err)
+	for _, k := range large {
+		if err := markFull(missingJ[k]); err != nil {
+			return nil, err
 		}
 	}
-	res, err := coll.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
-	if err != nil {
-		return 0, fmt.Errorf("bulk write %d updates: %w", len(models), err)
+	if matched+len(large) != len(missing) {
+		return nil, fmt.Errorf("%d of %d new buckets did not take the update", len(missing)-matched-len(large), len(missing))
 	}
-	if !res.Acknowledged {
-		return 0, errors.New("bulk write not acknowledged: an acknowledged write concern is required")
-	}
-	return int(res.MatchedCount), nil
-}
-
-// withBatch returns which of buckets are in coll and carry the batch in
-// this writer's applied entry (guard g). The filter names each bucket by its _id and
-// shard key ({$or: [{_id, <shard key>}, ...]}), so that a router asks only
-// the shards holding them.
-func (f *Flusher) withBatch(ctx context.Context, coll *mongo.Collection, buckets []guarded, g bucket.Guard) (map[string]struct{}, error) {
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	f.stats.finds.Add(1)
-	keys := make([]bson.D, len(buckets))
-	for i := range buckets {
-		keys[i] = buckets[i].AppendKey(make(bson.D, 0, 4))
-	}
-	cur, err := coll.Find(ctx, bucket.FindAppliedKeys(keys, g),
-		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
-	if err != nil {
-		return nil, fmt.Errorf("find %d buckets: %w", len(buckets), err)
-	}
-	var docs []struct {
-		ID string `bson:"_id"`
-	}
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("find %d buckets: %w", len(buckets), err)
-	}
-	set := make(map[string]struct{}, len(docs))
-	for _, d := range docs {
-		set[d.ID] = struct{}{}
-	}
-	return set, nil
-}
-
-// insertZero creates buckets zero-filled. A bucket another host created
-// first is left as it is; insErr is the insert's error then (duplicates
-// only).
-func (f *Flusher) insertZero(ctx context.Context, coll *mongo.Collection, buckets []guarded) (insErr, err error) {
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	docs := make([]bson.D, len(buckets))
-	for i := range buckets {
-		docs[i] = buckets[i].Zero()
-	}
-	f.stats.insertCalls.Add(1)
-	_, insErr = coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
-	dups, err := ignoreDuplicates(insErr)
-	if err != nil {
-		return nil, fmt.Errorf("insert %d buckets: %w", len(buckets), err)
-	}
-	f.stats.inserts.Add(uint64(len(buckets) - dups))
-	f.stats.insertDups.Add(uint64(dups))
-	return insErr, nil
+	return full, nil
 }
 
 // countLate counts the buckets just created (missing: the indexes in
@@ -500,24 +497,4 @@ func (f *Flusher) expiredHits(coll string, l bucket.Level, n uint64) {
 		f.log.Info("counts for documents past their retention not written (the levels kept take them)",
 			"collection", coll, "retention", f.maint.retention.Of(l), "hits", n, "expired_hits_total", total)
 	}
-}
-
-// ignoreDuplicates returns nil and the number of duplicate-key errors if
-// err holds nothing else: those buckets exist, created by another host.
-// Each write error is checked on its own: mongo.IsDuplicateKeyError of the
-// whole BulkWriteException is true as soon as one of them is a duplicate.
-func ignoreDuplicates(err error) (dups int, _ error) {
-	if err == nil {
-		return 0, nil
-	}
-	var bwe mongo.BulkWriteException
-	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
-		return 0, err
-	}
-	for _, we := range bwe.WriteErrors {
-		if !mongo.IsDuplicateKeyError(we.WriteError) {
-			return 0, err
-		}
-	}
-	return len(bwe.WriteErrors), nil
 }

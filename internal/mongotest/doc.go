@@ -31,6 +31,14 @@
 //     and sent on as {_id: v}, or as an _id no document has when it does
 //     not match (narrow.go): the reply and the documents are FerretDB's own
 //     for the command as it was (TestNarrowedUpdatesAnswerAsFerretDB);
+//   - bounds, when a test asks (MaxDocSize, a few kB), the documents
+//     updates leave, as MongoDB bounds them at 16 MiB, which FerretDB
+//     does not enforce (it stores a 17 MiB document): a statement that
+//     would leave its document over the bound is refused with MongoDB's
+//     write error (code 17419) and the command's other statements go on as
+//     MongoDB treats them (limit.go; TestMaxDocSizeRefusesUpdates). Each
+//     statement is tried first on a copy of its document in a scratch
+//     collection, under the write lock;
 //   - is cut off and restored (Stop, Resume), and restarts the server on
 //     its data (Restart);
 //   - injects the faults that matter for exactly-once: a write applied and

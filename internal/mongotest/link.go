@@ -29,6 +29,9 @@ type link struct {
 	// "") whose _id index the idIndexer must look for again when the
 	// reply to the request of this id passes: a drop, a create.
 	forget map[int32][2]string
+	// refused are the statements MaxDocSize refused, by request id, for
+	// their reply (limit.go).
+	refused map[int32]refusal
 }
 
 // requests passes the client's messages upstream, taking the write lock
@@ -57,6 +60,17 @@ func (l *link) requests() {
 				return      // closed before the write reaches the server
 			}
 			if cmd == "update" {
+				if max := l.s.maxDoc.Load(); max > 0 { // under the lock: see limit.go
+					var refused []int32
+					if m, refused = l.s.limitUpdates(m, max); len(refused) > 0 {
+						l.mu.Lock()
+						if l.refused == nil {
+							l.refused = map[int32]refusal{}
+						}
+						l.refused[m.requestID()] = refusal{max: max, indexes: refused}
+						l.mu.Unlock()
+					}
+				}
 				m = l.s.narrow.narrow(m) // under the lock: see narrow.go
 			}
 		}
@@ -85,7 +99,12 @@ func (l *link) replies() {
 		f, stall := l.fault, l.stall
 		forget, drop := l.forget[m.responseTo()]
 		delete(l.forget, m.responseTo())
+		ref, refused := l.refused[m.responseTo()]
+		delete(l.refused, m.responseTo())
 		l.mu.Unlock()
+		if refused {
+			m = withWriteErrors(m, ref)
+		}
 		if drop {
 			l.s.ids.forget(forget[0], forget[1])
 		}
@@ -165,6 +184,7 @@ type faults struct {
 	writes    int64 // write commands seen
 	dropped   int64 // replies dropped
 	cut       int64 // writes cut before the server
+	tooLarge  int64 // update statements refused (MaxDocSize)
 	dropEvery int64
 	rng       *rand.Rand // picks the dropped replies (DropReplyEvery)
 	next1     []fault    // one-shot faults for the next writes, in order
@@ -193,6 +213,8 @@ func (f *faults) next() (fault, time.Duration) {
 // FaultStats counts the proxy's write commands and the faults it made.
 type FaultStats struct {
 	Writes, DroppedReplies, CutRequests int64
+	// TooLarge counts the update statements refused by MaxDocSize.
+	TooLarge int64
 }
 
 // DropReplyEvery drops the reply to one write command in n (n ≤ 0: none)
@@ -234,7 +256,7 @@ func (s *Server) queue(f fault, d time.Duration) {
 func (s *Server) Faults() FaultStats {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()
-	return FaultStats{Writes: s.faults.writes, DroppedReplies: s.faults.dropped, CutRequests: s.faults.cut}
+	return FaultStats{Writes: s.faults.writes, DroppedReplies: s.faults.dropped, CutRequests: s.faults.cut, TooLarge: s.faults.tooLarge}
 }
 
 // lookups has the idIndexer add the _id index to the collection a command

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -55,49 +56,11 @@ func (n *narrower) narrow(m message) message {
 	if n == nil {
 		return m
 	}
-	o, ok := parseMsg(m)
-	if !ok || o.flags&flagMoreToCome != 0 {
+	u, ok := parseUpdate(m)
+	if !ok {
 		return m
 	}
-	first, err := o.body.IndexErr(0)
-	if err != nil || first.Key() != "update" {
-		return m
-	}
-	coll, ok := first.Value().StringValueOK()
-	db, ok2 := o.body.Lookup("$db").StringValueOK()
-	if !ok || !ok2 {
-		return m
-	}
-	// The statements: a document sequence "updates" (what drivers send),
-	// or the body's "updates" array.
-	var stmts []bsoncore.Document
-	seq := -1
-	for i, s := range o.seqs {
-		if s.id == "updates" {
-			if seq >= 0 {
-				return m
-			}
-			seq, stmts = i, s.docs
-		}
-	}
-	if arr, ok := o.body.Lookup("updates").ArrayOK(); ok {
-		if seq >= 0 {
-			return m
-		}
-		vals, err := arr.Values()
-		if err != nil {
-			return m
-		}
-		for _, v := range vals {
-			d, ok := v.DocumentOK()
-			if !ok {
-				return m
-			}
-			stmts = append(stmts, d)
-		}
-	} else if seq < 0 {
-		return m
-	}
+	db, coll, stmts := u.db, u.coll, u.stmts
 	// Every statement names one document by _id, each a different one.
 	ids := make([]bsoncore.Value, len(stmts))
 	guarded := make([]bool, len(stmts))
@@ -149,12 +112,12 @@ func (n *narrower) narrow(m message) message {
 			out[i] = st
 			continue
 		}
-		matches, err := n.matches(c.Database(db).Collection(coll), ids[i], st.Lookup("q").Document())
+		match, err := matches(c.Database(db).Collection(coll), ids[i], st.Lookup("q").Document())
 		if err != nil {
 			return m // FerretDB decides, slowly
 		}
 		id := ids[i]
-		if !matches {
+		if !match {
 			id = bsoncore.Value{Type: bsoncore.TypeString, Data: bsoncore.AppendString(nil, n.nomatch)}
 		}
 		out[i] = withFilter(st, id)
@@ -164,10 +127,79 @@ func (n *narrower) narrow(m message) message {
 			n.done.Add(1)
 		}
 	}
-	if seq >= 0 {
-		o.seqs[seq].docs = out
+	return u.encode(m, out)
+}
+
+// updateCommand is an update command taken apart: its database,
+// collection and statements, from its "updates" document sequence (what
+// drivers send) or its body's "updates" array.
+type updateCommand struct {
+	o         msgParts
+	db, coll  string
+	stmts     []bsoncore.Document
+	seq       int  // the sequence's index in o.seqs, or -1: the array
+	unordered bool // ordered: false
+}
+
+// parseUpdate takes the update command m apart; false when m is no
+// update command or one it cannot read whole.
+func parseUpdate(m message) (updateCommand, bool) {
+	u := updateCommand{seq: -1}
+	o, ok := parseMsg(m)
+	if !ok || o.flags&flagMoreToCome != 0 {
+		return u, false
+	}
+	u.o = o
+	first, err := o.body.IndexErr(0)
+	if err != nil || first.Key() != "update" {
+		return u, false
+	}
+	coll, ok := first.Value().StringValueOK()
+	db, ok2 := o.body.Lookup("$db").StringValueOK()
+	if !ok || !ok2 {
+		return u, false
+	}
+	u.db, u.coll = db, coll
+	if b, ok := o.body.Lookup("ordered").BooleanOK(); ok && !b {
+		u.unordered = true
+	}
+	for i, s := range o.seqs {
+		if s.id == "updates" {
+			if u.seq >= 0 {
+				return u, false
+			}
+			u.seq, u.stmts = i, s.docs
+		}
+	}
+	if arr, ok := o.body.Lookup("updates").ArrayOK(); ok {
+		if u.seq >= 0 {
+			return u, false
+		}
+		vals, err := arr.Values()
+		if err != nil {
+			return u, false
+		}
+		for _, v := range vals {
+			d, ok := v.DocumentOK()
+			if !ok {
+				return u, false
+			}
+			u.stmts = append(u.stmts, d)
+		}
+	} else if u.seq < 0 {
+		return u, false
+	}
+	return u, true
+}
+
+// encode returns the command as message m with stmts for its statements.
+func (u updateCommand) encode(m message, stmts []bsoncore.Document) message {
+	o := u.o
+	if u.seq >= 0 {
+		o.seqs = slices.Clone(o.seqs)
+		o.seqs[u.seq].docs = stmts
 	} else {
-		o.body = replaceArray(o.body, "updates", out)
+		o.body = replaceArray(o.body, "updates", stmts)
 	}
 	return o.encode(m)
 }
@@ -175,7 +207,7 @@ func (n *narrower) narrow(m message) message {
 // matches reports whether the document whose _id is id matches filter q,
 // asking FerretDB: {$match: {_id: id}} first, which it looks up by the
 // index, then {$match: q}, which it tests on that document alone.
-func (n *narrower) matches(c *mongo.Collection, id bsoncore.Value, q bsoncore.Document) (bool, error) {
+func matches(c *mongo.Collection, id bsoncore.Value, q bsoncore.Document) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), statementTimeout)
 	defer cancel()
 	byID := bsoncore.BuildDocument(nil, bsoncore.AppendValueElement(nil, "_id", id))

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,6 +47,12 @@ type Server struct {
 	// narrowing of guarded updates (nil with MONGODB_URI).
 	ids    *idIndexer
 	narrow *narrower
+
+	// maxDoc bounds the documents updates leave (MaxDocSize; 0: none),
+	// tried in the scratch collection of this name (limit.go).
+	maxDoc      atomic.Int64
+	scratchName string
+	scratchUsed atomic.Bool // dropped at close
 }
 
 // Start returns a server for t: the MongoDB named by MONGODB_URI if set,
@@ -87,7 +94,7 @@ func (s *Server) Close() { s.close() }
 // MONGODB_URI is set. On error the Server returned, if any, must be
 // closed.
 func start(dir func() string) (*Server, error) {
-	s := &Server{conns: make(map[net.Conn]struct{})}
+	s := &Server{conns: make(map[net.Conn]struct{}), scratchName: newScratchName()}
 	upstreamURI := os.Getenv("MONGODB_URI")
 	if upstreamURI == "" {
 		s.dir = dir()
@@ -256,6 +263,11 @@ func (s *Server) close() {
 	direct := s.direct
 	s.mu.Unlock()
 	if direct != nil {
+		if s.scratchUsed.Load() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_ = direct.Database(scratchDB).Collection(s.scratchName).Drop(ctx)
+			cancel()
+		}
 		_ = direct.Disconnect(context.Background())
 	}
 	if s.stop != nil {
