@@ -122,6 +122,18 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// TailStats counts the writes of the cold pages' tails.
+type TailStats struct {
+	// Writes counts the tail documents written (one per tail and batch;
+	// in Stats.BucketWrites too).
+	Writes uint64
+	// Spills counts the tails' shares of a batch written to spill
+	// documents instead (the tail full, or the share more than one
+	// update carries; docs/buckets.md), resends included; SpillDocs the
+	// spill documents sent (in Stats.Inserts or InsertDups too).
+	Spills, SpillDocs uint64
+}
+
 // Stats are counters since New, read atomically.
 type Stats struct {
 	Batches     uint64 // batches written and acknowledged
@@ -157,14 +169,8 @@ type Stats struct {
 	// met another writer's plan (then read by a find); the
 	// preallocator's included.
 	PlanFinds, PlanInserts, PlanInsertCalls, PlanDups uint64
-	// TailWrites counts the tail documents written (one per tail and
-	// batch; in BucketWrites too).
-	TailWrites uint64
-	// TailSpills counts the tails' shares of a batch written to spill
-	// documents instead (the tail full, or the share more than one
-	// update carries; docs/buckets.md), resends included; SpillDocs the
-	// spill documents sent (in Inserts or InsertDups too).
-	TailSpills, SpillDocs uint64
+	// Tails counts the cold pages' writes (TailStats).
+	Tails TailStats
 	// Expiry is the expiry of the minute, daily and monthly buckets (by
 	// level), then of the site totals, then of the visitors documents of
 	// day and month salt periods (ExpiryStats).
@@ -190,23 +196,22 @@ const baseBackoff = 500 * time.Millisecond
 
 // Flusher writes the buffer's sealed batches to MongoDB exactly once.
 type Flusher struct {
-	buf           *buffer.Buffer
-	recorder      Recorder
-	numbers       Numbers
-	barrier       func(ctx context.Context) error
-	user          string
-	colls         [3]*mongo.Collection // by pass
-	sites         *mongo.Collection    // the sites' daily totals (sitePass)
-	visitorColl   *mongo.Collection    // the visitor registers (writeVisitors)
-	visitorPeriod visitor.Period
-	sitesIndexed  bool // its index was created (under mu)
-	interval      time.Duration
-	cadence       cadence   // which batches are full (under mu)
-	chunk         chunkSize // updates per chunk
-	maxBackoff    time.Duration
-	timeout       time.Duration
-	clock         clock.Clock
-	log           *slog.Logger
+	buf          *buffer.Buffer
+	recorder     Recorder
+	numbers      Numbers
+	barrier      func(ctx context.Context) error
+	user         string
+	colls        [3]*mongo.Collection // by pass
+	sites        *mongo.Collection    // the sites' daily totals (sitePass)
+	visitors     visitorDest          // the visitor registers (writeVisitors)
+	sitesIndexed bool                 // its index was created (under mu)
+	interval     time.Duration
+	cadence      cadence   // which batches are full (under mu)
+	chunk        chunkSize // updates per chunk
+	maxBackoff   time.Duration
+	timeout      time.Duration
+	clock        clock.Clock
+	log          *slog.Logger
 
 	mu sync.Mutex // one Flush at a time
 	ch Chunker
@@ -301,9 +306,7 @@ func (c *counters) fill(st *Stats) {
 	st.InsertDups = c.insertDups.Load()
 	st.InsertCalls = c.insertCalls.Load()
 	st.BucketWrites = c.bucketWrites.Load()
-	st.TailWrites = c.tailWrites.Load()
-	st.TailSpills = c.tailSpills.Load()
-	st.SpillDocs = c.spillDocs.Load()
+	st.Tails = TailStats{Writes: c.tailWrites.Load(), Spills: c.tailSpills.Load(), SpillDocs: c.spillDocs.Load()}
 	st.Retries = c.retries.Load()
 	st.LateBuckets = c.late.Load()
 	st.ExpiredHits = c.expired.Load()
@@ -335,28 +338,27 @@ func New(cfg Config) (*Flusher, error) {
 			cfg.DB.Collection(cfg.Collections.Name(bucket.Daily)),
 			cfg.DB.Collection(cfg.Collections.Name(bucket.Monthly)),
 		},
-		sites:         cfg.DB.Collection(cfg.Collections.SiteName()),
-		visitorColl:   cfg.DB.Collection(cfg.Collections.VisitorName()),
-		visitorPeriod: cfg.VisitorPeriod,
-		maint:         maintenance{retention: cfg.Retention},
-		recorder:      cfg.Recorder,
-		numbers:       cfg.Numbers,
-		barrier:       cfg.Barrier,
-		user:          cfg.User,
-		interval:      cfg.Interval,
-		cadence:       cadence{coarse: cfg.CoarseInterval},
-		chunk:         chunkSize{max: cfg.MaxOps},
-		maxBackoff:    cfg.MaxBackoff,
-		timeout:       cfg.Timeout,
-		clock:         cfg.Clock,
-		log:           cfg.Logger,
+		sites:      cfg.DB.Collection(cfg.Collections.SiteName()),
+		visitors:   visitorDest{coll: cfg.DB.Collection(cfg.Collections.VisitorName()), period: cfg.VisitorPeriod},
+		maint:      maintenance{retention: cfg.Retention},
+		recorder:   cfg.Recorder,
+		numbers:    cfg.Numbers,
+		barrier:    cfg.Barrier,
+		user:       cfg.User,
+		interval:   cfg.Interval,
+		cadence:    cadence{coarse: cfg.CoarseInterval},
+		chunk:      chunkSize{max: cfg.MaxOps},
+		maxBackoff: cfg.MaxBackoff,
+		timeout:    cfg.Timeout,
+		clock:      cfg.Clock,
+		log:        cfg.Logger,
 	}
 	f.chunk.ops = f.chunk.max
 	f.maint.known = newKnown()
 	f.maint.act = newActivity(cfg.PreallocateMaxPages)
 	f.maint.plans = newPlanner(cfg, f.colls, f.maint.act)
 	f.maint.prealloc = newPreallocator(cfg, f.colls, f.maint.known, f.maint.act, f.maint.plans)
-	f.maint.expirer = newExpirer(cfg, f.colls, f.sites, f.visitorColl, f.retry)
+	f.maint.expirer = newExpirer(cfg, f.colls, f.sites, f.visitors.coll, f.retry)
 	f.kick = make(chan struct{}, 1)
 	return f, nil
 }

@@ -276,8 +276,8 @@ func TestTailFullSpillsExactly(t *testing.T) {
 			if mode == refusedMode && e.srv.Faults().TooLarge == 0 {
 				t.Error("MongoDB (the proxy) refused no update: the test shows nothing")
 			}
-			if st.TailSpills == 0 || st.SpillDocs == 0 {
-				t.Errorf("%d shares spilled in %d documents", st.TailSpills, st.SpillDocs)
+			if st.Tails.Spills == 0 || st.Tails.SpillDocs == 0 {
+				t.Errorf("%d shares spilled in %d documents", st.Tails.Spills, st.Tails.SpillDocs)
 			}
 			// The next batch of the period: a.example's tail is full for
 			// it too, b.example's takes it.

@@ -110,8 +110,8 @@ func TestTailsExactOnceAndRouted(t *testing.T) {
 	if st.PlanInserts != 11 || st.PlanDups != 0 || st.PlanFinds != 3 {
 		t.Errorf("plans: %d inserted, %d duplicates, %d finds; want 11, 0, 3", st.PlanInserts, st.PlanDups, st.PlanFinds)
 	}
-	if st.TailWrites == 0 || st.Finds != 0 {
-		t.Errorf("%d tails written, %d finds of the fallback", st.TailWrites, st.Finds)
+	if st.Tails.Writes == 0 || st.Finds != 0 {
+		t.Errorf("%d tails written, %d finds of the fallback", st.Tails.Writes, st.Finds)
 	}
 	// Again in the same periods: no plan is looked for.
 	e.commit(t, hit{"a.example", "/c1", "2024-02-01T00:00:40Z", 1}, hit{"a.example", "/hot", "2024-02-01T00:00:40Z", 1})

@@ -20,7 +20,15 @@ import (
 
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/visitor"
 )
+
+// visitorDest is where the visitor registers go: the visitors collection
+// and the salt period that keys its documents.
+type visitorDest struct {
+	coll   *mongo.Collection
+	period visitor.Period
+}
 
 // sketchKeep is how long past its period's end a visitor sketch is kept
 // in the buffer: late lines and replays within the salt's grace (2 hours
@@ -45,7 +53,7 @@ func (f *Flusher) writeVisitors(ctx context.Context) error {
 		return err
 	}
 	send := rises
-	if l := bucket.VisitorLevel(f.visitorPeriod); f.maint.retention.Of(l) > 0 {
+	if l := bucket.VisitorLevel(f.visitors.period); f.maint.retention.Of(l) > 0 {
 		now := f.clock.Now()
 		send = make([]buffer.VisitorRise, 0, len(rises))
 		for _, r := range rises {
@@ -54,7 +62,7 @@ func (f *Flusher) writeVisitors(ctx context.Context) error {
 			}
 		}
 		if n := len(rises) - len(send); n > 0 {
-			f.log.Debug("registers of visitors documents past their retention not sent", "collection", f.visitorColl.Name(), "documents", n)
+			f.log.Debug("registers of visitors documents past their retention not sent", "collection", f.visitors.coll.Name(), "documents", n)
 		}
 	}
 	for from := 0; from < len(send); {
@@ -66,7 +74,7 @@ func (f *Flusher) writeVisitors(ctx context.Context) error {
 	}
 	// A period's sketch is kept sketchKeep past its end (late lines,
 	// replays within the salt's grace), then dropped once all is sent.
-	cutoff := f.visitorPeriod.Unit().Cutoff(f.clock.Now(), sketchKeep).Unix()
+	cutoff := f.visitors.period.Unit().Cutoff(f.clock.Now(), sketchKeep).Unix()
 	return f.buf.Update(func(tx *buffer.Tx) error {
 		if err := tx.MarkVisitorsSent(rises); err != nil {
 			return err
@@ -86,12 +94,12 @@ func (f *Flusher) maxRegisters(ctx context.Context, rises []buffer.VisitorRise) 
 			mx[j] = bson.E{Key: bucket.RegisterPath(int(g.I)), Value: int32(g.R)}
 		}
 		models[i] = mongo.NewUpdateOneModel().
-			SetFilter(bucket.VisitorKey(f.visitorPeriod, r.Start, r.Site, r.Page)).
+			SetFilter(bucket.VisitorKey(f.visitors.period, r.Start, r.Site, r.Page)).
 			SetUpdate(bson.D{{Key: "$max", Value: mx}})
 	}
-	matched, err := f.bulkWrite(ctx, f.visitorColl, models)
+	matched, err := f.bulkWrite(ctx, f.visitors.coll, models)
 	if err != nil {
-		return fmt.Errorf("%s: %w", f.visitorColl.Name(), err)
+		return fmt.Errorf("%s: %w", f.visitors.coll.Name(), err)
 	}
 	f.stats.bucketWrites.Add(uint64(len(rises)))
 	if matched == len(rises) {
@@ -101,23 +109,23 @@ func (f *Flusher) maxRegisters(ctx context.Context, rises []buffer.VisitorRise) 
 	// then apply all again ($max: the ones applied take nothing).
 	docs := make([]bson.D, len(rises))
 	for i, r := range rises {
-		docs[i] = bucket.VisitorZero(f.visitorPeriod, r.Start, r.Site, r.Page, r.P)
+		docs[i] = bucket.VisitorZero(f.visitors.period, r.Start, r.Site, r.Page, r.P)
 	}
 	ictx, cancel := context.WithTimeout(ctx, f.timeout)
 	f.stats.insertCalls.Add(1)
-	_, insErr := f.visitorColl.InsertMany(ictx, docs, options.InsertMany().SetOrdered(false))
+	_, insErr := f.visitors.coll.InsertMany(ictx, docs, options.InsertMany().SetOrdered(false))
 	cancel()
 	dups, err := ignoreDuplicates(insErr)
 	if err != nil {
-		return fmt.Errorf("%s: insert %d documents: %w", f.visitorColl.Name(), len(docs), err)
+		return fmt.Errorf("%s: insert %d documents: %w", f.visitors.coll.Name(), len(docs), err)
 	}
 	f.stats.inserts.Add(uint64(len(docs) - dups))
 	f.stats.insertDups.Add(uint64(dups))
-	if matched, err = f.bulkWrite(ctx, f.visitorColl, models); err != nil {
-		return fmt.Errorf("%s: %w", f.visitorColl.Name(), err)
+	if matched, err = f.bulkWrite(ctx, f.visitors.coll, models); err != nil {
+		return fmt.Errorf("%s: %w", f.visitors.coll.Name(), err)
 	}
 	if matched != len(rises) {
-		return fmt.Errorf("%s: %d of %d documents did not take the registers", f.visitorColl.Name(), len(rises)-matched, len(rises))
+		return fmt.Errorf("%s: %d of %d documents did not take the registers", f.visitors.coll.Name(), len(rises)-matched, len(rises))
 	}
 	return nil
 }
