@@ -40,6 +40,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/flusher"
 )
 
@@ -59,6 +60,7 @@ func main() {
 	flag.Uint64Var(&p.seed, "seed", 1, "random seed")
 	flag.IntVar(&p.preMinHits, "prealloc-min-hits", 60, "preallocate_min_hits of the write-path tables (60: the default before tails)")
 	flag.Float64Var(&p.preRate, "prealloc-rate", flusher.DefaultPreallocateRate, "preallocate_rate (buckets per second per host) of the write-path tables")
+	flag.IntVar(&p.hotMinHits, "hot-min-hits", 0, "hits a page needs on a host in a plan period to be hot in the tails layout (0: each level's break-even, as preallocate_min_hits unset)")
 	minHits := flag.String("min-hits", "1,2,3,10,100", "preallocate_min_hits values to compare")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to `file`")
 	flag.Parse()
@@ -87,6 +89,14 @@ func main() {
 		os.Exit(1)
 	}
 	report(os.Stdout, t, ks, took)
+	var sz [3]tailSizes
+	for pi := range sz {
+		if sz[pi], err = measureTails(bucket.Level(pi), t.pageHits, p.hosts); err != nil {
+			fmt.Fprintln(os.Stderr, "fleet:", err)
+			os.Exit(1)
+		}
+	}
+	reportTails(os.Stdout, t, sz)
 }
 
 func parseInts(s string) ([]int, error) {
@@ -117,6 +127,8 @@ func check(p params) error {
 		return fmt.Errorf("-tail must be in [0, 1)")
 	case p.zipf <= 0:
 		return fmt.Errorf("-zipf must be positive")
+	case p.hotMinHits < 0:
+		return fmt.Errorf("-hot-min-hits must not be negative")
 	case p.preMinHits < 1 || p.preRate <= 0:
 		return fmt.Errorf("-prealloc-min-hits and -prealloc-rate must be positive")
 	}
