@@ -23,6 +23,13 @@
 // model.go) at -prealloc-min-hits and -prealloc-rate, beside the
 // three-step path it replaced: operations per bucket written, by class.
 //
+// Last, the tails layout (cold pages' counts in per-site tail documents,
+// docs/buckets.md) is modelled from the same sample beside the pages
+// layout measured (tails.go, with its approximations): bytes and
+// documents stored per day, writes per second and the busiest document,
+// with the ratio tails/pages; -hot-min-hits sets the hot threshold (0:
+// each level's break-even).
+//
 //	go run ./bench/fleet -hosts 1000 -pages 10000 -rate 1000 -interval 10s
 //	go run ./bench/fleet -interval 60s -tail 0.3
 package main

@@ -334,6 +334,6 @@ func reportTails(w io.Writer, t *totals, sz [3]tailSizes) {
 		si(pg.sum(pg.docsDay)), si(tl.sum(tl.docsDay)), ratio(tl.sum(tl.docsDay), pg.sum(pg.docsDay)),
 		si(pg.sum(pg.writes)), si(tl.sum(tl.writes)), ratio(tl.sum(tl.writes), pg.sum(pg.writes)),
 		si(busyP), si(busyT), what, ratio(busyT, busyP))
-	fmt.Fprintf(w, "\nBytes per hit stored: pages %.1f B, tails %.1f B (%s hits a day).\n\n", pg.sum(pg.bytesDay)/hitsDay, tl.sum(tl.bytesDay)/hitsDay, si(hitsDay))
+	fmt.Fprintf(w, "\nBytes per hit stored: pages %.3g B, tails %.3g B (%s hits a day).\n\n", pg.sum(pg.bytesDay)/hitsDay, tl.sum(tl.bytesDay)/hitsDay, si(hitsDay))
 	fmt.Fprintf(w, "Pages layout: the simulation's figures above (bytes and documents as in the storage table; writes: one per bucket, batch and host, measured; busiest as in the writes table). Tails layout, modelled from the same sample with sizes from the builders (bucket.NewTail, Tail.Add, Tail.Whole, Tail.Zero): a page is hot in a plan period with the Poisson probability that the proposing host saw the threshold in the period before, and its bucket and tail entries are weighted by it; a tail entry holds one cell per slot (minute, hour, day) any host hit; cold hits spread evenly over the shards; a tail's applied entries are the hosts with a cold hit for it in its period. Writes: one per bucket or tail, batch and host (duplicate inserts, tail creation and plan finds left out in both). A tail over 4 MiB spills; spills are not modelled (their bytes counted as if in the tail).\n")
 }
