@@ -23,6 +23,13 @@
 // model.go) at -prealloc-min-hits and -prealloc-rate, beside the
 // three-step path it replaced: operations per bucket written, by class.
 //
+// Last, the tails layout (cold pages' counts in per-site tail documents,
+// docs/buckets.md) is modelled from the same sample beside the pages
+// layout measured (tails.go, with its approximations): bytes and
+// documents stored per day, writes per second and the busiest document,
+// with the ratio tails/pages; -hot-min-hits sets the hot threshold (0:
+// each level's break-even).
+//
 //	go run ./bench/fleet -hosts 1000 -pages 10000 -rate 1000 -interval 10s
 //	go run ./bench/fleet -interval 60s -tail 0.3
 package main
@@ -40,6 +47,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/flusher"
 )
 
@@ -59,6 +67,7 @@ func main() {
 	flag.Uint64Var(&p.seed, "seed", 1, "random seed")
 	flag.IntVar(&p.preMinHits, "prealloc-min-hits", 60, "preallocate_min_hits of the write-path tables (60: the default before tails)")
 	flag.Float64Var(&p.preRate, "prealloc-rate", flusher.DefaultPreallocateRate, "preallocate_rate (buckets per second per host) of the write-path tables")
+	flag.IntVar(&p.hotMinHits, "hot-min-hits", 0, "hits a page needs on a host in a plan period to be hot in the tails layout (0: each level's break-even, as preallocate_min_hits unset)")
 	minHits := flag.String("min-hits", "1,2,3,10,100", "preallocate_min_hits values to compare")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to `file`")
 	flag.Parse()
@@ -87,6 +96,14 @@ func main() {
 		os.Exit(1)
 	}
 	report(os.Stdout, t, ks, took)
+	var sz [3]tailSizes
+	for pi := range sz {
+		if sz[pi], err = measureTails(bucket.Level(pi), t.pageHits, p.hosts); err != nil {
+			fmt.Fprintln(os.Stderr, "fleet:", err)
+			os.Exit(1)
+		}
+	}
+	reportTails(os.Stdout, t, sz)
 }
 
 func parseInts(s string) ([]int, error) {
@@ -117,6 +134,8 @@ func check(p params) error {
 		return fmt.Errorf("-tail must be in [0, 1)")
 	case p.zipf <= 0:
 		return fmt.Errorf("-zipf must be positive")
+	case p.hotMinHits < 0:
+		return fmt.Errorf("-hot-min-hits must not be negative")
 	case p.preMinHits < 1 || p.preRate <= 0:
 		return fmt.Errorf("-prealloc-min-hits and -prealloc-rate must be positive")
 	}

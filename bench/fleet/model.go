@@ -112,6 +112,9 @@ func atLeast(k int, mu float64) float64 {
 	if k <= 0 {
 		return 1
 	}
+	if float64(k) > mu+40*math.Sqrt(mu)+40 {
+		return 0 // 40 standard deviations above the mean, and more
+	}
 	// 1 - P(X <= k-1), summing the terms in log space for large mu.
 	var cdf float64
 	for i := range k {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/logtally/logtally/bucket"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -150,5 +152,73 @@ func TestWritePath(t *testing.T) {
 	}
 	if o := tot.writePath(levels[0])[preClass]; o.dups <= 0 {
 		t.Errorf("preallocated page with half the rate: no duplicates: %+v", o)
+	}
+}
+
+func TestMinutePieces(t *testing.T) {
+	// A 10 s batch spans two minutes one time in six; every piece holds a
+	// hit at a high rate.
+	if got := minutePieces(10, 1e9); !near(got, 7.0/6) {
+		t.Errorf("minutePieces(10, dense) = %g, want 7/6", got)
+	}
+	// At a low rate, about one hit's chance per batch.
+	if got := minutePieces(10, 1e-6); math.Abs(got-1e-5) > 1e-9 {
+		t.Errorf("minutePieces(10, 1e-6) = %g, want 1e-5", got)
+	}
+}
+
+// TestTailsLayout checks the tails model against the pages layout: with
+// every page hot it is the pages layout; with every page cold its writes
+// are one per tail, batch and host, and the busiest document is the
+// minute's tail.
+func TestTailsLayout(t *testing.T) {
+	p := params{hosts: 1000, sample: 1, interval: 10 * time.Second, coarse: time.Minute, period: 10 * time.Minute}
+	r := &hostResult{flushes: 100, pageHits: map[string]int64{"/p/1": 10_000},
+		minuteDocs: map[string]int64{"202603101000/www.example.com/p/1": 6}, minuteFirst: map[string]int64{"/p/1": 9}}
+	for i := range r.pageBatches {
+		r.pageBatches[i] = map[string]int64{"/p/1": 100}
+		r.coarsePageBatches[i] = map[string]int64{}
+		st := &r.passes[i]
+		st.updates = [2]int64{100, 0}
+		st.zeroBytes = [2]int64{100 * 1000, 0}
+	}
+	var sz [3]tailSizes
+	for pi := range sz {
+		var err error
+		if sz[pi], err = measureTails(bucket.Level(pi), r.pageHits, p.hosts); err != nil {
+			t.Fatal(err)
+		}
+		if sz[pi].entry["/p/1"] <= 0 || sz[pi].zero <= 0 || (pi > 0 && sz[pi].cell <= 0) {
+			t.Fatalf("level %d sizes %+v", pi, sz[pi])
+		}
+	}
+	p.hotMinHits = 1
+	tot := merge(p, []*hostResult{r})
+	pg, hot := tot.pagesLayout(), tot.tailsLayout(sz)
+	for pi := range 3 {
+		if !near(hot.bytesDay[pi], pg.bytesDay[pi]) || !near(hot.docsDay[pi], pg.docsDay[pi]) || !near(hot.writes[pi], pg.writes[pi]) ||
+			!near(hot.busiest[pi], pg.busiest[pi]) || hot.busyTail[pi] {
+			t.Errorf("level %d, every page hot: tails %+v, pages %+v", pi, hot, pg)
+		}
+	}
+	tot.p.hotMinHits = 1 << 40
+	cold := tot.tailsLayout(sz)
+	// /p/1: 10 hits/s per host, in every batch: each host writes the
+	// minute's tail in about 7/6 pieces a batch (a piece of a fraction of
+	// a second may hold no hit) and its daily and monthly tails (one
+	// shard) once.
+	want := [3]float64{1000 * minutePieces(10, 10) / 10, 100, 100}
+	if want[0] < 116 || want[0] > 1000*7.0/6/10 {
+		t.Errorf("minute tail writes %g, want about %g", want[0], 1000*7.0/6/10)
+	}
+	for pi := range 3 {
+		if math.Abs(cold.writes[pi]-want[pi]) > 1e-6 || !cold.busyTail[pi] || math.Abs(cold.busiest[pi]-want[pi]) > 1e-6 {
+			t.Errorf("level %d, every page cold: writes %g, busiest %g (tail %v); want %g", pi, cold.writes[pi], cold.busiest[pi], cold.busyTail[pi], want[pi])
+		}
+	}
+	// A minute's tail: the page's entry, an empty tail and 1000 applied
+	// entries, 1440 a day.
+	if w := 1440 * (sz[0].entry["/p/1"] + sz[0].zero + 1000*tot.appliedEntry); !near(cold.bytesDay[0], w) || !near(cold.docsDay[0], 1440) {
+		t.Errorf("minute tails: %g bytes, %g documents a day; want %g, 1440", cold.bytesDay[0], cold.docsDay[0], w)
 	}
 }

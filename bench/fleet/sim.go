@@ -42,6 +42,9 @@ type params struct {
 	// preallocate_rate, for the write path's model (model.go).
 	preMinHits int
 	preRate    float64
+	// hotMinHits is the tails layout's hot threshold (tails.go): 0 for
+	// each level's break-even.
+	hotMinHits int
 }
 
 // class tells head pages (and "(other)") from tail pages.
