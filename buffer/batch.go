@@ -45,6 +45,18 @@ func (b *Buffer) Seal(s Seal) (*Batch, error) {
 	return b.seal("", b.files.Now(), s.MinuteOnly, sealLayout)
 }
 
+// Sealable reports whether a full Seal would return a batch: one in
+// flight, or pending counts, marks or coarse counts to seal.
+func (t *ReadTx) Sealable() bool { return t.sealable(false) }
+
+// sealable is Sealable for a batch of the kind minuteOnly says (a
+// minute-only batch does not take the coarse counts).
+func (t *ReadTx) sealable(minuteOnly bool) bool {
+	pending := t.tx.Bucket(bktPending)
+	return readBatch(t.tx.Bucket(bktSealed)) != nil || getU64(pending.Get(keyKeys)) != 0 ||
+		!empty(pending.Bucket(subMarks)) || !minuteOnly && !empty(pending.Bucket(subCoarse))
+}
+
 // seal is Seal with the new batch's id (empty: the next one; a numbered
 // id given is adopted, adoptBatchIDs), seal time, kind and layout given.
 // The seal time is the wall clock's, not b.clock's: a rebuild from the
@@ -58,9 +70,7 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool, layout Layout) (
 	// read transaction, without a write (and its fsync).
 	idle := false
 	b.view(func(tx *bolt.Tx) error {
-		pending := tx.Bucket(bktPending)
-		idle = readBatch(tx.Bucket(bktSealed)) == nil && getU64(pending.Get(keyKeys)) == 0 &&
-			empty(pending.Bucket(subMarks)) && (minuteOnly || empty(pending.Bucket(subCoarse)))
+		idle = !(&ReadTx{tx: tx}).sealable(minuteOnly)
 		return nil
 	})
 	if idle {

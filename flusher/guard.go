@@ -29,14 +29,21 @@ func Guard(instance, id string) bucket.Guard {
 // guard is Guard of this flusher's buffer.
 func (f *Flusher) guard(id string) bucket.Guard { return Guard(f.buf.InstanceID(), id) }
 
-// number claims the buffer's writer number when it has none and counts
-// wait to be sealed: the batch sealed next is then numbered. An idle
-// buffer claims nothing.
+// number claims the buffer's writer number when it has none and anything
+// waits to be sealed (buffer.ReadTx.Sealable): the batch sealed next is
+// then numbered. An idle buffer claims nothing, and Flush seals nothing
+// new while the buffer has no number (what is committed after this look
+// waits for the next round's claim), so a batch is never sealed under
+// the buffer id's guard for want of a claim made a moment too early.
 func (f *Flusher) number(ctx context.Context) error {
 	if f.numbers == nil || f.buf.Number() != 0 {
 		return nil
 	}
-	if keys, _ := f.buf.Pending(); keys == 0 {
+	var sealable bool
+	if err := f.buf.View(func(tx *buffer.ReadTx) error { sealable = tx.Sealable(); return nil }); err != nil {
+		return err
+	}
+	if !sealable {
 		return nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, f.timeout)
