@@ -10,14 +10,18 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,7 +32,9 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 )
 
@@ -126,7 +132,7 @@ format = "combined"
 			return fmt.Errorf("counted %d of %d hits before giving up", got, want)
 		}
 		time.Sleep(500 * time.Millisecond)
-		if got, err = sum(ctx, db.Collection("monthly"), "total"); err != nil {
+		if got, err = monthlyViews(ctx, db.Collection("monthly")); err != nil {
 			got = -1
 		}
 	}
@@ -166,30 +172,59 @@ func countHits(files []string, site string) (int64, error) {
 	return n, nil
 }
 
-func sum(ctx context.Context, c *mongo.Collection, field string) (int64, error) {
+// monthlyViews sums the views of c's monthly documents: the hot pages'
+// buckets' totals and the cold pages' entries in their site's tails.
+func monthlyViews(ctx context.Context, c *mongo.Collection) (int64, error) {
 	cur, err := c.Find(ctx, bson.D{})
 	if err != nil {
 		return 0, err
 	}
-	var docs []bson.M
-	if err := cur.All(ctx, &docs); err != nil {
-		return 0, err
-	}
+	defer cur.Close(ctx)
 	var n int64
-	for _, d := range docs {
-		v, _ := d[field].(int64)
+	for cur.Next(ctx) {
+		v, err := bucket.Monthly.Views(cur.Current)
+		if err != nil {
+			return 0, err
+		}
 		n += v
 	}
-	return n, nil
+	return n, cur.Err()
+}
+
+// pageOf returns a document's page field (a page, or a tail's or plan's
+// marker).
+func pageOf(l bucket.Level, d bson.M) string {
+	if l == bucket.Minute {
+		p, _ := d["page"].(string)
+		return p
+	}
+	p, _ := asM(d["metadata"])["page"].(string)
+	return p
 }
 
 func show(ctx context.Context, db *mongo.Database) error {
-	for _, name := range []string{"minutes", "daily", "monthly"} {
-		n, err := db.Collection(name).CountDocuments(ctx, bson.D{})
+	for _, l := range []bucket.Level{bucket.Minute, bucket.Daily, bucket.Monthly} {
+		name := bucket.Collections{}.Name(l)
+		var docs []bson.M
+		cur, err := db.Collection(name).Find(ctx, bson.D{})
 		if err != nil {
 			return err
 		}
-		fmt.Printf("collection %-8s %3d buckets\n", name, n)
+		if err := cur.All(ctx, &docs); err != nil {
+			return err
+		}
+		var pages, tails, plans int
+		for _, d := range docs {
+			switch p := pageOf(l, d); {
+			case p == bucket.PlanPage:
+				plans++
+			case bucket.IsMarker(p):
+				tails++
+			default:
+				pages++
+			}
+		}
+		fmt.Printf("collection %-8s %3d buckets of hot pages, %3d tails (the cold pages' counts), %3d plans\n", name, pages, tails, plans)
 	}
 	cur, err := db.Collection("monthly").Find(ctx, bson.D{})
 	if err != nil {
@@ -199,24 +234,76 @@ func show(ctx context.Context, db *mongo.Database) error {
 	if err := cur.All(ctx, &months); err != nil {
 		return err
 	}
+	months = slices.DeleteFunc(months, func(m bson.M) bool { return bucket.IsMarker(pageOf(bucket.Monthly, m)) })
 	sort.Slice(months, func(i, j int) bool { return months[i]["total"].(int64) > months[j]["total"].(int64) })
-	fmt.Println("\nmonthly buckets (page, total, non-zero days):")
+	fmt.Println("\nmonthly buckets of the hot pages (page, total, non-zero days):")
 	for _, m := range months {
-		meta := asM(m["metadata"])
-		fmt.Printf("  %-40s %5d  %s\n", meta["page"], m["total"], nonZero(asM(m["daily"])))
+		fmt.Printf("  %-40s %5d  %s\n", pageOf(bucket.Monthly, m), m["total"], nonZero(asM(m["daily"])))
 	}
+	// The cold pages: their entries in the monthly tails, views per day.
+	type cold struct {
+		page  string
+		views int64
+		days  map[int]int64
+	}
+	byPage := map[string]*cold{}
+	cur, err = db.Collection("monthly").Find(ctx, bson.D{{Key: "metadata.page", Value: bson.D{{Key: "$regex", Value: "^~[0-9]"}}}})
+	if err != nil {
+		return err
+	}
+	for cur.Next(ctx) {
+		err := bucket.Monthly.DecodeTail(cur.Current, func(c *bucket.TailCell) {
+			e := byPage[c.Page]
+			if e == nil {
+				e = &cold{page: c.Page, days: map[int]int64{}}
+				byPage[c.Page] = e
+			}
+			v := int64(c.V[measure.Views])
+			e.views += v
+			e.days[time.Unix(c.From, 0).UTC().Day()] += v
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return err
+	}
+	colds := slices.SortedFunc(maps.Values(byPage), func(a, b *cold) int { return cmp.Or(cmp.Compare(b.views, a.views), strings.Compare(a.page, b.page)) })
+	fmt.Printf("\ncold pages, in the monthly tails (%d pages; page, views, views per day), the first 10:\n", len(colds))
+	for _, c := range colds[:min(10, len(colds))] {
+		days := slices.Sorted(maps.Keys(c.days))
+		parts := make([]string, len(days))
+		for i, d := range days {
+			parts[i] = fmt.Sprintf("%d:%d", d, c.days[d])
+		}
+		fmt.Printf("  %-40s %5d  {%s}\n", c.page, c.views, strings.Join(parts, " "))
+	}
+	// A hot page's daily and minute buckets, where a page reached the
+	// level's break-even (bucket.Level.BreakEven: 331 hits a day, 1,257
+	// an hour); else the busiest tail of the level.
 	var day bson.M
-	if err := db.Collection("daily").FindOne(ctx, bson.D{}, options.FindOne().SetSort(bson.D{{Key: "daily", Value: -1}})).Decode(&day); err != nil {
+	err = db.Collection("daily").FindOne(ctx, bson.D{{Key: "daily", Value: bson.D{{Key: "$exists", Value: true}}}}, options.FindOne().SetSort(bson.D{{Key: "daily", Value: -1}})).Decode(&day)
+	switch {
+	case err == nil:
+		fmt.Printf("\nbusiest daily bucket %s: daily=%d hourly(non-zero)=%s\n", day["_id"], day["daily"], nonZero(asM(day["hourly"])))
+	case errors.Is(err, mongo.ErrNoDocuments):
+		fmt.Printf("\nno daily bucket of a hot page: no page reached %d hits in a day (the daily tails hold them by hour)\n", bucket.Daily.BreakEven())
+	default:
 		return err
 	}
-	fmt.Printf("\nbusiest daily bucket %s: daily=%d hourly(non-zero)=%s\n", day["_id"], day["daily"], nonZero(asM(day["hourly"])))
 	var minute bson.M
-	if err := db.Collection("minutes").FindOne(ctx, bson.D{}, options.FindOne().SetSort(bson.D{{Key: "totalViews", Value: -1}})).Decode(&minute); err != nil {
+	err = db.Collection("minutes").FindOne(ctx, bson.D{{Key: "seconds", Value: bson.D{{Key: "$exists", Value: true}}}}, options.FindOne().SetSort(bson.D{{Key: "totalViews", Value: -1}})).Decode(&minute)
+	switch {
+	case err == nil:
+		fmt.Printf("busiest minute bucket %s: totalViews=%d seconds(non-zero)=%s applied=%v\n",
+			minute["_id"], minute["totalViews"], nonZero(asM(minute["seconds"])), minute["applied"])
+		fmt.Printf("  its measures (non-zero): %s\n", nonZeroNamed(asM(minute["measures"])))
+	case errors.Is(err, mongo.ErrNoDocuments):
+		fmt.Printf("no minute bucket of a hot page: no page reached %d hits in an hour (the minute tails hold them by minute)\n", bucket.Minute.BreakEven())
+	default:
 		return err
 	}
-	fmt.Printf("busiest minute bucket %s: totalViews=%d seconds(non-zero)=%s applied=%v\n",
-		minute["_id"], minute["totalViews"], nonZero(asM(minute["seconds"])), minute["applied"])
-	fmt.Printf("  its measures (non-zero): %s\n", nonZeroNamed(asM(minute["measures"])))
 	cur, err = db.Collection("sites").Find(ctx, bson.D{})
 	if err != nil {
 		return err
