@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/bucketcheck"
@@ -290,19 +291,9 @@ func TestStateDirLostWithCoarseInterval(t *testing.T) {
 }
 
 func dailyTotal(t *testing.T, db *mongo.Database) int64 {
-	return levelTotal(bucketcheck.Read(t, db).Daily, "daily")
+	return bucketcheck.Total(t, db, bucket.Daily)
 }
 
 func minuteTotal(t *testing.T, db *mongo.Database) int64 {
-	return levelTotal(bucketcheck.Read(t, db).Minute, "totalViews")
-}
-
-// levelTotal sums the total counter of b's buckets (cold pages' tail
-// entries folded in: bucketcheck.Read).
-func levelTotal(b bucketcheck.Buckets, field string) int64 {
-	var n int64
-	for _, ctrs := range b {
-		n += ctrs[field]
-	}
-	return n
+	return bucketcheck.Total(t, db, bucket.Minute)
 }

@@ -88,11 +88,9 @@ func TestReadersSameOnBothLayouts(t *testing.T) {
 // failing the test on an error.
 func queryOut(t *testing.T, conf string, args ...string) string {
 	t.Helper()
-	cmd := command(append([]string{"query", "-config", conf}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("query %v: %v\n%s", args, err, stderr.String())
+	out, stderr, code := runCmd(t, append([]string{"query", "-config", conf}, args...)...)
+	if code != 0 {
+		t.Fatalf("query %v: exit %d\n%s", args, code, stderr)
 	}
-	return stdout.String()
+	return out
 }

@@ -158,20 +158,11 @@ func Total(t testing.TB, db *mongo.Database, l bucket.Level) int64 {
 	}
 	var n int64
 	for _, raw := range raws {
-		page, _ := raw.LookupErr(strings.Split(l.PageField(), ".")...)
-		if p, ok := page.StringValueOK(); ok && bucket.IsMarker(p) {
-			if _, tail := bucket.TailShard(p); tail {
-				if err := l.DecodeTail(raw, func(c *bucket.TailCell) { n += int64(c.V[measure.Views]) }); err != nil {
-					t.Fatalf("a %s tail: %v", l, err)
-				}
-			}
-			continue
+		v, err := l.Views(raw)
+		if err != nil {
+			t.Fatalf("read %s: %v", names.Name(l), err)
 		}
-		if v, err := raw.LookupErr(l.TotalField()); err == nil {
-			if x, ok := v.AsInt64OK(); ok {
-				n += x
-			}
-		}
+		n += v
 	}
 	return n
 }

@@ -33,6 +33,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/internal/benchutil"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
@@ -132,7 +133,7 @@ format = "combined"
 			return fmt.Errorf("counted %d of %d hits before giving up", got, want)
 		}
 		time.Sleep(500 * time.Millisecond)
-		if got, err = monthlyViews(ctx, db.Collection("monthly")); err != nil {
+		if got, err = benchutil.MonthlyTotal(db.Collection("monthly")); err != nil {
 			got = -1
 		}
 	}
@@ -170,25 +171,6 @@ func countHits(files []string, site string) (int64, error) {
 		}
 	}
 	return n, nil
-}
-
-// monthlyViews sums the views of c's monthly documents: the hot pages'
-// buckets' totals and the cold pages' entries in their site's tails.
-func monthlyViews(ctx context.Context, c *mongo.Collection) (int64, error) {
-	cur, err := c.Find(ctx, bson.D{})
-	if err != nil {
-		return 0, err
-	}
-	defer cur.Close(ctx)
-	var n int64
-	for cur.Next(ctx) {
-		v, err := bucket.Monthly.Views(cur.Current)
-		if err != nil {
-			return 0, err
-		}
-		n += v
-	}
-	return n, cur.Err()
 }
 
 // pageOf returns a document's page field (a page, or a tail's or plan's
