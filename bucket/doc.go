@@ -96,7 +96,9 @@
 // batch's share a tail cannot take is a spill ("~<shard>.<writer>.<batch>.<part>",
 // Tail.Spill): a tail document of that writer's batch alone, inserted
 // whole once, which readers take as a tail (TailShard). A plan ("~p"), fixed
-// before its period's first write, names the hot pages and the shards; it
+// before its period's first write, names the hot pages and the shards (a
+// daily or monthly cold page's shard is its page's; a minute one's its
+// writer's, Plan.Route); it
 // is dated its period's last bucket (PlanDate), so it expires after every
 // bucket it routes. A page is worth a bucket of its own from its level's
 // break-even (BreakEven: the hits in a plan period at which its

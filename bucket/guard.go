@@ -2,8 +2,11 @@ package bucket
 
 import (
 	"strconv"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/logtally/logtally/fnv1a"
 )
 
 // Guard is the exactly-once guard of one batch of one writer: the field
@@ -56,6 +59,22 @@ func (g Guard) filter(f bson.D) bson.D {
 
 // set is the guard's $set: the field takes the batch.
 func (g Guard) set() bson.D { return bson.D{{Key: g.Field, Value: g.Batch}} }
+
+// Spread returns the guard's writer's place among k (0 to k-1): its
+// number mod k when numbered, else the FNV-1a of its field mod k. The
+// same for every batch of a writer and in every process and version, as
+// a destination chosen by it must be (Plan.Route).
+func (g Guard) Spread(k int) int {
+	if k <= 1 {
+		return 0
+	}
+	if _, ok := g.Batch.(int64); ok {
+		if n, err := strconv.ParseInt(strings.TrimPrefix(g.Field, FieldApplied+"."), 10, 64); err == nil && n >= 0 {
+			return int(n % int64(k))
+		}
+	}
+	return int(fnv1a.Extend(fnv1a.Offset, []byte(g.Field)) % uint64(k))
+}
 
 // EntryBytes returns the BSON size of the guard's entry in a bucket's
 // applied map: type byte, key and its terminator, value.

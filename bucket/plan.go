@@ -52,6 +52,9 @@ const (
 	MaxPlanShards = 256
 	// MaxPlanPages bounds a plan's hot pages.
 	MaxPlanPages = 10000
+	// MinuteTailShards is the shards of a minute tail, one per writer
+	// (Route): a fleet's hosts spread over them.
+	MinuteTailShards = 4
 )
 
 // PlanUnit returns the period of l's plans: an hour for the minute
@@ -69,8 +72,9 @@ type Plan struct {
 	Start int64
 	// Hot are the hot pages, sorted.
 	Hot []string
-	// Shards is the number of tail shards, 1 to MaxPlanShards. A minute
-	// tail is never sharded: max_pages_per_minute bounds it.
+	// Shards is the number of tail shards by page, 1 to MaxPlanShards; 1
+	// for a minute plan, whose tails are sharded by writer instead
+	// (Route), each bounded by max_pages_per_minute.
 	Shards int
 }
 
@@ -163,11 +167,22 @@ func (p *Plan) IsHot(page string) bool {
 	return ok
 }
 
-// Route returns where page's counts go under p: its own bucket (hot), or
-// the tail shard.
-func (p *Plan) Route(page string) (hot bool, shard int) {
+// Route returns where page's counts of the batch of guard g go under p:
+// its own bucket (hot), or a tail shard: a daily or monthly page's by the
+// page (FNV-1a of it mod Shards), so that its entries of a period are one
+// whatever writer sends them; a minute page's by the writer
+// (g.Spread(MinuteTailShards)), so that a fleet's every batch does not
+// land on one document a minute (a minute tail is short-lived: one page
+// in several shards costs little, one tail written by every host in every
+// batch is the fleet's busiest document). Both are fixed for a batch on
+// every attempt, replay and rebuild: the plan never changes, nor the
+// batch's guard.
+func (p *Plan) Route(page string, g Guard) (hot bool, shard int) {
 	if p.IsHot(page) {
 		return true, 0
+	}
+	if p.Level == Minute {
+		return false, g.Spread(MinuteTailShards)
 	}
 	if p.Shards <= 1 {
 		return false, 0

@@ -24,7 +24,7 @@ import (
 // its index, shard key, retention and expiry, and one find of a site's
 // range returns its page buckets and its tails together.
 //
-//	minute  {_id: "YYYYMMDDhhmm/<site>~0", site, page: "~0", timestamp,
+//	minute  {_id: "YYYYMMDDhhmm/<site>~<w>", site, page: "~<w>", timestamp,
 //	         pages: {<key>: <cell>}, applied}
 //	daily   {_id: "YYYYMMDD/<site>~<k>", metadata: {date, site, page: "~<k>"},
 //	         pages: {<key>: {"<hour>": <cell>}}, applied}

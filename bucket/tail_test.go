@@ -266,10 +266,11 @@ func TestPlanRoundTrip(t *testing.T) {
 				t.Errorf("%s: PlanFilter's %s = %v, the plan's %v", l, e.Key, e.Value, v)
 			}
 		}
-		if hot, _ := got.Route("/a"); !hot {
+		g := NumberedGuard(7, 1)
+		if hot, _ := got.Route("/a", g); !hot {
 			t.Errorf("%s: /a not hot", l)
 		}
-		if hot, _ := got.Route("/c"); hot {
+		if hot, _ := got.Route("/c", g); hot {
 			t.Errorf("%s: /c hot", l)
 		}
 	}
@@ -278,13 +279,40 @@ func TestPlanRoundTrip(t *testing.T) {
 	for page, want := range map[string]int{"/": 14, "/index.html": 1, "/blog/2026/hello-world": 7} {
 		h := fnv.New64a()
 		h.Write([]byte(page))
-		if _, got := p.Route(page); got != want || uint64(got) != h.Sum64()%16 {
-			t.Errorf("shard of %q = %d, want %d, FNV-1a mod 16 (the shard of a page must never change)", page, got, want)
+		for _, g := range []Guard{NumberedGuard(1, 5), NumberedGuard(2, 5), IDGuard("0123456789abcdef", "x")} {
+			if _, got := p.Route(page, g); got != want || uint64(got) != h.Sum64()%16 {
+				t.Errorf("shard of %q = %d, want %d, FNV-1a mod 16 whatever the writer (the shard of a page must never change)", page, got, want)
+			}
+		}
+	}
+	// A minute page's shard is its writer's: the number mod
+	// MinuteTailShards, else the FNV-1a of the guard's field; the same for
+	// every page and batch of a writer.
+	m := NewPlan(Minute, "s", sec, nil, 16)
+	for _, c := range []struct {
+		g    Guard
+		want int
+	}{
+		{NumberedGuard(1, 5), 1}, {NumberedGuard(1, 6), 1}, {NumberedGuard(4, 1), 0}, {NumberedGuard(7, 1), 3},
+		{NumberedGuard(MaxNumber, 1), int(MaxNumber % MinuteTailShards)},
+		{IDGuard("0123456789abcdef", "x"), fnvMod("applied.0123456789abcdef", MinuteTailShards)},
+	} {
+		for _, page := range []string{"/", "/index.html", "/blog/2026/hello-world"} {
+			if _, got := m.Route(page, c.g); got != c.want {
+				t.Errorf("minute shard of %q for %s = %d, want %d", page, c.g.Field, got, c.want)
+			}
 		}
 	}
 	if _, err := Daily.DecodePlan(mustMarshal(bson.D{{Key: "metadata", Value: bson.D{{Key: "date", Value: bson.NewDateTimeFromTime(time.Unix(sec, 0))}, {Key: "site", Value: "s"}}}, {Key: FieldShards, Value: int32(0)}})); err == nil {
 		t.Error("a plan of 0 shards decoded")
 	}
+}
+
+// fnvMod is the FNV-1a of s mod k, by the standard library's hash.
+func fnvMod(s string, k int) int {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return int(h.Sum64() % uint64(k))
 }
 
 // The break-even of each level is its zero-filled buckets over a cold

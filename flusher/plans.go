@@ -40,7 +40,8 @@ const (
 // period before (a first start, a replay of old logs): enough that a site
 // of a few hundred thousand pages a month (a hundred thousand a day)
 // keeps its tails within their bound (past it, a batch's share spills:
-// spill.go); a minute's tail is bounded by max_pages_per_minute.
+// spill.go). A minute plan has 1: its tails are sharded by writer
+// (bucket.Plan.Route), each bounded by max_pages_per_minute.
 var unknownShards = [bucket.Levels]int{bucket.Minute: 1, bucket.Daily: 2, bucket.Monthly: 8}
 
 // planKey names a plan: a level, a site and the start of a plan period.
@@ -253,13 +254,7 @@ func (pl *planner) insert(ctx context.Context, ps []*bucket.Plan, out map[planKe
 			return nil, fmt.Errorf("insert %d %s plans: %w", n, l, err)
 		}
 		pl.dups.Add(uint64(dups))
-		met := map[int]bool{}
-		var bwe mongo.BulkWriteException
-		if errors.As(insErr, &bwe) {
-			for _, we := range bwe.WriteErrors {
-				met[we.Index] = true
-			}
-		}
+		met := duplicateAt(insErr)
 		for i, p := range chunk {
 			if met[i] {
 				lost = append(lost, planKey{p.Level, p.Site, p.Start})

@@ -209,7 +209,7 @@ func (f *Flusher) writeTails(ctx context.Context, a *attempt, p pass, from []byt
 				}
 				r.start, r.end = planPeriod(l, sec)
 				r.page = string(page)
-				r.hot, r.shard = plan.Route(r.page)
+				r.hot, r.shard = plan.Route(r.page, g)
 			}
 			if r.hot {
 				continue

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -408,5 +409,96 @@ func TestPlanProposalMeetsAnotherWriters(t *testing.T) {
 	}
 	if p := got[ok]; p == nil || p.Shards != 2 {
 		t.Errorf("b.example's plan: %+v, want this writer's", got[ok])
+	}
+}
+
+// TestMinuteTailsByWriter: three writers send cold pages of the same
+// minutes, the same pages among them. A minute's cold pages go to the
+// tail of each writer's shard (its number mod bucket.MinuteTailShards),
+// so no one minute tail takes every writer's batch; a daily or monthly
+// cold page's entries are in the one shard of the page, whoever writes
+// it. A batch sent again after a lost reply goes to the same shard:
+// every page counts once.
+func TestMinuteTailsByWriter(t *testing.T) {
+	e := newTailEnv(t, 16)
+	writers := []*env{e}
+	for i := range 2 {
+		buf := testenv.OpenBuffer(t, filepath.Join(t.TempDir(), fmt.Sprintf("w%d.db", i)), buffer.Options{})
+		w := &env{srv: e.srv, db: e.db, buf: buf, want: e.want, numbers: e.numbers, tails: true}
+		w.f = w.newFlusher(t, Config{MaxOps: 16, PreallocateMinHits: 5})
+		writers = append(writers, w)
+	}
+	var all []hit
+	for i, w := range writers {
+		hs := append(pagesAt(t, "a.example", "/c/", 3, "2024-03-10T10:00:00Z"),
+			hit{"a.example", fmt.Sprintf("/own/%d", i), "2024-03-10T10:00:50Z", 1})
+		all = append(all, hs...)
+		w.commit(t, hs...)
+	}
+	e.srv.DropNextReply()
+	if _, err := writers[1].f.Flush(context.Background()); err == nil {
+		t.Fatal("the second writer's reply was not lost")
+	}
+	for _, w := range writers {
+		w.flush(t)
+	}
+	e.checkTails(t, coldIDs(t, all))
+	ctx := context.Background()
+	tails := func(coll, siteField, pageField string) []bson.Raw {
+		t.Helper()
+		cur, err := e.db.Collection(coll).Find(ctx, bson.D{{Key: siteField, Value: "a.example"},
+			{Key: pageField, Value: bson.D{{Key: "$gte", Value: "~0"}, {Key: "$lt", Value: "~:"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var docs []bson.Raw
+		if err := cur.All(ctx, &docs); err != nil {
+			t.Fatal(err)
+		}
+		return docs
+	}
+	// The minute's tails: one per writer, each applied by its writer
+	// alone, in the writer's shard.
+	minutes := tails("minutes", "site", "page")
+	if len(minutes) != len(writers) {
+		t.Fatalf("%d minute tails, want %d (one per writer)", len(minutes), len(writers))
+	}
+	numbers := map[int]bool{}
+	for _, d := range minutes {
+		id := d.Lookup("_id").StringValue()
+		elems, err := d.Lookup(bucket.FieldApplied).Document().Elements()
+		if err != nil || len(elems) != 1 {
+			t.Fatalf("%s: applied %v (%v), want one writer", id, elems, err)
+		}
+		n, err := strconv.Atoi(elems[0].Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		numbers[n] = true
+		if want := bucket.TailPage(n % bucket.MinuteTailShards); !strings.HasSuffix(id, want) {
+			t.Errorf("writer %d's minute tail is %s, want its shard %s", n, id, want)
+		}
+	}
+	if len(numbers) != len(writers) {
+		t.Errorf("minute tails' writers %v, want %d", numbers, len(writers))
+	}
+	// The day's: each page's entry in one shard, whoever wrote it.
+	in := map[string]int{}
+	for _, d := range tails("daily", "metadata.site", "metadata.page") {
+		pages, err := d.Lookup(bucket.FieldPages).Document().Elements()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pages {
+			in[p.Key()]++
+		}
+	}
+	if len(in) != 3+len(writers) {
+		t.Errorf("daily tails hold %d pages, want %d", len(in), 3+len(writers))
+	}
+	for p, n := range in {
+		if n != 1 {
+			t.Errorf("daily: %s in %d tails, want 1", p, n)
+		}
 	}
 }

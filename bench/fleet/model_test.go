@@ -169,8 +169,8 @@ func TestMinutePieces(t *testing.T) {
 
 // TestTailsLayout checks the tails model against the pages layout: with
 // every page hot it is the pages layout; with every page cold its writes
-// are one per tail, batch and host, and the busiest document is the
-// minute's tail.
+// are one per tail, batch and host, and the busiest document is a
+// minute's tail of one writer shard.
 func TestTailsLayout(t *testing.T) {
 	p := params{hosts: 1000, sample: 1, interval: 10 * time.Second, coarse: time.Minute, period: 10 * time.Minute}
 	r := &hostResult{flushes: 100, pageHits: map[string]int64{"/p/1": 10_000},
@@ -211,14 +211,19 @@ func TestTailsLayout(t *testing.T) {
 	if want[0] < 116 || want[0] > 1000*7.0/6/10 {
 		t.Errorf("minute tail writes %g, want about %g", want[0], 1000*7.0/6/10)
 	}
+	// The busiest: a minute's tail takes its writer shard's hosts, a
+	// quarter (bucket.MinuteTailShards); the daily and monthly tails
+	// every host's.
+	const ws = bucket.MinuteTailShards
+	busiest := [3]float64{want[0] / ws, want[1], want[2]}
 	for pi := range 3 {
-		if math.Abs(cold.writes[pi]-want[pi]) > 1e-6 || !cold.busyTail[pi] || math.Abs(cold.busiest[pi]-want[pi]) > 1e-6 {
-			t.Errorf("level %d, every page cold: writes %g, busiest %g (tail %v); want %g", pi, cold.writes[pi], cold.busiest[pi], cold.busyTail[pi], want[pi])
+		if math.Abs(cold.writes[pi]-want[pi]) > 1e-6 || !cold.busyTail[pi] || math.Abs(cold.busiest[pi]-busiest[pi]) > 1e-6 {
+			t.Errorf("level %d, every page cold: writes %g, busiest %g (tail %v); want %g, %g", pi, cold.writes[pi], cold.busiest[pi], cold.busyTail[pi], want[pi], busiest[pi])
 		}
 	}
-	// A minute's tail: the page's entry, an empty tail and 1000 applied
-	// entries, 1440 a day.
-	if w := 1440 * (sz[0].entry["/p/1"] + sz[0].zero + 1000*tot.appliedEntry); !near(cold.bytesDay[0], w) || !near(cold.docsDay[0], 1440) {
-		t.Errorf("minute tails: %g bytes, %g documents a day; want %g, 1440", cold.bytesDay[0], cold.docsDay[0], w)
+	// A minute's tails: one per writer shard, each the page's entry, an
+	// empty tail and its 250 hosts' applied entries; 1440 minutes a day.
+	if w := 1440 * ws * (sz[0].entry["/p/1"] + sz[0].zero + 1000/ws*tot.appliedEntry); !near(cold.bytesDay[0], w) || !near(cold.docsDay[0], 1440*ws) {
+		t.Errorf("minute tails: %g bytes, %g documents a day; want %g, %d", cold.bytesDay[0], cold.docsDay[0], w, 1440*ws)
 	}
 }

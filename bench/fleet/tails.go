@@ -18,9 +18,12 @@ package main
 //   - hot is per page and period with probability atLeast(threshold,
 //     rate × plan period) (the proposer's Poisson count in the period
 //     before); figures weight the page's bucket and its tail entries by it;
-//   - cold hits spread evenly over a level's shards (the FNV hash of the
-//     page); shards are one per 2,000 pages a host sees in the plan
-//     period (flusher/plans.go), 1 to bucket.MaxPlanShards, minute 1;
+//   - cold hits spread evenly over a daily or monthly level's shards (the
+//     FNV hash of the page); shards are one per 2,000 pages a host sees
+//     in the plan period (flusher/plans.go), 1 to bucket.MaxPlanShards;
+//     a minute tail's shards are its writers' (bucket.MinuteTailShards,
+//     hosts spread evenly): a page's entry is in each shard whose hosts
+//     hit it;
 //   - a tail entry holds one cell per slot (a minute, an hour, a day)
 //     any host hit: the first cell's bytes are measured per page, each
 //     further cell at one measured size (slot names of 1 or 2 digits);
@@ -184,6 +187,14 @@ func (t *totals) tailsLayout(sz [3]tailSizes) layout {
 		bl := bucket.Level(pi)
 		k := t.hotThreshold(bl)
 		perDay := daySecs / l.bucketSecs
+		// ws is the writer shards: a minute tail's writers are spread over
+		// bucket.MinuteTailShards (bucket.Plan.Route), hosts/ws each; a
+		// daily or monthly tail is sharded by page only.
+		ws := 1
+		if pi == int(bucket.Minute) {
+			ws = min(bucket.MinuteTailShards, t.p.hosts)
+		}
+		wsf, perShard := float64(ws), t.p.hosts/ws
 		var cold, entries, pagesSeen float64 // per host: cold hits/s; fleet: entry bytes per bucket
 		for page := range t.pageHits {
 			lam := t.rate(page)
@@ -194,8 +205,10 @@ func (t *totals) tailsLayout(sz [3]tailSizes) layout {
 			o.bytesDay[pi] += h * (exists*t.avgZero(pi, head) + writers*a) * perDay
 			o.docsDay[pi] += h * exists * perDay
 			o.writes[pi] += h * t.scale(float64(t.pageBatches[pi][page]))
-			cells := slots[pi].n * touched(t.p.hosts, lam, slots[pi].secs)
-			entries += (1 - h) * (exists*sz[pi].entry[page] + math.Max(0, cells-exists)*sz[pi].cell)
+			// Its entry in each writer shard that hit it.
+			inShard := touched(perShard, lam, l.bucketSecs)
+			cells := slots[pi].n * touched(perShard, lam, slots[pi].secs)
+			entries += (1 - h) * wsf * (inShard*sz[pi].entry[page] + math.Max(0, cells-inShard)*sz[pi].cell)
 			cold += (1 - h) * lam
 			pagesSeen += touched(1, lam, l.periodSecs)
 		}
@@ -203,7 +216,7 @@ func (t *totals) tailsLayout(sz [3]tailSizes) layout {
 		cold += tr
 		pagesSeen += tr * l.periodSecs
 		entries += n * tr * l.bucketSecs * sz[pi].tailEntry
-		shards := 1
+		shards := ws
 		if pi != int(bucket.Minute) {
 			shards = min(max(int(math.Ceil(pagesSeen/pagesPerShard)), 1), bucket.MaxPlanShards)
 		}
@@ -212,14 +225,21 @@ func (t *totals) tailsLayout(sz [3]tailSizes) layout {
 		if cold > 0 {
 			// Every shard's tail of every bucket period that has a cold
 			// hit (fleet-wide); its applied entries are the hosts that
-			// wrote it.
+			// wrote it. A page shard takes cold/s of every host's cold
+			// hits; a writer shard all of its hosts'.
 			exists := touched(t.p.hosts, cold/s, l.bucketSecs)
 			writers := n * touched(1, cold/s, l.bucketSecs)
+			if ws > 1 {
+				exists = touched(perShard, cold, l.bucketSecs)
+				writers = float64(perShard) * touched(1, cold, l.bucketSecs)
+			}
 			o.docsDay[pi] += s * exists * perDay
 			o.bytesDay[pi] += (entries + s*exists*(sz[pi].zero+writers*a)) * perDay
 			o.tailDocBytes[pi] = entries/s + sz[pi].zero + writers*a
 			// Writes: a host writes a tail in every batch holding one of
-			// its cold hits for it.
+			// its cold hits for it: the minute's of its writer shard
+			// (a batch spanning two minutes writes two), or each page
+			// shard's.
 			var perBatch float64
 			if pi == int(bucket.Minute) {
 				perBatch = minutePieces(iv, cold)
@@ -227,9 +247,9 @@ func (t *totals) tailsLayout(sz [3]tailSizes) layout {
 				perBatch = s * -math.Expm1(-cold/s*iv)
 			}
 			o.writes[pi] += n * perBatch / iv
-			// The busiest tail: the minute's (every host's minute
-			// writes go to the current minute's tail), or one shard's.
-			busy := n * perBatch / iv / s
+			// The busiest tail: the current minute's of one writer
+			// shard, or one page shard's.
+			busy := float64(perShard) * perBatch / iv
 			if pi != int(bucket.Minute) {
 				busy = n * -math.Expm1(-cold/s*iv) / iv
 			}
