@@ -172,6 +172,21 @@ func ignoreDuplicates(err error) (dups int, _ error) {
 	return len(bwe.WriteErrors), nil
 }
 
+// duplicateAt returns the statements of an insert (by index) that err,
+// its error as ignoreDuplicates let it through, says met a duplicate key:
+// those documents exist, written by another host or an earlier attempt.
+func duplicateAt(err error) map[int]bool {
+	var bwe mongo.BulkWriteException
+	if !errors.As(err, &bwe) {
+		return nil
+	}
+	at := make(map[int]bool, len(bwe.WriteErrors))
+	for _, we := range bwe.WriteErrors {
+		at[we.Index] = true
+	}
+	return at
+}
+
 // MongoDB's codes for a document over its maximum size (16 MiB): an
 // update whose result would be (17419, "Resulting document after update
 // is larger than 16777216") and a document too large (BSONObjectTooLarge).

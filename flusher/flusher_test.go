@@ -598,13 +598,19 @@ func TestIgnoreDuplicates(t *testing.T) {
 	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: "a"}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := coll.InsertMany(ctx, []bson.D{{{Key: "_id", Value: "a"}}, {{Key: "_id", Value: "b"}}},
+	_, err := coll.InsertMany(ctx, []bson.D{{{Key: "_id", Value: "b"}}, {{Key: "_id", Value: "a"}}, {{Key: "_id", Value: "c"}}},
 		options.InsertMany().SetOrdered(false))
 	if dups, err := ignoreDuplicates(err); err != nil || dups != 1 {
 		t.Errorf("ignoreDuplicates = %d, %v; want 1, nil", dups, err)
 	}
-	if n, _ := coll.CountDocuments(ctx, bson.D{}); n != 2 {
-		t.Errorf("%d documents, want 2", n)
+	if at := duplicateAt(err); len(at) != 1 || !at[1] {
+		t.Errorf("duplicateAt = %v, want the second statement", at)
+	}
+	if at := duplicateAt(nil); len(at) != 0 {
+		t.Errorf("duplicateAt(nil) = %v", at)
+	}
+	if n, _ := coll.CountDocuments(ctx, bson.D{}); n != 3 {
+		t.Errorf("%d documents, want 3", n)
 	}
 	other := mongo.BulkWriteException{WriteErrors: []mongo.BulkWriteError{
 		{WriteError: mongo.WriteError{Code: 11000}}, {WriteError: mongo.WriteError{Code: 121}},

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -325,11 +327,8 @@ func (f *Flusher) insertWhole(ctx context.Context, p pass, coll *mongo.Collectio
 	if inserted != nil {
 		inserted(sent, insErr)
 	}
-	var bwe mongo.BulkWriteException
-	if errors.As(insErr, &bwe) {
-		for _, we := range bwe.WriteErrors {
-			rest = append(rest, sent[we.Index])
-		}
+	for _, i := range slices.Sorted(maps.Keys(duplicateAt(insErr))) {
+		rest = append(rest, sent[i])
 	}
 	return rest, nil
 }
@@ -461,13 +460,7 @@ func (f *Flusher) countLate(p pass, buckets []guarded, missing []int, insErr err
 	if r == 0 {
 		return
 	}
-	dup := map[int]bool{}
-	var bwe mongo.BulkWriteException
-	if errors.As(insErr, &bwe) {
-		for _, we := range bwe.WriteErrors {
-			dup[we.Index] = true
-		}
-	}
+	dup := duplicateAt(insErr)
 	now := f.clock.Now()
 	var n uint64
 	for j, i := range missing {
