@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/logtally/logtally/internal/benchutil"
@@ -78,19 +76,11 @@ format = %q
 		return s, dbFigures{}, s.err
 	}
 	var f dbFigures
-	m := dbLineRe.FindStringSubmatch(s.stdout)
-	if m == nil {
-		return s, f, fmt.Errorf("no line \"database: ops=N updates=U inserts=I finds=F buckets=B\" in the summary:\n%s", s.stdout)
+	r, err := benchutil.ParseReplaySummary(s.stdout)
+	if err != nil {
+		return s, f, err
 	}
-	for i, p := range []*int64{&f.ops, &f.updates, &f.inserts, &f.finds, &f.buckets} {
-		*p, _ = strconv.ParseInt(m[i+1], 10, 64)
-	}
-	if h := hitsRe.FindStringSubmatch(s.stdout); h != nil {
-		f.hits, _ = strconv.ParseInt(strings.ReplaceAll(h[1], ",", ""), 10, 64)
-	} else {
-		return s, f, fmt.Errorf("no hits row in the summary:\n%s", s.stdout)
-	}
-	var err error
+	f.ops, f.updates, f.inserts, f.finds, f.buckets, f.hits = r.Ops, r.Updates, r.Inserts, r.Finds, r.BucketWrites, r.Hits
 	if f.inDB, err = benchutil.MonthlyTotal(b.client.Database(dbName).Collection(monthlyCollection)); err != nil {
 		return s, f, fmt.Errorf("reading the monthly buckets: %v", err)
 	}
@@ -99,11 +89,3 @@ format = %q
 	}
 	return s, f, nil
 }
-
-// The summary lines replayFigures reads.
-var (
-	dbLineRe = regexp.MustCompile(`(?m)database: ops=(\d+) updates=(\d+) inserts=(\d+) finds=(\d+) bucket_writes=(\d+)`)
-	// hits: "lines: N, hits: H, in ..." (the replay's summary) or a
-	// "hits  1,234" row (the dry run's).
-	hitsRe = regexp.MustCompile(`(?m)(?:\bhits: |^\s*hits\s+)([\d,]+)`)
-)

@@ -344,12 +344,9 @@ type replayed struct {
 	out                 string
 }
 
-// The summary lines replay reads (termview.ReplaySummary).
-var (
-	dbLineRe = regexp.MustCompile(`(?m)^database: ops=(\d+) updates=(\d+) inserts=(\d+) finds=(\d+) bucket_writes=(\d+) round_trips=(\d+) plans=(\d+)`)
-	hitsRe   = regexp.MustCompile(`(?m)^lines: \d+, hits: (\d+),`)
-	statsRe  = regexp.MustCompile(`msg=stats .*\bbatches=(\d+) .*\binserts=(\d+) `)
-)
+// statsRe is the flusher's stats log line, the last of which replay
+// reads.
+var statsRe = regexp.MustCompile(`msg=stats .*\bbatches=(\d+) .*\binserts=(\d+) `)
 
 // replay runs `logtally replay` of the log into dbName with a new state
 // dir and returns its summary's figures.
@@ -412,15 +409,11 @@ format = %q
 		}
 		return r, fmt.Errorf("logtally replay: %v\n%s%s", err, tail(stdout.String(), 20), tail(stderr.String(), 20))
 	}
-	m := dbLineRe.FindStringSubmatch(r.out)
-	h := hitsRe.FindStringSubmatch(r.out)
-	if m == nil || h == nil {
-		return r, fmt.Errorf("no \"lines: N, hits: H\" or \"database: ops=…\" line in the replay's summary:\n%s", r.out)
+	f, err := benchutil.ParseReplaySummary(r.out)
+	if err != nil {
+		return r, err
 	}
-	for i, p := range []*int64{&r.ops, &r.updates, &r.inserts, &r.finds, &r.buckets, &r.roundTrips, &r.plans} {
-		*p, _ = strconv.ParseInt(m[i+1], 10, 64)
-	}
-	r.hits, _ = strconv.ParseInt(h[1], 10, 64)
+	r.ops, r.updates, r.inserts, r.finds, r.buckets, r.roundTrips, r.plans, r.hits = f.Ops, f.Updates, f.Inserts, f.Finds, f.BucketWrites, f.RoundTrips, f.Plans, f.Hits
 	if all := statsRe.FindAllStringSubmatch(stderr.String(), -1); len(all) > 0 {
 		last := all[len(all)-1]
 		r.batches, _ = strconv.ParseInt(last[1], 10, 64)
