@@ -156,10 +156,10 @@ func BenchmarkParseRealMeasures(b *testing.B) {
 		b.Fatal(err)
 	}
 	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
-	var nsPerLine [2]float64
-	for i, name := range []string{"hits", "measures"} {
+	var nsPerLine [3]float64
+	for i, name := range []string{"hits", "measures", "referer"} {
 		b.Run(name, func(b *testing.B) {
-			p, err := New(Config{Format: "combined", Site: "semicomplete.com"})
+			p, err := New(Config{Format: "combined", Site: "semicomplete.com", Referer: i == 2})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -188,6 +188,9 @@ func BenchmarkParseRealMeasures(b *testing.B) {
 				if nsPerLine[0] > 0 {
 					b.ReportMetric(nsPerLine[1]/nsPerLine[0], "x-hits-time")
 				}
+			}
+			if i == 2 && nsPerLine[1] > 0 {
+				b.ReportMetric(nsPerLine[2]/nsPerLine[1], "x-measures-time")
 			}
 		})
 	}

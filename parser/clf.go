@@ -87,10 +87,11 @@ func (p *Parser) readCLF(line []byte, f *fields) Outcome {
 	}
 	// What follows %b (combined's referer and user agent, extra fields)
 	// is read only for the user agent (combined and vhost_combined: its
-	// bot class, user-agent filters); a broken referer or user agent does
-	// not make the line malformed: see doc.go.
-	if p.bots != nil || len(p.filter.agents) > 0 {
-		f.ua = combinedUA(rest[end:])
+	// bot class, user-agent filters) and the referer (Config.Referer); a
+	// broken referer or user agent does not make the line malformed: see
+	// doc.go.
+	if p.bots != nil || len(p.filter.agents) > 0 || p.ref {
+		f.ref, f.ua = combinedTail(rest[end:])
 	}
 	f.time = t
 	f.status = status
@@ -127,31 +128,32 @@ func timeOpen(rest []byte) (int, Outcome) {
 	}
 }
 
-// combinedUA returns the user agent of ` "referer" "user agent"`, or as
-// much of it as is there; nil if there is none (a common line), empty
-// (not nil) for `""`.
-func combinedUA(rest []byte) []byte {
+// combinedTail returns the referer and the user agent of ` "referer"
+// "user agent"`: the referer nil if there is none (a common line) or it
+// is not closed (the user agent is then nil too); the user agent as much
+// of it as is there, nil if there is none, empty (not nil) for `""`.
+func combinedTail(rest []byte) (ref, ua []byte) {
 	if len(rest) >= 6 && string(rest[:6]) == ` "-" "` {
-		rest = rest[4:] // no referer, the usual
+		ref, rest = rest[2:3], rest[4:] // no referer, the usual
 	} else {
 		if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
-			return nil
+			return nil, nil
 		}
 		rest = rest[2:]
 		q := closingQuote(rest)
 		if q < 0 {
-			return nil
+			return nil, nil
 		}
-		rest = rest[q+1:]
+		ref, rest = rest[:q], rest[q+1:]
 	}
 	if len(rest) < 2 || rest[0] != ' ' || rest[1] != '"' {
-		return nil
+		return ref, nil
 	}
 	rest = rest[2:]
 	if q := closingQuote(rest); q >= 0 {
-		return rest[:q]
+		return ref, rest[:q]
 	}
-	return rest
+	return ref, rest
 }
 
 // clfSize reads %b at the start of rest: the field up to the first space

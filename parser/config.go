@@ -82,6 +82,10 @@ type Config struct {
 	// remote address; only for formats nginx, with $http_x_forwarded_for in
 	// its log_format, and json). Config key: client.
 	Client string
+	// Referer makes Parse read the referer into Hit.Referer: only for
+	// formats that log it (combined, vhost_combined, json, nginx with
+	// $http_referer, regex with (?P<referer>...)).
+	Referer bool
 	// Since and Until, when not zero, keep only hits at or after Since and
 	// before Until; the others are FilteredWindow (replay's -since and
 	// -until).
@@ -125,6 +129,9 @@ type JSONFields struct {
 	// "remote_addr"). Traefik: "ClientHost" (its "ClientAddr" holds the
 	// port); Caddy: "request.remote_ip".
 	Client string
+	// Referer is the referer, read only with Config.Referer (default
+	// "http_referer").
+	Referer string
 	// ForwardedFor is the X-Forwarded-For header, read only with
 	// Config.Client ClientForwardedFor (default "http_x_forwarded_for"):
 	// a string "client, proxy1, proxy2" whose leftmost address is taken.

@@ -97,6 +97,15 @@
 //     for "". A json value with escapes (client or user agent) is decoded
 //     into the Parser's buffers; a client whose escapes are bad, or that is
 //     more than 6 × maxClientLen bytes before decoding, is no client.
+//   - Referer (Hit.Referer, only with Config.Referer, where traffic comes
+//     from): the referer as logged, "-" as it is, its first MaxRefererLen
+//     bytes (2 KiB: the host is at its start): combined's and
+//     vhost_combined's "%{Referer}i", nginx's $http_referer, json's
+//     Referer field (default "http_referer", unescaped; bad escapes, or
+//     more than 6 × MaxRefererLen bytes before decoding, give none), the
+//     regex group referer; nil when the line has none (a common line, a
+//     referer not closed). Config.Referer with a format that logs none is
+//     a config error naming referer. A broken referer never loses the hit.
 //
 // Formats without a method give Method "-", and cannot use filter.methods.
 // With Site SiteFromLine the host is lowercased, its port and a trailing

@@ -20,12 +20,14 @@ const (
 	jUpstream
 	jClient
 	jXFF
+	jRef
 	numJSON
 )
 
-// jMeasures is the first of the fields read for a measure or the client
-// only: they are not unescaped with the others (the client is, bounded:
-// clientField), and a bad value does not lose the hit.
+// jMeasures is the first of the fields read for a measure, the client or
+// the referer only: they are not unescaped with the others (the client
+// and the referer are, bounded: stringField), and a bad value does not
+// lose the hit.
 const jMeasures = jBytes
 
 // maxJSONDepth bounds the nesting of objects read; deeper lines are
@@ -55,8 +57,9 @@ type jsonVal struct {
 }
 
 // newJSONFormat reads the fields c names; the X-Forwarded-For field only
-// with xff (Config.Client ClientForwardedFor).
-func newJSONFormat(c JSONFields, layout string, xff bool) (*jsonFormat, error) {
+// with xff (Config.Client ClientForwardedFor), the referer only with ref
+// (Config.Referer).
+func newJSONFormat(c JSONFields, layout string, xff, ref bool) (*jsonFormat, error) {
 	j := &jsonFormat{path: make([]byte, 0, maxJSONPath)}
 	for i, v := range []struct{ name, def string }{
 		jTime: {c.Time, "time"}, jURI: {c.URI, "request_uri"}, jRequest: {c.Request, "request"},
@@ -64,9 +67,10 @@ func newJSONFormat(c JSONFields, layout string, xff bool) (*jsonFormat, error) {
 		jUA: {c.UserAgent, "http_user_agent"}, jBytes: {c.Bytes, "body_bytes_sent"},
 		jRT: {c.RequestTime, "request_time"}, jUpstream: {c.UpstreamResponseTime, "upstream_response_time"},
 		jClient: {c.Client, "remote_addr"}, jXFF: {c.ForwardedFor, "http_x_forwarded_for"},
+		jRef: {c.Referer, "http_referer"},
 	} {
-		if i == jXFF && !xff {
-			continue // names[jXFF] "": matches no field
+		if i == jXFF && !xff || i == jRef && !ref {
+			continue // names[k] "": matches no field
 		}
 		j.names[i] = v.def
 		if v.name != "" {
@@ -164,17 +168,19 @@ func (j *jsonFormat) read(line []byte, f *fields) Outcome {
 	if v := j.number(jUpstream); f.rt == NoRT && v != nil {
 		f.rt = sumDurations(v, j.scale)
 	}
-	f.client = j.clientField(jClient, false)
-	f.xff = j.clientField(jXFF, true)
+	f.client = j.stringField(jClient, false, maxClientLen)
+	f.xff = j.stringField(jXFF, true, maxClientLen)
+	f.ref = j.stringField(jRef, false, MaxRefererLen)
 	return OK
 }
 
-// clientField returns the string value of field k (jClient, or with list
-// the leftmost element of jXFF), unescaped into j.bufs[k]; nil when the
+// stringField returns the string value of field k (with list the
+// leftmost element of its list), unescaped into j.bufs[k]; nil when the
 // field is absent or not a string, or when its escapes are bad or make it
-// longer than 6 × maxClientLen before decoding (it could only decode to
-// more than maxClientLen bytes, no client: the buffer stays bounded).
-func (j *jsonFormat) clientField(k int, list bool) []byte {
+// longer than 6 × limit before decoding (it could only decode to more
+// than limit bytes: the buffer stays bounded; a referer, cut to limit
+// after, is then lost, not the hit).
+func (j *jsonFormat) stringField(k int, list bool, limit int) []byte {
 	v := &j.vals[k]
 	if !v.set || !v.str {
 		return nil
@@ -186,7 +192,7 @@ func (j *jsonFormat) clientField(k int, list bool) []byte {
 	if !v.esc {
 		return raw
 	}
-	if len(raw) > 6*maxClientLen {
+	if len(raw) > 6*limit {
 		return nil
 	}
 	b, ok := jsonUnescape(j.bufs[k][:0], raw)

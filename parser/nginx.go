@@ -29,6 +29,7 @@ const (
 	ngxUpstreamTime
 	ngxRemoteAddr
 	ngxXFF
+	ngxRef
 )
 
 var ngxVars = map[string]ngxVar{
@@ -45,6 +46,7 @@ var ngxVars = map[string]ngxVar{
 	"http_host":       ngxHTTPHost,
 	"server_name":     ngxServerName,
 	"http_user_agent": ngxUA,
+	"http_referer":    ngxRef, // read only with Config.Referer
 
 	"body_bytes_sent":        ngxBodyBytes,
 	"bytes_sent":             ngxBytesSent,
@@ -74,14 +76,15 @@ type nginxFormat struct {
 	hasUA     bool
 	hasMethod bool
 	hasXFF    bool // $http_x_forwarded_for is read
+	hasRef    bool // $http_referer is read
 }
 
 // compileNginx compiles an nginx log_format string: literal text and
 // $variables (or ${variable}). Each variable's value ends where the
 // literal text after it starts (after a closing '"' not escaped by a
 // backslash, for literals starting with '"'); $time_local is 26 bytes.
-// $http_x_forwarded_for is read only with xff.
-func compileNginx(format string, xff bool) (*nginxFormat, error) {
+// $http_x_forwarded_for is read only with xff, $http_referer only with ref.
+func compileNginx(format string, xff, ref bool) (*nginxFormat, error) {
 	if format == "" {
 		return nil, errors.New("must not be empty for format nginx")
 	}
@@ -128,7 +131,7 @@ func compileNginx(format string, xff bool) (*nginxFormat, error) {
 		}
 		flush()
 		v := ngxVars[name]
-		if v == ngxXFF && !xff {
+		if v == ngxXFF && !xff || v == ngxRef && !ref {
 			v = ngxOther
 		}
 		n.segs = append(n.segs, ngxSeg{v: v, name: name})
@@ -138,7 +141,7 @@ func compileNginx(format string, xff bool) (*nginxFormat, error) {
 	flush()
 	var hasTarget, hasStatus bool
 	for i, s := range n.segs {
-		if s.v != ngxOther && s.v != ngxUA && !s.v.measure() {
+		if s.v != ngxOther && s.v != ngxUA && s.v != ngxRef && !s.v.measure() {
 			n.lastNeed = i
 		}
 		if s.v != ngxOther {
@@ -168,6 +171,8 @@ func compileNginx(format string, xff bool) (*nginxFormat, error) {
 			n.hasUA = true
 		case ngxXFF:
 			n.hasXFF = true
+		case ngxRef:
+			n.hasRef = true
 		case ngxBodyBytes, ngxBytesSent:
 			if n.bytesVar == 0 || s.v < n.bytesVar {
 				n.bytesVar = s.v
@@ -219,8 +224,11 @@ segs:
 				// the measures and addresses after it are not read
 				// (nor a cut X-Forwarded-For: the client is then
 				// $remote_addr).
-				if s.v == ngxUA {
+				switch s.v {
+				case ngxUA:
 					f.ua = rest
+				case ngxRef:
+					f.ref = rest
 				}
 				break segs
 			}
@@ -250,6 +258,8 @@ segs:
 			}
 		case ngxUA:
 			f.ua = val
+		case ngxRef:
+			f.ref = val
 		case ngxBodyBytes, ngxBytesSent:
 			if s.v == n.bytesVar {
 				f.bytes = sizeOf(val)

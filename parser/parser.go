@@ -44,12 +44,22 @@ type Hit struct {
 	UADigest uint64
 	// UA is the user agent as logged (the bytes the bot class was decided on: at most maxUALen), nil when the format has none.
 	UA []byte
+	// Referer is the referer as logged ("-" as it is), at most
+	// MaxRefererLen bytes; nil unless Config.Referer is set, and when the
+	// line has none. It points into the line (or, for json, the Parser's
+	// scratch space): valid until the next Parse. Nothing of it is kept
+	// by the Parser.
+	Referer []byte
 	// FromHost is set when Site is the host the line names (Site
 	// SiteFromLine) and no alias mapped it: a site Config.MaxSites
 	// bounds. Parse does not apply the bound (it depends on the order of
 	// the lines): the aggregator does, in line order (package aggregate).
 	FromHost bool
 }
+
+// MaxRefererLen bounds Hit.Referer: a longer referer is cut (its host,
+// the part a referrer is counted by, is at its start).
+const MaxRefererLen = 2048
 
 type formatKind uint8
 
@@ -94,6 +104,8 @@ type Parser struct {
 	// xff makes Hit.Client the leftmost address of fields.xff when there
 	// is one (Config.Client ClientForwardedFor).
 	xff bool
+	// ref makes Parse read the referer into Hit.Referer (Config.Referer).
+	ref bool
 	// span bounds the hits' times (Config.Since, Until).
 	span   timeSpan
 	f      fields
@@ -119,6 +131,7 @@ type fields struct {
 	path   []byte // target reduced to its path (starts with '/'), query kept, escaped as logged
 	host   []byte
 	ua     []byte // nil when the line has no user agent
+	ref    []byte // the referer; read only with Config.Referer, nil when the line has none
 	client []byte // the remote address as logged; nil when the format or line has none
 	xff    []byte // the X-Forwarded-For list, read with Config.Client ClientForwardedFor only
 	bytes  uint64
@@ -137,7 +150,8 @@ func New(cfg Config) (*Parser, error) {
 	p := &Parser{cfg: cfg, site: []byte(cfg.Site), maxPageLen: cfg.MaxPageLen, logEsc: true}
 	needHost := cfg.Site == SiteFromLine
 	p.siteFromLine = needHost
-	hasUA, hasMethod := false, true
+	hasUA, hasMethod, hasRef := false, true, false
+	p.ref = cfg.Referer
 	switch cfg.Client {
 	case "", ClientRemoteAddr:
 	case ClientForwardedFor:
@@ -147,23 +161,23 @@ func New(cfg Config) (*Parser, error) {
 	}
 	switch cfg.Format {
 	case "combined":
-		p.kind, hasUA = kindCLF, true
+		p.kind, hasUA, hasRef = kindCLF, true, true
 	case "common":
 		p.kind = kindCLF
 		if needHost {
 			bad("site", "%q: format common has no host; name the site", cfg.Site)
 		}
 	case "vhost_combined":
-		p.kind, hasUA = kindVhost, true
+		p.kind, hasUA, hasRef = kindVhost, true, true
 	case "nginx":
 		p.kind = kindNginx
-		n, err := compileNginx(cfg.LogFormat, p.xff)
+		n, err := compileNginx(cfg.LogFormat, p.xff, p.ref)
 		if err != nil {
 			bad("log_format", "%v", err)
 			break
 		}
 		p.ngx = n
-		hasUA, hasMethod = n.hasUA, n.hasMethod
+		hasUA, hasMethod, hasRef = n.hasUA, n.hasMethod, n.hasRef
 		if needHost && n.hostVar == 0 {
 			bad("site", "%q: log_format has no $host, $http_host or $server_name", cfg.Site)
 		}
@@ -172,12 +186,12 @@ func New(cfg Config) (*Parser, error) {
 		}
 	case "json":
 		p.kind, p.logEsc = kindJSON, false
-		j, err := newJSONFormat(cfg.JSON, cfg.TimeLayout, p.xff)
+		j, err := newJSONFormat(cfg.JSON, cfg.TimeLayout, p.xff, p.ref)
 		if err != nil {
 			errs = append(errs, err)
 			break
 		}
-		p.js, hasUA = j, true
+		p.js, hasUA, hasRef = j, true, true
 	case "regex":
 		p.kind = kindRegex
 		r, err := compileRegex(cfg.Regex, cfg.TimeLayout)
@@ -186,7 +200,7 @@ func New(cfg Config) (*Parser, error) {
 			break
 		}
 		p.rx = r
-		hasUA, hasMethod = r.ua >= 0, r.method >= 0 || r.request >= 0
+		hasUA, hasMethod, hasRef = r.ua >= 0, r.method >= 0 || r.request >= 0, r.ref >= 0
 		if needHost && r.site < 0 {
 			bad("site", "%q: regex has no (?P<site>...) group", cfg.Site)
 		}
@@ -200,6 +214,9 @@ func New(cfg Config) (*Parser, error) {
 	}
 	if !p.xff && cfg.Format == "json" && cfg.JSON.ForwardedFor != "" {
 		bad("json.forwarded_for", "only with client = %q", ClientForwardedFor)
+	}
+	if p.ref && !hasRef && (cfg.Format == "common" || p.ngx != nil || p.rx != nil) { // (the others log it, or failed)
+		bad("referer", "format %s logs no referer (combined, vhost_combined, json, nginx with $http_referer and regex with (?P<referer>...) do)", cfg.Format)
 	}
 	if cfg.Format != "nginx" && cfg.LogFormat != "" {
 		bad("log_format", "only for format nginx")
@@ -381,5 +398,9 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 		h.UA = f.ua[:min(len(f.ua), maxUALen)]
 	}
 	h.Client = p.clientOf(f)
+	h.Referer = nil
+	if p.ref && f.ref != nil {
+		h.Referer = f.ref[:min(len(f.ref), MaxRefererLen)]
+	}
 	return OK
 }

@@ -9,7 +9,7 @@ import (
 type regexFormat struct {
 	re                                        *regexp.Regexp
 	time, path, request, method, status, site int
-	ua, client                                int
+	ua, ref, client                           int
 	bytes                                     int
 	rt                                        [3]int // request_time, request_time_ms, request_time_us
 	layout                                    timeLayout
@@ -28,7 +28,7 @@ func compileRegex(expr, layout string) (*regexFormat, error) {
 		name string
 		idx  *int
 	}{{"time", &r.time}, {"path", &r.path}, {"request", &r.request}, {"method", &r.method},
-		{"status", &r.status}, {"site", &r.site}, {"user_agent", &r.ua}, {"client", &r.client}, {"bytes", &r.bytes},
+		{"status", &r.status}, {"site", &r.site}, {"user_agent", &r.ua}, {"referer", &r.ref}, {"client", &r.client}, {"bytes", &r.bytes},
 		{"request_time", &r.rt[0]}, {"request_time_ms", &r.rt[1]}, {"request_time_us", &r.rt[2]}} {
 		*g.idx = re.SubexpIndex(g.name)
 	}
@@ -89,6 +89,7 @@ func (r *regexFormat) read(line []byte, f *fields) Outcome {
 	f.time, f.status = t, st
 	f.host = group(r.site)
 	f.ua = group(r.ua)
+	f.ref = group(r.ref)
 	f.client = group(r.client)
 	f.bytes = sizeOf(group(r.bytes))
 	for i, g := range r.rt {
