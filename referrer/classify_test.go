@@ -251,3 +251,18 @@ func TestListedHostInterned(t *testing.T) {
 		t.Errorf("google.com's Host is not the table's string")
 	}
 }
+
+// TestUpstreamOverlaps: the hosts Matomo lists as search engines and as
+// something else get the something else.
+func TestUpstreamOverlaps(t *testing.T) {
+	c := New(nil)
+	for ref, want := range map[string]Channel{
+		"https://www.facebook.com/search/?q=x": Social,
+		"https://you.com/search?q=x":           AI,
+		"https://www.perplexity.ai/search?q=x": AI,
+	} {
+		if got := c.Classify([]byte(ref)); got.Channel != want {
+			t.Errorf("%s: %v, want %v", ref, got, want)
+		}
+	}
+}

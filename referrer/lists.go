@@ -63,8 +63,10 @@ var ownLists = []struct {
 }
 
 // upstreamOrder is the order the upstream channels win in when a host is
-// in more than one of its files.
-var upstreamOrder = []Channel{AI, Search, Social}
+// in more than one of its files. Matomo's search list names sites
+// searched through a query parameter: ChatGPT, Perplexity and You.com
+// (also in its AI list) and facebook.com (also in its social list).
+var upstreamOrder = []Channel{AI, Social, Search}
 
 var embedded = sync.OnceValues(compileTables)
 
