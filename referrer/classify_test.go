@@ -10,7 +10,7 @@ import (
 // site owner should see.
 func TestClassify(t *testing.T) {
 	long := strings.Repeat("a", 60) + "." + strings.Repeat("b", 60) + "." + strings.Repeat("c", 60) + "." + strings.Repeat("d", 60) + "." + strings.Repeat("e", 50) + ".com" // 300 bytes
-	fit := strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 57) + ".com" // 253 bytes
+	fit := strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 57) + ".com"                                  // 253 bytes
 	c := New([]string{"example.com", "blog.Example.com.", "*.example.net", "192.0.2.7"})
 	for _, tc := range []struct {
 		ref  string
@@ -24,8 +24,8 @@ func TestClassify(t *testing.T) {
 		// Search, social, email, AI, from the lists.
 		{"https://www.google.com/search?q=x", "google.com", Search},
 		{"https://www.google.com/", "google.com", Search},
-		{"https://www.google.de/", "google.de", Search},                 // google.{}
-		{"https://www.google.co.uk/url?sa=t", "google.co.uk", Search},   // google.{}, two-label TLD
+		{"https://www.google.de/", "google.de", Search},                   // google.{}
+		{"https://www.google.co.uk/url?sa=t", "google.co.uk", Search},     // google.{}, two-label TLD
 		{"https://news.google.com/articles/x", "news.google.com", Search}, // a parent domain listed
 		{"https://duckduckgo.com/", "duckduckgo.com", Search},
 		{"https://www.bing.com/search?q=x&form=QBLH", "bing.com", Search},
@@ -62,8 +62,8 @@ func TestClassify(t *testing.T) {
 		{"https://user:pw@example.com/", HostSelf, Internal},
 		{"https://blog.example.com/", HostSelf, Internal},
 		{"https://shop.example.com/", "shop.example.com", Referral}, // example.com names no subdomain
-		{"https://example.net/", HostSelf, Internal},                 // *.example.net: the domain
-		{"https://a.b.example.net/", HostSelf, Internal},             // and its subdomains
+		{"https://example.net/", HostSelf, Internal},                // *.example.net: the domain
+		{"https://a.b.example.net/", HostSelf, Internal},            // and its subdomains
 		{"http://192.0.2.7:8080/", HostSelf, Internal},
 
 		// Spam: a listed host, a subdomain of one.

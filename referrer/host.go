@@ -44,6 +44,13 @@ func parseHost(ref []byte, buf *[keyMax]byte) (s, e int, k kind) {
 		return 0, 0, kindInvalid
 	}
 	scheme, rest := ref[:i], ref[i+3:]
+	if (i == 4 || i == 5) && string(ref[:4]) == "http" && (i == 4 || ref[4] == 's') {
+		if e, k := fastHost(rest, buf); k == kindName {
+			return foldWWW(buf[:e]), e, k
+		} else if k == kindIP {
+			return 0, e, k
+		}
+	}
 	end := len(rest)
 	for j, c := range rest {
 		if c == '/' || c == '?' || c == '#' {
@@ -161,6 +168,76 @@ func webHost(auth []byte, buf *[keyMax]byte) (int, int, kind) {
 		return 0, n, kindIP
 	}
 	return foldWWW(buf[:n]), n, kindName
+}
+
+// hostTab maps a byte to itself lower-cased if a host name may hold it,
+// '.' to '.', and any other to 0.
+var hostTab = func() (t [256]byte) {
+	for c := range 256 {
+		if isHostByte(byte(c)) {
+			t[c] = lower(byte(c))
+		}
+	}
+	return t
+}()
+
+// fastHost is webHost for the common case, in one pass: a host of
+// letters, digits, "-", "_" and dots, no userinfo, no escape, maybe a
+// port, then the end or a "/", "?" or "#". It returns the host's end in
+// buf (before folding www.) and kindName or kindIP, or kindInvalid when
+// it cannot tell (webHost then decides, from the start).
+func fastHost(rest []byte, buf *[keyMax]byte) (int, kind) {
+	n, label, digits := 0, 0, true
+	j := 0
+	for ; j < len(rest); j++ {
+		c := hostTab[rest[j]]
+		if c == 0 {
+			break
+		}
+		if c == '.' {
+			if label == 0 {
+				return 0, kindInvalid
+			}
+			label, digits = 0, true
+		} else {
+			label++
+			digits = digits && isDigit(c)
+		}
+		if n > maxHost || label > maxLabel {
+			return 0, kindInvalid
+		}
+		buf[n] = c
+		n++
+	}
+	if j < len(rest) && rest[j] == ':' {
+		p := j + 1
+		for j = p; j < len(rest) && isDigit(rest[j]); j++ {
+		}
+		if j-p > 5 {
+			return 0, kindInvalid
+		}
+	}
+	if j < len(rest) && rest[j] != '/' && rest[j] != '?' && rest[j] != '#' {
+		return 0, kindInvalid
+	}
+	if n > 0 && buf[n-1] == '.' {
+		// The trailing dot: the label before it must be there.
+		n--
+		if n == 0 || buf[n-1] == '.' {
+			return 0, kindInvalid
+		}
+		label, digits = 1, true
+		for k := n - 1; k >= 0 && buf[k] != '.'; k-- {
+			digits = digits && isDigit(buf[k])
+		}
+	}
+	if n == 0 || n > maxHost || label == 0 {
+		return 0, kindInvalid
+	}
+	if digits {
+		return n, kindIP
+	}
+	return n, kindName
 }
 
 // foldWWW returns where the host h starts once a leading "www." is
