@@ -14,8 +14,8 @@ var (
 	benchSink   Result
 	benchClass  botclass.Class
 	benchUA     = []byte("Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)") // 67 bytes
-	benchSearch = []byte("https://www.google.com/search?q=logtally+referrer&ie=UTF-8&oe=UTF")   // 67 bytes
-	benchOther  = []byte("http://semicomplete.com/presentations/logstash-puppetconf-2012/x")    // 67 bytes
+	benchSearch = []byte("https://www.google.com/search?q=logtally+referrer&ie=UTF-8&oe=UTF")  // 67 bytes
+	benchOther  = []byte("http://semicomplete.com/presentations/logstash-puppetconf-2012/x")   // 67 bytes
 )
 
 // batch is the calls timed together, so that reading the clock costs

@@ -2,6 +2,7 @@ package referrer
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -264,5 +265,54 @@ func TestUpstreamOverlaps(t *testing.T) {
 		if got := c.Classify([]byte(ref)); got.Channel != want {
 			t.Errorf("%s: %v, want %v", ref, got, want)
 		}
+	}
+}
+
+// TestApacheLog classifies the referrer of every line of the real Apache
+// log and checks each against net/url's reading of it: "-" is direct,
+// the site's own host internal, any other host the Result's host; the
+// channels' counts sum to the lines.
+func TestApacheLog(t *testing.T) {
+	refs, _ := apacheFields(t)
+	c := New([]string{"semicomplete.com"})
+	var per [NumChannels]int
+	for _, ref := range refs {
+		r := c.Classify(ref)
+		per[r.Channel]++
+		want := Result{HostDirect, Direct}
+		if string(ref) != "-" {
+			u, err := url.Parse(string(ref))
+			h := ""
+			if err == nil {
+				h = strings.TrimPrefix(strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")), "www.")
+			}
+			switch {
+			case err != nil || u.Scheme != "http" && u.Scheme != "https" || h == "":
+				want = Result{HostInvalid, Other}
+			case h == "semicomplete.com":
+				want = Result{HostSelf, Internal}
+			default:
+				want = Result{h, r.Channel}
+				if r.Channel == Direct || r.Channel == Internal || r.Channel == Other {
+					want.Channel = Referral
+				}
+			}
+		}
+		if r != want && r.Channel != Spam {
+			t.Errorf("%q: %v, want %v", ref, r, want)
+		}
+	}
+	sum := 0
+	for _, n := range per {
+		sum += n
+	}
+	if sum != len(refs) {
+		t.Errorf("channels sum to %d of %d lines", sum, len(refs))
+	}
+	if per[Direct] < 4000 || per[Internal] < 4000 || per[Search] < 100 {
+		t.Errorf("per channel %v", per)
+	}
+	for ch, n := range per {
+		t.Logf("%-8v %5d", Channel(ch), n)
 	}
 }
