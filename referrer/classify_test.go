@@ -12,7 +12,7 @@ import (
 func TestClassify(t *testing.T) {
 	long := strings.Repeat("a", 60) + "." + strings.Repeat("b", 60) + "." + strings.Repeat("c", 60) + "." + strings.Repeat("d", 60) + "." + strings.Repeat("e", 50) + ".com" // 300 bytes
 	fit := strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 57) + ".com"                                  // 253 bytes
-	c := New([]string{"example.com", "blog.Example.com.", "*.example.net", "192.0.2.7"})
+	c := New([]string{"example.com", "blog.Example.com.", "*.example.net", "192.0.2.7", "[2001:DB8::7]"})
 	for _, tc := range []struct {
 		ref  string
 		host string
@@ -41,6 +41,10 @@ func TestClassify(t *testing.T) {
 		{"android-app://com.google.android.gm/", "android-app://com.google.android.gm", Email},
 		{"https://mail.google.com/", "mail.google.com", Email}, // not google.com's search
 		{"https://outlook.live.com/mail/0/", "outlook.live.com", Email},
+		{"https://deref-gmx.net/mail/client/x/dereferrer/?redirectUrl=y", "deref-gmx.net", Email}, // deref-gmx.{}
+		{"https://deref-gmx.co.uk/", "deref-gmx.co.uk", Email},
+		{"https://email.ionos.de/", "email.ionos.de", Email},
+		{"https://ionos.de/", "ionos.de", Referral},
 		{"https://chatgpt.com/", "chatgpt.com", AI},
 		{"https://chat.openai.com/c/x", "chat.openai.com", AI},
 		{"https://www.perplexity.ai/search/x", "perplexity.ai", AI},
@@ -66,6 +70,7 @@ func TestClassify(t *testing.T) {
 		{"https://example.net/", HostSelf, Internal},                // *.example.net: the domain
 		{"https://a.b.example.net/", HostSelf, Internal},            // and its subdomains
 		{"http://192.0.2.7:8080/", HostSelf, Internal},
+		{"http://[2001:db8::7]:8080/", HostSelf, Internal},
 
 		// Spam: a listed host, a subdomain of one.
 		{"http://0-0.fr/", HostSpam, Spam},

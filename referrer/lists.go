@@ -103,28 +103,17 @@ func normalise(h string) (string, kind, bool) {
 
 func compileTables() (*tables, error) {
 	t := &tables{exact: map[string]entry{}, anyTLD: map[string]Channel{}}
-	setChannel := func(key string, ch Channel, where string) {
-		e, ok := t.exact[key]
-		if ok && e.ch != Direct {
-			if e.ch != ch {
-				t.shadowed = append(t.shadowed, where+": "+key+" is already "+e.ch.String())
-			}
-			return
-		}
-		t.exact[key] = entry{host: key, ch: ch, spam: e.spam}
-	}
 	for _, o := range ownLists {
 		hosts, err := parseOwnList(o.file, o.text)
 		if err != nil {
 			return nil, err
 		}
 		for i, h := range hosts {
-			key, _, ok := normalise(h)
-			if !ok {
-				return nil, fmt.Errorf("%s: entry %d: not a host or android-app://package", o.file, i+1)
+			where := fmt.Sprintf("%s: entry %d", o.file, i+1)
+			if skip, err := t.add(h, o.ch, where); err != nil || skip {
+				return nil, fmt.Errorf("%s: not a host, name.{} or android-app://package", where)
 			}
 			t.nOwn[o.ch]++
-			setChannel(key, o.ch, o.file)
 		}
 	}
 
@@ -150,27 +139,13 @@ func compileTables() (*tables, error) {
 				continue
 			}
 			where := fmt.Sprintf("data/searchengine-and-social-list/hosts.txt:%d", u.line)
-			h := strings.TrimPrefix(u.host, "{}.") // {}.bing.com: bing.com's subdomains match anyway
-			if strings.Contains(h, "/") || strings.Contains(strings.TrimSuffix(h, ".{}"), "{}") {
+			skip, err := t.add(u.host, ch, where)
+			if err != nil {
+				return nil, err
+			}
+			if skip {
 				t.skipped = append(t.skipped, where+": "+u.host)
-				continue
 			}
-			if base, ok := strings.CutSuffix(h, ".{}"); ok {
-				key, k, ok := normalise(base)
-				if !ok || k != kindName {
-					return nil, fmt.Errorf("%s: not a host", where)
-				}
-				key = strings.TrimPrefix(key, "www.") // www.zapmetasearch.{}: a single label left
-				if _, dup := t.anyTLD[key]; !dup {
-					t.anyTLD[key] = ch
-				}
-				continue
-			}
-			key, _, ok := normalise(h)
-			if !ok {
-				return nil, fmt.Errorf("%s: not a host", where)
-			}
-			setChannel(key, ch, where)
 		}
 	}
 
@@ -185,6 +160,45 @@ func compileTables() (*tables, error) {
 		t.exact[key] = e
 	}
 	return t, nil
+}
+
+// add puts a channel list's entry in the tables: a host (its subdomains
+// match too; "{}.name" is name), "name.{}" (name under any top-level
+// domain) or android-app://package. An entry already there keeps its
+// channel (shadowed records a different one). It returns skip for an
+// entry it cannot use: with a path, or a "{}" elsewhere.
+func (t *tables) add(h string, ch Channel, where string) (skip bool, err error) {
+	h = strings.TrimPrefix(h, "{}.") // {}.bing.com: bing.com's subdomains match anyway
+	if !strings.HasPrefix(h, appPrefix) && strings.Contains(h, "/") || strings.Contains(strings.TrimSuffix(h, ".{}"), "{}") {
+		return true, nil
+	}
+	if base, ok := strings.CutSuffix(h, ".{}"); ok {
+		key, k, ok := normalise(base)
+		if !ok || k != kindName {
+			return false, fmt.Errorf("%s: not a host", where)
+		}
+		key = strings.TrimPrefix(key, "www.") // www.zapmetasearch.{}: a single label left
+		if was, dup := t.anyTLD[key]; dup {
+			if was != ch {
+				t.shadowed = append(t.shadowed, where+": "+key+".{} is already "+was.String())
+			}
+			return false, nil
+		}
+		t.anyTLD[key] = ch
+		return false, nil
+	}
+	key, _, ok := normalise(h)
+	if !ok {
+		return false, fmt.Errorf("%s: not a host", where)
+	}
+	if e, ok := t.exact[key]; ok && e.ch != Direct {
+		if e.ch != ch {
+			t.shadowed = append(t.shadowed, where+": "+key+" is already "+e.ch.String())
+		}
+		return false, nil
+	}
+	t.exact[key] = entry{host: key, ch: ch}
+	return false, nil
 }
 
 // parseOwnList returns the hosts of one of our lists: "host<TAB>source"
