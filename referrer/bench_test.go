@@ -14,8 +14,16 @@ var (
 	benchSink   Result
 	benchClass  botclass.Class
 	benchUA     = []byte("Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)") // 67 bytes
-	benchSearch = []byte("https://www.google.com/search?q=logtally+referrer&ie=UTF-8&oe=UTF")  // 67 bytes
-	benchOther  = []byte("http://semicomplete.com/presentations/logstash-puppetconf-2012/x")   // 67 bytes
+	// Two referrers of each host, of 67 bytes, alternated: each call
+	// finds its host in the cache, not the last referrer.
+	benchSearch = [2][]byte{
+		[]byte("https://www.google.com/search?q=logtally+referrer&ie=UTF-8&oe=UTF"),
+		[]byte("https://www.google.com/search?q=logtally+referrers&ie=UTF-8&oe=UT"),
+	}
+	benchOther = [2][]byte{
+		[]byte("http://semicomplete.com/presentations/logstash-puppetconf-2012/x"),
+		[]byte("http://semicomplete.com/presentations/logstash-puppetconf-2012/y"),
+	}
 )
 
 // batch is the calls timed together, so that reading the clock costs
@@ -25,10 +33,11 @@ const batch = 1000
 // BenchmarkClassify times Classify and, in the same run, the baseline
 // botclass.Cache.Class on a cached user agent of the same length (the
 // per-line cost the parser already pays for the user agent), and reports
-// ns per call of each and their ratio (x_ua_cache). warm_search and
-// warm_other: a host seen before; new_host: a host the cache does not
-// hold (it cycles through 3 × DefaultCacheSize hosts: each is dropped
-// before it comes back), which allocates its string.
+// ns per call of each and their ratio (x_ua_cache). last: the same
+// referrer as the call before; warm_search and warm_other: another
+// referrer of a host seen before (from the cache); new_host: a host the
+// cache does not hold (it cycles through 3 × DefaultCacheSize hosts:
+// each is dropped before it comes back), which allocates its string.
 func BenchmarkClassify(b *testing.B) {
 	hosts := make([][]byte, 3*DefaultCacheSize)
 	for i := range hosts {
@@ -38,14 +47,16 @@ func BenchmarkClassify(b *testing.B) {
 		name string
 		ref  func(i int) []byte
 	}{
-		{"warm_search", func(int) []byte { return benchSearch }},
-		{"warm_other", func(int) []byte { return benchOther }},
+		{"last", func(int) []byte { return benchSearch[0] }},
+		{"warm_search", func(i int) []byte { return benchSearch[i&1] }},
+		{"warm_other", func(i int) []byte { return benchOther[i&1] }},
 		{"new_host", func(i int) []byte { return hosts[i%len(hosts)] }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			c := New([]string{"example.com"})
 			uas := botclass.NewCache(botclass.Default(), 0)
 			c.Classify(bc.ref(0))
+			c.Classify(bc.ref(1))
 			uas.Class(benchUA)
 			var tRef, tUA time.Duration
 			n := 0

@@ -50,7 +50,8 @@ var (
 // the old previous one is dropped; a hit in the previous generation moves
 // the host to the current one. A host seen before (in either) costs a
 // parse and a map lookup and allocates nothing; a new host allocates its
-// string once.
+// string once. The referrer of the call before (up to 512 bytes) costs
+// a comparison.
 type Classifier struct {
 	t *tables
 	// self: the site's names, normalised; selfAny: the domains of its
@@ -60,7 +61,15 @@ type Classifier struct {
 	cur, prev     map[string]cached
 	hits, misses  uint64
 	buf           [keyMax]byte
+	// last is the last referrer classified (up to maxLast bytes) and
+	// lastR its result: a page's images, styles and scripts follow it
+	// with the page's referrer, so the next line often has the same.
+	last  []byte
+	lastR Result
 }
+
+// maxLast is the longest referrer remembered as the last one.
+const maxLast = 512
 
 // New returns a Classifier for a site whose own host names and aliases
 // are self: exact names, or "*.example.com" for example.com and all its
@@ -73,6 +82,8 @@ func New(self []string) *Classifier {
 		self:    map[string]bool{},
 		selfAny: map[string]bool{},
 		gen:     DefaultCacheSize / 2,
+		last:    make([]byte, 0, maxLast),
+		lastR:   invalid,
 	}
 	c.cur = make(map[string]cached, c.gen)
 	c.prev = make(map[string]cached, c.gen)
@@ -114,6 +125,20 @@ func (c *Classifier) Classify(ref []byte) Result {
 	if len(ref) == 0 || len(ref) == 1 && ref[0] == '-' {
 		return direct
 	}
+	if string(ref) == string(c.last) {
+		c.hits++
+		return c.lastR
+	}
+	r := c.lookup(ref)
+	if len(ref) <= maxLast && r != invalid {
+		c.last = append(c.last[:0], ref...)
+		c.lastR = r
+	}
+	return r
+}
+
+// lookup classifies a referrer other than the last one.
+func (c *Classifier) lookup(ref []byte) Result {
 	s, e, k := parseHost(ref, &c.buf)
 	if k == kindInvalid {
 		return invalid

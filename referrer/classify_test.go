@@ -3,6 +3,7 @@ package referrer
 import (
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -187,7 +188,7 @@ func TestCheckSelf(t *testing.T) {
 // kind; no referrer and invalid ones never do.
 func TestZeroAllocs(t *testing.T) {
 	c := New([]string{"example.com"})
-	for _, ref := range []string{
+	refs := []string{
 		"https://www.google.com/search?q=x",
 		"https://news.google.com/x",
 		"https://blog.example.org/post",
@@ -197,12 +198,29 @@ func TestZeroAllocs(t *testing.T) {
 		"http://[2001:db8::1]:8080/",
 		"-",
 		"garbage",
-	} {
-		b := []byte(ref)
+	}
+	for i, ref := range refs {
+		// The same referrer again (the last one), and after another
+		// (from the cache).
+		b, other := []byte(ref), []byte(refs[(i+1)%len(refs)])
 		c.Classify(b)
+		c.Classify(other)
 		if n := testing.AllocsPerRun(100, func() { c.Classify(b) }); n != 0 {
+			t.Errorf("Classify(%q) again: %v allocs, want 0", ref, n)
+		}
+		if n := testing.AllocsPerRun(100, func() { c.Classify(b); c.Classify(other) }); n != 0 {
 			t.Errorf("Classify(%q) warm: %v allocs, want 0", ref, n)
 		}
+	}
+	// A new referrer of a remembered host: a path or query never seen.
+	n := 0
+	ref := make([]byte, 0, 64)
+	if a := testing.AllocsPerRun(100, func() {
+		n++
+		ref = strconv.AppendInt(append(ref[:0], "https://www.google.com/search?q="...), int64(n), 10)
+		c.Classify(ref)
+	}); a != 0 {
+		t.Errorf("new referrers of google.com: %v allocs, want 0", a)
 	}
 	// A host moved back from the previous generation allocates nothing
 	// either.
