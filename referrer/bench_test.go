@@ -11,9 +11,9 @@ import (
 )
 
 var (
-	benchSink   Result
-	benchClass  botclass.Class
-	benchUA     = []byte("Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)") // 67 bytes
+	benchSink  Result
+	benchClass botclass.Class
+	benchUA    = []byte("Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)") // 67 bytes
 	// Two referrers of each host, of 67 bytes, alternated: each call
 	// finds its host in the cache, not the last referrer.
 	benchSearch = [2][]byte{
