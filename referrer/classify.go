@@ -98,7 +98,8 @@ func New(self []string) *Classifier {
 }
 
 // CheckSelf returns an error if name cannot be one of New's self names:
-// a host name, an IP address or "*." and a domain name.
+// a host name, an IP address or "*." and a domain name with a dot
+// ("*.com" is refused).
 func CheckSelf(name string) error {
 	if _, _, ok := selfName(name); !ok {
 		return errBadSelf
@@ -106,13 +107,13 @@ func CheckSelf(name string) error {
 	return nil
 }
 
-var errBadSelf = errors.New(`not a host name, an IP address or "*." and a domain name`)
+var errBadSelf = errors.New(`not a host name, an IP address or "*." and a domain name with a dot`)
 
 // selfName normalises one of New's self names.
 func selfName(name string) (key string, wild, ok bool) {
 	h, wild := strings.CutPrefix(name, "*.")
 	key, k, ok := normalise(h)
-	if !ok || k == kindApp || wild && k != kindName {
+	if !ok || k == kindApp || wild && (k != kindName || !strings.Contains(key, ".")) {
 		return "", false, false
 	}
 	return key, wild, true

@@ -170,7 +170,7 @@ func TestCheckSelf(t *testing.T) {
 			t.Errorf("CheckSelf(%q): %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "*.", "*.192.0.2.1", "https://example.com", "example.com:80", "exa mple.com", "example.com/x", "android-app://com.x", "*", "a..b"} {
+	for _, bad := range []string{"", "*.", "*.192.0.2.1", "https://example.com", "example.com:80", "exa mple.com", "example.com/x", "android-app://com.x", "*", "a..b", "*.com"} {
 		if err := CheckSelf(bad); err == nil {
 			t.Errorf("CheckSelf(%q): no error", bad)
 		} else if len(bad) > 3 && strings.Contains(err.Error(), bad) {

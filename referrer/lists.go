@@ -38,7 +38,7 @@ type tables struct {
 	// exact holds every listed host, normalised (an app as
 	// "android-app://package").
 	exact map[string]entry
-	// anyTLD holds the upstream "name.{}" entries by name (without the
+	// anyTLD holds the lists' "name.{}" entries by name (without the
 	// top-level domain): google.{} matches google.de and google.co.uk.
 	anyTLD map[string]Channel
 	// Counts, for the tests: lines read per list, upstream lines skipped
