@@ -38,12 +38,12 @@
 //  4. a referrer-spam host (the host or any of its parent domains is in
 //     Matomo's spam list): Host "(spam)", channel spam. The hit is still
 //     a view; the spam is counted apart so that it can be subtracted;
-//  5. else Host is the normalised host, and the channel is the first
-//     list's that names the host or, failing that, its nearest parent
-//     domain (news.google.com: google.com's, search;
-//     gemini.google.com: its own, ai), or, failing that, a
-//     "name.{}" entry (google.{}: google.de, google.co.uk), else
-//     referral.
+//  5. else Host is the normalised host, and the channel is that of the
+//     most specific of the host and its parent domains a list names
+//     (news.google.com: google.com's, search; gemini.google.com: its
+//     own, ai; a name in several lists: the first list's, see
+//     Channels), or, failing that, of a "name.{}" entry (google.{}:
+//     google.de, google.co.uk), else referral.
 //
 // The Host strings "(direct)", "(self)", "(spam)" and "(invalid)" are no
 // host (a host has no parentheses), and Host is never "(other)", which
@@ -57,8 +57,9 @@
 // one referrer (example.org); www.localhost stays. Only "www." is
 // folded (m.facebook.com, l.facebook.com and facebook.com are three
 // hosts, each social). IDNs stay as sent: punycode (xn--...). IP
-// literals stay as written, IPv6 in brackets ([2001:db8::1]); they have
-// no parent domains. For a listed host's subdomain, Host is the actual
+// literals stay as written, IPv6 in brackets and lower case
+// ([2001:db8::1]); a name whose last label is all digits is taken as an
+// IPv4 address. They have no parent domains and no www. folded. For a listed host's subdomain, Host is the actual
 // host (news.google.com), not the list's entry (google.com): a site owner
 // sees where the links are, the channel says what kind of place it is.
 //
@@ -138,8 +139,8 @@
 // README puts referers.yml, derived from Piwik's lists, under the GNU GPL
 // v3 (Debian's copyright file says Apache-2.0 for the whole package, the
 // code's licence), and Matomo's own lists, its source, are CC0 now and
-// newer. Its "email", "paid" and "unknown" media have no counterpart
-// here but our email list.
+// newer. Of its media, email is our email list's; paid (ad servers) and
+// unknown are referral here.
 //
 // # Speed
 //
@@ -147,17 +148,16 @@
 // remembers the result of up to DefaultCacheSize normalised hosts in two
 // generations, as botclass.Cache does, and the last referrer with its
 // result (a page's images, styles and scripts follow the page with its
-// referrer: 56% of the real Apache log's referrers are the line
-// before's). Otherwise Classify parses the host into a
-// buffer it owns (the common http(s) host in one table-driven pass) and
-// looks it up: a host seen before allocates nothing (TestZeroAllocs), a
-// new host allocates its string once (a listed host's string is the
-// table's), and looks up the host and each parent domain in one map.
+// referrer: 56% of the real Apache log's referrers other than "-" are
+// the line before's). Otherwise Classify parses the host into a buffer
+// it owns (the common http(s) host in one table-driven pass) and looks
+// it up: a host seen before allocates nothing (TestZeroAllocs); a new
+// host allocates its string once (a listed host's string is the
+// table's) and looks up the host and each parent domain in one map.
 // Hosts past the bound push the oldest out: a flood of random hosts
 // keeps the cache at its size (TestCacheBounded), at most 4,096 keys of
 // at most 267 bytes (android-app:// and a 253-byte package) per
 // Classifier. The tables (3,300 hosts) are built once, on the first New,
-// and shared. BenchmarkClassify and
-// BenchmarkApacheLog report the cost against botclass.Cache.Class on a
-// cached user agent in the same run.
+// and shared. BenchmarkClassify and BenchmarkApacheLog report the cost
+// against botclass.Cache.Class on a cached user agent in the same run.
 package referrer
