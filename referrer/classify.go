@@ -1,0 +1,281 @@
+package referrer
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+)
+
+// The Host values that are not hosts. No host can be one (a host has no
+// parentheses), and none is "(other)", which the dimensions use for the
+// values past their first N.
+const (
+	HostDirect  = "(direct)"  // Channel Direct
+	HostSelf    = "(self)"    // Channel Internal
+	HostSpam    = "(spam)"    // Channel Spam
+	HostInvalid = "(invalid)" // Channel Other
+)
+
+// DefaultCacheSize is the number of hosts a Classifier remembers.
+const DefaultCacheSize = 4096
+
+// Result is a referrer's value in the two dimensions.
+type Result struct {
+	// Host is the referrer's normalised host (example.org,
+	// news.google.com, [2001:db8::1], 192.0.2.1,
+	// android-app://com.google.android.gm) or one of HostDirect,
+	// HostSelf, HostSpam, HostInvalid.
+	Host    string
+	Channel Channel
+}
+
+// cached is a remembered host: its result and the map's key, kept to
+// move it between generations without a copy.
+type cached struct {
+	key string
+	r   Result
+}
+
+var (
+	direct  = Result{HostDirect, Direct}
+	invalid = Result{HostInvalid, Other}
+)
+
+// Classifier classifies the referrers of one site. It is not safe for
+// concurrent use: make one per goroutine (per Parser).
+//
+// It remembers the Result of up to DefaultCacheSize hosts in two
+// generations, as botclass.Cache does: a host is added to the current
+// one; when that is full (half the size) it becomes the previous one and
+// the old previous one is dropped; a hit in the previous generation moves
+// the host to the current one. A host seen before (in either) costs a
+// parse and a map lookup and allocates nothing; a new host allocates its
+// string once. The referrer of the call before (up to 512 bytes) costs
+// a comparison.
+type Classifier struct {
+	t *tables
+	// self: the site's names, normalised; selfAny: the domains of its
+	// "*.domain" names (the domain and all its subdomains).
+	self, selfAny map[string]bool
+	gen           int
+	cur, prev     map[string]cached
+	hits, misses  uint64
+	buf           [keyMax]byte
+	// last is the last referrer classified (up to maxLast bytes) and
+	// lastR its result: a page's images, styles and scripts follow it
+	// with the page's referrer, so the next line often has the same.
+	last  []byte
+	lastR Result
+}
+
+// maxLast is the longest referrer remembered as the last one.
+const maxLast = 512
+
+// New returns a Classifier for a site whose own host names and aliases
+// are self: exact names, or "*.example.com" for example.com and all its
+// subdomains. Names are normalised as referrers are (lower case, port
+// and trailing dot dropped, "www." folded). A name CheckSelf refuses is
+// ignored: check them when reading the configuration.
+func New(self []string) *Classifier {
+	c := &Classifier{
+		t:       defaultTables(),
+		self:    map[string]bool{},
+		selfAny: map[string]bool{},
+		gen:     DefaultCacheSize / 2,
+		last:    make([]byte, 0, maxLast),
+		lastR:   invalid,
+	}
+	c.cur = make(map[string]cached, c.gen)
+	c.prev = make(map[string]cached, c.gen)
+	for _, s := range self {
+		if key, wild, ok := selfName(s); ok && wild {
+			c.selfAny[key] = true
+		} else if ok {
+			c.self[key] = true
+		}
+	}
+	return c
+}
+
+// CheckSelf returns an error if name cannot be one of New's self names:
+// a host name, an IP address or "*." and a domain name with a dot
+// ("*.com" is refused).
+func CheckSelf(name string) error {
+	if _, _, ok := selfName(name); !ok {
+		return errBadSelf
+	}
+	return nil
+}
+
+var errBadSelf = errors.New(`not a host name, an IP address or "*." and a domain name with a dot`)
+
+// selfName normalises one of New's self names.
+func selfName(name string) (key string, wild, ok bool) {
+	h, wild := strings.CutPrefix(name, "*.")
+	key, k, ok := normalise(h)
+	if !ok || k == kindApp || wild && (k != kindName || !strings.Contains(key, ".")) {
+		return "", false, false
+	}
+	return key, wild, true
+}
+
+// Classify returns the referrer ref's host and channel. ref is the
+// referrer as logged: "" and "-" are no referrer. It allocates nothing
+// once the host has been seen (see Classifier).
+func (c *Classifier) Classify(ref []byte) Result {
+	if len(ref) == 0 || len(ref) == 1 && ref[0] == '-' {
+		return direct
+	}
+	if string(ref) == string(c.last) {
+		c.hits++
+		return c.lastR
+	}
+	r := c.lookup(ref)
+	if len(ref) <= maxLast && r != invalid {
+		c.last = append(c.last[:0], ref...)
+		c.lastR = r
+	}
+	return r
+}
+
+// lookup classifies a referrer other than the last one.
+func (c *Classifier) lookup(ref []byte) Result {
+	s, e, k := parseHost(ref, &c.buf)
+	if k == kindInvalid {
+		return invalid
+	}
+	key := c.buf[s:e]
+	if h, ok := c.cur[string(key)]; ok {
+		c.hits++
+		return h.r
+	}
+	if h, ok := c.prev[string(key)]; ok {
+		c.hits++
+		delete(c.prev, h.key)
+		c.add(h)
+		return h.r
+	}
+	c.misses++
+	r, ks := c.classify(key, k)
+	c.add(cached{ks, r})
+	return r
+}
+
+// add puts h in the current generation, first retiring it if it is full.
+// The maps keep their room when cleared, so adding allocates nothing.
+func (c *Classifier) add(h cached) {
+	if len(c.cur) >= c.gen {
+		c.prev, c.cur = c.cur, c.prev
+		clear(c.cur)
+	}
+	c.cur[h.key] = h
+}
+
+// classify classifies a normalised host the cache did not hold. It
+// returns the result and the string to key it by: the table's string for
+// a listed host, else one allocation (also the Result's Host).
+func (c *Classifier) classify(key []byte, k kind) (Result, string) {
+	t := c.t
+	var ks string
+	if e, ok := t.exact[string(key)]; ok {
+		ks = e.host
+	} else {
+		ks = string(key)
+	}
+	if c.isSelf(key, k) {
+		return Result{HostSelf, Internal}, ks
+	}
+	if k != kindName {
+		// An app or an IP address: the host alone, no parent domains.
+		e := t.exact[ks]
+		switch {
+		case e.spam:
+			return Result{HostSpam, Spam}, ks
+		case e.ch != Direct:
+			return Result{ks, e.ch}, ks
+		}
+		return Result{ks, Referral}, ks
+	}
+	// The host and its parent domains, most specific first: spam at any
+	// level wins; else the first channel found.
+	ch := Direct
+	for i := 0; ; {
+		if e, ok := t.exact[string(key[i:])]; ok {
+			if e.spam {
+				return Result{HostSpam, Spam}, ks
+			}
+			if ch == Direct {
+				ch = e.ch
+			}
+		}
+		j := bytes.IndexByte(key[i:], '.')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	if ch == Direct {
+		ch = t.anyTLDChannel(key)
+	}
+	if ch == Direct {
+		ch = Referral
+	}
+	return Result{ks, ch}, ks
+}
+
+// anyTLDChannel looks the host up in the "name.{}" entries: the host
+// without its top-level domain (one label, or two when the second-level
+// one is com, org, net, co, it or edu, as Matomo's lists define "{}"),
+// then its parent domains; Direct if none matches.
+func (t *tables) anyTLDChannel(h []byte) Channel {
+	last := bytes.LastIndexByte(h, '.')
+	if last < 0 {
+		return Direct
+	}
+	cut := last
+	if p := bytes.LastIndexByte(h[:last], '.'); p >= 0 {
+		switch string(h[p+1 : last]) {
+		case "com", "org", "net", "co", "it", "edu":
+			cut = p
+		}
+	}
+	base := h[:cut]
+	for i := 0; ; {
+		if ch, ok := t.anyTLD[string(base[i:])]; ok {
+			return ch
+		}
+		j := bytes.IndexByte(base[i:], '.')
+		if j < 0 {
+			return Direct
+		}
+		i += j + 1
+	}
+}
+
+// isSelf reports whether the normalised host is one of the site's names.
+func (c *Classifier) isSelf(key []byte, k kind) bool {
+	if c.self[string(key)] {
+		return true
+	}
+	if k != kindName || len(c.selfAny) == 0 {
+		return false
+	}
+	for i := 0; ; {
+		if c.selfAny[string(key[i:])] {
+			return true
+		}
+		j := bytes.IndexByte(key[i:], '.')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+	}
+}
+
+// Len returns the number of hosts the Classifier remembers.
+func (c *Classifier) Len() int { return len(c.cur) + len(c.prev) }
+
+// Stats returns how many Classify calls found their host remembered
+// (hits) and how many classified it (misses); no referrer and invalid
+// ones are neither.
+func (c *Classifier) Stats() (hits, misses uint64) { return c.hits, c.misses }
