@@ -70,7 +70,8 @@
 //	logtally_flush_retries_total                      failed attempts retried
 //	logtally_last_acked_batch_sealed_timestamp_seconds seal time of the last acknowledged batch (absent: none yet)
 //	logtally_mongo_operations_total{op}               bulk_write (calls), update (bucket updates sent in them),
-//	                                                  find (calls), insert (InsertMany calls)
+//	                                                  find (calls), insert (InsertMany calls), plan_find and
+//	                                                  plan_insert (the plans' find and InsertMany calls)
 //	logtally_mongo_buckets_created_total              buckets this daemon inserted
 //	logtally_bucket_expiry_mode{level,collection,mode} 1 per level and collection (buckets, site totals,
 //	                                                  visitors of each salt period): off, pending, ttl or deletemany
@@ -80,6 +81,10 @@
 //	logtally_preallocated_buckets_total{result}       created, existing or dropped by preallocation
 //	logtally_preallocation_failures_total             failed preallocation inserts (counts are written regardless)
 //	logtally_preallocation_tracked_pages              pages tracked for preallocation now
+//	logtally_tail_writes_total                        tail documents written (cold pages' counts; docs/buckets.md)
+//	logtally_tail_spills_total                        tails' shares of a batch sent to spill documents instead
+//	logtally_tail_spill_documents_total               spill documents sent
+//	logtally_plans_proposed_total{result}             plans proposed: inserted, or lost to another writer's
 //	logtally_files_followed{source}                   files a source's tailer follows now
 //	logtally_file_lag_bytes{source}                   sum over the source's files of size - committed offset
 //	logtally_lost_files_total{source}                 followed files not found again with lines possibly unread

@@ -63,6 +63,7 @@ type flushDescs struct {
 	batches, flushedHits, retries, lastAcked, mongoOps             *prometheus.Desc
 	created, flushDuration, lastFlush, expiryMode, expired         *prometheus.Desc
 	late, expiredHits, prealloc, preallocFailures, preallocTracked *prometheus.Desc
+	tailWrites, tailSpills, spillDocs, plans                       *prometheus.Desc
 }
 
 // fileDescs are the descriptors of the tailers' files, by source: followed,
@@ -126,7 +127,7 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 			lastAcked: d("last_acked_batch_sealed_timestamp_seconds",
 				"When the last batch MongoDB acknowledged was sealed, i.e. when the last successful flush began. Absent before the first."),
 			mongoOps: d("mongo_operations_total",
-				"MongoDB operations sent: bulk_write and find and insert count calls, update counts the bucket updates inside the bulk writes.", "op"),
+				"MongoDB operations sent: bulk_write, find and insert count calls (buckets' and tails'), update the updates inside the bulk writes, plan_find and plan_insert the plans' find and insertMany calls.", "op"),
 			created:       d("mongo_buckets_created_total", "Buckets this daemon inserted (whole, with their first counts, or zero-filled)."),
 			flushDuration: d("flush_duration_seconds", "Time to write one batch to MongoDB, from its record to its acknowledgement."),
 			lastFlush:     d("last_flush_timestamp_seconds", "When MongoDB last acknowledged a batch. Absent before the first."),
@@ -138,6 +139,11 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 				"Buckets preallocation handled: created, existing (already there) or dropped (not done before their period began).", "result"),
 			preallocFailures: d("preallocation_failures_total", "Preallocation insertMany calls that failed (counts are written regardless)."),
 			preallocTracked:  d("preallocation_tracked_pages", "Pages tracked for preallocation now, all levels together."),
+			tailWrites:       d("tail_writes_total", "Tail documents written: a cold page's counts go to its site's tail (one write per tail and batch; in the updates and inserts too)."),
+			tailSpills:       d("tail_spills_total", "Tails' shares of a batch written to spill documents instead (the tail full, or the share more than one update carries), resends included."),
+			spillDocs:        d("tail_spill_documents_total", "Spill documents sent."),
+			plans: d("plans_proposed_total",
+				"Plans (a site's hot pages of a level's period) this daemon proposed: inserted, or lost to another writer's (a duplicate key: that one is read and followed).", "result"),
 		},
 		files: fileDescs{
 			followed: d("files_followed", "Files the source's tailer follows now.", "source"),
@@ -161,6 +167,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		c.flush.batches, c.flush.flushedHits, c.flush.retries, c.flush.lastAcked, c.flush.mongoOps,
 		c.flush.created, c.flush.flushDuration, c.flush.lastFlush, c.flush.expiryMode, c.flush.expired,
 		c.flush.late, c.flush.expiredHits, c.flush.prealloc, c.flush.preallocFailures, c.flush.preallocTracked,
+		c.flush.tailWrites, c.flush.tailSpills, c.flush.spillDocs, c.flush.plans,
 		c.files.followed, c.files.lag, c.files.lostFiles, c.files.refusedLinks,
 	} {
 		ch <- d
@@ -233,7 +240,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.flush.mongoOps, f.Updates, "update")
 	counter(c.flush.mongoOps, f.Finds, "find")
 	counter(c.flush.mongoOps, f.InsertCalls, "insert")
+	counter(c.flush.mongoOps, f.PlanFinds, "plan_find")
+	counter(c.flush.mongoOps, f.PlanInsertCalls, "plan_insert")
 	counter(c.flush.created, f.Inserts)
+	counter(c.flush.tailWrites, f.Tails.Writes)
+	counter(c.flush.tailSpills, f.Tails.Spills)
+	counter(c.flush.spillDocs, f.Tails.SpillDocs)
+	counter(c.flush.plans, f.PlanInserts-min(f.PlanDups, f.PlanInserts), "inserted")
+	counter(c.flush.plans, f.PlanDups, "lost")
 	for _, e := range f.Expiry {
 		gauge(c.flush.expiryMode, 1, e.Level, e.Collection, e.Mode)
 		counter(c.flush.expired, e.Deleted, e.Level, e.Collection)

@@ -75,7 +75,8 @@ func sampleFake() *fake {
 	a.Outcomes[parser.MalformedTime] = 3
 	a.Outcomes[parser.MalformedEmpty] = 2
 	a.Outcomes[parser.FilteredUserAgent] = 15
-	f.stats.Flusher = flusher.Stats{Batches: 3, Hits: 80, BulkWrites: 4, Updates: 40, Finds: 2, Inserts: 11, InsertCalls: 2, Retries: 1}
+	f.stats.Flusher = flusher.Stats{Batches: 3, Hits: 80, BulkWrites: 4, Updates: 40, Finds: 2, Inserts: 11, InsertCalls: 2, Retries: 1,
+		PlanFinds: 5, PlanInserts: 7, PlanInsertCalls: 3, PlanDups: 2, Tails: flusher.TailStats{Writes: 13, Spills: 1, SpillDocs: 2}}
 	f.stats.PendingKeys, f.stats.PendingHits, f.stats.BufferBytes = 6, 20, 4096
 	f.status = pipeline.Status{
 		Instance: "web-1", BufferID: "0123abcd", BufferPath: "/var/lib/logtally/buffer.db", BufferBytes: 4096,
@@ -189,6 +190,13 @@ func TestMetrics(t *testing.T) {
 		`logtally_mongo_operations_total{op="update"} 40`,
 		`logtally_mongo_operations_total{op="find"} 2`,
 		`logtally_mongo_operations_total{op="insert"} 2`,
+		`logtally_mongo_operations_total{op="plan_find"} 5`,
+		`logtally_mongo_operations_total{op="plan_insert"} 3`,
+		`logtally_tail_writes_total 13`,
+		`logtally_tail_spills_total 1`,
+		`logtally_tail_spill_documents_total 2`,
+		`logtally_plans_proposed_total{result="inserted"} 5`,
+		`logtally_plans_proposed_total{result="lost"} 2`,
 		`logtally_mongo_buckets_created_total 11`,
 		`logtally_files_followed{source="web"} 1`,
 		`logtally_files_followed{source="api"} 0`,
