@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 
 	"github.com/maxmind/mmdbwriter"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
@@ -80,3 +81,6 @@ func ipLocationCountry(cc string) mmdbtype.Map {
 func addr(s string) netip.Addr { return netip.MustParseAddr(s) }
 
 var netipZero netip.Addr
+
+// unsafeData returns the address of s's bytes, to tell interned strings.
+func unsafeData(s string) *byte { return unsafe.StringData(s) }
