@@ -115,3 +115,42 @@ func TestRecordCacheEvictions(t *testing.T) {
 		}
 	}
 }
+
+// Lookups from several goroutines at once (one DB, a cache each), with a
+// small record cache so that slots are replaced while read: every answer
+// right (run with -race).
+func TestConcurrentLookups(t *testing.T) {
+	dir := t.TempDir()
+	var nets []network
+	for i := range 500 {
+		nets = append(nets, network{fmt.Sprintf("10.1.%d.0/24", i%256), asnRecord(uint32(7000+i%256), fmt.Sprintf("Org %d", i%256))})
+	}
+	db, err := Open("", writeMMDB(t, dir, "asn.mmdb", "GeoLite2-ASN", false, false, nets))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.asn.records = db.asn.records[:16]
+	db.asn.shift = 64 - 4
+	done := make(chan error)
+	for g := range 4 {
+		go func() {
+			c := NewCache(db, 32)
+			for i := range 5000 {
+				n := (i*7 + g) % 256
+				a := netip.AddrFrom4([4]byte{10, 1, byte(n), byte(i)})
+				p := db.Lookup(a)
+				q := c.Place(a)
+				if p != q || p.ASN != uint32(7000+n) || p.Org != fmt.Sprintf("Org %d", n) {
+					done <- fmt.Errorf("goroutine %d: %s: %+v, cache %+v", g, a, p, q)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
