@@ -18,7 +18,7 @@ type Cache struct {
 	db           *DB
 	holder       *Holder // nil: db is fixed
 	gen          int
-	cur, prev    map[netip.Addr]Place
+	cur, prev    map[[16]byte]Place // keyed by the 16-byte form: cheaper to hash than netip.Addr
 	hits, misses uint64
 }
 
@@ -29,7 +29,7 @@ func NewCache(db *DB, size int) *Cache {
 		size = DefaultCacheSize
 	}
 	gen := max(1, size/2)
-	return &Cache{db: db, gen: gen, cur: make(map[netip.Addr]Place, gen), prev: make(map[netip.Addr]Place, gen)}
+	return &Cache{db: db, gen: gen, cur: make(map[[16]byte]Place, gen), prev: make(map[[16]byte]Place, gen)}
 }
 
 // NewHolderCache is NewCache of the database h holds: when a Reload
@@ -50,31 +50,34 @@ func (c *Cache) Place(addr netip.Addr) Place {
 			clear(c.prev)
 		}
 	}
-	a := addr.Unmap().WithZone("")
-	if p, ok := c.cur[a]; ok {
+	if !addr.IsValid() {
+		return Place{}
+	}
+	k := addr.As16() // an IPv4 address and its IPv4-mapped form: one key
+	if p, ok := c.cur[k]; ok {
 		c.hits++
 		return p
 	}
-	if p, ok := c.prev[a]; ok {
+	if p, ok := c.prev[k]; ok {
 		c.hits++
-		delete(c.prev, a)
-		c.add(a, p)
+		delete(c.prev, k)
+		c.add(k, p)
 		return p
 	}
 	c.misses++
-	p := c.db.Lookup(a)
-	c.add(a, p)
+	p := c.db.Lookup(addr)
+	c.add(k, p)
 	return p
 }
 
-// add puts a in the current generation, first retiring it if it is full.
+// add puts k in the current generation, first retiring it if it is full.
 // The maps keep their room when cleared, so adding allocates nothing.
-func (c *Cache) add(a netip.Addr, p Place) {
+func (c *Cache) add(k [16]byte, p Place) {
 	if len(c.cur) >= c.gen {
 		c.prev, c.cur = c.cur, c.prev
 		clear(c.cur)
 	}
-	c.cur[a] = p
+	c.cur[k] = p
 }
 
 // Len returns the number of addresses the cache holds.
