@@ -109,16 +109,21 @@
 //
 // A DB holds each file in memory whole (not mapped: an update that
 // rewrites a file in place cannot crash the daemon): an MMDB as its size
-// (DB-IP Lite country 8.2 MB, @ip-location-db asn 12.8 MB), Debian's Tor
+// (DB-IP Lite country 8.2 MB; an ASN MMDB built from @ip-location-db/asn's
+// CSV, 520,000 ranges, 12.8 MB), Debian's Tor
 // files as about 15 MB of ranges (378,416 IPv4 at 12 bytes, 248,109 IPv6
-// at 40), parsed in about 0.6 s. An MMDB lookup walks the search tree (up
+// at 40), parsed in 0.3 to 0.6 s (an MMDB opens in 0.05 to 0.25 s: its
+// first 2,000 records decoded). An MMDB lookup walks the search tree (up
 // to 32 levels for IPv4, 128 for IPv6) and finds the record's decoded
 // values by its offset in a lock-free, direct-mapped cache (4,096 slots
 // for a country database, whose few hundred records all fit; 65,536 for
 // an ASN database): a lookup decodes, and allocates, only for a record
 // not seen lately. A Tor lookup is a binary search. A Cache hit is a map
 // lookup. BenchmarkLookup and BenchmarkCacheHit measure them against
-// netip.ParseAddr of the same addresses.
+// netip.ParseAddr of the same addresses: on those two real files (two
+// shared cores under load), a lookup of both databases took 260 to 630
+// ns (2.2 to 5.7 times ParseAddr), a hit 76 to 86 ns (0.8 to 1.1 times),
+// neither allocating.
 //
 // # Caveats
 //
