@@ -121,9 +121,9 @@
 // not seen lately. A Tor lookup is a binary search. A Cache hit is a map
 // lookup. BenchmarkLookup and BenchmarkCacheHit measure them against
 // netip.ParseAddr of the same addresses: on those two real files (two
-// shared cores under load), a lookup of both databases took 260 to 630
-// ns (2.2 to 5.7 times ParseAddr), a hit 76 to 86 ns (0.8 to 1.1 times),
-// neither allocating.
+// cores, quiet), a lookup of both databases took 216 to 269 ns (2.2 to 2.7
+// times ParseAddr), a lookup of Debian's Tor files 143 to 189 ns (1.6 to
+// 1.8 times), a hit 74 to 77 ns (0.77 to 0.80 times), none allocating.
 //
 // # Caveats
 //
