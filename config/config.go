@@ -81,6 +81,8 @@ type Config struct {
 	SiteAliases map[string]string `toml:"site_aliases"`
 	// Dashboard configures the web page (logtally serve).
 	Dashboard Dashboard `toml:"dashboard"`
+	// Geo names the country and ASN databases.
+	Geo Geo `toml:"geo"`
 	// readsOnly: the file is loaded by a command that only reads the
 	// buckets (LoadReader): it needs no [[source]].
 	readsOnly bool
@@ -390,8 +392,9 @@ func decode(name string, data []byte) (Config, error) {
 }
 
 // finish completes a decoded configuration whose main file is name: source
-// names, site aliases, mongo.uri_file, and Validate, whose problems are
-// reported in the file and at the line that defines them.
+// names, site aliases, mongo.uri_file, dashboard.password_file, the [geo]
+// files, and Validate, whose problems are reported in the file and at the
+// line that defines them.
 func (cfg Config) finish(name string, data []byte) (Config, error) {
 	for i := range cfg.Sources {
 		cfg.Sources[i].Name = cmp.Or(cfg.Sources[i].Name, cfg.Sources[i].Site)
@@ -406,6 +409,9 @@ func (cfg Config) finish(name string, data []byte) (Config, error) {
 		cfg.Mongo.URI = strings.TrimSpace(string(b))
 	}
 	if err := cfg.readPassword(name, data); err != nil {
+		return Config{}, err
+	}
+	if err := cfg.checkGeo(name, data); err != nil {
 		return Config{}, err
 	}
 	if err := cfg.Validate(); err != nil {

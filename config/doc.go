@@ -6,10 +6,10 @@
 // [[source]] tables and Source.Parser), include.go (the included files,
 // include = ["sites.d/*.toml"]), validate.go (Validate), lines.go
 // (FieldError and finding a key's line), values.go (Duration, Size,
-// WriteConcern), components.go (the settings of the components the
-// commands and the daemon build from a config, each mapping written once:
-// Mongo.Connect, Config.Pipeline, Reader, DashboardConfig, ControlSocket,
-// Source).
+// WriteConcern), geo.go (the [geo] table), components.go (the settings of
+// the components the commands and the daemon build from a config, each
+// mapping written once: Mongo.Connect, Config.Pipeline, Reader,
+// DashboardConfig, ControlSocket, Source).
 //
 // Each default is defined once, beside the package that takes the value
 // and applies it to a zero value (pipeline.DefaultCommitInterval,
@@ -46,6 +46,9 @@
 //     its line and the source's index in that file (source[0].format);
 //     a source name, or a site other than "{host}", defined in two files
 //     names both. Config.Files lists the files read, the main one first.
+//   - [geo] country_db and asn_db are checked to name existing regular
+//     files (not in a file without [[source]], a dashboard host's); what
+//     they hold is judged by geo.Open when the daemon opens them.
 //   - [site_aliases] applies to every source whose site is "{host}".
 //     Source.Parser carries the aliases only for sources of a Config
 //     that went through Parse or Validate.
