@@ -4,22 +4,11 @@ import "bytes"
 
 // tok is a product token or marker and the value it gives.
 type tok[T any] struct {
-	s []byte
+	s string
 	v T
 }
 
-func t[T any](s string, v T) tok[T] { return tok[T]{[]byte(s), v} }
-
-// first returns the value of the first token of toks found in ua.
-func first[T any](ua []byte, toks []tok[T]) (T, bool) {
-	for _, k := range toks {
-		if bytes.Contains(ua, k.s) {
-			return k.v, true
-		}
-	}
-	var zero T
-	return zero, false
-}
+func t[T any](s string, v T) tok[T] { return tok[T]{s, v} }
 
 // browsers are the browser tokens in the order browsers identify: a
 // browser built on Chromium sends Chrome/ and Safari/ after its own token,
@@ -85,37 +74,118 @@ var devices = []tok[Device]{
 	t("Windows", Desktop), t("Macintosh", Desktop), t("CrOS ", Desktop), t("X11", Desktop), t("Linux", Desktop),
 }
 
-var (
-	version   = []byte("Version/")
-	safari    = []byte("Safari/")
-	appleWK   = []byte("AppleWebKit/")
-	mobileTok = []byte("Mobile/")
+// Markers Parse needs besides the lists.
+const (
+	markVersion = "Version/"
+	markSafari  = "Safari/"
+	markWebKit  = "AppleWebKit/"
+	markMobile  = "Mobile/"
 )
+
+// Lists, in the table's numbering.
+const (
+	listBrowser = iota
+	listOS
+	listDevice
+	listMark
+	nLists
+)
+
+// entry is one token of the table: its list, its rank in the list (the
+// first found wins) and its value.
+type entry struct {
+	s    string
+	list uint8
+	rank uint8
+	v    uint8
+}
+
+// table holds every token, by a hash of its first two bytes, so that
+// Parse finds them all in one pass over the user agent looking at only
+// the few tokens that start with the two bytes at each position.
+type table struct {
+	start   [nBuckets + 1]uint16 // the tokens of bucket b: entries[start[b]:start[b+1]]
+	entries []entry
+}
+
+const nBuckets = 1 << 12
+
+func bucket(b0, b1 byte) int { return (int(b0)*61 + int(b1)) & (nBuckets - 1) }
+
+var tab = func() *table {
+	var all []entry
+	add := func(list int, i int, s string, v uint8) {
+		if i > 254 || len(s) < 2 {
+			panic("uafamily: a list over 255 tokens, or a token under 2 bytes")
+		}
+		all = append(all, entry{s, uint8(list), uint8(i), v})
+	}
+	for i, k := range browsers {
+		add(listBrowser, i, k.s, uint8(k.v))
+	}
+	for i, k := range oses {
+		add(listOS, i, k.s, uint8(k.v))
+	}
+	for i, k := range devices {
+		add(listDevice, i, k.s, uint8(k.v))
+	}
+	for i, m := range []string{markVersion, markSafari, markWebKit, markMobile} {
+		add(listMark, i, m, 0)
+	}
+	tb := &table{}
+	for b := range nBuckets {
+		tb.start[b] = uint16(len(tb.entries))
+		for _, e := range all {
+			if bucket(e.s[0], e.s[1]) == b {
+				tb.entries = append(tb.entries, e)
+			}
+		}
+	}
+	tb.start[nBuckets] = uint16(len(tb.entries))
+	return tb
+}()
 
 // Parse returns the browser, OS and device families ua declares (the user
 // agent as logged, without quotes). It allocates nothing. It never returns
 // the (bot) values: the caller gives Bot to the agents botclass names.
 func Parse(ua []byte) Families {
-	var f Families
-	os, _ := first(ua, oses)
-	f.OS = os
-	f.Device, _ = first(ua, devices)
-	if b, ok := first(ua, browsers); ok {
+	const none = 255
+	best := [nLists]uint8{none, none, none}
+	val := [nLists]uint8{}
+	var marks uint8 // bit i: mark i seen
+	for i := 0; i+1 < len(ua); i++ {
+		b := bucket(ua[i], ua[i+1])
+		for _, e := range tab.entries[tab.start[b]:tab.start[b+1]] {
+			if len(ua)-i < len(e.s) || string(ua[i:i+len(e.s)]) != e.s {
+				continue
+			}
+			if e.list == listMark {
+				marks |= 1 << e.rank
+			} else if e.rank < best[e.list] {
+				best[e.list], val[e.list] = e.rank, e.v
+			}
+		}
+	}
+	f := Families{OS: OS(val[listOS]), Device: Device(val[listDevice])}
+	if best[listBrowser] != none {
+		b := Browser(val[listBrowser])
 		if (b == Chrome || b == Firefox || b == IE) && !plain(ua) {
 			b = BrowserOther
 		}
 		f.Browser = b
 		return f
 	}
-	// Safari: Version/ and Safari/ and none of the tokens above, on an
-	// Apple system (Android's old stock browser, BlackBerry's and others
-	// send the same).
-	if (os == MacOS || os == IOS || os == IPadOS) && bytes.Contains(ua, safari) && bytes.Contains(ua, version) && plain(ua) {
+	apple := f.OS == MacOS || f.OS == IOS || f.OS == IPadOS
+	const version, safari, webkit, mobile = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+	switch {
+	case !apple || !plain(ua):
+	case marks&(version|safari) == version|safari:
+		// Safari: Version/ and Safari/ and none of the tokens above, on
+		// an Apple system (Android's old stock browser, BlackBerry's and
+		// others send the same).
 		f.Browser = Safari
-		return f
-	}
-	// An iOS app's WebKit view: AppleWebKit/ and Mobile/, no Safari/.
-	if (os == IOS || os == IPadOS) && bytes.Contains(ua, appleWK) && bytes.Contains(ua, mobileTok) && plain(ua) {
+	case f.OS != MacOS && marks&(webkit|mobile) == webkit|mobile:
+		// An iOS app's WebKit view: AppleWebKit/ and Mobile/, no Safari/.
 		f.Browser = Safari
 	}
 	return f
