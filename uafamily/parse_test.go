@@ -128,8 +128,6 @@ func TestApacheLog(t *testing.T) {
 
 var sink Families
 
-var benchChrome = []byte("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36")
-
 // BenchmarkParse is the cost of Parse on the Apache log's distinct
 // agents, as a ratio to botclass's Classify on the same agents in the same
 // loop (today's cost of a cache miss).
