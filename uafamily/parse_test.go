@@ -1,4 +1,4 @@
-package uafamily
+package uafamily_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/botclass"
+	. "github.com/logtally/logtally/uafamily"
 )
 
 // TestParse: current browsers' user agents as they send them, and the
