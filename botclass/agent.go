@@ -8,9 +8,10 @@ import "github.com/logtally/logtally/uafamily"
 // strings are the tables' own: an Agent costs no allocation.
 type Agent struct {
 	Class Class
-	// Crawler is the named bot (see Crawler): empty for people,
-	// "(other <class>)" for a bot no list names.
-	Crawler
+	// Crawler is the named bot (see Crawler), in the lists' table (never
+	// nil; do not modify): empty for people, "(other <class>)" for a bot
+	// no list names. A pointer keeps Agent at 16 bytes.
+	*Crawler
 	uafamily.Families
 }
 
@@ -30,5 +31,5 @@ func families(cl Class, ua []byte) uafamily.Families {
 }
 
 func (r *Rules) agent(cl Class, id uint16, f uafamily.Families) Agent {
-	return Agent{Class: cl, Crawler: r.l.crawlers[id], Families: f}
+	return Agent{Class: cl, Crawler: &r.l.crawlers[id], Families: f}
 }
