@@ -3,6 +3,7 @@ package uafamily_test
 import (
 	"bytes"
 	"os"
+	"regexp"
 	"testing"
 	"time"
 
@@ -178,4 +179,40 @@ func apacheDistinct(tb testing.TB) [][]byte {
 		tb.Fatalf("only %d distinct agents in the Apache log", len(uas))
 	}
 	return uas
+}
+
+// FuzzParse: Parse never panics, leaves its input alone, gives values in
+// range and never (bot).
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("Mozilla/5.0 (iPhone; CPU iPhone OS 18_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.6 Mobile/15E148 Safari/604.1"))
+	f.Add([]byte("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36 Edg/142.0.0.0"))
+	f.Add([]byte("((([[[ )))]]] Safari/ Version/ iPad"))
+	f.Add([]byte("\xff\xfe\x00M"))
+	f.Fuzz(func(t *testing.T, ua []byte) {
+		orig := bytes.Clone(ua)
+		got := Parse(ua)
+		if got.Browser >= BrowserBot || got.OS >= OSBot || got.Device >= DeviceBot {
+			t.Fatalf("Parse(%q) = %+v", ua, got)
+		}
+		if !bytes.Equal(ua, orig) {
+			t.Fatal("Parse changed its input")
+		}
+	})
+}
+
+// TestTestdataPinned: testdata/uap-core's VERSIONS pins a commit, date and
+// licence, and the licence is there.
+func TestTestdataPinned(t *testing.T) {
+	v, err := os.ReadFile("testdata/uap-core/VERSIONS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?m)^uap-core\thttps://github\.com/ua-parser/uap-core\t[0-9a-f]{40}\t\d{4}-\d\d-\d\d\tApache-2\.0\t[^\t]+$`)
+	if !line.Match(v) {
+		t.Errorf("testdata/uap-core/VERSIONS: no uap-core line with commit, date and licence:\n%s", v)
+	}
+	lic, err := os.ReadFile("testdata/uap-core/LICENSE")
+	if err != nil || !bytes.Contains(lic, []byte("Apache License, Version 2.0")) {
+		t.Errorf("testdata/uap-core/LICENSE: not the Apache licence (%v)", err)
+	}
 }
