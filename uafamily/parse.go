@@ -194,10 +194,10 @@ func Parse(ua []byte) Families {
 // plain reports whether ua's words outside comments ("(...)", "[...]")
 // are all the products Chrome, Firefox, Safari and Internet Explorer send
 // (Mozilla/, AppleWebKit/, "like Gecko", Version/, Chrome/, Chromium/,
-// CriOS/, Firefox/, FxiOS/, Mobile, Safari/, and Ubuntu/ of its builds): a browser built on one of them, an app's
-// built-in browser or a crawler adds its own name ("... Safari/537.36
-// OpenWave/93.4", "OculusBrowser/36.6 Chrome/130", "FBAV/..."), and is not
-// that browser.
+// CriOS/, Firefox/, FxiOS/, Mobile, Safari/, and Ubuntu/ of Ubuntu's
+// builds): a browser built on one of them, an app's built-in browser or a
+// crawler adds its own name ("... Safari/537.36 OpenWave/93.4",
+// "OculusBrowser/36.6 Chrome/130", "FBAV/..."), and is not that browser.
 func plain(ua []byte) bool {
 	depth := 0
 	start := -1
