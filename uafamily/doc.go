@@ -48,20 +48,20 @@
 // ours by internal/uapcore; declared bots left out) and on the 558
 // distinct agents of testdata/apache_combined_real.log for the cost of a
 // miss (per agent, and as a ratio to botclass's Classify, today's miss,
-// measured in the same loop; the machine was shared, so the ratios varied
-// between runs within the ranges given):
+// measured in the same loop; ranges of runs on a quiet and on a loaded
+// shared 2-core machine):
 //
-//	implementation                 browser   OS      device  ns/agent   × Classify  allocs/agent
-//	uafamily (this table)          95.5%     92.2%   94.4%   1,000      0.8-2.0     0
-//	medama-io/go-useragent v1.2.5  73.9%     49.0%   43.3%   860        1.7-7       0
-//	ua-parser/uap-go (2026-05-29)  91.5%     98.9%   100%    3,000,000  2,700-3,700 38
+//	implementation                 browser  OS     device  ns/agent           × Classify   allocs/agent
+//	uafamily (this table)          95.5%    92.2%  94.4%   600 (quiet)        1.2-1.5      0
+//	medama-io/go-useragent v1.2.5  73.9%    49.0%  43.3%   640-740 (quiet)    1.4-1.7      0
+//	ua-parser/uap-go (2026-05-29)  91.5%    98.9%  100%    1.6-2.6 ms (quiet) 1,370-3,700  38
 //
 // (Shares of 1,324 browser, 463 OS and 252 device agents; the device
 // agents are those whose uap-core device family tells the type: iPhone,
 // iPad, Kindle, TVs, generic phones and tablets.) uap-go is the reference
-// (its regexes produce the labels) but costs 3 ms and 38 allocations per
+// (its regexes produce the labels) but costs 2 ms and 38 allocations per
 // new agent: a client sending random user agents would make the parser
-// spend 3 ms a line. medama-io is as cheap as this table but misses most
+// spend 2 ms a line. medama-io is as cheap as this table but misses most
 // of the long tail (it calls any WebKit agent Safari and most unknown
 // systems other). This table is as cheap, allocates nothing and adds no
 // dependency.
