@@ -34,6 +34,9 @@ type literal struct {
 	rank  rank   // what a match means (see rank)
 	flags uint8
 	re    int // index in Rules.res when rank == rankRegex
+	// crawler is the index in lists.crawlers of the bot the literal names
+	// (unused for rankRegex and rankExempt).
+	crawler uint16
 }
 
 // automaton is the Aho-Corasick DFA. Bytes are mapped to symbols first

@@ -3,6 +3,7 @@ package botclass
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 var (
@@ -88,4 +89,66 @@ func BenchmarkCompile(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkAgentMiss is the cost of a cache miss now (Agent: Classify,
+// the crawler and the families) on the Apache log's distinct agents, as a
+// ratio to Classify alone (the miss before names and families), both
+// measured in the same loop.
+func BenchmarkAgentMiss(b *testing.B) {
+	seen := map[string]bool{}
+	var uas [][]byte
+	for _, ua := range apacheAgents(b) {
+		if !seen[string(ua)] {
+			seen[string(ua)] = true
+			uas = append(uas, ua)
+		}
+	}
+	r := Default()
+	b.ReportAllocs()
+	var base, cost time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		for _, ua := range uas {
+			benchSink = r.Classify(ua)
+		}
+		t1 := time.Now()
+		for _, ua := range uas {
+			agentSink = r.Agent(ua)
+		}
+		base += t1.Sub(t0)
+		cost += time.Since(t1)
+	}
+	b.ReportMetric(float64(cost.Nanoseconds())/float64(b.N*len(uas)), "ns/agent")
+	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N*len(uas)), "classify-ns/agent")
+	b.ReportMetric(float64(cost)/float64(base), "x_classify")
+}
+
+// BenchmarkAgentHit is the cost of a cache hit with Agent, as a ratio to
+// a hit with Class, on a browser's and a bot's agent, in the same loop.
+func BenchmarkAgentHit(b *testing.B) {
+	c := NewCache(Default(), 0)
+	uas := [][]byte{benchBrowser, benchAI}
+	for _, ua := range uas {
+		c.Agent(ua)
+	}
+	b.ReportAllocs()
+	var base, cost time.Duration
+	const n = 100
+	for b.Loop() {
+		t0 := time.Now()
+		for range n {
+			benchSink = c.Class(uas[0])
+			benchSink = c.Class(uas[1])
+		}
+		t1 := time.Now()
+		for range n {
+			agentSink = c.Agent(uas[0])
+			agentSink = c.Agent(uas[1])
+		}
+		base += t1.Sub(t0)
+		cost += time.Since(t1)
+	}
+	b.ReportMetric(float64(cost.Nanoseconds())/float64(b.N*2*n), "ns/hit")
+	b.ReportMetric(float64(cost)/float64(base), "x_class")
 }

@@ -1,13 +1,16 @@
 package botclass
 
+import "github.com/logtally/logtally/uafamily"
+
 // maxCachedLen is the longest user agent a Cache keeps: longer ones (no
 // real browser sends one) are classified every time, so that a client
 // sending long random user agents cannot make the cache hold more than
 // size × maxCachedLen bytes of keys.
 const maxCachedLen = 1024
 
-// Cache remembers the class of the user agents it saw, up to a bound. It
-// is not safe for concurrent use: make one per goroutine (per Parser).
+// Cache remembers the class, crawler and families (Agent) of the user
+// agents it saw, up to a bound. It is not safe for concurrent use: make
+// one per goroutine (per Parser).
 //
 // It keeps two generations: user agents are added to the current one; when
 // it is full (size/2 entries) it becomes the previous one and the old
@@ -23,10 +26,15 @@ type Cache struct {
 	hits, misses uint64
 }
 
+// entry is what the cache keeps of a user agent: small ids, not strings
+// (the crawler's index in the lists' table), so that it is 32 bytes, as
+// it was with the class alone (TestCacheEntrySize).
 type entry struct {
-	key    string // the map's key, kept to move it without a copy
-	class  Class
-	digest uint64
+	key     string // the map's key, kept to move it without a copy
+	class   Class
+	fam     uafamily.Families
+	crawler uint16
+	digest  uint64
 }
 
 // NewCache returns a cache of r holding up to size user agents
@@ -52,33 +60,54 @@ func NewCacheDigest(r *Rules, size int, digest func([]byte) uint64) *Cache {
 // Class returns the class of ua, from the cache when it holds ua. A hit
 // allocates nothing.
 func (c *Cache) Class(ua []byte) Class {
-	cl, _ := c.Lookup(ua)
-	return cl
+	return c.get(ua).class
 }
 
 // Lookup returns the class of ua and its digest (0 without a digest
 // function), from the cache when it holds ua. A hit allocates nothing.
 func (c *Cache) Lookup(ua []byte) (Class, uint64) {
+	e := c.get(ua)
+	return e.class, e.digest
+}
+
+// Agent returns everything botclass tells of ua (see Agent), from the
+// cache when it holds ua. A hit allocates nothing.
+func (c *Cache) Agent(ua []byte) Agent {
+	e := c.get(ua)
+	return c.r.agent(e.class, e.crawler, e.fam)
+}
+
+// LookupAgent is Agent with ua's digest (0 without a digest function).
+func (c *Cache) LookupAgent(ua []byte) (Agent, uint64) {
+	e := c.get(ua)
+	return c.r.agent(e.class, e.crawler, e.fam), e.digest
+}
+
+// get returns ua's entry, from the cache when it holds ua; on a miss it
+// classifies ua, finds its families, and caches them unless ua is too
+// long.
+func (c *Cache) get(ua []byte) entry {
 	if e, ok := c.cur[string(ua)]; ok {
 		c.hits++
-		return e.class, e.digest
+		return e
 	}
 	if e, ok := c.prev[string(ua)]; ok {
 		c.hits++
 		delete(c.prev, e.key)
 		c.add(e)
-		return e.class, e.digest
+		return e
 	}
 	c.misses++
-	cl := c.r.Classify(ua)
-	var d uint64
+	cl, crawler := c.r.classify(ua)
+	e := entry{class: cl, crawler: crawler, fam: families(cl, ua)}
 	if c.digest != nil {
-		d = c.digest(ua)
+		e.digest = c.digest(ua)
 	}
 	if len(ua) <= maxCachedLen {
-		c.add(entry{string(ua), cl, d})
+		e.key = string(ua)
+		c.add(e)
 	}
-	return cl, d
+	return e
 }
 
 // add puts e in the current generation, first retiring it if it is full.
@@ -94,6 +123,6 @@ func (c *Cache) add(e entry) {
 // Len returns the number of user agents the cache holds.
 func (c *Cache) Len() int { return len(c.cur) + len(c.prev) }
 
-// Stats returns how many Class calls the cache answered (hits) and how
-// many it classified (misses).
+// Stats returns how many lookups (Class, Lookup, Agent, LookupAgent) the
+// cache answered (hits) and how many it classified (misses).
 func (c *Cache) Stats() (hits, misses uint64) { return c.hits, c.misses }

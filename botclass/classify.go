@@ -73,9 +73,16 @@ func New(extra []Pattern) (*Rules, error) {
 // and crawler-user-agents lists (the best class any of them matches);
 // the suspect heuristics; else Person. See doc.go.
 func (r *Rules) Classify(ua []byte) Class {
+	c, _ := r.classify(ua)
+	return c
+}
+
+// classify returns the class of ua and the index of its crawler in
+// r.l.crawlers.
+func (r *Rules) classify(ua []byte) (Class, uint16) {
 	for _, x := range r.extra {
 		if x.re.Match(ua) {
-			return x.class
+			return x.class, uint16(x.class) // unnamed: see unnamed
 		}
 	}
 	return r.l.classify(ua)
@@ -83,10 +90,13 @@ func (r *Rules) Classify(ua []byte) Class {
 
 // classify matches ua against the lists in one pass of the automaton,
 // then the crawler-user-agents regexps whose required literal it saw,
-// then the heuristics.
-func (l *lists) classify(ua []byte) Class {
+// then the heuristics. It returns the class and the index in l.crawlers
+// of the crawler the first literal of the best list names (or the
+// class's unnamed crawler).
+func (l *lists) classify(ua []byte) (Class, uint16) {
 	a := l.ac
 	best := rankNone
+	var crawler uint16
 	var cand [8]int // regexps to run
 	nc, overflow := 0, false
 	exempt := false
@@ -124,36 +134,37 @@ func (l *lists) classify(ua []byte) Class {
 				}
 				continue
 			}
-			if best = lit.rank; best == rankSearch { // the first rank: nothing beats it
-				return Search
+			best, crawler = lit.rank, lit.crawler
+			if best == rankSearch { // the first rank: nothing beats it
+				return Search, crawler
 			}
 		}
 	}
 	if best <= rankOther {
-		return rankClass[best]
+		return rankClass[best], crawler
 	}
 	if overflow {
-		for _, re := range l.res {
+		for i, re := range l.res {
 			if re.Match(ua) {
-				return Other
+				return Other, l.reCrawler[i]
 			}
 		}
 	} else {
 		for _, i := range cand[:nc] {
 			if l.res[i].Match(ua) {
-				return Other
+				return Other, l.reCrawler[i]
 			}
 		}
 		for _, i := range l.always {
 			if l.res[i].Match(ua) {
-				return Other
+				return Other, l.reCrawler[i]
 			}
 		}
 	}
 	if suspect(ua, exempt) {
-		return Suspect
+		return Suspect, uint16(Suspect)
 	}
-	return Person
+	return Person, uint16(Person)
 }
 
 // wordAt reports whether ua[start:end] is a whole word: an end that is a

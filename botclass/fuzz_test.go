@@ -148,5 +148,12 @@ func FuzzClassify(f *testing.F) {
 		if h, m := cache.Stats(); len(ua) <= maxCachedLen && (h != 1 || m != 1) {
 			t.Fatalf("stats %d hits %d misses after a miss and a hit", h, m)
 		}
+		a := r.Agent(ua)
+		if a.Class != c || (a.Class == Person) != (a.Name == "") || a.Purpose >= NumPurposes || cache.Agent(ua) != a {
+			t.Fatalf("Agent(%q) = %+v (%+v), Classify %v", ua, a, *a.Crawler, c)
+		}
+		if !bytes.Equal(ua, orig) {
+			t.Fatalf("Agent changed its input")
+		}
 	})
 }

@@ -23,6 +23,12 @@ var (
 	headlessList string
 	//go:embed data/VERSIONS
 	versions string
+	//go:embed data/ai.robots.txt/info.tsv
+	aiInfo string
+	//go:embed data/crawler-user-agents/tags.tsv
+	cuaTags string
+	//go:embed data/crawlers.txt
+	crawlersList string
 )
 
 // aiSkipped are the ai.robots.txt names not used as user-agent tokens,
@@ -61,13 +67,47 @@ type lists struct {
 	// or always if it has none (always).
 	res    []*regexp.Regexp
 	always []int
+	// crawlers are the named bots (see crawler.go): the first NumClasses
+	// are each class's unnamed bots; literals and regexps (reCrawler)
+	// hold indexes.
+	crawlers  []Crawler
+	reCrawler []uint16
+	// factsUsed are the data/crawlers.txt tokens some list names (the
+	// tests check all are).
+	factsUsed map[string]bool
+	facts     map[string]fact
 	// Counts, for Version and the tests.
 	nCUA, nCUALiteral, nAI, nSearch, nTool, nHeadless int
 }
 
 // compileLists compiles the embedded lists.
 func compileLists() (*lists, error) {
-	l := &lists{}
+	l := &lists{factsUsed: map[string]bool{}}
+	var err error
+	if l.facts, err = parseFacts(crawlersList); err != nil {
+		return nil, err
+	}
+	ids := map[Crawler]uint16{}
+	for c := range NumClasses {
+		l.crawlers = append(l.crawlers, unnamed(c))
+	}
+	// crawler returns the index of the crawler named by tok, with what
+	// the lists say of it unless data/crawlers.txt says otherwise.
+	crawler := func(tok, operator string, p Purpose) uint16 {
+		name := crawlerName(tok)
+		if f, ok := l.facts[name]; ok {
+			l.factsUsed[name] = true
+			name, operator, p = f.name, f.operator, f.purpose
+		}
+		c := Crawler{name, operator, p}
+		id, ok := ids[c]
+		if !ok {
+			id = uint16(len(l.crawlers))
+			ids[c] = id
+			l.crawlers = append(l.crawlers, c)
+		}
+		return id
+	}
 	var lits []literal
 	seen := map[literal]bool{}
 	add := func(x literal) {
@@ -77,26 +117,36 @@ func compileLists() (*lists, error) {
 		}
 	}
 
-	// ai.robots.txt: agent names, product tokens, any case.
+	// ai.robots.txt: agent names, product tokens, any case; what
+	// info.tsv says of each, line by line.
+	info := strings.Split(strings.TrimSuffix(aiInfo, "\n"), "\n")
 	for i, name := range strings.Split(strings.TrimSuffix(aiAgents, "\n"), "\n") {
 		if name == "" {
 			return nil, fmt.Errorf("data/ai.robots.txt/agents.txt:%d: empty name", i+1)
 		}
+		f := strings.Split(info[min(i, len(info)-1)], "\t")
+		if i >= len(info) || len(f) != 3 || f[0] != name {
+			return nil, fmt.Errorf("data/ai.robots.txt/info.tsv:%d: not name, operator, function of %s", i+1, name)
+		}
 		l.nAI++
 		if _, skip := aiSkipped[name]; !skip {
-			add(literal{text: name, rank: rankAI, flags: litProduct})
+			add(literal{text: name, rank: rankAI, flags: litProduct, crawler: crawler(name, f[1], aiPurpose(f[2]))})
 		}
+	}
+	if len(info) != l.nAI {
+		return nil, fmt.Errorf("data/ai.robots.txt/info.tsv: %d lines for %d agents", len(info), l.nAI)
 	}
 	// Our lists.
 	for _, o := range []struct {
-		file string
-		text string
-		rank rank
-		n    *int
+		file    string
+		text    string
+		rank    rank
+		n       *int
+		purpose Purpose
 	}{
-		{"data/search.txt", searchList, rankSearch, &l.nSearch},
-		{"data/tool.txt", toolList, rankTool, &l.nTool},
-		{"data/headless.txt", headlessList, rankHeadless, &l.nHeadless},
+		{"data/search.txt", searchList, rankSearch, &l.nSearch, PurposeSearch},
+		{"data/tool.txt", toolList, rankTool, &l.nTool, PurposeTool},
+		{"data/headless.txt", headlessList, rankHeadless, &l.nHeadless, PurposeTool},
 	} {
 		toks, err := parseOwnList(o.file, o.text)
 		if err != nil {
@@ -104,13 +154,19 @@ func compileLists() (*lists, error) {
 		}
 		*o.n = len(toks)
 		for _, t := range toks {
-			add(literal{text: t, rank: o.rank, flags: litWord})
+			add(literal{text: t, rank: o.rank, flags: litWord, crawler: crawler(t, "", o.purpose)})
 		}
 	}
 	// crawler-user-agents: plain literals into the automaton, with their
 	// case; the others compiled, with their required literals (any case)
 	// into the automaton.
+	tags := strings.Split(strings.TrimSuffix(cuaTags, "\n"), "\n")
 	for i, p := range strings.Split(strings.TrimSuffix(cuaPatterns, "\n"), "\n") {
+		pat, tag, ok := strings.Cut(tags[min(i, len(tags)-1)], "\t")
+		if i >= len(tags) || !ok || pat != p {
+			return nil, fmt.Errorf("data/crawler-user-agents/tags.tsv:%d: not the pattern and tags of %s", i+1, p)
+		}
+		purpose := cuaPurpose(tag)
 		l.nCUA++
 		re, err := syntax.Parse(p, syntax.Perl)
 		if err != nil {
@@ -119,7 +175,7 @@ func compileLists() (*lists, error) {
 		re = re.Simplify()
 		if re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0 && len(re.Rune) > 0 {
 			l.nCUALiteral++
-			add(literal{text: string(re.Rune), rank: rankOther, flags: litExact})
+			add(literal{text: string(re.Rune), rank: rankOther, flags: litExact, crawler: crawler(string(re.Rune), "", purpose)})
 			continue
 		}
 		c, err := regexp.Compile(p)
@@ -128,6 +184,11 @@ func compileLists() (*lists, error) {
 		}
 		l.res = append(l.res, c)
 		req, ok := required(re)
+		name := p // a regexp without a required literal: named by its pattern
+		if ok {
+			name = req[0]
+		}
+		l.reCrawler = append(l.reCrawler, crawler(name, "", purpose))
 		if !ok {
 			l.always = append(l.always, len(l.res)-1)
 			continue
@@ -138,6 +199,12 @@ func compileLists() (*lists, error) {
 	}
 	for _, x := range ancientExempt {
 		add(literal{text: x, rank: rankExempt})
+	}
+	if len(tags) != l.nCUA {
+		return nil, fmt.Errorf("data/crawler-user-agents/tags.tsv: %d lines for %d patterns", len(tags), l.nCUA)
+	}
+	if len(l.crawlers) > 1<<16 {
+		return nil, fmt.Errorf("%d crawlers: over the 65,536 a uint16 numbers", len(l.crawlers))
 	}
 	l.ac = newAutomaton(lits)
 	return l, nil

@@ -16,6 +16,12 @@
 # With --cua-git/--ai-git the files are read from a local clone (bare or
 # not, any clone that has the commit) instead of raw.githubusercontent.com.
 #
+# Besides the names, it extracts what the lists say of each crawler (for
+# Name): ai.robots.txt's "operator" (the text of a markdown link, or the
+# text before its first comma, parenthesis or " that/to/who/which/used";
+# empty when "Unclear at this time." or a bare URL) and "function", and
+# crawler-user-agents' "tags", tabs and line breaks folded to spaces.
+#
 # Needs bash, git (local mode) or curl (download mode), and jq.
 # The lists we own (data/search.txt, data/tool.txt, data/headless.txt) are
 # edited by hand and left alone.
@@ -105,9 +111,9 @@ get "$ai_repo" "$ai_git" "$ai_commit" robots.json >"$tmp/robots.json"
 get "$ai_repo" "$ai_git" "$ai_commit" LICENSE >"$tmp/ai.LICENSE"
 
 # One pattern or name per line: none may hold a line break or be empty.
-jq -e 'type == "array" and all(.[]; (.pattern | type == "string" and length > 0 and (test("[\r\n]") | not)) and all(.instances[]; test("[\r\n]") | not))' \
+jq -e 'type == "array" and all(.[]; (.pattern | type == "string" and length > 0 and (test("[\t\r\n]") | not)) and all(.instances[]; test("[\r\n]") | not))' \
 	"$tmp/cua.json" >/dev/null || { echo "refresh.sh: crawler-user-agents.json: unexpected shape (a pattern or instance is empty or spans lines)" >&2; exit 1; }
-jq -e 'type == "object" and all(keys_unsorted[]; length > 0 and (test("[\r\n]") | not))' \
+jq -e 'type == "object" and all(keys_unsorted[]; length > 0 and (test("[\t\r\n]") | not))' \
 	"$tmp/robots.json" >/dev/null || { echo "refresh.sh: robots.json: unexpected shape (an agent name is empty or spans lines)" >&2; exit 1; }
 
 mkdir -p "$data/crawler-user-agents" "$data/ai.robots.txt" "$testdata"
@@ -117,15 +123,27 @@ cp "$tmp/cua.LICENSE" "$data/crawler-user-agents/LICENSE"
 # robots.json: the agent names (the object's keys), in upstream order.
 jq -r 'keys_unsorted[]' "$tmp/robots.json" >"$data/ai.robots.txt/agents.txt"
 cp "$tmp/ai.LICENSE" "$data/ai.robots.txt/LICENSE"
+# What the lists say of each crawler, one line per name or pattern, in the
+# same order: ai.robots.txt "name<TAB>operator<TAB>function",
+# crawler-user-agents "pattern<TAB>tags" (comma-separated).
+jq -r 'to_entries[] | [
+	.key,
+	(.value.operator // "" | gsub("[\t\r\n]+"; " ") |
+		if test("^(Unclear at this time\\.?|Unknown|No information provided\\.?)$"; "i") or test("^https?://") then ""
+		elif test("^\\[[^\\]]+\\]\\(") then capture("^\\[(?<t>[^\\]]+)\\]").t
+		else sub(" \\(.*$"; "") | sub(",.*$"; "") | sub(" (that|to|who|which|used) .*$"; "") end),
+	(.value.function // "" | gsub("[\t\r\n]+"; " "))
+	] | join("\t")' "$tmp/robots.json" >"$data/ai.robots.txt/info.tsv"
+jq -r '.[] | [.pattern, (.tags // [] | join(","))] | join("\t")' "$tmp/cua.json" >"$data/crawler-user-agents/tags.tsv"
 # The upstream example user agents, for the tests (not embedded).
 jq -r '.[].instances[]' "$tmp/cua.json" >"$testdata/crawler-user-agents-instances.txt"
 
 {
 	printf '# The upstream lists embedded in botclass, written by refresh.sh: do not edit.\n'
 	printf '# name\trepository\tcommit\tcommit date (UTC)\tlicence\tupstream file -> embedded file\n'
-	printf 'crawler-user-agents\thttps://github.com/%s\t%s\t%s\tMIT\tcrawler-user-agents.json (.[].pattern) -> crawler-user-agents/patterns.txt\n' \
+	printf 'crawler-user-agents\thttps://github.com/%s\t%s\t%s\tMIT\tcrawler-user-agents.json (.[].pattern; .[].pattern, .[].tags) -> crawler-user-agents/patterns.txt; tags.tsv\n' \
 		"$cua_repo" "$cua_commit" "$cua_date"
-	printf 'ai.robots.txt\thttps://github.com/%s\t%s\t%s\tMIT\trobots.json (keys) -> ai.robots.txt/agents.txt\n' \
+	printf 'ai.robots.txt\thttps://github.com/%s\t%s\t%s\tMIT\trobots.json (keys; keys, .operator, .function) -> ai.robots.txt/agents.txt; info.tsv\n' \
 		"$ai_repo" "$ai_commit" "$ai_date"
 } >"$data/VERSIONS"
 
