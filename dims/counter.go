@@ -1,0 +1,133 @@
+package dims
+
+// Counter counts hits by dimension value per site and UTC day, keeping
+// per site, day and dimension the first Limits values it meets (Other
+// takes the rest). Its counts are handed on and cleared by Drain; the
+// values kept stay until Forget drops their day.
+type Counter struct {
+	limits Limits
+	days   map[siteDay]*dayCounts
+	last   *dayCounts // the site day of the hit before
+	held   int        // site days holding counts since the last Drain
+}
+
+type siteDay struct {
+	site string
+	day  int64
+}
+
+// dayCounts are one site day's values per dimension.
+type dayCounts struct {
+	key    siteDay
+	vals   [N]map[string]*count
+	last   [N]*count // the value of the hit before, per dimension
+	counts bool      // counts since the last Drain
+}
+
+type count struct {
+	value string
+	n     uint64
+}
+
+// NewCounter returns a Counter keeping limits values per site, day and
+// dimension (at least 1 each; Other comes on top).
+func NewCounter(limits Limits) *Counter {
+	for d := range limits {
+		limits[d] = max(limits[d], 1)
+	}
+	return &Counter{limits: limits, days: map[siteDay]*dayCounts{}}
+}
+
+// Add counts n hits of site on day (the Unix second of its start) with
+// values v: each dimension's value, or Other when the site day already
+// keeps its limit of other values ("" counts as Unknown). It allocates
+// only for a site day or a value it has not kept before.
+func (c *Counter) Add(site []byte, day int64, v *Values, n uint64) {
+	dc := c.last
+	if dc == nil || dc.key.day != day || dc.key.site != string(site) {
+		dc = c.dayOf(site, day)
+	}
+	if !dc.counts {
+		dc.counts = true
+		c.held++
+	}
+	for d := range N {
+		val := v[d]
+		if val == "" {
+			val = Unknown
+		}
+		if l := dc.last[d]; l != nil && l.value == val {
+			l.n += n
+			continue
+		}
+		m := dc.vals[d]
+		e := m[val]
+		if e == nil {
+			if len(m) >= c.limits[d]+1 { // Other is always kept, on top
+				val = Other
+				e = m[Other]
+			}
+			if e == nil {
+				e = &count{value: val}
+				m[val] = e
+			}
+		}
+		e.n += n
+		dc.last[d] = e
+	}
+}
+
+// dayOf returns site's day counts, made on first use.
+func (c *Counter) dayOf(site []byte, day int64) *dayCounts {
+	dc := c.days[siteDay{string(site), day}]
+	if dc == nil {
+		k := siteDay{string(site), day}
+		dc = &dayCounts{key: k}
+		for d := range dc.vals {
+			dc.vals[d] = map[string]*count{Other: {value: Other}}
+		}
+		c.days[k] = dc
+	}
+	c.last = dc
+	return dc
+}
+
+// Held returns the site days holding counts not yet drained.
+func (c *Counter) Held() int { return c.held }
+
+// Drain calls fn for each value with counts since the last Drain (in no
+// order) and clears the counts; the values kept stay kept.
+func (c *Counter) Drain(fn func(site string, day int64, d Dim, value string, n uint64)) {
+	for _, dc := range c.days {
+		if !dc.counts {
+			continue
+		}
+		for d, m := range dc.vals {
+			for _, e := range m {
+				if e.n > 0 {
+					fn(dc.key.site, dc.key.day, Dim(d), e.value, e.n)
+					e.n = 0
+				}
+			}
+		}
+		dc.counts = false
+	}
+	c.held = 0
+}
+
+// Forget drops the values kept for the days before day (the start of
+// the oldest day still counted). A day holding counts not yet drained is
+// kept: nothing counted is lost.
+func (c *Counter) Forget(day int64) {
+	for k, dc := range c.days {
+		if k.day < day && !dc.counts {
+			if c.last == dc {
+				c.last = nil
+			}
+			delete(c.days, k)
+		}
+	}
+}
+
+// Days returns the site days whose values are kept.
+func (c *Counter) Days() int { return len(c.days) }

@@ -1,0 +1,37 @@
+// Package dims is the vocabulary of where a site's traffic comes from:
+// the dimensions a hit is counted by (referrer host, channel, country,
+// network, browser, operating system, device, crawler), their names, and
+// Counter, which counts hits by dimension value per site and UTC day with
+// a bound on the values kept.
+//
+// Every hit has exactly one value in each dimension (Values), so a site
+// day's counts of each dimension sum to its views. A value is a small
+// string, interned by whoever classified it (package referrer, geo,
+// uafamily, botclass): Counter keeps the strings it is given and copies
+// nothing on a value it already holds.
+//
+// # The bound
+//
+// Counter keeps, per site, day and dimension, the first Limits[d] values
+// it meets in the order of the hits, and counts every later value as
+// Other ("(other)"), which is always kept. Which values are kept depends
+// on the order of the hits and on the Counter's life, as with
+// max_pages_per_minute (package aggregate): a restart, a reload or a
+// replay starts afresh. The sums never change: a hit is counted once,
+// under its value or under Other.
+//
+// Caveats:
+//   - Across hosts, a site day holds up to hosts × Limits[d] values of a
+//     dimension, each host's first ones: the fleet's values are the union,
+//     and a value one host folded into Other is counted under its name by
+//     another. The top values a reader shows can therefore differ from the
+//     true top values, never the sums.
+//   - A Counter is not safe for concurrent use: the aggregator's goroutine
+//     owns it.
+//   - Cost: a warm Add is about 150 ns a hit for the eight dimensions (5 to
+//     6 times one map increment of a page's count; go test -bench Add
+//     ./dims), 0 allocations: a map lookup per dimension whose value
+//     changed since the site day's hit before. Not yet wired into the
+//     aggregator; small integer ids from the classifiers' caches would
+//     make it an array increment.
+package dims
