@@ -10,6 +10,7 @@ import (
 
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/geo"
 	"github.com/logtally/logtally/logrotate"
 	"github.com/logtally/logtally/stream"
 	"github.com/logtally/logtally/tailer"
@@ -74,6 +75,9 @@ func Sources(cfg config.Config, path, logrotateRoot string, stdout io.Writer) er
 	} else {
 		fmt.Fprintf(stdout, "state_dir %s: ok\n", cfg.StateDir)
 	}
+	if err := geoDatabases(cfg.Geo, stdout); err != nil {
+		problems = append(problems, err)
+	}
 	if w := cfg.HTTP.ListenWarning(); w != "" {
 		fmt.Fprintf(stdout, "warning: %s\n", w)
 	}
@@ -84,6 +88,27 @@ func Sources(cfg config.Config, path, logrotateRoot string, stdout io.Writer) er
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("check failed:\n%w", errors.Join(problems...))
+	}
+	return nil
+}
+
+// geoDatabases reads the [geo] databases as the daemon would (geo.Open)
+// and prints each: its files, type, build date and the attribution its
+// licence asks for; an error if one cannot be read (its file and what is
+// wrong, never its content). Nothing with no [geo] file named.
+func geoDatabases(g config.Geo, stdout io.Writer) error {
+	if g.CountryDB == "" && g.ASNDB == "" {
+		return nil
+	}
+	db, err := geo.Open(g.CountryDB, g.ASNDB)
+	if err != nil {
+		return err // "geo: <role> database <path>: what is wrong"
+	}
+	for _, in := range db.Databases() {
+		fmt.Fprintf(stdout, "geo %s: %s (%s, built %s)\n", in.Role, strings.Join(in.Files, ", "), in.Type, in.Built.UTC().Format("2006-01-02"))
+		if in.Attribution != "" {
+			fmt.Fprintf(stdout, "  attribution: %s\n", in.Attribution)
+		}
 	}
 	return nil
 }

@@ -309,3 +309,49 @@ func TestCheckSuggestsRotated(t *testing.T) {
 		t.Errorf("no olddir hint:\n%s", out)
 	}
 }
+
+// TestCheckReadsGeoDatabases: check reads the [geo] files as the daemon
+// will and prints each with its type, build date and attribution; a file
+// that is no database fails the check (exit 2) naming its path, never
+// its content.
+func TestCheckReadsGeoDatabases(t *testing.T) {
+	srv := mongotest.Start(t)
+	dir, logs := checkSetup(t)
+	tor, err := filepath.Abs(filepath.Join("..", "..", "geo", "testdata", "tor", "geoip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "country.mmdb")
+	if err := os.WriteFile(bad, []byte("secret-looking content 203.0.113.9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, country string
+		code          int
+		want          []string
+	}{
+		{"tor", tor, 0, []string{"geo country: " + tor + ", " + tor + "6 (tor geoip, built ", "  attribution: ", "IPFire"}},
+		{"not a database", bad, 2, []string{bad}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testconfig.New(dir, testconfig.Mongo(srv.URI(), "checktest"), func(c *config.Config) {
+				c.Sources = append(c.Sources, testconfig.Source("site.test", filepath.Join(logs, "*.log")))
+				c.Geo.CountryDB = tc.country
+			})
+			conf := testconfig.Write(t, filepath.Join(dir, tc.name+".toml"), c)
+			out, stderr, code := runCmd(t, "check", "-config", conf)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, stderr)
+			}
+			all := out + stderr
+			for _, w := range tc.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("output does not contain %q:\nstdout:\n%s\nstderr:\n%s", w, out, stderr)
+				}
+			}
+			if strings.Contains(all, "secret-looking") || strings.Contains(all, "203.0.113.9") {
+				t.Errorf("the file's content is shown:\n%s", all)
+			}
+		})
+	}
+}
