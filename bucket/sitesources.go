@@ -191,6 +191,8 @@ func dimOfCode(code string) (dims.Dim, bool) {
 
 type fieldTypeError string
 
-func (e fieldTypeError) Error() string { return "site day: " + string(e) + ": not of the type logtally writes" }
+func (e fieldTypeError) Error() string {
+	return "site day: " + string(e) + ": not of the type logtally writes"
+}
 
 func errFieldType(path string) error { return fieldTypeError(strings.Clone(path)) }
