@@ -20,7 +20,7 @@ import (
 type DimsConfig struct {
 	// Geo tells the client address's country and network; nil: both
 	// unknown.
-	Geo *geo.Holder
+	Geo *geo.Holder `json:"-"`
 	// Self are the site's own host names besides Site and SiteAliases
 	// (its names as a referrer: a self-referral is internal).
 	Self []string
