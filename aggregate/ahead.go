@@ -210,4 +210,7 @@ func (s *Summer) count(t *tally, h *parser.Hit, src *source) {
 	if s.visitors != nil && h.Bot == botclass.Person && len(h.Client) > 0 {
 		s.addVisitor(h, page)
 	}
+	if h.Dims[0] != "" {
+		s.addDims(h)
+	}
 }

@@ -141,7 +141,7 @@ func (a *Aggregator) Commit() error {
 	a.sorted = s.sortedCounts(a.sorted[:0])
 	err := a.cfg.Buffer.Commit(buffer.Commit{
 		Counts: a.sorted, Checkpoints: s.at.cps, Marks: s.at.heldMarks(), Finished: s.at.finished, Archives: s.at.archiveRanges(), KeepLastCommit: a.cfg.KeepLastCommit,
-		Visitors: s.Sketches(),
+		Visitors: s.Sketches(), Dims: s.sortedDims(),
 	})
 	if err != nil {
 		return fmt.Errorf("aggregator: %w", err)

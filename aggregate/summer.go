@@ -43,6 +43,7 @@ type Summer struct {
 	foldWarned map[string]bool // sources whose max_sites was reached, logged
 	hitsOnly   bool            // count views alone: the benchmarks' baseline (export_test.go)
 	vis        visitorState    // see visitors.go
+	dim        dimsState       // see dims.go
 }
 
 // NewSummer returns a Summer of the sources parsers names (source name,
@@ -127,6 +128,7 @@ func (s *Summer) Drain(f func(key []byte, v *measure.Vector)) {
 	}
 	s.addMeasures()
 	s.dropSketches()
+	s.dropDims()
 	s.forget()
 	clear(s.at.cps)
 }
@@ -137,6 +139,7 @@ func (s *Summer) Drain(f func(key []byte, v *measure.Vector)) {
 func (s *Summer) committed() {
 	s.addMeasures()
 	s.committedSketches()
+	s.committedDims()
 	s.forget()
 	s.at.cps = map[string][]byte{}
 }
@@ -152,7 +155,7 @@ func (s *Summer) forget() {
 
 // empty reports whether s holds nothing to commit.
 func (s *Summer) empty() bool {
-	return len(s.counts) == 0 && s.at.empty() && len(s.vis.dirty) == 0
+	return len(s.counts) == 0 && s.at.empty() && len(s.vis.dirty) == 0 && !s.dimsHeld()
 }
 
 // heldBytes is about how much the counts held add to the buffer's size

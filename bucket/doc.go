@@ -72,7 +72,12 @@
 // (SiteLevel: daily_retention):
 //
 //	{_id: "20261125/<site>", metadata: {date, site}, views,
-//	 measures: {<name>: int64}, applied}
+//	 measures: {<name>: int64}, applied,
+//	 sources: {<dimension code>: {<PageKey(value)>: int64}}, size}
+//
+// sources (sitesources.go), with [dimensions] enabled: the day's hits by
+// each dimension's values (package dims), bounded by size as a tail is
+// (SiteSourcesLimit; past it a batch's values go under "(other)").
 //
 // Visitors (collection "visitors", visitors.go), one per site and salt
 // period, zero-filled, and one per page and period holding only the

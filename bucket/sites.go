@@ -7,6 +7,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/measure"
 )
 
@@ -57,6 +58,17 @@ type SiteDoc struct {
 	Start int64
 	// V holds the day's views and measures.
 	V measure.Vector
+	// Dims are the day's hits by dimension value (sitesources.go).
+	Dims [dims.N]map[string]uint64
+	// Limit, when not 0, bounds the document's size (FieldSize) as a
+	// tail's: an update with Dims applies only while the size with its
+	// Growth stays within it (SiteSourcesLimit).
+	Limit int64
+	// Held, when not nil, reports the values the document is known to
+	// hold already (its writer wrote them): they add no bytes (Growth).
+	// Without it every value counts as new, and a day's size grows by
+	// each batch's values.
+	Held func(d dims.Dim, value string) bool
 }
 
 // AppendKey appends the SiteDoc's _id and shard-key fields
@@ -72,9 +84,16 @@ func (d *SiteDoc) AppendKey(f bson.D) bson.D {
 // Update returns the guarded update of d, as Doc.Update: applied once per
 // batch and writer.
 func (d *SiteDoc) Update(g Guard) (filter, update bson.D) {
-	filter = g.filter(d.AppendKey(make(bson.D, 0, 4)))
+	filter = g.filter(d.AppendKey(make(bson.D, 0, 5)))
 	inc := bson.D{{Key: FieldViews, Value: int64(d.V[measure.Views])}}
 	inc = measureInc(inc, &sitePaths, 0, &d.V, false)
+	if d.hasDims() {
+		growth := d.Growth(g)
+		inc = append(d.appendDims(inc), bson.E{Key: FieldSize, Value: growth})
+		if d.Limit > 0 {
+			filter = append(filter, d.dimsFilter(growth))
+		}
+	}
 	return filter, guardedUpdate(inc, measureMax(nil, &sitePaths, 0, &d.V), g)
 }
 
@@ -117,6 +136,8 @@ type Sites struct {
 	Keep    time.Duration
 	Now     time.Time
 	Dropped uint64
+	// Limit is each day's Limit (SiteDoc.Limit).
+	Limit int64
 }
 
 type siteDay struct {
@@ -130,16 +151,21 @@ func (s *Sites) Add(site []byte, sec int64, v *measure.Vector) {
 		s.Dropped += v[measure.Views] // the day is past its retention
 		return
 	}
+	s.doc(site, sec).V.Merge(v)
+}
+
+// doc returns site's day holding sec, made on first use.
+func (s *Sites) doc(site []byte, sec int64) *SiteDoc {
 	start, _ := SiteLevel.Bounds(sec)
 	d := s.m[siteDay{string(site), start}]
 	if d == nil {
 		if s.m == nil {
 			s.m = map[siteDay]*SiteDoc{}
 		}
-		d = &SiteDoc{ID: SiteID(sec, string(site)), Site: string(site), Start: start}
+		d = &SiteDoc{ID: SiteID(sec, string(site)), Site: string(site), Start: start, Limit: s.Limit}
 		s.m[siteDay{d.Site, start}] = d
 	}
-	d.V.Merge(v)
+	return d
 }
 
 // Docs returns the documents, by _id, and empties s.

@@ -110,6 +110,9 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool, layout Layout) (
 		if err := sealCoarse(sealed, pending, minuteOnly, coarse); err != nil {
 			return err
 		}
+		if err := sealDims(sealed, pending, minuteOnly); err != nil {
+			return err
+		}
 		if err := sealFinished(sealed, pending); err != nil {
 			return fmt.Errorf("move finished files: %w", err)
 		}
@@ -262,6 +265,9 @@ func (b *Buffer) Ack(id string) error {
 			return err
 		}
 		if err := ackCoarse(tx, sealed); err != nil {
+			return err
+		}
+		if err := ackDims(sealed); err != nil {
 			return err
 		}
 		for _, k := range [][]byte{keyID, keyKeys, keyHits, keyProgress, keyLayout} {

@@ -352,6 +352,9 @@ func (b *Buffer) init(tx *bolt.Tx) error {
 	if _, err := pending.CreateBucketIfNotExists(subMarks); err != nil {
 		return err
 	}
+	if _, err := pending.CreateBucketIfNotExists(subDims); err != nil {
+		return err
+	}
 	b.pendingKeys = int(getU64(pending.Get(keyKeys)))
 	b.pendingHits = getU64(pending.Get(keyHits))
 	b.pendingBytes = dataBytes(pc)

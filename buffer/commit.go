@@ -95,6 +95,9 @@ type Commit struct {
 	// Visitors are merged into the visitor sketches (VisitorKey ->
 	// sketch; register-wise maximum).
 	Visitors map[string]*visitor.Sketch
+	// Dims are added to the pending counts by dimension (dims.go), sorted
+	// by key, each key once (SortDimCounts).
+	Dims []DimCount
 	// KeepLastCommit leaves LastCommit where it is: a replay that reads
 	// no live file must not move the time the next start compares files'
 	// modification times with.
@@ -108,7 +111,7 @@ type Commit struct {
 // error never counts twice.
 func (b *Buffer) Commit(c Commit) error {
 	counts, checkpoints := c.Counts, c.Checkpoints
-	if len(counts) == 0 && len(checkpoints) == 0 && len(c.Marks) == 0 && len(c.Finished) == 0 && len(c.Archives) == 0 && len(c.Visitors) == 0 {
+	if len(counts) == 0 && len(checkpoints) == 0 && len(c.Marks) == 0 && len(c.Finished) == 0 && len(c.Archives) == 0 && len(c.Visitors) == 0 && len(c.Dims) == 0 {
 		return nil
 	}
 	for i := 1; i < len(counts); i++ {
@@ -164,6 +167,11 @@ func (b *Buffer) Commit(c Commit) error {
 				return err
 			}
 		}
+		dimBytes, err := putDims(pending, c.Dims)
+		if err != nil {
+			return err
+		}
+		newBytes += dimBytes
 		if err := tx.Bucket(bktMeta).Put(keyToken, token); err != nil {
 			return err
 		}
@@ -207,9 +215,11 @@ func (b *Buffer) Commit(c Commit) error {
 	if err != nil {
 		return fmt.Errorf("commit buffer: %w", err)
 	}
-	if len(counts) > 0 {
+	if len(counts) > 0 || newBytes > 0 {
 		b.mu.Lock()
-		b.pendingKeys, b.pendingHits = int(keys), hits
+		if len(counts) > 0 {
+			b.pendingKeys, b.pendingHits = int(keys), hits
+		}
 		b.pendingBytes += newBytes
 		b.mu.Unlock()
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/hostcheck"
 	"github.com/logtally/logtally/observe"
+	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/query"
 	"github.com/logtally/logtally/tailer"
@@ -124,6 +125,9 @@ func (c *Config) Pipeline(db *mongo.Database, clk clock.Clock, log *slog.Logger)
 		UnhealthyAfter:  c.HTTP.UnhealthyAfter.D(),
 		Clock:           clk,
 		Logger:          log,
+	}
+	if c.Dimensions.Enabled {
+		pc.Dims = &parser.DimsConfig{} // the daemon sets Geo
 	}
 	if c.Visitors.Enabled {
 		pc.Visitors = &pipeline.Visitors{Period: c.Visitors.Period(), Grace: c.Visitors.SaltGrace.D(), Pages: c.Visitors.Pages}

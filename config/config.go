@@ -83,6 +83,8 @@ type Config struct {
 	Dashboard Dashboard `toml:"dashboard"`
 	// Geo names the country and ASN databases.
 	Geo Geo `toml:"geo"`
+	// Dimensions turns on the counts by where traffic comes from.
+	Dimensions Dimensions `toml:"dimensions"`
 	// readsOnly: the file is loaded by a command that only reads the
 	// buckets (LoadReader): it needs no [[source]].
 	readsOnly bool

@@ -22,6 +22,14 @@ type Geo struct {
 	ASNDB string `toml:"asn_db"`
 }
 
+// Dimensions is the [dimensions] table: whether each hit is counted by
+// where it came from (package dims: referrer, channel, country, network,
+// browser, OS, device, crawler), per site and day in the site totals.
+type Dimensions struct {
+	// Enabled turns the counts on (default false).
+	Enabled bool `toml:"enabled"`
+}
+
 // checkGeo checks that the [geo] files named exist and are regular
 // files, so that `logtally check` and a start name a missing file at its
 // key's line; their content is read, and judged, by geo.Open when the

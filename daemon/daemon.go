@@ -16,6 +16,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/geo"
 	"github.com/logtally/logtally/notify"
 	"github.com/logtally/logtally/observe"
 	"github.com/logtally/logtally/pipeline"
@@ -68,6 +69,7 @@ type Daemon struct {
 	closed bool           // Close was called: a Run after it returns at once
 	stop   context.CancelCauseFunc
 	done   chan struct{} // closed when Run returns
+	geo    *geo.Holder   // the [geo] databases, kept across turns (opened or reloaded by each)
 }
 
 // New returns the daemon of cfg. It does no I/O: Open starts the first
@@ -246,7 +248,15 @@ func (d *Daemon) open(ctx context.Context, cfg config.Config) (*turn, error) {
 	}
 	t := &turn{d: d, cfg: cfg, client: client}
 
-	p, err := pipeline.New(cfg.Pipeline(db, d.opts.Clock, d.log))
+	pc := cfg.Pipeline(db, d.opts.Clock, d.log)
+	if pc.Dims != nil {
+		if pc.Dims.Geo, err = geoHolder(d.geo, cfg.Geo, d.log); err != nil {
+			t.close()
+			return nil, &ConfigError{err}
+		}
+		d.geo = pc.Dims.Geo
+	}
+	p, err := pipeline.New(pc)
 	if err != nil {
 		t.close()
 		return nil, err
@@ -417,4 +427,23 @@ func setMaxProcs(n int, log *slog.Logger) {
 	} else {
 		runtime.GOMAXPROCS(n)
 	}
+}
+
+// geoHolder returns the holder of g's databases (nil without any): prev
+// reloaded when it reads the same files (a file that no longer reads
+// keeps the databases read before: logged), else a new one (an error
+// names the file).
+func geoHolder(prev *geo.Holder, g config.Geo, log *slog.Logger) (*geo.Holder, error) {
+	if g.CountryDB == "" && g.ASNDB == "" {
+		return nil, nil
+	}
+	if prev != nil {
+		if country, asn := prev.Paths(); country == g.CountryDB && asn == g.ASNDB {
+			if err := prev.Reload(); err != nil {
+				log.Warn("geo databases not reloaded: the ones read before are kept", "err", err)
+			}
+			return prev, nil
+		}
+	}
+	return geo.OpenHolder(g.CountryDB, g.ASNDB)
 }

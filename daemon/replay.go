@@ -38,6 +38,11 @@ func Replay(ctx context.Context, cfg config.Config, req replay.Request, report f
 	}()
 	pc := cfg.Pipeline(db, clk, log)
 	pc.NoTail = true
+	if pc.Dims != nil {
+		if pc.Dims.Geo, err = geoHolder(nil, cfg.Geo, log); err != nil {
+			return nil, "", &ConfigError{err}
+		}
+	}
 	// A year of archives must not take a year of memory: reading pauses
 	// while this much is buffered and not acknowledged (bbolt's pages are
 	// mapped, and count in the resident set as they are touched).

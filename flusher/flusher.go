@@ -171,6 +171,9 @@ type Stats struct {
 	PlanFinds, PlanInserts, PlanInsertCalls, PlanDups uint64
 	// Tails counts the cold pages' writes (TailStats).
 	Tails TailStats
+	// SourcesFolded counts the site days whose counts by dimension of a
+	// batch went under (other): the day past bucket.SiteSourcesLimit.
+	SourcesFolded uint64
 	// Expiry is the expiry of the minute, daily and monthly buckets (by
 	// level), then of the site totals, then of the visitors documents of
 	// day and month salt periods (ExpiryStats).
@@ -196,22 +199,21 @@ const baseBackoff = 500 * time.Millisecond
 
 // Flusher writes the buffer's sealed batches to MongoDB exactly once.
 type Flusher struct {
-	buf          *buffer.Buffer
-	recorder     Recorder
-	numbers      Numbers
-	barrier      func(ctx context.Context) error
-	user         string
-	colls        [3]*mongo.Collection // by pass
-	sites        *mongo.Collection    // the sites' daily totals (sitePass)
-	visitors     visitorDest          // the visitor registers (writeVisitors)
-	sitesIndexed bool                 // its index was created (under mu)
-	interval     time.Duration
-	cadence      cadence   // which batches are full (under mu)
-	chunk        chunkSize // updates per chunk
-	maxBackoff   time.Duration
-	timeout      time.Duration
-	clock        clock.Clock
-	log          *slog.Logger
+	buf        *buffer.Buffer
+	recorder   Recorder
+	numbers    Numbers
+	barrier    func(ctx context.Context) error
+	user       string
+	colls      [3]*mongo.Collection // by pass
+	sites      siteDest             // the sites' daily totals (sitePass)
+	visitors   visitorDest          // the visitor registers (writeVisitors)
+	interval   time.Duration
+	cadence    cadence   // which batches are full (under mu)
+	chunk      chunkSize // updates per chunk
+	maxBackoff time.Duration
+	timeout    time.Duration
+	clock      clock.Clock
+	log        *slog.Logger
 
 	mu sync.Mutex // one Flush at a time
 	ch Chunker
@@ -285,9 +287,9 @@ type maintenance struct {
 
 // counters are the flusher's counters behind Stats, read atomically.
 type counters struct {
-	batches, hits, bulkWrites, updates, finds, inserts, insertCalls, retries atomic.Uint64
-	insertDups, bucketWrites, tailWrites, tailSpills, spillDocs              atomic.Uint64
-	timing                                                                   timing
+	batches, hits, bulkWrites, updates, finds, inserts, insertCalls, retries   atomic.Uint64
+	insertDups, bucketWrites, tailWrites, tailSpills, spillDocs, sourcesFolded atomic.Uint64
+	timing                                                                     timing
 
 	late       atomic.Uint64 // Stats.LateBuckets
 	lateLogged atomic.Int64  // Unix nanoseconds of the last late-bucket warning
@@ -308,6 +310,7 @@ func (c *counters) fill(st *Stats) {
 	st.BucketWrites = c.bucketWrites.Load()
 	st.Tails = TailStats{Writes: c.tailWrites.Load(), Spills: c.tailSpills.Load(), SpillDocs: c.spillDocs.Load()}
 	st.Retries = c.retries.Load()
+	st.SourcesFolded = c.sourcesFolded.Load()
 	st.LateBuckets = c.late.Load()
 	st.ExpiredHits = c.expired.Load()
 	c.timing.fill(st)
@@ -338,7 +341,7 @@ func New(cfg Config) (*Flusher, error) {
 			cfg.DB.Collection(cfg.Collections.Name(bucket.Daily)),
 			cfg.DB.Collection(cfg.Collections.Name(bucket.Monthly)),
 		},
-		sites:      cfg.DB.Collection(cfg.Collections.SiteName()),
+		sites:      siteDest{coll: cfg.DB.Collection(cfg.Collections.SiteName())},
 		visitors:   visitorDest{coll: cfg.DB.Collection(cfg.Collections.VisitorName()), period: cfg.VisitorPeriod},
 		maint:      maintenance{retention: cfg.Retention},
 		recorder:   cfg.Recorder,
@@ -358,7 +361,7 @@ func New(cfg Config) (*Flusher, error) {
 	f.maint.act = newActivity(cfg.PreallocateMaxPages)
 	f.maint.plans = newPlanner(cfg, f.colls, f.maint.act)
 	f.maint.prealloc = newPreallocator(cfg, f.colls, f.maint.known, f.maint.act, f.maint.plans)
-	f.maint.expirer = newExpirer(cfg, f.colls, f.sites, f.visitors.coll, f.retry)
+	f.maint.expirer = newExpirer(cfg, f.colls, f.sites.coll, f.visitors.coll, f.retry)
 	f.kick = make(chan struct{}, 1)
 	return f, nil
 }

@@ -358,6 +358,9 @@ func (e *env) check(t *testing.T) {
 			}
 			counters := map[string]int64{}
 			for _, el := range doc {
+				if coll == "sites" && (el.Key == bucket.FieldSources || el.Key == bucket.FieldSize) {
+					continue // counts by dimension: TestSiteSourcesExactOnce
+				}
 				if v, ok := el.Value.(bson.D); ok && el.Key != "metadata" && el.Key != "applied" {
 					flatten(t, el.Key+".", v, counters, coll != "sites")
 				} else if v, ok := el.Value.(int64); ok {

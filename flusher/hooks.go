@@ -19,4 +19,5 @@ type hooks struct {
 	layout       func(buffer.Layout) buffer.Layout // replaces the layout a batch is written in
 	tailBounds   *tailBounds                       // replaces defaultTailBounds
 	beforeSpill  func(p pass, ids []string)        // before an insert of spill documents
+	sourcesLimit int64                             // replaces bucket.SiteSourcesLimit when not 0
 }

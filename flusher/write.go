@@ -128,59 +128,6 @@ func (f *Flusher) scan(coarse bool, batch string, from []byte, fn func(key []byt
 	})
 }
 
-// writeSites adds a full batch's counts (its coarse counts, as the daily
-// pass) to the sites' daily totals: one document per site and day of the
-// batch, in chunks of chunk.ops, each applied once for the batch (guard
-// g). A pass cut short is done again whole: the documents that took the
-// batch skip it. The days past the site totals' retention (the daily
-// one, bucket.SiteLevel) are not written, and their hits are counted as
-// ExpiredHits, as the buckets' are.
-func (f *Flusher) writeSites(ctx context.Context, batchID string, g bucket.Guard) error {
-	sites := bucket.Sites{Keep: f.maint.retention.Of(bucket.SiteLevel), Now: f.clock.Now()}
-	var scanErr error
-	err := f.buf.View(func(tx *buffer.ReadTx) error {
-		return tx.ScanCoarse(batchID, nil, func(key []byte, v *measure.Vector) bool {
-			site, _, sec, err := buffer.DecodeKey(key)
-			if err != nil {
-				scanErr = err
-				return false
-			}
-			sites.Add(site, sec, v)
-			return true
-		})
-	})
-	if err = cmp.Or(err, scanErr); err != nil {
-		return err
-	}
-	docs := sites.Docs()
-	if sites.Dropped > 0 {
-		f.expiredHits(f.sites.Name(), bucket.SiteLevel, sites.Dropped)
-	}
-	if len(docs) > 0 && !f.sitesIndexed {
-		ictx, cancel := context.WithTimeout(ctx, f.timeout)
-		_, err := f.sites.Indexes().CreateOne(ictx, mongo.IndexModel{Keys: bucket.SiteIndex()})
-		cancel()
-		if err != nil && (!refused(err) || authFailure(err)) {
-			return fmt.Errorf("create index on %s: %w", f.sites.Name(), err)
-		}
-		f.sitesIndexed = true
-	}
-	for len(docs) > 0 {
-		n := min(len(docs), f.chunk.ops)
-		gs := make([]guarded, n)
-		for i := range gs {
-			gs[i] = &docs[i]
-		}
-		if _, err := f.applyOnce(ctx, sitePass, f.sites, g, gs, nil); err != nil {
-			return fmt.Errorf("%s: %w", f.sites.Name(), err)
-		}
-		docs = docs[n:]
-		f.heartbeat()
-		f.prog.made(f.clock.Now())
-	}
-	return nil
-}
-
 // guarded is a document the flusher applies once per batch: a page
 // bucket (bucket.Doc), a tail (bucket.Tail) or a site's day
 // (bucket.SiteDoc).

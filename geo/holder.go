@@ -43,3 +43,7 @@ func (h *Holder) Reload() error {
 	h.db.Store(db)
 	return nil
 }
+
+// Paths returns the files h reads: the country database's and the ASN
+// database's ("" for none).
+func (h *Holder) Paths() (country, asn string) { return h.countryPath, h.asnPath }

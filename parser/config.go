@@ -82,6 +82,9 @@ type Config struct {
 	// remote address; only for formats nginx, with $http_x_forwarded_for in
 	// its log_format, and json). Config key: client.
 	Client string
+	// Dims, when not nil, makes Parse give each hit its value in each
+	// dimension of where traffic comes from (Hit.Dims; dims.go).
+	Dims *DimsConfig
 	// Referer makes Parse read the referer into Hit.Referer: only for
 	// formats that log it (combined, vhost_combined, json, nginx with
 	// $http_referer, regex with (?P<referer>...)).

@@ -246,7 +246,7 @@ const recentSlots = 256
 
 type recentUA struct {
 	ua     []byte // grown to the longest user agent the slot held
-	class  botclass.Class
+	agent  botclass.Agent
 	set    bool
 	digest uint64
 }
@@ -273,21 +273,25 @@ func (r *recentUAs) slot(ua []byte) *recentUA {
 // otherwise the cached class of its first maxUALen bytes, as logged.
 // It also returns the user agent's digest (visitor.UADigest), the part of
 // the visitor key the user agent gives, cached with the class.
-func (p *Parser) classify(ua []byte) (botclass.Class, uint64) {
+func (p *Parser) classify(ua []byte) (botclass.Agent, uint64) {
 	if p.bots == nil || ua == nil {
-		return botclass.Person, 0
+		return noAgent, 0
 	}
 	ua = ua[:min(len(ua), maxUALen)]
 	s := p.recent.slot(ua)
 	if s.set && bytes.Equal(ua, s.ua) {
 		p.recent.hits++
-		return s.class, s.digest
+		return s.agent, s.digest
 	}
-	s.class, s.digest = p.bots.Lookup(ua)
+	s.agent, s.digest = p.bots.LookupAgent(ua)
 	s.set = true
 	s.ua = append(s.ua[:0], ua...)
-	return s.class, s.digest
+	return s.agent, s.digest
 }
+
+// noAgent is the agent of a line without a user agent: a person, every
+// family unknown.
+var noAgent = botclass.Agent{Class: botclass.Person}
 
 // BotCacheStats returns how many user agents this Parser's classification
 // cache answered (hits: those the table of recent user agents in front of

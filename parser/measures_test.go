@@ -189,7 +189,7 @@ func TestRecentUAs(t *testing.T) {
 			line[i] = 'x' // the next line's bytes
 		}
 		cut := []byte(ua)[:min(len(ua), maxUALen)]
-		if want := rules.Classify(cut); cl != want {
+		if want := rules.Agent(cut); cl != want {
 			t.Fatalf("user agent %q: class %v, want %v", ua, cl, want)
 		}
 		if want := visitor.UADigest(cut); d != want {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/logtally/logtally/botclass"
+	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/visitor"
 )
 
@@ -44,9 +45,13 @@ type Hit struct {
 	UADigest uint64
 	// UA is the user agent as logged (the bytes the bot class was decided on: at most maxUALen), nil when the format has none.
 	UA []byte
+	// Dims are the hit's values in each dimension (package dims), with
+	// Config.Dims: dims.Unknown where the line or the format lacks what
+	// the dimension is read from.
+	Dims dims.Values
 	// Referer is the referer as logged ("-" as it is), at most
-	// MaxRefererLen bytes; nil unless Config.Referer is set, and when the
-	// line has none. It points into the line (or, for json, the Parser's
+	// MaxRefererLen bytes; nil unless Config.Referer (or Config.Dims) is
+	// set, and when the line has none. It points into the line (or, for json, the Parser's
 	// scratch space): valid until the next Parse. Nothing of it is kept
 	// by the Parser.
 	Referer []byte
@@ -104,8 +109,11 @@ type Parser struct {
 	// xff makes Hit.Client the leftmost address of fields.xff when there
 	// is one (Config.Client ClientForwardedFor).
 	xff bool
-	// ref makes Parse read the referer into Hit.Referer (Config.Referer).
+	// ref makes Parse read the referer into Hit.Referer (Config.Referer,
+	// or Config.Dims with a format that logs it).
 	ref bool
+	// dims gives Hit.Dims (Config.Dims); nil without.
+	dims *dimsState
 	// span bounds the hits' times (Config.Since, Until).
 	span   timeSpan
 	f      fields
@@ -151,7 +159,7 @@ func New(cfg Config) (*Parser, error) {
 	needHost := cfg.Site == SiteFromLine
 	p.siteFromLine = needHost
 	hasUA, hasMethod, hasRef := false, true, false
-	p.ref = cfg.Referer
+	p.ref = cfg.Referer || cfg.Dims != nil
 	switch cfg.Client {
 	case "", ClientRemoteAddr:
 	case ClientForwardedFor:
@@ -215,7 +223,7 @@ func New(cfg Config) (*Parser, error) {
 	if !p.xff && cfg.Format == "json" && cfg.JSON.ForwardedFor != "" {
 		bad("json.forwarded_for", "only with client = %q", ClientForwardedFor)
 	}
-	if p.ref && !hasRef && (cfg.Format == "common" || p.ngx != nil || p.rx != nil) { // (the others log it, or failed)
+	if cfg.Referer && !hasRef && (cfg.Format == "common" || p.ngx != nil || p.rx != nil) { // (the others log it, or failed)
 		bad("referer", "format %s logs no referer (combined, vhost_combined, json, nginx with $http_referer and regex with (?P<referer>...) do)", cfg.Format)
 	}
 	if cfg.Format != "nginx" && cfg.LogFormat != "" {
@@ -292,6 +300,9 @@ func New(cfg Config) (*Parser, error) {
 	if botRules != nil {
 		p.bots = botclass.NewCacheDigest(botRules, 0, visitor.UADigest)
 		p.recent = new(recentUAs)
+	}
+	if cfg.Dims != nil {
+		p.dims = newDims(cfg.Dims, &cfg, hasRef, hasUA)
 	}
 	return p, nil
 }
@@ -392,12 +403,16 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 	h.Method = f.method
 	h.Bytes = f.bytes
 	h.RT = f.rt
-	h.Bot, h.UADigest = p.classify(f.ua)
+	agent, digest := p.classify(f.ua)
+	h.Bot, h.UADigest = agent.Class, digest
 	h.UA = nil // a line without one must not keep the line before's
 	if p.bots != nil && f.ua != nil {
 		h.UA = f.ua[:min(len(f.ua), maxUALen)]
 	}
 	h.Client = p.clientOf(f)
+	if p.dims != nil {
+		p.dims.values(&h.Dims, site, f.ref, h.Client, f.ua != nil && p.bots != nil, agent)
+	}
 	h.Referer = nil
 	if p.ref && f.ref != nil {
 		h.Referer = f.ref[:min(len(f.ref), MaxRefererLen)]

@@ -108,6 +108,9 @@ type Config struct {
 	// Flush configures the flusher. DB is required; Buffer, Clock and
 	// Logger are set by Open.
 	Flush flusher.Config
+	// Dims, when not nil, is every source's parser.Config.Dims (and a
+	// replay's): the counts by where traffic comes from.
+	Dims *parser.DimsConfig
 	// Sources are the sources to follow. At least one.
 	Sources []Source
 	// CommitInterval is how often counts and checkpoints are committed.
@@ -246,7 +249,9 @@ func New(cfg Config) (*Pipeline, error) {
 		if _, dup := p.parsers[s.Name]; dup {
 			return nil, fmt.Errorf("source %q: defined twice", s.Name)
 		}
-		pr, err := parser.New(s.Parser)
+		pc := s.Parser
+		pc.Dims = cfg.Dims
+		pr, err := parser.New(pc)
 		if err != nil {
 			return nil, fmt.Errorf("source %q: %w", s.Name, err)
 		}

@@ -48,6 +48,7 @@ func (p *Pipeline) OpenReplay(sources map[string]parser.Config) (replay.Feed, er
 	f := &replayFeed{p: p}
 	for _, name := range slices.Sorted(maps.Keys(sources)) {
 		pc := sources[name]
+		pc.Dims = p.cfg.Dims
 		b, err := json.Marshal(pc)
 		if err != nil {
 			return nil, fmt.Errorf("replay source %q: %w", name, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/termview"
 
 	"github.com/logtally/logtally/config"
@@ -38,6 +39,7 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 		" unmeasured: views counted before the measures were recorded;"+
 		" visitors: the site's unique visitors, alone, at -step day (the default with it) or month, with their standard error)")
 	bots := fs.Bool("bots", false, "the views of each user-agent class (people, search, ai, tool, bot, suspect) over the range, per whole day: from the sites collection, or with -page from its monthly buckets")
+	by := fs.String("by", "", "the site's views over the range by where they came from, per whole day (with [dimensions] enabled): one of "+dimNames()+"; -top N keeps the first N values")
 	if err := requireConfig(fs, args, path); err != nil {
 		return err
 	}
@@ -58,6 +60,10 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 		return usagef("query: -bots counts views by class; it cannot be used with -measure")
 	case *bots && *top > 0:
 		return usagef("query: -bots counts the site's or one page's views by class; it cannot be used with -top")
+	case *by != "" && (*bots || set["measure"] || *page != ""):
+		return usagef("query: -by counts a site's views by value; it cannot be used with -bots, -measure or -page")
+	case *by != "" && !slices.Contains(query.ClassFormats, *format):
+		return usagef("query: -by -format %q: must be one of %s", *format, strings.Join(query.ClassFormats, ", "))
 	case *bots && !slices.Contains(query.ClassFormats, *format):
 		return usagef("query: -bots -format %q: must be one of %s", *format, strings.Join(query.ClassFormats, ", "))
 	}
@@ -79,8 +85,12 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	if len(ms) > 1 && *format != "csv" && *format != "json" {
 		return usagef("query: -measure %s: more than one measure needs -format csv or json (a %s shows one)", *measures, *format)
 	}
-	if *bots && !set["step"] {
-		*stepName = "day" // the classes are kept per day
+	if (*bots || *by != "") && !set["step"] {
+		*stepName = "day" // the classes and dimensions are kept per day
+	}
+	dim, dimOK := dims.Parse(*by)
+	if *by != "" && !dimOK {
+		return usagef("query: -by %q: must be one of %s", *by, dimNames())
 	}
 	loc, err := time.LoadLocation(*tz)
 	if err != nil {
@@ -92,7 +102,7 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	}
 	now := processClock.Now()
 	req := query.Request{Site: *site, Page: *page, Step: step, Top: *top, Measures: ms}
-	if *bots {
+	if *bots || *by != "" {
 		req.Measures = nil
 	}
 	if req.From, err = query.ParseTime(*from, now, loc); err != nil {
@@ -112,6 +122,8 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	check := r.Check
 	if *bots {
 		check = r.CheckClasses
+	} else if *by != "" {
+		check = r.CheckBreakdown
 	} else if visitors {
 		check = r.CheckVisitors
 	}
@@ -126,6 +138,13 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	r.DB = db
 	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
 	defer cancel()
+	if *by != "" {
+		b, err := r.Breakdown(ctx, req, dim)
+		if err != nil {
+			return queryError(err)
+		}
+		return query.WriteBreakdown(stdout, b, *format, query.Options{Location: loc})
+	}
 	if *bots {
 		c, err := r.Classes(ctx, req)
 		if err != nil {
@@ -156,4 +175,13 @@ func queryError(err error) error {
 		}
 	}
 	return fmt.Errorf("query: %w", err)
+}
+
+// dimNames lists the dimensions -by takes.
+func dimNames() string {
+	names := make([]string, dims.N)
+	for d := range dims.N {
+		names[d] = d.String()
+	}
+	return strings.Join(names, ", ")
 }

@@ -1,0 +1,75 @@
+package aggregate
+
+// Counts by dimension (package dims): each hit's values (parser.Hit.Dims,
+// with parser.Config.Dims) counted per site and UTC day in line order by
+// a dims.Counter, which keeps each dimension's first values of a day and
+// counts the rest as dims.Other; what it counted goes into the next
+// commit (buffer.Commit.Dims).
+
+import (
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/dims"
+	"github.com/logtally/logtally/parser"
+)
+
+// dimsState is the Summer's counts by dimension: the counter, and what
+// it handed on for a commit not yet made (kept until one succeeds).
+type dimsState struct {
+	counter *dims.Counter
+	held    map[string]uint64 // buffer.AppendDimKey -> hits, drained from counter
+	maxDay  int64             // the latest day counted
+}
+
+// addDims counts h's values (its site bounded by max_sites).
+func (s *Summer) addDims(h *parser.Hit) {
+	d := &s.dim
+	if d.counter == nil {
+		d.counter = dims.NewCounter(dims.DefaultLimits)
+		d.held = map[string]uint64{}
+	}
+	day := h.Time - ((h.Time%86400)+86400)%86400
+	d.counter.Add(h.Site, day, &h.Dims, 1)
+	if day > d.maxDay {
+		d.maxDay = day
+		d.counter.Forget(day - 86400) // the values kept of days before yesterday (by the hits' own days)
+	}
+}
+
+// sortedDims hands the counts by dimension since the last commit to held
+// and returns all of held as a commit takes them.
+func (s *Summer) sortedDims() []buffer.DimCount {
+	d := &s.dim
+	if d.counter == nil {
+		return nil
+	}
+	var key []byte
+	d.counter.Drain(func(site string, day int64, dm dims.Dim, value string, n uint64) {
+		key = buffer.AppendDimKey(key[:0], []byte(site), dm, value, day)
+		d.held[string(key)] += n
+	})
+	if len(d.held) == 0 {
+		return nil
+	}
+	out := make([]buffer.DimCount, 0, len(d.held))
+	for k, n := range d.held {
+		out = append(out, buffer.DimCount{Key: []byte(k), N: n})
+	}
+	buffer.SortDimCounts(out)
+	return out
+}
+
+// committedDims forgets what a commit wrote.
+func (s *Summer) committedDims() { clear(s.dim.held) }
+
+// dimsHeld reports whether counts by dimension wait for a commit.
+func (s *Summer) dimsHeld() bool {
+	return len(s.dim.held) > 0 || s.dim.counter != nil && s.dim.counter.Held() > 0
+}
+
+// dropDims forgets the counts by dimension held, not the values kept.
+func (s *Summer) dropDims() {
+	if s.dim.counter != nil {
+		s.dim.counter.Drain(func(string, int64, dims.Dim, string, uint64) {})
+	}
+	clear(s.dim.held)
+}

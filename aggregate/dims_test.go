@@ -1,0 +1,74 @@
+package aggregate_test
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/logtally/logtally/aggregate"
+	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/dims"
+	"github.com/logtally/logtally/parser"
+)
+
+// dimsLine is a combined line at sec with a referrer and a user agent.
+func dimsLine(page string, sec int, ref, ua string) string {
+	ts := t0.Add(time.Duration(sec) * time.Second).Format("02/Jan/2006:15:04:05 -0700")
+	return fmt.Sprintf(`1.2.3.4 - - [%s] "GET %s HTTP/1.1" 200 100 "%s" "%s"`, ts, page, ref, ua)
+}
+
+// TestDimsCommitted: with parser.Config.Dims, each hit's values are
+// counted per site and day and committed with the page counts; a sealed
+// full batch carries them, every dimension summing to the hits.
+func TestDimsCommitted(t *testing.T) {
+	p, err := parser.New(parser.Config{Format: "combined", Site: "s", Dims: &parser.DimsConfig{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startWith(t, buffer.Options{}, 0, func(c *aggregate.Config) { c.Parsers = map[string]*parser.Parser{"src": p} })
+	const ff = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
+	h.send(chunk("src", 1, 0,
+		dimsLine("/a", 0, "https://www.google.com/search?q=x", ff),
+		dimsLine("/b", 1, "-", ff),
+		dimsLine("/a", 2, "https://www.google.com/", "curl/8.5.0"),
+	))
+	h.tick()
+	b, err := h.buf.Seal(buffer.Seal{})
+	if err != nil || b == nil {
+		t.Fatal(b, err)
+	}
+	got := map[string]uint64{}
+	sums := map[dims.Dim]uint64{}
+	if err := h.buf.View(func(tx *buffer.ReadTx) error {
+		return tx.ScanDims(b.ID, func(k []byte, n uint64) bool {
+			site, d, v, day, err := buffer.DecodeDimKey(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := t0.Unix() - t0.Unix()%86400
+			if string(site) != "s" || day != start {
+				t.Errorf("key of site %q day %d, want s, %d", site, day, start)
+			}
+			got[d.String()+"="+string(v)] = n
+			sums[d] += n
+			return true
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint64{
+		"referrer=google.com": 2, "referrer=(direct)": 1, "channel=search": 2, "channel=direct": 1,
+		"country=(unknown)": 3, "asn=(unknown)": 3,
+		"browser=Firefox": 2, "browser=(bot)": 1, "os=Linux": 2, "os=(bot)": 1, "device=desktop": 2, "device=(bot)": 1,
+		"crawler=(people)": 2, "crawler=curl": 1,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("dimension counts\n %v\nwant\n %v", got, want)
+	}
+	for d := range dims.N {
+		if sums[d] != 3 {
+			t.Errorf("%s sums to %d, want the 3 hits", d, sums[d])
+		}
+	}
+}

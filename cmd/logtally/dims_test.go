@@ -1,0 +1,128 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/dims"
+)
+
+// dimsAgents, dimsReferrers and dimsClients are what the test writes and
+// the values each must be counted under: the test's own lists.
+var (
+	dimsAgents = []struct {
+		ua                        string
+		browser, os, dev, crawler string
+	}{
+		{"Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0", "Firefox", "Linux", "desktop", "(people)"},
+		{"Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36", "Chrome", "Android", "mobile", "(people)"},
+		{"Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1", "Safari", "iOS", "mobile", "(people)"},
+		{"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "(bot)", "(bot)", "(bot)", "Googlebot"},
+		{"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)", "(bot)", "(bot)", "(bot)", "GPTBot"},
+	}
+	dimsReferrers = []struct{ ref, host, channel string }{
+		{"-", "(direct)", "direct"},
+		{"https://www.google.com/search?q=a", "google.com", "search"},
+		{"https://www.bing.com/", "bing.com", "search"},
+		{"https://chatgpt.com/", "chatgpt.com", "ai"},
+		{"https://blog.example.org/post", "blog.example.org", "referral"},
+		{"https://dims.test/other", "(self)", "internal"},
+	}
+	dimsClients = []struct{ addr, country string }{
+		{"1.0.0.5", "AU"}, {"1.0.1.9", "CN"}, {"6.1.2.3", "US"}, {"-", dims.Unknown},
+	}
+)
+
+// dimsLog writes n lines of site dims.test from 2026-03-01 10:00 UTC, each
+// with an agent, a referrer and a client of the lists, and returns the
+// views each value of each dimension must have.
+func dimsLog(t *testing.T, path string, n int) map[dims.Dim]map[string]int64 {
+	t.Helper()
+	want := map[dims.Dim]map[string]int64{}
+	add := func(d dims.Dim, v string) {
+		if want[d] == nil {
+			want[d] = map[string]int64{}
+		}
+		want[d][v]++
+	}
+	var b strings.Builder
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for i := range n {
+		a, r, c := dimsAgents[i%len(dimsAgents)], dimsReferrers[(i/2)%len(dimsReferrers)], dimsClients[(i/3)%len(dimsClients)]
+		fmt.Fprintf(&b, "%s - - [%s] \"GET /p%d HTTP/1.1\" 200 10 \"%s\" \"%s\"\n", c.addr,
+			t0.Add(time.Duration(i)*time.Second).Format("02/Jan/2006:15:04:05 -0700"), i%5, r.ref, a.ua)
+		add(dims.Referrer, r.host)
+		add(dims.Channel, r.channel)
+		add(dims.Country, c.country)
+		add(dims.ASN, dims.Unknown)
+		add(dims.Browser, a.browser)
+		add(dims.OS, a.os)
+		add(dims.Device, a.dev)
+		add(dims.Crawler, a.crawler)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// TestDimensionsReplayed: a log replayed with [dimensions] on and a Tor
+// country database: logtally query -by gives every value of every
+// dimension the views the file's lines have, and a second replay (from
+// this state dir or another) adds nothing.
+func TestDimensionsReplayed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	e := newReplayEnv(t)
+	tor, err := filepath.Abs(filepath.Join("..", "..", "geo", "testdata", "tor", "geoip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := func(c *config.Config) {
+		c.Dimensions.Enabled = true
+		c.Geo.CountryDB = tor
+	}
+	conf := writeConfig(t, filepath.Join(e.dir, "dims.toml"), e.srv.URI(), e.db.Name(), "dims.test", e.live,
+		stateAt(filepath.Join(e.dir, "dstate")), instance("dims-1"), noPrealloc, on)
+	arch := filepath.Join(e.arch, "dims.log")
+	want := dimsLog(t, arch, 600)
+	e.replay(conf, "-site", "dims.test", "-format", "combined", arch)
+	check := func(what string) {
+		t.Helper()
+		for d := range dims.N {
+			out, stderr, code := runCmd(t, "query", "-config", conf, "-site", "dims.test", "-from", "2026-03-01", "-to", "2026-03-02", "-by", d.String(), "-format", "json")
+			if code != 0 {
+				t.Fatalf("%s: query -by %s: exit %d\n%s", what, d, code, stderr)
+			}
+			var got struct {
+				Views  int64 `json:"views"`
+				Values []struct {
+					Value string `json:"value"`
+					Views int64  `json:"views"`
+				} `json:"values"`
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("%s: query -by %s: %v\n%s", what, d, err, out)
+			}
+			m := map[string]int64{}
+			for _, v := range got.Values {
+				m[v.Value] = v.Views
+			}
+			if got.Views != 600 || !maps.Equal(m, want[d]) {
+				t.Errorf("%s: %s: %d views %v\nwant 600 views %v", what, d, got.Views, m, want[d])
+			}
+		}
+	}
+	check("replayed")
+	out := e.replay(conf, "-site", "dims.test", "-format", "combined", arch)
+	wantStatus(t, out, "already counted", 1)
+	check("replayed again")
+}

@@ -1,0 +1,130 @@
+package parser
+
+// The hit's value in each dimension of where traffic comes from
+// (package dims), with Config.Dims: the referrer's host and channel
+// (package referrer), the client address's country and network (package
+// geo), the user agent's families and crawler (botclass.Agent).
+
+import (
+	"net/netip"
+	"strconv"
+	"unsafe"
+
+	"github.com/logtally/logtally/botclass"
+	"github.com/logtally/logtally/dims"
+	"github.com/logtally/logtally/geo"
+	"github.com/logtally/logtally/referrer"
+)
+
+// DimsConfig turns on Hit.Dims.
+type DimsConfig struct {
+	// Geo tells the client address's country and network; nil: both
+	// unknown.
+	Geo *geo.Holder `json:"-"`
+	// Self are the site's own host names besides Site and SiteAliases
+	// (its names as a referrer: a self-referral is internal).
+	Self []string
+}
+
+// People is the crawler value of a hit that is no bot's.
+const People = "(people)"
+
+// asnNamesMax bounds the network values a Parser keeps ("AS<n> <org>").
+const asnNamesMax = 4096
+
+// dimsState is what a Parser keeps to give a hit its dimension values:
+// caches, so that a warm line allocates nothing.
+type dimsState struct {
+	hasRef, hasUA, hasClient bool // what the format logs
+	fromLine                 bool // Site is the line's host: compared with the referrer's
+	ref                      *referrer.Classifier
+	geo                      *geo.Cache // nil without Geo
+	asn                      map[uint32]string
+}
+
+// newDims returns the state of c for a format logging what the flags say.
+func newDims(c *DimsConfig, cfg *Config, hasRef, hasUA bool) *dimsState {
+	var self []string
+	for _, n := range append(append([]string{cfg.Site}, c.Self...), aliasNames(cfg.SiteAliases)...) {
+		if referrer.CheckSelf(n) == nil {
+			self = append(self, n)
+		}
+	}
+	d := &dimsState{hasRef: hasRef, hasUA: hasUA, hasClient: true, fromLine: cfg.Site == SiteFromLine,
+		ref: referrer.New(self), asn: map[uint32]string{}}
+	if c.Geo != nil {
+		d.geo = geo.NewHolderCache(c.Geo, 0)
+	}
+	return d
+}
+
+func aliasNames(m map[string]string) []string {
+	out := make([]string, 0, 2*len(m))
+	for k, v := range m {
+		out = append(out, k, v)
+	}
+	return out
+}
+
+// values sets v to the hit's values: site (its site), ref (the referer as
+// logged, nil: none), client (as logged, nil: none), whether the line
+// has a user agent, and its agent.
+func (d *dimsState) values(v *dims.Values, site, ref, client []byte, hasUA bool, agent botclass.Agent) {
+	v[dims.Referrer], v[dims.Channel] = dims.Unknown, dims.Unknown
+	if d.hasRef && ref != nil {
+		r := d.ref.Classify(ref)
+		if d.fromLine && r.Channel != referrer.Internal && sameSite(r.Host, site) {
+			r = referrer.Result{Host: referrer.HostSelf, Channel: referrer.Internal}
+		}
+		v[dims.Referrer], v[dims.Channel] = r.Host, r.Channel.String()
+	}
+	v[dims.Country], v[dims.ASN] = dims.Unknown, dims.Unknown
+	if d.geo != nil && client != nil {
+		// netip keeps nothing of the string (a zone is copied): it may
+		// alias the line.
+		if addr, err := netip.ParseAddr(unsafe.String(unsafe.SliceData(client), len(client))); err == nil {
+			pl := d.geo.Place(addr)
+			if pl.Country != "" {
+				v[dims.Country] = pl.Country
+			}
+			if pl.ASN != 0 {
+				v[dims.ASN] = d.asnName(pl)
+			}
+		}
+	}
+	if !hasUA {
+		v[dims.Browser], v[dims.OS], v[dims.Device], v[dims.Crawler] = dims.Unknown, dims.Unknown, dims.Unknown, dims.Unknown
+		return
+	}
+	v[dims.Browser], v[dims.OS], v[dims.Device] = agent.Browser.String(), agent.OS.String(), agent.Device.String()
+	v[dims.Crawler] = People
+	if agent.Crawler != nil && agent.Crawler.Name != "" {
+		v[dims.Crawler] = agent.Crawler.Name
+	}
+}
+
+// asnName returns the network value of pl: "AS<n> <organisation>" (or
+// "AS<n>"), kept per number while the Parser keeps at most asnNamesMax.
+func (d *dimsState) asnName(pl geo.Place) string {
+	if s, ok := d.asn[pl.ASN]; ok {
+		return s
+	}
+	if len(d.asn) >= asnNamesMax {
+		clear(d.asn)
+	}
+	s := "AS" + strconv.FormatUint(uint64(pl.ASN), 10)
+	if pl.Org != "" {
+		s += " " + pl.Org
+	}
+	d.asn[pl.ASN] = s
+	return s
+}
+
+// sameSite reports whether host, a referrer's normalised host (a leading
+// "www." folded), names site, the line's host.
+func sameSite(host string, site []byte) bool {
+	if len(site) > 4 && string(site[:4]) == "www." {
+		site = site[4:]
+	}
+	return host == string(site)
+}

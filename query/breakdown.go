@@ -1,0 +1,213 @@
+package query
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/dims"
+)
+
+// NotCounted is the value of the views of a range that no value of a
+// dimension holds: days counted before the counts by dimension were on
+// (or by a host without them).
+const NotCounted = "(not counted)"
+
+// Breakdown is a site's views over a range by the values of one
+// dimension (package dims), from the sites' daily totals.
+type Breakdown struct {
+	// Request is the request answered, its range aligned to whole days.
+	Request Request
+	// Dim is the dimension.
+	Dim dims.Dim
+	// Views are all the views of the range.
+	Views int64
+	// Values are the dimension's values by views, most first (ties by
+	// value); with Top, the first Top and dims.Other holding the rest;
+	// NotCounted the views no value holds. They sum to Views.
+	Values []DimValue
+}
+
+// DimValue is one value's views.
+type DimValue struct {
+	Value string `json:"value"`
+	Views int64  `json:"views"`
+}
+
+// Share returns v's share of b's views, in percent.
+func (b *Breakdown) Share(v DimValue) float64 {
+	if b.Views == 0 {
+		return 0
+	}
+	return 100 * float64(v.Views) / float64(b.Views)
+}
+
+// CheckBreakdown validates a Breakdown request without reading anything:
+// a site's whole days (the counts are kept per site and day), no page, no
+// measure.
+func (r *Reader) CheckBreakdown(req Request) (Request, error) {
+	switch {
+	case req.Step == Minute || req.Step == Hour:
+		return req, badRequest("where traffic comes from is counted per day: step %s: use day or month", req.Step)
+	case req.Page != "":
+		return req, badRequest("where traffic comes from is counted per site, not per page")
+	case !req.viewsOnly():
+		return req, badRequest("where traffic comes from is counted in views; no other measure goes with it")
+	}
+	req, err := checkRequest(req)
+	if err != nil {
+		return req, err
+	}
+	return req, r.checkRetention(req, bucket.SiteLevel, "site totals")
+}
+
+// Breakdown answers req with the views of each value of d over its range
+// (req.Top: the first Top values, the rest as dims.Other). A site without
+// any day is ErrUnknownSite.
+func (r *Reader) Breakdown(ctx context.Context, req Request, d dims.Dim) (*Breakdown, error) {
+	req, err := r.CheckBreakdown(req)
+	if err != nil {
+		return nil, err
+	}
+	b := &Breakdown{Request: req, Dim: d}
+	coll := r.DB.Collection(r.Collections.SiteName())
+	f := bson.D{
+		{Key: bucket.FieldMetadata + "." + bucket.FieldSite, Value: req.Site},
+		{Key: bucket.FieldMetadata + "." + bucket.FieldDate, Value: bson.D{
+			{Key: "$gte", Value: bson.NewDateTimeFromTime(req.From)},
+			{Key: "$lt", Value: bson.NewDateTimeFromTime(req.To)},
+		}},
+	}
+	proj := bson.D{{Key: bucket.FieldID, Value: 1}, {Key: bucket.FieldViews, Value: 1}, {Key: bucket.FieldSources + "." + d.Code(), Value: 1}}
+	cur, err := coll.Find(ctx, f, options.Find().SetProjection(proj))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", coll.Name(), err)
+	}
+	defer cur.Close(ctx)
+	found := false
+	vals := map[string]int64{}
+	for cur.Next(ctx) {
+		found = true
+		id, _ := cur.Current.Lookup(bucket.FieldID).StringValueOK()
+		if v, err := cur.Current.LookupErr(bucket.FieldViews); err == nil {
+			n, err := intValue(v)
+			if err != nil {
+				return nil, fmt.Errorf("read %s: %s: %s: %w", coll.Name(), id, bucket.FieldViews, err)
+			}
+			b.Views += n
+		}
+		src, err := bucket.SiteSources(cur.Current)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %s: %w", coll.Name(), id, err)
+		}
+		for v, n := range src[d] {
+			vals[v] += n
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", coll.Name(), err)
+	}
+	if !found {
+		if err := r.exists(ctx, req.Site, ""); err != nil {
+			return nil, err
+		}
+	}
+	var counted int64
+	for v, n := range vals {
+		b.Values = append(b.Values, DimValue{v, n})
+		counted += n
+	}
+	slices.SortFunc(b.Values, func(x, y DimValue) int { return cmp.Or(cmp.Compare(y.Views, x.Views), cmp.Compare(x.Value, y.Value)) })
+	if req.Top > 0 && len(b.Values) > req.Top {
+		var rest int64
+		kept := b.Values[:0:0]
+		for _, v := range b.Values {
+			if v.Value == dims.Other || len(kept) >= req.Top {
+				rest += v.Views
+				continue
+			}
+			kept = append(kept, v)
+		}
+		b.Values = append(kept, DimValue{dims.Other, rest})
+	}
+	if missing := b.Views - counted; missing > 0 {
+		b.Values = append(b.Values, DimValue{NotCounted, missing})
+	}
+	return b, nil
+}
+
+// WriteBreakdown writes b as format: table, csv or json.
+func WriteBreakdown(w io.Writer, b *Breakdown, format string, opts Options) error {
+	if opts.Location == nil {
+		opts.Location = time.UTC
+	}
+	var err error
+	switch format {
+	case "table":
+		err = writeBreakdownTable(w, b, opts)
+	case "csv":
+		cw := csv.NewWriter(w)
+		cw.Write([]string{b.Dim.String(), "views", "share_percent"})
+		for _, v := range b.Values {
+			cw.Write([]string{v.Value, strconv.FormatInt(v.Views, 10), strconv.FormatFloat(b.Share(v), 'f', -1, 64)})
+		}
+		cw.Flush()
+		err = cw.Error()
+	case "json":
+		type row struct {
+			Value        string  `json:"value"`
+			Views        int64   `json:"views"`
+			SharePercent float64 `json:"share_percent"`
+		}
+		rows := make([]row, len(b.Values))
+		for i, v := range b.Values {
+			rows[i] = row{v.Value, v.Views, b.Share(v)}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(map[string]any{"dimension": b.Dim.String(), "views": b.Views, "values": rows})
+	default:
+		return badRequest("format %q: a breakdown is written as %s", format, strings.Join(ClassFormats, ", "))
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", format, err)
+	}
+	return nil
+}
+
+func writeBreakdownTable(w io.Writer, b *Breakdown, opts Options) error {
+	valueW, viewsW := len(b.Dim.String()), max(len("views"), len(strconv.FormatInt(b.Views, 10)))
+	for _, v := range b.Values {
+		valueW = max(valueW, len(Shown(v.Value)))
+	}
+	bw := bufio.NewWriter(w)
+	row := func(value, views, share string) {
+		fmt.Fprintf(bw, "%-*s  %*s  %7s\n", valueW, value, viewsW, views, share)
+	}
+	row(b.Dim.String(), "views", "share")
+	for _, v := range b.Values {
+		row(Shown(v.Value), strconv.FormatInt(v.Views, 10), strconv.FormatFloat(b.Share(v), 'f', 2, 64)+"%")
+	}
+	total := "100.00%"
+	if b.Views == 0 {
+		total = "0.00%"
+	}
+	row("total", strconv.FormatInt(b.Views, 10), total)
+	req := b.Request
+	last := req.Step.Truncate(req.To.Add(-time.Nanosecond))
+	fmt.Fprintf(bw, "(site %s, %s to %s (%s), from the site totals)\n", req.Site,
+		Label(req.From, req.Step, opts.Location), Label(last, req.Step, opts.Location), zoneName(opts.Location))
+	return bw.Flush()
+}
