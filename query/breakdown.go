@@ -4,13 +4,10 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -83,13 +80,7 @@ func (r *Reader) Breakdown(ctx context.Context, req Request, d dims.Dim) (*Break
 	}
 	b := &Breakdown{Request: req, Dim: d}
 	coll := r.DB.Collection(r.Collections.SiteName())
-	f := bson.D{
-		{Key: bucket.FieldMetadata + "." + bucket.FieldSite, Value: req.Site},
-		{Key: bucket.FieldMetadata + "." + bucket.FieldDate, Value: bson.D{
-			{Key: "$gte", Value: bson.NewDateTimeFromTime(req.From)},
-			{Key: "$lt", Value: bson.NewDateTimeFromTime(req.To)},
-		}},
-	}
+	f := siteDays(req)
 	proj := bson.D{{Key: bucket.FieldID, Value: 1}, {Key: bucket.FieldViews, Value: 1}, {Key: bucket.FieldSources + "." + d.Code(), Value: 1}}
 	cur, err := coll.Find(ctx, f, options.Find().SetProjection(proj))
 	if err != nil {
@@ -148,43 +139,24 @@ func (r *Reader) Breakdown(ctx context.Context, req Request, d dims.Dim) (*Break
 	return b, nil
 }
 
-// WriteBreakdown writes b as format: table, csv or json.
+// WriteBreakdown writes b as format: "table" (value, views, share in
+// percent, a total line, the range), "csv" (header
+// <dimension>,views,share_percent; a line per value) or "json"
+// ({dimension, views, values: [{value, views, share_percent}]}).
 func WriteBreakdown(w io.Writer, b *Breakdown, format string, opts Options) error {
-	if opts.Location == nil {
-		opts.Location = time.UTC
+	type row struct {
+		Value        string  `json:"value"`
+		Views        int64   `json:"views"`
+		SharePercent float64 `json:"share_percent"`
 	}
-	var err error
-	switch format {
-	case "table":
-		err = writeBreakdownTable(w, b, opts)
-	case "csv":
-		cw := csv.NewWriter(w)
-		cw.Write([]string{b.Dim.String(), "views", "share_percent"})
-		for _, v := range b.Values {
-			cw.Write([]string{v.Value, strconv.FormatInt(v.Views, 10), strconv.FormatFloat(b.Share(v), 'f', -1, 64)})
-		}
-		cw.Flush()
-		err = cw.Error()
-	case "json":
-		type row struct {
-			Value        string  `json:"value"`
-			Views        int64   `json:"views"`
-			SharePercent float64 `json:"share_percent"`
-		}
-		rows := make([]row, len(b.Values))
-		for i, v := range b.Values {
-			rows[i] = row{v.Value, v.Views, b.Share(v)}
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(map[string]any{"dimension": b.Dim.String(), "views": b.Views, "values": rows})
-	default:
-		return badRequest("format %q: a breakdown is written as %s", format, strings.Join(ClassFormats, ", "))
+	rows := make([]row, len(b.Values))
+	records := [][]string{{b.Dim.String(), "views", "share_percent"}}
+	for i, v := range b.Values {
+		rows[i] = row{v.Value, v.Views, b.Share(v)}
+		records = append(records, []string{v.Value, strconv.FormatInt(v.Views, 10), strconv.FormatFloat(b.Share(v), 'f', -1, 64)})
 	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", format, err)
-	}
-	return nil
+	return writeShares(w, format, func(w io.Writer) error { return writeBreakdownTable(w, b, withUTC(opts)) }, records,
+		map[string]any{"dimension": b.Dim.String(), "views": b.Views, "values": rows})
 }
 
 func writeBreakdownTable(w io.Writer, b *Breakdown, opts Options) error {

@@ -110,13 +110,7 @@ func (r *Reader) Classes(ctx context.Context, req Request) (*Classes, error) {
 // views and bots. It reports whether a document was found.
 func (r *Reader) readSiteClasses(ctx context.Context, req Request, views *int64, bots *[botclass.NumClasses]int64) (bool, error) {
 	coll := r.DB.Collection(r.Collections.SiteName())
-	f := bson.D{
-		{Key: bucket.FieldMetadata + "." + bucket.FieldSite, Value: req.Site},
-		{Key: bucket.FieldMetadata + "." + bucket.FieldDate, Value: bson.D{
-			{Key: "$gte", Value: bson.NewDateTimeFromTime(req.From)},
-			{Key: "$lt", Value: bson.NewDateTimeFromTime(req.To)},
-		}},
-	}
+	f := siteDays(req)
 	proj := bson.D{{Key: bucket.FieldID, Value: 1}, {Key: bucket.FieldViews, Value: 1}}
 	for _, m := range botMeasures[1:] {
 		proj = append(proj, bson.E{Key: bucket.SiteMeasurePath(m), Value: 1})
@@ -151,6 +145,18 @@ func (r *Reader) readSiteClasses(ctx context.Context, req Request, views *int64,
 		return false, fmt.Errorf("read %s: %w", coll.Name(), err)
 	}
 	return found, nil
+}
+
+// siteDays is the find filter of req's site's days in its range, in the
+// sites collection.
+func siteDays(req Request) bson.D {
+	return bson.D{
+		{Key: bucket.FieldMetadata + "." + bucket.FieldSite, Value: req.Site},
+		{Key: bucket.FieldMetadata + "." + bucket.FieldDate, Value: bson.D{
+			{Key: "$gte", Value: bson.NewDateTimeFromTime(req.From)},
+			{Key: "$lt", Value: bson.NewDateTimeFromTime(req.To)},
+		}},
+	}
 }
 
 // readPageClasses adds the views and bot classes of req's page's days
@@ -215,41 +221,51 @@ var ClassFormats = []string{"table", "csv", "json"}
 // array of {class, views, share_percent}). The classes are people,
 // search, ai, tool, bot and suspect, in that order.
 func WriteClasses(w io.Writer, c *Classes, format string, opts Options) error {
-	if opts.Location == nil {
-		opts.Location = time.UTC
+	type row struct {
+		Class        string  `json:"class"`
+		Views        int64   `json:"views"`
+		SharePercent float64 `json:"share_percent"`
 	}
+	rows := make([]row, botclass.NumClasses)
+	records := [][]string{{"class", "views", "share_percent"}}
+	for cl := range botclass.NumClasses {
+		rows[cl] = row{cl.String(), c.Counts[cl], c.Share(cl)}
+		records = append(records, []string{cl.String(), strconv.FormatInt(c.Counts[cl], 10), strconv.FormatFloat(c.Share(cl), 'f', -1, 64)})
+	}
+	return writeShares(w, format, func(w io.Writer) error { return writeClassTable(w, c, withUTC(opts)) }, records, rows)
+}
+
+// writeShares writes a table of shares (the bot classes, a dimension's
+// values) in format: "table" (table writes it), "csv" (records, the
+// header first) or "json" (v encoded, indented).
+func writeShares(w io.Writer, format string, table func(io.Writer) error, records [][]string, v any) error {
 	var err error
 	switch format {
 	case "table":
-		err = writeClassTable(w, c, opts)
+		err = table(w)
 	case "csv":
 		cw := csv.NewWriter(w)
-		cw.Write([]string{"class", "views", "share_percent"})
-		for cl := range botclass.NumClasses {
-			cw.Write([]string{cl.String(), strconv.FormatInt(c.Counts[cl], 10), strconv.FormatFloat(c.Share(cl), 'f', -1, 64)})
-		}
-		cw.Flush()
+		cw.WriteAll(records)
 		err = cw.Error()
 	case "json":
-		type row struct {
-			Class        string  `json:"class"`
-			Views        int64   `json:"views"`
-			SharePercent float64 `json:"share_percent"`
-		}
-		rows := make([]row, botclass.NumClasses)
-		for cl := range botclass.NumClasses {
-			rows[cl] = row{cl.String(), c.Counts[cl], c.Share(cl)}
-		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		err = enc.Encode(rows)
+		err = enc.Encode(v)
 	default:
-		return badRequest("format %q: the bot classes are written as %s", format, strings.Join(ClassFormats, ", "))
+		return badRequest("format %q: shares are written as %s", format, strings.Join(ClassFormats, ", "))
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", format, err)
 	}
 	return nil
+}
+
+// withUTC returns opts with UTC as its location when it has none.
+func withUTC(opts Options) Options {
+	if opts.Location == nil {
+		opts.Location = time.UTC
+	}
+	return opts
 }
 
 func writeClassTable(w io.Writer, c *Classes, opts Options) error {
