@@ -10,6 +10,7 @@ import (
 
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/geo"
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
@@ -310,4 +311,54 @@ func BenchmarkBarrierBehindQueue(b *testing.B) {
 	b.ReportMetric(float64(queued)/1e6/n, "ms/seal_wait_queued")
 	b.ReportMetric(float64(one)/1e6/n, "ms/seal_wait_one_chunk")
 	b.ReportMetric(float64(queued)/float64(one), "x_one_chunk")
+}
+
+// BenchmarkDimensionsCost parses and aggregates the real Apache log with
+// the counts by where traffic comes from ([dimensions]: the referrer
+// classified, the client address looked up in the Tor country file of
+// geo's test data, or in LOGTALLY_GEO_BENCH_COUNTRY when set, the agent's
+// families and crawler, dims.Counter) and, in the same run, without them:
+// both with every measure and the visitors (sites and pages), the
+// baseline issue 33 sets (x_dims_off: the target is at most 1.2). Both
+// start each round as after a commit.
+func BenchmarkDimensionsCost(b *testing.B) {
+	c := apacheChunk(b)
+	lines := bytes.Count(c.Data, []byte("\n"))
+	country := cmpOr(os.Getenv("LOGTALLY_GEO_BENCH_COUNTRY"), filepath.Join("..", "geo", "testdata", "tor", "geoip"))
+	h, err := geo.OpenHolder(country, os.Getenv("LOGTALLY_GEO_BENCH_ASN"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	dp, err := parser.New(parser.Config{Format: "combined", Site: "example.com", Dims: &parser.DimsConfig{Geo: h}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	on := aggregate.NewSummer(map[string]*parser.Parser{"src": dp}, nil, nil)
+	off := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil)
+	for _, s := range []*aggregate.Summer{on, off} {
+		s.SetVisitors(&aggregate.Visitors{Salts: &fixedSalt{}, Period: visitor.Day, Pages: true})
+	}
+	var tOn, tOff time.Duration
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			tOn += timeAdd(b, on, &c)
+			tOff += timeAdd(b, off, &c)
+		} else {
+			tOff += timeAdd(b, off, &c)
+			tOn += timeAdd(b, on, &c)
+		}
+		on.CommittedWithoutBuffer()
+		off.CommittedWithoutBuffer()
+	}
+	n := float64(b.N) * float64(lines)
+	b.ReportMetric(float64(tOn.Nanoseconds())/n, "ns/line")
+	b.ReportMetric(float64(tOff.Nanoseconds())/n, "ns/line_dims_off")
+	b.ReportMetric(float64(tOn)/float64(tOff), "x_dims_off")
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -10,6 +10,8 @@ func (s *Summer) SetHitsOnly() { s.hitsOnly = true }
 func (s *Summer) CommittedWithoutBuffer() {
 	s.addMeasures()
 	s.committedSketches()
+	s.sortedDims() // what a commit hands on, then forgets
+	s.committedDims()
 	s.forget()
 	clear(s.at.cps)
 }
