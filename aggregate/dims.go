@@ -58,6 +58,10 @@ func (s *Summer) sortedDims() []buffer.DimCount {
 	return out
 }
 
+// DimCounts returns the counts by dimension held, as a commit takes them
+// (buffer.Commit.Dims): for a Summer alone (a rebuild's re-read).
+func (s *Summer) DimCounts() []buffer.DimCount { return s.sortedDims() }
+
 // committedDims forgets what a commit wrote.
 func (s *Summer) committedDims() { clear(s.dim.held) }
 

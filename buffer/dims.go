@@ -63,6 +63,26 @@ func SortDimCounts(counts []DimCount) {
 	slices.SortFunc(counts, func(x, y DimCount) int { return bytes.Compare(x.Key, y.Key) })
 }
 
+// MergeDimCounts returns counts (in any order, a key maybe more than
+// once) as Commit takes them: sorted, each key once, its hits summed.
+func MergeDimCounts(counts []DimCount) []DimCount {
+	if len(counts) == 0 {
+		return nil
+	}
+	out := slices.Clone(counts)
+	SortDimCounts(out)
+	n := 0
+	for _, c := range out {
+		if n > 0 && bytes.Equal(out[n-1].Key, c.Key) {
+			out[n-1].N += c.N
+			continue
+		}
+		out[n] = c
+		n++
+	}
+	return out[:n]
+}
+
 // putDims adds counts (sorted, each key once) to pending's dimension
 // counts and returns the bytes the new keys add.
 func putDims(pending *bolt.Bucket, counts []DimCount) (newBytes int64, err error) {

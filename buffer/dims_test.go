@@ -135,3 +135,15 @@ func TestDimsSurviveReopen(t *testing.T) {
 		t.Errorf("after a reopen: %v", got)
 	}
 }
+
+func TestMergeDimCounts(t *testing.T) {
+	k := func(v string) []byte { return AppendDimKey(nil, []byte("s"), dims.Referrer, v, 0) }
+	got := MergeDimCounts([]DimCount{{k("b"), 1}, {k("a"), 2}, {k("b"), 3}, {k("c"), 1}, {k("a"), 1}})
+	want := []DimCount{{k("a"), 3}, {k("b"), 4}, {k("c"), 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("MergeDimCounts = %v, want %v", got, want)
+	}
+	if MergeDimCounts(nil) != nil {
+		t.Error("MergeDimCounts(nil) is not nil")
+	}
+}

@@ -68,6 +68,10 @@ type Rebuilt struct {
 	Coarse Coarse
 	// Visitors are the visitor sketches of the lines re-read.
 	Visitors map[string]*visitor.Sketch
+	// Dims are the counts by dimension of the lines re-read (both
+	// windows): a full batch rebuilt carries them, else they wait for
+	// the next full one, as Seal does.
+	Dims []DimCount
 }
 
 // Rebuild sets up a buffer rebuilt from the database's progress record,
@@ -104,7 +108,7 @@ func (b *Buffer) Rebuild(r Rebuilt) error {
 			return fmt.Errorf("rebuild: %w", err)
 		}
 	}
-	com := Commit{Counts: CountsOf(counts), Checkpoints: cps, Marks: r.Marks, Visitors: r.Visitors}
+	com := Commit{Counts: CountsOf(counts), Checkpoints: cps, Marks: r.Marks, Visitors: r.Visitors, Dims: r.Dims}
 	if counts != nil {
 		com.Finished, com.Archives = r.Finished, r.Archives
 	}

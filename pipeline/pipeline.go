@@ -249,9 +249,7 @@ func New(cfg Config) (*Pipeline, error) {
 		if _, dup := p.parsers[s.Name]; dup {
 			return nil, fmt.Errorf("source %q: defined twice", s.Name)
 		}
-		pc := s.Parser
-		pc.Dims = cfg.Dims
-		pr, err := parser.New(pc)
+		pr, err := parser.New(withDims(s.Parser, cfg.Dims))
 		if err != nil {
 			return nil, fmt.Errorf("source %q: %w", s.Name, err)
 		}
@@ -430,7 +428,7 @@ func (p *Pipeline) openBuffer(ctx context.Context) error {
 
 // recoveryConfig is what a rebuild of the buffer needs of the config.
 func (p *Pipeline) recoveryConfig() recovery.Config {
-	rc := recovery.Config{BufferPath: p.cfg.BufferPath, Buffer: p.cfg.Buffer, Clock: p.cfg.Clock}
+	rc := recovery.Config{BufferPath: p.cfg.BufferPath, Buffer: p.cfg.Buffer, Clock: p.cfg.Clock, Dims: p.cfg.Dims}
 	if v := p.cfg.Visitors; v != nil {
 		rc.Visitors = &aggregate.Visitors{Salts: salts.NewLookup(p.cfg.Flush.DB, v.Period, p.cfg.Flush.Timeout), Period: v.Period, Pages: v.Pages}
 	}
@@ -438,7 +436,7 @@ func (p *Pipeline) recoveryConfig() recovery.Config {
 		rc.Sources = append(rc.Sources, recovery.Source{
 			Name:   s.Name,
 			Files:  tailer.SourceFiles{Paths: s.Paths, Rotated: s.Tailer.Rotated, FollowSymlinks: s.Tailer.FollowSymlinks},
-			Parser: s.Parser, MaxLineBytes: s.Tailer.MaxLineBytes,
+			Parser: withDims(s.Parser, p.cfg.Dims), MaxLineBytes: s.Tailer.MaxLineBytes,
 		})
 	}
 	return rc
@@ -482,4 +480,10 @@ func (p *Pipeline) closeBuffer() error {
 		return fmt.Errorf("close buffer: %w", err)
 	}
 	return nil
+}
+
+// withDims returns pc with d as its Dims (the pipeline's, every source's).
+func withDims(pc parser.Config, d *parser.DimsConfig) parser.Config {
+	pc.Dims = d
+	return pc
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/record"
 )
@@ -165,6 +166,7 @@ func TestStateDirLostWhileBatchInFlight(t *testing.T) {
 	a.appendLines(t, 0, 30)
 	cfg := recorded(dir, db, a)
 	cfg.Flush.MaxOps = 1 // one bucket per bulk write: a slow batch, to be cut
+	cfg.Dims = &parser.DimsConfig{}
 	r := startRun(t, cfg)
 	waitFor(t, "30 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal == 30 })
 	first := readRecord(t, direct).Current.Batch
@@ -218,6 +220,7 @@ func TestStateDirLostWhileBatchInFlight(t *testing.T) {
 	if res := bucketcheck.CompareAll(t, want, got); !res.Exact() || got.MonthTotal != 650 {
 		t.Errorf("after the rebuild: %d hits in MongoDB; %v", got.MonthTotal, res)
 	}
+	checkDims(t, direct, a)
 }
 
 // TestSecondDaemonWithSameInstanceRefused: a pipeline with the same
@@ -254,6 +257,7 @@ func TestStateDirLostWithCoarseInterval(t *testing.T) {
 	a.appendLines(t, 0, 60)
 	cfg := recorded(dir, db, a)
 	cfg.Flush.CoarseInterval = time.Hour // only each run's first batch (and a drain) is full
+	cfg.Dims = &parser.DimsConfig{}
 	r := startRun(t, cfg)
 	waitFor(t, "60 hits in the daily buckets", func() bool { return dailyTotal(t, db) == 60 })
 	a.appendLines(t, 60, 40) // minute-only batches: in the minute buckets, waiting for the others
@@ -288,6 +292,7 @@ func TestStateDirLostWithCoarseInterval(t *testing.T) {
 	if res := bucketcheck.CompareAll(t, want, got); !res.Exact() || got.MonthTotal != 125 {
 		t.Errorf("after the rebuild: %d hits in MongoDB, files %d; %v", got.MonthTotal, want.Hits, res)
 	}
+	checkDims(t, srv.Direct(db.Name()), a)
 }
 
 func dailyTotal(t *testing.T, db *mongo.Database) int64 {

@@ -22,6 +22,9 @@ type Config struct {
 	// too (the salts from MongoDB: salts.Lookup), put in the rebuilt
 	// buffer for the flusher to send.
 	Visitors *aggregate.Visitors
+	// Dims, when not nil, is the parser.Config.Dims of an archive's
+	// replay source (its recorded settings omit the geo databases).
+	Dims *parser.DimsConfig
 	// Clock is required.
 	Clock clock.Clock
 }

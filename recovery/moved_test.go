@@ -84,7 +84,7 @@ func TestRereadFileRenamedWhileRebuilding(t *testing.T) {
 		Parser: parser.Config{Format: "combined", Site: "site.test"}}}}
 	loc := &locator{globs: map[string]tailer.SourceFiles{src: cfg.Sources[0].Files}, clock: cfg.Clock, found: map[locKey]locResult{}}
 	var st Stats
-	counts, _, _, err := reread(context.Background(), cfg, window{to: map[string]stream.Checkpoint{to.Key(): to}, known: true,
+	counts, _, _, _, err := reread(context.Background(), cfg, window{to: map[string]stream.Checkpoint{to.Key(): to}, known: true,
 		from: map[string]stream.Checkpoint{from.Key(): from}}, loc, &st, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

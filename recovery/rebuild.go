@@ -148,10 +148,13 @@ func Rebuild(ctx context.Context, cfg Config, store *record.Store, log *slog.Log
 	var marks []buffer.Mark
 	sketches := map[string]*visitor.Sketch{} // of every line re-read: $max makes re-sending harmless
 	inFlight := rec.Current.Batch != "" && !rec.Acked
+	var dimCounts []buffer.DimCount // of both windows: the next full batch's
 	if inFlight {
 		st.Unrecorded += rec.Current.Finished.LeftOut + rec.Current.ArchivesLeftOut
 		var sk map[string]*visitor.Sketch
-		counts, marks, sk, err = reread(ctx, cfg, window{to: to, finished: finished, known: rec.Current.Finished.Known, from: from, archives: rec.Current.Archives}, loc, &st, log)
+		var dc []buffer.DimCount
+		counts, marks, sk, dc, err = reread(ctx, cfg, window{to: to, finished: finished, known: rec.Current.Finished.Known, from: from, archives: rec.Current.Archives}, loc, &st, log)
+		dimCounts = append(dimCounts, dc...)
 		if err != nil {
 			return false, st, err
 		}
@@ -182,7 +185,9 @@ func Rebuild(ctx context.Context, cfg Config, store *record.Store, log *slog.Log
 			st.Unrecorded += rec.Coarse.Finished.LeftOut + rec.Coarse.ArchivesLeftOut
 			var cmarks []buffer.Mark
 			var sk map[string]*visitor.Sketch
-			co.Counts, cmarks, sk, err = reread(ctx, cfg, window{to: ackedAt, finished: ackedFinished, known: ackedKnown, from: coarseAt, archives: ackedArchives}, loc, &st, log)
+			var dc []buffer.DimCount
+			co.Counts, cmarks, sk, dc, err = reread(ctx, cfg, window{to: ackedAt, finished: ackedFinished, known: ackedKnown, from: coarseAt, archives: ackedArchives}, loc, &st, log)
+			dimCounts = append(dimCounts, dc...)
 			if err != nil {
 				return false, st, err
 			}
@@ -276,7 +281,8 @@ func Rebuild(ctx context.Context, cfg Config, store *record.Store, log *slog.Log
 	// may have written part of it so (a record of before names none:
 	// every page to its own buckets).
 	err = b.Rebuild(buffer.Rebuilt{Acked: acked, Checkpoints: toEnc, Counts: counts, Batch: rec.Current.Batch,
-		Layout: buffer.Layout(rec.Current.Layout), Since: rec.Current.SealedAt, Finished: fin, Marks: marks, Archives: arcs, Sources: sources, Coarse: co, Visitors: sketches})
+		Layout: buffer.Layout(rec.Current.Layout), Since: rec.Current.SealedAt, Finished: fin, Marks: marks, Archives: arcs, Sources: sources, Coarse: co, Visitors: sketches,
+		Dims: buffer.MergeDimCounts(dimCounts)})
 	if cerr := b.Close(); err == nil {
 		err = cerr
 	}

@@ -40,7 +40,7 @@ func rereadArchives(ctx context.Context, cfg Config, arcs []record.Archive, agg 
 			continue
 		}
 		st.Archives++
-		read, why, err := rereadArchive(ctx, a, agg, maxLine)
+		read, why, err := rereadArchive(ctx, a, agg, maxLine, cfg.Dims)
 		st.ReadBytes += read
 		if err != nil {
 			return nil, err
@@ -59,13 +59,19 @@ func rereadArchives(ctx context.Context, cfg Config, arcs []record.Archive, agg 
 
 // rereadArchive reads one archive's part into agg. why says why it could
 // not be read whole ("" when it was); err is an error of agg.
-func rereadArchive(ctx context.Context, a record.Archive, agg *aggregate.Summer, maxLine int) (read int64, why string, err error) {
+func rereadArchive(ctx context.Context, a record.Archive, agg *aggregate.Summer, maxLine int, dims *parser.DimsConfig) (read int64, why string, err error) {
 	var pc parser.Config
 	if len(a.Parser) == 0 {
 		return 0, "its replay source's parser settings were not recorded", nil
 	}
 	if err := json.Unmarshal(a.Parser, &pc); err != nil {
 		return 0, fmt.Sprintf("its replay source's parser settings: %v", err), nil
+	}
+	if pc.Dims != nil {
+		pc.Dims.Geo = nil
+		if dims != nil {
+			pc.Dims = dims
+		}
 	}
 	p, err := parser.New(pc)
 	if err != nil {

@@ -97,13 +97,13 @@ func openLocated(loc *locator, cp stream.Checkpoint, l tailer.Located) (*os.File
 // window) to its furthest end, in the file holding that end. So a log
 // truncated twice within the window (copytruncate) is read from its
 // first copy, its second copy and itself, each part once.
-func reread(ctx context.Context, cfg Config, w window, loc *locator, st *Stats, log *slog.Logger) (map[string]measure.Vector, []buffer.Mark, map[string]*visitor.Sketch, error) {
+func reread(ctx context.Context, cfg Config, w window, loc *locator, st *Stats, log *slog.Logger) (map[string]measure.Vector, []buffer.Mark, map[string]*visitor.Sketch, []buffer.DimCount, error) {
 	parsers := map[string]*parser.Parser{}
 	maxLine := map[string]int{}
 	for _, s := range cfg.Sources {
 		p, err := parser.New(s.Parser)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("source %q: %w", s.Name, err)
+			return nil, nil, nil, nil, fmt.Errorf("source %q: %w", s.Name, err)
 		}
 		parsers[s.Name] = p
 		maxLine[s.Name] = cmp.Or(s.MaxLineBytes, tailer.DefaultMaxLineBytes)
@@ -178,7 +178,7 @@ next:
 	}
 	for _, s := range streams {
 		if err := readRange(s.end, s.loc, s.found, s.start, s.end.Offset); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 	}
 	if !w.known {
@@ -191,20 +191,20 @@ next:
 			}
 			if l, ok := loc.locate(f); ok {
 				if err := readRange(f, l, true, f.Offset, l.Size); err != nil {
-					return nil, nil, nil, err
+					return nil, nil, nil, nil, err
 				}
 			}
 		}
 	}
 	lost, err := rereadArchives(ctx, cfg, w.archives, agg, st, log)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	counts, marks := agg.Sums()
 	for _, n := range counts {
 		st.Hits += n[measure.Views]
 	}
-	return counts, append(lost, marks...), agg.Sketches(), nil
+	return counts, append(lost, marks...), agg.Sketches(), agg.DimCounts(), nil
 }
 
 // feedRange hands the lines in [start, end) of path to add as chunks, cut

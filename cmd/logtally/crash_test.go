@@ -72,7 +72,7 @@ func TestCrashAndRotation(t *testing.T) {
 	if c := os.Getenv("LOGTALLY_CRASH_COARSE"); c != "" {
 		coarse = c
 	}
-	testconfig.Edit(t, conf, coarseInterval(coarse))
+	testconfig.Edit(t, conf, coarseInterval(coarse), dimensionsOn)
 	t.Logf("seed %d, flush.coarse_interval %s", seed, coarse)
 	w := &writer{dir: logs, rng: rand.New(rand.NewPCG(seed, 2)), gen: loggen.New(seed)}
 	w.gen.Measures = true
@@ -147,6 +147,9 @@ func TestCrashAndRotation(t *testing.T) {
 	if w.renames == 0 || w.copies == 0 {
 		t.Errorf("writer did not rotate both ways: %d renames, %d copies", w.renames, w.copies)
 	}
+	// Where the traffic came from: every dimension of every site day
+	// sums to the day's views, through every kill and rebuild.
+	checkDimsSum(t, db, want.Hits)
 }
 
 // writer appends lines of measuresLogFormat (the rest of each line after

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -10,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/dims"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // dimsAgents, dimsReferrers and dimsClients are what the test writes and
@@ -125,4 +129,45 @@ func TestDimensionsReplayed(t *testing.T) {
 	out := e.replay(conf, "-site", "dims.test", "-format", "combined", arch)
 	wantStatus(t, out, "already counted", 1)
 	check("replayed again")
+}
+
+// dimensionsOn turns [dimensions] on.
+func dimensionsOn(c *config.Config) { c.Dimensions.Enabled = true }
+
+// checkDimsSum checks that every dimension of every site day in db sums
+// to the day's views, and all days to hits.
+func checkDimsSum(t *testing.T, db *mongo.Database, hits int64) {
+	t.Helper()
+	cur, err := db.Collection("sites").Find(context.Background(), bson.D{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []bson.Raw
+	if err := cur.All(context.Background(), &docs); err != nil {
+		t.Fatal(err)
+	}
+	var total [dims.N]int64
+	for _, d := range docs {
+		id := d.Lookup("_id").StringValue()
+		views, _ := d.Lookup(bucket.FieldViews).AsInt64OK()
+		src, err := bucket.SiteSources(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for dm := range dims.N {
+			var sum int64
+			for _, n := range src[dm] {
+				sum += n
+			}
+			total[dm] += sum
+			if sum != views {
+				t.Errorf("%s: %s sums to %d, the day has %d views", id, dm, sum, views)
+			}
+		}
+	}
+	for dm := range dims.N {
+		if total[dm] != hits {
+			t.Errorf("%s: %d hits in all, want %d", dm, total[dm], hits)
+		}
+	}
 }

@@ -104,7 +104,7 @@ func TestFleetChaos(t *testing.T) {
 		h.logs, h.state = filepath.Join(h.dir, "logs"), filepath.Join(h.dir, "state")
 		os.MkdirAll(h.logs, 0o755)
 		h.host = host{name: name, outDir: h.dir, conf: fastConfig(t, h.dir, srv.URI(), db.Name(), fleetSite,
-			filepath.Join(h.logs, "access.log"), instance(name), nginxMeasures, coarseInterval(coarse), func(c *config.Config) {
+			filepath.Join(h.logs, "access.log"), instance(name), nginxMeasures, coarseInterval(coarse), dimensionsOn, func(c *config.Config) {
 				c.Flush.MaxOps = 8 // small bulk writes: the proxy holds every other host's writes while one is applied
 			})}
 		h.w = &writer{dir: h.logs, base: base, pace: 20 * time.Millisecond, rng: rand.New(rand.NewPCG(seed, uint64(10+i))), gen: loggen.New(seed + uint64(i))}
@@ -233,6 +233,9 @@ func TestFleetChaos(t *testing.T) {
 	if f.DroppedReplies == 0 && !strings.Contains(skip, "drop") {
 		t.Error("no reply was dropped: the test did not exercise retries")
 	}
+	// Where the traffic came from, every host's together: every
+	// dimension of the site's days sums to their views.
+	checkDimsSum(t, db, want.Hits)
 
 	// logtally verify over every host's files says the same: exact.
 	args := []string{"-config", hosts[0].conf, "-all-hosts"}

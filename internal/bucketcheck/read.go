@@ -118,7 +118,8 @@ func atTailGrain(l bucket.Level, p string) bool {
 func flatten(out map[string]int64, prefix string, m bson.M) {
 	for k, v := range m {
 		switch k {
-		case bucket.FieldID, bucket.FieldApplied, bucket.FieldMetadata, bucket.FieldSite, bucket.FieldPage, bucket.FieldTimestamp:
+		case bucket.FieldID, bucket.FieldApplied, bucket.FieldMetadata, bucket.FieldSite, bucket.FieldPage, bucket.FieldTimestamp,
+			bucket.FieldSources, bucket.FieldSize: // a site day's counts by dimension and their bound: not counters of the files' counts
 			if prefix == "" {
 				continue
 			}
