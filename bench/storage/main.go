@@ -34,6 +34,7 @@
 //
 //	go run ./bench/storage                  # the real log: testdata/apache_combined_real.log
 //	go run ./bench/storage -visitors        # visitors on: their documents counted too
+//	go run ./bench/storage -dimensions      # [dimensions] on: the sites' sources counted too
 //	go run ./bench/storage -hot             # a generated hot log: 10 pages, 1,000,000 hits over a day
 //	go run ./bench/storage -log FILE -site example.com -format combined
 //
@@ -94,6 +95,7 @@ const (
 type settings struct {
 	log, site, format  string
 	hot, visitors      bool
+	dimensions         bool
 	hotLines, hotPages int
 	maxOps             int
 	timeout            time.Duration
@@ -110,6 +112,7 @@ func main() {
 	flag.IntVar(&o.hotLines, "hot-lines", 1_000_000, "lines of the hot log (internal/loggen: 12 a second, so 1,000,000 is about a day)")
 	flag.IntVar(&o.hotPages, "hot-pages", 10, "pages of the hot log")
 	flag.BoolVar(&o.visitors, "visitors", false, "count visitors (their documents are counted too)")
+	flag.BoolVar(&o.dimensions, "dimensions", false, "count where traffic comes from ([dimensions]: the site days' sources are counted too)")
 	flag.IntVar(&o.maxOps, "max-ops", 32, "flush.max_ops (keep under 50 against FerretDB)")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "kill the replay after this long")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the log, the state dir, the embedded server's data) and, with MONGODB_URI, the database")
@@ -385,13 +388,15 @@ max_ops = %d
 minute_retention = "0" # keep the minute buckets (the log is older than the default 48h)
 [visitors]
 %s
+[dimensions]
+enabled = %t
 [http]
 listen = ""
 [[source]]
 site = %q
 paths = [%q]
 format = %q
-`, filepath.Join(dir, "state"), uri, dbName, o.maxOps, visitors, o.site, filepath.Join(dir, "live", "live.log"), o.format)), 0o600); err != nil {
+`, filepath.Join(dir, "state"), uri, dbName, o.maxOps, visitors, o.dimensions, o.site, filepath.Join(dir, "live", "live.log"), o.format)), 0o600); err != nil {
 		return r, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
