@@ -49,6 +49,9 @@
 //   - [geo] country_db and asn_db are checked to name existing regular
 //     files (not in a file without [[source]], a dashboard host's); what
 //     they hold is judged by geo.Open when the daemon opens them.
+//   - [dimensions] enabled turns on the counts by where traffic comes
+//     from (Pipeline sets parser.DimsConfig; the daemon gives it the [geo]
+//     databases).
 //   - [site_aliases] applies to every source whose site is "{host}".
 //     Source.Parser carries the aliases only for sources of a Config
 //     that went through Parse or Validate.
