@@ -42,7 +42,9 @@ commands:
   query -config FILE -site S -from T [-to T] [-page P] [-step minute|hour|day|month]
         [-top N] [-measure M[,M...]] [-format table|csv|json|chart] [-tz ZONE]
                         print a site's page views (or other measures) from
-                        the buckets; with -bots instead, its views by bot class
+                        the buckets; with -bots instead, its views by bot class;
+                        with -by D, by where they came from (referrer, channel,
+                        country, asn, browser, os, device, crawler)
   verify -config FILE [-source NAME | -site S -format F [-log-format L]]
          [-from T] [-to T] [-all-hosts] [-jobs N] [-max-diffs N] [-max-sums N] FILE|GLOB...
                         are my numbers right? read the logs as the daemon counts them and
