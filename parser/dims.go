@@ -40,6 +40,10 @@ type dimsState struct {
 	ref                      *referrer.Classifier
 	geo                      *geo.Cache // nil without Geo
 	asn                      map[uint32]string
+	// The client of the line before and its values: a visitor's lines
+	// come in runs.
+	lastClient          []byte
+	lastCountry, lastAS string
 }
 
 // newDims returns the state of c for a format logging what the flags say.
@@ -79,7 +83,9 @@ func (d *dimsState) values(v *dims.Values, site, ref, client []byte, hasUA bool,
 		v[dims.Referrer], v[dims.Channel] = r.Host, r.Channel.String()
 	}
 	v[dims.Country], v[dims.ASN] = dims.Unknown, dims.Unknown
-	if d.geo != nil && client != nil {
+	if d.geo != nil && client != nil && d.lastClient != nil && string(client) == string(d.lastClient) {
+		v[dims.Country], v[dims.ASN] = d.lastCountry, d.lastAS
+	} else if d.geo != nil && client != nil {
 		// netip keeps nothing of the string (a zone is copied): it may
 		// alias the line.
 		if addr, err := netip.ParseAddr(unsafe.String(unsafe.SliceData(client), len(client))); err == nil {
@@ -91,6 +97,8 @@ func (d *dimsState) values(v *dims.Values, site, ref, client []byte, hasUA bool,
 				v[dims.ASN] = d.asnName(pl)
 			}
 		}
+		d.lastClient = append(d.lastClient[:0], client...)
+		d.lastCountry, d.lastAS = v[dims.Country], v[dims.ASN]
 	}
 	if !hasUA {
 		v[dims.Browser], v[dims.OS], v[dims.Device], v[dims.Crawler] = dims.Unknown, dims.Unknown, dims.Unknown, dims.Unknown
