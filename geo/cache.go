@@ -86,3 +86,7 @@ func (c *Cache) Len() int { return len(c.cur) + len(c.prev) }
 // Stats returns how many Place calls the cache answered (hits) and how
 // many it looked up in the database (misses).
 func (c *Cache) Stats() (hits, misses uint64) { return c.hits, c.misses }
+
+// Hosting reports whether asn is a hosting or data-centre network
+// (DB.Hosting), for the database the cache answers from.
+func (c *Cache) Hosting(asn uint32) bool { return asn != 0 && c.db != nil && c.db.Hosting(asn) }

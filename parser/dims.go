@@ -26,8 +26,12 @@ type DimsConfig struct {
 	Self []string
 }
 
-// People is the crawler value of a hit that is no bot's.
-const People = "(people)"
+// People is the crawler value of a hit that is no bot's; Hosting that
+// of a person's user agent from a hosting network, a suspected bot.
+const (
+	People  = "(people)"
+	Hosting = "(hosting network)"
+)
 
 // asnNamesMax bounds the network values a Parser keeps ("AS<n> <org>").
 const asnNamesMax = 4096
@@ -40,6 +44,11 @@ type dimsState struct {
 	ref                      *referrer.Classifier
 	geo                      *geo.Cache // nil without Geo
 	asn                      map[uint32]string
+	// The client of the line before and its values: a visitor's lines
+	// come in runs.
+	lastClient          []byte
+	lastCountry, lastAS string
+	lastHosting         bool
 }
 
 // newDims returns the state of c for a format logging what the flags say.
@@ -68,8 +77,9 @@ func aliasNames(m map[string]string) []string {
 
 // values sets v to the hit's values: site (its site), ref (the referer as
 // logged, nil: none), client (as logged, nil: none), whether the line
-// has a user agent, and its agent.
-func (d *dimsState) values(v *dims.Values, site, ref, client []byte, hasUA bool, agent botclass.Agent) {
+// has a user agent, and its agent. It reports whether the client's
+// network is a hosting one (geo's pinned list).
+func (d *dimsState) values(v *dims.Values, site, ref, client []byte, hasUA bool, agent botclass.Agent) (hosting bool) {
 	v[dims.Referrer], v[dims.Channel] = dims.Unknown, dims.Unknown
 	if d.hasRef && ref != nil {
 		r := d.ref.Classify(ref)
@@ -79,7 +89,9 @@ func (d *dimsState) values(v *dims.Values, site, ref, client []byte, hasUA bool,
 		v[dims.Referrer], v[dims.Channel] = r.Host, r.Channel.String()
 	}
 	v[dims.Country], v[dims.ASN] = dims.Unknown, dims.Unknown
-	if d.geo != nil && client != nil {
+	if d.geo != nil && client != nil && d.lastClient != nil && string(client) == string(d.lastClient) {
+		v[dims.Country], v[dims.ASN], hosting = d.lastCountry, d.lastAS, d.lastHosting
+	} else if d.geo != nil && client != nil {
 		// netip keeps nothing of the string (a zone is copied): it may
 		// alias the line.
 		if addr, err := netip.ParseAddr(unsafe.String(unsafe.SliceData(client), len(client))); err == nil {
@@ -89,18 +101,24 @@ func (d *dimsState) values(v *dims.Values, site, ref, client []byte, hasUA bool,
 			}
 			if pl.ASN != 0 {
 				v[dims.ASN] = d.asnName(pl)
+				hosting = d.geo.Hosting(pl.ASN)
 			}
 		}
+		d.lastClient = append(d.lastClient[:0], client...)
+		d.lastCountry, d.lastAS, d.lastHosting = v[dims.Country], v[dims.ASN], hosting
 	}
 	if !hasUA {
 		v[dims.Browser], v[dims.OS], v[dims.Device], v[dims.Crawler] = dims.Unknown, dims.Unknown, dims.Unknown, dims.Unknown
-		return
+		return hosting
 	}
 	v[dims.Browser], v[dims.OS], v[dims.Device] = agent.Browser.String(), agent.OS.String(), agent.Device.String()
 	v[dims.Crawler] = People
 	if agent.Crawler != nil && agent.Crawler.Name != "" {
 		v[dims.Crawler] = agent.Crawler.Name
+	} else if hosting && agent.Class == botclass.Person {
+		v[dims.Crawler] = Hosting
 	}
+	return hosting
 }
 
 // asnName returns the network value of pl: "AS<n> <organisation>" (or

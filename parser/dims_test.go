@@ -1,11 +1,16 @@
 package parser
 
 import (
+	"net"
+	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/geo"
+	"github.com/maxmind/mmdbwriter"
+	"github.com/maxmind/mmdbwriter/mmdbtype"
 )
 
 const (
@@ -104,5 +109,69 @@ func TestDimsAllocs(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("%v allocations per run of %d warm lines", n, len(lines))
+	}
+}
+
+// asnMMDB writes an ASN database: 3.5.0.0/16 in AS16509 (Amazon, a
+// hosting network on geo's pinned list), 80.128.0.0/11 in AS3320 (Deutsche
+// Telekom, not one).
+func asnMMDB(t *testing.T) string {
+	t.Helper()
+	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoLite2-ASN", RecordSize: 24, IncludeReservedNetworks: true, IPVersion: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []struct {
+		cidr string
+		asn  uint32
+		org  string
+	}{{"3.5.0.0/16", 16509, "AMAZON-02"}, {"80.128.0.0/11", 3320, "Deutsche Telekom AG"}} {
+		_, ipn, err := net.ParseCIDR(n.cidr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tree.Insert(ipn, mmdbtype.Map{"autonomous_system_number": mmdbtype.Uint32(n.asn), "autonomous_system_organization": mmdbtype.String(n.org)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "asn.mmdb")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tree.WriteTo(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return path
+}
+
+// TestHostingNetworkIsSuspect: a browser's user agent from a hosting
+// network is a suspected bot (class suspect, crawler "(hosting
+// network)"); from another network, a person; a declared bot keeps its
+// class and name.
+func TestHostingNetworkIsSuspect(t *testing.T) {
+	h, err := geo.OpenHolder("", asnMMDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustNew(t, Config{Format: "combined", Site: "example.com", Dims: &DimsConfig{Geo: h}})
+	for _, tc := range []struct {
+		client, ua string
+		class      botclass.Class
+		asn, cr    string
+	}{
+		{"3.5.1.2", uaFirefox, botclass.Suspect, "AS16509 AMAZON-02", Hosting},
+		{"80.130.1.2", uaFirefox, botclass.Person, "AS3320 Deutsche Telekom AG", People},
+		{"3.5.1.3", uaGooglebot, botclass.Search, "AS16509 AMAZON-02", "Googlebot"},
+		{"3.5.1.3", uaFirefox, botclass.Suspect, "AS16509 AMAZON-02", Hosting}, // after a bot of the same address
+	} {
+		var hit Hit
+		if o := p.Parse([]byte(dimsLine(tc.client, "-", tc.ua)), &hit); o != OK {
+			t.Fatalf("%s: %v", tc.client, o)
+		}
+		if hit.Bot != tc.class || hit.Dims[dims.ASN] != tc.asn || hit.Dims[dims.Crawler] != tc.cr {
+			t.Errorf("%s %.20s: class %v, asn %q, crawler %q; want %v, %q, %q", tc.client, tc.ua, hit.Bot, hit.Dims[dims.ASN], hit.Dims[dims.Crawler], tc.class, tc.asn, tc.cr)
+		}
 	}
 }

@@ -68,6 +68,8 @@
 //     read as combined, a JSON line without it); an empty one ("") is
 //     classified (suspect). Config.Bots are tried before the embedded
 //     lists. Only hits are classified: a line a filter excludes is not.
+//     With Config.Dims and an ASN database, a person's user agent from a
+//     hosting network (geo.DB.Hosting) is botclass.Suspect instead.
 //     Each Parser keeps a bounded cache (botclass.Cache) behind a small
 //     table of the user agents classified last (256 slots, one compare a
 //     line); classifying one the cache does not hold allocates.

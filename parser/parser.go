@@ -411,7 +411,11 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 	}
 	h.Client = p.clientOf(f)
 	if p.dims != nil {
-		p.dims.values(&h.Dims, site, f.ref, h.Client, f.ua != nil && p.bots != nil, agent)
+		// A person's user agent from a hosting network is a suspected bot
+		// (its crawler value says why).
+		if p.dims.values(&h.Dims, site, f.ref, h.Client, f.ua != nil && p.bots != nil, agent) && h.Bot == botclass.Person && f.ua != nil && p.bots != nil {
+			h.Bot = botclass.Suspect
+		}
 	}
 	h.Referer = nil
 	if p.ref && f.ref != nil {
