@@ -106,7 +106,9 @@ func wantRows(counts map[string]int64, views int64, top int) []query.DimValue {
 		all = append(all, query.DimValue{Value: v, Views: n})
 		counted += n
 	}
-	slices.SortFunc(all, func(x, y query.DimValue) int { return cmp.Or(cmp.Compare(y.Views, x.Views), cmp.Compare(x.Value, y.Value)) })
+	slices.SortFunc(all, func(x, y query.DimValue) int {
+		return cmp.Or(cmp.Compare(y.Views, x.Views), cmp.Compare(x.Value, y.Value))
+	})
 	if len(all) > top {
 		var kept []query.DimValue
 		var rest int64
