@@ -30,9 +30,9 @@ func TestMetricsByDimension(t *testing.T) {
 	long := strings.Repeat("é", 40) // 80 bytes
 	a.ByDim[dims.ASN] = map[string]uint64{
 		`AS666 "evil"` + "\n" + `} 1e9`: 3,
-		long + "a":                       2,
-		long + "b":                       1,
-		"AS1 bad \xff utf-8":             4,
+		long + "a":                      2,
+		long + "b":                      1,
+		"AS1 bad \xff utf-8":            4,
 	}
 	a.ByDim[dims.Country] = map[string]uint64{"FR": 5}
 	_, body, _ := get(t, newServer(t, f, Config{}).Handler(), "/metrics")
