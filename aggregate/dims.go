@@ -18,6 +18,9 @@ type dimsState struct {
 	counter *dims.Counter
 	held    map[string]uint64 // buffer.AppendDimKey -> hits, drained from counter
 	maxDay  int64             // the latest day counted
+	// heldHits are held's hits by dimension and value (across sites and
+	// days): Stats.ByDim's share of the next commit.
+	heldHits DimHits
 }
 
 // addDims counts h's values (its site bounded by max_sites).
@@ -46,6 +49,7 @@ func (s *Summer) sortedDims() []buffer.DimCount {
 	d.counter.Drain(func(site string, day int64, dm dims.Dim, value string, n uint64) {
 		key = buffer.AppendDimKey(key[:0], []byte(site), dm, value, day)
 		d.held[string(key)] += n
+		d.holdHits(dm, value, n)
 	})
 	if len(d.held) == 0 {
 		return nil
@@ -62,18 +66,40 @@ func (s *Summer) sortedDims() []buffer.DimCount {
 // (buffer.Commit.Dims): for a Summer alone (a rebuild's re-read).
 func (s *Summer) DimCounts() []buffer.DimCount { return s.sortedDims() }
 
-// committedDims forgets what a commit wrote.
-func (s *Summer) committedDims() { clear(s.dim.held) }
+// holdHits adds n hits of value in dimension dm to heldHits.
+func (d *dimsState) holdHits(dm dims.Dim, value string, n uint64) {
+	if d.heldHits[dm] == nil {
+		d.heldHits[dm] = map[string]uint64{}
+	}
+	d.heldHits[dm][value] += n
+}
+
+// countHeld adds heldHits to Stats.ByDim and forgets them: once per
+// commit (or drain), not per hit.
+func (s *Summer) countHeld() {
+	s.stats.addDims(&s.dim.heldHits)
+	for _, m := range s.dim.heldHits {
+		clear(m)
+	}
+}
+
+// committedDims forgets what a commit wrote; its hits join Stats.ByDim.
+func (s *Summer) committedDims() {
+	s.countHeld()
+	clear(s.dim.held)
+}
 
 // dimsHeld reports whether counts by dimension wait for a commit.
 func (s *Summer) dimsHeld() bool {
 	return len(s.dim.held) > 0 || s.dim.counter != nil && s.dim.counter.Held() > 0
 }
 
-// dropDims forgets the counts by dimension held, not the values kept.
+// dropDims forgets the counts by dimension held, not the values kept;
+// their hits join Stats.ByDim (drained, as Measures).
 func (s *Summer) dropDims() {
 	if s.dim.counter != nil {
-		s.dim.counter.Drain(func(string, int64, dims.Dim, string, uint64) {})
+		s.dim.counter.Drain(func(_ string, _ int64, dm dims.Dim, value string, n uint64) { s.dim.holdHits(dm, value, n) })
 	}
+	s.countHeld()
 	clear(s.dim.held)
 }

@@ -71,4 +71,14 @@ func TestDimsCommitted(t *testing.T) {
 			t.Errorf("%s sums to %d, want the 3 hits", d, sums[d])
 		}
 	}
+	// The committed hits by value are the Stats' too (/metrics).
+	st := map[string]uint64{}
+	for d, m := range h.agg.Stats().ByDim {
+		for v, n := range m {
+			st[dims.Dim(d).String()+"="+v] = n
+		}
+	}
+	if !reflect.DeepEqual(st, want) {
+		t.Errorf("Stats.ByDim\n %v\nwant\n %v", st, want)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 )
@@ -40,6 +41,7 @@ type counters struct {
 	byMu     sync.Mutex // guards the maps; the counters are atomic
 	bySource map[string]*sourceCounters
 	bySite   map[string]*atomic.Uint64
+	byDim    DimHits // guarded by byMu too
 }
 
 func (cs *counters) sourceCounter(name string) *sourceCounters {
@@ -104,6 +106,11 @@ type Stats struct {
 	// Summer): by status class, by bot class, bytes, response times. They
 	// move at each commit, where Hits moves at each chunk.
 	Measures measure.Vector
+	// ByDim are the hits committed (or drained) by their value in each
+	// dimension, with counts by dimension on (parser.Config.Dims): at most
+	// MaxDimValuesCounted values a dimension, the rest as dims.Other.
+	// Like Measures, they move at each commit.
+	ByDim DimHits
 	// FullSince is when commits began failing on a full state dir
 	// (StateDirFull), zero while they do not.
 	FullSince time.Time
@@ -155,6 +162,7 @@ func (s *Stats) Add(o Stats) {
 	}
 	s.VisitorsUnsalted += o.VisitorsUnsalted
 	s.Measures.Merge(&o.Measures)
+	s.ByDim.Add(&o.ByDim)
 	if !o.FullSince.IsZero() && (s.FullSince.IsZero() || o.FullSince.Before(s.FullSince)) {
 		s.FullSince = o.FullSince
 	}
@@ -205,6 +213,7 @@ func (cs *counters) load() Stats {
 	for k, c := range cs.bySite {
 		st.HitsBySite[k] = c.Load()
 	}
+	st.ByDim.Add(&cs.byDim)
 	cs.byMu.Unlock()
 	return st
 }
@@ -239,3 +248,50 @@ func (cs *counters) addMeasures(v *measure.Vector) {
 // Full returns when commits began failing on a full state dir and the last
 // failure, or the zero time and nil while they do not.
 func (a *Aggregator) Full() (since time.Time, err error) { return a.commit.full() }
+
+// MaxDimValuesCounted bounds the values Stats.ByDim keeps a dimension:
+// the values come from the lines (referrer hosts, networks, crawlers).
+// Hits of further values are counted under dims.Other.
+const MaxDimValuesCounted = 1000
+
+// DimHits are hits by dimension (package dims) and value.
+type DimHits [dims.N]map[string]uint64
+
+// Add adds o's hits to h, value by value, a value past
+// MaxDimValuesCounted (taken in name order) under dims.Other. h never
+// shares a map with o.
+func (h *DimHits) Add(o *DimHits) {
+	for d, m := range o {
+		if len(m) == 0 {
+			continue
+		}
+		if h[d] == nil {
+			h[d] = make(map[string]uint64, len(m))
+		}
+		for _, v := range slices.Sorted(maps.Keys(m)) {
+			h.add(dims.Dim(d), v, m[v])
+		}
+	}
+}
+
+// add adds n hits of value v in dimension d (its map made).
+func (h *DimHits) add(d dims.Dim, v string, n uint64) {
+	m := h[d]
+	if _, ok := m[v]; !ok && v != dims.Other {
+		named := len(m)
+		if _, ok := m[dims.Other]; ok {
+			named--
+		}
+		if named >= MaxDimValuesCounted {
+			v = dims.Other
+		}
+	}
+	m[v] += n
+}
+
+// addDims adds o's hits to the running totals.
+func (cs *counters) addDims(o *DimHits) {
+	cs.byMu.Lock()
+	cs.byDim.Add(o)
+	cs.byMu.Unlock()
+}

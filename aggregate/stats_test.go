@@ -30,6 +30,12 @@ func fill(t *testing.T, v reflect.Value, n uint64) {
 			}
 		case f.Type() == reflect.TypeFor[map[string]uint64]():
 			f.Set(reflect.ValueOf(map[string]uint64{"a": n + uint64(i)}))
+		case f.Type() == reflect.TypeFor[DimHits]():
+			var h DimHits
+			for d := range h {
+				h[d] = map[string]uint64{"a": n + uint64(i+d)}
+			}
+			f.Set(reflect.ValueOf(h))
 		case f.Type() == reflect.TypeFor[map[string]SourceStats]():
 			f.Set(reflect.ValueOf(map[string]SourceStats{"a": {Lines: n + uint64(i), Hits: n + uint64(i)}}))
 		default:
@@ -60,7 +66,7 @@ func TestStatsAddSumsEveryField(t *testing.T) {
 			if g.Uint() != x.Uint()+y.Uint() {
 				t.Errorf("Stats.%s = %d, want %d + %d", name, g.Uint(), x.Uint(), y.Uint())
 			}
-		case g.Kind() == reflect.Array:
+		case g.Kind() == reflect.Array && g.Type().Elem().Kind() == reflect.Uint64:
 			for j := range g.Len() {
 				want := x.Index(j).Uint() + y.Index(j).Uint()
 				if name == "Measures" && measure.Index(j).IsMax() {
@@ -78,6 +84,11 @@ func TestStatsAddSumsEveryField(t *testing.T) {
 	if sum.HitsBySite["a"] != a.HitsBySite["a"]+b.HitsBySite["a"] {
 		t.Errorf("HitsBySite = %v", sum.HitsBySite)
 	}
+	for d := range sum.ByDim {
+		if sum.ByDim[d]["a"] != a.ByDim[d]["a"]+b.ByDim[d]["a"] {
+			t.Errorf("ByDim[%d] = %v", d, sum.ByDim[d])
+		}
+	}
 	if !sum.FullSince.Equal(a.FullSince) || !errors.Is(sum.FullErr, a.FullErr) || !errors.Is(sum.FullErr, b.FullErr) {
 		t.Errorf("FullSince %v, FullErr %v: want the earlier time and both errors", sum.FullSince, sum.FullErr)
 	}
@@ -86,7 +97,8 @@ func TestStatsAddSumsEveryField(t *testing.T) {
 	c.Add(a)
 	c.HitsBySite["a"]++
 	c.BySource["a"] = SourceStats{}
-	if a.HitsBySite["a"] == c.HitsBySite["a"] || a.BySource["a"] == (SourceStats{}) {
+	c.ByDim[0]["a"]++
+	if a.HitsBySite["a"] == c.HitsBySite["a"] || a.BySource["a"] == (SourceStats{}) || a.ByDim[0]["a"] == c.ByDim[0]["a"] {
 		t.Error("Add shares a map with its argument")
 	}
 }

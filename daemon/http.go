@@ -27,7 +27,11 @@ func (d *Daemon) serveHTTP(cfg config.Config, p observe.Source, db *mongo.Databa
 	log := d.log
 	var dash http.Handler
 	if cfg.Dashboard.Daemon {
-		page, err := dashboard.New(cfg.DashboardConfig(db, cfg.HTTP.Listen, d.opts.Clock, log))
+		dc := cfg.DashboardConfig(db, cfg.HTTP.Listen, d.opts.Clock, log)
+		if d.geo != nil {
+			dc.Attribution = d.geo.DB().Attribution()
+		}
+		page, err := dashboard.New(dc)
 		if err != nil {
 			return nil, err
 		}

@@ -64,6 +64,10 @@ type Config struct {
 	// rebinding: package internal/hostcheck); the caller adds the listen
 	// address's name (hostcheck.Names).
 	Hosts []string
+	// Attribution are the lines that credit the sources of the geo
+	// databases the counts of countries and networks came from, as their
+	// licences ask (geo.DB.Attribution); shown under those panels.
+	Attribution []string
 	// Logger defaults to discarding.
 	Logger *slog.Logger
 }

@@ -18,7 +18,12 @@
 //     the previous period of the same length (or why there is none),
 //     and without a page the top pages with their measures, visitors and
 //     a sparkline of their views; each page named as it is and as shown
-//     (query.Shown).
+//     (query.Shown); without a page too, the site's views by where they
+//     came from (sources: query.Reader.Breakdowns of every dimension over
+//     the range's whole UTC days, each table SourcesTop values then
+//     "(other)" and "(not counted)", each value as it is and as shown,
+//     whether any view was counted by dimension, and Config.Attribution,
+//     the geo databases' attribution lines).
 //
 // Everything is read through package query, in the requests `logtally
 // query` makes: the site's series is query.Result.Site of the same read
@@ -48,12 +53,21 @@
 //   - Buckets written before the measures existed hold views alone: the
 //     unmeasured measure counts those views, and the page says that their
 //     other measures are not recorded.
+//   - Where traffic comes from is counted per site and UTC day, each
+//     dimension on its own: its panels cover the range's whole UTC days,
+//     not a page's, and a value cannot filter the other panels (there is
+//     no count of one dimension's values within another's).
+//   - The attribution lines are the geo databases' the process can open:
+//     logtally serve's [geo] files (none on a host without them), the
+//     daemon's databases at its start or reload.
 //   - Page names and sites come from the logs: the page inserts them as
 //     text, never as markup, and the CSP forbids inline script. It shows a
 //     page name only as api/view does (pages[].shown, page_shown:
 //     query.Shown, bidirectional controls and invisible characters
 //     escaped), never the name in the URL hash; page is the name as it
-//     is, for links and requests. Sites are not escaped: a site from the
+//     is, for links and requests. The values of where traffic comes
+//     from (a network's organisation, a crawler's name) are shown the
+//     same way (sources' shown), as text. Sites are not escaped: a site from the
 //     Host header is ASCII (the parser keeps host characters only), any
 //     other is the config's.
 //   - Over plain HTTP a basic-auth password crosses the network readable:

@@ -115,6 +115,9 @@ type viewReply struct {
 	Pages      []page    `json:"pages"`
 	PagesTotal int       `json:"pages_total"`
 	Notes      []string  `json:"notes"`
+	// Sources are the site's views by where they came from (without a
+	// page: they are counted per site).
+	Sources *sources `json:"sources"`
 }
 
 // stepFor returns the step that suits a range of span: a few hundred
@@ -241,6 +244,11 @@ func (d *Dashboard) view(ctx context.Context, r *http.Request) (any, error) {
 	rep.Previous, rep.PrevNote, err = d.previous(ctx, res.Request)
 	if err != nil {
 		return nil, err
+	}
+	if req.Page == "" {
+		if rep.Sources, err = d.sources(ctx, res.Request); err != nil {
+			return nil, err
+		}
 	}
 	return rep, nil
 }

@@ -56,6 +56,8 @@
 //	logtally_response_bytes_total                     response bytes the counted hits' lines log
 //	logtally_response_time_seconds_total              sum of the response times of the hits that log one
 //	logtally_response_time_count_total                hits that log a response time
+//	logtally_traffic_views_total{dimension,value}     hits committed by where they came from ([dimensions] on): per
+//	                                                  dimension its 20 values with the most hits, the rest as "(other)"
 //	logtally_malformed_lines_total{reason}            empty_line, fields, time, request, status, host
 //	logtally_filtered_lines_total{reason}             method, status, user_agent, extension, path
 //	logtally_commits_total                            buffer commits of counts and checkpoints
@@ -97,9 +99,19 @@
 //
 // Caveats:
 //   - Labels are bounded: source names (from the config), fixed reason, op
-//     and class names, the version, and at most 200 sites (the aggregator
-//     counts the rest as "(other sites)"). Never a file path, a page or a
-//     user agent.
+//     and class names, the version, at most 200 sites (the aggregator
+//     counts the rest as "(other sites)") and 21 values per dimension
+//     (aggregate.Stats.ByDim keeps 1000 a dimension, the rest as
+//     "(other)"; the 20 with the most hits are shown by name). Never a
+//     file path, a page or a user agent. A dimension's value (a referrer
+//     host, a network's organisation, a crawler's name) is data from the
+//     lines or the geo databases: made valid UTF-8, cut to 64 bytes (with
+//     "…"; values cut alike are one series) and escaped by the exposition
+//     format.
+//   - logtally_traffic_views_total counts the hits committed to the
+//     buffer (as the measures' counters), so it lags hits_total by up to
+//     a commit; the top 20 are this host's since it started, not the
+//     site's (logtally query -by and the dashboard read those).
 //   - logtally_visitors_today is this host's own sketch, read from its
 //     buffer at each scrape: the visitors it read since its sketch of the
 //     period began (a lost state dir starts it again), not the fleet's,

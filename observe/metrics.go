@@ -1,15 +1,20 @@
 package observe
 
 import (
+	"cmp"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
@@ -43,6 +48,7 @@ type readDescs struct {
 // agent class and status class, bytes, response times.
 type measureDescs struct {
 	byClass, byStatus, respBytes, respTime, respTimeCount *prometheus.Desc
+	byDim                                                 *prometheus.Desc
 }
 
 // visitorDescs are the descriptors of the visitors: hits unsalted, this
@@ -106,6 +112,8 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 			respBytes:     d("response_bytes_total", "Response bytes the counted hits' lines log ($body_bytes_sent, %b, %O)."),
 			respTime:      d("response_time_seconds_total", "Sum of the response times of the counted hits whose line logs one."),
 			respTimeCount: d("response_time_count_total", "Counted hits whose line logs a response time."),
+			byDim: d("traffic_views_total",
+				"Hits counted by this host since it started, by where they came from ([dimensions] enabled): per dimension (referrer, channel, country, asn, browser, os, device, crawler) its 20 values with the most hits, the rest summed under value \"(other)\"; a value is cut to 64 bytes. Absent with [dimensions] off.", "dimension", "value"),
 		},
 		visitors: visitorDescs{
 			visitorsUnsalted: d("visitors_unsalted_hits_total",
@@ -162,6 +170,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		c.read.lines, c.read.tooLong, c.read.hits, c.read.other, c.read.sitesFolded,
 		c.read.malformed, c.read.filtered, c.read.commits, c.read.lastCommit, c.read.stateDirFull,
 		c.measures.byClass, c.measures.byStatus, c.measures.respBytes, c.measures.respTime, c.measures.respTimeCount,
+		c.measures.byDim,
 		c.visitors.visitorsUnsalted, c.visitors.visitorsNow, c.visitors.visitorsError,
 		c.buffer.pendingKeys, c.buffer.pendingHits, c.buffer.bufferBytes,
 		c.flush.batches, c.flush.flushedHits, c.flush.retries, c.flush.lastAcked, c.flush.mongoOps,
@@ -215,6 +224,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	c.collectMeasures(ch, &a.Measures)
+	for d, vs := range dimLabels(&a.ByDim) {
+		for _, v := range vs {
+			counter(c.measures.byDim, v.n, dims.Dim(d).String(), v.value)
+		}
+	}
 	counter(c.visitors.visitorsUnsalted, a.VisitorsUnsalted)
 	c.collectVisitors(ch)
 	gauge(c.buffer.pendingKeys, float64(st.PendingKeys))
@@ -341,6 +355,67 @@ func (c *collector) collectVisitors(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.visitors.visitorsNow, prometheus.GaugeValue, math.Round(e.Estimate), e.Site)
 	}
 	ch <- prometheus.MustNewConstMetric(c.visitors.visitorsError, prometheus.GaugeValue, v.StdError)
+}
+
+// Bounds of logtally_traffic_views_total's values, which come from the
+// lines: the values a dimension shows by name, and a value's bytes.
+const (
+	MaxDimValuesShown = 20
+	MaxLabelBytes     = 64
+)
+
+// dimValue is a label value and its hits.
+type dimValue struct {
+	value string
+	n     uint64
+}
+
+// dimLabels returns each dimension's label values of h: each value made
+// valid UTF-8 and cut to MaxLabelBytes (values that become equal merge),
+// the MaxDimValuesShown with the most hits (ties by value), then
+// dims.Other with the rest (and the hits counted as dims.Other).
+func dimLabels(h *aggregate.DimHits) [dims.N][]dimValue {
+	var out [dims.N][]dimValue
+	for d, m := range h {
+		if len(m) == 0 {
+			continue
+		}
+		merged := make(map[string]uint64, len(m))
+		for v, n := range m {
+			merged[labelValue(v)] += n
+		}
+		other := merged[dims.Other]
+		delete(merged, dims.Other)
+		vs := make([]dimValue, 0, len(merged))
+		for v, n := range merged {
+			vs = append(vs, dimValue{v, n})
+		}
+		slices.SortFunc(vs, func(x, y dimValue) int { return cmp.Or(cmp.Compare(y.n, x.n), cmp.Compare(x.value, y.value)) })
+		for _, v := range vs[min(len(vs), MaxDimValuesShown):] {
+			other += v.n
+		}
+		vs = vs[:min(len(vs), MaxDimValuesShown)]
+		if other > 0 || len(vs) == 0 {
+			vs = append(vs, dimValue{dims.Other, other})
+		}
+		out[d] = vs
+	}
+	return out
+}
+
+// labelValue returns v as a label value: valid UTF-8, at most
+// MaxLabelBytes, a cut value ending in "…".
+func labelValue(v string) string {
+	v = strings.ToValidUTF8(v, "\uFFFD")
+	if len(v) <= MaxLabelBytes {
+		return v
+	}
+	const ellipsis = "…"
+	cut := MaxLabelBytes - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut] + ellipsis
 }
 
 func seconds(nanos int64) float64 { return float64(nanos) / 1e9 }

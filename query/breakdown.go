@@ -74,21 +74,37 @@ func (r *Reader) CheckBreakdown(req Request) (Request, error) {
 // (req.Top: the first Top values, the rest as dims.Other). A site without
 // any day is ErrUnknownSite.
 func (r *Reader) Breakdown(ctx context.Context, req Request, d dims.Dim) (*Breakdown, error) {
+	bs, err := r.Breakdowns(ctx, req, d)
+	if err != nil {
+		return nil, err
+	}
+	return bs[0], nil
+}
+
+// Breakdowns answers req as Breakdown does for each of ds, in that order,
+// from one read of the site's days.
+func (r *Reader) Breakdowns(ctx context.Context, req Request, ds ...dims.Dim) ([]*Breakdown, error) {
 	req, err := r.CheckBreakdown(req)
 	if err != nil {
 		return nil, err
 	}
-	b := &Breakdown{Request: req, Dim: d}
 	coll := r.DB.Collection(r.Collections.SiteName())
 	f := siteDays(req)
-	proj := bson.D{{Key: bucket.FieldID, Value: 1}, {Key: bucket.FieldViews, Value: 1}, {Key: bucket.FieldSources + "." + d.Code(), Value: 1}}
+	proj := bson.D{{Key: bucket.FieldID, Value: 1}, {Key: bucket.FieldViews, Value: 1}}
+	for _, d := range ds {
+		proj = append(proj, bson.E{Key: bucket.FieldSources + "." + d.Code(), Value: 1})
+	}
 	cur, err := coll.Find(ctx, f, options.Find().SetProjection(proj))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", coll.Name(), err)
 	}
 	defer cur.Close(ctx)
 	found := false
-	vals := map[string]int64{}
+	var views int64
+	vals := make([]map[string]int64, len(ds))
+	for i := range vals {
+		vals[i] = map[string]int64{}
+	}
 	for cur.Next(ctx) {
 		found = true
 		id, _ := cur.Current.Lookup(bucket.FieldID).StringValueOK()
@@ -97,14 +113,16 @@ func (r *Reader) Breakdown(ctx context.Context, req Request, d dims.Dim) (*Break
 			if err != nil {
 				return nil, fmt.Errorf("read %s: %s: %s: %w", coll.Name(), id, bucket.FieldViews, err)
 			}
-			b.Views += n
+			views += n
 		}
 		src, err := bucket.SiteSources(cur.Current)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %s: %w", coll.Name(), id, err)
 		}
-		for v, n := range src[d] {
-			vals[v] += n
+		for i, d := range ds {
+			for v, n := range src[d] {
+				vals[i][v] += n
+			}
 		}
 	}
 	if err := cur.Err(); err != nil {
@@ -115,6 +133,16 @@ func (r *Reader) Breakdown(ctx context.Context, req Request, d dims.Dim) (*Break
 			return nil, err
 		}
 	}
+	out := make([]*Breakdown, len(ds))
+	for i, d := range ds {
+		out[i] = breakdownOf(req, d, views, vals[i])
+	}
+	return out, nil
+}
+
+// breakdownOf returns the Breakdown of d's values vals among views.
+func breakdownOf(req Request, d dims.Dim, views int64, vals map[string]int64) *Breakdown {
+	b := &Breakdown{Request: req, Dim: d, Views: views}
 	var counted int64
 	for v, n := range vals {
 		b.Values = append(b.Values, DimValue{v, n})
@@ -136,7 +164,7 @@ func (r *Reader) Breakdown(ctx context.Context, req Request, d dims.Dim) (*Break
 	if missing := b.Views - counted; missing > 0 {
 		b.Values = append(b.Values, DimValue{NotCounted, missing})
 	}
-	return b, nil
+	return b
 }
 
 // WriteBreakdown writes b as format: "table" (value, views, share in

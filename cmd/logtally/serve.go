@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/dashboard"
+	"github.com/logtally/logtally/geo"
 	"github.com/logtally/logtally/internal/httpserve"
 )
 
@@ -42,7 +44,9 @@ func cmdServe(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer client.Disconnect(context.Background())
-	d, err := dashboard.New(cfg.DashboardConfig(db, cfg.Dashboard.Listen, processClock, log))
+	dc := cfg.DashboardConfig(db, cfg.Dashboard.Listen, processClock, log)
+	dc.Attribution = geoAttribution(cfg.Geo, log)
+	d, err := dashboard.New(dc)
 	if err != nil {
 		return err
 	}
@@ -59,4 +63,20 @@ func cmdServe(args []string, stderr io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// geoAttribution returns the lines that credit the [geo] databases'
+// sources (geo.DB.Attribution), for the dashboard to show under the
+// countries and networks: none when [geo] names no file or its files
+// cannot be opened here (a dashboard host need not have them: logged).
+func geoAttribution(g config.Geo, log *slog.Logger) []string {
+	if g.CountryDB == "" && g.ASNDB == "" {
+		return nil
+	}
+	db, err := geo.Open(g.CountryDB, g.ASNDB)
+	if err != nil {
+		log.Warn("the [geo] databases cannot be read here: the dashboard shows no attribution for them", "err", err)
+		return nil
+	}
+	return db.Attribution()
 }

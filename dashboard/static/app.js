@@ -29,6 +29,12 @@
 //                        totals.people minus those)
 //   #pages tr[data-page=P] td[data-measure=K]   the top pages
 //   #series-data tr[data-time=MS] td[data-measure=K]   the series
+//   #sources-section[data-state]   where traffic comes from: shown, off
+//                        (not counted), empty, note, page or none
+//   table.src[data-dim=D] tr[data-source=V] td[data-measure=K]   its
+//                        tables, D a dimension (channel referrer country
+//                        asn browser os device crawler), V a value as the
+//                        API names it, K views or share (in %)
 // Every value element has data-value: the API's number, "" when the
 // measure is not recorded or not logged.
 //
@@ -36,7 +42,8 @@
 // times, the "not recorded" rules), hash.js (the URL hash), model.js
 // (what a view shows, without the DOM: deltas, classes, notes, the
 // chart's columns), chart.js (uPlot and the sparklines), header.js,
-// cards.js (totals), panels.js (classes, pages, series, notes), render.js
+// cards.js (totals), panels.js (classes, pages, series, notes), sources.js
+// (where traffic comes from), render.js
 // (a view, errors), and this one: fetching, the refresh loop and the
 // events. format.js, hash.js and model.js touch no DOM: testdata/jstest
 // tests them in a browser (TestModules).

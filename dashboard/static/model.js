@@ -141,3 +141,27 @@ export function subtitle(st, d) {
 export function pagesCount(listed, total) {
   return listed ? `showing ${nfInt.format(listed)} of ${nfInt.format(total)} ${total === 1 ? 'page' : 'pages'}` : '';
 }
+
+// utcDay writes the UTC day holding ms (YYYY-MM-DD).
+const utcDay = (ms) => new Date(ms).toISOString().slice(0, 10);
+
+// sourcesState says what the panels of where traffic comes from show of
+// s (api/view's sources; page: a page is shown, and the counts are per
+// site): state is 'page', 'none', 'note', 'empty' (no views), 'off' (no
+// view counted by any dimension) or 'shown'; text the one line shown
+// instead of the tables; hint the whole UTC days read.
+export function sourcesState(s, page) {
+  if (page) return { state: 'page', text: '', hint: '' };
+  if (!s || typeof s !== 'object') return { state: 'none', text: 'not available', hint: '' };
+  if (s.note) return { state: 'note', text: String(s.note), hint: '' };
+  const hint = isNum(s.from) && isNum(s.to) && s.from < s.to
+    ? `views over whole UTC days, ${utcDay(s.from)} to ${utcDay(s.to - 1)}` : '';
+  if (!(isNum(s.views) && s.views > 0)) return { state: 'empty', text: 'no views in these days', hint };
+  if (!s.counted) {
+    return {
+      state: 'off', hint,
+      text: 'Where traffic comes from is not counted for these days: the daemon counts it with [dimensions] enabled = true.',
+    };
+  }
+  return { state: 'shown', text: '', hint };
+}

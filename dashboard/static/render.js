@@ -8,6 +8,7 @@ import { syncControls, syncRangeInputs, setStatus, renderHeading } from './heade
 import { renderTotals } from './cards.js';
 import { renderChart, destroyChart } from './chart.js';
 import { renderClasses, renderPages, renderSeries, renderNotes } from './panels.js';
+import { renderSources, clearSources } from './sources.js';
 
 export function render(st, hash, d) {
   const totals = d.totals || {};
@@ -30,6 +31,7 @@ export function render(st, hash, d) {
   renderChart(d, times, empty);
   renderClasses(totals, empty);
   renderPages(st, d, empty);
+  renderSources(st, d);
   renderSeries(d, times);
   renderNotes(d, null);
 
@@ -101,4 +103,5 @@ function clearPanels(msg) {
   $('#pages-count').textContent = '';
   $('#pages-panel').hidden = !!(app.state && app.state.page);
   $('#series-data tbody').replaceChildren();
+  clearSources(msg);
 }

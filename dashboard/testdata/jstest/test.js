@@ -12,7 +12,7 @@ import {
   visitorsValue, getter, allUnmeasured, NONE,
 } from '../format.js';
 import { parseHash, toHash, resolveRange } from '../hash.js';
-import { delta, classRows, notes, chartColumns, subtitle, pagesCount } from '../model.js';
+import { delta, classRows, notes, chartColumns, subtitle, pagesCount, sourcesState } from '../model.js';
 
 const results = [];
 
@@ -282,6 +282,19 @@ test('pagesCount: how many top pages of how many', () => {
   eq(pagesCount(50, 1234), 'showing 50 of 1,234 pages', 'many');
   eq(pagesCount(1, 1), 'showing 1 of 1 page', 'one');
   eq(pagesCount(0, 0), '', 'none');
+});
+
+test('sourcesState: the tables, or one line saying why not', () => {
+  const day = 24 * 3600e3;
+  const from = Date.UTC(2026, 10, 23);
+  const s = { from, to: from + 3 * day, views: 10, counted: true, dims: [] };
+  eq(sourcesState(s, false), { state: 'shown', text: '', hint: 'views over whole UTC days, 2026-11-23 to 2026-11-25' }, 'shown');
+  eq(sourcesState({ ...s, counted: false }, false).state, 'off', 'dimensions off');
+  if (!sourcesState({ ...s, counted: false }, false).text.includes('[dimensions] enabled = true')) throw new Error('off: the line names the setting');
+  eq(sourcesState({ ...s, views: 0, counted: false }, false).state, 'empty', 'no views');
+  eq(sourcesState({ note: 'past retention' }, false), { state: 'note', text: 'past retention', hint: '' }, 'note');
+  eq(sourcesState(s, true).state, 'page', 'a page');
+  eq(sourcesState(null, false).state, 'none', 'none');
 });
 
 document.body.dataset.results = JSON.stringify(results);

@@ -1,0 +1,95 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+
+	"github.com/logtally/logtally/dims"
+	"github.com/logtally/logtally/query"
+)
+
+// SourcesTop is the values of each table of where traffic comes from, at
+// most (fewer when Config.Top is lower); the rest are one "(other)" row.
+const SourcesTop = 10
+
+// sources are a site's views by where they came from, over whole UTC
+// days: a table per dimension, in package dims' order.
+type sources struct {
+	// From and To are the whole UTC days read.
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+	// Views are the views of those days.
+	Views int64 `json:"views"`
+	// Counted is false when no view of those days was counted by any
+	// dimension (the counts by dimension were off).
+	Counted bool `json:"counted"`
+	// Note says why nothing is shown (the site totals' retention).
+	Note string `json:"note"`
+	// Dims are the tables, in dims order.
+	Dims []sourceTable `json:"dims"`
+	// Attribution are the lines the geo databases' licences ask.
+	Attribution []string `json:"attribution"`
+}
+
+// sourceTable is one dimension's values by views, most first, then
+// (other) and (not counted) (query.Breakdown): they sum to the views.
+type sourceTable struct {
+	Dim    string      `json:"dimension"`
+	Values []sourceRow `json:"values"`
+}
+
+// sourceRow is one value: as it is (value: it came from the logs) and as
+// it is shown (shown: query.Shown), its views and share in percent.
+type sourceRow struct {
+	Value string  `json:"value"`
+	Shown string  `json:"shown"`
+	Views int64   `json:"views"`
+	Share float64 `json:"share"`
+}
+
+// allDims are the dimensions the page shows, in order.
+var allDims = func() []dims.Dim {
+	out := make([]dims.Dim, dims.N)
+	for i := range out {
+		out[i] = dims.Dim(i)
+	}
+	return out
+}()
+
+// sources returns the site's views of req's range, widened to whole UTC
+// days, by every dimension: read through query.Reader.Breakdowns.
+func (d *Dashboard) sources(ctx context.Context, req query.Request) (*sources, error) {
+	breq := query.Request{Site: req.Site, Step: query.Day, From: req.From, To: req.To, Top: min(SourcesTop, d.cfg.Top)}
+	s := &sources{Dims: []sourceTable{}, Attribution: d.cfg.Attribution}
+	if s.Attribution == nil {
+		s.Attribution = []string{}
+	}
+	checked, err := d.reader.CheckBreakdown(breq)
+	if errors.Is(err, query.ErrRetention) || errors.Is(err, query.ErrBadRequest) {
+		s.Note = "Where traffic comes from cannot be shown: " + err.Error()
+		return s, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.From, s.To = checked.From.UnixMilli(), checked.To.UnixMilli()
+	bs, err := d.reader.Breakdowns(ctx, breq, allDims...)
+	if errors.Is(err, query.ErrUnknownSite) {
+		return s, nil // no site total at all: no views
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range bs {
+		s.Views = b.Views
+		t := sourceTable{Dim: b.Dim.String(), Values: make([]sourceRow, 0, len(b.Values))}
+		for _, v := range b.Values {
+			if v.Value != query.NotCounted {
+				s.Counted = true
+			}
+			t.Values = append(t.Values, sourceRow{Value: v.Value, Shown: query.Shown(v.Value), Views: v.Views, Share: b.Share(v)})
+		}
+		s.Dims = append(s.Dims, t)
+	}
+	return s, nil
+}

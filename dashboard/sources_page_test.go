@@ -1,0 +1,228 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/dims"
+	"github.com/logtally/logtally/internal/fill"
+	"github.com/logtally/logtally/internal/mongotest"
+	"github.com/logtally/logtally/query"
+)
+
+// shownSources is what the page shows of where traffic comes from, read
+// through its test hooks (app.js).
+type shownSources struct {
+	State       string
+	Empty       string
+	Hint        string
+	Attribution []string
+	Markup      int // script, img or other elements a value could have made
+	Tables      []struct {
+		Dim  string
+		Rows []struct {
+			Source, Text, Views, Share string
+		}
+	}
+}
+
+const readSources = `(() => {
+  const sec = document.querySelector('#sources-section');
+  return {
+    State: sec.dataset.state || '',
+    Empty: document.querySelector('#sources-empty').hidden ? '' : document.querySelector('#sources-empty').textContent,
+    Hint: document.querySelector('#sources-hint').textContent,
+    Attribution: Array.from(document.querySelectorAll('#sources-attribution .attr-line')).map((e) => e.textContent),
+    Markup: sec.querySelectorAll('script, img, iframe, svg, b, i, a').length,
+    Tables: Array.from(document.querySelectorAll('table.src')).map((t) => ({
+      Dim: t.dataset.dim,
+      Rows: Array.from(t.querySelectorAll('tbody tr')).map((r) => ({
+        Source: r.dataset.source,
+        Text: r.querySelector('td.src-value').firstChild.textContent,
+        Views: r.querySelector('td[data-measure=views]').dataset.value,
+        Share: r.querySelector('td[data-measure=share]').dataset.value,
+      })),
+    })),
+  };
+})()`
+
+// The panels of where traffic comes from, in headless Chromium: each
+// dimension's table shows the top values, (other) and (not counted) with
+// their views and shares as counted here (summing to the views), every
+// value as text (an ASN organisation or a crawler name holding markup
+// makes no element; a bidirectional control is shown escaped), the geo
+// databases' attribution, and for a site whose days hold no counts by
+// dimension one line instead of the tables. LOGTALLY_SCREENSHOT_SOURCES
+// names a file to keep the panels' screenshot in (docs/dashboard-sources.png).
+func TestSourcesPage(t *testing.T) {
+	exe := chromium(t)
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	now := utc("2026-11-25T12:00:00Z")
+	first := utc("2026-11-23T00:00:00Z")
+	from, to := first, utc("2026-11-26T00:00:00Z")
+	a := hits(7, 240, first, 60*time.Hour, "/", "/a")
+	want := fillSources(t, db, "a.test", a, first.AddDate(0, 0, 1), from, to)
+	fill.Write(t, db, "off.test", hits(8, 30, first, 24*time.Hour, "/"))
+	attr := []string{"IP Geolocation by DB-IP (https://db-ip.com), licensed under CC BY 4.0."}
+	d, err := New(Config{Reader: &query.Reader{DB: db, Clock: clock.NewFake(now)}, Attribution: attr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := httptest.NewServer(d.Handler())
+	defer web.Close()
+	views := count(a, from, to, "").views
+
+	var mu sync.Mutex
+	var problems []string
+	listen := func(ev any) {
+		var p string
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			p = "exception: " + e.ExceptionDetails.Text
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError {
+				p = "log: " + e.Entry.Text + " " + e.Entry.URL
+			}
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				p = "console.error"
+			}
+		}
+		if p != "" {
+			mu.Lock()
+			problems = append(problems, p)
+			mu.Unlock()
+		}
+	}
+	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1280, 1700), chromedp.Flag("lang", "en-US"))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	bctx, cancelB := chromedp.NewContext(actx, chromedp.WithListener(listen))
+	defer cancelB()
+	ctx, cancel := context.WithTimeout(bctx, 3*time.Minute)
+	defer cancel()
+	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Europe/Paris"}); err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	open := func(site string) shownSources {
+		t.Helper()
+		hash := fmt.Sprintf("#site=%s&from=%d&to=%d", site, from.UnixMilli(), to.UnixMilli())
+		if err := chromedp.Do(ctx, chromedp.Navigate(web.URL+"/"+hash)); err != nil {
+			t.Fatalf("open %s: %v", site, err)
+		}
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.body.dataset.view === %q`, hash),
+			chromedp.WithPollingTimeout(60*time.Second)))
+		if err != nil {
+			t.Fatalf("%s: no render: %v", site, err)
+		}
+		if msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.dataset.error || ''`)); msg != "" {
+			t.Fatalf("%s: the page says %q", site, msg)
+		}
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[shownSources](readSources))
+		if err != nil {
+			t.Fatalf("%s: %v", site, err)
+		}
+		return s
+	}
+
+	s := open("a.test")
+	if s.State != "shown" || s.Empty != "" || s.Hint != "views over whole UTC days, 2026-11-23 to 2026-11-25" || !slices.Equal(s.Attribution, attr) {
+		t.Errorf("a.test: state %q, line %q, hint %q, attribution %q", s.State, s.Empty, s.Hint, s.Attribution)
+	}
+	if s.Markup != 0 {
+		t.Errorf("a.test: %d elements made of values", s.Markup)
+	}
+	if len(s.Tables) != int(dims.N) {
+		t.Fatalf("%d tables, want %d", len(s.Tables), dims.N)
+	}
+	seen := map[string]bool{}
+	for _, tab := range s.Tables {
+		d, ok := dims.Parse(tab.Dim)
+		if !ok || seen[tab.Dim] {
+			t.Fatalf("table %q", tab.Dim)
+		}
+		seen[tab.Dim] = true
+		rows := wantRows(want[d], views, SourcesTop)
+		if len(tab.Rows) != len(rows) {
+			t.Errorf("%s: %d rows, want %d", d, len(tab.Rows), len(rows))
+			continue
+		}
+		var sum int64
+		for i, r := range tab.Rows {
+			n := number(t, d.String()+" views", r.Views)
+			sum += n
+			share := fmt.Sprint(100 * float64(rows[i].Views) / float64(views))
+			if r.Source != rows[i].Value || r.Text != query.Shown(rows[i].Value) || n != rows[i].Views || r.Share != share {
+				t.Errorf("%s row %d: %q shown %q, %d views, %s%%; want %q %d %s%%", d, i, r.Source, r.Text, n, r.Share, rows[i].Value, rows[i].Views, share)
+			}
+		}
+		if sum != views {
+			t.Errorf("%s: the rows sum to %d, want the %d views", d, sum, views)
+		}
+	}
+	// The hostile values are there, as text.
+	for _, v := range []string{hostileASN, hostileCrawler, "GPTBot \u202eevil"} {
+		found := false
+		for _, tab := range s.Tables {
+			for _, r := range tab.Rows {
+				found = found || r.Source == v && r.Text == query.Shown(v)
+			}
+		}
+		if !found {
+			t.Errorf("%q not shown as text", v)
+		}
+	}
+
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS("#sources-section")))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "dashboard-sources.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p := os.Getenv("LOGTALLY_SCREENSHOT_SOURCES"); p != "" {
+		if err := os.WriteFile(p, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	s = open("off.test")
+	if s.State != "off" || !strings.Contains(s.Empty, "[dimensions] enabled = true") || len(s.Tables) != 0 {
+		t.Errorf("off.test: state %q, line %q, %d tables", s.State, s.Empty, len(s.Tables))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(problems) > 0 {
+		t.Errorf("the browser reported %d problems (script errors, CSP violations): %q", len(problems), problems)
+	}
+}
+
+// number reads a whole number the page wrote in a data-value.
+func number(t *testing.T, what, s string) int64 {
+	t.Helper()
+	var n int64
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Errorf("%s: %q is not a number", what, s)
+	}
+	return n
+}
