@@ -10,6 +10,7 @@ import (
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/parser"
+	"github.com/logtally/logtally/period"
 )
 
 // dimsState is the Summer's counts by dimension: the counter, and what
@@ -30,11 +31,12 @@ func (s *Summer) addDims(h *parser.Hit) {
 		d.counter = dims.NewCounter(dims.DefaultLimits)
 		d.held = map[string]uint64{}
 	}
-	day := h.Time - ((h.Time%86400)+86400)%86400
+	day, _ := period.Day.Bounds(h.Time) // the UTC day, as the site totals' (bucket.SiteLevel)
 	d.counter.Add(h.Site, day, &h.Dims, 1)
 	if day > d.maxDay {
 		d.maxDay = day
-		d.counter.Forget(day - 86400) // the values kept of days before yesterday (by the hits' own days)
+		yesterday, _ := period.Day.Bounds(day - 1)
+		d.counter.Forget(yesterday) // the values kept of days before yesterday (by the hits' own days)
 	}
 }
 
