@@ -27,6 +27,7 @@ type siteDest struct {
 	coll    *mongo.Collection
 	indexed bool                 // its index was created (under mu)
 	held    map[heldKey]struct{} // under mu
+	kept    int64                // held has no day before this one (under mu)
 }
 
 type heldKey struct {
@@ -50,10 +51,13 @@ func (s *siteDest) wrote(d *bucket.SiteDoc) {
 	if s.held == nil || len(s.held) >= heldMax {
 		s.held = map[heldKey]struct{}{}
 	}
-	for k := range s.held {
-		if k.day < d.Start-86400 {
-			delete(s.held, k)
+	if from := d.Start - 86400; from > s.kept { // walked once a day, not per write
+		for k := range s.held {
+			if k.day < from {
+				delete(s.held, k)
+			}
 		}
+		s.kept = from
 	}
 	for dm, m := range d.Dims {
 		for v := range m {
