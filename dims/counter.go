@@ -1,5 +1,7 @@
 package dims
 
+import "unsafe"
+
 // Counter counts hits by dimension value per site and UTC day, keeping
 // per site, day and dimension the first Limits values it meets (Other
 // takes the rest). Its counts are handed on and cleared by Drain; the
@@ -18,10 +20,30 @@ type siteDay struct {
 
 // dayCounts are one site day's values per dimension.
 type dayCounts struct {
-	key    siteDay
-	vals   [N]map[string]*count
-	last   [N]*count // the value of the hit before, per dimension
-	counts bool      // counts since the last Drain
+	key  siteDay
+	vals [N]map[string]*count
+	last [N]*count // the value of the hit before, per dimension
+	// seen remembers, per dimension, values by where their bytes are:
+	// the values of a hit come from its classifiers' caches and tables,
+	// so a value met before usually is the very same string, found
+	// without hashing it (see Counter.Add).
+	seen   [N][seenSlots]*count
+	counts bool // counts since the last Drain
+}
+
+// seenSlots is the size of dayCounts.seen's tables, per dimension.
+const seenSlots = 32
+
+// seenSlot returns the slot of seen's table for s: a hash of where its
+// bytes are.
+func seenSlot(s string) uintptr {
+	return uintptr(unsafe.Pointer(unsafe.StringData(s))) * 0x9E3779B97F4A7C15 >> (64 - 5) // 5 bits: seenSlots
+}
+
+// same reports whether a and b are the same bytes: the same length where
+// the same memory is (so equal).
+func same(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
 type count struct {
@@ -56,8 +78,17 @@ func (c *Counter) Add(site []byte, day int64, v *Values, n uint64) {
 		if val == "" {
 			val = Unknown
 		}
-		if l := dc.last[d]; l != nil && l.value == val {
+		if l := dc.last[d]; l != nil && same(l.value, val) {
 			l.n += n
+			continue
+		}
+		// A value's string is held by its count: bytes where a count's
+		// value is, of its length, are that value (strings are never
+		// changed).
+		slot := &dc.seen[d][seenSlot(val)]
+		if e := *slot; e != nil && same(e.value, val) {
+			e.n += n
+			dc.last[d] = e
 			continue
 		}
 		m := dc.vals[d]
@@ -74,6 +105,9 @@ func (c *Counter) Add(site []byte, day int64, v *Values, n uint64) {
 		}
 		e.n += n
 		dc.last[d] = e
+		if e.value == val { // not Other in its place
+			*slot = e
+		}
 	}
 }
 

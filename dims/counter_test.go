@@ -46,6 +46,9 @@ func (m *model) add(site string, day int64, v Values, n uint64) {
 	}
 }
 
+// shared holds the bytes of values that share them (strings of it).
+const shared = "v10v11v12v13v14v15v16v17v18v19v20v21"
+
 // TestCounterAgainstModel: random hits over sites, days and many values,
 // drained at random moments: every drain matches the model's counts since
 // the one before, each dimension sums to the hits, and the values kept
@@ -77,8 +80,14 @@ func TestCounterAgainstModel(t *testing.T) {
 		day := int64(r.IntN(2)) * 86400
 		var v Values
 		for d := range N {
-			if r.IntN(20) > 0 {
-				v[d] = fmt.Sprintf("v%d", r.IntN(3+2*int(d)))
+			switch k := r.IntN(3 + 2*int(d)); {
+			case r.IntN(20) == 0:
+			case r.IntN(2) == 0:
+				v[d] = fmt.Sprintf("v%d", k) // new bytes each time
+			default:
+				// Values sharing their bytes: "v1" and "v10" where the
+				// same bytes are, and "v1" in several places.
+				v[d] = shared[k/2*3 : k/2*3+2+k%2]
 			}
 		}
 		n := uint64(1 + r.IntN(3))
