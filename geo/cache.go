@@ -43,13 +43,7 @@ func NewHolderCache(h *Holder, size int) *Cache {
 // Place returns the place of addr (see DB.Lookup), from the cache when it
 // holds addr.
 func (c *Cache) Place(addr netip.Addr) Place {
-	if c.holder != nil {
-		if db := c.holder.DB(); db != c.db {
-			c.db = db
-			clear(c.cur)
-			clear(c.prev)
-		}
-	}
+	c.DB()
 	if !addr.IsValid() {
 		return Place{}
 	}
@@ -68,6 +62,20 @@ func (c *Cache) Place(addr netip.Addr) Place {
 	p := c.db.Lookup(addr)
 	c.add(k, p)
 	return p
+}
+
+// DB returns the database the cache answers from: with NewHolderCache,
+// the one the Holder holds now (the cache forgets what an older one
+// said).
+func (c *Cache) DB() *DB {
+	if c.holder != nil {
+		if db := c.holder.DB(); db != c.db {
+			c.db = db
+			clear(c.cur)
+			clear(c.prev)
+		}
+	}
+	return c.db
 }
 
 // add puts k in the current generation, first retiring it if it is full.

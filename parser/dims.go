@@ -6,6 +6,7 @@ package parser
 // geo), the user agent's families and crawler (botclass.Agent).
 
 import (
+	"hash/maphash"
 	"net/netip"
 	"strconv"
 	"unsafe"
@@ -49,6 +50,42 @@ type dimsState struct {
 	lastClient          []byte
 	lastCountry, lastAS string
 	lastHosting         bool
+	// clients remembers the values of recent clients by the address as
+	// logged, in front of geo's cache (no address parsed, no map): made
+	// on the first lookup, forgotten when the database is reloaded.
+	clients   *clientTable
+	clientsDB *geo.DB
+	seed      maphash.Seed
+}
+
+// dimsState.clients is a table of clientSets sets of clientWays
+// entries: a client's address (as logged) picks its set by its hash, and
+// a new one takes the set's entries in turn. clientKeyMax is the longest
+// address it holds (an IPv6 address in full); 80 bytes an entry.
+const (
+	clientSets   = 1024
+	clientWays   = 4
+	clientKeyMax = 39
+)
+
+// clientTable is dimsState.clients: the sets' tags (a hash's 16 top bits,
+// 0 for none) apart from the entries, so that a lookup reads one entry.
+type clientTable struct {
+	sets    [clientSets]clientSet
+	entries [clientSets][clientWays]clientEntry
+}
+
+type clientSet struct {
+	tag  [clientWays]uint16
+	next uint8 // the entry a new client takes
+}
+
+// clientEntry is a client address as logged and its values.
+type clientEntry struct {
+	n           uint8
+	client      [clientKeyMax]byte
+	hosting     bool
+	country, as string
 }
 
 // newDims returns the state of c for a format logging what the flags say.
@@ -60,7 +97,7 @@ func newDims(c *DimsConfig, cfg *Config, hasRef, hasUA bool) *dimsState {
 		}
 	}
 	d := &dimsState{hasRef: hasRef, hasUA: hasUA, hasClient: true, fromLine: cfg.Site == SiteFromLine,
-		ref: referrer.New(self), asn: map[uint32]string{}}
+		ref: referrer.New(self), asn: map[uint32]string{}, seed: maphash.MakeSeed()}
 	if c.Geo != nil {
 		d.geo = geo.NewHolderCache(c.Geo, 0)
 	}
@@ -92,18 +129,7 @@ func (d *dimsState) values(v *dims.Values, site, ref, client []byte, hasUA bool,
 	if d.geo != nil && client != nil && d.lastClient != nil && string(client) == string(d.lastClient) {
 		v[dims.Country], v[dims.ASN], hosting = d.lastCountry, d.lastAS, d.lastHosting
 	} else if d.geo != nil && client != nil {
-		// netip keeps nothing of the string (a zone is copied): it may
-		// alias the line.
-		if addr, err := netip.ParseAddr(unsafe.String(unsafe.SliceData(client), len(client))); err == nil {
-			pl := d.geo.Place(addr)
-			if pl.Country != "" {
-				v[dims.Country] = pl.Country
-			}
-			if pl.ASN != 0 {
-				v[dims.ASN] = d.asnName(pl)
-				hosting = d.geo.Hosting(pl.ASN)
-			}
-		}
+		v[dims.Country], v[dims.ASN], hosting = d.place(client)
 		d.lastClient = append(d.lastClient[:0], client...)
 		d.lastCountry, d.lastAS, d.lastHosting = v[dims.Country], v[dims.ASN], hosting
 	}
@@ -119,6 +145,48 @@ func (d *dimsState) values(v *dims.Values, site, ref, client []byte, hasUA bool,
 		v[dims.Crawler] = Hosting
 	}
 	return hosting
+}
+
+// place returns the country and network values of client (an address as
+// logged) and whether the network is a hosting one: from clients when it
+// holds client, else looked up (and put there).
+func (d *dimsState) place(client []byte) (country, as string, hosting bool) {
+	var e *clientEntry
+	if len(client) <= clientKeyMax {
+		if db := d.geo.DB(); d.clients == nil || db != d.clientsDB {
+			d.clients, d.clientsDB = new(clientTable), db
+			clear(d.asn) // an organisation's name may have changed
+		}
+		h := maphash.Bytes(d.seed, client)
+		i, tag := h%clientSets, uint16(h>>48)|1
+		set := &d.clients.sets[i]
+		for w, t := range set.tag {
+			if e := &d.clients.entries[i][w]; t == tag && string(e.client[:e.n]) == string(client) {
+				return e.country, e.as, e.hosting
+			}
+		}
+		w := set.next
+		set.next = (w + 1) % clientWays
+		set.tag[w], e = tag, &d.clients.entries[i][w]
+	}
+	country, as = dims.Unknown, dims.Unknown
+	// netip keeps nothing of the string (a zone is copied): it may alias
+	// the line.
+	if addr, err := netip.ParseAddr(unsafe.String(unsafe.SliceData(client), len(client))); err == nil {
+		pl := d.geo.Place(addr)
+		if pl.Country != "" {
+			country = pl.Country
+		}
+		if pl.ASN != 0 {
+			as = d.asnName(pl)
+			hosting = d.geo.Hosting(pl.ASN)
+		}
+	}
+	if e != nil {
+		e.n = uint8(copy(e.client[:], client))
+		e.country, e.as, e.hosting = country, as, hosting
+	}
+	return country, as, hosting
 }
 
 // asnName returns the network value of pl: "AS<n> <organisation>" (or

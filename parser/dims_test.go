@@ -1,7 +1,9 @@
 package parser
 
 import (
+	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -173,5 +175,68 @@ func TestHostingNetworkIsSuspect(t *testing.T) {
 		if hit.Bot != tc.class || hit.Dims[dims.ASN] != tc.asn || hit.Dims[dims.Crawler] != tc.cr {
 			t.Errorf("%s %.20s: class %v, asn %q, crawler %q; want %v, %q, %q", tc.client, tc.ua, hit.Bot, hit.Dims[dims.ASN], hit.Dims[dims.Crawler], tc.class, tc.asn, tc.cr)
 		}
+	}
+}
+
+// TestDimsClientsTable: more clients than the parser's table of recent
+// clients holds, in turns and runs, each get the country its address has
+// in the database (geo.DB.Lookup, the oracle); after a reload that
+// changes the database, the addresses seen before get the new one's.
+func TestDimsClientsTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "geoip")
+	write := func(cc string) {
+		// 16777216-16777471 is 1.0.0.0/24, 100663296-135630591 6.0.0.0-8.21.255.255.
+		if err := os.WriteFile(path, []byte("16777216,16777471,"+cc+"\n100663296,135630591,US\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("AU")
+	h, err := geo.OpenHolder(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustNew(t, Config{Format: "combined", Site: "example.com", Dims: &DimsConfig{Geo: h}})
+	addrs := make([]string, 3*clientSets*clientWays)
+	for i := range addrs {
+		switch i % 3 {
+		case 0:
+			addrs[i] = fmt.Sprintf("1.0.0.%d", i%256)
+		case 1:
+			addrs[i] = fmt.Sprintf("6.%d.%d.%d", i>>16&255, i>>8&255, i&255)
+		default:
+			addrs[i] = fmt.Sprintf("9.%d.%d.%d", i>>16&255, i>>8&255, i&255) // in no range
+		}
+	}
+	check := func(round string) {
+		t.Helper()
+		db := h.DB()
+		var hit Hit
+		for turn := range 3 {
+			for i, a := range addrs {
+				if (i+turn)%7 == 0 { // a run of lines from one client
+					continue
+				}
+				if o := p.Parse([]byte(dimsLine(a, "-", uaFirefox)), &hit); o != OK {
+					t.Fatalf("%s: %v", a, o)
+				}
+				want := db.Lookup(netip.MustParseAddr(a)).Country
+				if want == "" {
+					want = dims.Unknown
+				}
+				if hit.Dims[dims.Country] != want {
+					t.Fatalf("%s, turn %d, %s: country %q, want %q", round, turn, a, hit.Dims[dims.Country], want)
+				}
+			}
+		}
+	}
+	check("before the reload")
+	write("NZ")
+	if err := h.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	check("after the reload")
+	var hit Hit
+	if p.Parse([]byte(dimsLine("1.0.0.7", "-", uaFirefox)), &hit); hit.Dims[dims.Country] != "NZ" {
+		t.Errorf("1.0.0.7 after the reload: %q, want NZ", hit.Dims[dims.Country])
 	}
 }
