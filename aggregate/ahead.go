@@ -211,6 +211,6 @@ func (s *Summer) count(t *tally, h *parser.Hit, src *source) {
 		s.addVisitor(h, page)
 	}
 	if h.Dims[0] != "" {
-		s.addDims(h)
+		s.addDims(h, src.p)
 	}
 }

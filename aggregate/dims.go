@@ -24,11 +24,14 @@ type dimsState struct {
 	heldHits DimHits
 }
 
-// addDims counts h's values (its site bounded by max_sites).
-func (s *Summer) addDims(h *parser.Hit) {
+// addDims counts h's values (its site bounded by max_sites), a hit p
+// parsed: the first one's parser sets the bounds (parser.DimsConfig's
+// Values: every source's, the pipeline's).
+func (s *Summer) addDims(h *parser.Hit, p *parser.Parser) {
 	d := &s.dim
 	if d.counter == nil {
-		d.counter = dims.NewCounter(dims.DefaultLimits)
+		limits, _ := p.DimsLimits()
+		d.counter = dims.NewCounter(limits)
 		d.held = map[string]uint64{}
 	}
 	day, _ := period.Day.Bounds(h.Time) // the UTC day, as the site totals' (bucket.SiteLevel)

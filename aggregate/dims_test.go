@@ -82,3 +82,33 @@ func TestDimsCommitted(t *testing.T) {
 		t.Errorf("Stats.ByDim\n %v\nwant\n %v", st, want)
 	}
 }
+
+// TestDimsValuesBound: parser.DimsConfig's Values bounds the open
+// dimensions' values a site day keeps by name; the rest count as
+// (other), the sums exact.
+func TestDimsValuesBound(t *testing.T) {
+	p, err := parser.New(parser.Config{Format: "combined", Site: "s", Dims: &parser.DimsConfig{Values: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil)
+	var lines []string
+	for i, host := range []string{"a.example", "b.example", "c.example", "a.example", "d.example"} {
+		lines = append(lines, dimsLine("/a", i, "https://"+host+"/", "curl/8.5.0"))
+	}
+	c := chunk("src", 1, 0, lines...)
+	s.Add(&c)
+	got := map[string]uint64{}
+	for _, dc := range s.DimCounts() {
+		_, d, v, _, err := buffer.DecodeDimKey(dc.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d == dims.Referrer {
+			got[string(v)] = dc.N
+		}
+	}
+	if want := map[string]uint64{"a.example": 2, "b.example": 1, dims.Other: 2}; !reflect.DeepEqual(got, want) {
+		t.Errorf("referrers %v, want %v", got, want)
+	}
+}

@@ -127,7 +127,7 @@ func (c *Config) Pipeline(db *mongo.Database, clk clock.Clock, log *slog.Logger)
 		Logger:          log,
 	}
 	if c.Dimensions.Enabled {
-		pc.Dims = &parser.DimsConfig{} // the daemon sets Geo
+		pc.Dims = &parser.DimsConfig{Values: c.Dimensions.Values} // the daemon sets Geo
 	}
 	if c.Visitors.Enabled {
 		pc.Visitors = &pipeline.Visitors{Period: c.Visitors.Period(), Grace: c.Visitors.SaltGrace.D(), Pages: c.Visitors.Pages}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/logtally/logtally/dims"
+
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/salts"
 	"github.com/logtally/logtally/visitor"
@@ -303,10 +305,11 @@ func Default() Config {
 			PreallocateRate: flusher.DefaultPreallocateRate,
 			MinuteRetention: Duration(48 * time.Hour),
 		},
-		HTTP:      HTTP{Listen: DefaultHTTPListen},
-		Visitors:  Visitors{Enabled: true, SaltPeriod: "day", SaltGrace: Duration(salts.DefaultGrace), Pages: true},
-		Dashboard: Dashboard{Listen: DefaultDashboardListen, Top: DefaultDashboardTop},
-		Log:       Log{Format: DefaultLogFormat, Level: DefaultLogLevel},
+		HTTP:       HTTP{Listen: DefaultHTTPListen},
+		Dimensions: Dimensions{Values: dims.DefaultValues},
+		Visitors:   Visitors{Enabled: true, SaltPeriod: "day", SaltGrace: Duration(salts.DefaultGrace), Pages: true},
+		Dashboard:  Dashboard{Listen: DefaultDashboardListen, Top: DefaultDashboardTop},
+		Log:        Log{Format: DefaultLogFormat, Level: DefaultLogLevel},
 	}
 }
 

@@ -28,7 +28,16 @@ type Geo struct {
 type Dimensions struct {
 	// Enabled turns the counts on (default false).
 	Enabled bool `toml:"enabled"`
+	// Values are the values of the open dimensions (referrer, network,
+	// crawler) each host counts by name per site and day: the rest count
+	// as "(other)" (dims.LimitsFor). Default dims.DefaultValues.
+	Values int `toml:"values"`
 }
+
+// maxDimValues bounds [dimensions] values: 1000 values of eight
+// dimensions from each host keep a busy site day's document within its
+// 2 MiB (bucket.SiteSourcesLimit) for a few hosts; past it, values fold.
+const maxDimValues = 1000
 
 // checkGeo checks that the [geo] files named exist and are regular
 // files, so that `logtally check` and a start name a missing file at its

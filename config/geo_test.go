@@ -65,3 +65,25 @@ func TestGeoErrors(t *testing.T) {
 		t.Errorf("LoadReader of a file with sources (logtally check): %v", err)
 	}
 }
+
+// TestDimensionsKeys: [dimensions] values is carried to every source's
+// parser, and a value out of its range is an error naming the file, the
+// line and the key.
+func TestDimensionsKeys(t *testing.T) {
+	c, err := Parse("t.toml", []byte("[dimensions]\nenabled = true\nvalues = 250\n"+opsSource))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := c.Pipeline(nil, nil, nil).Dims; d == nil || d.Values != 250 {
+		t.Errorf("pipeline's dims: %+v, want values 250", d)
+	}
+	if c, err = Parse("t.toml", []byte(opsSource)); err != nil || c.Dimensions.Values != 100 || c.Dimensions.Enabled {
+		t.Errorf("defaults: %+v, %v; want off, 100 values", c.Dimensions, err)
+	}
+	for _, v := range []string{"0", "1001", "-5"} {
+		_, err := Parse("t.toml", []byte("[dimensions]\nenabled = true\nvalues = "+v+"\n"+opsSource))
+		if want := "t.toml:3: dimensions.values: " + v + ": must be 1 to 1000"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("values = %s: error %v, want %q", v, err, want)
+		}
+	}
+}

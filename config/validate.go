@@ -102,6 +102,9 @@ func (c *Config) Validate() error {
 	if c.Flush.MaxBackoff < Duration(10*time.Millisecond) {
 		bad("flush.max_backoff", "%q: must be at least 10ms", c.Flush.MaxBackoff)
 	}
+	if c.Dimensions.Values < 1 || c.Dimensions.Values > maxDimValues {
+		bad("dimensions.values", "%d: must be 1 to %d", c.Dimensions.Values, maxDimValues)
+	}
 	if _, err := visitor.ParsePeriod(c.Visitors.SaltPeriod); err != nil {
 		bad("visitors.salt_period", "%v", err)
 	}

@@ -64,7 +64,22 @@ func Parse(s string) (Dim, bool) {
 // Limits are the values kept per site, day and dimension (Counter).
 type Limits [N]int
 
-// DefaultLimits keep the open dimensions' first 100 values a site day
-// (its referrer hosts, networks and crawlers), every country (250), and
-// the closed sets whole (channels, browser, OS and device families).
-var DefaultLimits = Limits{Referrer: 100, Channel: 32, Country: 300, ASN: 100, Browser: 32, OS: 32, Device: 32, Crawler: 100}
+// DefaultLimits keep the open dimensions' first DefaultValues values a
+// site day (its referrer hosts, networks and crawlers), every country
+// (250), and the closed sets whole (channels, browser, OS and device
+// families).
+var DefaultLimits = LimitsFor(DefaultValues)
+
+// DefaultValues is the values of each open dimension a site day keeps by
+// default.
+const DefaultValues = 100
+
+// LimitsFor returns the limits that keep values values of each open
+// dimension (referrer, ASN, crawler) a site day, and the others'
+// (countries, the closed sets) whole; DefaultLimits' when values <= 0.
+func LimitsFor(values int) Limits {
+	if values <= 0 {
+		values = DefaultValues
+	}
+	return Limits{Referrer: values, Channel: 32, Country: 300, ASN: values, Browser: 32, OS: 32, Device: 32, Crawler: values}
+}

@@ -25,6 +25,20 @@ type DimsConfig struct {
 	// Self are the site's own host names besides Site and SiteAliases
 	// (its names as a referrer: a self-referral is internal).
 	Self []string
+	// Values are the values of each open dimension counted by name per
+	// site and day (dims.LimitsFor; 0: dims.DefaultValues): the
+	// aggregator's bound, carried with the rest of the dimensions'
+	// settings (Parser.DimsLimits).
+	Values int `json:",omitempty"`
+}
+
+// DimsLimits returns the bounds of the counts by dimension of the hits p
+// gives (Config.Dims's Values), and false without Config.Dims.
+func (p *Parser) DimsLimits() (dims.Limits, bool) {
+	if p.dims == nil {
+		return dims.Limits{}, false
+	}
+	return dims.LimitsFor(p.dims.limit), true
 }
 
 // People is the crawler value of a hit that is no bot's; Hosting that
@@ -41,6 +55,7 @@ const asnNamesMax = 4096
 // caches, so that a warm line allocates nothing.
 type dimsState struct {
 	hasRef, hasUA, hasClient bool // what the format logs
+	limit                    int  // DimsConfig.Values
 	fromLine                 bool // Site is the line's host: compared with the referrer's
 	ref                      *referrer.Classifier
 	geo                      *geo.Cache // nil without Geo
@@ -97,7 +112,7 @@ func newDims(c *DimsConfig, cfg *Config, hasRef, hasUA bool) *dimsState {
 		}
 	}
 	d := &dimsState{hasRef: hasRef, hasUA: hasUA, hasClient: true, fromLine: cfg.Site == SiteFromLine,
-		ref: referrer.New(self), asn: map[uint32]string{}, seed: maphash.MakeSeed()}
+		ref: referrer.New(self), asn: map[uint32]string{}, seed: maphash.MakeSeed(), limit: c.Values}
 	if c.Geo != nil {
 		d.geo = geo.NewHolderCache(c.Geo, 0)
 	}
