@@ -6,7 +6,6 @@ package parser
 // geo), the user agent's families and crawler (botclass.Agent).
 
 import (
-	"hash/maphash"
 	"net/netip"
 	"strconv"
 	"unsafe"
@@ -14,6 +13,7 @@ import (
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/geo"
+	"github.com/logtally/logtally/recent"
 	"github.com/logtally/logtally/referrer"
 )
 
@@ -68,39 +68,21 @@ type dimsState struct {
 	// clients remembers the values of recent clients by the address as
 	// logged, in front of geo's cache (no address parsed, no map): made
 	// on the first lookup, forgotten when the database is reloaded.
-	clients   *clientTable
+	clients   *recent.Table[clientValues]
 	clientsDB *geo.DB
-	seed      maphash.Seed
 }
 
-// dimsState.clients is a table of clientSets sets of clientWays
-// entries: a client's address (as logged) picks its set by its hash, and
-// a new one takes the set's entries in turn. clientKeyMax is the longest
-// address it holds (an IPv6 address in full); 80 bytes an entry.
+// recentClients is the size of dimsState.clients, clientKeyMax the
+// longest address it holds (an IPv6 address in full).
 const (
-	clientSets   = 1024
-	clientWays   = 4
-	clientKeyMax = 39
+	recentClients = 4096
+	clientKeyMax  = 39
 )
 
-// clientTable is dimsState.clients: the sets' tags (a hash's 16 top bits,
-// 0 for none) apart from the entries, so that a lookup reads one entry.
-type clientTable struct {
-	sets    [clientSets]clientSet
-	entries [clientSets][clientWays]clientEntry
-}
-
-type clientSet struct {
-	tag  [clientWays]uint16
-	next uint8 // the entry a new client takes
-}
-
-// clientEntry is a client address as logged and its values.
-type clientEntry struct {
-	n           uint8
-	client      [clientKeyMax]byte
-	hosting     bool
+// clientValues are a client's values in the dimensions.
+type clientValues struct {
 	country, as string
+	hosting     bool
 }
 
 // newDims returns the state of c for a format logging what the flags say.
@@ -112,7 +94,7 @@ func newDims(c *DimsConfig, cfg *Config, hasRef, hasUA bool) *dimsState {
 		}
 	}
 	d := &dimsState{hasRef: hasRef, hasUA: hasUA, hasClient: true, fromLine: cfg.Site == SiteFromLine,
-		ref: referrer.New(self), asn: map[uint32]string{}, seed: maphash.MakeSeed(), limit: c.Values}
+		ref: referrer.New(self), asn: map[uint32]string{}, limit: c.Values}
 	if c.Geo != nil {
 		d.geo = geo.NewHolderCache(c.Geo, 0)
 	}
@@ -166,23 +148,13 @@ func (d *dimsState) values(v *dims.Values, site, ref, client []byte, hasUA bool,
 // logged) and whether the network is a hosting one: from clients when it
 // holds client, else looked up (and put there).
 func (d *dimsState) place(client []byte) (country, as string, hosting bool) {
-	var e *clientEntry
-	if len(client) <= clientKeyMax {
-		if db := d.geo.DB(); d.clients == nil || db != d.clientsDB {
-			d.clients, d.clientsDB = new(clientTable), db
-			clear(d.asn) // an organisation's name may have changed
-		}
-		h := maphash.Bytes(d.seed, client)
-		i, tag := h%clientSets, uint16(h>>48)|1
-		set := &d.clients.sets[i]
-		for w, t := range set.tag {
-			if e := &d.clients.entries[i][w]; t == tag && string(e.client[:e.n]) == string(client) {
-				return e.country, e.as, e.hosting
-			}
-		}
-		w := set.next
-		set.next = (w + 1) % clientWays
-		set.tag[w], e = tag, &d.clients.entries[i][w]
+	if db := d.geo.DB(); d.clients == nil || db != d.clientsDB {
+		d.clients, d.clientsDB = recent.New[clientValues](recentClients, clientKeyMax), db
+		clear(d.asn) // an organisation's name may have changed
+	}
+	e, ok := d.clients.Lookup(client)
+	if ok {
+		return e.country, e.as, e.hosting
 	}
 	country, as = dims.Unknown, dims.Unknown
 	// netip keeps nothing of the string (a zone is copied): it may alias
@@ -198,8 +170,7 @@ func (d *dimsState) place(client []byte) (country, as string, hosting bool) {
 		}
 	}
 	if e != nil {
-		e.n = uint8(copy(e.client[:], client))
-		e.country, e.as, e.hosting = country, as, hosting
+		*e = clientValues{country, as, hosting}
 	}
 	return country, as, hosting
 }

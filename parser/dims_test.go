@@ -196,7 +196,7 @@ func TestDimsClientsTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := mustNew(t, Config{Format: "combined", Site: "example.com", Dims: &DimsConfig{Geo: h}})
-	addrs := make([]string, 3*clientSets*clientWays)
+	addrs := make([]string, 3*recentClients)
 	for i := range addrs {
 		switch i % 3 {
 		case 0:
