@@ -17,8 +17,12 @@ import (
 // it handed on for a commit not yet made (kept until one succeeds).
 type dimsState struct {
 	counter *dims.Counter
-	held    map[string]uint64 // buffer.AppendDimKey -> hits, drained from counter
-	maxDay  int64             // the latest day counted
+	// held are the counts drained from counter for a commit not yet
+	// made, as Commit takes them (sorted, each key once); their keys are
+	// in arena, reused once a commit took them.
+	held   []buffer.DimCount
+	arena  []byte
+	maxDay int64 // the latest day counted
 	// heldHits are held's hits by dimension and value (across sites and
 	// days): Stats.ByDim's share of the next commit.
 	heldHits DimHits
@@ -32,7 +36,6 @@ func (s *Summer) addDims(h *parser.Hit, p *parser.Parser) {
 	if d.counter == nil {
 		limits, _ := p.DimsLimits()
 		d.counter = dims.NewCounter(limits)
-		d.held = map[string]uint64{}
 	}
 	day, _ := period.Day.Bounds(h.Time) // the UTC day, as the site totals' (bucket.SiteLevel)
 	d.counter.Add(h.Site, day, &h.Dims, 1)
@@ -50,21 +53,24 @@ func (s *Summer) sortedDims() []buffer.DimCount {
 	if d.counter == nil {
 		return nil
 	}
-	var key []byte
+	before := len(d.held)
 	d.counter.Drain(func(site string, day int64, dm dims.Dim, value string, n uint64) {
-		key = buffer.AppendDimKey(key[:0], []byte(site), dm, value, day)
-		d.held[string(key)] += n
+		start := len(d.arena)
+		d.arena = buffer.AppendDimKey(d.arena, []byte(site), dm, value, day)
+		d.held = append(d.held, buffer.DimCount{Key: d.arena[start:len(d.arena):len(d.arena)], N: n})
 		d.holdHits(dm, value, n)
 	})
+	switch {
+	case len(d.held) == before: // nothing new
+	case before > 0: // a commit failed: a key may be in twice
+		d.held = buffer.MergeDimCounts(d.held)
+	default:
+		buffer.SortDimCounts(d.held) // each key once: the Counter's
+	}
 	if len(d.held) == 0 {
 		return nil
 	}
-	out := make([]buffer.DimCount, 0, len(d.held))
-	for k, n := range d.held {
-		out = append(out, buffer.DimCount{Key: []byte(k), N: n})
-	}
-	buffer.SortDimCounts(out)
-	return out
+	return d.held
 }
 
 // DimCounts returns the counts by dimension held, as a commit takes them
@@ -91,7 +97,13 @@ func (s *Summer) countHeld() {
 // committedDims forgets what a commit wrote; its hits join Stats.ByDim.
 func (s *Summer) committedDims() {
 	s.countHeld()
-	clear(s.dim.held)
+	s.dim.forgetHeld()
+}
+
+// forgetHeld empties held, keeping its room and arena's.
+func (d *dimsState) forgetHeld() {
+	clear(d.held) // the keys' arena is reused
+	d.held, d.arena = d.held[:0], d.arena[:0]
 }
 
 // dimsHeld reports whether counts by dimension wait for a commit.
@@ -106,5 +118,5 @@ func (s *Summer) dropDims() {
 		s.dim.counter.Drain(func(_ string, _ int64, dm dims.Dim, value string, n uint64) { s.dim.holdHits(dm, value, n) })
 	}
 	s.countHeld()
-	clear(s.dim.held)
+	s.dim.forgetHeld()
 }

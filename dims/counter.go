@@ -27,8 +27,10 @@ type dayCounts struct {
 	// the values of a hit come from its classifiers' caches and tables,
 	// so a value met before usually is the very same string, found
 	// without hashing it (see Counter.Add).
-	seen   [N][seenSlots]*count
-	counts bool // counts since the last Drain
+	seen [N][seenSlots]*count
+	// counted are the values counted since the last Drain, each once:
+	// Drain reads them, not every value kept.
+	counted []*count
 }
 
 // seenSlots is the size of dayCounts.seen's tables, per dimension.
@@ -49,6 +51,7 @@ func same(a, b string) bool {
 type count struct {
 	value string
 	n     uint64
+	dim   Dim
 }
 
 // NewCounter returns a Counter keeping limits values per site, day and
@@ -69,8 +72,7 @@ func (c *Counter) Add(site []byte, day int64, v *Values, n uint64) {
 	if dc == nil || dc.key.day != day || dc.key.site != string(site) {
 		dc = c.dayOf(site, day)
 	}
-	if !dc.counts {
-		dc.counts = true
+	if len(dc.counted) == 0 {
 		c.held++
 	}
 	for d := range N {
@@ -79,6 +81,9 @@ func (c *Counter) Add(site []byte, day int64, v *Values, n uint64) {
 			val = Unknown
 		}
 		if l := dc.last[d]; l != nil && same(l.value, val) {
+			if l.n == 0 {
+				dc.counted = append(dc.counted, l)
+			}
 			l.n += n
 			continue
 		}
@@ -87,6 +92,9 @@ func (c *Counter) Add(site []byte, day int64, v *Values, n uint64) {
 		// changed).
 		slot := &dc.seen[d][seenSlot(val)]
 		if e := *slot; e != nil && same(e.value, val) {
+			if e.n == 0 {
+				dc.counted = append(dc.counted, e)
+			}
 			e.n += n
 			dc.last[d] = e
 			continue
@@ -99,9 +107,12 @@ func (c *Counter) Add(site []byte, day int64, v *Values, n uint64) {
 				e = m[Other]
 			}
 			if e == nil {
-				e = &count{value: val}
+				e = &count{value: val, dim: Dim(d)}
 				m[val] = e
 			}
+		}
+		if e.n == 0 {
+			dc.counted = append(dc.counted, e)
 		}
 		e.n += n
 		dc.last[d] = e
@@ -118,7 +129,7 @@ func (c *Counter) dayOf(site []byte, day int64) *dayCounts {
 		k := siteDay{string(site), day}
 		dc = &dayCounts{key: k}
 		for d := range dc.vals {
-			dc.vals[d] = map[string]*count{Other: {value: Other}}
+			dc.vals[d] = map[string]*count{Other: {value: Other, dim: Dim(d)}}
 		}
 		c.days[k] = dc
 	}
@@ -133,18 +144,12 @@ func (c *Counter) Held() int { return c.held }
 // order) and clears the counts; the values kept stay kept.
 func (c *Counter) Drain(fn func(site string, day int64, d Dim, value string, n uint64)) {
 	for _, dc := range c.days {
-		if !dc.counts {
-			continue
+		for _, e := range dc.counted {
+			fn(dc.key.site, dc.key.day, e.dim, e.value, e.n)
+			e.n = 0
 		}
-		for d, m := range dc.vals {
-			for _, e := range m {
-				if e.n > 0 {
-					fn(dc.key.site, dc.key.day, Dim(d), e.value, e.n)
-					e.n = 0
-				}
-			}
-		}
-		dc.counts = false
+		clear(dc.counted) // let the values go with their day
+		dc.counted = dc.counted[:0]
 	}
 	c.held = 0
 }
@@ -154,7 +159,7 @@ func (c *Counter) Drain(fn func(site string, day int64, d Dim, value string, n u
 // kept: nothing counted is lost.
 func (c *Counter) Forget(day int64) {
 	for k, dc := range c.days {
-		if k.day < day && !dc.counts {
+		if k.day < day && len(dc.counted) == 0 {
 			if c.last == dc {
 				c.last = nil
 			}
