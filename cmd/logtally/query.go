@@ -60,8 +60,10 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 		return usagef("query: -bots counts views by class; it cannot be used with -measure")
 	case *bots && *top > 0:
 		return usagef("query: -bots counts the site's or one page's views by class; it cannot be used with -top")
-	case *by != "" && (*bots || set["measure"] || *page != ""):
-		return usagef("query: -by counts a site's views by value; it cannot be used with -bots, -measure or -page")
+	case *by != "" && *page != "":
+		return usagef("query: -by counts a site's views by value per day; they are not kept per page, so it cannot be used with -page")
+	case *by != "" && (*bots || set["measure"]):
+		return usagef("query: -by counts a site's views by value; it cannot be used with -bots or -measure")
 	case *by != "" && !slices.Contains(query.ClassFormats, *format):
 		return usagef("query: -by -format %q: must be one of %s", *format, strings.Join(query.ClassFormats, ", "))
 	case *bots && !slices.Contains(query.ClassFormats, *format):

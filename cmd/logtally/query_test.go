@@ -775,6 +775,8 @@ func TestQueryMeasures(t *testing.T) {
 		{append(slices.Clone(q), "-bots", "-measure", "bots"), "logtally: query: -bots counts views by class; it cannot be used with -measure"},
 		{append(slices.Clone(q), "-bots", "-top", "3"), "-bots counts the site's or one page's views by class; it cannot be used with -top"},
 		{append(slices.Clone(q), "-bots", "-format", "chart"), `logtally: query: -bots -format "chart": must be one of table, csv, json`},
+		{append(slices.Clone(q), "-by", "referrer", "-page", "/"), "logtally: query: -by counts a site's views by value per day; they are not kept per page, so it cannot be used with -page"},
+		{append(slices.Clone(q), "-by", "referrer", "-bots"), "logtally: query: -by counts a site's views by value; it cannot be used with -bots or -measure"},
 		{append(slices.Clone(q), "-bots", "-step", "hour"), "logtally: query: the bot classes are counted per day: step hour: use day or month"},
 		{append(slices.Clone(base), "-bots", "-from", "2020-01-01", "-to", "2020-02-01"), ""}, // sites: daily_retention 0 keeps them; below
 		{append(slices.Clone(base), "-step", "minute", "-measure", "rt_avg,bytes", "-format", "csv", "-from", "2026-10-30T00:00:00Z", "-to", "2026-10-31T00:00:00Z"),
