@@ -24,6 +24,7 @@ type Cache struct {
 	gen          int                 // entries per generation
 	cur, prev    map[string]entry
 	hits, misses uint64
+	noFamilies   bool // SkipFamilies
 }
 
 // entry is what the cache keeps of a user agent: small ids, not strings
@@ -83,6 +84,12 @@ func (c *Cache) LookupAgent(ua []byte) (Agent, uint64) {
 	return c.r.agent(e.class, e.crawler, e.fam), e.digest
 }
 
+// SkipFamilies makes c leave the families of the agents it classifies
+// from now on unknown (uafamily.Families' zero value): for a caller that
+// reads the class and the crawler alone (a parser without dimensions), a
+// miss then skips the families' parse, about as long as the class's.
+func (c *Cache) SkipFamilies() { c.noFamilies = true }
+
 // get returns ua's entry, from the cache when it holds ua; on a miss it
 // classifies ua, finds its families, and caches them unless ua is too
 // long.
@@ -99,7 +106,10 @@ func (c *Cache) get(ua []byte) entry {
 	}
 	c.misses++
 	cl, crawler := c.r.classify(ua)
-	e := entry{class: cl, crawler: crawler, fam: families(cl, ua)}
+	e := entry{class: cl, crawler: crawler}
+	if !c.noFamilies {
+		e.fam = families(cl, ua)
+	}
 	if c.digest != nil {
 		e.digest = c.digest(ua)
 	}

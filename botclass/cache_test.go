@@ -3,6 +3,8 @@ package botclass
 import (
 	"fmt"
 	"testing"
+
+	"github.com/logtally/logtally/uafamily"
 )
 
 func TestCacheBound(t *testing.T) {
@@ -77,6 +79,27 @@ func TestCacheHitAllocs(t *testing.T) {
 	for _, s := range [][]byte{ua, []byte("Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)"), []byte("Mozilla/5.0 (compatible; SISTRIX Crawler; http://crawler.sistrix.net/)")} {
 		if n := testing.AllocsPerRun(100, func() { r.Classify(s) }); n > most {
 			t.Errorf("Classify(%q) allocates %v times", s, n)
+		}
+	}
+}
+
+// TestCacheSkipFamilies: a cache finds each agent's families unless told
+// to skip them; the class and the crawler are the same either way.
+func TestCacheSkipFamilies(t *testing.T) {
+	ff := []byte("Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0")
+	gb := []byte("Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)")
+	with, without := NewCache(Default(), 0), NewCache(Default(), 0)
+	without.SkipFamilies()
+	for _, ua := range [][]byte{ff, gb} {
+		a, b := with.Agent(ua), without.Agent(ua)
+		if a.Families == (uafamily.Families{}) {
+			t.Errorf("%.20s: no families by default", ua)
+		}
+		if b.Families != (uafamily.Families{}) {
+			t.Errorf("%.20s: families %v with SkipFamilies", ua, b.Families)
+		}
+		if a.Class != b.Class || a.Crawler != b.Crawler {
+			t.Errorf("%.20s: class %v %v, crawler %v %v", ua, a.Class, b.Class, a.Crawler, b.Crawler)
 		}
 	}
 }

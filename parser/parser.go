@@ -299,6 +299,9 @@ func New(cfg Config) (*Parser, error) {
 	}
 	if botRules != nil {
 		p.bots = botclass.NewCacheDigest(botRules, 0, visitor.UADigest)
+		if cfg.Dims == nil {
+			p.bots.SkipFamilies() // only the dimensions read them
+		}
 		p.recent = new(recentUAs)
 	}
 	if cfg.Dims != nil {
