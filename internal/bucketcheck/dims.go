@@ -150,6 +150,9 @@ func ReadDims(t testing.TB, db *mongo.Database) Dims {
 // is one of each.
 type DimsResult struct {
 	Lost, Dup [dims.N]int64
+	// Days and Values are the site days and the values (of every
+	// dimension) compared.
+	Days, Values int
 }
 
 // Exact reports whether every value of every dimension was exact.
@@ -158,6 +161,7 @@ func (r DimsResult) Exact() bool { return r.Lost == [dims.N]int64{} && r.Dup == 
 // String formats the result for a test log.
 func (r DimsResult) String() string {
 	var b strings.Builder
+	fmt.Fprintf(&b, "%d values of %d site days: ", r.Values, r.Days)
 	for dm := range dims.N {
 		if dm > 0 {
 			b.WriteString(", ")
@@ -182,6 +186,7 @@ func CompareDims(t testing.TB, want, got Dims) DimsResult {
 		}
 	}
 	empty := new([dims.N]map[string]int64)
+	r.Days = len(ids)
 	for _, id := range ids {
 		w, g := want[id], got[id]
 		if w == nil {
@@ -202,6 +207,7 @@ func CompareDims(t testing.TB, want, got Dims) DimsResult {
 				vals = map[string]int64{}
 			}
 			maps.Copy(vals, g[dm])
+			r.Values += len(vals)
 			for _, v := range slices.Sorted(maps.Keys(vals)) {
 				wn, gn := w[dm][v], g[dm][v]
 				switch {

@@ -115,8 +115,8 @@ func TestCompareDims(t *testing.T) {
 	path := writeLog(t, dimsLog)
 	want := CountFiles(t, path, "s.test").Dims
 	insertDims(t, db, want)
-	if r := CompareDims(t, want, ReadDims(t, db)); !r.Exact() {
-		t.Fatalf("as written: %v", r)
+	if r := CompareDims(t, want, ReadDims(t, db)); !r.Exact() || r.Days != 2 || r.Values != 28+8 {
+		t.Fatalf("as written: %v; want 36 values of 2 site days", r)
 	}
 	check := func(name string, want, got Dims, lost, dup map[dims.Dim]int64, msgs ...string) {
 		t.Helper()
