@@ -42,8 +42,11 @@ const measuresLogFormat = `$remote_addr - $remote_user [$time_local] "$request" 
 // everything buffered while it was away, rotations and restarts included),
 // restarts it each time, and at the end compares every counter and every
 // measure of every bucket and site document with the counts taken from the
-// log files. The lines carry every measure (statuses, sizes, user agents of
-// every bot class, response times, through an nginx log_format).
+// log files, and every value of every dimension of where the traffic
+// comes from with bucketcheck's counts from loggen's lists (the daemon
+// reads loggeo's databases). The lines carry every measure (statuses,
+// sizes, user agents of every bot class, response times, through an nginx
+// log_format) and loggen's referers and clients.
 func TestCrashAndRotation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")

@@ -66,8 +66,10 @@ type fleetHost struct {
 // rebuilt, MongoDB is restarted, and one host replays copies of another
 // host's rotated files (one gzipped) beside its daemon, once their host's
 // counts of them are acknowledged. At the end every minute, daily and
-// monthly bucket, every site total, every measure and every visitor
-// register equals what the union of the logs gives (the registers computed
+// monthly bucket, every site total, every measure, every value of every
+// dimension of where the traffic comes from (loggeo's databases, counted
+// from loggen's lists) and every visitor register equals what the union
+// of the logs gives (the registers computed
 // from the files with the day's salt from MongoDB), and logtally verify
 // over every host's files says exact. Every other seed runs with
 // flush.coarse_interval. One round of faults in make test (about 30 s);
