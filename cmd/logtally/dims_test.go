@@ -1,12 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +14,9 @@ import (
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/dims"
-	"go.mongodb.org/mongo-driver/v2/bson"
+	"github.com/logtally/logtally/internal/bucketcheck"
+	"github.com/logtally/logtally/internal/loggeo"
+	"github.com/logtally/logtally/measure"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
@@ -134,40 +136,40 @@ func TestDimensionsReplayed(t *testing.T) {
 // dimensionsOn turns [dimensions] on.
 func dimensionsOn(c *config.Config) { c.Dimensions.Enabled = true }
 
-// checkDimsSum checks that every dimension of every site day in db sums
-// to the day's views, and all days to hits.
-func checkDimsSum(t *testing.T, db *mongo.Database, hits int64) {
+// loggenGeo writes loggeo's databases (loggen.Networks' countries and
+// networks) into dir and returns the override naming them in [geo].
+func loggenGeo(t *testing.T, dir string) func(*config.Config) {
 	t.Helper()
-	cur, err := db.Collection("sites").Find(context.Background(), bson.D{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var docs []bson.Raw
-	if err := cur.All(context.Background(), &docs); err != nil {
-		t.Fatal(err)
-	}
+	country, asn := loggeo.Write(t, dir)
+	return func(c *config.Config) { c.Geo.CountryDB, c.Geo.ASNDB = country, asn }
+}
+
+// checkDims compares every value of every dimension of every site day
+// in db with want's (bucketcheck.CompareDims), and checks that each
+// dimension of each site day sums to its views in sites (the site
+// documents bucketcheck.Read gave), and all days to hits.
+func checkDims(t *testing.T, db *mongo.Database, want bucketcheck.Counts, sites bucketcheck.Buckets) bucketcheck.DimsResult {
+	t.Helper()
+	got := bucketcheck.ReadDims(t, db)
+	res := bucketcheck.CompareDims(t, want.Dims, got)
 	var total [dims.N]int64
-	for _, d := range docs {
-		id := d.Lookup("_id").StringValue()
-		views, _ := d.Lookup(bucket.FieldViews).AsInt64OK()
-		src, err := bucket.SiteSources(d)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, id := range slices.Sorted(maps.Keys(got)) {
+		views := sites[id][bucket.SiteMeasurePath(measure.Views)]
 		for dm := range dims.N {
 			var sum int64
-			for _, n := range src[dm] {
+			for _, n := range got[id][dm] {
 				sum += n
 			}
 			total[dm] += sum
 			if sum != views {
-				t.Errorf("%s: %s sums to %d, the day has %d views", id, dm, sum, views)
+				t.Errorf("%s: %s sums to %d, the day has %d views", id, dims.Dim(dm), sum, views)
 			}
 		}
 	}
 	for dm := range dims.N {
-		if total[dm] != hits {
-			t.Errorf("%s: %d hits in all, want %d", dm, total[dm], hits)
+		if total[dm] != want.Hits {
+			t.Errorf("%s: %d hits in all, want %d", dims.Dim(dm), total[dm], want.Hits)
 		}
 	}
+	return res
 }

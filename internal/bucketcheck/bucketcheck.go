@@ -25,6 +25,22 @@
 // any other agent is classified with botclass.New(nil), the daemon's own
 // classifier, whose classes are judged by its own table test, not here.
 //
+// Where the traffic comes from (package dims): CountFiles also counts
+// each hit per site day under one value of each dimension, from
+// loggen's lists only (never logtally's referrer, geo, uafamily or
+// botclass): the referer's row of loggen.Referrers (a Self row names the
+// site CountFiles is given), the client's network of loggen.Networks (an
+// address in none: country and network "(unknown)"), the agent's row of
+// loggen.Agents; a common line's referrer, channel and agent values are
+// "(unknown)". The client is the third field before "[time]". A line
+// whose agent, referrer or client (an address, or not one) is in no list
+// is counted under a value no daemon gives, and CompareDims names its
+// kind. ReadDims reads the site days' sources (bucket.SiteSources) and
+// CompareDims compares every value of every dimension of every site day.
+// The daemon must read loggeo's databases ([geo] country_db, asn_db) and
+// keep every value by name (the lists are far below
+// dims.DefaultLimits).
+//
 // Cold pages (docs/buckets.md): Read adds a page's entries in its site's
 // tails to its bucket's id and names the id in Counts.Tailed; such a
 // bucket is compared on what a tail holds (its total, its views per
@@ -32,7 +48,10 @@
 // on every counter, seconds.<s> and minute.<h>.<m> included. Plans are
 // not counts and are skipped.
 //
-// Caveats: the page is the path as logged (no decoding, no rewrite unless
+// Caveats: the counts by dimension assume no network of loggen's is a
+// hosting one (a person's agent from one is a suspected bot: loggen
+// keeps its networks out of geo's list, TestNetworksNotHosting); the page
+// is the path as logged (no decoding, no rewrite unless
 // Options.Page does it, no length bound), which is what the tests write;
 // it assumes the default collection names; a Counts built with Add (page
 // views only) is compared on views only.
@@ -57,6 +76,10 @@ type Counts struct {
 	Minute, Daily, Monthly Buckets
 	// Sites are the per-site daily documents (bucket.SiteID).
 	Sites Buckets
+	// Dims are the hits by dimension value per site day, counted by
+	// CountFiles from loggen's lists (compared by CompareDims with
+	// ReadDims); Read leaves them empty.
+	Dims Dims
 	// Tailed holds, per level (minute, daily, monthly), the ids of the
 	// page buckets that have entries in their site's tails (Read): cold
 	// pages, or pages cold for some of their counts (an older host's
@@ -85,6 +108,9 @@ func (c *Counts) init() {
 		if *b == nil {
 			*b = Buckets{}
 		}
+	}
+	if c.Dims == nil {
+		c.Dims = Dims{}
 	}
 	for l := range c.Tailed {
 		if c.Tailed[l] == nil {
@@ -220,6 +246,7 @@ func (c *Counts) Merge(o Counts) {
 			c.Tailed[l][id] = true
 		}
 	}
+	c.Dims.merge(o.Dims)
 	c.ViewsOnly = c.ViewsOnly || o.ViewsOnly
 	c.Hits += o.Hits
 	c.MonthTotal += o.MonthTotal

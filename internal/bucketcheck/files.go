@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/botclass"
+	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/internal/loggen"
 )
 
@@ -52,7 +53,7 @@ func CountFilesWith(t testing.TB, glob, site string, o Options) Counts {
 		n := 0
 		for sc.Scan() {
 			n++
-			ts, page, h, ok, err := parseLine(sc.Bytes())
+			ts, page, h, df, ok, err := parseLine(sc.Bytes())
 			if err != nil {
 				t.Fatalf("%s:%d: %v", f, n, err)
 			}
@@ -63,6 +64,8 @@ func CountFilesWith(t testing.TB, glob, site string, o Options) Counts {
 				page = o.Page(page)
 			}
 			c.AddHit(ts, site, page, h)
+			v := dimValues(site, df)
+			c.Dims.add(bucket.SiteID(ts.Unix(), site), &v)
 		}
 		fh.Close()
 		if err := sc.Err(); err != nil {
@@ -77,49 +80,56 @@ var (
 	// restRe reads what follows the size: the referer and user agent
 	// (whose closing quote may be missing: real logs cut it), then the
 	// timing fields.
-	restRe = regexp.MustCompile(`^(?: "(?:[^"\\]|\\.)*" "((?:[^"\\]|\\.)*)"?)?(?: rt=(\S+))?(?: urt="([^"]*)")?`)
+	restRe = regexp.MustCompile(`^(?: "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)"?)?(?: rt=(\S+))?(?: urt="([^"]*)")?`)
 )
 
 // parseLine reads one line; ok is false for a line that is no hit. An
-// error is a timing field this package cannot read (a test's bug).
-func parseLine(line []byte) (ts time.Time, page string, h Hit, ok bool, err error) {
+// error is a timing field this package cannot read (a test's bug). df
+// is what it says of its dimensions: its client (the third field before
+// "[time]"), referer and agent (none on a common line).
+func parseLine(line []byte) (ts time.Time, page string, h Hit, df fieldsOfDims, ok bool, err error) {
 	m := lineRe.FindSubmatchIndex(line)
 	if m == nil {
-		return ts, "", h, false, nil
+		return ts, "", h, df, false, nil
 	}
 	ts, err = time.Parse("02/Jan/2006:15:04:05 -0700", string(line[m[2]:m[3]]))
 	if err != nil {
-		return ts, "", h, false, err
+		return ts, "", h, df, false, err
+	}
+	if f := strings.Fields(string(line[:m[0]])); len(f) >= 3 {
+		df.client = &f[len(f)-3]
 	}
 	page = string(line[m[4]:m[5]])
 	h.Status, _ = strconv.Atoi(string(line[m[6]:m[7]]))
 	if size := string(line[m[8]:m[9]]); size != "-" {
 		if h.Bytes, err = strconv.ParseInt(size, 10, 64); err != nil {
-			return ts, "", h, false, err
+			return ts, "", h, df, false, err
 		}
 	}
 	r := restRe.FindSubmatch(line[m[1]:])
-	if r[1] != nil { // nil: no user agent (common)
-		h.Bot = Class(string(r[1]))
+	if r[2] != nil { // nil: no user agent (common)
+		ref, ua := string(r[1]), string(r[2])
+		df.ref, df.ua = &ref, &ua
+		h.Bot = Class(ua)
 	}
 	h.RT = -1
-	if r[2] != nil {
-		if h.RT, err = micros(string(r[2])); err != nil {
-			return ts, "", h, false, fmt.Errorf("rt=%s: %w", r[2], err)
+	if r[3] != nil {
+		if h.RT, err = micros(string(r[3])); err != nil {
+			return ts, "", h, df, false, fmt.Errorf("rt=%s: %w", r[3], err)
 		}
 	}
-	if h.RT < 0 && r[3] != nil {
-		for _, v := range strings.FieldsFunc(string(r[3]), func(r rune) bool { return r == ',' || r == ':' }) {
+	if h.RT < 0 && r[4] != nil {
+		for _, v := range strings.FieldsFunc(string(r[4]), func(r rune) bool { return r == ',' || r == ':' }) {
 			us, err := micros(strings.TrimSpace(v))
 			if err != nil {
-				return ts, "", h, false, fmt.Errorf("urt=%q: %w", r[3], err)
+				return ts, "", h, df, false, fmt.Errorf("urt=%q: %w", r[4], err)
 			}
 			if us >= 0 {
 				h.RT = max(h.RT, 0) + us
 			}
 		}
 	}
-	return ts, page, h, true, nil
+	return ts, page, h, df, true, nil
 }
 
 // micros reads seconds with up to 6 decimals ("0.123") as microseconds;
