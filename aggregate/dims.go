@@ -17,6 +17,7 @@ import (
 // it handed on for a commit not yet made (kept until one succeeds).
 type dimsState struct {
 	counter *dims.Counter
+	limits  *dims.Limits      // the counter's; nil: dims.DefaultLimits
 	held    map[string]uint64 // buffer.AppendDimKey -> hits, drained from counter
 	maxDay  int64             // the latest day counted
 	// heldHits are held's hits by dimension and value (across sites and
@@ -28,7 +29,11 @@ type dimsState struct {
 func (s *Summer) addDims(h *parser.Hit) {
 	d := &s.dim
 	if d.counter == nil {
-		d.counter = dims.NewCounter(dims.DefaultLimits)
+		lim := dims.DefaultLimits
+		if d.limits != nil {
+			lim = *d.limits
+		}
+		d.counter = dims.NewCounter(lim)
 		d.held = map[string]uint64{}
 	}
 	day, _ := period.Day.Bounds(h.Time) // the UTC day, as the site totals' (bucket.SiteLevel)
@@ -63,6 +68,11 @@ func (s *Summer) sortedDims() []buffer.DimCount {
 	buffer.SortDimCounts(out)
 	return out
 }
+
+// SetDimLimits makes s keep l values per site, day and dimension
+// (default dims.DefaultLimits; dims.NoLimits keeps every value by name,
+// as verify counts the files). Call it before the first Add.
+func (s *Summer) SetDimLimits(l dims.Limits) { s.dim.limits = &l }
 
 // DimCounts returns the counts by dimension held, as a commit takes them
 // (buffer.Commit.Dims): for a Summer alone (a rebuild's re-read).

@@ -68,3 +68,12 @@ type Limits [N]int
 // (its referrer hosts, networks and crawlers), every country (250), and
 // the closed sets whole (channels, browser, OS and device families).
 var DefaultLimits = Limits{Referrer: 100, Channel: 32, Country: 300, ASN: 100, Browser: 32, OS: 32, Device: 32, Crawler: 100}
+
+// NoLimits keep every value by name: none is counted as Other (a
+// verification's count of the files, compared with what every host kept).
+var NoLimits = func() (l Limits) {
+	for d := range l {
+		l[d] = 1 << 30
+	}
+	return l
+}()
