@@ -280,9 +280,17 @@ func TestVerifyDimensions(t *testing.T) {
 			c.Dimensions.Enabled = true
 			c.Geo.CountryDB = tor
 		})
-	arch := filepath.Join(e.arch, "dims.log")
+	arch, arch2 := filepath.Join(e.arch, "dims.log"), filepath.Join(e.arch, "dims2.log")
 	want := dimsLog(t, arch, 600)
+	// The same lines a day later: two site days, and -max-sums reads a
+	// day at a time.
+	b, err := os.ReadFile(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(arch2, bytes.ReplaceAll(b, []byte("[01/Mar/2026:"), []byte("[02/Mar/2026:")), 0o644)
 	e.replay(conf, "-site", "dims.test", "-format", "combined", arch)
+	e.replay(conf, "-site", "dims.test", "-format", "combined", arch2)
 	var values int
 	for _, m := range want {
 		values += len(m)
@@ -306,6 +314,19 @@ func TestVerifyDimensions(t *testing.T) {
 			t.Errorf("verify %v: no %q", args, line)
 		}
 	}
+	// Both days, a day at a time on two goroutines.
+	out, _, code := verifyRun(t, "-config", conf, "-site", "dims.test", "-format", "combined", "-all-hosts", "-max-sums", "100", "-jobs", "2",
+		"-from", "2026-03-01", "-to", "2026-03-03", arch, arch2)
+	if hits, _ := exactLine(t, out); code != 0 || hits != 1200 || !strings.Contains(out, "times: a range at a time") ||
+		!strings.Contains(out, fmt.Sprintf("by dimension: 2 site days, %d values compared\n", 2*values)) {
+		t.Errorf("two days, -max-sums: exit %d, %d hits; want 0, 1200, read a day at a time, 2 site days by dimension", code, hits)
+	}
+	// A range that cuts the day while the file has hits of it outside:
+	// its counts by dimension (kept by day) are not judged.
+	out, code = verify("-from", "2026-03-01T10:05:00Z")
+	if hits, _ := exactLine(t, out); code != 0 || hits != 300 || !strings.Contains(out, "by dimension: 0 site days, 0 values compared; 1 site days cut by -from/-to") {
+		t.Errorf("-from in the day: exit %d, %d hits", code, hits)
+	}
 
 	sites := e.srv.Direct(e.db.Name()).Collection("sites")
 	alter := func(inc bson.D) {
@@ -315,7 +336,7 @@ func TestVerifyDimensions(t *testing.T) {
 		}
 	}
 	alter(bson.D{{Key: "sources.br.Firefox", Value: int64(-1)}, {Key: "sources.br.Chrome", Value: int64(2)}})
-	out, code := verify(append([]string{"-all-hosts"}, day...)...)
+	out, code = verify(append([]string{"-all-hosts"}, day...)...)
 	for _, w := range []string{
 		"differences (2):",
 		"site day " + id + ": sources.br Chrome: MongoDB 122, files 120 (2 more in MongoDB)",
