@@ -22,7 +22,8 @@ type dimsState struct {
 	// in arena, reused once a commit took them.
 	held   []buffer.DimCount
 	arena  []byte
-	maxDay int64 // the latest day counted
+	maxDay int64        // the latest day counted
+	limits *dims.Limits // SetDimLimits; nil: the first hit's parser's
 	// heldHits are held's hits by dimension and value (across sites and
 	// days): Stats.ByDim's share of the next commit.
 	heldHits DimHits
@@ -35,6 +36,9 @@ func (s *Summer) addDims(h *parser.Hit, p *parser.Parser) {
 	d := &s.dim
 	if d.counter == nil {
 		limits, _ := p.DimsLimits()
+		if d.limits != nil {
+			limits = *d.limits
+		}
 		d.counter = dims.NewCounter(limits)
 	}
 	day, _ := period.Day.Bounds(h.Time) // the UTC day, as the site totals' (bucket.SiteLevel)
@@ -72,6 +76,11 @@ func (s *Summer) sortedDims() []buffer.DimCount {
 	}
 	return d.held
 }
+
+// SetDimLimits makes s keep l values per site, day and dimension
+// (default dims.DefaultLimits; dims.NoLimits keeps every value by name,
+// as verify counts the files). Call it before the first Add.
+func (s *Summer) SetDimLimits(l dims.Limits) { s.dim.limits = &l }
 
 // DimCounts returns the counts by dimension held, as a commit takes them
 // (buffer.Commit.Dims): for a Summer alone (a rebuild's re-read).

@@ -249,12 +249,13 @@ func (d *Daemon) open(ctx context.Context, cfg config.Config) (*turn, error) {
 	t := &turn{d: d, cfg: cfg, client: client}
 
 	pc := cfg.Pipeline(db, d.opts.Clock, d.log)
+	var geoDBs *geo.Holder // this turn's, for /metrics
 	if pc.Dims != nil {
 		if pc.Dims.Geo, err = geoHolder(d.geo, cfg.Geo, d.log); err != nil {
 			t.close()
 			return nil, &ConfigError{err}
 		}
-		d.geo = pc.Dims.Geo
+		d.geo, geoDBs = pc.Dims.Geo, pc.Dims.Geo
 	}
 	p, err := pipeline.New(pc)
 	if err != nil {
@@ -270,7 +271,7 @@ func (d *Daemon) open(ctx context.Context, cfg config.Config) (*turn, error) {
 	if _, err := os.Stat(cfg.BufferPath()); errors.Is(err, os.ErrNotExist) && cfg.Instance != "" {
 		src.reason.Store("starting: waiting for MongoDB: " + config.BufferFile + " is missing and is rebuilt from this instance's progress record")
 	}
-	if t.stopHTTP, err = d.serveHTTP(cfg, src, db); err != nil {
+	if t.stopHTTP, err = d.serveHTTP(cfg, src, db, geoDBs); err != nil {
 		t.close()
 		return nil, err
 	}

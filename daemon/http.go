@@ -11,16 +11,17 @@ import (
 
 	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/dashboard"
+	"github.com/logtally/logtally/geo"
 	"github.com/logtally/logtally/observe"
 	"github.com/logtally/logtally/pipeline"
 )
 
 // serveHTTP serves /metrics, /healthz and /status on [http] listen (empty:
 // nothing), and with [dashboard] daemon the page at /dashboard/ reading
-// db, until the returned stop is called, which waits for the server to
+// db, with g the turn's [geo] databases (nil: none read) for /metrics, until the returned stop is called, which waits for the server to
 // return; p must not be read once the pipeline is closed (lateSource). A
 // listen address in use is logged and counting goes on.
-func (d *Daemon) serveHTTP(cfg config.Config, p observe.Source, db *mongo.Database) (stop func(), err error) {
+func (d *Daemon) serveHTTP(cfg config.Config, p observe.Source, db *mongo.Database, g *geo.Holder) (stop func(), err error) {
 	if cfg.HTTP.Listen == "" {
 		return func() {}, nil
 	}
@@ -38,7 +39,7 @@ func (d *Daemon) serveHTTP(cfg config.Config, p observe.Source, db *mongo.Databa
 		dash = page.Handler()
 	}
 	srv, err := observe.New(observe.Config{Listen: cfg.HTTP.Listen, Hosts: cfg.HTTP.Hosts, Source: p, Version: d.opts.Version,
-		Instance: cfg.Instance, MongoURI: cfg.Mongo.URI, Tap: d.opts.Tap, Dashboard: dash, Clock: d.opts.Clock, Logger: log})
+		Instance: cfg.Instance, MongoURI: cfg.Mongo.URI, Tap: d.opts.Tap, Geo: g, Dashboard: dash, Clock: d.opts.Clock, Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,9 @@
 // file left; their sums and figures are merged for the summary.
 // DryRun.SumsTo hands the sums themselves on, each worker's to a Sink of
 // its own, each sum with the file it came from (a worker drains before a
-// chunk of another file): logtally verify compares them with the buckets.
+// chunk of another file): logtally verify compares them with the buckets;
+// a Sink that is a DimSink gets the counts by dimension too, every value
+// by name (no bound of values per site day).
 // `logtally replay -dry-run` prints its Summary.
 //
 // Caveats:

@@ -16,6 +16,7 @@ import (
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/digits"
+	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/stream"
@@ -79,6 +80,19 @@ type Sink interface {
 	Sums(file int, key []byte, v *measure.Vector)
 }
 
+// A DimSink is a Sink also handed the counts by dimension (with
+// parser.Config.Dims) as its worker drains them, just before its sums.
+// Its worker's Summer keeps every value by name (dims.NoLimits, not the
+// daemon's bound of values per site day, which depends on what one host
+// read): a DimSink sees each value's hits of the files.
+type DimSink interface {
+	Sink
+	// Dims is called with one count: file as for Sums; key a dimension
+	// key (buffer.DecodeDimKey: site, dimension, value, day), valid only
+	// during the call; n its hits.
+	Dims(file int, key []byte, n uint64)
+}
+
 // SumsTo makes every worker of d hand the sums it drains to a Sink of its
 // own, made by newSink (called once per worker, on the caller's goroutine
 // or, for a re-read in order, on the reading one): each sink gets the
@@ -90,7 +104,16 @@ type Sink interface {
 func (d *DryRun) SumsTo(newSink func() Sink) {
 	d.newSink = newSink
 	for _, w := range d.workers() {
-		w.sink = newSink()
+		w.setSink(newSink())
+	}
+}
+
+// setSink makes w hand its sums to s, and its counts by dimension, every
+// value by name, when s is a DimSink.
+func (w *dryWorker) setSink(s Sink) {
+	w.sink = s
+	if _, ok := s.(DimSink); ok {
+		w.sum.SetDimLimits(dims.NoLimits)
 	}
 }
 
@@ -244,6 +267,7 @@ func (d *DryRun) malformedLine(n uint64, o parser.Outcome, length int) {
 // (a bug: the aggregator made it) is an error.
 func (w *dryWorker) drain() error {
 	var bad error
+	w.drainDims()
 	w.sum.Drain(func(key []byte, v *measure.Vector) {
 		if err := w.note(key); err != nil && bad == nil {
 			bad = err
@@ -253,6 +277,16 @@ func (w *dryWorker) drain() error {
 		}
 	})
 	return bad
+}
+
+// drainDims hands the counts by dimension w's Summer holds to its sink
+// when it is a DimSink; the Summer's Drain, next, forgets them.
+func (w *dryWorker) drainDims() {
+	if ds, ok := w.sink.(DimSink); ok {
+		for _, c := range w.sum.DimCounts() {
+			ds.Dims(w.file, c.Key, c.N)
+		}
+	}
 }
 
 // fileOf tells w that the next chunk is of the file numbered file: with a
@@ -340,6 +374,7 @@ func (d *DryRun) figures() (*dryWorker, error) {
 	}
 	held := map[string]struct{}{}
 	for _, w := range ws {
+		w.drainDims()
 		w.sum.Drain(func(key []byte, v *measure.Vector) {
 			held[string(key)] = struct{}{}
 			if w.sink != nil {

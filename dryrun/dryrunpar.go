@@ -294,7 +294,7 @@ func (par *parallel) inOrder(d *DryRun, names []string) error {
 	}
 	seq := newDryWorker(p)
 	if d.newSink != nil {
-		seq.sink = d.newSink()
+		seq.setSink(d.newSink())
 	}
 	again := &DryRun{w: seq, log: io.Discard, maxLine: d.maxLine}
 	seq.mal = again.malformedLine

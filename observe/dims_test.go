@@ -71,7 +71,7 @@ func TestMetricsByDimension(t *testing.T) {
 	if strings.Contains(body, "r20.example") || strings.Contains(body, `dimension="browser"`) {
 		t.Errorf("a value past the top 20, or a dimension without hits, shown")
 	}
-	problems, err := testutil.CollectAndLint(newCollector(f, "v", clock.NewFake(t0), slog.New(slog.DiscardHandler)))
+	problems, err := testutil.CollectAndLint(newCollector(f, "v", nil, clock.NewFake(t0), slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}

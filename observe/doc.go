@@ -96,6 +96,10 @@
 //	logtally_visitors_today{site}                     this host's estimate of the current salt period's visitors (at most
 //	                                                  200 sites, the first by name; absent with visitors off)
 //	logtally_visitors_error_ratio                     its relative standard error (1 s.e.: 0.01625)
+//	logtally_geo_database_build_timestamp_seconds{database} when the [geo] database (country, asn) the parsers read
+//	                                                  was built: an MMDB's build_epoch, a Tor geoip file's "Generated:"
+//	                                                  header, else its modification time (absent: not read, not known)
+//	logtally_geo_database_age_seconds{database}       the clock's now minus that, at the scrape (alert on it)
 //
 // Caveats:
 //   - Labels are bounded: source names (from the config), fixed reason, op
@@ -134,6 +138,11 @@
 //   - unhealthy_after counts from the pipeline's start: a reload (SIGHUP)
 //     makes a new pipeline, so /healthz answers 200 again for up to
 //     unhealthy_after even if MongoDB is still down.
+//   - The geo gauges read the databases held at each scrape: after a
+//     reload (SIGHUP) that read new files, the new ones'; a file that no
+//     longer reads keeps the old database, and its age goes on growing.
+//     They need Config.Geo (the daemon's geo.Holder, with [dimensions]
+//     enabled and a [geo] file named).
 //   - The MongoDB URI appears only redacted, and its password is cut out
 //     of every /status and /healthz response whatever field it got into.
 //   - /status reads the buffer in a few read transactions: a batch sealed

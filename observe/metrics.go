@@ -16,6 +16,7 @@ import (
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/geo"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
@@ -25,6 +26,7 @@ import (
 type collector struct {
 	src     Source
 	version string
+	geo     *geo.Holder // nil: no [geo] databases read
 	clock   clock.Clock
 	log     *slog.Logger
 
@@ -35,6 +37,13 @@ type collector struct {
 	buffer           bufferDescs
 	flush            flushDescs
 	files            fileDescs
+	geoDB            geoDescs
+}
+
+// geoDescs are the descriptors of the [geo] databases: each one's build
+// time and age.
+type geoDescs struct {
+	built, age *prometheus.Desc
 }
 
 // readDescs are the descriptors of the aggregator's reading and commits:
@@ -84,12 +93,12 @@ type visitorsSource interface {
 	VisitorsNow(now time.Time) (pipeline.VisitorsNow, bool, error)
 }
 
-func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger) *collector {
+func newCollector(src Source, version string, g *geo.Holder, clk clock.Clock, log *slog.Logger) *collector {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("logtally_"+name, help, labels, nil)
 	}
 	return &collector{
-		src: src, version: version, clock: clk, log: log,
+		src: src, version: version, geo: g, clock: clk, log: log,
 		buildInfo: d("build_info", "Always 1; the version label is logtally's version.", "version"),
 		alive:     d("alive", "1 while the aggregator and the flusher make their rounds, else 0 (GET /healthz then fails; it also fails while the state dir is full, and while hits wait for MongoDB or reading is paused on a full buffer longer than http.unhealthy_after)."),
 		read: readDescs{
@@ -160,6 +169,12 @@ func newCollector(src Source, version string, clk clock.Clock, log *slog.Logger)
 				"Followed files not found again with lines possibly unread (rotated where the source's rotated globs do not look, compressed or deleted first, truncated with no copy found); each is logged at ERROR with the `logtally replay` command that counts the rest.", "source"),
 			refusedLinks: d("refused_symlinks_total", "Symbolic links not followed because their target leaves the source's directories (follow_symlinks off), each path once.", "source"),
 		},
+		geoDB: geoDescs{
+			built: d("geo_database_build_timestamp_seconds",
+				"When the [geo] database the daemon reads was built, by database (country, asn): an MMDB's build_epoch, a Tor geoip file's \"Generated:\" header or else its modification time. Absent for a database not read or whose build time is not known.", "database"),
+			age: d("geo_database_age_seconds",
+				"Seconds from the [geo] database's build time (logtally_geo_database_build_timestamp_seconds) to the scrape, by database (country, asn).", "database"),
+		},
 	}
 }
 
@@ -178,6 +193,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		c.flush.late, c.flush.expiredHits, c.flush.prealloc, c.flush.preallocFailures, c.flush.preallocTracked,
 		c.flush.tailWrites, c.flush.tailSpills, c.flush.spillDocs, c.flush.plans,
 		c.files.followed, c.files.lag, c.files.lostFiles, c.files.refusedLinks,
+		c.geoDB.built, c.geoDB.age,
 	} {
 		ch <- d
 	}
@@ -231,6 +247,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(c.visitors.visitorsUnsalted, a.VisitorsUnsalted)
 	c.collectVisitors(ch)
+	c.collectGeo(ch)
 	gauge(c.buffer.pendingKeys, float64(st.PendingKeys))
 	gauge(c.buffer.pendingHits, float64(st.PendingHits))
 	gauge(c.buffer.bufferBytes, float64(st.BufferBytes))
@@ -355,6 +372,27 @@ func (c *collector) collectVisitors(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.visitors.visitorsNow, prometheus.GaugeValue, math.Round(e.Estimate), e.Site)
 	}
 	ch <- prometheus.MustNewConstMetric(c.visitors.visitorsError, prometheus.GaugeValue, v.StdError)
+}
+
+// collectGeo sends each [geo] database's build time and its age at the
+// clock's now, from the database held now (a reload's new one at once);
+// nothing for a database not read or whose build time is not known.
+func (c *collector) collectGeo(ch chan<- prometheus.Metric) {
+	if c.geo == nil {
+		return
+	}
+	now := c.clock.Now()
+	country, asn := c.geo.DB().Built()
+	for _, db := range [...]struct {
+		name  string
+		built time.Time
+	}{{"country", country}, {"asn", asn}} {
+		if db.built.IsZero() {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(c.geoDB.built, prometheus.GaugeValue, seconds(db.built.UnixNano()), db.name)
+		ch <- prometheus.MustNewConstMetric(c.geoDB.age, prometheus.GaugeValue, now.Sub(db.built).Seconds(), db.name)
+	}
 }
 
 // Bounds of logtally_traffic_views_total's values, which come from the

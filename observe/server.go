@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/geo"
 	"github.com/logtally/logtally/internal/hostcheck"
 	"github.com/logtally/logtally/internal/httpserve"
 	"github.com/logtally/logtally/pipeline"
@@ -56,6 +57,10 @@ type Config struct {
 	// Tap, when not nil, is the log's Tap: /status shows the last
 	// warning or error of each component.
 	Tap *Tap
+	// Geo, when not nil, holds the [geo] databases the parsers read:
+	// /metrics shows each one's build time and age, read at each scrape
+	// (a reload's new database shows at once).
+	Geo *geo.Holder
 	// Dashboard, when not nil, is served under /dashboard/ (the handler
 	// sees paths without the prefix): package dashboard's page, with its
 	// own checks of who is asking.
@@ -93,7 +98,7 @@ func New(cfg Config) (*Server, error) {
 	s.mongo, s.secrets = redactURI(cfg.MongoURI)
 
 	reg := prometheus.NewRegistry()
-	if err := reg.Register(newCollector(cfg.Source, cfg.Version, cfg.Clock, s.log)); err != nil {
+	if err := reg.Register(newCollector(cfg.Source, cfg.Version, cfg.Geo, cfg.Clock, s.log)); err != nil {
 		return nil, fmt.Errorf("observe: %w", err)
 	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -222,7 +222,7 @@ func TestMetrics(t *testing.T) {
 		t.Log(body)
 	}
 	// Names and help follow Prometheus's conventions.
-	problems, err := testutil.CollectAndLint(newCollector(sampleFake(), "v", clock.NewFake(t0), slog.New(slog.DiscardHandler)))
+	problems, err := testutil.CollectAndLint(newCollector(sampleFake(), "v", nil, clock.NewFake(t0), slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +476,7 @@ func TestMetricsMeasures(t *testing.T) {
 	if !strings.Contains(body, `logtally_hits_by_class_total{class="people"} 0`+"\n") {
 		t.Errorf("people with more bots than views:\n%s", body)
 	}
-	problems, err := testutil.CollectAndLint(newCollector(f, "v", clock.NewFake(t0), slog.New(slog.DiscardHandler)))
+	problems, err := testutil.CollectAndLint(newCollector(f, "v", nil, clock.NewFake(t0), slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,18 @@ import (
 //
 //	go test -run '^$' -bench Verify -benchtime 3x ./verify
 func BenchmarkVerify(b *testing.B) {
+	benchVerify(b, parser.Config{Format: "combined", Site: "bench.example.com"})
+}
+
+// BenchmarkVerifyDims is BenchmarkVerify with [dimensions] on (no geo
+// database): the dry run parses each hit's dimensions too, and verify
+// also keeps the files' counts by dimension and judges them (every site
+// day is missing: nothing is read back).
+func BenchmarkVerifyDims(b *testing.B) {
+	benchVerify(b, parser.Config{Format: "combined", Site: "bench.example.com", Dims: &parser.DimsConfig{}})
+}
+
+func benchVerify(b *testing.B, cfg parser.Config) {
 	const lines = 1_000_000
 	path := filepath.Join(b.TempDir(), "access.log")
 	g := loggen.New(1)
@@ -40,7 +52,6 @@ func BenchmarkVerify(b *testing.B) {
 		b.Fatal(err)
 	}
 	buf = nil
-	cfg := parser.Config{Format: "combined", Site: "bench.example.com"}
 	db := mongotest.Start(b).Database(b)
 	var tDryWall, tVerifyWall time.Duration
 	dry := func() time.Duration {

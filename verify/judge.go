@@ -59,6 +59,9 @@ type Diff struct {
 	// its entries in the tails: ID and Path are then the page bucket's,
 	// where the counts would be had the page been hot.
 	Tail bool
+	// Value is a count by dimension's value (Path is then the site day's
+	// "sources.<dimension code>"): from the lines, shown with query.Shown.
+	Value string
 }
 
 // judge compares documents counter by counter (bucket), keeping what it
@@ -73,6 +76,7 @@ type judge struct {
 	r, w     span
 	allHosts bool
 	rep      *Report
+	max      int // the Diffs and Others rep keeps
 	carry    map[carryKey]*carried
 }
 
@@ -89,9 +93,18 @@ type carried struct {
 	tail         bool // MongoDB's value holds tail entries (Diff.Tail)
 }
 
-// newJudge returns a judge of range r keeping its findings in rep.
-func newJudge(r span, allHosts bool, rep *Report) *judge {
-	return &judge{r: r, allHosts: allHosts, rep: rep, carry: map[carryKey]*carried{}}
+// newJudge returns a judge of range r keeping its findings in rep, the
+// first maxDiffs of each list.
+func newJudge(r span, allHosts bool, maxDiffs int, rep *Report) *judge {
+	return &judge{r: r, allHosts: allHosts, rep: rep, max: maxDiffs, carry: map[carryKey]*carried{}}
+}
+
+// add keeps d in *list unless it holds j.max already, and counts it in *n.
+func (j *judge) add(list *[]Diff, n *uint64, d Diff) {
+	*n++
+	if len(*list) < j.max {
+		*list = append(*list, d)
+	}
 }
 
 // counter is one counter of a document: its dotted path and its value.
@@ -174,18 +187,18 @@ func (j *judge) counter(k Kind, id, path string, files, mongo int64, inside, tai
 	if !inside {
 		r.Edge++
 	}
-	d := Diff{k, id, path, files, mongo, tail}
+	d := Diff{Kind: k, ID: id, Path: path, Files: files, MongoDB: mongo, Tail: tail}
 	switch {
 	case mongo == files:
 	case mongo < files:
-		r.add(&r.Diffs, &r.NDiffs, d)
+		j.add(&r.Diffs, &r.NDiffs, d)
 		r.Lost++
 	case !inside:
 	case j.allHosts:
-		r.add(&r.Diffs, &r.NDiffs, d)
+		j.add(&r.Diffs, &r.NDiffs, d)
 		r.More++
 	default:
-		r.add(&r.Others, &r.NOthers, d)
+		j.add(&r.Others, &r.NOthers, d)
 	}
 }
 

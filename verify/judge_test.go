@@ -14,8 +14,8 @@ var t0 = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Unix() // a Sunday, a 31-da
 // judged runs one judge over [from, to) in windows (the passes), each
 // window's documents given by docs(window), and returns the report.
 func judged(allHosts bool, r span, windows []span, docs func(j *judge)) *Report {
-	rep := &Report{max: 10}
-	j := newJudge(r, allHosts, rep)
+	rep := &Report{}
+	j := newJudge(r, allHosts, 10, rep)
 	for _, w := range windows {
 		j.w = w
 		docs(j)
@@ -38,7 +38,7 @@ func TestJudgeInsideTheRange(t *testing.T) {
 	lost := judged(true, r, []span{r}, func(j *judge) {
 		minute(j, map[string]int64{"totalViews": 2, "seconds.3": 2, "measures.status_2xx": 2}, map[string]int64{"totalViews": 2, "seconds.3": 2, "measures.status_2xx": 1})
 	})
-	if lost.Exact() || lost.NDiffs != 1 || lost.Lost != 1 || lost.Diffs[0] != (Diff{Minute, "202603010000/s/p", "measures.status_2xx", 2, 1, false}) {
+	if lost.Exact() || lost.NDiffs != 1 || lost.Lost != 1 || lost.Diffs[0] != (Diff{Kind: Minute, ID: "202603010000/s/p", Path: "measures.status_2xx", Files: 2, MongoDB: 1}) {
 		t.Errorf("one lost: %+v", lost)
 	}
 	for _, allHosts := range []bool{false, true} {
@@ -119,7 +119,7 @@ func TestJudgeUnknownAndSites(t *testing.T) {
 }
 
 func TestReportWrite(t *testing.T) {
-	rep := &Report{max: 1, Files: 2, Lines: 1204320, Hits: 1204311, Malformed: 9, From: time.Unix(t0, 0), To: time.Unix(t0+86400, 0), Passes: 1}
+	rep := &Report{Files: 2, Lines: 1204320, Hits: 1204311, Malformed: 9, From: time.Unix(t0, 0), To: time.Unix(t0+86400, 0), Passes: 1}
 	rep.Buckets = [kinds]uint64{4000, 400, 9, 1}
 	rep.Expired[bucket.Minute] = 12
 	rep.Expired[Sites] = 3
@@ -130,8 +130,9 @@ func TestReportWrite(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, b.String())
 		}
 	}
-	rep.add(&rep.Diffs, &rep.NDiffs, Diff{Minute, "202603010000/s/\x1b[2J\u202e", "seconds.3", 2, 1, false})
-	rep.add(&rep.Diffs, &rep.NDiffs, Diff{Daily, "20260301/s/p", "hourly.3", 2, 1, false})
+	j := newJudge(span{}, false, 1, rep)
+	j.add(&rep.Diffs, &rep.NDiffs, Diff{Kind: Minute, ID: "202603010000/s/\x1b[2J\u202e", Path: "seconds.3", Files: 2, MongoDB: 1})
+	j.add(&rep.Diffs, &rep.NDiffs, Diff{Kind: Daily, ID: "20260301/s/p", Path: "hourly.3", Files: 2, MongoDB: 1})
 	rep.Lost = 2
 	b.Reset()
 	rep.Write(&b)
@@ -161,9 +162,9 @@ func cs(m map[string]int64) []counter {
 func TestJudgeExpiredSiteDays(t *testing.T) {
 	r := span{t0, t0 + 2*86400}
 	for _, keep := range []time.Duration{24 * time.Hour, 0} {
-		rep := &Report{max: 10}
+		rep := &Report{}
 		v := &verifier{opts: Options{Retention: bucket.Retention{Daily: keep}}, now: time.Unix(t0+2*86400+3600, 0), rep: rep}
-		j := newJudge(r, false, rep)
+		j := newJudge(r, false, 10, rep)
 		j.w = r
 		// The 1st ended 25 hours ago, the 2nd an hour ago.
 		v.judge(j, Sites, "20260301/s", t0, t0+86400, cs(map[string]int64{"views": 5}), nil, false)

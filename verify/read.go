@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,18 +14,19 @@ import (
 
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/measure"
+	"github.com/logtally/logtally/query"
 )
 
 // compare compares the window's sums (window: by site, page and second)
 // with MongoDB, site by site, each level's buckets and then the site days.
-func (v *verifier) compare(ctx context.Context, j *judge, sites []string, bySite map[string][]*pageSums) error {
+func (v *verifier) compare(ctx context.Context, j *judge, sites []string, bySite map[string][]*pageSums, dimsBySite map[string]map[int64]*siteDims) error {
 	for _, site := range sites {
 		for l := range bucket.Level(bucket.Levels) {
 			if err := v.compareLevel(ctx, j, l, site, bySite[site]); err != nil {
 				return err
 			}
 		}
-		if err := v.compareSites(ctx, j, site, bySite[site]); err != nil {
+		if err := v.compareSites(ctx, j, site, bySite[site], dimsBySite[site]); err != nil {
 			return err
 		}
 	}
@@ -68,7 +71,7 @@ func (v *verifier) compareLevel(ctx context.Context, j *judge, l bucket.Level, s
 		}
 		return nil
 	}
-	err = v.each(ctx, v.opts.Collections.Name(l), l.BucketRange(site, unix(from), unix(to)), l.Start, func(id string, start int64, got []counter) {
+	err = v.each(ctx, v.opts.Collections.Name(l), l.BucketRange(site, unix(from), unix(to)), l.Start, func(id string, start int64, got []counter, _ bson.Raw) error {
 		_, end := l.Bounds(start)
 		want := files(id)
 		p := ts.parts[id]
@@ -78,6 +81,7 @@ func (v *verifier) compareLevel(ctx context.Context, j *judge, l bucket.Level, s
 		}
 		want, got = v.finer(j, l, ts, p, start, end, want, got)
 		v.judge(j, Kind(l), id, start, end, want, got, p != nil)
+		return nil
 	})
 	if err != nil {
 		return err
@@ -129,8 +133,10 @@ func (sh *levelShare) make(l bucket.Level, pages []*pageSums) {
 	}
 }
 
-// compareSites compares site's days of the judge's window.
-func (v *verifier) compareSites(ctx context.Context, j *judge, site string, pages []*pageSums) error {
+// compareSites compares site's days of the judge's window: their
+// counters, and with [dimensions] on their counts by dimension (dimsOf:
+// the files', by day start; see judge.dims).
+func (v *verifier) compareSites(ctx context.Context, j *judge, site string, pages []*pageSums, dimsOf map[int64]*siteDims) error {
 	var s bucket.Sites
 	for _, ps := range pages {
 		for i := range ps.sums {
@@ -144,14 +150,19 @@ func (v *verifier) compareSites(ctx context.Context, j *judge, site string, page
 	}
 	from, _ := bucket.Daily.Bounds(j.w.from)
 	_, to := bucket.Daily.Bounds(j.w.to - 1)
-	err := v.each(ctx, v.opts.Collections.SiteName(), bucket.SiteRange(site, unix(from), unix(to)), bucket.SiteStart, func(id string, start int64, got []counter) {
+	err := v.each(ctx, v.opts.Collections.SiteName(), bucket.SiteRange(site, unix(from), unix(to)), bucket.SiteStart, func(id string, start int64, got []counter, raw bson.Raw) error {
 		var want []counter
 		if d := files[id]; d != nil {
 			want = siteCounters(d)
 			delete(files, id)
 		}
+		// The counts by dimension are judged apart (judge.dims).
+		got = slices.DeleteFunc(got, func(c counter) bool { return strings.HasPrefix(c.path, bucket.FieldSources+".") })
 		_, end := bucket.Daily.Bounds(start)
-		v.judge(j, Sites, id, start, end, want, got, false)
+		if !v.judge(j, Sites, id, start, end, want, got, false) {
+			return nil
+		}
+		return v.judgeDims(j, site, id, start, raw, dimsOf[start])
 	})
 	if err != nil {
 		return err
@@ -166,21 +177,51 @@ func (v *verifier) compareSites(ctx context.Context, j *judge, site string, page
 
 // judge judges a document unless it is past its level's retention (a
 // site day the daily one): then it is counted as such (once, in the pass
-// holding its end). tail says got holds tail entries (Diff.Tail).
-func (v *verifier) judge(j *judge, k Kind, id string, start, end int64, want, got []counter, tail bool) {
+// holding its end), and judge returns false. tail says got holds tail
+// entries (Diff.Tail).
+func (v *verifier) judge(j *judge, k Kind, id string, start, end int64, want, got []counter, tail bool) bool {
 	if v.opts.Retention.Expired(k.level(), start, v.now) {
 		if j.w.has(min(end, j.r.to) - 1) {
 			v.rep.Expired[k]++
 		}
-		return
+		return false
 	}
 	j.bucket(k, id, start, end, want, got, tail)
+	return true
+}
+
+// judgeDims judges the counts by dimension of site's day starting at
+// start, raw its document in MongoDB and files the files' counts (nil:
+// none): not with [dimensions] off, nor for a day the range cuts while
+// the files hold hits of it outside it, nor for a day MongoDB holds
+// without counts by dimension while the files have some (each counted).
+func (v *verifier) judgeDims(j *judge, site, id string, start int64, raw bson.Raw, files *siteDims) error {
+	mongo, err := bucket.SiteSources(raw)
+	if err != nil {
+		return fmt.Errorf("read %s: %s: %w", v.opts.Collections.SiteName(), query.Shown(id), err)
+	}
+	r := &v.rep.Dims
+	switch _, cut := v.cut[siteDay{site, start}]; {
+	case !r.On:
+		if hasDims(&mongo) {
+			r.Off++
+		}
+	case cut:
+		r.Cut++
+	case !hasDims(&mongo):
+		if files != nil && hasDims(files) {
+			r.NotCounted++
+		}
+	default:
+		j.dims(id, start, files, &mongo)
+	}
+	return nil
 }
 
 // each finds the documents of coll matching filter (without their
 // applied field) and hands each one's _id, period start (read by start)
 // and non-zero counters (bucket.Counters, sorted by path) to f.
-func (v *verifier) each(ctx context.Context, coll string, filter bson.D, start func(bson.Raw) (int64, error), f func(id string, start int64, got []counter)) error {
+func (v *verifier) each(ctx context.Context, coll string, filter bson.D, start func(bson.Raw) (int64, error), f func(id string, start int64, got []counter, raw bson.Raw) error) error {
 	c := v.opts.DB.Collection(coll)
 	cur, err := c.Find(ctx, filter, options.Find().SetProjection(bson.D{{Key: bucket.FieldApplied, Value: 0}}))
 	if err != nil {
@@ -201,7 +242,9 @@ func (v *verifier) each(ctx context.Context, coll string, filter bson.D, start f
 		if err := bucket.Counters(raw, func(path string, n int64) { got = append(got, counter{path, n}) }); err != nil {
 			return fmt.Errorf("read %s: %w", coll, err)
 		}
-		f(id, st, sortCounters(got))
+		if err := f(id, st, sortCounters(got), raw); err != nil {
+			return err
+		}
 	}
 	if err := cur.Err(); err != nil {
 		return fmt.Errorf("read %s: %w", coll, err)

@@ -58,20 +58,13 @@ type Report struct {
 	// files without AllHosts (other hosts' hits?), NOthers how many.
 	Others  []Diff
 	NOthers uint64
-
-	max int // the Diffs and Others kept
+	// Dims is what the counts by dimension of the site days gave, with
+	// [dimensions] on (dims.go).
+	Dims DimsReport
 }
 
 // Exact reports whether no difference was found.
 func (r *Report) Exact() bool { return r.NDiffs == 0 }
-
-// add keeps d in *list unless it holds r.max already, and counts it in *n.
-func (r *Report) add(list *[]Diff, n *uint64, d Diff) {
-	*n++
-	if len(*list) < r.max {
-		*list = append(*list, d)
-	}
-}
 
 // Write prints the report: what was read and judged, the differences and
 // the counters holding more in MongoDB (the first ones), and the verdict,
@@ -111,6 +104,7 @@ func (r *Report) Write(w io.Writer) {
 			g(n), g(r.Tails[Minute]), g(r.Tails[Daily]), g(r.Tails[Monthly]))
 	}
 	fmt.Fprintln(w)
+	r.writeDims(w)
 	var skipped []string
 	for k, n := range r.Expired {
 		if n > 0 {
@@ -140,7 +134,11 @@ func (r *Report) Write(w io.Writer) {
 			if d.Tail {
 				tail = " with its entries in the tails"
 			}
-			fmt.Fprintf(w, "  %s %s%s: %s: MongoDB %d, files %d (%s)\n", d.Kind, query.Shown(d.ID), tail, d.Path, d.MongoDB, d.Files, what(d))
+			path := d.Path
+			if d.Value != "" {
+				path += " " + query.Shown(d.Value)
+			}
+			fmt.Fprintf(w, "  %s %s%s: %s: MongoDB %d, files %d (%s)\n", d.Kind, query.Shown(d.ID), tail, path, d.MongoDB, d.Files, what(d))
 		}
 	}
 	list("differences", "", r.Diffs, r.NDiffs, func(d Diff) string {
@@ -161,6 +159,29 @@ func (r *Report) Write(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "not exact: %s (%s below the files: hits lost; %s above)\n", counters(r.NDiffs, "differs", "differ"), g(r.Lost), g(r.More))
+}
+
+// writeDims prints the line of the counts by dimension: what was
+// compared and what was not.
+func (r *Report) writeDims(w io.Writer) {
+	d := &r.Dims
+	g := func(n uint64) string { return digits.Group(n) }
+	var parts []string
+	if d.On {
+		parts = append(parts, fmt.Sprintf("%s site days, %s values compared", g(d.Days), g(d.Values)))
+	}
+	if d.NotCounted > 0 {
+		parts = append(parts, fmt.Sprintf("%s site days not counted by dimension in MongoDB (before [dimensions] was enabled?): not judged", g(d.NotCounted)))
+	}
+	if d.Cut > 0 {
+		parts = append(parts, fmt.Sprintf("%s site days cut by -from/-to with hits outside them: not judged by dimension", g(d.Cut)))
+	}
+	if d.Off > 0 {
+		parts = append(parts, fmt.Sprintf("%s site days' counts not judged: [dimensions] is off in the config", g(d.Off)))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "by dimension: %s\n", strings.Join(parts, "; "))
+	}
 }
 
 // counters says "1 counter <one>" or "n counters <many>".

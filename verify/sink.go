@@ -47,7 +47,8 @@ var all = span{math.MinInt64, math.MaxInt64}
 
 // newShard returns the sink of one worker of the dry run.
 func (p *pass) newShard() dryrun.Sink {
-	return &shard{p: p, pages: map[string]*pageSums{}, sites: map[string]struct{}{}, minDay: math.MaxInt64}
+	return &shard{p: p, pages: map[string]*pageSums{}, sites: map[string]struct{}{}, minDay: math.MaxInt64,
+		dims: map[string]uint64{}, cut: map[siteDay]struct{}{}}
 }
 
 // shard is one dry-run worker's sink: the sums of the window it was
@@ -59,12 +60,22 @@ type shard struct {
 	limit  int                  // sums held before the next shed (0: the budget)
 	minDay int64                // the earliest day of the sums held
 	err    error                // a key that does not decode (a bug)
+	// dims are the counts by dimension of the window's days, by
+	// dimension key (buffer.AppendDimKey: site, dimension, value, day).
+	dims map[string]uint64
 
 	// The first pass's notes.
-	spans   []fileSpan          // by file: its hits' seconds
-	sites   map[string]struct{} // the sites of every hit
-	inRange uint64              // views in the range
-	outside uint64              // views outside it (-from, -to)
+	spans   []fileSpan           // by file: its hits' seconds
+	sites   map[string]struct{}  // the sites of every hit
+	inRange uint64               // views in the range
+	outside uint64               // views outside it (-from, -to)
+	cut     map[siteDay]struct{} // the site days of those views
+}
+
+// siteDay is a site and the start of a UTC day (Unix seconds).
+type siteDay struct {
+	site string
+	day  int64
 }
 
 // pageSums are the sums of one site and page, by arrival.
@@ -123,6 +134,7 @@ func (s *shard) Sums(file int, key []byte, v *measure.Vector) {
 		s.spans[file].add(sec)
 		if !p.r.has(sec) {
 			s.outside += v[measure.Views]
+			s.cut[siteDay{string(ps.site), day(sec) * 86400}] = struct{}{}
 			return
 		}
 		s.inRange += v[measure.Views]
@@ -140,6 +152,20 @@ func (s *shard) Sums(file int, key []byte, v *measure.Vector) {
 	if s.n > max(s.limit, p.budget) {
 		s.shed()
 	}
+}
+
+// Dims keeps one count by dimension of a day the window holds (the
+// window's days are whole but for the range's first and last).
+func (s *shard) Dims(_ int, key []byte, n uint64) {
+	_, _, _, d, err := buffer.DecodeDimKey(key)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	if d+86400 <= s.p.lo || d >= s.p.hi.Load() {
+		return
+	}
+	s.dims[string(key)] += n
 }
 
 // days returns the sums held by day.
@@ -206,6 +232,40 @@ func (s *shard) drop(hi int64) {
 	for _, ps := range s.pages {
 		s.n += len(ps.sums)
 	}
+	for k := range s.dims {
+		if _, _, _, d, _ := buffer.DecodeDimKey([]byte(k)); d >= hi {
+			delete(s.dims, k)
+		}
+	}
+}
+
+// windowDims returns every shard's counts by dimension of the days
+// overlapping w, by site and day start.
+func windowDims(shards []*shard, w span) map[string]map[int64]*siteDims {
+	out := map[string]map[int64]*siteDims{}
+	for _, s := range shards {
+		for k, n := range s.dims {
+			site, dm, value, d, err := buffer.DecodeDimKey([]byte(k))
+			if err != nil || d+86400 <= w.from || d >= w.to {
+				continue // (a bad key failed the shard)
+			}
+			days := out[string(site)]
+			if days == nil {
+				days = map[int64]*siteDims{}
+				out[string(site)] = days
+			}
+			sd := days[d]
+			if sd == nil {
+				sd = &siteDims{}
+				days[d] = sd
+			}
+			if sd[dm] == nil {
+				sd[dm] = map[string]int64{}
+			}
+			sd[dm][string(value)] += int64(n)
+		}
+	}
+	return out
 }
 
 // window returns every shard's sums in w by site, each site's pages in

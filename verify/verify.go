@@ -90,7 +90,7 @@ func Verify(ctx context.Context, files []string, opts Options) (*Report, error) 
 	if !opts.Parser.Since.IsZero() || !opts.Parser.Until.IsZero() {
 		return nil, errors.New("verify: the parser has a window: give From and To instead")
 	}
-	rep := &Report{AllHosts: opts.AllHosts, Files: len(files), max: opts.MaxDiffs}
+	rep := &Report{AllHosts: opts.AllHosts, Files: len(files)}
 	r := all
 	if !opts.From.IsZero() {
 		r.from = opts.From.Unix()
@@ -98,7 +98,8 @@ func Verify(ctx context.Context, files []string, opts Options) (*Report, error) 
 	if !opts.To.IsZero() {
 		r.to = opts.To.Unix()
 	}
-	v := &verifier{opts: opts, now: opts.Clock.Now().Add(expiryMargin), rep: rep}
+	rep.Dims.On = opts.Parser.Dims != nil
+	v := &verifier{opts: opts, now: opts.Clock.Now().Add(expiryMargin), rep: rep, cut: map[siteDay]struct{}{}}
 	var (
 		spans []fileSpan
 		sites []string
@@ -126,6 +127,7 @@ func Verify(ctx context.Context, files []string, opts Options) (*Report, error) 
 					}
 				}
 				maps.Copy(siteSet, s.sites)
+				maps.Copy(v.cut, s.cut)
 				rep.Hits += s.inRange
 				rep.Outside += s.outside
 			}
@@ -154,12 +156,12 @@ func Verify(ctx context.Context, files []string, opts Options) (*Report, error) 
 				return rep, fmt.Errorf("%w: no hits in the range", ErrFiles)
 			}
 			rep.From, rep.To = time.Unix(r.from, 0).UTC(), time.Unix(r.to, 0).UTC()
-			j = newJudge(r, opts.AllHosts, rep)
+			j = newJudge(r, opts.AllHosts, opts.MaxDiffs, rep)
 		}
 		hi := min(p.hi.Load(), r.to)
 		w := span{max(lo, r.from), hi}
 		j.w = w
-		if err := v.compare(ctx, j, sites, window(shards, w)); err != nil {
+		if err := v.compare(ctx, j, sites, window(shards, w), windowDims(shards, w)); err != nil {
 			return rep, err
 		}
 		if hi >= r.to {
@@ -184,6 +186,7 @@ type verifier struct {
 	opts Options
 	now  time.Time // for retention, with expiryMargin
 	rep  *Report
+	cut  map[siteDay]struct{} // site days with hits outside the range: their counts by dimension are not judged
 }
 
 // firstDay returns the earliest of days.

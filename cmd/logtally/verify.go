@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/geo"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/query"
 	"github.com/logtally/logtally/replay"
@@ -29,7 +30,10 @@ and the site days with MongoDB over the range the files cover (or -from to
 difference (hits lost); holding more is reported as "more in MongoDB: other
 hosts?" unless -all-hosts says the files are every host's logs. Counters
 whose period reaches outside the range are judged for lost hits only;
-buckets past their retention and the visitors are not judged.
+buckets past their retention and the visitors are not judged. With
+[dimensions] enabled, each site day's counts by dimension (referrer,
+channel, country, asn, browser, os, device, crawler) are compared value
+by value too, the [geo] databases read as the daemon reads them.
 Exit status: 0 exact, 1 a difference (or MongoDB could not be read), 2 bad
 input.
 `
@@ -93,6 +97,14 @@ func cmdVerify(args []string, stdout, stderr io.Writer) error {
 	}
 	if opts.Parser, err = verifyParser(cfg, *srcName, *site, *format, *logFormat); err != nil {
 		return usageError{err}
+	}
+	if cfg.Dimensions.Enabled { // as the daemon's pipeline counts them, with its [geo] databases
+		opts.Parser.Dims = &parser.DimsConfig{}
+		if cfg.Geo.CountryDB != "" || cfg.Geo.ASNDB != "" {
+			if opts.Parser.Dims.Geo, err = geo.OpenHolder(cfg.Geo.CountryDB, cfg.Geo.ASNDB); err != nil {
+				return usagef("verify: %w", err)
+			}
+		}
 	}
 	if _, err := parser.New(opts.Parser); err != nil {
 		return usagef("verify: %w", err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/config"
+	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/loggen"
 	"github.com/logtally/logtally/internal/mongotest"
@@ -256,5 +257,130 @@ func TestVerifyBadInput(t *testing.T) {
 		if code != 2 || !strings.HasPrefix(last, "logtally: ") || !strings.Contains(last, tc.want) {
 			t.Errorf("verify %v: exit %d, stderr %q; want 2 and a last line with %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestVerifyDimensions: a log replayed with [dimensions] on (and a Tor
+// country database): verify compares every value of every dimension of
+// the site day with the files' and is exact. Then MongoDB's Firefox
+// loses a hit and Chrome gains two: verify names both values; hits
+// moved from Safari to (other) (a host's bound) are no difference; a day
+// without counts by dimension is said apart, not a difference.
+func TestVerifyDimensions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	e := newReplayEnv(t)
+	tor, err := filepath.Abs(filepath.Join("..", "..", "geo", "testdata", "tor", "geoip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := writeConfig(t, filepath.Join(e.dir, "dims.toml"), e.srv.URI(), e.db.Name(), "dims.test", e.live,
+		stateAt(filepath.Join(e.dir, "dstate")), instance("dims-1"), noPrealloc, func(c *config.Config) {
+			c.Dimensions.Enabled = true
+			c.Geo.CountryDB = tor
+		})
+	arch, arch2 := filepath.Join(e.arch, "dims.log"), filepath.Join(e.arch, "dims2.log")
+	want := dimsLog(t, arch, 600)
+	// The same lines a day later: two site days, and -max-sums reads a
+	// day at a time.
+	b, err := os.ReadFile(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(arch2, bytes.ReplaceAll(b, []byte("[01/Mar/2026:"), []byte("[02/Mar/2026:")), 0o644)
+	e.replay(conf, "-site", "dims.test", "-format", "combined", arch)
+	e.replay(conf, "-site", "dims.test", "-format", "combined", arch2)
+	var values int
+	for _, m := range want {
+		values += len(m)
+	}
+	id := "20260301/dims.test"
+	if want[dims.Browser]["Firefox"] != 120 || want[dims.Browser]["Chrome"] != 120 || want[dims.Browser]["Safari"] != 120 {
+		t.Fatalf("browsers: %v", want[dims.Browser])
+	}
+	day := []string{"-from", "2026-03-01", "-to", "2026-03-02"} // the day inside the range: judged exactly
+	verify := func(args ...string) (string, int) {
+		t.Helper()
+		out, _, code := verifyRun(t, append([]string{"-config", conf, "-site", "dims.test", "-format", "combined"}, append(args, arch)...)...)
+		return out, code
+	}
+	for _, args := range [][]string{day, append([]string{"-all-hosts"}, day...), nil} {
+		out, code := verify(args...)
+		if hits, _ := exactLine(t, out); code != 0 || hits != 600 {
+			t.Errorf("verify %v: exit %d, %d hits; want 0, 600", args, code, hits)
+		}
+		if line := fmt.Sprintf("by dimension: 1 site days, %d values compared\n", values); !strings.Contains(out, line) {
+			t.Errorf("verify %v: no %q", args, line)
+		}
+	}
+	// Both days, a day at a time on two goroutines.
+	out, _, code := verifyRun(t, "-config", conf, "-site", "dims.test", "-format", "combined", "-all-hosts", "-max-sums", "100", "-jobs", "2",
+		"-from", "2026-03-01", "-to", "2026-03-03", arch, arch2)
+	if hits, _ := exactLine(t, out); code != 0 || hits != 1200 || !strings.Contains(out, "times: a range at a time") ||
+		!strings.Contains(out, fmt.Sprintf("by dimension: 2 site days, %d values compared\n", 2*values)) {
+		t.Errorf("two days, -max-sums: exit %d, %d hits; want 0, 1200, read a day at a time, 2 site days by dimension", code, hits)
+	}
+	// A range that cuts the day while the file has hits of it outside:
+	// its counts by dimension (kept by day) are not judged.
+	out, code = verify("-from", "2026-03-01T10:05:00Z")
+	if hits, _ := exactLine(t, out); code != 0 || hits != 300 || !strings.Contains(out, "by dimension: 0 site days, 0 values compared; 1 site days cut by -from/-to") {
+		t.Errorf("-from in the day: exit %d, %d hits", code, hits)
+	}
+
+	sites := e.srv.Direct(e.db.Name()).Collection("sites")
+	alter := func(inc bson.D) {
+		t.Helper()
+		if res, err := sites.UpdateOne(context.Background(), bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$inc", Value: inc}}); err != nil || res.MatchedCount != 1 {
+			t.Fatalf("alter %v: %v, %+v", inc, err, res)
+		}
+	}
+	alter(bson.D{{Key: "sources.br.Firefox", Value: int64(-1)}, {Key: "sources.br.Chrome", Value: int64(2)}})
+	out, code = verify(append([]string{"-all-hosts"}, day...)...)
+	for _, w := range []string{
+		"differences (2):",
+		"site day " + id + ": sources.br Chrome: MongoDB 122, files 120 (2 more in MongoDB)",
+		"site day " + id + ": sources.br Firefox: MongoDB 119, files 120 (1 lost)",
+		"not exact: 2 counters differ (1 below the files: hits lost; 1 above)",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("altered, -all-hosts: no %q", w)
+		}
+	}
+	if code != 1 {
+		t.Errorf("altered, -all-hosts: exit %d, want 1", code)
+	}
+	// Without -all-hosts Chrome's two may be another host's; at the
+	// range's edges (the files' first to last hit) only the loss counts.
+	for _, args := range [][]string{day, nil} {
+		out, code := verify(args...)
+		other := strings.Contains(out, "more in MongoDB: other hosts?") && strings.Contains(out, "sources.br Chrome: MongoDB 122, files 120 (+2)")
+		if code != 1 || !strings.Contains(out, "differences (1):") || !strings.Contains(out, "sources.br Firefox: MongoDB 119, files 120 (1 lost)") ||
+			other != (args != nil) {
+			t.Errorf("altered, %v: exit %d, want 1, Firefox lost, Chrome said as other hosts' inside the range", args, code)
+		}
+	}
+
+	// Firefox and Chrome as they were; five of Safari's hits as (other),
+	// as a host's bound of values would count them: exact.
+	alter(bson.D{{Key: "sources.br.Firefox", Value: int64(1)}, {Key: "sources.br.Chrome", Value: int64(-2)},
+		{Key: "sources.br.Safari", Value: int64(-5)}, {Key: "sources.br.(other)", Value: int64(5)}})
+	if out, code := verify(append([]string{"-all-hosts"}, day...)...); code != 0 {
+		t.Errorf("Safari folded into (other): exit %d\n%s", code, out)
+	}
+	// Five more folded than Safari lost: a difference under (other).
+	alter(bson.D{{Key: "sources.br.(other)", Value: int64(-3)}})
+	if out, code := verify(append([]string{"-all-hosts"}, day...)...); code != 1 ||
+		!strings.Contains(out, "site day "+id+": sources.br (other): MongoDB 2, files 5 (3 lost)") {
+		t.Errorf("Safari folded, 3 of them lost: exit %d", code)
+	}
+
+	// A day counted before [dimensions] was enabled holds none: not judged.
+	if res, err := sites.UpdateOne(context.Background(), bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$unset", Value: bson.D{{Key: "sources", Value: ""}}}}); err != nil || res.MatchedCount != 1 {
+		t.Fatalf("unset sources: %v, %+v", err, res)
+	}
+	out, code = verify(append([]string{"-all-hosts"}, day...)...)
+	if hits, _ := exactLine(t, out); code != 0 || hits != 600 || !strings.Contains(out, "by dimension: 0 site days, 0 values compared; 1 site days not counted by dimension in MongoDB") {
+		t.Errorf("no sources: exit %d, %d hits", code, hits)
 	}
 }
