@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/logtally/logtally/internal/pinned"
 )
 
 // TestEmbeddedData: the embedded lists parse, VERSIONS pins a commit,
@@ -102,7 +104,7 @@ func TestEveryListLine(t *testing.T) {
 	}
 	var lines []line
 	for _, o := range ownLists {
-		hosts, err := parseOwnList(o.file, o.text)
+		hosts, err := pinned.OwnList(o.file, o.text)
 		if err != nil {
 			t.Fatal(err)
 		}
