@@ -1,12 +1,13 @@
 package botclass
 
 import (
-	"bufio"
 	_ "embed"
 	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"strings"
+
+	"github.com/logtally/logtally/internal/pinned"
 )
 
 // The embedded lists: see data/VERSIONS and doc.go.
@@ -148,7 +149,7 @@ func compileLists() (*lists, error) {
 		{"data/tool.txt", toolList, rankTool, &l.nTool, PurposeTool},
 		{"data/headless.txt", headlessList, rankHeadless, &l.nHeadless, PurposeTool},
 	} {
-		toks, err := parseOwnList(o.file, o.text)
+		toks, err := pinned.OwnList(o.file, o.text)
 		if err != nil {
 			return nil, err
 		}
@@ -208,26 +209,6 @@ func compileLists() (*lists, error) {
 	}
 	l.ac = newAutomaton(lits)
 	return l, nil
-}
-
-// parseOwnList returns the tokens of one of our lists: "token<TAB>source"
-// lines, # comments and blank lines.
-func parseOwnList(file, text string) ([]string, error) {
-	var toks []string
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		tok, src, ok := strings.Cut(line, "\t")
-		tok = strings.TrimSpace(tok)
-		if !ok || tok == "" || strings.TrimSpace(src) == "" {
-			return nil, fmt.Errorf("%s:%d: want a token, a TAB and its source", file, n)
-		}
-		toks = append(toks, tok)
-	}
-	return toks, sc.Err()
 }
 
 // required returns literals one of which every match of re contains
@@ -290,19 +271,5 @@ func required(re *syntax.Regexp) ([]string, bool) {
 }
 
 // Version describes the embedded upstream lists: each one's name, commit
-// and commit date, from data/VERSIONS (for logs and /status).
-func Version() string {
-	var parts []string
-	for _, line := range strings.Split(versions, "\n") {
-		f := strings.Split(line, "\t")
-		if strings.HasPrefix(line, "#") || len(f) < 4 {
-			continue
-		}
-		c := f[2]
-		if len(c) > 12 {
-			c = c[:12]
-		}
-		parts = append(parts, f[0]+"@"+c+" ("+f[3]+")")
-	}
-	return strings.Join(parts, ", ")
-}
+// and commit date, from data/VERSIONS (pinned.Version).
+func Version() string { return pinned.Version(versions) }

@@ -28,6 +28,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=../internal/pinned/pinned.sh
+. "$here/../internal/pinned/pinned.sh"
 data=$here/data
 testdata=$here/testdata
 
@@ -49,72 +51,24 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-# pinned NAME prints the commit data/VERSIONS pins for list NAME.
-pinned() {
-	awk -F'\t' -v n="$1" '$1 == n { print $3 }' "$data/VERSIONS" 2>/dev/null || true
-}
-[ -n "$cua_commit" ] || cua_commit=$(pinned crawler-user-agents)
-[ -n "$ai_commit" ] || ai_commit=$(pinned ai.robots.txt)
-if [ -z "$cua_commit" ] || [ -z "$ai_commit" ]; then
-	echo "refresh.sh: no commit given and none pinned in $data/VERSIONS" >&2
-	exit 2
-fi
+pinned_init "$data/VERSIONS"
+pinned_fetch crawler-user-agents "$cua_repo" "$cua_commit" "$cua_git"
+pinned_fetch ai.robots.txt "$ai_repo" "$ai_commit" "$ai_git"
+tmp=$pinned_tmp
 
-# resolve REPO GITDIR COMMIT prints the full hash of COMMIT.
-resolve() {
-	if [ -n "$2" ]; then
-		git -C "$2" rev-parse --verify "$3^{commit}"
-	elif [[ $3 =~ ^[0-9a-f]{40}$ ]]; then
-		echo "$3"
-	else
-		curl -fsSL "https://api.github.com/repos/$1/commits/$3" | jq -er .sha
-	fi
-}
-
-# commitdate NAME REPO GITDIR COMMIT prints the committer date (YYYY-MM-DD,
-# UTC): from the clone, or from VERSIONS if it pins this commit, or from the
-# GitHub API.
-commitdate() {
-	local name=$1
-	shift
-	local d
-	d=$(awk -F'\t' -v n="$name" -v c="$3" '$1 == n && $3 == c { print $4 }' "$data/VERSIONS" 2>/dev/null || true)
-	if [ -n "$2" ]; then
-		TZ=UTC git -C "$2" show -s --date=format-local:%Y-%m-%d --format=%cd "$3"
-	elif [ -n "$d" ]; then
-		echo "$d"
-	else
-		curl -fsSL "https://api.github.com/repos/$1/commits/$3" | jq -er '.commit.committer.date[:10]'
-	fi
-}
-
-# get REPO GITDIR COMMIT PATH prints the file PATH at COMMIT.
-get() {
-	if [ -n "$2" ]; then
-		git -C "$2" show "$3:$4"
-	else
-		curl -fsSL "https://raw.githubusercontent.com/$1/$3/$4"
-	fi
-}
-
-cua_commit=$(resolve "$cua_repo" "$cua_git" "$cua_commit")
-ai_commit=$(resolve "$ai_repo" "$ai_git" "$ai_commit")
-cua_date=$(commitdate crawler-user-agents "$cua_repo" "$cua_git" "$cua_commit")
-ai_date=$(commitdate ai.robots.txt "$ai_repo" "$ai_git" "$ai_commit")
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-get "$cua_repo" "$cua_git" "$cua_commit" crawler-user-agents.json >"$tmp/cua.json"
-get "$cua_repo" "$cua_git" "$cua_commit" LICENSE >"$tmp/cua.LICENSE"
-get "$ai_repo" "$ai_git" "$ai_commit" robots.json >"$tmp/robots.json"
-get "$ai_repo" "$ai_git" "$ai_commit" LICENSE >"$tmp/ai.LICENSE"
+pinned_get crawler-user-agents crawler-user-agents.json >"$tmp/cua.json"
+pinned_get crawler-user-agents LICENSE >"$tmp/cua.LICENSE"
+pinned_get ai.robots.txt robots.json >"$tmp/robots.json"
+pinned_get ai.robots.txt LICENSE >"$tmp/ai.LICENSE"
+# The licence column of VERSIONS says MIT: check it is still so.
+pinned_licence "$tmp/cua.LICENSE" "crawler-user-agents' LICENSE" 'MIT License'
+pinned_licence "$tmp/ai.LICENSE" "ai.robots.txt's LICENSE" 'MIT License'
 
 # One pattern or name per line: none may hold a line break or be empty.
 jq -e 'type == "array" and all(.[]; (.pattern | type == "string" and length > 0 and (test("[\t\r\n]") | not)) and all(.instances[]; test("[\r\n]") | not))' \
-	"$tmp/cua.json" >/dev/null || { echo "refresh.sh: crawler-user-agents.json: unexpected shape (a pattern or instance is empty or spans lines)" >&2; exit 1; }
+	"$tmp/cua.json" >/dev/null || pinned_die "crawler-user-agents.json: unexpected shape (a pattern or instance is empty or spans lines)"
 jq -e 'type == "object" and all(keys_unsorted[]; length > 0 and (test("[\t\r\n]") | not))' \
-	"$tmp/robots.json" >/dev/null || { echo "refresh.sh: robots.json: unexpected shape (an agent name is empty or spans lines)" >&2; exit 1; }
+	"$tmp/robots.json" >/dev/null || pinned_die "robots.json: unexpected shape (an agent name is empty or spans lines)"
 
 mkdir -p "$data/crawler-user-agents" "$data/ai.robots.txt" "$testdata"
 # crawler-user-agents.json: the "pattern" of each entry, in upstream order.
@@ -138,19 +92,9 @@ jq -r '.[] | [.pattern, (.tags // [] | join(","))] | join("\t")' "$tmp/cua.json"
 # The upstream example user agents, for the tests (not embedded).
 jq -r '.[].instances[]' "$tmp/cua.json" >"$testdata/crawler-user-agents-instances.txt"
 
-{
-	printf '# The upstream lists embedded in botclass, written by refresh.sh: do not edit.\n'
-	printf '# name\trepository\tcommit\tcommit date (UTC)\tlicence\tupstream file -> embedded file\n'
-	printf 'crawler-user-agents\thttps://github.com/%s\t%s\t%s\tMIT\tcrawler-user-agents.json (.[].pattern; .[].pattern, .[].tags) -> crawler-user-agents/patterns.txt; tags.tsv\n' \
-		"$cua_repo" "$cua_commit" "$cua_date"
-	printf 'ai.robots.txt\thttps://github.com/%s\t%s\t%s\tMIT\trobots.json (keys; keys, .operator, .function) -> ai.robots.txt/agents.txt; info.tsv\n' \
-		"$ai_repo" "$ai_commit" "$ai_date"
-} >"$data/VERSIONS"
+pinned_versions "$data/VERSIONS" 'The upstream lists embedded in botclass, written by refresh.sh: do not edit.' 'upstream file -> embedded file' \
+	crawler-user-agents MIT 'crawler-user-agents.json (.[].pattern; .[].pattern, .[].tags) -> crawler-user-agents/patterns.txt; tags.tsv' \
+	ai.robots.txt MIT 'robots.json (keys; keys, .operator, .function) -> ai.robots.txt/agents.txt; info.tsv'
 
-# The licence column above says MIT: check it is still so.
-for l in "$data/crawler-user-agents/LICENSE" "$data/ai.robots.txt/LICENSE"; do
-	grep -q 'MIT License' "$l" || { echo "refresh.sh: $l is no longer the MIT licence: review it and fix VERSIONS" >&2; exit 1; }
-done
-
-echo "crawler-user-agents $cua_commit ($cua_date): $(wc -l <"$data/crawler-user-agents/patterns.txt") patterns"
-echo "ai.robots.txt $ai_commit ($ai_date): $(wc -l <"$data/ai.robots.txt/agents.txt") agents"
+echo "crawler-user-agents ${pinned_commit[crawler-user-agents]} (${pinned_date[crawler-user-agents]}): $(wc -l <"$data/crawler-user-agents/patterns.txt") patterns"
+echo "ai.robots.txt ${pinned_commit[ai.robots.txt]} (${pinned_date[ai.robots.txt]}): $(wc -l <"$data/ai.robots.txt/agents.txt") agents"

@@ -32,7 +32,7 @@ func TestEmbeddedHosting(t *testing.T) {
 		}
 	}
 	line := regexp.MustCompile(`^lists_vpn\thttps://github\.com/X4BNet/lists_vpn\t([0-9a-f]{40})\t(\d{4}-\d\d-\d\d)\tMIT\t[^\t]+$`)
-	var commit string
+	var commit, date string
 	for _, s := range strings.Split(strings.TrimSpace(versions), "\n") {
 		if strings.HasPrefix(s, "#") {
 			continue
@@ -42,10 +42,10 @@ func TestEmbeddedHosting(t *testing.T) {
 			t.Errorf("VERSIONS: %q: want name, repository, commit, date, MIT, files", s)
 			continue
 		}
-		commit = m[1]
+		commit, date = m[1], m[2]
 	}
-	if commit == "" || HostingVersion() != "lists_vpn@"+commit {
-		t.Errorf("HostingVersion() = %q, VERSIONS pins %q", HostingVersion(), commit)
+	if commit == "" || HostingVersion() != "lists_vpn@"+commit[:12]+" ("+date+")" {
+		t.Errorf("HostingVersion() = %q, VERSIONS pins %q of %s", HostingVersion(), commit, date)
 	}
 	lic, err := os.ReadFile("data/lists_vpn/LICENSE")
 	if err != nil || !bytes.Contains(lic, []byte("MIT License")) || !bytes.Contains(lic, []byte("Permission is hereby granted")) {

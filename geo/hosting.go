@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/logtally/logtally/internal/pinned"
 )
 
 // The embedded hosting list: see data/VERSIONS and doc.go.
@@ -52,14 +54,7 @@ func (d *DB) Hosting(asn uint32) bool {
 	return ok
 }
 
-// HostingVersion returns the upstream commit of the hosting list, as
-// "lists_vpn@<commit>".
-func HostingVersion() string {
-	for _, line := range strings.Split(versions, "\n") {
-		f := strings.Split(line, "\t")
-		if len(f) > 2 && f[0] == "lists_vpn" {
-			return "lists_vpn@" + f[2]
-		}
-	}
-	return ""
-}
+// HostingVersion describes the hosting list's upstream commit, from
+// data/VERSIONS, as the other pinned lists are (pinned.Version):
+// "lists_vpn@<commit, 12 digits> (<commit date>)".
+func HostingVersion() string { return pinned.Version(versions) }

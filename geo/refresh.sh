@@ -21,6 +21,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=../internal/pinned/pinned.sh
+. "$here/../internal/pinned/pinned.sh"
 data=$here/data
 versions=$here/data/VERSIONS
 
@@ -38,40 +40,11 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-# pinned prints the commit data/VERSIONS pins for lists_vpn.
-pinned() {
-	awk -F'\t' '$1 == "lists_vpn" { print $3 }' "$versions" 2>/dev/null || true
-}
-[ -n "$commit" ] || commit=$(pinned)
-if [ -z "$commit" ]; then
-	echo "refresh.sh: no commit given and none pinned in $versions" >&2
-	exit 2
-fi
-
-if [ -n "$gitdir" ]; then
-	commit=$(git -C "$gitdir" rev-parse --verify "$commit^{commit}")
-	date=$(TZ=UTC git -C "$gitdir" show -s --date=format-local:%Y-%m-%d --format=%cd "$commit")
-else
-	if ! [[ $commit =~ ^[0-9a-f]{40}$ ]]; then
-		commit=$(curl -fsSL "https://api.github.com/repos/$repo/commits/$commit" | jq -er .sha)
-	fi
-	date=$(awk -F'\t' -v c="$commit" '$1 == "lists_vpn" && $3 == c { print $4 }' "$versions" 2>/dev/null || true)
-	[ -n "$date" ] || date=$(curl -fsSL "https://api.github.com/repos/$repo/commits/$commit" | jq -er '.commit.committer.date[:10]')
-fi
-
-# get PATH prints the file PATH at the commit.
-get() {
-	if [ -n "$gitdir" ]; then
-		git -C "$gitdir" show "$commit:$1"
-	else
-		curl -fsSL "https://raw.githubusercontent.com/$repo/$commit/$1"
-	fi
-}
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-get input/datacenter/ASN.txt >"$tmp/ASN.txt"
-get README.md >"$tmp/README.md"
+pinned_init "$versions"
+pinned_fetch lists_vpn "$repo" "$commit" "$gitdir"
+tmp=$pinned_tmp
+pinned_get lists_vpn input/datacenter/ASN.txt >"$tmp/ASN.txt"
+pinned_get lists_vpn README.md >"$tmp/README.md"
 
 # Each line is "AS<number>", then blanks and an optional "# comment".
 if bad=$(grep -nvE $'^(AS[0-9]+([ \t].*)?|[ \t]*(#.*)?)\r?$' "$tmp/ASN.txt"); then
@@ -82,20 +55,13 @@ fi
 # The licence: the fenced block of the README's "# License" section.
 awk '/^# License/ { s = 1; next } s == 1 && /^```/ { s = 2; next } s == 2 && /^```/ { exit } s == 2 { print }' \
 	"$tmp/README.md" >"$tmp/LICENSE"
-grep -q 'MIT License' "$tmp/LICENSE" && grep -q 'Permission is hereby granted' "$tmp/LICENSE" || {
-	echo "refresh.sh: README.md's License section is no longer the MIT licence: review it and fix VERSIONS" >&2
-	exit 1
-}
+pinned_licence "$tmp/LICENSE" "README.md's License section" 'MIT License' 'Permission is hereby granted'
 
 mkdir -p "$data/lists_vpn"
 # The AS numbers, sorted, once each.
 grep -oE '^AS[0-9]+' "$tmp/ASN.txt" | cut -c3- | sort -n -u >"$data/lists_vpn/datacenter-asn.txt"
 cp "$tmp/LICENSE" "$data/lists_vpn/LICENSE"
-{
-	printf '# The upstream list embedded in geo, written by refresh.sh: do not edit.\n'
-	printf '# name\trepository\tcommit\tcommit date (UTC)\tlicence\tupstream file -> embedded file\n'
-	printf 'lists_vpn\thttps://github.com/%s\t%s\t%s\tMIT\tinput/datacenter/ASN.txt (AS numbers, sorted, once each) -> lists_vpn/datacenter-asn.txt; README.md (License section) -> lists_vpn/LICENSE\n' \
-		"$repo" "$commit" "$date"
-} >"$data/VERSIONS"
+pinned_versions "$data/VERSIONS" 'The upstream list embedded in geo, written by refresh.sh: do not edit.' 'upstream file -> embedded file' \
+	lists_vpn MIT 'input/datacenter/ASN.txt (AS numbers, sorted, once each) -> lists_vpn/datacenter-asn.txt; README.md (License section) -> lists_vpn/LICENSE'
 
-echo "lists_vpn $commit ($date): $(wc -l <"$data/lists_vpn/datacenter-asn.txt") hosting ASNs"
+echo "lists_vpn ${pinned_commit[lists_vpn]} (${pinned_date[lists_vpn]}): $(wc -l <"$data/lists_vpn/datacenter-asn.txt") hosting ASNs"

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/logtally/logtally/internal/pinned"
 )
 
 // TestEmbeddedData: the embedded lists parse, VERSIONS pins a commit,
@@ -102,7 +104,7 @@ func TestEveryListLine(t *testing.T) {
 	}
 	var lines []line
 	for _, o := range ownLists {
-		hosts, err := parseOwnList(o.file, o.text)
+		hosts, err := pinned.OwnList(o.file, o.text)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,23 +185,25 @@ func TestRefreshReproduces(t *testing.T) {
 			t.Skipf("no %s", tool)
 		}
 	}
-	dir := t.TempDir()
-	script, err := os.ReadFile("refresh.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "refresh.sh"), script, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ver, err := os.ReadFile("data/VERSIONS")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "data/VERSIONS"), ver, 0o644); err != nil {
-		t.Fatal(err)
+	// The script, the library it sources and VERSIONS, laid out as in the
+	// module.
+	root := t.TempDir()
+	dir := filepath.Join(root, "referrer")
+	for from, to := range map[string]string{
+		"refresh.sh":                   "referrer/refresh.sh",
+		"../internal/pinned/pinned.sh": "internal/pinned/pinned.sh",
+		"data/VERSIONS":                "referrer/data/VERSIONS",
+	} {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, to)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cmd := exec.Command("bash", filepath.Join(dir, "refresh.sh"), "--se-git", se, "--spam-git", spamGit)
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -1,11 +1,12 @@
 package referrer
 
 import (
-	"bufio"
 	_ "embed"
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/logtally/logtally/internal/pinned"
 )
 
 // The embedded lists: see data/VERSIONS and doc.go.
@@ -104,7 +105,7 @@ func normalise(h string) (string, kind, bool) {
 func compileTables() (*tables, error) {
 	t := &tables{exact: map[string]entry{}, anyTLD: map[string]Channel{}}
 	for _, o := range ownLists {
-		hosts, err := parseOwnList(o.file, o.text)
+		hosts, err := pinned.OwnList(o.file, o.text)
 		if err != nil {
 			return nil, err
 		}
@@ -201,40 +202,6 @@ func (t *tables) add(h string, ch Channel, where string) (skip bool, err error) 
 	return false, nil
 }
 
-// parseOwnList returns the hosts of one of our lists: "host<TAB>source"
-// lines, # comments and blank lines.
-func parseOwnList(file, text string) ([]string, error) {
-	var hosts []string
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		h, src, ok := strings.Cut(line, "\t")
-		h = strings.TrimSpace(h)
-		if !ok || h == "" || strings.TrimSpace(src) == "" {
-			return nil, fmt.Errorf("%s:%d: want a host, a TAB and its source", file, n)
-		}
-		hosts = append(hosts, h)
-	}
-	return hosts, sc.Err()
-}
-
-// Version returns the upstream lists' names, commits and dates, for logs
-// and /status.
-func Version() string {
-	var parts []string
-	for _, line := range strings.Split(versions, "\n") {
-		f := strings.Split(line, "\t")
-		if strings.HasPrefix(line, "#") || len(f) < 4 {
-			continue
-		}
-		c := f[2]
-		if len(c) > 12 {
-			c = c[:12]
-		}
-		parts = append(parts, f[0]+"@"+c+" ("+f[3]+")")
-	}
-	return strings.Join(parts, ", ")
-}
+// Version returns the upstream lists' names, commits and dates, from
+// data/VERSIONS (pinned.Version).
+func Version() string { return pinned.Version(versions) }

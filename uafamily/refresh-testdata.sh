@@ -19,6 +19,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=../internal/pinned/pinned.sh
+. "$here/../internal/pinned/pinned.sh"
 out=$here/testdata/uap-core
 repo=ua-parser/uap-core
 commit=
@@ -33,47 +35,19 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-[ -n "$commit" ] || commit=$(awk -F'\t' '$1 == "uap-core" { print $3 }' "$out/VERSIONS" 2>/dev/null || true)
-if [ -z "$commit" ]; then
-	echo "refresh-testdata.sh: no commit given and none pinned in $out/VERSIONS" >&2
-	exit 2
-fi
-
-if [ -n "$gitdir" ]; then
-	commit=$(git -C "$gitdir" rev-parse --verify "$commit^{commit}")
-	date=$(TZ=UTC git -C "$gitdir" show -s --date=format-local:%Y-%m-%d --format=%cd "$commit")
-else
-	if ! [[ $commit =~ ^[0-9a-f]{40}$ ]]; then
-		commit=$(curl -fsSL "https://api.github.com/repos/$repo/commits/$commit" | jq -er .sha)
-	fi
-	date=$(awk -F'\t' -v c="$commit" '$1 == "uap-core" && $3 == c { print $4 }' "$out/VERSIONS" 2>/dev/null || true)
-	[ -n "$date" ] || date=$(curl -fsSL "https://api.github.com/repos/$repo/commits/$commit" | jq -er '.commit.committer.date[:10]')
-fi
-
-get() {
-	if [ -n "$gitdir" ]; then
-		git -C "$gitdir" show "$commit:$1"
-	else
-		curl -fsSL "https://raw.githubusercontent.com/$repo/$commit/$1"
-	fi
-}
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+pinned_init "$out/VERSIONS"
+pinned_fetch uap-core "$repo" "$commit" "$gitdir"
+tmp=$pinned_tmp
 for f in test_ua.yaml test_os.yaml test_device.yaml; do
-	get "tests/$f" >"$tmp/$f"
-	grep -q '^test_cases:' "$tmp/$f" || { echo "refresh-testdata.sh: tests/$f: no test_cases" >&2; exit 1; }
+	pinned_get uap-core "tests/$f" >"$tmp/$f"
+	grep -q '^test_cases:' "$tmp/$f" || pinned_die "tests/$f: no test_cases"
 done
-get LICENSE >"$tmp/LICENSE"
-grep -q 'Apache License, Version 2.0' "$tmp/LICENSE" || { echo "refresh-testdata.sh: LICENSE is no longer Apache 2.0: review it and fix VERSIONS" >&2; exit 1; }
+pinned_get uap-core LICENSE >"$tmp/LICENSE"
+pinned_licence "$tmp/LICENSE" LICENSE 'Apache License, Version 2.0'
 
 mkdir -p "$out"
 cp "$tmp/test_ua.yaml" "$tmp/test_os.yaml" "$tmp/LICENSE" "$out/"
 gzip -n -9 -c "$tmp/test_device.yaml" >"$out/test_device.yaml.gz"
-{
-	printf '# The uap-core test agents in testdata/uap-core, written by ../../refresh-testdata.sh: do not edit.\n'
-	printf '# name\trepository\tcommit\tcommit date (UTC)\tlicence\tupstream files -> files here\n'
-	printf 'uap-core\thttps://github.com/%s\t%s\t%s\tApache-2.0\ttests/test_ua.yaml, tests/test_os.yaml, tests/test_device.yaml (gzip -n -9), LICENSE -> test_ua.yaml, test_os.yaml, test_device.yaml.gz, LICENSE\n' \
-		"$repo" "$commit" "$date"
-} >"$out/VERSIONS"
-echo "uap-core $commit ($date): $(grep -c user_agent_string "$out/test_ua.yaml") browser, $(grep -c user_agent_string "$out/test_os.yaml") OS, $(gzip -dc "$out/test_device.yaml.gz" | grep -c user_agent_string) device cases"
+pinned_versions "$out/VERSIONS" 'The uap-core test agents in testdata/uap-core, written by ../../refresh-testdata.sh: do not edit.' 'upstream files -> files here' \
+	uap-core Apache-2.0 'tests/test_ua.yaml, tests/test_os.yaml, tests/test_device.yaml (gzip -n -9), LICENSE -> test_ua.yaml, test_os.yaml, test_device.yaml.gz, LICENSE'
+echo "uap-core ${pinned_commit[uap-core]} (${pinned_date[uap-core]}): $(grep -c user_agent_string "$out/test_ua.yaml") browser, $(grep -c user_agent_string "$out/test_os.yaml") OS, $(gzip -dc "$out/test_device.yaml.gz" | grep -c user_agent_string) device cases"
