@@ -1,14 +1,13 @@
 package geo
 
 import (
-	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"testing"
+	"time"
 	"unsafe"
 
-	"github.com/maxmind/mmdbwriter"
+	"github.com/logtally/logtally/internal/loggeo"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
 )
 
@@ -27,34 +26,11 @@ const testBuildEpoch = 1780000000
 // @ip-location-db files leave out.
 func writeMMDB(t testing.TB, dir, name, typ string, ipv4, alias bool, nets []network) string {
 	t.Helper()
-	opts := mmdbwriter.Options{DatabaseType: typ, RecordSize: 24, IncludeReservedNetworks: true,
-		DisableIPv4Aliasing: !alias, BuildEpoch: testBuildEpoch}
-	if ipv4 {
-		opts.IPVersion = 4
+	recs := make([]loggeo.Record, len(nets))
+	for i, n := range nets {
+		recs[i] = loggeo.Record{Prefix: netip.MustParsePrefix(n.cidr), Data: n.rec}
 	}
-	tree, err := mmdbwriter.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range nets {
-		p := netip.MustParsePrefix(n.cidr)
-		ipn := &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
-		if err := tree.Insert(ipn, n.rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(dir, name)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tree.WriteTo(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return loggeo.WriteMMDB(t, filepath.Join(dir, name), loggeo.MMDB{Type: typ, Built: time.Unix(testBuildEpoch, 0), IPv4: ipv4, Alias: alias}, recs)
 }
 
 // geolite2Country is a GeoLite2-Country record.

@@ -3,19 +3,19 @@ package observe
 import (
 	"fmt"
 	"log/slog"
-	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/maxmind/mmdbwriter"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/geo"
+	"github.com/logtally/logtally/internal/loggeo"
 )
 
 // writeTor writes a Tor geoip file at path: with a "Generated:" header
@@ -42,30 +42,8 @@ func writeTor(t *testing.T, path string, generated, mtime time.Time) {
 // and renamed, as updaters do).
 func writeASN(t *testing.T, path string, built time.Time) {
 	t.Helper()
-	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoLite2-ASN", RecordSize: 24,
-		IncludeReservedNetworks: true, BuildEpoch: built.Unix()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, n, _ := net.ParseCIDR("8.8.8.0/24")
-	if err := tree.Insert(n, mmdbtype.Map{"autonomous_system_number": mmdbtype.Uint32(15169),
-		"autonomous_system_organization": mmdbtype.String("GOOGLE")}); err != nil {
-		t.Fatal(err)
-	}
-	tmp := path + ".new"
-	f, err := os.Create(tmp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tree.WriteTo(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
+	loggeo.WriteMMDB(t, path, loggeo.MMDB{Type: "GeoLite2-ASN", Built: built}, []loggeo.Record{{Prefix: netip.MustParsePrefix("8.8.8.0/24"),
+		Data: mmdbtype.Map{"autonomous_system_number": mmdbtype.Uint32(15169), "autonomous_system_organization": mmdbtype.String("GOOGLE")}}})
 }
 
 // The [geo] databases' build times and ages are gauges read at the

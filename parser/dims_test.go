@@ -2,7 +2,6 @@ package parser
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -11,7 +10,7 @@ import (
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/geo"
-	"github.com/maxmind/mmdbwriter"
+	"github.com/logtally/logtally/internal/loggeo"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
 )
 
@@ -119,33 +118,13 @@ func TestDimsAllocs(t *testing.T) {
 // Telekom, not one).
 func asnMMDB(t *testing.T) string {
 	t.Helper()
-	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoLite2-ASN", RecordSize: 24, IncludeReservedNetworks: true, IPVersion: 4})
-	if err != nil {
-		t.Fatal(err)
+	rec := func(asn uint32, org string) mmdbtype.Map {
+		return mmdbtype.Map{"autonomous_system_number": mmdbtype.Uint32(asn), "autonomous_system_organization": mmdbtype.String(org)}
 	}
-	for _, n := range []struct {
-		cidr string
-		asn  uint32
-		org  string
-	}{{"3.5.0.0/16", 16509, "AMAZON-02"}, {"80.128.0.0/11", 3320, "Deutsche Telekom AG"}} {
-		_, ipn, err := net.ParseCIDR(n.cidr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tree.Insert(ipn, mmdbtype.Map{"autonomous_system_number": mmdbtype.Uint32(n.asn), "autonomous_system_organization": mmdbtype.String(n.org)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(t.TempDir(), "asn.mmdb")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tree.WriteTo(f); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	return path
+	return loggeo.WriteMMDB(t, filepath.Join(t.TempDir(), "asn.mmdb"), loggeo.MMDB{Type: "GeoLite2-ASN", IPv4: true, Alias: true}, []loggeo.Record{
+		{Prefix: netip.MustParsePrefix("3.5.0.0/16"), Data: rec(16509, "AMAZON-02")},
+		{Prefix: netip.MustParsePrefix("80.128.0.0/11"), Data: rec(3320, "Deutsche Telekom AG")},
+	})
 }
 
 // TestHostingNetworkIsSuspect: a browser's user agent from a hosting

@@ -1,5 +1,5 @@
-// Package loggeo is a test helper: it writes the country and ASN
-// databases of loggen.Networks, MMDB files built with mmdbwriter (a
+// Package loggeo is a test helper: it writes MMDB databases
+// (WriteMMDB), and the country and ASN databases of loggen.Networks, MMDB files built with mmdbwriter (a
 // GeoLite2-Country and a GeoLite2-ASN database), so that a test can name
 // them in [geo] country_db and asn_db and logtally gives each of loggen's
 // clients its network's country and AS.
@@ -15,9 +15,11 @@ package loggeo
 
 import (
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/maxmind/mmdbwriter"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
@@ -54,22 +56,55 @@ func Write(t testing.TB, dir string) (country, asn string) {
 // (none: the network is left out).
 func write(t testing.TB, path, typ string, record func(loggen.Network) mmdbtype.Map) string {
 	t.Helper()
-	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: typ, RecordSize: 24, IncludeReservedNetworks: true,
-		DisableIPv4Aliasing: true, BuildEpoch: buildEpoch})
+	var recs []Record
+	for _, n := range loggen.Networks {
+		if rec := record(n); rec != nil {
+			recs = append(recs, Record{n.Prefix, rec})
+		}
+	}
+	return WriteMMDB(t, path, MMDB{Type: typ}, recs)
+}
+
+// Record is a network of an MMDB database and its data.
+type Record struct {
+	Prefix netip.Prefix
+	Data   mmdbtype.Map
+}
+
+// MMDB says what WriteMMDB writes.
+type MMDB struct {
+	Type  string    // the database type: "GeoLite2-Country", "GeoLite2-ASN", "DBIP-Country-Lite"...
+	Built time.Time // the build time; zero: 2026-05-28 (Unix 1780000000)
+	IPv4  bool      // an IPv4-only database
+	Alias bool      // keep mmdbwriter's IPv4 aliases (::ffff:0:0/96...), which some files leave out
+}
+
+// WriteMMDB writes an MMDB database of o holding recs at path (written
+// beside and renamed, as updaters do) and returns path. Reserved networks
+// (the documentation prefixes tests use) are kept.
+func WriteMMDB(t testing.TB, path string, o MMDB, recs []Record) string {
+	t.Helper()
+	built := int64(buildEpoch)
+	if !o.Built.IsZero() {
+		built = o.Built.Unix()
+	}
+	opts := mmdbwriter.Options{DatabaseType: o.Type, RecordSize: 24, IncludeReservedNetworks: true,
+		DisableIPv4Aliasing: !o.Alias, BuildEpoch: built}
+	if o.IPv4 {
+		opts.IPVersion = 4
+	}
+	tree, err := mmdbwriter.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range loggen.Networks {
-		rec := record(n)
-		if rec == nil {
-			continue
-		}
-		ipn := &net.IPNet{IP: n.Prefix.Addr().AsSlice(), Mask: net.CIDRMask(n.Prefix.Bits(), n.Prefix.Addr().BitLen())}
-		if err := tree.Insert(ipn, rec); err != nil {
-			t.Fatalf("%s: %v: %v", typ, n.Prefix, err)
+	for _, r := range recs {
+		ipn := &net.IPNet{IP: r.Prefix.Addr().AsSlice(), Mask: net.CIDRMask(r.Prefix.Bits(), r.Prefix.Addr().BitLen())}
+		if err := tree.Insert(ipn, r.Data); err != nil {
+			t.Fatalf("%s: %v: %v", o.Type, r.Prefix, err)
 		}
 	}
-	f, err := os.Create(path)
+	tmp := path + ".new"
+	f, err := os.Create(tmp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +112,9 @@ func write(t testing.TB, path, typ string, record func(loggen.Network) mmdbtype.
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
 	return path
