@@ -93,43 +93,24 @@ func (j *judge) dims(id string, start int64, files *siteDims, mongo *siteDims) {
 				short += fv - mv
 				lost = append(lost, v)
 			case mv > fv:
-				j.dimValue(Diff{Kind: Sites, ID: id, Path: path, Value: v, Files: fv, MongoDB: mv}, inside)
+				j.unequal(Diff{Kind: Sites, ID: id, Path: path, Value: v, Files: fv, MongoDB: mv}, inside)
 			}
 		}
 		need, mo := f[dims.Other]+short, m[dims.Other]
 		switch {
 		case mo >= need:
 			if mo > need {
-				j.dimValue(Diff{Kind: Sites, ID: id, Path: path, Value: dims.Other, Files: need, MongoDB: mo}, inside)
+				j.unequal(Diff{Kind: Sites, ID: id, Path: path, Value: dims.Other, Files: need, MongoDB: mo}, inside)
 			}
 		case mo <= f[dims.Other]: // no named value folded in MongoDB: each shortfall is lost
 			for _, v := range lost {
-				j.dimValue(Diff{Kind: Sites, ID: id, Path: path, Value: v, Files: f[v], MongoDB: m[v]}, inside)
+				j.unequal(Diff{Kind: Sites, ID: id, Path: path, Value: v, Files: f[v], MongoDB: m[v]}, inside)
 			}
 			if mo < f[dims.Other] {
-				j.dimValue(Diff{Kind: Sites, ID: id, Path: path, Value: dims.Other, Files: f[dims.Other], MongoDB: mo}, inside)
+				j.unequal(Diff{Kind: Sites, ID: id, Path: path, Value: dims.Other, Files: f[dims.Other], MongoDB: mo}, inside)
 			}
 		default:
-			j.dimValue(Diff{Kind: Sites, ID: id, Path: path, Value: dims.Other, Files: need, MongoDB: mo}, inside)
+			j.unequal(Diff{Kind: Sites, ID: id, Path: path, Value: dims.Other, Files: need, MongoDB: mo}, inside)
 		}
-	}
-}
-
-// dimValue judges one value by dimension found unequal, as counter judges
-// a counter: MongoDB below is a difference; above, a difference with
-// AllHosts inside the range, else said apart (other hosts?), and nothing
-// at the range's edges.
-func (j *judge) dimValue(d Diff, inside bool) {
-	r := j.rep
-	switch {
-	case d.MongoDB < d.Files:
-		j.add(&r.Diffs, &r.NDiffs, d)
-		r.Lost++
-	case !inside:
-	case j.allHosts:
-		j.add(&r.Diffs, &r.NDiffs, d)
-		r.More++
-	default:
-		j.add(&r.Others, &r.NOthers, d)
 	}
 }

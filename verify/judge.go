@@ -187,10 +187,19 @@ func (j *judge) counter(k Kind, id, path string, files, mongo int64, inside, tai
 	if !inside {
 		r.Edge++
 	}
-	d := Diff{Kind: k, ID: id, Path: path, Files: files, MongoDB: mongo, Tail: tail}
+	if mongo != files {
+		j.unequal(Diff{Kind: k, ID: id, Path: path, Files: files, MongoDB: mongo, Tail: tail}, inside)
+	}
+}
+
+// unequal judges a counter (or a value by dimension) found unequal:
+// MongoDB below is a difference (hits lost); above, a difference with
+// AllHosts inside the range, else said apart (other hosts?), and nothing
+// at the range's edges (lines outside the range).
+func (j *judge) unequal(d Diff, inside bool) {
+	r := j.rep
 	switch {
-	case mongo == files:
-	case mongo < files:
+	case d.MongoDB < d.Files:
 		j.add(&r.Diffs, &r.NDiffs, d)
 		r.Lost++
 	case !inside:
