@@ -317,10 +317,7 @@ func TestCheckSuggestsRotated(t *testing.T) {
 func TestCheckReadsGeoDatabases(t *testing.T) {
 	srv := mongotest.Start(t)
 	dir, logs := checkSetup(t)
-	tor, err := filepath.Abs(filepath.Join("..", "..", "geo", "testdata", "tor", "geoip"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tor := torGeoip(t)
 	bad := filepath.Join(dir, "country.mmdb")
 	if err := os.WriteFile(bad, []byte("secret-looking content 203.0.113.9\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -88,10 +88,7 @@ func TestDimensionsReplayed(t *testing.T) {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
 	e := newReplayEnv(t)
-	tor, err := filepath.Abs(filepath.Join("..", "..", "geo", "testdata", "tor", "geoip"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tor := torGeoip(t)
 	on := func(c *config.Config) {
 		c.Dimensions.Enabled = true
 		c.Geo.CountryDB = tor
@@ -131,6 +128,16 @@ func TestDimensionsReplayed(t *testing.T) {
 	out := e.replay(conf, "-site", "dims.test", "-format", "combined", arch)
 	wantStatus(t, out, "already counted", 1)
 	check("replayed again")
+}
+
+// torGeoip returns the absolute path of geo's Tor country test file.
+func torGeoip(t *testing.T) string {
+	t.Helper()
+	tor, err := filepath.Abs(filepath.Join("..", "..", "geo", "testdata", "tor", "geoip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tor
 }
 
 // dimensionsOn turns [dimensions] on.

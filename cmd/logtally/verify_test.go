@@ -271,10 +271,7 @@ func TestVerifyDimensions(t *testing.T) {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
 	e := newReplayEnv(t)
-	tor, err := filepath.Abs(filepath.Join("..", "..", "geo", "testdata", "tor", "geoip"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tor := torGeoip(t)
 	conf := writeConfig(t, filepath.Join(e.dir, "dims.toml"), e.srv.URI(), e.db.Name(), "dims.test", e.live,
 		stateAt(filepath.Join(e.dir, "dstate")), instance("dims-1"), noPrealloc, func(c *config.Config) {
 			c.Dimensions.Enabled = true
