@@ -41,7 +41,8 @@ const (
 	MaxPage = 4096
 	// Concurrent is the API requests answered at once; more get 503.
 	Concurrent = 4
-	// Timeout bounds one API request, its reads included.
+	// Timeout bounds one API request, its reads included, unless
+	// Config.Timeout says otherwise.
 	Timeout = 30 * time.Second
 )
 
@@ -68,6 +69,8 @@ type Config struct {
 	// databases the counts of countries and networks came from, as their
 	// licences ask (geo.DB.Attribution); shown under those panels.
 	Attribution []string
+	// Timeout bounds one API request; 0 means Timeout.
+	Timeout time.Duration
 	// Logger defaults to discarding.
 	Logger *slog.Logger
 }
@@ -187,7 +190,7 @@ func (d *Dashboard) api(fn func(ctx context.Context, r *http.Request) (any, erro
 			writeError(w, http.StatusServiceUnavailable, "busy: too many requests at once")
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), Timeout)
+		ctx, cancel := context.WithTimeout(r.Context(), cmp.Or(d.cfg.Timeout, Timeout))
 		defer cancel()
 		v, err := fn(ctx, r)
 		if err != nil {

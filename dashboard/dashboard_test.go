@@ -503,3 +503,24 @@ func TestViewShowsNamesEscaped(t *testing.T) {
 		}
 	}
 }
+
+// An API request past Config.Timeout is a 504 saying the database did
+// not answer in time (a read that cannot start within the bound).
+func TestAPITimeout(t *testing.T) {
+	srv := mongotest.Start(t)
+	db := srv.Database(t)
+	fill.Write(t, db, "a.test", hits(5, 12, utc("2026-11-25T10:00:00Z"), time.Hour, "/a"))
+	for _, tc := range []struct {
+		timeout time.Duration
+		want    int
+	}{{time.Nanosecond, http.StatusGatewayTimeout}, {0, http.StatusOK}} {
+		d, err := New(Config{Reader: &query.Reader{DB: db, Clock: clock.NewFake(utc("2026-11-26T00:00:00Z"))}, Timeout: tc.timeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, body := get(t, d.Handler(), viewURL("a.test", "", utc("2026-11-25T00:00:00Z"), utc("2026-11-26T00:00:00Z")))
+		if resp.StatusCode != tc.want || tc.want == http.StatusGatewayTimeout && !strings.Contains(string(body), "the database did not answer in time") {
+			t.Errorf("timeout %v: %d %s, want %d", tc.timeout, resp.StatusCode, body, tc.want)
+		}
+	}
+}

@@ -40,7 +40,7 @@
 // the rule of the daemon's endpoints too); config refuses a listen beyond
 // loopback without a user and password (basic authentication, compared
 // in constant time). The reads are bounded: Concurrent requests at once
-// (503 beyond), Timeout each, MaxCells counts per query (query's
+// (503 beyond), Timeout each (Config.Timeout), MaxCells counts per query (query's
 // three-pass top beyond), MaxRange, Top pages per table.
 //
 // Caveats:
