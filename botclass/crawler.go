@@ -59,6 +59,19 @@ type Crawler struct {
 	Purpose  Purpose
 }
 
+// CrawlerNamed returns what the lists say of the crawler named name (a
+// Crawler's Name, as the counts by dimension keep it: "Googlebot",
+// "GPTBot"), or false for a name no list gives: people's "", the classes'
+// "(other <class>)", any other value. A name several lists give is the
+// one a user agent carrying it gets (see byName). It allocates nothing.
+func (r *Rules) CrawlerNamed(name string) (Crawler, bool) {
+	id, ok := r.l.named[name]
+	if !ok {
+		return Crawler{}, false
+	}
+	return r.l.crawlers[id], true
+}
+
 // unnamed is the crawler of each class's bots that no list names: the
 // first NumClasses entries of lists.crawlers (Person's is empty).
 func unnamed(c Class) Crawler {

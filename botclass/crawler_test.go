@@ -2,6 +2,7 @@ package botclass
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"sort"
 	"strings"
@@ -108,8 +109,12 @@ func TestAgentConsistent(t *testing.T) {
 		}
 	}
 	unnamedInstances := map[Class]int{}
+	var byName []string
 	for i, ua := range uas {
 		a := r.Agent(ua)
+		if c, ok := r.CrawlerNamed(a.Name); a.Class != Person && !strings.HasPrefix(a.Name, "(other ") && (!ok || c != *a.Crawler) {
+			byName = append(byName, fmt.Sprintf("%q: %+v, CrawlerNamed %+v %v", ua, *a.Crawler, c, ok))
+		}
 		if cl := r.Classify(ua); a.Class != cl {
 			t.Errorf("Agent(%q).Class = %v, Classify = %v", ua, a.Class, cl)
 		}
@@ -126,7 +131,41 @@ func TestAgentConsistent(t *testing.T) {
 	if len(unnamedInstances) > 1 || unnamedInstances[Suspect] > 30 {
 		t.Errorf("crawler-user-agents instances unnamed: %v", unnamedInstances)
 	}
+	if len(byName) > 0 {
+		t.Errorf("%d agents' crawlers are not CrawlerNamed's of their name:\n%s", len(byName), strings.Join(byName, "\n"))
+	}
 	t.Logf("%d agents; %d instances, unnamed: %v", len(uas), len(instances), unnamedInstances)
+}
+
+// TestCrawlerNamed: the crawler of a name as the counts by dimension keep
+// it; people, the classes' unnamed bots and other values have none.
+func TestCrawlerNamed(t *testing.T) {
+	r := Default()
+	for _, c := range []struct{ name, operator, purpose string }{
+		{"Googlebot", "Google", "search"},
+		{"bingbot", "Microsoft", "search"},
+		{"GPTBot", "OpenAI", "ai-training"},
+		{"ChatGPT-User", "OpenAI", "ai-assistant"}, // crawler-user-agents says ai-training: ai.robots.txt's rank wins
+		{"ClaudeBot", "Anthropic", "ai-training"},
+		{"PerplexityBot", "Perplexity", "ai-search"},
+		{"Bytespider", "ByteDance", "ai-training"},
+		{"AhrefsBot", "Ahrefs", "seo"},
+		{"UptimeRobot", "UptimeRobot", "monitor"},
+		{"curl", "", "tool"},
+	} {
+		got, ok := r.CrawlerNamed(c.name)
+		if !ok || got.Name != c.name || got.Operator != c.operator || got.Purpose.String() != c.purpose {
+			t.Errorf("CrawlerNamed(%q) = %+v, %v; want %s, %s", c.name, got, ok, c.operator, c.purpose)
+		}
+	}
+	for _, name := range []string{"", "(people)", "(other)", "(other tool)", "(other suspect)", "(hosting network)", "(not counted)", "googlebot", "NoSuchBot"} {
+		if got, ok := r.CrawlerNamed(name); ok {
+			t.Errorf("CrawlerNamed(%q) = %+v, true", name, got)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { r.CrawlerNamed("GPTBot") }); n != 0 {
+		t.Errorf("CrawlerNamed: %v allocations", n)
+	}
 }
 
 // TestAgentExtra: a source's own pattern gives its class and the class's

@@ -127,6 +127,14 @@
 // the families (3 bytes) in what was the entry's padding: 32 bytes, as
 // with the class alone.
 //
+// Rules.CrawlerNamed looks a name up in a map built with the table: what
+// the counts by dimension keep is the name alone, and the query and the
+// dashboard show its operator and purpose beside it. A name several lists
+// give with different facts (about 50: ChatGPT-User is ai.robots.txt's
+// ai-assistant and crawler-user-agents' ai-training) is the best-ranked
+// list's, the crawler a user agent carrying it gets (TestAgentConsistent
+// checks it on every test agent).
+//
 // # Suspect heuristics
 //
 // Applied only to user agents no list matched. Each can be wrong; none

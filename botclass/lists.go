@@ -73,6 +73,8 @@ type lists struct {
 	// hold indexes.
 	crawlers  []Crawler
 	reCrawler []uint16
+	// named is each list name's crawler, for CrawlerNamed (see byName).
+	named map[string]uint16
 	// factsUsed are the data/crawlers.txt tokens some list names (the
 	// tests check all are).
 	factsUsed map[string]bool
@@ -208,7 +210,45 @@ func compileLists() (*lists, error) {
 		return nil, fmt.Errorf("%d crawlers: over the 65,536 a uint16 numbers", len(l.crawlers))
 	}
 	l.ac = newAutomaton(lits)
+	l.named = byName(l.crawlers, lits, l.reCrawler)
 	return l, nil
+}
+
+// byName returns the index of each name's crawler in crawlers: of the
+// literals (lits) and regexps (reCrawler, ranked rankRegex) naming it,
+// the one of the best rank, the first of equals. A name the lists give
+// twice with different facts (ChatGPT-User: ai.robots.txt's ai-assistant
+// and OpenAI, crawler-user-agents' ai-training) is so the crawler a user
+// agent carrying it is classified as. The classes' unnamed crawlers
+// ("(other tool)"...) are not names.
+func byName(crawlers []Crawler, lits []literal, reCrawler []uint16) map[string]uint16 {
+	type best struct {
+		rank rank
+		id   uint16
+	}
+	m := map[string]best{}
+	add := func(r rank, id uint16) {
+		if int(id) < int(NumClasses) {
+			return
+		}
+		name := crawlers[id].Name
+		if b, ok := m[name]; !ok || r < b.rank {
+			m[name] = best{r, id}
+		}
+	}
+	for _, x := range lits {
+		if x.rank <= rankOther {
+			add(x.rank, x.crawler)
+		}
+	}
+	for _, id := range reCrawler {
+		add(rankRegex, id)
+	}
+	out := make(map[string]uint16, len(m))
+	for name, b := range m {
+		out[name] = b.id
+	}
+	return out
 }
 
 // required returns literals one of which every match of re contains
