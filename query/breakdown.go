@@ -13,6 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/dims"
 )
@@ -37,10 +38,16 @@ type Breakdown struct {
 	Values []DimValue
 }
 
-// DimValue is one value's views.
+// DimValue is one value's views. A crawler (dims.Crawler) the lists name
+// has their operator and purpose (botclass.Rules.CrawlerNamed, the
+// purpose's name: "search", "ai-training"...); any other value, and the
+// rows that are not a crawler ("(people)", "(hosting network)", "(other
+// suspect)", dims.Other, NotCounted), has none ("").
 type DimValue struct {
-	Value string `json:"value"`
-	Views int64  `json:"views"`
+	Value    string `json:"value"`
+	Views    int64  `json:"views"`
+	Operator string `json:"operator,omitempty"`
+	Purpose  string `json:"purpose,omitempty"`
 }
 
 // Share returns v's share of b's views, in percent.
@@ -145,7 +152,7 @@ func breakdownOf(req Request, d dims.Dim, views int64, vals map[string]int64) *B
 	b := &Breakdown{Request: req, Dim: d, Views: views}
 	var counted int64
 	for v, n := range vals {
-		b.Values = append(b.Values, DimValue{v, n})
+		b.Values = append(b.Values, DimValue{Value: v, Views: n})
 		counted += n
 	}
 	slices.SortFunc(b.Values, func(x, y DimValue) int { return cmp.Or(cmp.Compare(y.Views, x.Views), cmp.Compare(x.Value, y.Value)) })
@@ -159,10 +166,18 @@ func breakdownOf(req Request, d dims.Dim, views int64, vals map[string]int64) *B
 			}
 			kept = append(kept, v)
 		}
-		b.Values = append(kept, DimValue{dims.Other, rest})
+		b.Values = append(kept, DimValue{Value: dims.Other, Views: rest})
 	}
 	if missing := b.Views - counted; missing > 0 {
-		b.Values = append(b.Values, DimValue{NotCounted, missing})
+		b.Values = append(b.Values, DimValue{Value: NotCounted, Views: missing})
+	}
+	if d == dims.Crawler {
+		lists := botclass.Default()
+		for i, v := range b.Values {
+			if c, ok := lists.CrawlerNamed(v.Value); ok {
+				b.Values[i].Operator, b.Values[i].Purpose = c.Operator, c.Purpose.String()
+			}
+		}
 	}
 	return b
 }
@@ -170,41 +185,64 @@ func breakdownOf(req Request, d dims.Dim, views int64, vals map[string]int64) *B
 // WriteBreakdown writes b as format: "table" (value, views, share in
 // percent, a total line, the range), "csv" (header
 // <dimension>,views,share_percent; a line per value) or "json"
-// ({dimension, views, values: [{value, views, share_percent}]}).
+// ({dimension, views, values: [{value, views, share_percent}]}). The
+// crawler dimension also has each value's operator and purpose (see
+// DimValue), "" for none: the table's columns after the value, csv's
+// columns operator,purpose after it, json's fields operator and purpose
+// on every value.
 func WriteBreakdown(w io.Writer, b *Breakdown, format string, opts Options) error {
 	type row struct {
 		Value        string  `json:"value"`
+		Operator     *string `json:"operator,omitempty"`
+		Purpose      *string `json:"purpose,omitempty"`
 		Views        int64   `json:"views"`
 		SharePercent float64 `json:"share_percent"`
 	}
+	crawler := b.Dim == dims.Crawler
 	rows := make([]row, len(b.Values))
-	records := [][]string{{b.Dim.String(), "views", "share_percent"}}
+	head := []string{b.Dim.String(), "views", "share_percent"}
+	if crawler {
+		head = slices.Insert(head, 1, "operator", "purpose")
+	}
+	records := [][]string{head}
 	for i, v := range b.Values {
-		rows[i] = row{v.Value, v.Views, b.Share(v)}
-		records = append(records, []string{v.Value, strconv.FormatInt(v.Views, 10), strconv.FormatFloat(b.Share(v), 'f', -1, 64)})
+		rows[i] = row{Value: v.Value, Views: v.Views, SharePercent: b.Share(v)}
+		rec := []string{v.Value, strconv.FormatInt(v.Views, 10), strconv.FormatFloat(b.Share(v), 'f', -1, 64)}
+		if crawler {
+			rows[i].Operator, rows[i].Purpose = &b.Values[i].Operator, &b.Values[i].Purpose
+			rec = slices.Insert(rec, 1, v.Operator, v.Purpose)
+		}
+		records = append(records, rec)
 	}
 	return writeShares(w, format, func(w io.Writer) error { return writeBreakdownTable(w, b, withUTC(opts)) }, records,
 		map[string]any{"dimension": b.Dim.String(), "views": b.Views, "values": rows})
 }
 
 func writeBreakdownTable(w io.Writer, b *Breakdown, opts Options) error {
+	crawler := b.Dim == dims.Crawler
 	valueW, viewsW := len(b.Dim.String()), max(len("views"), len(strconv.FormatInt(b.Views, 10)))
+	opW, purposeW := len("operator"), len("purpose")
 	for _, v := range b.Values {
 		valueW = max(valueW, len(Shown(v.Value)))
+		opW, purposeW = max(opW, len(Shown(v.Operator))), max(purposeW, len(Shown(v.Purpose)))
 	}
 	bw := bufio.NewWriter(w)
-	row := func(value, views, share string) {
+	row := func(value, operator, purpose, views, share string) {
+		if crawler {
+			fmt.Fprintf(bw, "%-*s  %-*s  %-*s  %*s  %7s\n", valueW, value, opW, operator, purposeW, purpose, viewsW, views, share)
+			return
+		}
 		fmt.Fprintf(bw, "%-*s  %*s  %7s\n", valueW, value, viewsW, views, share)
 	}
-	row(b.Dim.String(), "views", "share")
+	row(b.Dim.String(), "operator", "purpose", "views", "share")
 	for _, v := range b.Values {
-		row(Shown(v.Value), strconv.FormatInt(v.Views, 10), strconv.FormatFloat(b.Share(v), 'f', 2, 64)+"%")
+		row(Shown(v.Value), Shown(v.Operator), Shown(v.Purpose), strconv.FormatInt(v.Views, 10), strconv.FormatFloat(b.Share(v), 'f', 2, 64)+"%")
 	}
 	total := "100.00%"
 	if b.Views == 0 {
 		total = "0.00%"
 	}
-	row("total", strconv.FormatInt(b.Views, 10), total)
+	row("total", "", "", strconv.FormatInt(b.Views, 10), total)
 	req := b.Request
 	last := req.Step.Truncate(req.To.Add(-time.Nanosecond))
 	fmt.Fprintf(bw, "(site %s, %s to %s (%s), from the site totals)\n", req.Site,

@@ -108,26 +108,86 @@ func TestDimensionsReplayed(t *testing.T) {
 			var got struct {
 				Views  int64 `json:"views"`
 				Values []struct {
-					Value string `json:"value"`
-					Views int64  `json:"views"`
+					Value    string  `json:"value"`
+					Views    int64   `json:"views"`
+					Operator *string `json:"operator"`
+					Purpose  *string `json:"purpose"`
 				} `json:"values"`
 			}
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatalf("%s: query -by %s: %v\n%s", what, d, err, out)
 			}
 			m := map[string]int64{}
+			facts := map[string]string{}
 			for _, v := range got.Values {
 				m[v.Value] = v.Views
+				if (v.Operator != nil) != (d == dims.Crawler) || (v.Purpose != nil) != (d == dims.Crawler) {
+					t.Errorf("%s: query -by %s: %s: operator %v, purpose %v: want them for crawlers only", what, d, v.Value, v.Operator, v.Purpose)
+				} else if d == dims.Crawler {
+					facts[v.Value] = *v.Operator + "/" + *v.Purpose
+				}
 			}
 			if got.Views != 600 || !maps.Equal(m, want[d]) {
 				t.Errorf("%s: %s: %d views %v\nwant 600 views %v", what, d, got.Views, m, want[d])
 			}
+			if d == dims.Crawler && !maps.Equal(facts, dimsCrawlerFacts) {
+				t.Errorf("%s: crawler operators and purposes (json) %v\nwant %v", what, facts, dimsCrawlerFacts)
+			}
 		}
+		checkCrawlerFacts(t, what, conf)
 	}
 	check("replayed")
 	out := e.replay(conf, "-site", "dims.test", "-format", "combined", arch)
 	wantStatus(t, out, "already counted", 1)
 	check("replayed again")
+}
+
+// dimsCrawlerFacts are the operator/purpose of each crawler value of
+// dimsLog's lines.
+var dimsCrawlerFacts = map[string]string{"Googlebot": "Google/search", "GPTBot": "OpenAI/ai-training", "(people)": "/"}
+
+// checkCrawlerFacts: logtally query -by crawler's table and csv give each
+// crawler of dimsLog its operator and purpose (dimsCrawlerFacts), in the
+// columns after the name.
+func checkCrawlerFacts(t *testing.T, what, conf string) {
+	t.Helper()
+	q := []string{"query", "-config", conf, "-site", "dims.test", "-from", "2026-03-01", "-to", "2026-03-02", "-by", "crawler", "-format"}
+	out, stderr, code := runCmd(t, append(q, "csv")...)
+	if code != 0 {
+		t.Fatalf("%s: query -by crawler -format csv: exit %d\n%s", what, code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if lines[0] != "crawler,operator,purpose,views,share_percent" {
+		t.Errorf("%s: csv header %q", what, lines[0])
+	}
+	facts := map[string]string{}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		facts[f[0]] = f[1] + "/" + f[2]
+	}
+	if !maps.Equal(facts, dimsCrawlerFacts) {
+		t.Errorf("%s: crawler operators and purposes (csv) %v\nwant %v\n%s", what, facts, dimsCrawlerFacts, out)
+	}
+	out, stderr, code = runCmd(t, append(q, "table")...)
+	if code != 0 {
+		t.Fatalf("%s: query -by crawler -format table: exit %d\n%s", what, code, stderr)
+	}
+	lines = strings.Split(out, "\n")
+	if f := strings.Fields(lines[0]); !slices.Equal(f, []string{"crawler", "operator", "purpose", "views", "share"}) {
+		t.Errorf("%s: table header %q", what, lines[0])
+	}
+	facts = map[string]string{}
+	for _, l := range lines[1:] {
+		switch f := strings.Fields(l); {
+		case len(f) == 5:
+			facts[f[0]] = f[1] + "/" + f[2]
+		case len(f) == 3 && f[0] == "(people)":
+			facts[f[0]] = "/"
+		}
+	}
+	if !maps.Equal(facts, dimsCrawlerFacts) {
+		t.Errorf("%s: crawler operators and purposes (table) %v\nwant %v\n%s", what, facts, dimsCrawlerFacts, out)
+	}
 }
 
 // torGeoip returns the absolute path of geo's Tor country test file.
