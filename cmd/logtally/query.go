@@ -39,7 +39,7 @@ func cmdQuery(args []string, stdout, stderr io.Writer) error {
 		" unmeasured: views counted before the measures were recorded;"+
 		" visitors: the site's unique visitors, alone, at -step day (the default with it) or month, with their standard error)")
 	bots := fs.Bool("bots", false, "the views of each user-agent class (people, search, ai, tool, bot, suspect) over the range, per whole day: from the sites collection, or with -page from its monthly buckets")
-	by := fs.String("by", "", "the site's views over the range by where they came from, per whole day (with [dimensions] enabled): one of "+dimNames()+"; -top N keeps the first N values")
+	by := fs.String("by", "", "the site's views over the range by where they came from, per whole day (with [dimensions] enabled): one of "+dimNames()+" (crawler: with each crawler's operator and purpose); -top N keeps the first N values")
 	if err := requireConfig(fs, args, path); err != nil {
 		return err
 	}
