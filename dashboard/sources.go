@@ -39,12 +39,16 @@ type sourceTable struct {
 }
 
 // sourceRow is one value: as it is (value: it came from the logs) and as
-// it is shown (shown: query.Shown), its views and share in percent.
+// it is shown (shown: query.Shown), its views and share in percent; a
+// crawler the lists name its operator and purpose (query.DimValue), as
+// shown too (they are the lists', not the logs', but go the same way).
 type sourceRow struct {
-	Value string  `json:"value"`
-	Shown string  `json:"shown"`
-	Views int64   `json:"views"`
-	Share float64 `json:"share"`
+	Value    string  `json:"value"`
+	Shown    string  `json:"shown"`
+	Views    int64   `json:"views"`
+	Share    float64 `json:"share"`
+	Operator string  `json:"operator,omitempty"`
+	Purpose  string  `json:"purpose,omitempty"`
 }
 
 // allDims are the dimensions the page shows, in order.
@@ -87,7 +91,8 @@ func (d *Dashboard) sources(ctx context.Context, req query.Request) (*sources, e
 			if v.Value != query.NotCounted {
 				s.Counted = true
 			}
-			t.Values = append(t.Values, sourceRow{Value: v.Value, Shown: query.Shown(v.Value), Views: v.Views, Share: b.Share(v)})
+			t.Values = append(t.Values, sourceRow{Value: v.Value, Shown: query.Shown(v.Value), Views: v.Views, Share: b.Share(v),
+				Operator: query.Shown(v.Operator), Purpose: query.Shown(v.Purpose)})
 		}
 		s.Dims = append(s.Dims, t)
 	}

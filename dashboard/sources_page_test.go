@@ -37,6 +37,7 @@ type shownSources struct {
 		Dim  string
 		Rows []struct {
 			Source, Text, Views, Share string
+			Crawler                    string // a crawler's purpose and operator
 		}
 	}
 }
@@ -56,6 +57,7 @@ const readSources = `(() => {
         Text: r.querySelector('td.src-value').firstChild.textContent,
         Views: r.querySelector('td[data-measure=views]').dataset.value,
         Share: r.querySelector('td[data-measure=share]').dataset.value,
+        Crawler: (r.querySelector('td.src-value .src-crawler') || {}).textContent || '',
       })),
     })),
   };
@@ -63,7 +65,8 @@ const readSources = `(() => {
 
 // The panels of where traffic comes from, in headless Chromium: each
 // dimension's table shows the top values, (other) and (not counted) with
-// their views and shares as counted here (summing to the views), every
+// their views and shares as counted here (summing to the views), each
+// crawler the lists name with its purpose and operator, every
 // value as text (an ASN organisation or a crawler name holding markup
 // makes no element; a bidirectional control is shown escaped), the geo
 // databases' attribution, and for a site whose days hold no counts by
@@ -174,6 +177,13 @@ func TestSourcesPage(t *testing.T) {
 			share := fmt.Sprint(100 * float64(rows[i].Views) / float64(views))
 			if r.Source != rows[i].Value || r.Text != query.Shown(rows[i].Value) || n != rows[i].Views || r.Share != share {
 				t.Errorf("%s row %d: %q shown %q, %d views, %s%%; want %q %d %s%%", d, i, r.Source, r.Text, n, r.Share, rows[i].Value, rows[i].Views, share)
+			}
+			wantFacts := ""
+			if f, ok := crawlerFacts[r.Source]; ok && d == dims.Crawler {
+				wantFacts = f[1] + " · " + f[0]
+			}
+			if r.Crawler != wantFacts {
+				t.Errorf("%s row %d: %q shown with %q, want %q", d, i, r.Source, r.Crawler, wantFacts)
 			}
 		}
 		if sum != views {

@@ -39,8 +39,12 @@ var sourceValues = [dims.N][]string{
 	dims.Browser: {"Chrome", "Firefox", "Safari", "Edge"},
 	dims.OS:      {"Windows", "Linux", "iOS", "macOS", "Android"},
 	dims.Device:  {"desktop", "mobile", "tablet"},
-	dims.Crawler: {dims.Unknown, "Googlebot", hostileCrawler, "GPTBot \u202eevil"},
+	dims.Crawler: {dims.Unknown, "Googlebot", "GPTBot", hostileCrawler, "GPTBot \u202eevil"},
 }
+
+// crawlerFacts are the operator and purpose of sourceValues' crawlers the
+// lists name (botclass.Rules.CrawlerNamed); the others have none.
+var crawlerFacts = map[string][2]string{"Googlebot": {"Google", "search"}, "GPTBot": {"OpenAI", "ai-training"}}
 
 // sourceOf returns hit i's value in dimension d.
 func sourceOf(d dims.Dim, i int) string {
@@ -137,9 +141,10 @@ type sourcesReply struct {
 	Dims        []struct {
 		Dimension string
 		Values    []struct {
-			Value, Shown string
-			Views        int64
-			Share        float64
+			Value, Shown      string
+			Views             int64
+			Share             float64
+			Operator, Purpose string
 		}
 	}
 }
@@ -204,6 +209,13 @@ func TestViewSources(t *testing.T) {
 			if v.Value != rows[j].Value || v.Views != rows[j].Views || v.Shown != query.Shown(v.Value) ||
 				v.Share != 100*float64(v.Views)/float64(views) {
 				t.Errorf("%s row %d: %q (shown %q) %d views %.3f%%, want %q %d", d, j, v.Value, v.Shown, v.Views, v.Share, rows[j].Value, rows[j].Views)
+			}
+			var facts [2]string
+			if d == dims.Crawler {
+				facts = crawlerFacts[v.Value]
+			}
+			if v.Operator != facts[0] || v.Purpose != facts[1] {
+				t.Errorf("%s row %d: %q: operator %q, purpose %q; want %q", d, j, v.Value, v.Operator, v.Purpose, facts)
 			}
 		}
 		if sum != views {

@@ -3,7 +3,8 @@
 // crawlers. A table per dimension, its rows as the API gives them (the
 // top values by views, then "(other)" and "(not counted)": they sum to
 // the views), each value shown as the API shows it (shown: query.Shown),
-// as text.
+// as text; a crawler the lists name with its purpose and operator beside
+// it.
 
 import { $, $$, el } from './dom.js';
 import { nfInt, nfPct1, isNum } from './format.js';
@@ -30,6 +31,14 @@ function regionName(code) {
   }
 }
 
+// crawlerFacts is a crawler's purpose and operator as the API shows them
+// ("ai-training · OpenAI"), '' for a value the lists do not name.
+function crawlerFacts(v) {
+  const purpose = typeof v.purpose === 'string' ? v.purpose : '';
+  const operator = typeof v.operator === 'string' ? v.operator : '';
+  return [purpose, operator].filter((x) => x).join(' · ');
+}
+
 function table(t) {
   const tb = el('table', 'src');
   tb.dataset.dim = t.dimension;
@@ -53,6 +62,13 @@ function table(t) {
     if (t.dimension === 'country') {
       const full = regionName(shown);
       if (full) name.append(' ', el('small', 'src-name', full));
+    }
+    if (t.dimension === 'crawler') {
+      const facts = crawlerFacts(v);
+      if (facts) {
+        name.append(' ', el('small', 'src-name src-crawler', facts));
+        name.title = `${shown} (${facts})`;
+      }
     }
     const views = el('td', 'num');
     views.dataset.measure = 'views';
