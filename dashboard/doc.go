@@ -22,7 +22,7 @@
 //     came from (sources: query.Reader.Breakdowns of every dimension over
 //     the range's whole UTC days, each table SourcesTop values then
 //     "(other)" and "(not counted)", each value as it is and as shown,
-//     whether any view was counted by dimension, and Config.Attribution,
+//     a crawler the lists name with its operator and purpose, whether any view was counted by dimension, and Config.Attribution,
 //     the geo databases' attribution lines).
 //
 // Everything is read through package query, in the requests `logtally
