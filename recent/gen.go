@@ -1,0 +1,89 @@
+package recent
+
+// Gen remembers a value of type V per key of type K, up to a bound, in two
+// generations (see the package doc): a bounded cache in front of a
+// computation, a cheap approximation of LRU with no per-entry
+// bookkeeping.
+type Gen[K comparable, V any] struct {
+	gen       int // entries per generation
+	cur, prev map[K]item[K, V]
+}
+
+// item is an entry with its key, kept to move it between generations
+// without a copy: a string key looked up by its bytes (GetBytes) is not
+// one the map can keep.
+type item[K comparable, V any] struct {
+	k K
+	v V
+}
+
+// NewGen returns a Gen holding up to size keys (at least 2: generations
+// of size/2, at least 1). Its maps are made whole, so adding a key
+// allocates nothing but what the key itself holds.
+func NewGen[K comparable, V any](size int) *Gen[K, V] {
+	gen := max(1, size/2)
+	return &Gen[K, V]{gen: gen, cur: make(map[K]item[K, V], gen), prev: make(map[K]item[K, V], gen)}
+}
+
+// Get returns k's value and true when g holds k; a key found in the
+// previous generation moves to the current one. It allocates nothing.
+func (g *Gen[K, V]) Get(k K) (V, bool) {
+	if it, ok := g.cur[k]; ok {
+		return it.v, true
+	}
+	if it, ok := g.prev[k]; ok {
+		delete(g.prev, k)
+		g.add(it)
+		return it.v, true
+	}
+	var zero V
+	return zero, false
+}
+
+// GetBytes is Get of a string key given by its bytes: the key is not
+// made a string (the conversion is at the maps' index, which Go does
+// without allocating), so it allocates nothing. A method cannot be
+// written for string keys alone, hence a function.
+func GetBytes[V any](g *Gen[string, V], k []byte) (V, bool) {
+	if it, ok := g.cur[string(k)]; ok {
+		return it.v, true
+	}
+	if it, ok := g.prev[string(k)]; ok {
+		delete(g.prev, it.k)
+		g.add(it)
+		return it.v, true
+	}
+	var zero V
+	return zero, false
+}
+
+// Put sets k's value in the current generation, first retiring it if it
+// is full. The caller puts a key it did not find: a key put again while
+// in the previous generation is then in both until that one is dropped
+// (Get finds the current one's value).
+func (g *Gen[K, V]) Put(k K, v V) { g.add(item[K, V]{k, v}) }
+
+// add puts it in the current generation, first retiring it if it is full
+// (the old previous one is dropped). The maps keep their room when
+// cleared, so adding allocates nothing.
+func (g *Gen[K, V]) add(it item[K, V]) {
+	if len(g.cur) >= g.gen {
+		g.prev, g.cur = g.cur, g.prev
+		clear(g.cur)
+	}
+	g.cur[it.k] = it
+}
+
+// Clear forgets every key (the maps keep their room).
+func (g *Gen[K, V]) Clear() {
+	clear(g.cur)
+	clear(g.prev)
+}
+
+// Len returns the number of keys g holds (a key put again while in the
+// previous generation counts twice).
+func (g *Gen[K, V]) Len() int { return len(g.cur) + len(g.prev) }
+
+// Size returns the number of keys g holds at most: NewGen's size
+// rounded down to even, at least 2.
+func (g *Gen[K, V]) Size() int { return 2 * g.gen }
