@@ -146,7 +146,7 @@
 //
 // A Classifier (one per parser goroutine; not safe for concurrent use)
 // remembers the result of up to DefaultCacheSize normalised hosts in two
-// generations, as botclass.Cache does, and the last referrer with its
+// generations (recent.Gen, as botclass.Cache), and the last referrer with its
 // result (a page's images, styles and scripts follow the page with its
 // referrer: 56% of the real Apache log's referrers other than "-" are
 // the line before's), and behind it the results of the last 1,024
