@@ -30,10 +30,10 @@ type Cache struct {
 }
 
 // entry is what the cache keeps of a user agent: small ids, not strings
-// (the crawler's index in the lists' table), so that it is 16 bytes, 32
-// with the key the cache keeps beside it, as it was with the class alone
-// (TestCacheAgent).
+// (the crawler's index in the lists' table), so that it is 32 bytes, as
+// it was with the class alone (TestCacheAgent).
 type entry struct {
+	key     string // the map's key, kept to move it without a copy (recent.Keyed)
 	class   Class
 	fam     uafamily.Families
 	crawler uint16
@@ -109,10 +109,14 @@ func (c *Cache) get(ua []byte) entry {
 		e.digest = c.digest(ua)
 	}
 	if len(ua) <= maxCachedLen {
-		c.agents.Put(string(ua), e)
+		e.key = string(ua)
+		c.agents.Put(e.key, e)
 	}
 	return e
 }
+
+// Key returns the user agent e was cached for (recent.Keyed).
+func (e entry) Key() string { return e.key }
 
 // Len returns the number of user agents the cache holds.
 func (c *Cache) Len() int { return c.agents.Len() }

@@ -186,8 +186,8 @@ func TestCacheAgent(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { agentSink = r.Agent(uas[0]); agentSink = r.Agent(uas[1]) }); n != 0 {
 		t.Errorf("Rules.Agent (a miss) allocates %v times", n)
 	}
-	if s := unsafe.Sizeof(entry{}); s != 16 {
-		t.Errorf("a cache entry is %d bytes (32 with its key), want 16", s)
+	if s := unsafe.Sizeof(entry{}); s != 32 {
+		t.Errorf("a cache entry is %d bytes, want 32", s)
 	}
 }
 

@@ -25,9 +25,9 @@
 //   - Not safe for concurrent use: one Table or Gen per goroutine (per
 //     parser).
 //   - The memory is taken by New, whole: entries × (keyMax + the value's
-//     size + 3) bytes. A Gen's maps are made whole by NewGen, and each
-//     entry keeps its key beside its value too (to move it between
-//     generations: a string's header, not its bytes, twice).
+//     size + 3) bytes. A Gen's maps are made whole by NewGen.
+//   - A value looked up by GetBytes holds its key (Keyed): the key it is
+//     moved under from the previous generation.
 //   - A value found in a Table is a pointer into the table: valid until
 //     the next Lookup or Clear.
 package recent

@@ -6,15 +6,7 @@ package recent
 // bookkeeping.
 type Gen[K comparable, V any] struct {
 	gen       int // entries per generation
-	cur, prev map[K]item[K, V]
-}
-
-// item is an entry with its key, kept to move it between generations
-// without a copy: a string key looked up by its bytes (GetBytes) is not
-// one the map can keep.
-type item[K comparable, V any] struct {
-	k K
-	v V
+	cur, prev map[K]V
 }
 
 // NewGen returns a Gen holding up to size keys (at least 2: generations
@@ -22,56 +14,62 @@ type item[K comparable, V any] struct {
 // allocates nothing but what the key itself holds.
 func NewGen[K comparable, V any](size int) *Gen[K, V] {
 	gen := max(1, size/2)
-	return &Gen[K, V]{gen: gen, cur: make(map[K]item[K, V], gen), prev: make(map[K]item[K, V], gen)}
+	return &Gen[K, V]{gen: gen, cur: make(map[K]V, gen), prev: make(map[K]V, gen)}
 }
 
 // Get returns k's value and true when g holds k; a key found in the
 // previous generation moves to the current one. It allocates nothing.
 func (g *Gen[K, V]) Get(k K) (V, bool) {
-	if it, ok := g.cur[k]; ok {
-		return it.v, true
+	if v, ok := g.cur[k]; ok {
+		return v, true
 	}
-	if it, ok := g.prev[k]; ok {
+	if v, ok := g.prev[k]; ok {
 		delete(g.prev, k)
-		g.add(it)
-		return it.v, true
+		g.Put(k, v)
+		return v, true
 	}
 	var zero V
 	return zero, false
 }
 
+// Keyed is a value that holds its string key, for GetBytes.
+type Keyed interface {
+	// Key returns the key the value was put under.
+	Key() string
+}
+
 // GetBytes is Get of a string key given by its bytes: the key is not
 // made a string (the conversion is at the maps' index, which Go does
-// without allocating), so it allocates nothing. A method cannot be
-// written for string keys alone, hence a function.
-func GetBytes[V any](g *Gen[string, V], k []byte) (V, bool) {
-	if it, ok := g.cur[string(k)]; ok {
-		return it.v, true
+// without allocating; Get(string(k)) allocates a key over 32 bytes), so
+// it allocates nothing. A value found in the previous generation moves
+// under its own key, which it must hold (Keyed): the bytes are not one
+// the map can keep. (A method cannot be written for string keys alone,
+// hence a function.)
+func GetBytes[V Keyed](g *Gen[string, V], k []byte) (V, bool) {
+	if v, ok := g.cur[string(k)]; ok {
+		return v, true
 	}
-	if it, ok := g.prev[string(k)]; ok {
-		delete(g.prev, it.k)
-		g.add(it)
-		return it.v, true
+	if v, ok := g.prev[string(k)]; ok {
+		key := v.Key()
+		delete(g.prev, key)
+		g.Put(key, v)
+		return v, true
 	}
 	var zero V
 	return zero, false
 }
 
 // Put sets k's value in the current generation, first retiring it if it
-// is full. The caller puts a key it did not find: a key put again while
-// in the previous generation is then in both until that one is dropped
-// (Get finds the current one's value).
-func (g *Gen[K, V]) Put(k K, v V) { g.add(item[K, V]{k, v}) }
-
-// add puts it in the current generation, first retiring it if it is full
-// (the old previous one is dropped). The maps keep their room when
-// cleared, so adding allocates nothing.
-func (g *Gen[K, V]) add(it item[K, V]) {
+// is full (the old previous one is dropped). The maps keep their room
+// when cleared, so adding allocates nothing. The caller puts a key it did
+// not find: a key put again while in the previous generation is then in
+// both until that one is dropped (Get finds the current one's value).
+func (g *Gen[K, V]) Put(k K, v V) {
 	if len(g.cur) >= g.gen {
 		g.prev, g.cur = g.cur, g.prev
 		clear(g.cur)
 	}
-	g.cur[it.k] = it
+	g.cur[k] = v
 }
 
 // Clear forgets every key (the maps keep their room).

@@ -74,13 +74,13 @@ func TestGenGenerations(t *testing.T) {
 // by Get and GetBytes: a key found has the value last put (a map is the
 // model), and the recently met ones are mostly found.
 func TestGenAgainstMap(t *testing.T) {
-	g := NewGen[string, string](64)
+	g := NewGen[string, keyed](64)
 	model := map[string]string{}
 	r := rand.New(rand.NewPCG(1, 2))
 	found := 0
 	for i := range 100000 {
 		k := fmt.Sprintf("k%d", r.IntN(100))
-		var v string
+		var v keyed
 		var ok bool
 		if i%2 == 0 {
 			v, ok = g.Get(k)
@@ -89,14 +89,14 @@ func TestGenAgainstMap(t *testing.T) {
 		}
 		if ok {
 			found++
-			if v != model[k] {
-				t.Fatalf("%q: found %q, the model has %q", k, v, model[k])
+			if v.v != model[k] || v.k != k {
+				t.Fatalf("%q: found %+v, the model has %q", k, v, model[k])
 			}
 			continue
 		}
-		v = fmt.Sprint("v", i)
+		v = keyed{k, fmt.Sprint("v", i)}
 		g.Put(k, v)
-		model[k] = v
+		model[k] = v.v
 		if g.Len() > 64 {
 			t.Fatalf("holds %d", g.Len())
 		}
@@ -110,14 +110,14 @@ func TestGenAgainstMap(t *testing.T) {
 // by GetBytes (whose key is never made a string), nor does a Put of a key
 // already made.
 func TestGenAllocs(t *testing.T) {
-	g := NewGen[string, int](4) // generations of 2
+	g := NewGen[string, keyed](4) // generations of 2
 	keys := [][]byte{
 		[]byte("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36"),
 		[]byte("a key longer than thirty-two bytes, not on the stack"),
 		[]byte("short"),
 	}
-	for i, k := range keys {
-		g.Put(string(k), i)
+	for _, k := range keys {
+		g.Put(string(k), keyed{k: string(k)})
 	}
 	// Three keys in generations of two: each lookup finds its key in the
 	// previous generation and moves it.
@@ -163,15 +163,15 @@ func BenchmarkGen(b *testing.B) {
 	for i := range keys {
 		keys[i] = fmt.Appendf(nil, "Mozilla/5.0 (agent %d) Gecko/20100101 Firefox/%d.0", i, i)
 	}
-	m := map[string]int{}
+	m := map[string]keyed{}
 	for i, k := range keys {
-		m[string(k)] = i
+		m[string(k)] = keyed{string(k), fmt.Sprint(i)}
 	}
 	var base float64
 	b.Run("map", func(b *testing.B) {
 		s := 0
 		for i := 0; b.Loop(); i++ {
-			s += m[string(keys[i%len(keys)])]
+			s += len(m[string(keys[i%len(keys)])].v)
 		}
 		base = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 		sink = s
@@ -180,16 +180,16 @@ func BenchmarkGen(b *testing.B) {
 		name string
 		size int
 	}{{"cur", 1000}, {"moving", 600}} {
-		g := NewGen[string, int](c.size)
+		g := NewGen[string, keyed](c.size)
 		for i, k := range keys {
-			g.Put(string(k), i)
+			g.Put(string(k), keyed{string(k), fmt.Sprint(i)})
 		}
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			s := 0
 			for i := 0; b.Loop(); i++ {
 				v, _ := GetBytes(g, keys[i%len(keys)])
-				s += v
+				s += len(v.v)
 			}
 			sink = s
 			if base > 0 {
@@ -198,3 +198,8 @@ func BenchmarkGen(b *testing.B) {
 		})
 	}
 }
+
+// keyed is a value holding its key, for GetBytes.
+type keyed struct{ k, v string }
+
+func (e keyed) Key() string { return e.k }

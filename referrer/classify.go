@@ -31,6 +31,16 @@ type Result struct {
 	Channel Channel
 }
 
+// cached is a remembered host: its result and the map's key, kept to
+// move it between generations without a copy (recent.Keyed).
+type cached struct {
+	key string
+	r   Result
+}
+
+// Key returns the host h was remembered for (recent.Keyed).
+func (h cached) Key() string { return h.key }
+
 var (
 	direct  = Result{HostDirect, Direct}
 	invalid = Result{HostInvalid, Other}
@@ -53,7 +63,7 @@ type Classifier struct {
 	// self: the site's names, normalised; selfAny: the domains of its
 	// "*.domain" names (the domain and all its subdomains).
 	self, selfAny map[string]bool
-	hosts         *recent.Gen[string, Result]
+	hosts         *recent.Gen[string, cached]
 	hits, misses  uint64
 	buf           [keyMax]byte
 	// last is the last referrer classified (up to maxLast bytes) and
@@ -87,7 +97,7 @@ func New(self []string) *Classifier {
 		t:       defaultTables(),
 		self:    map[string]bool{},
 		selfAny: map[string]bool{},
-		hosts:   recent.NewGen[string, Result](DefaultCacheSize),
+		hosts:   recent.NewGen[string, cached](DefaultCacheSize),
 		last:    make([]byte, 0, maxLast),
 		lastR:   invalid,
 	}
@@ -160,13 +170,13 @@ func (c *Classifier) lookup(ref []byte) Result {
 		return invalid
 	}
 	key := c.buf[s:e]
-	if r, ok := recent.GetBytes(c.hosts, key); ok {
+	if h, ok := recent.GetBytes(c.hosts, key); ok {
 		c.hits++
-		return r
+		return h.r
 	}
 	c.misses++
 	r, ks := c.classify(key, k)
-	c.hosts.Put(ks, r)
+	c.hosts.Put(ks, cached{ks, r})
 	return r
 }
 
