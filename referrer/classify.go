@@ -170,7 +170,8 @@ func (c *Classifier) lookup(ref []byte) Result {
 		return invalid
 	}
 	key := c.buf[s:e]
-	if h, ok := recent.GetBytes(c.hosts, key); ok {
+	var h cached
+	if recent.GetBytes(c.hosts, key, &h) {
 		c.hits++
 		return h.r
 	}
