@@ -95,14 +95,13 @@ func (c *Cache) SkipFamilies() { c.noFamilies = true }
 // classifies ua, finds its families, and caches them unless ua is too
 // long.
 func (c *Cache) get(ua []byte) entry {
-	var e entry
-	if recent.GetBytes(c.agents, ua, &e) {
+	if e, ok := recent.GetBytes(c.agents, ua); ok {
 		c.hits++
 		return e
 	}
 	c.misses++
 	cl, crawler := c.r.classify(ua)
-	e = entry{class: cl, crawler: crawler}
+	e := entry{class: cl, crawler: crawler}
 	if !c.noFamilies {
 		e.fam = families(cl, ua)
 	}

@@ -17,13 +17,12 @@ func TestGenBound(t *testing.T) {
 		}
 		for i := range 10 * bound {
 			k := fmt.Sprint("k", i)
-			var v int
-			if g.Get(k, &v) {
+			if _, ok := g.Get(k); ok {
 				t.Fatalf("size %d: %s found before it was put", size, k)
 			}
 			g.Put(k, i)
-			if v := -1; !g.Get(k, &v) || v != i {
-				t.Fatalf("size %d: %s just put: %d", size, k, v)
+			if v, ok := g.Get(k); !ok || v != i {
+				t.Fatalf("size %d: %s just put: %d %v", size, k, v, ok)
 			}
 			if g.Len() > bound {
 				t.Fatalf("size %d: holds %d after %d keys", size, g.Len(), i+1)
@@ -44,17 +43,16 @@ func TestGenGenerations(t *testing.T) {
 	if g.Len() != 3 {
 		t.Errorf("Len %d, want 3", g.Len())
 	}
-	var v string
-	if !g.Get(k('a'), &v) || v != "a" { // moves to cur {c a}
-		t.Fatalf("a from the previous generation: %q", v)
+	if v, ok := g.Get(k('a')); !ok || v != "a" { // moves to cur {c a}
+		t.Fatalf("a from the previous generation: %q %v", v, ok)
 	}
 	g.Put(k('d'), "d") // cur full: prev {c a}, cur {d}: b dropped
-	if g.Get(k('b'), &v) {
+	if _, ok := g.Get(k('b')); ok {
 		t.Error("b survived two retirements unmet")
 	}
 	for _, c := range "acd" {
-		if v = ""; !g.Get(k(byte(c)), &v) || v != string(c) {
-			t.Errorf("%c: %q", c, v)
+		if v, ok := g.Get(k(byte(c))); !ok || v != string(c) {
+			t.Errorf("%c: %q %v", c, v, ok)
 		}
 	}
 	g.Clear()
@@ -62,13 +60,13 @@ func TestGenGenerations(t *testing.T) {
 		t.Errorf("Len %d after Clear", g.Len())
 	}
 	for _, c := range "abcd" {
-		if g.Get(k(byte(c)), &v) {
+		if _, ok := g.Get(k(byte(c))); ok {
 			t.Errorf("%c found after Clear", c)
 		}
 	}
 	g.Put(k('e'), "e")
-	if v = ""; !g.Get(k('e'), &v) || v != "e" || g.Len() != 1 {
-		t.Errorf("after Clear: e %q, Len %d", v, g.Len())
+	if v, ok := g.Get(k('e')); !ok || v != "e" || g.Len() != 1 {
+		t.Errorf("after Clear: e %q %v, Len %d", v, ok, g.Len())
 	}
 }
 
@@ -85,9 +83,9 @@ func TestGenAgainstMap(t *testing.T) {
 		var v keyed
 		var ok bool
 		if i%2 == 0 {
-			ok = g.Get(k, &v)
+			v, ok = g.Get(k)
 		} else {
-			ok = GetBytes(g, []byte(k), &v)
+			v, ok = GetBytes(g, []byte(k))
 		}
 		if ok {
 			found++
@@ -123,17 +121,16 @@ func TestGenAllocs(t *testing.T) {
 	}
 	// Three keys in generations of two: each lookup finds its key in the
 	// previous generation and moves it.
-	var v keyed
 	if n := testing.AllocsPerRun(100, func() {
 		for _, k := range keys {
-			if !GetBytes(g, k, &v) {
+			if _, ok := GetBytes(g, k); !ok {
 				panic("missed")
 			}
 		}
 	}); n != 0 {
 		t.Errorf("GetBytes hits across generations: %v allocs, want 0", n)
 	}
-	if n := testing.AllocsPerRun(100, func() { GetBytes(g, keys[2], &v) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { GetBytes(g, keys[2]) }); n != 0 {
 		t.Errorf("a GetBytes hit in the current generation: %v allocs, want 0", n)
 	}
 	a := NewGen[[16]byte, int](4)
@@ -142,9 +139,8 @@ func TestGenAllocs(t *testing.T) {
 		a.Put(k, i)
 	}
 	if n := testing.AllocsPerRun(100, func() {
-		var v int
 		for _, k := range ks {
-			a.Get(k, &v)
+			a.Get(k)
 		}
 	}); n != 0 {
 		t.Errorf("Get hits across generations: %v allocs, want 0", n)
@@ -191,9 +187,8 @@ func BenchmarkGen(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			s := 0
-			var v keyed
 			for i := 0; b.Loop(); i++ {
-				GetBytes(g, keys[i%len(keys)], &v)
+				v, _ := GetBytes(g, keys[i%len(keys)])
 				s += len(v.v)
 			}
 			sink = s

@@ -170,8 +170,7 @@ func (c *Classifier) lookup(ref []byte) Result {
 		return invalid
 	}
 	key := c.buf[s:e]
-	var h cached
-	if recent.GetBytes(c.hosts, key, &h) {
+	if h, ok := recent.GetBytes(c.hosts, key); ok {
 		c.hits++
 		return h.r
 	}
