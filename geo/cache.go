@@ -50,13 +50,12 @@ func (c *Cache) Place(addr netip.Addr) Place {
 		return Place{}
 	}
 	k := addr.As16() // an IPv4 address and its IPv4-mapped form: one key
-	var p Place
-	if c.places.Get(k, &p) {
+	if p, ok := c.places.Get(k); ok {
 		c.hits++
 		return p
 	}
 	c.misses++
-	p = c.db.Lookup(addr)
+	p := c.db.Lookup(addr)
 	c.places.Put(k, p)
 	return p
 }
