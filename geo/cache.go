@@ -14,10 +14,10 @@ const DefaultCacheSize = 1 << 14
 // not safe for concurrent use: make one per goroutine (per parser).
 //
 // Like botclass.Cache it keeps two generations (a recent.Gen): addresses
-// are added to the current one; when it is full (size/2 entries) it becomes the
-// previous one and the old previous one is dropped; a hit in the previous
-// generation moves the entry to the current one. A hit is a map lookup
-// and allocates nothing.
+// are added to the current one; when it is full (size/2 entries) it
+// becomes the previous one and the old previous one is dropped; a hit in
+// the previous generation moves the entry to the current one. A hit is a
+// map lookup and allocates nothing.
 type Cache struct {
 	db           *DB
 	holder       *Holder                      // nil: db is fixed
