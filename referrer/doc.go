@@ -152,10 +152,11 @@
 // "-" are the line before's), and behind it the results of the last
 // 1,024 referrers of up to 96 bytes, by their bytes as logged (package
 // recent, about 130 KiB, made on the first referrer). Otherwise Classify
-// parses the host into a buffer it owns (the common http(s) host in one table-driven pass) and looks
-// it up: a host seen before allocates nothing (TestZeroAllocs); a new
-// host allocates its string once (a listed host's string is the
-// table's) and looks up the host and each parent domain in one map.
+// parses the host into a buffer it owns (the common http(s) host in one
+// table-driven pass) and looks it up: a host seen before allocates
+// nothing (TestZeroAllocs); a new host allocates its string once (a
+// listed host's string is the table's) and looks up the host and each
+// parent domain in one map.
 // Hosts past the bound push the oldest out: a flood of random hosts
 // keeps the cache at its size (TestCacheBounded), at most 4,096 keys of
 // at most 267 bytes (android-app:// and a 253-byte package) per
