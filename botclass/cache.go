@@ -1,6 +1,9 @@
 package botclass
 
-import "github.com/logtally/logtally/uafamily"
+import (
+	"github.com/logtally/logtally/recent"
+	"github.com/logtally/logtally/uafamily"
+)
 
 // maxCachedLen is the longest user agent a Cache keeps: longer ones (no
 // real browser sends one) are classified every time, so that a client
@@ -12,26 +15,25 @@ const maxCachedLen = 1024
 // agents it saw, up to a bound. It is not safe for concurrent use: make
 // one per goroutine (per Parser).
 //
-// It keeps two generations: user agents are added to the current one; when
-// it is full (size/2 entries) it becomes the previous one and the old
-// previous one is dropped. A hit in the previous generation moves the
-// entry to the current one. So the cache holds at most size user agents,
-// those seen recently or often survive, and no per-entry bookkeeping is
-// needed (a cheap approximation of LRU).
+// It keeps two generations (a recent.Gen): user agents are added to the
+// current one; when it is full (size/2 entries) it becomes the previous
+// one and the old previous one is dropped. A hit in the previous
+// generation moves the entry to the current one. So the cache holds at
+// most size user agents, those seen recently or often survive, and no
+// per-entry bookkeeping is needed (a cheap approximation of LRU).
 type Cache struct {
 	r            *Rules
 	digest       func([]byte) uint64 // nil: no digests (NewCacheDigest)
-	gen          int                 // entries per generation
-	cur, prev    map[string]entry
+	agents       *recent.Gen[string, entry]
 	hits, misses uint64
 	noFamilies   bool // SkipFamilies
 }
 
 // entry is what the cache keeps of a user agent: small ids, not strings
 // (the crawler's index in the lists' table), so that it is 32 bytes, as
-// it was with the class alone (TestCacheEntrySize).
+// it was with the class alone (TestCacheAgent).
 type entry struct {
-	key     string // the map's key, kept to move it without a copy
+	key     string // the map's key, kept to move it without a copy (recent.Keyed)
 	class   Class
 	fam     uafamily.Families
 	crawler uint16
@@ -44,8 +46,7 @@ func NewCache(r *Rules, size int) *Cache {
 	if size <= 0 {
 		size = DefaultCacheSize
 	}
-	gen := max(1, size/2)
-	return &Cache{r: r, gen: gen, cur: make(map[string]entry, gen), prev: make(map[string]entry, gen)}
+	return &Cache{r: r, agents: recent.NewGen[string, entry](size)}
 }
 
 // NewCacheDigest is NewCache whose entries also hold digest(ua), computed
@@ -94,14 +95,8 @@ func (c *Cache) SkipFamilies() { c.noFamilies = true }
 // classifies ua, finds its families, and caches them unless ua is too
 // long.
 func (c *Cache) get(ua []byte) entry {
-	if e, ok := c.cur[string(ua)]; ok {
+	if e, ok := recent.GetBytes(c.agents, ua); ok {
 		c.hits++
-		return e
-	}
-	if e, ok := c.prev[string(ua)]; ok {
-		c.hits++
-		delete(c.prev, e.key)
-		c.add(e)
 		return e
 	}
 	c.misses++
@@ -115,23 +110,16 @@ func (c *Cache) get(ua []byte) entry {
 	}
 	if len(ua) <= maxCachedLen {
 		e.key = string(ua)
-		c.add(e)
+		c.agents.Put(e.key, e)
 	}
 	return e
 }
 
-// add puts e in the current generation, first retiring it if it is full.
-// The maps keep their room when cleared, so adding allocates nothing.
-func (c *Cache) add(e entry) {
-	if len(c.cur) >= c.gen {
-		c.prev, c.cur = c.cur, c.prev
-		clear(c.cur)
-	}
-	c.cur[e.key] = e
-}
+// Key returns the user agent e was cached for (recent.Keyed).
+func (e entry) Key() string { return e.key }
 
 // Len returns the number of user agents the cache holds.
-func (c *Cache) Len() int { return len(c.cur) + len(c.prev) }
+func (c *Cache) Len() int { return c.agents.Len() }
 
 // Stats returns how many lookups (Class, Lookup, Agent, LookupAgent) the
 // cache answered (hits) and how many it classified (misses).

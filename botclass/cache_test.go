@@ -21,8 +21,8 @@ func TestCacheBound(t *testing.T) {
 			t.Errorf("size %d: stats %d hits %d misses, want 0 and %d", size, h, m, 5*size)
 		}
 	}
-	if c := NewCache(Default(), 0); c.gen != DefaultCacheSize/2 {
-		t.Errorf("NewCache(0): %d per generation, want %d", c.gen, DefaultCacheSize/2)
+	if c := NewCache(Default(), 0); c.agents.Size() != DefaultCacheSize {
+		t.Errorf("NewCache(0): holds %d, want %d", c.agents.Size(), DefaultCacheSize)
 	}
 }
 

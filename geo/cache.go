@@ -1,24 +1,27 @@
 package geo
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/logtally/logtally/recent"
+)
 
 // DefaultCacheSize is the addresses a Cache holds when NewCache is given
-// no size: about 90 bytes each.
+// no size: about 130 bytes each (the maps of its two generations).
 const DefaultCacheSize = 1 << 14
 
 // Cache remembers the place of the addresses it saw, up to a bound. It is
 // not safe for concurrent use: make one per goroutine (per parser).
 //
-// Like botclass.Cache it keeps two generations: addresses are added to
-// the current one; when it is full (size/2 entries) it becomes the
-// previous one and the old previous one is dropped; a hit in the previous
-// generation moves the entry to the current one. A hit is a map lookup
-// and allocates nothing.
+// Like botclass.Cache it keeps two generations (a recent.Gen): addresses
+// are added to the current one; when it is full (size/2 entries) it
+// becomes the previous one and the old previous one is dropped; a hit in
+// the previous generation moves the entry to the current one. A hit is a
+// map lookup and allocates nothing.
 type Cache struct {
 	db           *DB
-	holder       *Holder // nil: db is fixed
-	gen          int
-	cur, prev    map[[16]byte]Place // keyed by the 16-byte form: cheaper to hash than netip.Addr
+	holder       *Holder                      // nil: db is fixed
+	places       *recent.Gen[[16]byte, Place] // keyed by the 16-byte form: cheaper to hash than netip.Addr
 	hits, misses uint64
 }
 
@@ -28,8 +31,7 @@ func NewCache(db *DB, size int) *Cache {
 	if size <= 0 {
 		size = DefaultCacheSize
 	}
-	gen := max(1, size/2)
-	return &Cache{db: db, gen: gen, cur: make(map[[16]byte]Place, gen), prev: make(map[[16]byte]Place, gen)}
+	return &Cache{db: db, places: recent.NewGen[[16]byte, Place](size)}
 }
 
 // NewHolderCache is NewCache of the database h holds: when a Reload
@@ -48,19 +50,13 @@ func (c *Cache) Place(addr netip.Addr) Place {
 		return Place{}
 	}
 	k := addr.As16() // an IPv4 address and its IPv4-mapped form: one key
-	if p, ok := c.cur[k]; ok {
+	if p, ok := c.places.Get(k); ok {
 		c.hits++
-		return p
-	}
-	if p, ok := c.prev[k]; ok {
-		c.hits++
-		delete(c.prev, k)
-		c.add(k, p)
 		return p
 	}
 	c.misses++
 	p := c.db.Lookup(addr)
-	c.add(k, p)
+	c.places.Put(k, p)
 	return p
 }
 
@@ -71,25 +67,14 @@ func (c *Cache) DB() *DB {
 	if c.holder != nil {
 		if db := c.holder.DB(); db != c.db {
 			c.db = db
-			clear(c.cur)
-			clear(c.prev)
+			c.places.Clear()
 		}
 	}
 	return c.db
 }
 
-// add puts k in the current generation, first retiring it if it is full.
-// The maps keep their room when cleared, so adding allocates nothing.
-func (c *Cache) add(k [16]byte, p Place) {
-	if len(c.cur) >= c.gen {
-		c.prev, c.cur = c.cur, c.prev
-		clear(c.cur)
-	}
-	c.cur[k] = p
-}
-
 // Len returns the number of addresses the cache holds.
-func (c *Cache) Len() int { return len(c.cur) + len(c.prev) }
+func (c *Cache) Len() int { return c.places.Len() }
 
 // Stats returns how many Place calls the cache answered (hits) and how
 // many it looked up in the database (misses).

@@ -86,7 +86,7 @@ func TestCacheGenerations(t *testing.T) {
 			t.Fatalf("Len = %d over the bound", c.Len())
 		}
 	}
-	if NewCache(db, 0).gen != DefaultCacheSize/2 || NewCache(db, 1).gen != 1 {
+	if NewCache(db, 0).places.Size() != DefaultCacheSize || NewCache(db, 1).places.Size() != 2 {
 		t.Error("sizes")
 	}
 }

@@ -32,11 +32,14 @@ type Result struct {
 }
 
 // cached is a remembered host: its result and the map's key, kept to
-// move it between generations without a copy.
+// move it between generations without a copy (recent.Keyed).
 type cached struct {
 	key string
 	r   Result
 }
+
+// Key returns the host h was remembered for (recent.Keyed).
+func (h cached) Key() string { return h.key }
 
 var (
 	direct  = Result{HostDirect, Direct}
@@ -47,10 +50,10 @@ var (
 // concurrent use: make one per goroutine (per Parser).
 //
 // It remembers the Result of up to DefaultCacheSize hosts in two
-// generations, as botclass.Cache does: a host is added to the current
-// one; when that is full (half the size) it becomes the previous one and
-// the old previous one is dropped; a hit in the previous generation moves
-// the host to the current one. A host seen before (in either) costs a
+// generations (a recent.Gen, as botclass.Cache does): a host is added to
+// the current one; when that is full (half the size) it becomes the
+// previous one and the old previous one is dropped; a hit in the previous
+// generation moves the host to the current one. A host seen before (in either) costs a
 // parse and a map lookup and allocates nothing; a new host allocates its
 // string once. The referrer of the call before (up to 512 bytes) costs
 // a comparison; one of the last 1,024 (up to 96 bytes), a lookup in a
@@ -60,8 +63,7 @@ type Classifier struct {
 	// self: the site's names, normalised; selfAny: the domains of its
 	// "*.domain" names (the domain and all its subdomains).
 	self, selfAny map[string]bool
-	gen           int
-	cur, prev     map[string]cached
+	hosts         *recent.Gen[string, cached]
 	hits, misses  uint64
 	buf           [keyMax]byte
 	// last is the last referrer classified (up to maxLast bytes) and
@@ -95,12 +97,10 @@ func New(self []string) *Classifier {
 		t:       defaultTables(),
 		self:    map[string]bool{},
 		selfAny: map[string]bool{},
-		gen:     DefaultCacheSize / 2,
+		hosts:   recent.NewGen[string, cached](DefaultCacheSize),
 		last:    make([]byte, 0, maxLast),
 		lastR:   invalid,
 	}
-	c.cur = make(map[string]cached, c.gen)
-	c.prev = make(map[string]cached, c.gen)
 	for _, s := range self {
 		if key, wild, ok := selfName(s); ok && wild {
 			c.selfAny[key] = true
@@ -170,30 +170,14 @@ func (c *Classifier) lookup(ref []byte) Result {
 		return invalid
 	}
 	key := c.buf[s:e]
-	if h, ok := c.cur[string(key)]; ok {
+	if h, ok := recent.GetBytes(c.hosts, key); ok {
 		c.hits++
-		return h.r
-	}
-	if h, ok := c.prev[string(key)]; ok {
-		c.hits++
-		delete(c.prev, h.key)
-		c.add(h)
 		return h.r
 	}
 	c.misses++
 	r, ks := c.classify(key, k)
-	c.add(cached{ks, r})
+	c.hosts.Put(ks, cached{ks, r})
 	return r
-}
-
-// add puts h in the current generation, first retiring it if it is full.
-// The maps keep their room when cleared, so adding allocates nothing.
-func (c *Classifier) add(h cached) {
-	if len(c.cur) >= c.gen {
-		c.prev, c.cur = c.cur, c.prev
-		clear(c.cur)
-	}
-	c.cur[h.key] = h
 }
 
 // classify classifies a normalised host the cache did not hold. It
@@ -298,7 +282,7 @@ func (c *Classifier) isSelf(key []byte, k kind) bool {
 }
 
 // Len returns the number of hosts the Classifier remembers.
-func (c *Classifier) Len() int { return len(c.cur) + len(c.prev) }
+func (c *Classifier) Len() int { return c.hosts.Len() }
 
 // Stats returns how many Classify calls found their host remembered
 // (hits) and how many classified it (misses); no referrer and invalid

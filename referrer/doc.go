@@ -146,17 +146,17 @@
 //
 // A Classifier (one per parser goroutine; not safe for concurrent use)
 // remembers the result of up to DefaultCacheSize normalised hosts in two
-// generations, as botclass.Cache does, and the last referrer with its
-// result (a page's images, styles and scripts follow the page with its
-// referrer: 56% of the real Apache log's referrers other than "-" are
-// the line before's), and behind it the results of the last 1,024
-// referrers of up to 96 bytes, by their bytes as logged (package recent,
-// about 130 KiB, made on the first referrer). Otherwise Classify parses
-// the host into a buffer
-// it owns (the common http(s) host in one table-driven pass) and looks
-// it up: a host seen before allocates nothing (TestZeroAllocs); a new
-// host allocates its string once (a listed host's string is the
-// table's) and looks up the host and each parent domain in one map.
+// generations (recent.Gen, as botclass.Cache), and the last referrer
+// with its result (a page's images, styles and scripts follow the page
+// with its referrer: 56% of the real Apache log's referrers other than
+// "-" are the line before's), and behind it the results of the last
+// 1,024 referrers of up to 96 bytes, by their bytes as logged (package
+// recent, about 130 KiB, made on the first referrer). Otherwise Classify
+// parses the host into a buffer it owns (the common http(s) host in one
+// table-driven pass) and looks it up: a host seen before allocates
+// nothing (TestZeroAllocs); a new host allocates its string once (a
+// listed host's string is the table's) and looks up the host and each
+// parent domain in one map.
 // Hosts past the bound push the oldest out: a flood of random hosts
 // keeps the cache at its size (TestCacheBounded), at most 4,096 keys of
 // at most 267 bytes (android-app:// and a 253-byte package) per
