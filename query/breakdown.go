@@ -62,13 +62,11 @@ func (b *Breakdown) Share(v DimValue) float64 {
 // a site's whole days (the counts are kept per site and day), no page, no
 // measure.
 func (r *Reader) CheckBreakdown(req Request) (Request, error) {
-	switch {
-	case req.Step == Minute || req.Step == Hour:
-		return req, badRequest("where traffic comes from is counted per day: step %s: use day or month", req.Step)
-	case req.Page != "":
+	if req.Page != "" {
 		return req, badRequest("where traffic comes from is counted per site, not per page")
-	case !req.viewsOnly():
-		return req, badRequest("where traffic comes from is counted in views; no other measure goes with it")
+	}
+	if err := dailyViews(req, "where traffic comes from is", "it"); err != nil {
+		return req, err
 	}
 	req, err := checkRequest(req)
 	if err != nil {

@@ -50,13 +50,11 @@ var botMeasures = func() (ms [botclass.NumClasses]measure.Index) {
 // from the sites' daily totals, checked against theirs (the daily
 // buckets', bucket.SiteLevel).
 func (r *Reader) CheckClasses(req Request) (Request, error) {
-	switch {
-	case req.Step == Minute || req.Step == Hour:
-		return req, badRequest("the bot classes are counted per day: step %s: use day or month", req.Step)
-	case req.Top > 0:
+	if req.Top > 0 {
 		return req, badRequest("top ranks the pages of a site; the bot classes are counted for the site or one page")
-	case !req.viewsOnly():
-		return req, badRequest("the bot classes are counted in views; no other measure goes with them")
+	}
+	if err := dailyViews(req, "the bot classes are", "them"); err != nil {
+		return req, err
 	}
 	req, err := checkRequest(req)
 	if err != nil {
@@ -66,6 +64,20 @@ func (r *Reader) CheckClasses(req Request) (Request, error) {
 		return req, r.checkRetention(req, bucket.SiteLevel, "site totals")
 	}
 	return req, r.checkRetention(req, bucket.Monthly)
+}
+
+// dailyViews refuses what the counts kept per site (or page) and day in
+// views alone cannot answer, the bot classes' and the dimensions': a step
+// finer than a day, a measure other than views. what names the counts
+// ("the bot classes are"), them the pronoun.
+func dailyViews(req Request, what, them string) error {
+	switch {
+	case req.Step == Minute || req.Step == Hour:
+		return badRequest("%s counted per day: step %s: use day or month", what, req.Step)
+	case !req.viewsOnly():
+		return badRequest("%s counted in views; no other measure goes with %s", what, them)
+	}
+	return nil
 }
 
 // Classes answers req with the views of each class over its range: from
