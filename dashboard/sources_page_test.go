@@ -8,18 +8,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/emulation"
-	cdplog "github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/dims"
+	"github.com/logtally/logtally/internal/browsertest"
 	"github.com/logtally/logtally/internal/fill"
 	"github.com/logtally/logtally/internal/mongotest"
 	"github.com/logtally/logtally/query"
@@ -73,7 +69,7 @@ const readSources = `(() => {
 // dimension one line instead of the tables. LOGTALLY_SCREENSHOT_SOURCES
 // names a file to keep the panels' screenshot in (docs/dashboard-sources.png).
 func TestSourcesPage(t *testing.T) {
-	exe := chromium(t)
+	br := browsertest.Start(t, "Europe/Paris")
 	srv := mongotest.Start(t)
 	db := srv.Database(t)
 	now := utc("2026-11-25T12:00:00Z")
@@ -91,42 +87,8 @@ func TestSourcesPage(t *testing.T) {
 	defer web.Close()
 	views := count(a, from, to, "").views
 
-	var mu sync.Mutex
-	var problems []string
-	listen := func(ev any) {
-		var p string
-		switch e := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			p = "exception: " + e.ExceptionDetails.Text
-		case *cdplog.EventEntryAdded:
-			if e.Entry.Level == cdplog.EntryLevelError {
-				p = "log: " + e.Entry.Text + " " + e.Entry.URL
-			}
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError {
-				p = "console.error"
-			}
-		}
-		if p != "" {
-			mu.Lock()
-			problems = append(problems, p)
-			mu.Unlock()
-		}
-	}
-	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1280, 1700), chromedp.Flag("lang", "en-US"))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	bctx, cancelB := chromedp.NewContext(actx, chromedp.WithListener(listen))
-	defer cancelB()
-	ctx, cancel := context.WithTimeout(bctx, 3*time.Minute)
+	ctx, cancel := context.WithTimeout(br.Ctx, 3*time.Minute)
 	defer cancel()
-	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Europe/Paris"}); err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
 	open := func(site string) shownSources {
 		t.Helper()
 		hash := fmt.Sprintf("#site=%s&from=%d&to=%d", site, from.UnixMilli(), to.UnixMilli())
@@ -220,11 +182,7 @@ func TestSourcesPage(t *testing.T) {
 	if s.State != "off" || !strings.Contains(s.Empty, "[dimensions] enabled = true") || len(s.Tables) != 0 {
 		t.Errorf("off.test: state %q, line %q, %d tables", s.State, s.Empty, len(s.Tables))
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(problems) > 0 {
-		t.Errorf("the browser reported %d problems (script errors, CSP violations): %q", len(problems), problems)
-	}
+	br.CheckProblems(t)
 }
 
 // number reads a whole number the page wrote in a data-value.

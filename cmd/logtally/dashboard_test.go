@@ -7,44 +7,25 @@ import (
 	"math"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/emulation"
-	cdplog "github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/clock"
+	"github.com/logtally/logtally/internal/browsertest"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/syncbuf"
 	"github.com/logtally/logtally/internal/testenv"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/query"
 )
-
-// chromium returns the path of a Chromium (or Chrome) binary, or skips
-// the test saying how to get one.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome-stable", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no Chromium on PATH: the dashboard's browser test needs it (Debian: apt-get install chromium; .ci/run installs it)")
-	return ""
-}
 
 // dashWant are the numbers the page should show of a site over a range,
 // taken from bucketcheck's count of the log files: totals, per page
@@ -142,63 +123,22 @@ func number(t *testing.T, what, s string) int64 {
 	return n
 }
 
-// browser drives one headless Chromium tab, recording every uncaught
-// exception and console or CSP error.
+// browser drives one headless Chromium tab (browsertest: it records
+// every uncaught exception and console or CSP error) through renders.
 type browser struct {
-	ctx      context.Context
-	mu       sync.Mutex
-	problems []string
-	renders  int
+	*browsertest.Browser
+	renders int
 }
 
 func newBrowser(t *testing.T, zone string) *browser {
 	t.Helper()
-	b := &browser{}
-	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
-		chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.WindowSize(1280, 1700),
-		chromedp.Flag("lang", "en-US"))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithListener(b.listen))
-	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
-	b.ctx = ctx
-	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: zone}); err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	return b
-}
-
-// listen records the problems the page reports.
-func (b *browser) listen(ev any) {
-	var p string
-	switch e := ev.(type) {
-	case *runtime.EventExceptionThrown:
-		p = "exception: " + e.ExceptionDetails.Text
-		if e.ExceptionDetails.Exception != nil {
-			p += " " + e.ExceptionDetails.Exception.Description
-		}
-	case *cdplog.EventEntryAdded:
-		if e.Entry.Level == cdplog.EntryLevelError {
-			p = "log: " + e.Entry.Text
-		}
-	case *runtime.EventConsoleAPICalled:
-		if e.Type == runtime.ConsoleAPICalledTypeError {
-			p = "console.error"
-		}
-	}
-	if p != "" {
-		b.mu.Lock()
-		b.problems = append(b.problems, p)
-		b.mu.Unlock()
-	}
+	return &browser{Browser: browsertest.Start(t, zone)}
 }
 
 // do runs steps, failing the test on an error.
 func (b *browser) do(t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(b.Ctx, 2*time.Minute)
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatalf("%s: %v", what, err)
@@ -208,7 +148,7 @@ func (b *browser) do(t *testing.T, what string, steps ...chromedp.Action[chromed
 // eval returns the value of expression in the page.
 func eval[T any](t *testing.T, b *browser, what, expression string) T {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(b.Ctx, 2*time.Minute)
 	defer cancel()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expression))
 	if err != nil {
@@ -221,7 +161,7 @@ func eval[T any](t *testing.T, b *browser, what, expression string) T {
 // last one seen) and returns what it shows.
 func (b *browser) rendered(t *testing.T, what string) *shown {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(b.Ctx, 2*time.Minute)
 	defer cancel()
 	renders, err := chromedp.Run(ctx, chromedp.Poll[int](fmt.Sprintf(`Number(document.body.dataset.renders) > %d && Number(document.body.dataset.renders)`, b.renders),
 		chromedp.WithPollingTimeout(90*time.Second)))
@@ -250,17 +190,6 @@ func serveDashboard(t *testing.T, conf string) string {
 	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
 	testenv.Wait(t, 30*time.Second, "logtally serve to answer", func() bool { code, _ := testenv.Get(addr, "/api/sites"); return code == 200 }, out)
 	return addr
-}
-
-// checkProblems fails the test if the page reported a script error or a
-// CSP violation.
-func (b *browser) checkProblems(t *testing.T) {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.problems) > 0 {
-		t.Errorf("the browser reported %d problems (script errors, CSP violations): %q", len(b.problems), b.problems)
-	}
 }
 
 // check compares what the page shows with e: the totals and the top
@@ -352,7 +281,7 @@ func testDashboard(t *testing.T, conf, daemonAddr string, db *mongo.Database, wa
 		}
 	}
 
-	png, err := chromedp.Run(br.ctx, chromedp.FullScreenshot(100))
+	png, err := chromedp.Run(br.Ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
@@ -476,7 +405,7 @@ func testDashboard(t *testing.T, conf, daemonAddr string, db *mongo.Database, wa
 		t.Errorf("the spoofing page's heading and title: %q", h)
 	}
 
-	br.checkProblems(t)
+	br.CheckProblems(t)
 }
 
 // testDashboardBeforeMeasures makes site's buckets look as a logtally
@@ -514,7 +443,7 @@ func testDashboardBeforeMeasures(t *testing.T, conf string, db *mongo.Database, 
 	if !strings.Contains(notes, "counted before the measures were recorded") {
 		t.Errorf("no note says the measures were not recorded: %q", notes)
 	}
-	br.checkProblems(t)
+	br.CheckProblems(t)
 }
 
 // viewsOnlyTails drops from the cells of site's l tails in coll every
