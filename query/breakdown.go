@@ -65,10 +65,7 @@ func (r *Reader) CheckBreakdown(req Request) (Request, error) {
 	if req.Page != "" {
 		return req, badRequest("where traffic comes from is counted per site, not per page")
 	}
-	if err := dailyViews(req, "where traffic comes from is", "it"); err != nil {
-		return req, err
-	}
-	req, err := checkRequest(req)
+	req, err := dailyViews(req, "where traffic comes from is", "it")
 	if err != nil {
 		return req, err
 	}

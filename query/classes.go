@@ -53,10 +53,7 @@ func (r *Reader) CheckClasses(req Request) (Request, error) {
 	if req.Top > 0 {
 		return req, badRequest("top ranks the pages of a site; the bot classes are counted for the site or one page")
 	}
-	if err := dailyViews(req, "the bot classes are", "them"); err != nil {
-		return req, err
-	}
-	req, err := checkRequest(req)
+	req, err := dailyViews(req, "the bot classes are", "them")
 	if err != nil {
 		return req, err
 	}
@@ -66,18 +63,19 @@ func (r *Reader) CheckClasses(req Request) (Request, error) {
 	return req, r.checkRetention(req, bucket.Monthly)
 }
 
-// dailyViews refuses what the counts kept per site (or page) and day in
-// views alone cannot answer, the bot classes' and the dimensions': a step
-// finer than a day, a measure other than views. what names the counts
-// ("the bot classes are"), them the pronoun.
-func dailyViews(req Request, what, them string) error {
+// dailyViews checks a request of counts kept per site (or page) and day
+// in views alone, the bot classes' and the dimensions': a step finer than
+// a day or a measure other than views is refused, then checkRequest's
+// rules apply. what names the counts ("the bot classes are"), them the
+// pronoun.
+func dailyViews(req Request, what, them string) (Request, error) {
 	switch {
 	case req.Step == Minute || req.Step == Hour:
-		return badRequest("%s counted per day: step %s: use day or month", what, req.Step)
+		return req, badRequest("%s counted per day: step %s: use day or month", what, req.Step)
 	case !req.viewsOnly():
-		return badRequest("%s counted in views; no other measure goes with %s", what, them)
+		return req, badRequest("%s counted in views; no other measure goes with %s", what, them)
 	}
-	return nil
+	return checkRequest(req)
 }
 
 // Classes answers req with the views of each class over its range: from
