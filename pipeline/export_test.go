@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -40,6 +41,32 @@ func WaitStatus(t *testing.T, p *Pipeline, what string, cond func(Status) bool) 
 func Settle(t *testing.T, p *Pipeline) {
 	t.Helper()
 	WaitStatus(t, p, "the pipeline to settle", Status.Settled)
+}
+
+// SettleAt waits until p is settled (Settle) with each of paths read and
+// committed to its end: a test waits on the pipeline's own status, not on
+// reading MongoDB over and over, then reads MongoDB once.
+func SettleAt(t *testing.T, p *Pipeline, paths ...string) {
+	t.Helper()
+	WaitStatus(t, p, fmt.Sprintf("the pipeline to settle at the end of %d files", len(paths)), func(st Status) bool {
+		if !st.Settled() {
+			return false
+		}
+		ends := map[string]bool{}
+		for _, s := range st.Sources {
+			for _, f := range s.Files {
+				if f.Checkpoint && f.Size > 0 && f.Offset == f.Size {
+					ends[f.Path] = true
+				}
+			}
+		}
+		for _, path := range paths {
+			if !ends[path] {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // ReadToEnd waits until p has read every file to its end and committed

@@ -124,7 +124,10 @@ func TestVisitorsExactThroughRebuild(t *testing.T) {
 	cfg := recorded(dir, db, a)
 	cfg.Visitors = &pipeline.Visitors{Period: visitor.Day, Pages: true}
 	r := startRun(t, cfg)
-	waitFor(t, "6000 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal == 6000 })
+	pipeline.SettleAt(t, r.p, a.path)
+	if got := bucketcheck.Read(t, db).MonthTotal; got != 6000 {
+		t.Fatalf("%d hits in MongoDB, want 6000", got)
+	}
 	want := expectedSketch(t, db, a.name, a.path)
 	waitFor(t, "the visitors' registers", func() bool { return sameRegisters(want, storedSketch(t, db, a.name)) })
 	est := storedSketch(t, db, a.name).Estimate()
@@ -150,7 +153,10 @@ func TestVisitorsExactThroughRebuild(t *testing.T) {
 	}
 	appendVisits(t, a.path, 3500, 200) // written while down
 	r = startRun(t, cfg)
-	waitFor(t, "7400 hits in MongoDB", func() bool { return bucketcheck.Read(t, db).MonthTotal >= 7400 })
+	pipeline.SettleAt(t, r.p, a.path)
+	if got := bucketcheck.Read(t, db).MonthTotal; got != 7400 {
+		t.Fatalf("%d hits in MongoDB after the rebuild, want 7400", got)
+	}
 	want = expectedSketch(t, db, a.name, a.path)
 	waitFor(t, "the visitors' registers after the rebuild", func() bool { return sameRegisters(want, storedSketch(t, db, a.name)) })
 	pipeline.Settle(t, r.p) // an inflated register would show now
