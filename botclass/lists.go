@@ -311,5 +311,6 @@ func required(re *syntax.Regexp) ([]string, bool) {
 }
 
 // Version describes the embedded upstream lists: each one's name, commit
-// and commit date, from data/VERSIONS (pinned.Version).
+// and commit date, from data/VERSIONS (pinned.Version): logtally
+// version prints it.
 func Version() string { return pinned.Version(versions) }

@@ -56,5 +56,6 @@ func (d *DB) Hosting(asn uint32) bool {
 
 // HostingVersion describes the hosting list's upstream commit, from
 // data/VERSIONS, as the other pinned lists are (pinned.Version):
-// "lists_vpn@<commit, 12 digits> (<commit date>)".
+// "lists_vpn@<commit, 12 digits> (<commit date>)"; logtally version
+// prints it.
 func HostingVersion() string { return pinned.Version(versions) }

@@ -203,5 +203,5 @@ func (t *tables) add(h string, ch Channel, where string) (skip bool, err error) 
 }
 
 // Version returns the upstream lists' names, commits and dates, from
-// data/VERSIONS (pinned.Version).
+// data/VERSIONS (pinned.Version): logtally version prints it.
 func Version() string { return pinned.Version(versions) }

@@ -8,9 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/geo"
 	"github.com/logtally/logtally/internal/syncbuf"
 	"github.com/logtally/logtally/internal/testenv"
+	"github.com/logtally/logtally/referrer"
 )
 
 // TestMain lets the tests run the real command as a subprocess: with
@@ -113,6 +116,12 @@ func TestVersion(t *testing.T) {
 	out, _, code := runCmd(t, "version")
 	if code != 0 || !strings.HasPrefix(out, "logtally ") || !strings.Contains(out, "go1.") {
 		t.Fatalf("version: exit %d, %q", code, out)
+	}
+	// The pinned lists built in, each as its package describes it.
+	for name, v := range map[string]string{"bot lists": botclass.Version(), "referrer lists": referrer.Version(), "hosting networks": geo.HostingVersion()} {
+		if !strings.Contains(v, "@") || !strings.Contains(out, "\n"+name+": "+v+"\n") {
+			t.Errorf("version does not say the %s (%q):\n%s", name, v, out)
+		}
 	}
 }
 
