@@ -56,7 +56,12 @@
 //   - Where traffic comes from is counted per site and UTC day, each
 //     dimension on its own: its panels cover the range's whole UTC days,
 //     not a page's, and a value cannot filter the other panels (there is
-//     no count of one dimension's values within another's).
+//     no count of one dimension's values within another's), except a
+//     channel its referrers: a host's channel is a function of the host,
+//     told by the lists built in (referrer.Classifier.HostChannel). Lists
+//     newer than those that counted a host's views can put it in another
+//     channel: the channel's referrers then hold views its count does
+//     not, and show no (other) row.
 //   - The attribution lines are the geo databases' the process can open:
 //     logtally serve's [geo] files (none on a host without them), the
 //     daemon's databases at its start or reload.

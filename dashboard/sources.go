@@ -33,9 +33,15 @@ type sources struct {
 
 // sourceTable is one dimension's values by views, most first, then
 // (other) and (not counted) (query.Breakdown): they sum to the views.
+//
+// The referrer's table also has, for each channel of the channel table,
+// the referrers of that channel (ByChannel: the first of its hosts by
+// views, each host's channel as the lists give it now, then (other) with
+// the rest of the channel's views): what clicking a channel shows.
 type sourceTable struct {
-	Dim    string      `json:"dimension"`
-	Values []sourceRow `json:"values"`
+	Dim       string                 `json:"dimension"`
+	Values    []sourceRow            `json:"values"`
+	ByChannel map[string][]sourceRow `json:"by_channel,omitempty"`
 }
 
 // sourceRow is one value: as it is (value: it came from the logs) and as
@@ -49,6 +55,7 @@ type sourceRow struct {
 	Share    float64 `json:"share"`
 	Operator string  `json:"operator,omitempty"`
 	Purpose  string  `json:"purpose,omitempty"`
+	Channel  string  `json:"channel,omitempty"` // a referrer's (query.DimValue)
 }
 
 // allDims are the dimensions the page shows, in order.
@@ -63,7 +70,8 @@ var allDims = func() []dims.Dim {
 // sources returns the site's views of req's range, widened to whole UTC
 // days, by every dimension: read through query.Reader.Breakdowns.
 func (d *Dashboard) sources(ctx context.Context, req query.Request) (*sources, error) {
-	breq := query.Request{Site: req.Site, Step: query.Day, From: req.From, To: req.To, Top: min(SourcesTop, d.cfg.Top)}
+	top := min(SourcesTop, d.cfg.Top)
+	breq := query.Request{Site: req.Site, Step: query.Day, From: req.From, To: req.To} // every value: see byChannel
 	s := &sources{Dims: []sourceTable{}, Attribution: d.cfg.Attribution}
 	if s.Attribution == nil {
 		s.Attribution = []string{}
@@ -86,15 +94,51 @@ func (d *Dashboard) sources(ctx context.Context, req query.Request) (*sources, e
 	}
 	for _, b := range bs {
 		s.Views = b.Views
-		t := sourceTable{Dim: b.Dim.String(), Values: make([]sourceRow, 0, len(b.Values))}
-		for _, v := range b.Values {
-			if v.Value != query.NotCounted {
-				s.Counted = true
-			}
-			t.Values = append(t.Values, sourceRow{Value: v.Value, Shown: query.Shown(v.Value), Views: v.Views, Share: b.Share(v),
-				Operator: query.Shown(v.Operator), Purpose: query.Shown(v.Purpose)})
+		t := sourceTable{Dim: b.Dim.String(), Values: rowsOf(b, b.Top(top).Values)}
+		for _, r := range t.Values {
+			s.Counted = s.Counted || r.Value != query.NotCounted
+		}
+		if b.Dim == dims.Referrer {
+			t.ByChannel = byChannel(b, bs[dims.Channel], top)
 		}
 		s.Dims = append(s.Dims, t)
 	}
 	return s, nil
+}
+
+// rowsOf returns vs, values of b, as rows.
+func rowsOf(b *query.Breakdown, vs []query.DimValue) []sourceRow {
+	rows := make([]sourceRow, 0, len(vs))
+	for _, v := range vs {
+		rows = append(rows, sourceRow{Value: v.Value, Shown: query.Shown(v.Value), Views: v.Views, Share: b.Share(v),
+			Operator: query.Shown(v.Operator), Purpose: query.Shown(v.Purpose), Channel: v.Channel})
+	}
+	return rows
+}
+
+// byChannel returns, for each value of the channels' breakdown ch, the
+// first top hosts of ref (every value of the referrers' breakdown) of
+// that channel and (other) with the rest of the channel's views. Where
+// the hosts shown hold more views than the channel (lists that changed
+// since the views were counted), no (other) row is added.
+func byChannel(ref, ch *query.Breakdown, top int) map[string][]sourceRow {
+	out := map[string][]sourceRow{}
+	for _, c := range ch.Values {
+		if c.Value == dims.Other || c.Value == query.NotCounted || c.Views == 0 {
+			continue
+		}
+		var kept []query.DimValue
+		var sum int64
+		for _, v := range ref.Values {
+			if v.Channel == c.Value && len(kept) < top {
+				kept = append(kept, v)
+				sum += v.Views
+			}
+		}
+		if rest := c.Views - sum; rest > 0 {
+			kept = append(kept, query.DimValue{Value: dims.Other, Views: rest})
+		}
+		out[c.Value] = rowsOf(ref, kept)
+	}
+	return out
 }

@@ -28,10 +28,12 @@ type shownSources struct {
 	Empty       string
 	Hint        string
 	Attribution []string
-	Markup      int // script, img or other elements a value could have made
+	Markup      int      // script, img or other elements a value could have made
+	Pressed     []string // the channels whose buttons are pressed
 	Tables      []struct {
-		Dim  string
-		Rows []struct {
+		Dim     string
+		Channel string // the channel whose referrers the table shows
+		Rows    []struct {
 			Source, Text, Views, Share string
 			Crawler                    string // a crawler's purpose and operator
 		}
@@ -46,8 +48,10 @@ const readSources = `(() => {
     Hint: document.querySelector('#sources-hint').textContent,
     Attribution: Array.from(document.querySelectorAll('#sources-attribution .attr-line')).map((e) => e.textContent),
     Markup: sec.querySelectorAll('script, img, iframe, svg, b, i, a').length,
+    Pressed: Array.from(sec.querySelectorAll('button.src-pick[aria-pressed=true]')).map((b) => b.closest('tr').dataset.source),
     Tables: Array.from(document.querySelectorAll('table.src')).map((t) => ({
       Dim: t.dataset.dim,
+      Channel: t.dataset.channel || '',
       Rows: Array.from(t.querySelectorAll('tbody tr')).map((r) => ({
         Source: r.dataset.source,
         Text: r.querySelector('td.src-value').firstChild.textContent,
@@ -176,6 +180,51 @@ func TestSourcesPage(t *testing.T) {
 		if err := os.WriteFile(p, png, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+
+	// Clicking a channel shows its referrers (each host's channel from
+	// the lists, (other) with the rest of the channel's views); clicking
+	// "all channels" shows them all again.
+	click := func(sel string) shownSources {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+			t.Fatalf("click %s: %v", sel, err)
+		}
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[shownSources](readSources))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	referrers := func(s shownSources) (channel string, rows []query.DimValue) {
+		for _, tab := range s.Tables {
+			if tab.Dim == "referrer" {
+				for _, r := range tab.Rows {
+					rows = append(rows, query.DimValue{Value: r.Source, Views: number(t, "referrer views", r.Views)})
+				}
+				return tab.Channel, rows
+			}
+		}
+		t.Fatal("no referrers' table")
+		return "", nil
+	}
+	for _, ch := range []string{"search", "referral"} {
+		s = click(fmt.Sprintf(`table.src[data-dim=channel] tr[data-source=%q] button.src-pick`, ch))
+		got, rows := referrers(s)
+		want := wantByChannel(want[dims.Referrer], ch, want[dims.Channel][ch], SourcesTop)
+		for i := range want {
+			want[i].Channel = ""
+		}
+		if got != ch || !slices.Equal(rows, want) || !slices.Equal(s.Pressed, []string{ch}) {
+			t.Errorf("%s clicked: the referrers of %q, pressed %q:\n got %v\nwant %v", ch, got, s.Pressed, rows, want)
+		}
+	}
+	if len(wantByChannel(want[dims.Referrer], "referral", want[dims.Channel]["referral"], SourcesTop)) < 2 {
+		t.Error("the referral channel's referrers have no (other) row to show")
+	}
+	s = click(`table.src[data-dim=referrer] button.src-all`)
+	if got, rows := referrers(s); got != "" || len(rows) != len(wantRows(want[dims.Referrer], views, SourcesTop)) || len(s.Pressed) != 0 {
+		t.Errorf("all channels clicked: the referrers of %q (%d rows), pressed %q", got, len(rows), s.Pressed)
 	}
 
 	s = open("off.test")

@@ -31,9 +31,9 @@ const (
 // more often than the last. The referrer's 14 hosts pass the top 10 and dims.Other
 // is one of them (a host's values past its bound).
 var sourceValues = [dims.N][]string{
-	dims.Referrer: {"a.example", "b.example", "c.example", "d.example", "e.example", "f.example", "g.example",
-		"h.example", "i.example", "j.example", "k.example", "l.example", "m.example", dims.Other},
-	dims.Channel: {"search", "social", "direct", "ai", "internal"},
+	dims.Referrer: {"google.com", "(self)", "bing.com", "t.co", "chatgpt.com", "news.example", "(direct)",
+		"duckduckgo.com", "reddit.com", "perplexity.ai", "blog.example", "mail.google.com", "facebook.com", dims.Other},
+	dims.Channel: nil, // the referrer's: hostChannel
 	dims.Country: {"FR", "DE", "US", "JP", dims.Unknown},
 	dims.ASN:     {"AS3215 Orange", hostileASN, "AS15169 Google"},
 	dims.Browser: {"Chrome", "Firefox", "Safari", "Edge"},
@@ -42,12 +42,24 @@ var sourceValues = [dims.N][]string{
 	dims.Crawler: {dims.Unknown, "Googlebot", "GPTBot", hostileCrawler, "GPTBot \u202eevil"},
 }
 
+// hostChannel is the channel of each referrer value of sourceValues, as
+// the lists say (written here by hand); the hosts stored as dims.Other
+// were other sites'.
+var hostChannel = map[string]string{
+	"google.com": "search", "bing.com": "search", "duckduckgo.com": "search", "t.co": "social", "reddit.com": "social",
+	"facebook.com": "social", "chatgpt.com": "ai", "perplexity.ai": "ai", "mail.google.com": "email",
+	"news.example": "referral", "blog.example": "referral", "(self)": "internal", "(direct)": "direct", dims.Other: "referral",
+}
+
 // crawlerFacts are the operator and purpose of sourceValues' crawlers the
 // lists name (botclass.Rules.CrawlerNamed); the others have none.
 var crawlerFacts = map[string][2]string{"Googlebot": {"Google", "search"}, "GPTBot": {"OpenAI", "ai-training"}}
 
 // sourceOf returns hit i's value in dimension d.
 func sourceOf(d dims.Dim, i int) string {
+	if d == dims.Channel {
+		return hostChannel[sourceOf(dims.Referrer, i)]
+	}
 	vs := sourceValues[d]
 	n := uint32(len(vs))
 	h := uint32(i)*2654435761 + uint32(d)*40503
@@ -140,13 +152,40 @@ type sourcesReply struct {
 	Attribution []string
 	Dims        []struct {
 		Dimension string
-		Values    []struct {
-			Value, Shown      string
-			Views             int64
-			Share             float64
-			Operator, Purpose string
+		Values    []sourceReplyRow
+		ByChannel map[string][]sourceReplyRow `json:"by_channel"`
+	}
+}
+
+type sourceReplyRow struct {
+	Value, Shown               string
+	Views                      int64
+	Share                      float64
+	Operator, Purpose, Channel string
+}
+
+// wantByChannel are the rows the referrers of channel ch should show:
+// its hosts among refs by views (ties by value), the first top, then
+// (other) with the rest of the channel's views, chViews.
+func wantByChannel(refs map[string]int64, ch string, chViews int64, top int) []query.DimValue {
+	var out []query.DimValue
+	var sum int64
+	for v, n := range refs {
+		if v != dims.Other && hostChannel[v] == ch {
+			out = append(out, query.DimValue{Value: v, Views: n, Channel: ch})
 		}
 	}
+	slices.SortFunc(out, func(x, y query.DimValue) int {
+		return cmp.Or(cmp.Compare(y.Views, x.Views), cmp.Compare(x.Value, y.Value))
+	})
+	out = out[:min(len(out), top)]
+	for _, v := range out {
+		sum += v.Views
+	}
+	if chViews > sum {
+		out = append(out, query.DimValue{Value: dims.Other, Views: chViews - sum})
+	}
+	return out
 }
 
 // The API's sources are the site's views over the range's whole UTC days
@@ -214,6 +253,9 @@ func TestViewSources(t *testing.T) {
 			if d == dims.Crawler {
 				facts = crawlerFacts[v.Value]
 			}
+			if wantCh := map[bool]string{true: hostChannel[v.Value]}[d == dims.Referrer && v.Value != dims.Other && v.Value != query.NotCounted]; v.Channel != wantCh {
+				t.Errorf("%s row %d: %q: channel %q, want %q", d, j, v.Value, v.Channel, wantCh)
+			}
 			if v.Operator != facts[0] || v.Purpose != facts[1] {
 				t.Errorf("%s row %d: %q: operator %q, purpose %q; want %q", d, j, v.Value, v.Operator, v.Purpose, facts)
 			}
@@ -221,6 +263,32 @@ func TestViewSources(t *testing.T) {
 		if sum != views {
 			t.Errorf("%s: the rows sum to %d, want the %d views", d, sum, views)
 		}
+	}
+	// Each channel's referrers, as clicking the channel shows them.
+	byCh := s.Dims[dims.Referrer].ByChannel
+	if len(byCh) != len(want[dims.Channel]) {
+		t.Errorf("referrers of %d channels, want %d: %v", len(byCh), len(want[dims.Channel]), byCh)
+	}
+	for ch, n := range want[dims.Channel] {
+		rows, got := wantByChannel(want[dims.Referrer], ch, n, SourcesTop), byCh[ch]
+		if len(got) != len(rows) {
+			t.Errorf("referrers of %s: %d rows, want %d: %+v", ch, len(got), len(rows), got)
+			continue
+		}
+		var sum int64
+		for j, v := range got {
+			sum += v.Views
+			if v.Value != rows[j].Value || v.Views != rows[j].Views || v.Channel != rows[j].Channel || v.Shown != query.Shown(v.Value) ||
+				v.Share != 100*float64(v.Views)/float64(views) {
+				t.Errorf("referrers of %s, row %d: %+v, want %+v", ch, j, v, rows[j])
+			}
+		}
+		if sum != n {
+			t.Errorf("referrers of %s sum to %d, want the channel's %d views", ch, sum, n)
+		}
+	}
+	if rows := byCh["referral"]; len(rows) != 3 || rows[2].Value != dims.Other {
+		t.Errorf("referrers of referral: want two hosts and (other), the hosts stored as (other): %+v", rows)
 	}
 	if r := s.Dims[dims.Referrer].Values; len(r) != SourcesTop+2 || r[SourcesTop].Value != dims.Other || r[SourcesTop+1].Value != query.NotCounted {
 		t.Errorf("referrers: want the top %d, (other) and (not counted): %+v", SourcesTop, r)

@@ -16,6 +16,7 @@ import (
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/bucket"
 	"github.com/logtally/logtally/dims"
+	"github.com/logtally/logtally/referrer"
 )
 
 // NotCounted is the value of the views of a range that no value of a
@@ -43,11 +44,18 @@ type Breakdown struct {
 // purpose's name: "search", "ai-training"...); any other value, and the
 // rows that are not a crawler ("(people)", "(hosting network)", "(other
 // suspect)", dims.Other, NotCounted), has none ("").
+//
+// A referrer host (dims.Referrer) has its channel (Channel: the
+// channel's name, "search", "social"...) as the lists built in classify
+// it now (referrer.Classifier.HostChannel): the channel a logtally with
+// older lists counted its views under may differ. dims.Other and
+// NotCounted have none.
 type DimValue struct {
 	Value    string `json:"value"`
 	Views    int64  `json:"views"`
 	Operator string `json:"operator,omitempty"`
 	Purpose  string `json:"purpose,omitempty"`
+	Channel  string `json:"channel,omitempty"`
 }
 
 // Share returns v's share of b's views, in percent.
@@ -151,30 +159,64 @@ func breakdownOf(req Request, d dims.Dim, views int64, vals map[string]int64) *B
 		counted += n
 	}
 	slices.SortFunc(b.Values, func(x, y DimValue) int { return cmp.Or(cmp.Compare(y.Views, x.Views), cmp.Compare(x.Value, y.Value)) })
-	if req.Top > 0 && len(b.Values) > req.Top {
-		var rest int64
-		kept := b.Values[:0:0]
-		for _, v := range b.Values {
-			if v.Value == dims.Other || len(kept) >= req.Top {
-				rest += v.Views
-				continue
-			}
-			kept = append(kept, v)
-		}
-		b.Values = append(kept, DimValue{Value: dims.Other, Views: rest})
-	}
+	b.Values = topValues(b.Values, req.Top)
 	if missing := b.Views - counted; missing > 0 {
 		b.Values = append(b.Values, DimValue{Value: NotCounted, Views: missing})
 	}
-	if d == dims.Crawler {
+	switch d {
+	case dims.Crawler:
 		lists := botclass.Default()
 		for i, v := range b.Values {
 			if c, ok := lists.CrawlerNamed(v.Value); ok {
 				b.Values[i].Operator, b.Values[i].Purpose = c.Operator, c.Purpose.String()
 			}
 		}
+	case dims.Referrer:
+		c := referrer.New(nil)
+		for i, v := range b.Values {
+			if ch, ok := c.HostChannel(v.Value); ok {
+				b.Values[i].Channel = ch.String()
+			}
+		}
 	}
 	return b
+}
+
+// topValues returns vs (sorted by views, most first; NotCounted, if
+// there, last) with its first top values and dims.Other holding the rest
+// (and the values stored as dims.Other), when it has more than top
+// besides NotCounted; vs itself otherwise (top <= 0: all).
+func topValues(vs []DimValue, top int) []DimValue {
+	n := len(vs)
+	if n > 0 && vs[n-1].Value == NotCounted {
+		n--
+	}
+	if top <= 0 || n <= top {
+		return vs
+	}
+	var rest int64
+	kept := make([]DimValue, 0, top+2)
+	for _, v := range vs[:n] {
+		if v.Value == dims.Other || len(kept) >= top {
+			rest += v.Views
+			continue
+		}
+		kept = append(kept, v)
+	}
+	return append(append(kept, DimValue{Value: dims.Other, Views: rest}), vs[n:]...)
+}
+
+// Top returns b with its first n values and dims.Other holding the rest,
+// as a Request's Top gives them (NotCounted stays last); b itself when
+// it has no more than n.
+func (b *Breakdown) Top(n int) *Breakdown {
+	vs := topValues(b.Values, n)
+	if len(vs) == len(b.Values) {
+		return b
+	}
+	out := *b
+	out.Values = vs
+	return &out
 }
 
 // WriteBreakdown writes b as format: "table" (value, views, share in

@@ -163,6 +163,34 @@ func (c *Classifier) Classify(ref []byte) Result {
 	return r
 }
 
+// HostChannel returns the channel of a Result's Host as c classifies it
+// now: HostDirect's, HostSelf's, HostSpam's and HostInvalid's own, a
+// host's by the lists (and c's self names); false for anything else (a
+// value that is no Result's Host, such as "(other)"). A reader uses it
+// to tell the channel of a stored referrer host: the lists of the
+// logtally that counted it may have been older.
+func (c *Classifier) HostChannel(host string) (Channel, bool) {
+	switch host {
+	case HostDirect:
+		return Direct, true
+	case HostSelf:
+		return Internal, true
+	case HostSpam:
+		return Spam, true
+	case HostInvalid:
+		return Other, true
+	}
+	ref := host
+	if !strings.Contains(host, "://") {
+		ref = "http://" + host + "/"
+	}
+	r := c.Classify([]byte(ref))
+	if r.Host != host && r.Host != HostSelf && r.Host != HostSpam {
+		return 0, false // not a host as Classify writes one
+	}
+	return r.Channel, true
+}
+
 // lookup classifies a referrer other than the last one.
 func (c *Classifier) lookup(ref []byte) Result {
 	s, e, k := parseHost(ref, &c.buf)

@@ -14,6 +14,7 @@ func TestClassify(t *testing.T) {
 	long := strings.Repeat("a", 60) + "." + strings.Repeat("b", 60) + "." + strings.Repeat("c", 60) + "." + strings.Repeat("d", 60) + "." + strings.Repeat("e", 50) + ".com" // 300 bytes
 	fit := strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 57) + ".com"                                  // 253 bytes
 	c := New([]string{"example.com", "blog.Example.com.", "*.example.net", "192.0.2.7", "[2001:DB8::7]"})
+	reader := New(nil)
 	for _, tc := range []struct {
 		ref  string
 		host string
@@ -136,6 +137,16 @@ func TestClassify(t *testing.T) {
 		// Again: from the cache when remembered.
 		if again := c.Classify([]byte(tc.ref)); again != got {
 			t.Errorf("Classify(%q) again = %v, first %v", tc.ref, again, got)
+		}
+		// The host read back (a reader without the site's names) has the
+		// channel counted.
+		if ch, ok := reader.HostChannel(got.Host); !ok || ch != got.Channel {
+			t.Errorf("HostChannel(%q) = %v %v, want %v (Classify(%q))", got.Host, ch, ok, got.Channel, tc.ref)
+		}
+	}
+	for _, v := range []string{"(other)", "(unknown)", "Example.org", "www.example.org", "example.org/x", "", "http://example.org/"} {
+		if ch, ok := reader.HostChannel(v); ok {
+			t.Errorf("HostChannel(%q) = %v, want none: not a host as Classify writes one", v, ch)
 		}
 	}
 }

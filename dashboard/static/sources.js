@@ -4,7 +4,10 @@
 // top values by views, then "(other)" and "(not counted)": they sum to
 // the views), each value shown as the API shows it (shown: query.Shown),
 // as text; a crawler the lists name with its purpose and operator beside
-// it.
+// it. Clicking a channel shows that channel's referrers in the
+// referrers' table (the API's by_channel: a host's channel is a function
+// of the host), until it is clicked again or "all channels" is; no other
+// panel can be filtered (each dimension is counted on its own).
 
 import { $, $$, el } from './dom.js';
 import { nfInt, nfPct1, isNum } from './format.js';
@@ -39,9 +42,34 @@ function crawlerFacts(v) {
   return [purpose, operator].filter((x) => x).join(' · ');
 }
 
-function table(t) {
+// picked is the channel whose referrers the referrers' table shows ('':
+// all); shown the arguments of the last renderSources, to render again
+// on a click.
+let picked = '';
+let shown = null;
+
+function pick(channel) {
+  picked = picked === channel ? '' : channel;
+  if (shown) renderSources(...shown);
+}
+
+// table makes t's table: its values, or for the referrers with a channel
+// picked that channel's (byChannel, a Map of channel to rows); the
+// channels' values with referrers to show are buttons.
+function table(t, byChannel) {
   const tb = el('table', 'src');
   tb.dataset.dim = t.dimension;
+  let values = Array.isArray(t.values) ? t.values : [];
+  if (t.dimension === 'referrer' && picked && byChannel.has(picked)) {
+    values = byChannel.get(picked);
+    tb.dataset.channel = picked;
+    const cap = el('caption', 'src-filter');
+    const all = el('button', 'src-all', 'all channels');
+    all.type = 'button';
+    all.addEventListener('click', () => pick(picked));
+    cap.append(el('span', '', `${picked} only · `), all);
+    tb.append(cap);
+  }
   const head = el('tr');
   const th = (text, cls) => {
     const e = el('th', cls, text);
@@ -52,13 +80,22 @@ function table(t) {
   const thead = el('thead');
   thead.append(head);
   const body = el('tbody');
-  const values = Array.isArray(t.values) ? t.values : [];
   for (const v of values) {
     const tr = el('tr', EXTRA.has(v.value) ? 'src-extra' : '');
     tr.dataset.source = typeof v.value === 'string' ? v.value : '';
     const shown = typeof v.shown === 'string' ? v.shown : '';
-    const name = el('td', 'src-value', shown);
+    const name = el('td', 'src-value');
     name.title = shown;
+    if (t.dimension === 'channel' && byChannel.has(v.value)) {
+      const b = el('button', 'src-pick', shown);
+      b.type = 'button';
+      b.title = `show the referrers of ${shown}`;
+      b.setAttribute('aria-pressed', String(picked === v.value));
+      b.addEventListener('click', () => pick(v.value));
+      name.append(b);
+    } else {
+      name.textContent = shown;
+    }
     if (t.dimension === 'country') {
       const full = regionName(shown);
       if (full) name.append(' ', el('small', 'src-name', full));
@@ -96,9 +133,18 @@ function table(t) {
   return tb;
 }
 
+// channelsOf returns the referrers' rows by channel of the dims' tables,
+// as a Map (rows that are arrays only).
+function channelsOf(dims) {
+  const ref = dims.find((t) => t.dimension === 'referrer');
+  const by = ref && ref.by_channel && typeof ref.by_channel === 'object' ? ref.by_channel : {};
+  return new Map(Object.entries(by).filter(([, rows]) => Array.isArray(rows)));
+}
+
 // renderSources shows d.sources; st.page hides the panels (the counts are
 // per site).
 export function renderSources(st, d) {
+  shown = [st, d];
   const section = $('#sources-section');
   section.hidden = !!st.page;
   const s = d ? d.sources : null;
@@ -120,9 +166,12 @@ export function renderSources(st, d) {
   }
   empty.hidden = true;
   grid.hidden = false;
-  const byDim = new Map((Array.isArray(s.dims) ? s.dims : []).map((t) => [t.dimension, t]));
+  const dims = Array.isArray(s.dims) ? s.dims : [];
+  const byDim = new Map(dims.map((t) => [t.dimension, t]));
+  const byChannel = channelsOf(dims);
+  if (!byChannel.has(picked)) picked = ''; // a range without it
   for (const box of $$('.src-tables', grid)) {
-    const tables = box.dataset.dims.split(' ').filter((k) => byDim.has(k)).map((k) => table(byDim.get(k)));
+    const tables = box.dataset.dims.split(' ').filter((k) => byDim.has(k)).map((k) => table(byDim.get(k), byChannel));
     box.replaceChildren(...tables);
   }
   attr.hidden = lines.length === 0;
