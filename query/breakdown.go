@@ -222,64 +222,88 @@ func (b *Breakdown) Top(n int) *Breakdown {
 // WriteBreakdown writes b as format: "table" (value, views, share in
 // percent, a total line, the range), "csv" (header
 // <dimension>,views,share_percent; a line per value) or "json"
-// ({dimension, views, values: [{value, views, share_percent}]}). The
-// crawler dimension also has each value's operator and purpose (see
-// DimValue), "" for none: the table's columns after the value, csv's
-// columns operator,purpose after it, json's fields operator and purpose
-// on every value.
+// ({dimension, views, values: [{value, views, share_percent}]}). Two
+// dimensions have columns of facts from the lists after the value (see
+// DimValue), "" for none: the crawler its operator and purpose, the
+// referrer its channel; in the table and csv as columns of those names,
+// in json as fields of those names on every value.
 func WriteBreakdown(w io.Writer, b *Breakdown, format string, opts Options) error {
 	type row struct {
 		Value        string  `json:"value"`
 		Operator     *string `json:"operator,omitempty"`
 		Purpose      *string `json:"purpose,omitempty"`
+		Channel      *string `json:"channel,omitempty"`
 		Views        int64   `json:"views"`
 		SharePercent float64 `json:"share_percent"`
 	}
-	crawler := b.Dim == dims.Crawler
+	names, facts := factColumns(b.Dim)
 	rows := make([]row, len(b.Values))
-	head := []string{b.Dim.String(), "views", "share_percent"}
-	if crawler {
-		head = slices.Insert(head, 1, "operator", "purpose")
-	}
+	head := slices.Concat([]string{b.Dim.String()}, names, []string{"views", "share_percent"})
 	records := [][]string{head}
 	for i, v := range b.Values {
 		rows[i] = row{Value: v.Value, Views: v.Views, SharePercent: b.Share(v)}
-		rec := []string{v.Value, strconv.FormatInt(v.Views, 10), strconv.FormatFloat(b.Share(v), 'f', -1, 64)}
-		if crawler {
+		switch b.Dim {
+		case dims.Crawler:
 			rows[i].Operator, rows[i].Purpose = &b.Values[i].Operator, &b.Values[i].Purpose
-			rec = slices.Insert(rec, 1, v.Operator, v.Purpose)
+		case dims.Referrer:
+			rows[i].Channel = &b.Values[i].Channel
 		}
-		records = append(records, rec)
+		records = append(records, slices.Concat([]string{v.Value}, facts(v), []string{strconv.FormatInt(v.Views, 10), strconv.FormatFloat(b.Share(v), 'f', -1, 64)}))
 	}
 	return writeShares(w, format, func(w io.Writer) error { return writeBreakdownTable(w, b, withUTC(opts)) }, records,
 		map[string]any{"dimension": b.Dim.String(), "views": b.Views, "values": rows})
 }
 
+// factColumns returns the names of d's columns of facts from the lists
+// (WriteBreakdown) and a value's facts in them.
+func factColumns(d dims.Dim) (names []string, facts func(DimValue) []string) {
+	switch d {
+	case dims.Crawler:
+		return []string{"operator", "purpose"}, func(v DimValue) []string { return []string{v.Operator, v.Purpose} }
+	case dims.Referrer:
+		return []string{"channel"}, func(v DimValue) []string { return []string{v.Channel} }
+	}
+	return nil, func(DimValue) []string { return nil }
+}
+
 func writeBreakdownTable(w io.Writer, b *Breakdown, opts Options) error {
-	crawler := b.Dim == dims.Crawler
-	valueW, viewsW := len(b.Dim.String()), max(len("views"), len(strconv.FormatInt(b.Views, 10)))
-	opW, purposeW := len("operator"), len("purpose")
+	names, facts := factColumns(b.Dim)
+	widths := make([]int, 1+len(names)+1) // the value, the facts, the views
+	widths[0] = len(b.Dim.String())
+	for i, n := range names {
+		widths[1+i] = len(n)
+	}
+	widths[len(widths)-1] = max(len("views"), len(strconv.FormatInt(b.Views, 10)))
 	for _, v := range b.Values {
-		valueW = max(valueW, len(Shown(v.Value)))
-		opW, purposeW = max(opW, len(Shown(v.Operator))), max(purposeW, len(Shown(v.Purpose)))
+		widths[0] = max(widths[0], len(Shown(v.Value)))
+		for i, f := range facts(v) {
+			widths[1+i] = max(widths[1+i], len(Shown(f)))
+		}
 	}
 	bw := bufio.NewWriter(w)
-	row := func(value, operator, purpose, views, share string) {
-		if crawler {
-			fmt.Fprintf(bw, "%-*s  %-*s  %-*s  %*s  %7s\n", valueW, value, opW, operator, purposeW, purpose, viewsW, views, share)
-			return
+	row := func(cells []string, share string) {
+		for i, c := range cells {
+			if i == len(cells)-1 {
+				fmt.Fprintf(bw, "%*s", widths[i], c)
+			} else {
+				fmt.Fprintf(bw, "%-*s  ", widths[i], c)
+			}
 		}
-		fmt.Fprintf(bw, "%-*s  %*s  %7s\n", valueW, value, viewsW, views, share)
+		fmt.Fprintf(bw, "  %7s\n", share)
 	}
-	row(b.Dim.String(), "operator", "purpose", "views", "share")
+	row(slices.Concat([]string{b.Dim.String()}, names, []string{"views"}), "share")
 	for _, v := range b.Values {
-		row(Shown(v.Value), Shown(v.Operator), Shown(v.Purpose), strconv.FormatInt(v.Views, 10), strconv.FormatFloat(b.Share(v), 'f', 2, 64)+"%")
+		fs := facts(v)
+		for i := range fs {
+			fs[i] = Shown(fs[i])
+		}
+		row(slices.Concat([]string{Shown(v.Value)}, fs, []string{strconv.FormatInt(v.Views, 10)}), strconv.FormatFloat(b.Share(v), 'f', 2, 64)+"%")
 	}
 	total := "100.00%"
 	if b.Views == 0 {
 		total = "0.00%"
 	}
-	row("total", "", "", strconv.FormatInt(b.Views, 10), total)
+	row(slices.Concat([]string{"total"}, make([]string, len(names)), []string{strconv.FormatInt(b.Views, 10)}), total)
 	req := b.Request
 	last := req.Step.Truncate(req.To.Add(-time.Nanosecond))
 	fmt.Fprintf(bw, "(site %s, %s to %s (%s), from the site totals)\n", req.Site,

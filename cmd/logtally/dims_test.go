@@ -112,6 +112,7 @@ func TestDimensionsReplayed(t *testing.T) {
 					Views    int64   `json:"views"`
 					Operator *string `json:"operator"`
 					Purpose  *string `json:"purpose"`
+					Channel  *string `json:"channel"`
 				} `json:"values"`
 			}
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
@@ -126,12 +127,26 @@ func TestDimensionsReplayed(t *testing.T) {
 				} else if d == dims.Crawler {
 					facts[v.Value] = *v.Operator + "/" + *v.Purpose
 				}
+				if (v.Channel != nil) != (d == dims.Referrer) {
+					t.Errorf("%s: query -by %s: %s: channel %v: want one for referrers only", what, d, v.Value, v.Channel)
+				} else if d == dims.Referrer {
+					facts[v.Value] = *v.Channel
+				}
 			}
 			if got.Views != 600 || !maps.Equal(m, want[d]) {
 				t.Errorf("%s: %s: %d views %v\nwant 600 views %v", what, d, got.Views, m, want[d])
 			}
 			if d == dims.Crawler && !maps.Equal(facts, dimsCrawlerFacts) {
 				t.Errorf("%s: crawler operators and purposes (json) %v\nwant %v", what, facts, dimsCrawlerFacts)
+			}
+			if d == dims.Referrer {
+				want := map[string]string{}
+				for _, r := range dimsReferrers {
+					want[r.host] = r.channel
+				}
+				if !maps.Equal(facts, want) {
+					t.Errorf("%s: referrer channels (json) %v\nwant %v", what, facts, want)
+				}
 			}
 		}
 		checkCrawlerFacts(t, what, conf)
