@@ -43,14 +43,14 @@ function crawlerFacts(v) {
 }
 
 // picked is the channel whose referrers the referrers' table shows ('':
-// all); shown the arguments of the last renderSources, to render again
-// on a click.
+// all); lastArgs the arguments of the last renderSources, to render
+// again on a click.
 let picked = '';
-let shown = null;
+let lastArgs = null;
 
 function pick(channel) {
   picked = picked === channel ? '' : channel;
-  if (shown) renderSources(...shown);
+  if (lastArgs) renderSources(...lastArgs);
 }
 
 // table makes t's table: its values, or for the referrers with a channel
@@ -144,7 +144,7 @@ function channelsOf(dims) {
 // renderSources shows d.sources; st.page hides the panels (the counts are
 // per site).
 export function renderSources(st, d) {
-  shown = [st, d];
+  lastArgs = [st, d];
   const section = $('#sources-section');
   section.hidden = !!st.page;
   const s = d ? d.sources : null;
