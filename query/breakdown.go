@@ -48,8 +48,9 @@ type Breakdown struct {
 // A referrer host (dims.Referrer) has its channel (Channel: the
 // channel's name, "search", "social"...) as the lists built in classify
 // it now (referrer.Classifier.HostChannel): the channel a logtally with
-// older lists counted its views under may differ. dims.Other and
-// NotCounted have none.
+// older lists counted its views under may differ. dims.Unknown (a line
+// without a referrer field) has the channel dims.Unknown, as it was
+// counted; dims.Other and NotCounted have none.
 type DimValue struct {
 	Value    string `json:"value"`
 	Views    int64  `json:"views"`
@@ -176,6 +177,8 @@ func breakdownOf(req Request, d dims.Dim, views int64, vals map[string]int64) *B
 		for i, v := range b.Values {
 			if ch, ok := c.HostChannel(v.Value); ok {
 				b.Values[i].Channel = ch.String()
+			} else if v.Value == dims.Unknown { // no referrer logged: no channel either
+				b.Values[i].Channel = dims.Unknown
 			}
 		}
 	}
