@@ -25,6 +25,7 @@
 //     committed offset, size, lag), pending counts, the batch in flight,
 //     the last acknowledged batch, the bucket lifecycle ("buckets": each
 //     level's retention and expiry mode, preallocation's counters), health,
+//     the pinned data lists built in (Lists: each list's commit and date),
 //     and the last warning or error of each component when a Tap is wired.
 //
 // Who is asking: the endpoints have no authentication, so they answer

@@ -175,6 +175,8 @@ type StatusReport struct {
 	Health string `json:"health"`
 	// Mongo is the MongoDB URI, password redacted.
 	Mongo string `json:"mongo,omitempty"`
+	// Lists are the pinned data lists built in (Lists).
+	Lists []List `json:"lists"`
 	pipeline.Status
 	// Problems are the last warning or error of each component, newest
 	// first, when the log is tapped (Config.Tap).
@@ -189,7 +191,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	now := s.cfg.Clock.Now()
-	rep := StatusReport{Time: now.UTC(), Version: s.cfg.Version, Health: "ok", Mongo: s.mongo, Status: st}
+	rep := StatusReport{Time: now.UTC(), Version: s.cfg.Version, Health: "ok", Mongo: s.mongo, Lists: Lists(), Status: st}
 	rep.Instance = cmp.Or(rep.Instance, s.cfg.Instance)
 	if err := s.health(now); err != nil {
 		rep.Health = err.Error()

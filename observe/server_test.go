@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,11 +18,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/logtally/logtally/aggregate"
+	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/flusher"
+	"github.com/logtally/logtally/geo"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
+	"github.com/logtally/logtally/referrer"
 )
 
 // fake is a Source whose answers the test sets.
@@ -302,6 +306,16 @@ func TestStatus(t *testing.T) {
 	if len(rep.Sources) != 2 || rep.Sources[0].LagBytes != 300 || len(rep.Sources[0].Files) != 2 ||
 		rep.Sources[0].Files[0] != f.status.Sources[0].Files[0] || rep.Sources[1].Files == nil {
 		t.Errorf("sources: %+v", rep.Sources)
+	}
+	// The lists built in, each as its package describes it.
+	wantLists := []List{{"bot lists", botclass.Version()}, {"referrer lists", referrer.Version()}, {"hosting networks", geo.HostingVersion()}}
+	if !slices.Equal(rep.Lists, wantLists) {
+		t.Errorf("lists %+v, want %+v", rep.Lists, wantLists)
+	}
+	for _, l := range rep.Lists {
+		if !strings.Contains(l.Version, "@") {
+			t.Errorf("list %q: version %q names no commit", l.Name, l.Version)
+		}
 	}
 	for _, k := range []string{`"in_flight": {`, `"last_acked": {`, `"lag": -1`, `"files": []`} {
 		if !strings.Contains(body, k) {

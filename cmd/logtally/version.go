@@ -6,9 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/logtally/logtally/botclass"
-	"github.com/logtally/logtally/geo"
-	"github.com/logtally/logtally/referrer"
+	"github.com/logtally/logtally/observe"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -22,7 +20,13 @@ func cmdVersion(w io.Writer) error {
 	if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		v = bi.Main.Version
 	}
-	_, err := fmt.Fprintf(w, "logtally %s %s %s/%s\nbot lists: %s\nreferrer lists: %s\nhosting networks: %s\n",
-		v, runtime.Version(), runtime.GOOS, runtime.GOARCH, botclass.Version(), referrer.Version(), geo.HostingVersion())
-	return err
+	if _, err := fmt.Fprintf(w, "logtally %s %s %s/%s\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH); err != nil {
+		return err
+	}
+	for _, l := range observe.Lists() {
+		if _, err := fmt.Fprintf(w, "%s: %s\n", l.Name, l.Version); err != nil {
+			return err
+		}
+	}
+	return nil
 }
