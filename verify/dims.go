@@ -65,7 +65,7 @@ func hasDims(d *siteDims) bool {
 func (j *judge) dims(id string, start int64, files *siteDims, mongo *siteDims) {
 	r := &j.rep.Dims
 	r.Days++
-	inside := start >= j.r.from && start+86400 <= j.r.to
+	inside := start >= j.r.from && dayEnd(start) <= j.r.to
 	var none siteDims
 	if files == nil {
 		files = &none

@@ -134,7 +134,8 @@ func (s *shard) Sums(file int, key []byte, v *measure.Vector) {
 		s.spans[file].add(sec)
 		if !p.r.has(sec) {
 			s.outside += v[measure.Views]
-			s.cut[siteDay{string(ps.site), day(sec) * 86400}] = struct{}{}
+			start, _ := bucket.Daily.Bounds(sec)
+			s.cut[siteDay{string(ps.site), start}] = struct{}{}
 			return
 		}
 		s.inRange += v[measure.Views]
@@ -162,7 +163,7 @@ func (s *shard) Dims(_ int, key []byte, n uint64) {
 		s.fail(err)
 		return
 	}
-	if d+86400 <= s.p.lo || d >= s.p.hi.Load() {
+	if dayEnd(d) <= s.p.lo || d >= s.p.hi.Load() {
 		return
 	}
 	s.dims[string(key)] += n
@@ -183,6 +184,13 @@ func (s *shard) fail(err error) {
 	if s.err == nil {
 		s.err = err
 	}
+}
+
+// dayEnd returns the end of the UTC day starting at start (Unix
+// seconds), the start of a dimension key's day.
+func dayEnd(start int64) int64 {
+	_, end := bucket.Daily.Bounds(start)
+	return end
 }
 
 // day returns the UTC day (days since the epoch) holding sec.
@@ -246,7 +254,7 @@ func windowDims(shards []*shard, w span) map[string]map[int64]*siteDims {
 	for _, s := range shards {
 		for k, n := range s.dims {
 			site, dm, value, d, err := buffer.DecodeDimKey([]byte(k))
-			if err != nil || d+86400 <= w.from || d >= w.to {
+			if err != nil || dayEnd(d) <= w.from || d >= w.to {
 				continue // (a bad key failed the shard)
 			}
 			days := out[string(site)]
