@@ -338,17 +338,7 @@ func BenchmarkBarrierBehindQueue(b *testing.B) {
 func BenchmarkDimensionsCost(b *testing.B) {
 	c := apacheChunk(b)
 	lines := bytes.Count(c.Data, []byte("\n"))
-	country := cmpOr(os.Getenv("LOGTALLY_GEO_BENCH_COUNTRY"), filepath.Join("..", "geo", "testdata", "tor", "geoip"))
-	h, err := geo.OpenHolder(country, os.Getenv("LOGTALLY_GEO_BENCH_ASN"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	// The log is semicomplete.com's: its own pages are its referrers' half.
-	dp, err := parser.New(parser.Config{Format: "combined", Site: "semicomplete.com", Dims: &parser.DimsConfig{Geo: h}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	on := aggregate.NewSummer(map[string]*parser.Parser{"src": dp}, nil, nil)
+	on := aggregate.NewSummer(map[string]*parser.Parser{"src": dimsParser(b)}, nil, nil)
 	off := aggregate.NewSummer(map[string]*parser.Parser{"src": newParser(b, "combined")}, nil, nil)
 	for _, s := range []*aggregate.Summer{on, off} {
 		s.SetVisitors(&aggregate.Visitors{Salts: &fixedSalt{}, Period: visitor.Day, Pages: true})
@@ -371,6 +361,23 @@ func BenchmarkDimensionsCost(b *testing.B) {
 	b.ReportMetric(float64(tOn.Nanoseconds())/n, "ns/line")
 	b.ReportMetric(float64(tOff.Nanoseconds())/n, "ns/line_dims_off")
 	b.ReportMetric(float64(tOn)/float64(tOff), "x_dims_off")
+}
+
+// dimsParser returns a parser of the real log with the dimensions on:
+// combined, its site semicomplete.com (its own pages are half its
+// referrers), the Tor country file of geo's test data or the databases
+// LOGTALLY_GEO_BENCH_COUNTRY and LOGTALLY_GEO_BENCH_ASN name.
+func dimsParser(tb testing.TB) *parser.Parser {
+	country := cmpOr(os.Getenv("LOGTALLY_GEO_BENCH_COUNTRY"), filepath.Join("..", "geo", "testdata", "tor", "geoip"))
+	h, err := geo.OpenHolder(country, os.Getenv("LOGTALLY_GEO_BENCH_ASN"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := parser.New(parser.Config{Format: "combined", Site: "semicomplete.com", Dims: &parser.DimsConfig{Geo: h}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }
 
 func cmpOr(a, b string) string {

@@ -3,7 +3,6 @@ package aggregate_test
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
 	"github.com/logtally/logtally/dims"
-	"github.com/logtally/logtally/geo"
 	"github.com/logtally/logtally/parser"
 )
 
@@ -122,15 +120,7 @@ func TestDimsValuesBound(t *testing.T) {
 // them. The real log, a Tor country database.
 func TestDimsAddAllocatesNothingOnHeld(t *testing.T) {
 	c := apacheChunk(t)
-	h, err := geo.OpenHolder(filepath.Join("..", "geo", "testdata", "tor", "geoip"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := parser.New(parser.Config{Format: "combined", Site: "semicomplete.com", Dims: &parser.DimsConfig{Geo: h}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil)
+	sum := aggregate.NewSummer(map[string]*parser.Parser{"src": dimsParser(t)}, nil, nil)
 	if err := sum.Add(&c); err != nil { // holds every key and value, warms the caches
 		t.Fatal(err)
 	}
