@@ -118,21 +118,3 @@ func BenchmarkLookupTor(b *testing.B) {
 	}
 	report(b, texts)
 }
-
-// BenchmarkCacheHit is Cache.Place of 1,024 addresses the cache holds,
-// against netip.ParseAddr of the same addresses' text.
-func BenchmarkCacheHit(b *testing.B) {
-	db := benchDB(b)
-	addrs, texts := benchAddrs(1024)
-	c := NewCache(db, 4096)
-	for _, a := range addrs {
-		c.Place(a)
-	}
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		benchPlace = c.Place(addrs[i%len(addrs)])
-		i++
-	}
-	report(b, texts)
-}

@@ -58,7 +58,7 @@ type dimsState struct {
 	limit                    int  // DimsConfig.Values
 	fromLine                 bool // Site is the line's host: compared with the referrer's
 	ref                      *referrer.Classifier
-	geo                      *geo.Cache // nil without Geo
+	geo                      *geo.Holder // nil without Geo
 	asn                      map[uint32]string
 	// The client of the line before and its values: a visitor's lines
 	// come in runs.
@@ -66,16 +66,18 @@ type dimsState struct {
 	lastCountry, lastAS string
 	lastHosting         bool
 	// clients remembers the values of recent clients by the address as
-	// logged, in front of geo's cache (no address parsed, no map): made
-	// on the first lookup, forgotten when the database is reloaded.
+	// logged (no address parsed, no map): made on the first lookup,
+	// forgotten when the database is reloaded (clientsDB is the one its
+	// values come from).
 	clients   *recent.Table[clientValues]
 	clientsDB *geo.DB
 }
 
-// recentClients is the size of dimsState.clients, clientKeyMax the
-// longest address it holds (an IPv6 address in full).
+// recentClients is the size of dimsState.clients (about 100 bytes an
+// entry), clientKeyMax the longest address it holds (an IPv6 address in
+// full).
 const (
-	recentClients = 4096
+	recentClients = 1 << 14
 	clientKeyMax  = 39
 )
 
@@ -96,7 +98,7 @@ func newDims(c *DimsConfig, cfg *Config, hasRef, hasUA bool) *dimsState {
 	d := &dimsState{hasRef: hasRef, hasUA: hasUA, hasClient: true, fromLine: cfg.Site == SiteFromLine,
 		ref: referrer.New(self), asn: map[uint32]string{}, limit: c.Values}
 	if c.Geo != nil {
-		d.geo = geo.NewHolderCache(c.Geo, 0)
+		d.geo = c.Geo
 	}
 	return d
 }
@@ -148,7 +150,8 @@ func (d *dimsState) values(v *dims.Values, site, ref, client []byte, hasUA bool,
 // logged) and whether the network is a hosting one: from clients when it
 // holds client, else looked up (and put there).
 func (d *dimsState) place(client []byte) (country, as string, hosting bool) {
-	if db := d.geo.DB(); d.clients == nil || db != d.clientsDB {
+	db := d.geo.DB()
+	if d.clients == nil || db != d.clientsDB {
 		d.clients, d.clientsDB = recent.New[clientValues](recentClients, clientKeyMax), db
 		clear(d.asn) // an organisation's name may have changed
 	}
@@ -160,13 +163,13 @@ func (d *dimsState) place(client []byte) (country, as string, hosting bool) {
 	// netip keeps nothing of the string (a zone is copied): it may alias
 	// the line.
 	if addr, err := netip.ParseAddr(unsafe.String(unsafe.SliceData(client), len(client))); err == nil {
-		pl := d.geo.Place(addr)
+		pl := db.Lookup(addr)
 		if pl.Country != "" {
 			country = pl.Country
 		}
 		if pl.ASN != 0 {
 			as = d.asnName(pl)
-			hosting = d.geo.Hosting(pl.ASN)
+			hosting = db.Hosting(pl.ASN)
 		}
 	}
 	if e != nil {

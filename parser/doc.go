@@ -114,10 +114,10 @@
 // the site's names counted as internal), the client's country and network
 // (package geo; dims.Unknown without a database, a client or an address),
 // the agent's families and crawler (botclass.Agent, People for a person).
-// Each Parser keeps, besides the referrer's and geo's caches, the values
-// of the last 4096 clients by the address as logged (about 330 KiB, made
-// on the first lookup), forgotten when geo's Holder is reloaded. A warm
-// line allocates nothing.
+// Each Parser keeps, besides the referrer's cache, the values of the last
+// 16,384 clients by the address as logged (in memory only, about 1.3 MiB, made on the
+// first lookup; geo's database is looked up for the others), forgotten
+// when geo's Holder is reloaded. A warm line allocates nothing.
 //
 // Formats without a method give Method "-", and cannot use filter.methods.
 // With Site SiteFromLine the host is lowercased, its port and a trailing

@@ -23,8 +23,8 @@ func NewGen[K comparable, V any](size int) *Gen[K, V] {
 // Get and GetBytes look in the current generation and leave the previous
 // one to another function, and are written so (named results, a bare
 // return) that the compiler inlines them (cost 80, its budget in Go 1.26;
-// go build -gcflags=-m tells; TestGetInlined checks it where the caches
-// are hit): called, they cost botclass's hit (its
+// go build -gcflags=-m tells; TestGetInlined checks GetBytes where the
+// caches are hit): called, they cost botclass's hit (its
 // BenchmarkCacheHit) about a third more, the value spilled after the
 // call.
 func (g *Gen[K, V]) Get(k K) (v V, ok bool) {

@@ -7,7 +7,7 @@ import (
 )
 
 // A warm lookup allocates nothing: DB.Lookup on records already decoded
-// (MMDB and Tor), Cache.Place on a hit.
+// (MMDB and Tor).
 func TestLookupAllocatesNothing(t *testing.T) {
 	country, asn := geolite2(t, t.TempDir())
 	mm, err := Open(country, asn)
@@ -30,64 +30,11 @@ func TestLookupAllocatesNothing(t *testing.T) {
 		}); n != 0 {
 			t.Errorf("%s: DB.Lookup allocates %v times per %d warm lookups", name, n, len(addrs))
 		}
-		c := NewCache(db, 64)
-		for _, a := range addrs {
-			c.Place(a)
-		}
-		if n := testing.AllocsPerRun(200, func() {
-			for _, a := range addrs {
-				c.Place(a)
-			}
-		}); n != 0 {
-			t.Errorf("%s: Cache.Place allocates %v times per %d hits", name, n, len(addrs))
-		}
 	}
 	// The strings are the interned ones: the same bytes each time.
 	p1, p2 := mm.Lookup(addrs[0]), mm.Lookup(addrs[1])
 	if unsafeData(p1.Org) != unsafeData(p2.Org) || unsafeData(p1.Country) != unsafeData(Country("GB")) {
 		t.Error("the strings returned are not interned")
-	}
-}
-
-// The cache holds at most size addresses, in two generations; a hit in
-// the previous one moves it to the current one; the answers are the DB's.
-func TestCacheGenerations(t *testing.T) {
-	db, err := Open("testdata/tor/geoip", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := NewCache(db, 4) // generations of 2
-	a, b, x, y := addr("1.0.0.1"), addr("1.0.2.1"), addr("8.8.8.8"), addr("8.8.4.4")
-	for _, v := range []netip.Addr{a, b, x} { // x retires {a, b}
-		c.Place(v)
-	}
-	if c.Len() != 3 {
-		t.Errorf("Len = %d, want 3", c.Len())
-	}
-	if got := c.Place(a).Country; got != "AU" { // a hit in the previous generation, moved to the current one
-		t.Errorf("a: %q", got)
-	}
-	if h, m := c.Stats(); h != 1 || m != 3 {
-		t.Errorf("Stats = %d hits, %d misses; want 1, 3", h, m)
-	}
-	c.Place(y) // cur {x, a} full: retired, cur {y}
-	if c.Len() > 4 {
-		t.Errorf("Len = %d over the bound", c.Len())
-	}
-	if got := c.Place(addr("::ffff:1.0.0.1")).Country; got != "AU" {
-		t.Errorf("mapped a: %q", got)
-	}
-	if h, _ := c.Stats(); h != 2 {
-		t.Errorf("the mapped form of a cached address missed (%d hits)", h)
-	}
-	for i := range 100 {
-		c.Place(netip.AddrFrom4([4]byte{10, 0, byte(i), 1}))
-		if c.Len() > 4 {
-			t.Fatalf("Len = %d over the bound", c.Len())
-		}
-	}
-	if NewCache(db, 0).places.Size() != DefaultCacheSize || NewCache(db, 1).places.Size() != 2 {
-		t.Error("sizes")
 	}
 }
 
@@ -116,9 +63,9 @@ func TestRecordCacheEvictions(t *testing.T) {
 	}
 }
 
-// Lookups from several goroutines at once (one DB, a cache each), with a
-// small record cache so that slots are replaced while read: every answer
-// right (run with -race).
+// Lookups from several goroutines at once (one DB), with a small record
+// cache so that slots are replaced while read: every answer right, the
+// same twice (run with -race).
 func TestConcurrentLookups(t *testing.T) {
 	dir := t.TempDir()
 	var nets []network
@@ -134,14 +81,13 @@ func TestConcurrentLookups(t *testing.T) {
 	done := make(chan error)
 	for g := range 4 {
 		go func() {
-			c := NewCache(db, 32)
 			for i := range 5000 {
 				n := (i*7 + g) % 256
 				a := netip.AddrFrom4([4]byte{10, 1, byte(n), byte(i)})
 				p := db.Lookup(a)
-				q := c.Place(a)
+				q := db.Lookup(a)
 				if p != q || p.ASN != uint32(7000+n) || p.Org != fmt.Sprintf("Org %d", n) {
-					done <- fmt.Errorf("goroutine %d: %s: %+v, cache %+v", g, a, p, q)
+					done <- fmt.Errorf("goroutine %d: %s: %+v, then %+v", g, a, p, q)
 					return
 				}
 			}
