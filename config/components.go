@@ -19,7 +19,6 @@ import (
 	"github.com/logtally/logtally/flusher"
 	"github.com/logtally/logtally/internal/hostcheck"
 	"github.com/logtally/logtally/observe"
-	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/pipeline"
 	"github.com/logtally/logtally/query"
 	"github.com/logtally/logtally/tailer"
@@ -126,9 +125,7 @@ func (c *Config) Pipeline(db *mongo.Database, clk clock.Clock, log *slog.Logger)
 		Clock:           clk,
 		Logger:          log,
 	}
-	if c.Dimensions.Enabled {
-		pc.Dims = &parser.DimsConfig{Values: c.Dimensions.Values} // the daemon sets Geo
-	}
+	pc.Dims = c.DimsConfig() // the daemon sets Geo
 	if c.Visitors.Enabled {
 		pc.Visitors = &pipeline.Visitors{Period: c.Visitors.Period(), Grace: c.Visitors.SaltGrace.D(), Pages: c.Visitors.Pages}
 	}

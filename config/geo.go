@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/BurntSushi/toml"
+	"github.com/logtally/logtally/parser"
 )
 
 // Geo is the [geo] table: the databases that tell the country and the
@@ -69,4 +70,14 @@ func (cfg *Config) checkGeo(name string, data []byte) error {
 		errs = append(errs, problem(name, data, toml.Key{"geo", f.key}, fe))
 	}
 	return errors.Join(errs...)
+}
+
+// DimsConfig returns the parser's counts by dimension as [dimensions]
+// sets them, without the [geo] databases (whoever reads the logs opens
+// them), or nil when [dimensions] is off.
+func (c Config) DimsConfig() *parser.DimsConfig {
+	if !c.Dimensions.Enabled {
+		return nil
+	}
+	return &parser.DimsConfig{Values: c.Dimensions.Values}
 }

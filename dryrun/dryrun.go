@@ -135,7 +135,7 @@ func (d *DryRun) Sinks() []Sink {
 // drain's (a key the buffer package cannot decode: a bug).
 func (d *DryRun) Drain() (aggregate.Stats, error) {
 	_, err := d.figures()
-	return d.stats(), err
+	return d.Stats(), err
 }
 
 // dryWorker sums chunks with its own Summer (with its own parser and
@@ -347,8 +347,10 @@ func (d *DryRun) workers() []*dryWorker {
 	return []*dryWorker{d.w}
 }
 
-// stats returns the workers' aggregators' Stats summed (aggregate.Stats.Add).
-func (d *DryRun) stats() aggregate.Stats {
+// Stats returns the workers' aggregators' Stats summed (aggregate.Stats.Add):
+// after Summary, every hit read (its ByDim the hits by dimension, with
+// parser.Config.Dims).
+func (d *DryRun) Stats() aggregate.Stats {
 	var st aggregate.Stats
 	for _, w := range d.workers() {
 		st.Add(w.sum.Stats())
@@ -358,7 +360,7 @@ func (d *DryRun) stats() aggregate.Stats {
 
 // lines returns the lines read: parsed, and skipped as too long.
 func (d *DryRun) lines() uint64 {
-	st := d.stats()
+	st := d.Stats()
 	return st.Lines + st.TooLong
 }
 
@@ -439,7 +441,7 @@ func (w *dryWorker) merge(o *dryWorker) {
 // drain's, after the summary is printed.
 func (d *DryRun) Summary(w io.Writer, elapsed time.Duration) error {
 	f, err := d.figures()
-	st := d.stats()
+	st := d.Stats()
 	lines := st.Lines + st.TooLong
 	row := func(name string, v uint64, note string) {
 		fmt.Fprintf(w, "%-26s %12s%s\n", name, digits.Group(v), note)

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +19,7 @@ import (
 	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/internal/bucketcheck"
 	"github.com/logtally/logtally/internal/loggeo"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 	"github.com/logtally/logtally/measure"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
@@ -254,4 +258,77 @@ func checkDims(t *testing.T, db *mongo.Database, want bucketcheck.Counts, sites 
 		}
 	}
 	return res
+}
+
+// TestDryRunDimensions: replay -dry-run with [dimensions] on (and the Tor
+// country file) counts the lines by dimension as the daemon does, on two
+// workers: each dimension's number of values, its values with the most
+// hits and the hits of the rest are the file's (the test's own lists).
+// Without [dimensions] the summary has none of it.
+func TestDryRunDimensions(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "dims.log")
+	want := dimsLog(t, log, 600)
+	src := testconfig.Source("dims.test", log)
+	on := testconfig.Write(t, filepath.Join(dir, "on.toml"), testconfig.New(dir, testconfig.Sources(src), func(c *config.Config) {
+		c.Dimensions.Enabled = true
+		c.Geo.CountryDB = torGeoip(t)
+	}))
+	off := testconfig.Write(t, filepath.Join(dir, "off.toml"), testconfig.New(dir, testconfig.Sources(src)))
+	run := func(conf string) string {
+		var out, errb bytes.Buffer
+		if err := cmdReplay([]string{"-dry-run", "-jobs", "2", "-config", conf, log}, &out, &errb); err != nil {
+			t.Fatalf("%v\n%s", err, errb.String())
+		}
+		return out.String()
+	}
+	s := run(on)
+	number := func(f string) int64 {
+		n, err := strconv.ParseInt(strings.ReplaceAll(f, ",", ""), 10, 64)
+		if err != nil {
+			t.Fatalf("%q: %v\n%s", f, err, s)
+		}
+		return n
+	}
+	lines := strings.Split(s, "\n")
+	for d := range dims.N {
+		i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "by "+d.String()+" ") })
+		if i < 0 {
+			t.Fatalf("no %s in the summary:\n%s", d, s)
+		}
+		if f := strings.Fields(lines[i]); number(f[2]) != int64(len(want[d])) {
+			t.Errorf("%s: %s values, want %d", d, f[2], len(want[d]))
+		}
+		// The values by hits, most first (ties by value), as the file has them.
+		vs := slices.Collect(maps.Keys(want[d]))
+		slices.SortFunc(vs, func(a, b string) int { return cmp.Or(cmp.Compare(want[d][b], want[d][a]), cmp.Compare(a, b)) })
+		var rest int64
+		for _, v := range vs[min(3, len(vs)):] {
+			rest += want[d][v]
+		}
+		var shown []string
+		for _, l := range lines[i+1:] {
+			if !strings.HasPrefix(l, "  ") {
+				break
+			}
+			f := strings.Fields(l)
+			name, n := strings.Join(f[:len(f)-1], " "), number(f[len(f)-1])
+			switch {
+			case strings.HasSuffix(name, " more"):
+				if name != strconv.Itoa(len(vs)-3)+" more" || n != rest {
+					t.Errorf("%s: %q %d, want %d more %d", d, name, n, len(vs)-3, rest)
+				}
+			case n != want[d][name]:
+				t.Errorf("%s: %s %d hits, want %d", d, name, n, want[d][name])
+			default:
+				shown = append(shown, name)
+			}
+		}
+		if !slices.Equal(shown, vs[:min(3, len(vs))]) {
+			t.Errorf("%s: shows %q, want %q\n%s", d, shown, vs[:min(3, len(vs))], s)
+		}
+	}
+	if s := run(off); strings.Contains(s, "by referrer") {
+		t.Errorf("counts by dimension without [dimensions]:\n%s", s)
+	}
 }

@@ -30,7 +30,8 @@ state_dir, the files are handed to it; otherwise replay opens the state dir
 itself. Ctrl-C stops reading and flushes what was counted: the same command
 resumes. A file no source's globs (or their rotated names) match needs -site
 and -format. -dry-run parses and prints a summary, with no database or state
-(-config is then optional: without it, -site and -format say how to parse).
+(-config is then optional: without it, -site and -format say how to parse);
+with [dimensions] enabled in -config, the hits by dimension too.
 `
 
 func cmdReplay(args []string, stdout, stderr io.Writer) error {
@@ -151,6 +152,9 @@ func dryRun(req replay.Request, cfgPath, logFormat string, stdout, stderr io.Wri
 		}
 		pc = src.Parser()
 		maxLine = int(cfg.MaxLineBytes)
+		if pc.Dims, err = dimsConfig(cfg); err != nil {
+			return usagef("replay: %w", err)
+		}
 	} else if req.Source != "" {
 		return usagef("replay: -source needs -config")
 	}
@@ -175,6 +179,12 @@ func dryRun(req replay.Request, cfgPath, logFormat string, stdout, stderr io.Wri
 	}
 	if err := d.Summary(stdout, clk.Now().Sub(start)); err != nil {
 		return fmt.Errorf("replay: %w", err)
+	}
+	if pc.Dims != nil {
+		st := d.Stats()
+		if err := writeDimsSummary(stdout, &st.ByDim); err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
 	}
 	return nil
 }

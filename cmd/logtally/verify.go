@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/logtally/logtally/config"
-	"github.com/logtally/logtally/geo"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/query"
 	"github.com/logtally/logtally/replay"
@@ -98,13 +97,8 @@ func cmdVerify(args []string, stdout, stderr io.Writer) error {
 	if opts.Parser, err = verifyParser(cfg, *srcName, *site, *format, *logFormat); err != nil {
 		return usageError{err}
 	}
-	if cfg.Dimensions.Enabled { // as the daemon's pipeline counts them, with its [geo] databases
-		opts.Parser.Dims = &parser.DimsConfig{}
-		if cfg.Geo.CountryDB != "" || cfg.Geo.ASNDB != "" {
-			if opts.Parser.Dims.Geo, err = geo.OpenHolder(cfg.Geo.CountryDB, cfg.Geo.ASNDB); err != nil {
-				return usagef("verify: %w", err)
-			}
-		}
+	if opts.Parser.Dims, err = dimsConfig(cfg); err != nil {
+		return usagef("verify: %w", err)
 	}
 	if _, err := parser.New(opts.Parser); err != nil {
 		return usagef("verify: %w", err)
