@@ -151,8 +151,12 @@ func (d *dimsState) values(v *dims.Values, site, ref, client []byte, hasUA bool,
 // holds client, else looked up (and put there).
 func (d *dimsState) place(client []byte) (country, as string, hosting bool) {
 	db := d.geo.DB()
-	if d.clients == nil || db != d.clientsDB {
+	switch {
+	case d.clients == nil:
 		d.clients, d.clientsDB = recent.New[clientValues](recentClients, clientKeyMax), db
+	case db != d.clientsDB: // reloaded
+		d.clients.Clear()
+		d.clientsDB = db
 		clear(d.asn) // an organisation's name may have changed
 	}
 	e, ok := d.clients.Lookup(client)
