@@ -146,13 +146,16 @@ func (r *Reader) Breakdowns(ctx context.Context, req Request, ds ...dims.Dim) ([
 	}
 	out := make([]*Breakdown, len(ds))
 	for i, d := range ds {
-		out[i] = breakdownOf(req, d, views, vals[i])
+		out[i] = BreakdownOf(req, d, views, vals[i])
 	}
 	return out, nil
 }
 
-// breakdownOf returns the Breakdown of d's values vals among views.
-func breakdownOf(req Request, d dims.Dim, views int64, vals map[string]int64) *Breakdown {
+// BreakdownOf returns the Breakdown of d's values vals (their views)
+// among views, as Reader.Breakdowns gives the site days' (req's Top
+// applied; the views no value holds as NotCounted): for counts read
+// elsewhere too (a dry run's).
+func BreakdownOf(req Request, d dims.Dim, views int64, vals map[string]int64) *Breakdown {
 	b := &Breakdown{Request: req, Dim: d, Views: views}
 	var counted int64
 	for v, n := range vals {

@@ -18,7 +18,7 @@ import (
 // not a host none.
 func TestBreakdownOf(t *testing.T) {
 	vals := map[string]int64{"google.com": 40, "t.co": 30, "chatgpt.com": 30, "(self)": 20, "news.example": 5, dims.Other: 7, "(direct)": 3, dims.Unknown: 2}
-	all := breakdownOf(Request{}, dims.Referrer, 152, vals)
+	all := BreakdownOf(Request{}, dims.Referrer, 152, vals)
 	want := []DimValue{
 		{Value: "google.com", Views: 40, Channel: "search"},
 		{Value: "chatgpt.com", Views: 30, Channel: "ai"},
@@ -33,7 +33,7 @@ func TestBreakdownOf(t *testing.T) {
 	if !slices.Equal(all.Values, want) {
 		t.Errorf("all values:\n got %v\nwant %v", all.Values, want)
 	}
-	top := breakdownOf(Request{Top: 3}, dims.Referrer, 152, vals)
+	top := BreakdownOf(Request{Top: 3}, dims.Referrer, 152, vals)
 	wantTop := append(slices.Clone(want[:3]), DimValue{Value: dims.Other, Views: 37}, want[8])
 	if !slices.Equal(top.Values, wantTop) {
 		t.Errorf("top 3:\n got %v\nwant %v", top.Values, wantTop)
@@ -44,7 +44,7 @@ func TestBreakdownOf(t *testing.T) {
 	if got := all.Top(8); got != all {
 		t.Errorf("Top(8) of 8 values and (not counted): %v, want them as they are", got.Values)
 	}
-	if c := breakdownOf(Request{}, dims.Channel, 10, map[string]int64{"search": 10}); c.Values[0].Channel != "" {
+	if c := BreakdownOf(Request{}, dims.Channel, 10, map[string]int64{"search": 10}); c.Values[0].Channel != "" {
 		t.Errorf("a channel value has a channel: %v", c.Values[0])
 	}
 }
@@ -55,7 +55,7 @@ func TestBreakdownOf(t *testing.T) {
 // column.
 func TestWriteBreakdownChannel(t *testing.T) {
 	req := Request{Site: "a.test", Step: Day, From: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)}
-	b := breakdownOf(req, dims.Referrer, 100, map[string]int64{"google.com": 60, "t.co": 30, dims.Other: 10})
+	b := BreakdownOf(req, dims.Referrer, 100, map[string]int64{"google.com": 60, "t.co": 30, dims.Other: 10})
 	var out strings.Builder
 	if err := WriteBreakdown(&out, b, "csv", Options{}); err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestWriteBreakdownChannel(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if err := WriteBreakdown(&out, breakdownOf(req, dims.Country, 1, map[string]int64{"FR": 1}), "csv", Options{}); err != nil || out.String() != "country,views,share_percent\nFR,1,100\n" {
+	if err := WriteBreakdown(&out, BreakdownOf(req, dims.Country, 1, map[string]int64{"FR": 1}), "csv", Options{}); err != nil || out.String() != "country,views,share_percent\nFR,1,100\n" {
 		t.Errorf("country csv: %v\n%s", err, out.String())
 	}
 }

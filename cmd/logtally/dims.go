@@ -1,10 +1,8 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/config"
@@ -37,36 +35,30 @@ func dimsConfig(cfg config.Config) (*parser.DimsConfig, error) {
 const dimsShown = 3
 
 // writeDimsSummary writes the hits of a dry run by dimension: for each,
-// the values counted by name, its dimsShown values with the most hits
-// (ties by value; names as query shows them) and the hits of the rest.
+// the values counted by name, and its dimsShown values with the most hits
+// and dims.Other with the rest, as query -by -top shows them
+// (query.BreakdownOf; names as query shows them).
 func writeDimsSummary(w io.Writer, by *aggregate.DimHits) error {
-	type value struct {
-		name string
-		n    uint64
-	}
 	for d := range dims.N {
-		vs := make([]value, 0, len(by[d]))
+		vals := make(map[string]int64, len(by[d]))
+		var views int64
 		for v, n := range by[d] {
-			vs = append(vs, value{v, n})
+			vals[v] = int64(n)
+			views += int64(n)
 		}
-		slices.SortFunc(vs, func(x, y value) int { return cmp.Or(cmp.Compare(y.n, x.n), cmp.Compare(x.name, y.name)) })
+		named := len(vals)
+		if _, ok := vals[dims.Other]; ok {
+			named--
+		}
 		unit := " values"
-		if len(vs) == 1 {
+		if named == 1 {
 			unit = " value"
 		}
-		if _, err := fmt.Fprintf(w, "%-26s %12s%s\n", "by "+d.String(), digits.Group(uint64(len(vs))), unit); err != nil {
+		if _, err := fmt.Fprintf(w, "%-26s %12s%s\n", "by "+d.String(), digits.Group(uint64(named)), unit); err != nil {
 			return err
 		}
-		var rest uint64
-		for i, v := range vs {
-			if i >= dimsShown {
-				rest += v.n
-				continue
-			}
-			fmt.Fprintf(w, "  %-24s %12s\n", query.Shown(v.name), digits.Group(v.n))
-		}
-		if len(vs) > dimsShown {
-			fmt.Fprintf(w, "  %-24s %12s\n", digits.Group(uint64(len(vs)-dimsShown))+" more", digits.Group(rest))
+		for _, v := range query.BreakdownOf(query.Request{Top: dimsShown}, d, views, vals).Values {
+			fmt.Fprintf(w, "  %-24s %12s\n", query.Shown(v.Value), digits.Group(uint64(v.Views)))
 		}
 	}
 	return nil

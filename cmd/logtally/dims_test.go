@@ -307,6 +307,7 @@ func TestDryRunDimensions(t *testing.T) {
 			rest += want[d][v]
 		}
 		var shown []string
+		restShown := false
 		for _, l := range lines[i+1:] {
 			if !strings.HasPrefix(l, "  ") {
 				break
@@ -314,15 +315,19 @@ func TestDryRunDimensions(t *testing.T) {
 			f := strings.Fields(l)
 			name, n := strings.Join(f[:len(f)-1], " "), number(f[len(f)-1])
 			switch {
-			case strings.HasSuffix(name, " more"):
-				if name != strconv.Itoa(len(vs)-3)+" more" || n != rest {
-					t.Errorf("%s: %q %d, want %d more %d", d, name, n, len(vs)-3, rest)
+			case name == dims.Other: // the rest, as query -by -top shows it
+				restShown = true
+				if len(vs) <= 3 || n != rest {
+					t.Errorf("%s: %s %d, want the %d hits of %d more values", d, name, n, rest, len(vs)-3)
 				}
 			case n != want[d][name]:
 				t.Errorf("%s: %s %d hits, want %d", d, name, n, want[d][name])
 			default:
 				shown = append(shown, name)
 			}
+		}
+		if restShown != (len(vs) > 3) {
+			t.Errorf("%s: the rest shown %v with %d values", d, restShown, len(vs))
 		}
 		if !slices.Equal(shown, vs[:min(3, len(vs))]) {
 			t.Errorf("%s: shows %q, want %q\n%s", d, shown, vs[:min(3, len(vs))], s)
