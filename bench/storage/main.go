@@ -35,6 +35,7 @@
 //	go run ./bench/storage                  # the real log: testdata/apache_combined_real.log
 //	go run ./bench/storage -visitors        # visitors on: their documents counted too
 //	go run ./bench/storage -dimensions      # [dimensions] on: the sites' sources counted too
+//	go run ./bench/storage -dimensions -country-db /usr/share/tor/geoip   # and the hits' countries
 //	go run ./bench/storage -hot             # a generated hot log: 10 pages, 1,000,000 hits over a day
 //	go run ./bench/storage -log FILE -site example.com -format combined
 //
@@ -96,6 +97,7 @@ type settings struct {
 	log, site, format  string
 	hot, visitors      bool
 	dimensions         bool
+	countryDB, asnDB   string
 	hotLines, hotPages int
 	maxOps             int
 	timeout            time.Duration
@@ -113,6 +115,8 @@ func main() {
 	flag.IntVar(&o.hotPages, "hot-pages", 10, "pages of the hot log")
 	flag.BoolVar(&o.visitors, "visitors", false, "count visitors (their documents are counted too)")
 	flag.BoolVar(&o.dimensions, "dimensions", false, "count where traffic comes from ([dimensions]: the site days' sources are counted too)")
+	flag.StringVar(&o.countryDB, "country-db", "", "with -dimensions, [geo] country_db: the country database `file` (an MMDB, or /usr/share/tor/geoip)")
+	flag.StringVar(&o.asnDB, "asn-db", "", "with -dimensions, [geo] asn_db: the ASN database `file` (an MMDB)")
 	flag.IntVar(&o.maxOps, "max-ops", 32, "flush.max_ops (keep under 50 against FerretDB)")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "kill the replay after this long")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the log, the state dir, the embedded server's data) and, with MONGODB_URI, the database")
@@ -124,6 +128,20 @@ func main() {
 		o.site = realSite
 		if o.hot {
 			o.site = hotSite
+		}
+	}
+	if (o.countryDB != "" || o.asnDB != "") && !o.dimensions {
+		fmt.Fprintln(os.Stderr, "storage bench: -country-db and -asn-db need -dimensions")
+		os.Exit(2)
+	}
+	for _, f := range []*string{&o.countryDB, &o.asnDB} {
+		if *f != "" {
+			abs, err := filepath.Abs(*f) // the config is written elsewhere
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "storage bench:", err)
+				os.Exit(2)
+			}
+			*f = abs
 		}
 	}
 	if o.hot && (o.hotLines < 1 || o.hotPages < 1) {
@@ -390,13 +408,16 @@ minute_retention = "0" # keep the minute buckets (the log is older than the defa
 %s
 [dimensions]
 enabled = %t
+[geo]
+country_db = %q
+asn_db = %q
 [http]
 listen = ""
 [[source]]
 site = %q
 paths = [%q]
 format = %q
-`, filepath.Join(dir, "state"), uri, dbName, o.maxOps, visitors, o.dimensions, o.site, filepath.Join(dir, "live", "live.log"), o.format)), 0o600); err != nil {
+`, filepath.Join(dir, "state"), uri, dbName, o.maxOps, visitors, o.dimensions, o.countryDB, o.asnDB, o.site, filepath.Join(dir, "live", "live.log"), o.format)), 0o600); err != nil {
 		return r, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
