@@ -60,11 +60,11 @@ type dimsState struct {
 	ref                      *referrer.Classifier
 	geo                      *geo.Holder // nil without Geo
 	asn                      map[uint32]string
-	// The client of the line before and its values: a visitor's lines
-	// come in runs.
+	// The client of the line before and its values (lastOK: held), from
+	// clientsDB: a visitor's lines come in runs.
 	lastClient          []byte
 	lastCountry, lastAS string
-	lastHosting         bool
+	lastHosting, lastOK bool
 	// clients remembers the values of recent clients by the address as
 	// logged (no address parsed, no map): made on the first lookup,
 	// forgotten when the database is reloaded (clientsDB is the one its
@@ -125,12 +125,14 @@ func (d *dimsState) values(v *dims.Values, site, ref, client []byte, hasUA bool,
 		v[dims.Referrer], v[dims.Channel] = r.Host, r.Channel.String()
 	}
 	v[dims.Country], v[dims.ASN] = dims.Unknown, dims.Unknown
-	if d.geo != nil && client != nil && d.lastClient != nil && string(client) == string(d.lastClient) {
+	switch {
+	case d.geo == nil || client == nil:
+	case d.lastOK && string(client) == string(d.lastClient) && d.geo.DB() == d.clientsDB: // not reloaded since
 		v[dims.Country], v[dims.ASN], hosting = d.lastCountry, d.lastAS, d.lastHosting
-	} else if d.geo != nil && client != nil {
+	default:
 		v[dims.Country], v[dims.ASN], hosting = d.place(client)
 		d.lastClient = append(d.lastClient[:0], client...)
-		d.lastCountry, d.lastAS, d.lastHosting = v[dims.Country], v[dims.ASN], hosting
+		d.lastCountry, d.lastAS, d.lastHosting, d.lastOK = v[dims.Country], v[dims.ASN], hosting, true
 	}
 	if !hasUA {
 		v[dims.Browser], v[dims.OS], v[dims.Device], v[dims.Crawler] = dims.Unknown, dims.Unknown, dims.Unknown, dims.Unknown
@@ -148,7 +150,7 @@ func (d *dimsState) values(v *dims.Values, site, ref, client []byte, hasUA bool,
 
 // place returns the country and network values of client (an address as
 // logged) and whether the network is a hosting one: from clients when it
-// holds client, else looked up (and put there).
+// holds client, else looked up (and put there), in the database read now.
 func (d *dimsState) place(client []byte) (country, as string, hosting bool) {
 	db := d.geo.DB()
 	switch {

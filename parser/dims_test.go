@@ -160,7 +160,8 @@ func TestHostingNetworkIsSuspect(t *testing.T) {
 // TestDimsClientsTable: more clients than the parser's table of recent
 // clients holds, in turns and runs, each get the country its address has
 // in the database (geo.DB.Lookup, the oracle); after a reload that
-// changes the database, the addresses seen before get the new one's.
+// changes the database, the addresses seen before get the new one's, the
+// line before's client too.
 func TestDimsClientsTable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "geoip")
 	write := func(cc string) {
@@ -208,14 +209,25 @@ func TestDimsClientsTable(t *testing.T) {
 			}
 		}
 	}
+	country := func(a string) string {
+		var hit Hit
+		if o := p.Parse([]byte(dimsLine(a, "-", uaFirefox)), &hit); o != OK {
+			t.Fatalf("%s: %v", a, o)
+		}
+		return hit.Dims[dims.Country]
+	}
 	check("before the reload")
+	if c := country("1.0.0.7"); c != "AU" {
+		t.Fatalf("1.0.0.7 before the reload: %q, want AU", c)
+	}
 	write("NZ")
 	if err := h.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	check("after the reload")
-	var hit Hit
-	if p.Parse([]byte(dimsLine("1.0.0.7", "-", uaFirefox)), &hit); hit.Dims[dims.Country] != "NZ" {
-		t.Errorf("1.0.0.7 after the reload: %q, want NZ", hit.Dims[dims.Country])
+	// The same client as the line before's: the reloaded database's
+	// country, not the line before's.
+	if c := country("1.0.0.7"); c != "NZ" {
+		t.Errorf("1.0.0.7 right after the reload (the line before's client): %q, want NZ", c)
 	}
+	check("after the reload")
 }
