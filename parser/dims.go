@@ -7,7 +7,9 @@ package parser
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/logtally/logtally/botclass"
@@ -22,8 +24,11 @@ type DimsConfig struct {
 	// Geo tells the client address's country and network; nil: both
 	// unknown.
 	Geo *geo.Holder `json:"-"`
-	// Self are the site's own host names besides Site and SiteAliases
-	// (its names as a referrer: a self-referral is internal).
+	// Self are the site's own host names besides Site and the
+	// SiteAliases that map to it (its names as a referrer: a
+	// self-referral is internal). With the site taken from the line, a
+	// referrer is internal when it names the line's site or an alias
+	// mapped to it; Self are then names of every site.
 	Self []string
 	// Values are the values of each open dimension counted by name per
 	// site and day (dims.LimitsFor; 0: dims.DefaultValues): the
@@ -71,6 +76,10 @@ type dimsState struct {
 	// values come from).
 	clients   *recent.Table[clientValues]
 	clientsDB *geo.DB
+	// aliasOf maps the referrer host of each SiteAliases name to its
+	// site, with fromLine: a referrer naming an alias of the line's site
+	// is internal.
+	aliasOf map[string]string
 }
 
 // recentClients is the size of dimsState.clients (about 100 bytes an
@@ -88,27 +97,43 @@ type clientValues struct {
 }
 
 // newDims returns the state of c for a format logging what the flags say.
+//
+// The site's own names are its self names: a configured Site, the
+// SiteAliases names mapped to it and DimsConfig.Self. With the site taken
+// from the line, the aliases are each their site's (aliasOf), not every
+// site's: one log's sites link to each other as other sites do.
 func newDims(c *DimsConfig, cfg *Config, hasRef, hasUA bool) *dimsState {
+	fromLine := cfg.Site == SiteFromLine
+	names := slices.Clone(c.Self)
+	var aliasOf map[string]string
+	if fromLine && len(cfg.SiteAliases) > 0 {
+		aliasOf = make(map[string]string, len(cfg.SiteAliases))
+	} else if !fromLine {
+		names = append(names, cfg.Site)
+	}
+	for k, v := range cfg.SiteAliases {
+		switch h, ok := referrer.SelfHost(strings.ToLower(k)); {
+		case !fromLine && v == cfg.Site:
+			names = append(names, k)
+		case fromLine && ok:
+			// www.x and x are one referrer host: the name as written wins.
+			if _, dup := aliasOf[h]; !dup || h == strings.ToLower(k) {
+				aliasOf[h] = v
+			}
+		}
+	}
 	var self []string
-	for _, n := range append(append([]string{cfg.Site}, c.Self...), aliasNames(cfg.SiteAliases)...) {
+	for _, n := range names {
 		if referrer.CheckSelf(n) == nil {
 			self = append(self, n)
 		}
 	}
-	d := &dimsState{hasRef: hasRef, hasUA: hasUA, hasClient: true, fromLine: cfg.Site == SiteFromLine,
+	d := &dimsState{hasRef: hasRef, hasUA: hasUA, hasClient: true, fromLine: fromLine, aliasOf: aliasOf,
 		ref: referrer.New(self), asn: map[uint32]string{}, limit: c.Values}
 	if c.Geo != nil {
 		d.geo = c.Geo
 	}
 	return d
-}
-
-func aliasNames(m map[string]string) []string {
-	out := make([]string, 0, 2*len(m))
-	for k, v := range m {
-		out = append(out, k, v)
-	}
-	return out
 }
 
 // values sets v to the hit's values: site (its site), ref (the referer as
@@ -119,7 +144,7 @@ func (d *dimsState) values(v *dims.Values, site, ref, client []byte, hasUA bool,
 	v[dims.Referrer], v[dims.Channel] = dims.Unknown, dims.Unknown
 	if d.hasRef && ref != nil {
 		r := d.ref.Classify(ref)
-		if d.fromLine && r.Channel != referrer.Internal && sameSite(r.Host, site) {
+		if d.fromLine && r.Channel != referrer.Internal && d.sameSite(r.Host, site) {
 			r = referrer.Result{Host: referrer.HostSelf, Channel: referrer.Internal}
 		}
 		v[dims.Referrer], v[dims.Channel] = r.Host, r.Channel.String()
@@ -202,10 +227,12 @@ func (d *dimsState) asnName(pl geo.Place) string {
 }
 
 // sameSite reports whether host, a referrer's normalised host (a leading
-// "www." folded), names site, the line's host.
-func sameSite(host string, site []byte) bool {
-	if len(site) > 4 && string(site[:4]) == "www." {
-		site = site[4:]
+// "www." folded), names site, the line's site: its host, or an alias
+// mapped to it.
+func (d *dimsState) sameSite(host string, site []byte) bool {
+	if referrer.IsHost(host, site) {
+		return true
 	}
-	return host == string(site)
+	s, ok := d.aliasOf[host]
+	return ok && s == string(site)
 }

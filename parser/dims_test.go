@@ -11,6 +11,7 @@ import (
 	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/geo"
 	"github.com/logtally/logtally/internal/loggeo"
+	"github.com/logtally/logtally/referrer"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
 )
 
@@ -230,4 +231,49 @@ func TestDimsClientsTable(t *testing.T) {
 		t.Errorf("1.0.0.7 right after the reload (the line before's client): %q, want NZ", c)
 	}
 	check("after the reload")
+}
+
+// TestDimsSelfIsTheSitesOwn: a referrer is internal when it names the
+// hit's own site: its host, or a [site_aliases] name mapped to it; the
+// aliases of the other sites are other sites (referral), whether the site
+// is configured or taken from the line.
+func TestDimsSelfIsTheSitesOwn(t *testing.T) {
+	aliases := map[string]string{"www.b.example": "b.example", "shop.a.example": "a.example", "www.c.example": "a.example"}
+	const self = referrer.HostSelf
+	for _, tc := range []struct {
+		name        string
+		cfg         Config
+		host, ref   string // host: the line's (vhost_combined)
+		refHost, ch string
+	}{
+		{"configured: the site", Config{Format: "combined", Site: "a.example"}, "", "https://www.a.example/", self, "internal"},
+		{"configured: its alias", Config{Format: "combined", Site: "a.example"}, "", "https://shop.a.example/x", self, "internal"},
+		{"configured: its www. alias", Config{Format: "combined", Site: "a.example"}, "", "https://www.c.example/x", self, "internal"},
+		{"configured: another site", Config{Format: "combined", Site: "a.example"}, "", "https://b.example/", "b.example", "referral"},
+		{"configured: another site's alias", Config{Format: "combined", Site: "a.example"}, "", "https://www.b.example/", "b.example", "referral"},
+		{"line: the site", Config{Format: "vhost_combined", Site: SiteFromLine}, "a.example", "https://www.a.example/", self, "internal"},
+		{"line: its alias", Config{Format: "vhost_combined", Site: SiteFromLine}, "a.example", "https://shop.a.example/", self, "internal"},
+		{"line: its www. alias", Config{Format: "vhost_combined", Site: SiteFromLine}, "a.example", "https://www.c.example/", self, "internal"},
+		{"line: from an alias to the site", Config{Format: "vhost_combined", Site: SiteFromLine}, "shop.a.example", "https://a.example/", self, "internal"},
+		{"line: another site", Config{Format: "vhost_combined", Site: SiteFromLine}, "a.example", "https://b.example/", "b.example", "referral"},
+		{"line: another site's alias", Config{Format: "vhost_combined", Site: SiteFromLine}, "a.example", "https://www.b.example/", "b.example", "referral"},
+		{"line: that site from this one", Config{Format: "vhost_combined", Site: SiteFromLine}, "www.b.example", "https://shop.a.example/", "shop.a.example", "referral"},
+		{"line: www. and no dot after", Config{Format: "vhost_combined", Site: SiteFromLine}, "www.localhost", "http://www.localhost/", self, "internal"},
+	} {
+		cfg := tc.cfg
+		cfg.SiteAliases, cfg.Dims = aliases, &DimsConfig{}
+		p := mustNew(t, cfg)
+		line := dimsLine("1.0.1.9", tc.ref, uaFirefox)
+		if tc.host != "" {
+			line = tc.host + ":443 " + line
+		}
+		var h Hit
+		if o := p.Parse([]byte(line), &h); o != OK {
+			t.Errorf("%s: Parse = %v", tc.name, o)
+			continue
+		}
+		if got := [2]string{h.Dims[dims.Referrer], h.Dims[dims.Channel]}; got != [2]string{tc.refHost, tc.ch} {
+			t.Errorf("%s: site %q, referrer %q: %q, want %q %q", tc.name, h.Site, tc.ref, got, tc.refHost, tc.ch)
+		}
+	}
 }

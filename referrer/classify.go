@@ -123,6 +123,22 @@ func CheckSelf(name string) error {
 
 var errBadSelf = errors.New(`not a host name, an IP address or "*." and a domain name with a dot`)
 
+// SelfHost returns the Host a referrer naming the host name has (name
+// normalised as New's self names are: lower case, port and trailing dot
+// dropped, "www." folded), and false for a name CheckSelf refuses or a
+// "*." one.
+func SelfHost(name string) (string, bool) {
+	key, wild, ok := selfName(name)
+	return key, ok && !wild
+}
+
+// IsHost reports whether host, a Result's Host, is the host name name (in
+// lower case without port or trailing dot, as a site taken from a log
+// line is) once "www." is folded as a referrer's is.
+func IsHost(host string, name []byte) bool {
+	return host == string(name[foldWWW(name):])
+}
+
 // selfName normalises one of New's self names.
 func selfName(name string) (key string, wild, ok bool) {
 	h, wild := strings.CutPrefix(name, "*.")
