@@ -197,7 +197,13 @@ func (c *Classifier) HostChannel(host string) (Channel, bool) {
 		return Other, true
 	}
 	ref := host
-	if !strings.Contains(host, "://") {
+	switch {
+	case strings.Contains(host, "://"):
+	case foldWWW([]byte(host)) > 0:
+		// www.example.org is the host of www.www.example.org: one www.
+		// is folded.
+		ref = "http://www." + host + "/"
+	default:
 		ref = "http://" + host + "/"
 	}
 	r := c.Classify([]byte(ref))

@@ -58,7 +58,9 @@ func TestClassify(t *testing.T) {
 		{"https://blog.example.org/post?utm_source=x", "blog.example.org", Referral},
 		{"https://www.example.org/", "example.org", Referral}, // www. folded
 		{"https://example.org/", "example.org", Referral},
-		{"http://www.localhost/", "www.localhost", Referral}, // no dot after www.: kept
+		{"http://www.localhost/", "www.localhost", Referral},          // no dot after www.: kept
+		{"https://www.www.example.org/", "www.example.org", Referral}, // one www. folded
+		{"https://www.www.google.com/", "www.google.com", Search},
 		{"android-app://org.example.reader/", "android-app://org.example.reader", Referral},
 		{"android-app://Com.Example.APP", "android-app://com.example.app", Referral},
 
@@ -144,7 +146,7 @@ func TestClassify(t *testing.T) {
 			t.Errorf("HostChannel(%q) = %v %v, want %v (Classify(%q))", got.Host, ch, ok, got.Channel, tc.ref)
 		}
 	}
-	for _, v := range []string{"(other)", "(unknown)", "Example.org", "www.example.org", "example.org/x", "", "http://example.org/"} {
+	for _, v := range []string{"(other)", "(unknown)", "Example.org", "example.org.", "example.org/x", "", "http://example.org/"} {
 		if ch, ok := reader.HostChannel(v); ok {
 			t.Errorf("HostChannel(%q) = %v, want none: not a host as Classify writes one", v, ch)
 		}
