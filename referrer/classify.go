@@ -165,7 +165,9 @@ func (c *Classifier) Classify(ref []byte) Result {
 	}
 	e, ok := c.recent.Lookup(ref)
 	if ok {
-		c.hits++
+		if *e != invalid {
+			c.hits++
+		}
 		return *e
 	}
 	r := c.lookup(ref)

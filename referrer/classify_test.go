@@ -359,3 +359,15 @@ func TestApacheLog(t *testing.T) {
 		t.Logf("%-8v %5d", Channel(ch), n)
 	}
 }
+
+// TestStatsLeaveOutInvalid: as Stats says, no referrer and invalid ones
+// are neither hits nor misses, seen again or not.
+func TestStatsLeaveOutInvalid(t *testing.T) {
+	c := New(nil)
+	for _, ref := range []string{"garbage", "-", "https://a.example/", "garbage", "", "-", "about:blank", "https://b.example/", "about:blank"} {
+		c.Classify([]byte(ref))
+	}
+	if h, m := c.Stats(); h != 0 || m != 2 {
+		t.Errorf("stats %d hits %d misses, want 0, 2", h, m)
+	}
+}
