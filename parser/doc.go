@@ -111,7 +111,8 @@
 //
 // Dimensions (Hit.Dims, with Config.Dims; see package dims): the
 // referrer's host and channel (package referrer, the line's own host and
-// the site's names counted as internal), the client's country and network
+// the site's names, the SiteAliases names mapped to it among them, counted
+// as internal), the client's country and network
 // (package geo; dims.Unknown without a database, a client or an address),
 // the agent's families and crawler (botclass.Agent, People for a person).
 // Each Parser keeps, besides the referrer's cache, the values of the last
