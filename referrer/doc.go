@@ -70,7 +70,9 @@
 //
 // The self names are normalised the same way (www.example.com is
 // example.com); "*.example.com" names example.com and all its
-// subdomains. CheckSelf says whether a name can be one.
+// subdomains. CheckSelf says whether a name can be one; SelfHost gives a
+// name's Host, and IsHost tells whether a Host is a host name as a log
+// line gives it (a site taken from the line, www. folded alike).
 //
 // # Channels
 //
