@@ -9,6 +9,7 @@ import (
 
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/parser"
 )
@@ -164,5 +165,35 @@ func TestDimsPreparedCountAsParsed(t *testing.T) {
 	a, b := read(parsed), read(prepared)
 	if len(a) == 0 || !reflect.DeepEqual(a, b) {
 		t.Errorf("counts by dimension\nparsed   %v\nprepared %v", a, b)
+	}
+}
+
+// TestDimsFutureHitForgetsStill: a hit dated years ahead (a wrong date in
+// a line) does not stop the Summer forgetting the values of days before
+// yesterday: the days a long-running daemon counts, each drained, are
+// not all kept.
+func TestDimsFutureHitForgetsStill(t *testing.T) {
+	p, err := parser.New(parser.Config{Format: "combined", Site: "s", Dims: &parser.DimsConfig{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const days = 40
+	clk := clock.NewFake(t0.Add(days * 24 * time.Hour))
+	s := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, clk, nil)
+	var start int64
+	add := func(sec int) {
+		c := chunk("src", 1, start, dimsLine("/a", sec, "https://a.example/", "curl/8.5.0"))
+		start = c.Checkpoint.Offset
+		if err := s.Add(&c); err != nil {
+			t.Fatal(err)
+		}
+		s.Drain(nil)
+	}
+	add(10 * 365 * 86400) // ten years ahead
+	for d := range days {
+		add(d * 86400)
+	}
+	if n := s.DimDays(); n > 3 {
+		t.Errorf("%d site days kept after %d days counted, each drained: want the last two (and the one ahead)", n, days)
 	}
 }
