@@ -197,3 +197,40 @@ func TestDimsFutureHitForgetsStill(t *testing.T) {
 		t.Errorf("%d site days kept after %d days counted, each drained: want the last two (and the one ahead)", n, days)
 	}
 }
+
+// TestDimsOnlyOfParsersWithDims: the hits of a source whose parser does
+// not count by dimension (an archive re-read with the settings recorded
+// before [dimensions] was on) are counted by no value, not under the
+// values of the line another source's parser gave before them.
+func TestDimsOnlyOfParsersWithDims(t *testing.T) {
+	with, err := parser.New(parser.Config{Format: "combined", Site: "s", Dims: &parser.DimsConfig{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := parser.New(parser.Config{Format: "combined", Site: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := aggregate.NewSummer(map[string]*parser.Parser{"with": with, "without": without}, nil, nil)
+	c := chunk("with", 1, 0, dimsLine("/a", 0, "https://a.example/", "curl/8.5.0"))
+	if err := s.Add(&c); err != nil {
+		t.Fatal(err)
+	}
+	c = chunk("without", 2, 0, dimsLine("/a", 1, "https://b.example/", "curl/8.5.0"), dimsLine("/a", 2, "-", "curl/8.5.0"))
+	if err := s.Add(&c); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, dc := range s.DimCounts() {
+		_, d, v, _, err := buffer.DecodeDimKey(dc.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d == dims.Referrer {
+			got[string(v)] += dc.N
+		}
+	}
+	if want := map[string]uint64{"a.example": 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("referrers %v, want %v: the one hit of the parser with dimensions", got, want)
+	}
+}
