@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtally/logtally/botclass"
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/measure"
 	"github.com/logtally/logtally/parser"
 	"github.com/logtally/logtally/stream"
@@ -54,15 +55,17 @@ func (s *Summer) Preparser(source string) *Preparser {
 type ahead struct {
 	from  *parser.Parser // the Summer's parser the lines were parsed for
 	lines []aheadLine
-	bytes []byte    // the hits' sites, pages and clients
-	bad   []badLine // the lines not OK
+	bytes []byte        // the hits' sites, pages and clients
+	bad   []badLine     // the lines not OK
+	dims  []dims.Values // the hits' values by dimension (parser.Config.Dims)
 }
 
 // aheadLine is one line: a hit, or (out not OK) a line of ahead.bad.
 type aheadLine struct {
 	time, rt           int64
 	bytes, uaDigest    uint64
-	site, page, client span // in ahead.bytes; a line not OK: site.off is its index in ahead.bad
+	site, page, client span   // in ahead.bytes; a line not OK: site.off is its index in ahead.bad
+	dims               uint32 // 1 + the index of its values in ahead.dims; 0: none
 	status             int32
 	out                parser.Outcome
 	bot                botclass.Class
@@ -88,7 +91,7 @@ func (pp *Preparser) Prepare(c *stream.Chunk) {
 		return
 	}
 	ah := aheadPool.Get().(*ahead)
-	ah.from, ah.lines, ah.bytes, ah.bad = pp.from, ah.lines[:0], ah.bytes[:0], ah.bad[:0]
+	ah.from, ah.lines, ah.bytes, ah.bad, ah.dims = pp.from, ah.lines[:0], ah.bytes[:0], ah.bad[:0], ah.dims[:0]
 	var site span // the last hit's: the lines of a site mostly follow each other
 	h := &pp.hit
 	c.Lines(func(line []byte, end int64) {
@@ -101,9 +104,14 @@ func (pp *Preparser) Prepare(c *stream.Chunk) {
 		if site.end == 0 || !bytes.Equal(h.Site, ah.bytes[site.off:site.end]) {
 			site = ah.add(h.Site)
 		}
+		var vals uint32
+		if h.Dims[0] != "" {
+			ah.dims = append(ah.dims, h.Dims)
+			vals = uint32(len(ah.dims))
+		}
 		ah.lines = append(ah.lines, aheadLine{
 			time: h.Time, rt: h.RT, bytes: h.Bytes, uaDigest: h.UADigest,
-			site: site, page: ah.add(h.Page), client: ah.add(h.Client),
+			site: site, page: ah.add(h.Page), client: ah.add(h.Client), dims: vals,
 			status: int32(h.Status), out: out, bot: h.Bot, fromHost: h.FromHost,
 		})
 	})
@@ -142,6 +150,9 @@ func (s *Summer) addAhead(c *stream.Chunk, ah *ahead, src *source, t *tally) {
 			Time: r.time, Status: int(r.status), Bytes: r.bytes, RT: r.rt,
 			Bot: r.bot, UADigest: r.uaDigest, FromHost: r.fromHost,
 		}
+		if r.dims > 0 {
+			h.Dims = ah.dims[r.dims-1]
+		}
 		s.count(t, h, src)
 	}
 }
@@ -150,6 +161,7 @@ func (s *Summer) addAhead(c *stream.Chunk, ah *ahead, src *source, t *tally) {
 // the chunk's Data.
 func (ah *ahead) Release() {
 	clear(ah.bad)
+	clear(ah.dims)
 	ah.from = nil
 	aheadPool.Put(ah)
 }

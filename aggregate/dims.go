@@ -22,7 +22,7 @@ type dimsState struct {
 	// in arena, reused once a commit took them.
 	held   []buffer.DimCount
 	arena  []byte
-	maxDay int64        // the latest day counted
+	maxDay int64        // the latest day counted, up to the clock's
 	limits *dims.Limits // SetDimLimits; nil: the first hit's parser's
 	// heldHits are held's hits by dimension and value (across sites and
 	// days): Stats.ByDim's share of the next commit.
@@ -44,9 +44,14 @@ func (s *Summer) addDims(h *parser.Hit, p *parser.Parser) {
 	day, _ := period.Day.Bounds(h.Time) // the UTC day, as the site totals' (bucket.SiteLevel)
 	d.counter.Add(h.Site, day, &h.Dims, 1)
 	if day > d.maxDay {
-		d.maxDay = day
-		yesterday, _ := period.Day.Bounds(day - 1)
-		d.counter.Forget(yesterday) // the values kept of days before yesterday (by the hits' own days)
+		// A hit dated past the clock's day (a wrong date in a line) does
+		// not move maxDay: the days before its yesterday would never be
+		// forgotten again.
+		if today, _ := period.Day.Bounds(s.clock.Now().Unix()); day <= today {
+			d.maxDay = day
+			yesterday, _ := period.Day.Bounds(day - 1)
+			d.counter.Forget(yesterday) // the values kept of days before yesterday (by the hits' own days)
+		}
 	}
 }
 

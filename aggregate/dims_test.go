@@ -3,11 +3,13 @@ package aggregate_test
 import (
 	"fmt"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/logtally/logtally/aggregate"
 	"github.com/logtally/logtally/buffer"
+	"github.com/logtally/logtally/clock"
 	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/parser"
 )
@@ -110,5 +112,125 @@ func TestDimsValuesBound(t *testing.T) {
 	}
 	if want := map[string]uint64{"a.example": 2, "b.example": 1, dims.Other: 2}; !reflect.DeepEqual(got, want) {
 		t.Errorf("referrers %v, want %v", got, want)
+	}
+}
+
+// TestDimsPreparedCountAsParsed: a chunk a Preparser parsed (a replay on
+// more than one core) is counted by dimension as the same chunk parsed
+// by the Summer: every hit under its values, each dimension summing to
+// the hits.
+func TestDimsPreparedCountAsParsed(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // a Preparser needs two
+	mk := func() *aggregate.Summer {
+		p, err := parser.New(parser.Config{Format: "combined", Site: "s", Dims: &parser.DimsConfig{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil)
+	}
+	const ff = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
+	lines := []string{
+		dimsLine("/a", 0, "https://www.google.com/search?q=x", ff),
+		dimsLine("/b", 1, "-", ff),
+		dimsLine("/a", 2, "https://www.google.com/", "curl/8.5.0"),
+	}
+	parsed, prepared := mk(), mk()
+	c := chunk("src", 1, 0, lines...)
+	if err := parsed.Add(&c); err != nil {
+		t.Fatal(err)
+	}
+	c2 := chunk("src", 1, 0, lines...)
+	pre := prepared.Preparser("src")
+	if pre == nil {
+		t.Fatal("no Preparser on two cores")
+	}
+	pre.Prepare(&c2)
+	if c2.Ahead == nil {
+		t.Fatal("Prepare attached nothing")
+	}
+	if err := prepared.Add(&c2); err != nil {
+		t.Fatal(err)
+	}
+	read := func(s *aggregate.Summer) map[string]uint64 {
+		m := map[string]uint64{}
+		for _, dc := range s.DimCounts() {
+			_, d, v, _, err := buffer.DecodeDimKey(dc.Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m[d.String()+"="+string(v)] += dc.N
+		}
+		return m
+	}
+	a, b := read(parsed), read(prepared)
+	if len(a) == 0 || !reflect.DeepEqual(a, b) {
+		t.Errorf("counts by dimension\nparsed   %v\nprepared %v", a, b)
+	}
+}
+
+// TestDimsFutureHitForgetsStill: a hit dated years ahead (a wrong date in
+// a line) does not stop the Summer forgetting the values of days before
+// yesterday: the days a long-running daemon counts, each drained, are
+// not all kept.
+func TestDimsFutureHitForgetsStill(t *testing.T) {
+	p, err := parser.New(parser.Config{Format: "combined", Site: "s", Dims: &parser.DimsConfig{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const days = 40
+	clk := clock.NewFake(t0.Add(days * 24 * time.Hour))
+	s := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, clk, nil)
+	var start int64
+	add := func(sec int) {
+		c := chunk("src", 1, start, dimsLine("/a", sec, "https://a.example/", "curl/8.5.0"))
+		start = c.Checkpoint.Offset
+		if err := s.Add(&c); err != nil {
+			t.Fatal(err)
+		}
+		s.Drain(nil)
+	}
+	add(10 * 365 * 86400) // ten years ahead
+	for d := range days {
+		add(d * 86400)
+	}
+	if n := s.DimDays(); n > 3 {
+		t.Errorf("%d site days kept after %d days counted, each drained: want the last two (and the one ahead)", n, days)
+	}
+}
+
+// TestDimsOnlyOfParsersWithDims: the hits of a source whose parser does
+// not count by dimension (an archive re-read with the settings recorded
+// before [dimensions] was on) are counted by no value, not under the
+// values of the line another source's parser gave before them.
+func TestDimsOnlyOfParsersWithDims(t *testing.T) {
+	with, err := parser.New(parser.Config{Format: "combined", Site: "s", Dims: &parser.DimsConfig{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := parser.New(parser.Config{Format: "combined", Site: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := aggregate.NewSummer(map[string]*parser.Parser{"with": with, "without": without}, nil, nil)
+	c := chunk("with", 1, 0, dimsLine("/a", 0, "https://a.example/", "curl/8.5.0"))
+	if err := s.Add(&c); err != nil {
+		t.Fatal(err)
+	}
+	c = chunk("without", 2, 0, dimsLine("/a", 1, "https://b.example/", "curl/8.5.0"), dimsLine("/a", 2, "-", "curl/8.5.0"))
+	if err := s.Add(&c); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, dc := range s.DimCounts() {
+		_, d, v, _, err := buffer.DecodeDimKey(dc.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d == dims.Referrer {
+			got[string(v)] += dc.N
+		}
+	}
+	if want := map[string]uint64{"a.example": 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("referrers %v, want %v: the one hit of the parser with dimensions", got, want)
 	}
 }

@@ -28,8 +28,9 @@
 // A Preparser (Summer.Preparser) parses a chunk's lines on the goroutine
 // that read them, a replay's reader, into stream.Chunk.Ahead: Add then
 // does only what depends on the order of the lines (max_sites,
-// max_pages_per_minute, the sums, the sites' hits, the visitor sketches),
-// in that order, as for the lines it parses: a Parser keeps no state
+// max_pages_per_minute, the sums, the sites' hits, the visitor sketches,
+// the counts by dimension of the values it parsed), in that order, as for
+// the lines it parses: a Parser keeps no state
 // across lines, so the Preparser's own gives each line the hit the
 // Summer's would.
 //

@@ -15,3 +15,11 @@ func (s *Summer) CommittedWithoutBuffer() {
 	s.forget()
 	clear(s.at.cps)
 }
+
+// DimDays returns the site days whose values by dimension s keeps.
+func (s *Summer) DimDays() int {
+	if s.dim.counter == nil {
+		return 0
+	}
+	return s.dim.counter.Days()
+}

@@ -2,9 +2,11 @@ package buffer
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,6 +81,11 @@ func TestKeyRoundTripAndOrder(t *testing.T) {
 	}
 	if _, _, _, err := DecodeKey([]byte("\x05ab")); err == nil {
 		t.Fatal("truncated key decoded without error")
+	}
+	// A page length whose sum with the second's 8 bytes wraps (a damaged
+	// file): an error, not a panic.
+	if _, _, _, err := DecodeKey(append([]byte{1, 's'}, binary.AppendUvarint(nil, math.MaxUint64-7)...)); err == nil {
+		t.Fatal("a key whose page length wraps decoded without error")
 	}
 }
 

@@ -33,7 +33,7 @@ func DecodeKey(k []byte) (site, page []byte, sec int64, err error) {
 	}
 	site, k = k[w:w+int(n)], k[w+int(n):]
 	n, w = binary.Uvarint(k)
-	if w <= 0 || uint64(len(k)-w) != n+8 {
+	if w <= 0 || len(k)-w < 8 || uint64(len(k)-w-8) != n { // the page, then the second (n+8 may wrap)
 		return nil, nil, 0, fmt.Errorf("bad buffer key (%d bytes)", len(k))
 	}
 	page, k = k[w:w+int(n)], k[w+int(n):]

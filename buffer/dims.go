@@ -36,7 +36,7 @@ func AppendDimKey(dst []byte, site []byte, d dims.Dim, value string, day int64) 
 func DecodeDimKey(k []byte) (site []byte, d dims.Dim, value []byte, day int64, err error) {
 	bad := fmt.Errorf("bad dimension key (%d bytes)", len(k))
 	n, w := binary.Uvarint(k)
-	if w <= 0 || uint64(len(k)-w) < n+1 {
+	if w <= 0 || n >= uint64(len(k)-w) { // the site, then at least the dimension (n+1 may wrap)
 		return nil, 0, nil, 0, bad
 	}
 	site, k = k[w:w+int(n)], k[w+int(n):]
@@ -45,7 +45,7 @@ func DecodeDimKey(k []byte) (site []byte, d dims.Dim, value []byte, day int64, e
 		return nil, 0, nil, 0, bad
 	}
 	n, w = binary.Uvarint(k)
-	if w <= 0 || uint64(len(k)-w) != n+8 {
+	if w <= 0 || len(k)-w < 8 || uint64(len(k)-w-8) != n { // the value, then the day (n+8 may wrap)
 		return nil, 0, nil, 0, bad
 	}
 	value, k = k[w:w+int(n)], k[w+int(n):]

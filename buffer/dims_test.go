@@ -1,6 +1,8 @@
 package buffer
 
 import (
+	"encoding/binary"
+	"math"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -48,6 +50,16 @@ func TestDimKeyRoundTrip(t *testing.T) {
 	}
 	if _, _, _, _, err := DecodeDimKey(AppendDimKey(nil, []byte("s"), dims.N, "v", 0)); err == nil {
 		t.Error("a key of no dimension decoded")
+	}
+	// Lengths whose sum with what follows them wraps (a damaged file):
+	// an error, not a panic.
+	for _, k := range [][]byte{
+		append(binary.AppendUvarint(nil, math.MaxUint64), 0, 1, 2),
+		append([]byte{1, 's', byte(dims.Referrer)}, binary.AppendUvarint(nil, math.MaxUint64-7)...),
+	} {
+		if _, _, _, _, err := DecodeDimKey(k); err == nil {
+			t.Errorf("key %x decoded", k)
+		}
 	}
 }
 

@@ -71,7 +71,9 @@ func (s *siteDest) wrote(d *bucket.SiteDoc) {
 // site and day of the batch, in chunks of chunk.ops, each applied once
 // for the batch (guard g). A day without room for the batch's values
 // (bucket.SiteSourcesLimit) takes them folded into dims.Other instead, in
-// the same guarded update: one of the two applies, once. A pass cut
+// the same guarded update: one of the two applies, once; a batch whose
+// values alone pass the bound is sent folded at once (a new day is
+// inserted whole, which no size bounds). A pass cut
 // short is done again whole: the documents that took the batch skip it.
 // The days past the site totals' retention (the daily one,
 // bucket.SiteLevel) are not written, and their hits are counted as
@@ -121,8 +123,18 @@ func (f *Flusher) writeSites(ctx context.Context, batchID string, g bucket.Guard
 		}
 		f.sites.indexed = true
 	}
+	var past int // the days the batch's values alone pass the bound of
 	for i := range docs {
 		docs[i].Held = f.sites.holds(docs[i].Site, docs[i].Start)
+		if !docs[i].Fits(nil, g) { // no room in an empty day: none in any (a new day is inserted whole, unbounded)
+			docs[i] = docs[i].Folded()
+			past++
+		}
+	}
+	if past > 0 {
+		f.stats.sourcesFolded.Add(uint64(past))
+		f.log.Warn("a site day's counts by dimension are past their bound: this batch's values are counted as (other)",
+			"collection", f.sites.coll.Name(), "days", past, "bound", limit)
 	}
 	for len(docs) > 0 {
 		n := min(len(docs), f.chunk.ops)

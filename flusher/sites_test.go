@@ -3,6 +3,8 @@ package flusher
 import (
 	"context"
 	"maps"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,6 +116,34 @@ func TestSiteSourcesExactOnce(t *testing.T) {
 	}
 	if st := e.f.Stats(); st.SourcesFolded != 1 {
 		t.Errorf("SourcesFolded %d, want 1", st.SourcesFolded)
+	}
+	e.check(t)
+}
+
+// TestSiteSourcesNewDayBounded: a batch whose values alone pass the
+// bound, the first of its day, goes under (other) as a later batch's
+// would: the day's size stays within the bound, the sums exact.
+func TestSiteSourcesNewDayBounded(t *testing.T) {
+	e := newEnv(t, 4)
+	const at = "2024-03-10T12:00:00Z"
+	testHooks(e.f).sourcesLimit = 300
+	e.commit(t, hit{"a.example", "/", at, 6})
+	counts := map[dims.Dim]map[string]uint64{dims.Referrer: {}, dims.Country: {"DE": 6}}
+	for i := range 6 {
+		counts[dims.Referrer][strings.Repeat("r", 40)+strconv.Itoa(i)+".example"] = 1
+	}
+	e.commitDims(t, "a.example", at, counts)
+	e.flush(t)
+	got, size := e.siteSources(t, "a.example", at)
+	var sum int64
+	for _, n := range got[dims.Referrer] {
+		sum += n
+	}
+	if sum != 6 || got[dims.Country]["DE"]+got[dims.Country][dims.Other] != 6 {
+		t.Errorf("referrers %v, countries %v: want 6 hits each", got[dims.Referrer], got[dims.Country])
+	}
+	if size > 300 {
+		t.Errorf("the new day's size is %d, past the bound 300: referrers %v", size, got[dims.Referrer])
 	}
 	e.check(t)
 }

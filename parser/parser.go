@@ -47,7 +47,7 @@ type Hit struct {
 	UA []byte
 	// Dims are the hit's values in each dimension (package dims), with
 	// Config.Dims: dims.Unknown where the line or the format lacks what
-	// the dimension is read from.
+	// the dimension is read from; without, all "".
 	Dims dims.Values
 	// Referer is the referer as logged ("-" as it is), at most
 	// MaxRefererLen bytes; nil unless Config.Referer (or Config.Dims) is
@@ -419,6 +419,8 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 		if p.dims.values(&h.Dims, site, f.ref, h.Client, f.ua != nil && p.bots != nil, agent) && h.Bot == botclass.Person && f.ua != nil && p.bots != nil {
 			h.Bot = botclass.Suspect
 		}
+	} else if h.Dims[0] != "" {
+		h.Dims = dims.Values{} // not the values another Parser gave the Hit
 	}
 	h.Referer = nil
 	if p.ref && f.ref != nil {
