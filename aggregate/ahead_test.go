@@ -50,8 +50,9 @@ func aheadLog(n int) []string {
 			page += ".png" // filtered
 		}
 		status := []int{200, 200, 200, 304, 404, 500}[r.IntN(6)]
-		ls = append(ls, fmt.Sprintf(`%s:80 10.0.%d.%d - - [%s] "GET %s HTTP/1.1" %d %d "-" "%s"`,
-			host, r.IntN(3), r.IntN(50), ts, page, status, r.IntN(5000), uas[r.IntN(len(uas))]))
+		ref := []string{"-", "https://www.google.com/search?q=x", "https://" + host + "/", "https://news.example.org/a"}[r.IntN(4)]
+		ls = append(ls, fmt.Sprintf(`%s:80 10.0.%d.%d - - [%s] "GET %s HTTP/1.1" %d %d "%s" "%s"`,
+			host, r.IntN(3), r.IntN(50), ts, page, status, r.IntN(5000), ref, uas[r.IntN(len(uas))]))
 	}
 	return ls
 }
@@ -62,13 +63,14 @@ func aheadLog(n int) []string {
 // prepares a chunk only while others wait): sums, figures, site hits,
 // visitor sketches and the malformed lines passed on are the same,
 // max_sites and max_pages_per_minute applied in the order of the lines by
-// each.
+// each, and the counts by dimension the same.
 func TestPreparedChunksCountAsParsed(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // a Preparser needs two
 	cfg := parser.Config{
 		Format: "vhost_combined", Site: parser.SiteFromLine, MaxSites: 7,
 		SiteAliases: map[string]string{"www.example.com": "example.com"},
 		Filter:      parser.FilterConfig{ExcludeExtensions: []string{"png"}},
+		Dims:        &parser.DimsConfig{},
 	}
 	cfg.Page.MaxPagesPerMinute = 5
 	salts := &periodSalts{period: visitor.Day}
@@ -171,6 +173,10 @@ func TestPreparedChunksCountAsParsed(t *testing.T) {
 	checkSketches(t, mixed.sum.Sketches(), parsed.sum.Sketches())
 	if !reflect.DeepEqual(parsed.malformed, mixed.malformed) || parsed.logs.String() != mixed.logs.String() {
 		t.Errorf("malformed lines passed on or logs differ, mixed:\n%v\n%s", mixed.malformed, mixed.logs.String())
+	}
+	da, db, dm := parsed.sum.DimCounts(), prepared.sum.DimCounts(), mixed.sum.DimCounts()
+	if len(da) == 0 || !reflect.DeepEqual(da, db) || !reflect.DeepEqual(da, dm) {
+		t.Errorf("counts by dimension: %d keys parsed, %d prepared, %d mixed, or their counts differ", len(da), len(db), len(dm))
 	}
 	var views uint64
 	for _, v := range sa {

@@ -3,7 +3,6 @@ package aggregate_test
 import (
 	"fmt"
 	"reflect"
-	"runtime"
 	"testing"
 	"time"
 
@@ -112,59 +111,6 @@ func TestDimsValuesBound(t *testing.T) {
 	}
 	if want := map[string]uint64{"a.example": 2, "b.example": 1, dims.Other: 2}; !reflect.DeepEqual(got, want) {
 		t.Errorf("referrers %v, want %v", got, want)
-	}
-}
-
-// TestDimsPreparedCountAsParsed: a chunk a Preparser parsed (a replay on
-// more than one core) is counted by dimension as the same chunk parsed
-// by the Summer: every hit under its values, each dimension summing to
-// the hits.
-func TestDimsPreparedCountAsParsed(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // a Preparser needs two
-	mk := func() *aggregate.Summer {
-		p, err := parser.New(parser.Config{Format: "combined", Site: "s", Dims: &parser.DimsConfig{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return aggregate.NewSummer(map[string]*parser.Parser{"src": p}, nil, nil)
-	}
-	const ff = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
-	lines := []string{
-		dimsLine("/a", 0, "https://www.google.com/search?q=x", ff),
-		dimsLine("/b", 1, "-", ff),
-		dimsLine("/a", 2, "https://www.google.com/", "curl/8.5.0"),
-	}
-	parsed, prepared := mk(), mk()
-	c := chunk("src", 1, 0, lines...)
-	if err := parsed.Add(&c); err != nil {
-		t.Fatal(err)
-	}
-	c2 := chunk("src", 1, 0, lines...)
-	pre := prepared.Preparser("src")
-	if pre == nil {
-		t.Fatal("no Preparser on two cores")
-	}
-	pre.Prepare(&c2)
-	if c2.Ahead == nil {
-		t.Fatal("Prepare attached nothing")
-	}
-	if err := prepared.Add(&c2); err != nil {
-		t.Fatal(err)
-	}
-	read := func(s *aggregate.Summer) map[string]uint64 {
-		m := map[string]uint64{}
-		for _, dc := range s.DimCounts() {
-			_, d, v, _, err := buffer.DecodeDimKey(dc.Key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m[d.String()+"="+string(v)] += dc.N
-		}
-		return m
-	}
-	a, b := read(parsed), read(prepared)
-	if len(a) == 0 || !reflect.DeepEqual(a, b) {
-		t.Errorf("counts by dimension\nparsed   %v\nprepared %v", a, b)
 	}
 }
 
