@@ -99,16 +99,7 @@ func TestDimsValuesBound(t *testing.T) {
 	}
 	c := chunk("src", 1, 0, lines...)
 	s.Add(&c)
-	got := map[string]uint64{}
-	for _, dc := range s.DimCounts() {
-		_, d, v, _, err := buffer.DecodeDimKey(dc.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d == dims.Referrer {
-			got[string(v)] = dc.N
-		}
-	}
+	got := referrers(t, s)
 	if want := map[string]uint64{"a.example": 2, "b.example": 1, dims.Other: 2}; !reflect.DeepEqual(got, want) {
 		t.Errorf("referrers %v, want %v", got, want)
 	}
@@ -166,6 +157,16 @@ func TestDimsOnlyOfParsersWithDims(t *testing.T) {
 	if err := s.Add(&c); err != nil {
 		t.Fatal(err)
 	}
+	got := referrers(t, s)
+	if want := map[string]uint64{"a.example": 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("referrers %v, want %v: the one hit of the parser with dimensions", got, want)
+	}
+}
+
+// referrers returns s's hits by referrer value (DimCounts, across sites
+// and days).
+func referrers(t *testing.T, s *aggregate.Summer) map[string]uint64 {
+	t.Helper()
 	got := map[string]uint64{}
 	for _, dc := range s.DimCounts() {
 		_, d, v, _, err := buffer.DecodeDimKey(dc.Key)
@@ -176,7 +177,5 @@ func TestDimsOnlyOfParsersWithDims(t *testing.T) {
 			got[string(v)] += dc.N
 		}
 	}
-	if want := map[string]uint64{"a.example": 1}; !reflect.DeepEqual(got, want) {
-		t.Errorf("referrers %v, want %v: the one hit of the parser with dimensions", got, want)
-	}
+	return got
 }
