@@ -49,10 +49,18 @@ func (s *Summer) addDims(h *parser.Hit, p *parser.Parser) {
 		// forgotten again.
 		if today, _ := period.Day.Bounds(s.clock.Now().Unix()); day <= today {
 			d.maxDay = day
-			yesterday, _ := period.Day.Bounds(day - 1)
-			d.counter.Forget(yesterday) // the values kept of days before yesterday (by the hits' own days)
+			d.forgetOld()
 		}
 	}
+}
+
+// forgetOld drops the values kept of the days before yesterday (by the
+// hits' own days: maxDay's) that counted nothing between the last two
+// drains: after a day's end, and after each drain for the old days a
+// replay read (the values of a year of archives are not all kept).
+func (d *dimsState) forgetOld() {
+	yesterday, _ := period.Day.Bounds(d.maxDay - 1)
+	d.counter.Forget(yesterday)
 }
 
 // sortedDims hands the counts by dimension since the last commit to held
@@ -69,6 +77,7 @@ func (s *Summer) sortedDims() []buffer.DimCount {
 		d.held = append(d.held, buffer.DimCount{Key: d.arena[start:len(d.arena):len(d.arena)], N: n})
 		d.holdHits(dm, value, n)
 	})
+	d.forgetOld()
 	switch {
 	case len(d.held) == before: // nothing new
 	case before > 0: // a commit failed: a key may be in twice
@@ -130,6 +139,7 @@ func (s *Summer) dimsHeld() bool {
 func (s *Summer) dropDims() {
 	if s.dim.counter != nil {
 		s.dim.counter.Drain(func(_ string, _ int64, dm dims.Dim, value string, n uint64) { s.dim.holdHits(dm, value, n) })
+		s.dim.forgetOld()
 	}
 	s.countHeld()
 	s.dim.forgetHeld()

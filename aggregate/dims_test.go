@@ -105,33 +105,43 @@ func TestDimsValuesBound(t *testing.T) {
 	}
 }
 
-// TestDimsFutureHitForgetsStill: a hit dated years ahead (a wrong date in
-// a line) does not stop the Summer forgetting the values of days before
-// yesterday: the days a long-running daemon counts, each drained, are
-// not all kept.
-func TestDimsFutureHitForgetsStill(t *testing.T) {
-	p, err := parser.New(parser.Config{Format: "combined", Site: "s", Dims: &parser.DimsConfig{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+// TestDimsOldDaysForgotten: the Summer forgets the values kept of the
+// days before yesterday, each drained, so that a long-running daemon does
+// not keep every day it counted: after a hit dated years ahead (a wrong
+// date in a line), and when a daemon counting today's hits replays a
+// month and more of old days, a day between drains (each old day read is
+// forgotten, not all kept until the next day).
+func TestDimsOldDaysForgotten(t *testing.T) {
 	const days = 40
-	clk := clock.NewFake(t0.Add(days * 24 * time.Hour))
-	s := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, clk, nil)
-	var start int64
-	add := func(sec int) {
-		c := chunk("src", 1, start, dimsLine("/a", sec, "https://a.example/", "curl/8.5.0"))
-		start = c.Checkpoint.Offset
-		if err := s.Add(&c); err != nil {
+	for _, tc := range []struct {
+		name  string
+		first int // the first hit's second; then days 0 to days-1
+	}{
+		{"a hit ten years ahead", 10 * 365 * 86400},
+		{"today, then old days", days * 86400},
+	} {
+		p, err := parser.New(parser.Config{Format: "combined", Site: "s", Dims: &parser.DimsConfig{}})
+		if err != nil {
 			t.Fatal(err)
 		}
-		s.Drain(nil)
-	}
-	add(10 * 365 * 86400) // ten years ahead
-	for d := range days {
-		add(d * 86400)
-	}
-	if n := s.DimDays(); n > 3 {
-		t.Errorf("%d site days kept after %d days counted, each drained: want the last two (and the one ahead)", n, days)
+		clk := clock.NewFake(t0.Add(days * 24 * time.Hour))
+		s := aggregate.NewSummer(map[string]*parser.Parser{"src": p}, clk, nil)
+		var start int64
+		add := func(sec int) {
+			c := chunk("src", 1, start, dimsLine("/a", sec, "https://a.example/", "curl/8.5.0"))
+			start = c.Checkpoint.Offset
+			if err := s.Add(&c); err != nil {
+				t.Fatal(err)
+			}
+			s.Drain(nil)
+		}
+		add(tc.first)
+		for d := range days {
+			add(d * 86400)
+		}
+		if n := s.DimDays(); n > 3 {
+			t.Errorf("%s: %d site days kept after %d days counted, each drained: want the first and the last two", tc.name, n, days)
+		}
 	}
 }
 

@@ -31,6 +31,8 @@ type dayCounts struct {
 	// counted are the values counted since the last Drain, each once:
 	// Drain reads them, not every value kept.
 	counted []*count
+	// idle: nothing was counted between the last two Drains.
+	idle bool
 }
 
 // seenSlots is the size of dayCounts.seen's tables, per dimension.
@@ -144,6 +146,7 @@ func (c *Counter) Held() int { return c.held }
 // order) and clears the counts; the values kept stay kept.
 func (c *Counter) Drain(fn func(site string, day int64, d Dim, value string, n uint64)) {
 	for _, dc := range c.days {
+		dc.idle = len(dc.counted) == 0
 		for _, e := range dc.counted {
 			fn(dc.key.site, dc.key.day, e.dim, e.value, e.n)
 			e.n = 0
@@ -155,11 +158,13 @@ func (c *Counter) Drain(fn func(site string, day int64, d Dim, value string, n u
 }
 
 // Forget drops the values kept for the days before day (the start of
-// the oldest day still counted). A day holding counts not yet drained is
-// kept: nothing counted is lost.
+// the oldest day still counted) that counted nothing since the Drain
+// before last: a day holding counts not yet drained is kept (nothing
+// counted is lost), and so is one counted in the last interval between
+// Drains (an old day a replay is still reading keeps its values).
 func (c *Counter) Forget(day int64) {
 	for k, dc := range c.days {
-		if k.day < day && len(dc.counted) == 0 {
+		if k.day < day && len(dc.counted) == 0 && dc.idle {
 			if c.last == dc {
 				c.last = nil
 			}

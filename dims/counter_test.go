@@ -137,8 +137,9 @@ func containsDim(k string, d Dim) bool {
 }
 
 // TestCounterKeepsAcrossDrains: a value kept before a drain stays kept;
-// past the limit a new value is Other, and Forget drops a drained day's
-// values (a new value is kept again), never a day with counts held.
+// past the limit a new value is Other, and Forget drops the values of a
+// day idle between the last two drains (a new value is kept again),
+// never a day with counts held or counted since the drain before.
 func TestCounterKeepsAcrossDrains(t *testing.T) {
 	c := NewCounter(Limits{Referrer: 2, Channel: 1, Country: 1, ASN: 1, Browser: 1, OS: 1, Device: 1, Crawler: 1})
 	add := func(day int64, ref string) { c.Add([]byte("s"), day, &Values{Referrer: ref}, 1) }
@@ -156,13 +157,16 @@ func TestCounterKeepsAcrossDrains(t *testing.T) {
 	}
 	add(86400, "z") // held, not drained
 	c.Forget(2 * 86400)
-	if c.Days() != 1 {
-		t.Fatalf("%d site days kept after Forget, want the one holding counts", c.Days())
+	if c.Days() != 2 {
+		t.Fatalf("%d site days kept after Forget, want both: one holding counts, one counted since the drain before", c.Days())
 	}
 	if got := drainAll(c); got["s|86400|referrer|z"] != 1 {
 		t.Errorf("the held day's counts lost: %v", got)
 	}
-	c.Forget(2 * 86400)
+	c.Forget(2 * 86400) // day 0 idle since the drain before: forgotten
+	if c.Days() != 1 {
+		t.Fatalf("%d site days kept after Forget, want the one counted since the drain before", c.Days())
+	}
 	add(0, "c")
 	if got := drainAll(c); got["s|0|referrer|c"] != 1 {
 		t.Errorf("after Forget, a new value is not kept: %v", got)

@@ -17,8 +17,10 @@
 // Other ("(other)"), which is always kept. Which values are kept depends
 // on the order of the hits and on the Counter's life, as with
 // max_pages_per_minute (package aggregate): a restart, a reload or a
-// replay starts afresh. The sums never change: a hit is counted once,
-// under its value or under Other.
+// replay starts afresh, and so does a day Forget dropped (the aggregator
+// forgets the days before yesterday that counted nothing between two
+// drains: a late line, or an old day a replay comes back to). The sums
+// never change: a hit is counted once, under its value or under Other.
 //
 // Caveats:
 //   - Across hosts, a site day holds up to hosts × Limits[d] values of a
