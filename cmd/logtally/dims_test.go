@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,10 +65,11 @@ func dimsLog(t *testing.T, path string, n int) map[dims.Dim]map[string]int64 {
 	}
 	var b strings.Builder
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	perSec := max(1, n/600) // ten minutes at most: few buckets
 	for i := range n {
 		a, r, c := dimsAgents[i%len(dimsAgents)], dimsReferrers[(i/2)%len(dimsReferrers)], dimsClients[(i/3)%len(dimsClients)]
 		fmt.Fprintf(&b, "%s - - [%s] \"GET /p%d HTTP/1.1\" 200 10 \"%s\" \"%s\"\n", c.addr,
-			t0.Add(time.Duration(i)*time.Second).Format("02/Jan/2006:15:04:05 -0700"), i%5, r.ref, a.ua)
+			t0.Add(time.Duration(i/perSec)*time.Second).Format("02/Jan/2006:15:04:05 -0700"), i%5, r.ref, a.ua)
 		add(dims.Referrer, r.host)
 		add(dims.Channel, r.channel)
 		add(dims.Country, c.country)
@@ -84,13 +86,16 @@ func dimsLog(t *testing.T, path string, n int) map[dims.Dim]map[string]int64 {
 }
 
 // TestDimensionsReplayed: a log replayed with [dimensions] on and a Tor
-// country database: logtally query -by gives every value of every
-// dimension the views the file's lines have, and a second replay (from
-// this state dir or another) adds nothing.
+// country database, large enough that the reader parses lines ahead of
+// the aggregator on two cores: logtally query -by gives every value of
+// every dimension the views the file's lines have, and a second replay
+// (from this state dir or another) adds nothing.
 func TestDimensionsReplayed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
 	}
+	t.Setenv("GOMAXPROCS", "2") // the replay's process: a reader beside the aggregator
+	const lines = 300_000
 	e := newReplayEnv(t)
 	tor := torGeoip(t)
 	on := func(c *config.Config) {
@@ -100,8 +105,11 @@ func TestDimensionsReplayed(t *testing.T) {
 	conf := writeConfig(t, filepath.Join(e.dir, "dims.toml"), e.srv.URI(), e.db.Name(), "dims.test", e.live,
 		stateAt(filepath.Join(e.dir, "dstate")), instance("dims-1"), noPrealloc, on)
 	arch := filepath.Join(e.arch, "dims.log")
-	want := dimsLog(t, arch, 600)
-	e.replay(conf, "-site", "dims.test", "-format", "combined", arch)
+	want := dimsLog(t, arch, lines)
+	out := e.replay(conf, "-site", "dims.test", "-format", "combined", arch)
+	if m := regexp.MustCompile(`(?m)^parsed ahead: (\d+) lines`).FindStringSubmatch(out); m == nil || m[1] == "0" {
+		t.Fatalf("no line was parsed ahead:\n%s", out)
+	}
 	check := func(what string) {
 		t.Helper()
 		for d := range dims.N {
@@ -137,8 +145,8 @@ func TestDimensionsReplayed(t *testing.T) {
 					facts[v.Value] = *v.Channel
 				}
 			}
-			if got.Views != 600 || !maps.Equal(m, want[d]) {
-				t.Errorf("%s: %s: %d views %v\nwant 600 views %v", what, d, got.Views, m, want[d])
+			if got.Views != lines || !maps.Equal(m, want[d]) {
+				t.Errorf("%s: %s: %d views %v\nwant %d views %v", what, d, got.Views, m, lines, want[d])
 			}
 			if d == dims.Crawler && !maps.Equal(facts, dimsCrawlerFacts) {
 				t.Errorf("%s: crawler operators and purposes (json) %v\nwant %v", what, facts, dimsCrawlerFacts)
@@ -156,7 +164,7 @@ func TestDimensionsReplayed(t *testing.T) {
 		checkCrawlerFacts(t, what, conf)
 	}
 	check("replayed")
-	out := e.replay(conf, "-site", "dims.test", "-format", "combined", arch)
+	out = e.replay(conf, "-site", "dims.test", "-format", "combined", arch)
 	wantStatus(t, out, "already counted", 1)
 	check("replayed again")
 }
