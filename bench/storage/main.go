@@ -30,7 +30,8 @@
 // the database holds: a document of its own, or a cold page's entry in a
 // tail, one per document logtally wrote before tails), checks that the
 // replay's summary and the monthly buckets hold every hit the parser finds
-// in the log, and prints each figure against issue 32's targets.
+// in the log (and, with -dimensions, that each site day's values of each
+// dimension sum to its views), and prints each figure against issue 32's targets.
 //
 //	go run ./bench/storage                  # the real log: testdata/apache_combined_real.log
 //	go run ./bench/storage -visitors        # visitors on: their documents counted too
@@ -47,9 +48,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -57,10 +56,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -269,6 +266,12 @@ func run(ctx context.Context, o settings) error {
 	if rep.hits != lf.hits || inDB != lf.hits {
 		return fmt.Errorf("the log has %d hits, the replay's summary says %d, the monthly buckets hold %d", lf.hits, rep.hits, inDB)
 	}
+	siteDays := 0
+	if o.dimensions {
+		if siteDays, err = checkSources(ctx, db.Collection(bucket.DefaultSiteCollection)); err != nil {
+			return fmt.Errorf("the site days' counts by dimension: %w", err)
+		}
+	}
 
 	// The documents.
 	readStart := time.Now()
@@ -321,6 +324,9 @@ func run(ctx context.Context, o settings) error {
 	fmt.Printf("page buckets (a document of its own, or a cold page's entry in a tail: the documents logtally wrote before tails): %s; %.3f operations per page bucket\n",
 		digits.Group(pageBuckets), float64(rep.ops)/float64(max(pageBuckets, 1)))
 	fmt.Printf("check: %s hits in the log, in the replay's summary and in the monthly buckets\n", digits.Group(lf.hits))
+	if o.dimensions {
+		fmt.Printf("check: in each of the %d site days, each dimension's values sum to its views\n", siteDays)
+	}
 	if srv != nil {
 		idx, narrowed := srv.Lookups()
 		fmt.Printf("server: %d _id indexes added to FerretDB's tables, %s guarded update statements narrowed to their _id (internal/mongotest)\n", idx, digits.Group(narrowed))
@@ -351,165 +357,4 @@ func run(ctx context.Context, o settings) error {
 	fmt.Printf("\ntime: %s in all: the log and the server %s, the replay %s, reading the documents %s; load average after: %s\n",
 		secs(time.Since(began)), secs(prepared), secs(rep.wall), secs(read), benchutil.Loadavg())
 	return nil
-}
-
-// replayed is a replay's summary figures and wall time.
-type replayed struct {
-	ops, updates, inserts, finds, buckets, roundTrips, plans int64
-	hits                                                     int64
-	// From the replay's last stats log line: the batches written, and
-	// the inserts that met an existing document (the summary's inserts
-	// count them, the stats line's do not).
-	batches, insertDups int64
-	wall                time.Duration
-	out                 string
-}
-
-// statsRe is the flusher's stats log line, the last of which replay
-// reads.
-var statsRe = regexp.MustCompile(`msg=stats .*\bbatches=(\d+) .*\binserts=(\d+) `)
-
-// replay runs `logtally replay` of the log into dbName with a new state
-// dir and returns its summary's figures.
-func replay(ctx context.Context, o settings, bin, tmp, uri, dbName, logPath string, lf logFigures) (replayed, error) {
-	var r replayed
-	dir := filepath.Join(tmp, "replay")
-	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o700); err != nil {
-		return r, err
-	}
-	visitors := "enabled = false"
-	if o.visitors {
-		// The salts are kept until a week from now: the grace runs from
-		// the end of the log's first day.
-		firstEnd := time.Unix(lf.days[0], 0).Add(24 * time.Hour)
-		grace := time.Since(firstEnd) + 7*24*time.Hour
-		grace = grace.Truncate(time.Hour) + time.Hour
-		if err := seedSalts(filepath.Join(dir, "state", "buffer.db"), lf.days, firstEnd.Add(grace)); err != nil {
-			return r, fmt.Errorf("seed the salts: %w", err)
-		}
-		visitors = fmt.Sprintf("enabled = true\nsalt_grace = %q", fmt.Sprintf("%dh", int64(grace/time.Hour)))
-	}
-	conf := filepath.Join(dir, "logtally.toml")
-	// The source's path matches no file: the log is replayed with -site
-	// and -format, its page rules the defaults.
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
-instance = "bench"
-shutdown_timeout = "5m"
-[mongo]
-uri = %q
-database = %q
-timeout = "120s"
-[flush]
-interval = "1s"
-max_ops = %d
-[buckets]
-minute_retention = "0" # keep the minute buckets (the log is older than the default 48h)
-[visitors]
-%s
-[dimensions]
-enabled = %t
-[geo]
-country_db = %q
-asn_db = %q
-[http]
-listen = ""
-[[source]]
-site = %q
-paths = [%q]
-format = %q
-`, filepath.Join(dir, "state"), uri, dbName, o.maxOps, visitors, o.dimensions, o.countryDB, o.asnDB, o.site, filepath.Join(dir, "live", "live.log"), o.format)), 0o600); err != nil {
-		return r, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "replay", "-config", conf, "-log-level", "info", "-site", o.site, "-format", o.format, logPath)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	r.wall = time.Since(start)
-	r.out = stdout.String()
-	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			err = fmt.Errorf("killed after -timeout %s", o.timeout)
-		}
-		return r, fmt.Errorf("logtally replay: %v\n%s%s", err, tail(stdout.String(), 20), tail(stderr.String(), 20))
-	}
-	f, err := benchutil.ParseReplaySummary(r.out)
-	if err != nil {
-		return r, err
-	}
-	r.ops, r.updates, r.inserts, r.finds, r.buckets, r.roundTrips, r.plans, r.hits = f.Ops, f.Updates, f.Inserts, f.Finds, f.BucketWrites, f.RoundTrips, f.Plans, f.Hits
-	if all := statsRe.FindAllStringSubmatch(stderr.String(), -1); len(all) > 0 {
-		last := all[len(all)-1]
-		r.batches, _ = strconv.ParseInt(last[1], 10, 64)
-		inserts, _ := strconv.ParseInt(last[2], 10, 64)
-		r.insertDups = r.inserts - inserts
-	} else {
-		r.batches, r.insertDups = -1, -1
-	}
-	return r, nil
-}
-
-// printRow prints a table row: the documents, their BSON bytes, and both
-// per hit.
-func printRow(name string, s size, hits int64, bold bool) {
-	b := func(v string) string { return v }
-	if bold {
-		b = func(v string) string { return "**" + v + "**" }
-	}
-	fmt.Printf("| %s | %s | %s | %s | %s |\n", b(name), digits.Group(s.docs), b(mb(s.bson)), b(perHit(s.bson, hits)), b(perHit(s.zstd, hits)))
-}
-
-// check is one figure against its target.
-type check struct {
-	line string
-	met  bool
-}
-
-// ratio formats v against an upper bound.
-func ratio(name string, v, target float64, format string) check {
-	verdict := "met"
-	if v > target {
-		verdict = "NOT met"
-	}
-	return check{line: fmt.Sprintf("  %-48s %10s  (target <= %g: %s)", name, fmt.Sprintf(format, v), target, verdict), met: v <= target}
-}
-
-// perHit formats n bytes over hits: one decimal under 10 bytes, three
-// under 0.1.
-func perHit(n, hits int64) string { return decimal(float64(n)/float64(hits)) + " B" }
-
-// decimal formats a ratio: grouped digits from 10, one decimal under 10,
-// three under 0.1.
-func decimal(v float64) string {
-	switch {
-	case v < 0.1:
-		return fmt.Sprintf("%.3f", v)
-	case v < 10:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return digits.Group(int64(v + 0.5))
-}
-
-// mb formats a size in decimal units, as the issue does.
-func mb(n int64) string {
-	switch {
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
-func secs(d time.Duration) string { return d.Round(100 * time.Millisecond).String() }
-
-// tail is s's last n lines.
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n") + "\n"
 }

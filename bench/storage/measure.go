@@ -17,6 +17,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/logtally/logtally/bucket"
+	"github.com/logtally/logtally/dims"
 	"github.com/logtally/logtally/ledger"
 	"github.com/logtally/logtally/record"
 	"github.com/logtally/logtally/salts"
@@ -232,4 +233,34 @@ func compressFile(path string, enc *zstd.Encoder) (int64, error) {
 			return 0, err
 		}
 	}
+}
+
+// checkSources checks that each site day of c holds, in each dimension,
+// values summing to its views (every hit under one value of each) and
+// returns the site days read.
+func checkSources(ctx context.Context, c *mongo.Collection) (int, error) {
+	cur, err := c.Find(ctx, bson.D{})
+	if err != nil {
+		return 0, err
+	}
+	defer cur.Close(ctx)
+	n := 0
+	for ; cur.Next(ctx); n++ {
+		id, _ := cur.Current.Lookup(bucket.FieldID).StringValueOK()
+		views, _ := cur.Current.Lookup(bucket.FieldViews).AsInt64OK()
+		src, err := bucket.SiteSources(cur.Current)
+		if err != nil {
+			return n, fmt.Errorf("%s: %w", id, err)
+		}
+		for d, vals := range src {
+			var sum int64
+			for _, v := range vals {
+				sum += v
+			}
+			if sum != views {
+				return n, fmt.Errorf("%s: %d views, %d by %s", id, views, sum, dims.Dim(d))
+			}
+		}
+	}
+	return n, cur.Err()
 }
