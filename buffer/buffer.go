@@ -155,6 +155,8 @@ type Buffer struct {
 	sizer    *os.File              // the file bbolt opened, read with plain reads by checkSize; nil if it could not be opened
 	pageSize int64                 // bbolt's page size (its Info reads it through the map)
 	hwm      atomic.Int64          // the bytes bbolt used when checkSize last found the file whole
+	writing  sync.Mutex            // held across each write transaction (update), so none waits on bbolt's own lock
+	wedged   atomic.Bool           // a write transaction faulted on a truncated file; bbolt's lock may be held (watch.go)
 
 	pruned time.Time // when Seal last pruned the ledger (under wmu)
 
@@ -378,9 +380,15 @@ func dataBytes(b *bolt.Bucket) int64 {
 }
 
 // Close closes the file. Pending counts and the sealed batch stay in it.
+// After a write transaction faulted on the file truncated under it, bbolt
+// may still hold its own lock: Close then leaves bbolt's handle and map
+// to the process's exit and returns the ErrTruncated error.
 func (b *Buffer) Close() error {
 	if b.sizer != nil {
 		b.sizer.Close()
+	}
+	if b.wedged.Load() {
+		return fmt.Errorf("close buffer: left open: %w", *b.lost.Load())
 	}
 	if err := b.db.Close(); err != nil {
 		return fmt.Errorf("close buffer: %w", err)

@@ -120,7 +120,11 @@
 //   - Verify reads bbolt's layout as little-endian (bbolt writes it in the
 //     machine's order): on a big-endian machine it would refuse every file.
 //     logtally is built for little-endian machines (amd64, arm64) only.
-//   - A truncate between Truncated's check and a transaction's first read
-//     of the map (microseconds) can still fault; later calls return
-//     ErrTruncated.
+//   - A truncate between Truncated's check and a transaction's read of the
+//     map faults: each transaction runs with the goroutine's faults made
+//     panics (runtime/debug.SetPanicOnFault) and returns ErrTruncated for
+//     one on the truncated file. bbolt's rollback of a write transaction
+//     reads the map too and may fault in turn, leaving bbolt's lock held:
+//     writers wait on the Buffer's own lock instead, and Close then leaves
+//     bbolt's handle to the process's exit.
 package buffer

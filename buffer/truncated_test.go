@@ -57,3 +57,77 @@ func TestTruncatedWhileOpen(t *testing.T) {
 		}
 	}
 }
+
+// A file truncated inside a transaction, after the size check, makes the
+// transaction's next read of the map fault: View and Update return
+// ErrTruncated instead of the process dying of SIGBUS, every later call
+// returns it at once, and Close returns (an error, after a write
+// transaction faulted, since bbolt's lock may still be held).
+func TestTruncatedInsideTransaction(t *testing.T) {
+	for _, write := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "buffer.db")
+		b, err := Open(path, Options{}) // not openTest: the test truncates the file
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := map[string]uint64{}
+		for i := range 2000 {
+			counts[string(AppendKey(nil, []byte("s"), []byte("/p"), int64(i)))] = 1
+		}
+		if err := b.Commit(Commit{Counts: CountsOf(viewsOf(counts))}); err != nil {
+			t.Fatal(err)
+		}
+		keys := 0
+		fn := func(tx *ReadTx) error {
+			if err := os.Truncate(path, 0); err != nil {
+				t.Fatal(err)
+			}
+			return tx.tx.Bucket(bktPending).ForEach(func(k, v []byte) error {
+				keys++
+				return nil
+			})
+		}
+		if write {
+			err = b.Update(func(tx *Tx) error { return fn(&tx.ReadTx) })
+		} else {
+			err = b.View(fn)
+		}
+		if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), path) {
+			t.Fatalf("write %v: a read after the truncate returned %v (after %d keys), want ErrTruncated", write, err, keys)
+		}
+		if err := b.Commit(Commit{Counts: CountsOf(viewsOf(counts))}); !errors.Is(err, ErrTruncated) {
+			t.Errorf("write %v: Commit after the fault: %v, want ErrTruncated", write, err)
+		}
+		if _, err := read(b, (*ReadTx).Sealed); !errors.Is(err, ErrTruncated) {
+			t.Errorf("write %v: Sealed after the fault: %v, want ErrTruncated", write, err)
+		}
+		err = b.Close()
+		if write != (err != nil) || (err != nil && !errors.Is(err, ErrTruncated)) {
+			t.Errorf("write %v: Close: %v", write, err)
+		}
+	}
+}
+
+// guard recovers only a fault on the truncated file: any other panic in a
+// transaction, a nil dereference included, still reaches the caller.
+func TestTransactionPanicsPassThrough(t *testing.T) {
+	b := openTest(t, filepath.Join(t.TempDir(), "buffer.db"), Options{})
+	var nilMap *struct{ n int }
+	for name, fn := range map[string]func(*ReadTx) error{
+		"panic": func(*ReadTx) error { panic("boom") },
+		"nil":   func(*ReadTx) error { nilMap.n++; return nil },
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil {
+					t.Errorf("%s: no panic reached the caller", name)
+				}
+			}()
+			err := b.View(fn)
+			t.Errorf("%s: View returned %v", name, err)
+		}()
+	}
+	if err := b.Truncated(); err != nil {
+		t.Errorf("after the panics: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -21,21 +22,50 @@ import (
 var ErrTruncated = errors.New("buffer file truncated while open")
 
 // view and update run bbolt transactions once checkSize has found the open
-// file whole. A truncate between the check and the transaction's first
-// read of the map (microseconds) can still fault; every later call returns
-// ErrTruncated.
+// file whole. A truncate between the check and the transaction's reads of
+// the map makes a read fault: guard turns that fault into ErrTruncated
+// instead of a crash, and every later call returns ErrTruncated.
 func (b *Buffer) view(fn func(*bolt.Tx) error) error {
-	if err := b.checkSize(); err != nil {
-		return err
-	}
-	return b.db.View(fn)
+	return b.guard(false, func() error { return b.db.View(fn) })
 }
 
 func (b *Buffer) update(fn func(*bolt.Tx) error) error {
+	b.writing.Lock()
+	defer b.writing.Unlock()
+	return b.guard(true, func() error { return b.db.Update(fn) })
+}
+
+// guard runs tx, a bbolt transaction, with faults of this goroutine made
+// panics (runtime/debug.SetPanicOnFault) and recovers one that came from
+// the file truncated under the map: a fault with an address, after which
+// checkSize finds the file short. It returns checkSize's error then; any
+// other panic goes on. A write transaction that faulted may leave bbolt's
+// writer lock held (its rollback reads the map too): wedged is set, so
+// Close does not wait on it, and no later writer reaches it, as update
+// holds writing and checks the size first.
+func (b *Buffer) guard(write bool, tx func() error) (err error) {
 	if err := b.checkSize(); err != nil {
 		return err
 	}
-	return b.db.Update(fn)
+	defer func(was bool) {
+		debug.SetPanicOnFault(was)
+		r := recover()
+		if r == nil {
+			return
+		}
+		if _, fault := r.(interface{ Addr() uintptr }); !fault {
+			panic(r)
+		}
+		lost := b.checkSize()
+		if lost == nil {
+			panic(r)
+		}
+		if write {
+			b.wedged.Store(true)
+		}
+		err = lost
+	}(debug.SetPanicOnFault(true))
+	return tx()
 }
 
 // Truncated returns an error wrapping ErrTruncated, naming the file's size
