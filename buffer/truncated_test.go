@@ -13,25 +13,14 @@ import (
 // SIGBUS; Close still works.
 func TestTruncatedWhileOpen(t *testing.T) {
 	for _, size := range []int64{0, 2 * 4096} {
-		path := filepath.Join(t.TempDir(), "buffer.db")
-		b, err := Open(path, Options{}) // not openTest: the test truncates the file
-		if err != nil {
-			t.Fatal(err)
-		}
-		counts := map[string]uint64{}
-		for i := range 2000 {
-			counts[string(AppendKey(nil, []byte("s"), []byte("/p"), int64(i)))] = 1
-		}
-		if err := b.Commit(Commit{Counts: CountsOf(viewsOf(counts)), Checkpoints: map[string][]byte{"cp": []byte("x")}}); err != nil {
-			t.Fatal(err)
-		}
+		b, path, counts := openFilled(t)
 		if err := b.Truncated(); err != nil {
 			t.Fatalf("a whole file: %v", err)
 		}
 		if err := os.Truncate(path, size); err != nil {
 			t.Fatal(err)
 		}
-		err = b.Truncated()
+		err := b.Truncated()
 		if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), path) ||
 			!strings.Contains(err.Error(), " bytes, but bbolt uses ") {
 			t.Fatalf("truncated to %d: Truncated() = %v", size, err)
@@ -65,18 +54,7 @@ func TestTruncatedWhileOpen(t *testing.T) {
 // transaction faulted, since bbolt's lock may still be held).
 func TestTruncatedInsideTransaction(t *testing.T) {
 	for _, write := range []bool{false, true} {
-		path := filepath.Join(t.TempDir(), "buffer.db")
-		b, err := Open(path, Options{}) // not openTest: the test truncates the file
-		if err != nil {
-			t.Fatal(err)
-		}
-		counts := map[string]uint64{}
-		for i := range 2000 {
-			counts[string(AppendKey(nil, []byte("s"), []byte("/p"), int64(i)))] = 1
-		}
-		if err := b.Commit(Commit{Counts: CountsOf(viewsOf(counts))}); err != nil {
-			t.Fatal(err)
-		}
+		b, path, counts := openFilled(t)
 		keys := 0
 		fn := func(tx *ReadTx) error {
 			if err := os.Truncate(path, 0); err != nil {
@@ -87,6 +65,7 @@ func TestTruncatedInsideTransaction(t *testing.T) {
 				return nil
 			})
 		}
+		var err error
 		if write {
 			err = b.Update(func(tx *Tx) error { return fn(&tx.ReadTx) })
 		} else {
@@ -130,4 +109,24 @@ func TestTransactionPanicsPassThrough(t *testing.T) {
 	if err := b.Truncated(); err != nil {
 		t.Errorf("after the panics: %v", err)
 	}
+}
+
+// openFilled opens a buffer file of its own (not openTest's: the tests
+// truncate it) with 2,000 keys and a checkpoint committed, and returns it,
+// its path and the counts committed.
+func openFilled(t *testing.T) (*Buffer, string, map[string]uint64) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "buffer.db")
+	b, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]uint64{}
+	for i := range 2000 {
+		counts[string(AppendKey(nil, []byte("s"), []byte("/p"), int64(i)))] = 1
+	}
+	if err := b.Commit(Commit{Counts: CountsOf(viewsOf(counts)), Checkpoints: map[string][]byte{"cp": []byte("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	return b, path, counts
 }
