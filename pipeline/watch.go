@@ -17,7 +17,8 @@ import (
 
 // A buffer.db truncated in place (its size below bbolt's high-water mark)
 // is found by the same watch, and by every buffer call before it touches
-// bbolt's map: buffer.ErrTruncated. Run then stops without touching the
+// bbolt's map or when its read of the map faults: buffer.ErrTruncated.
+// Run then stops without touching the
 // buffer again (no final commit, drain or restore: its pages are gone), and
 // the restart moves the file aside as corrupt and rebuilds it from MongoDB's
 // progress record.
