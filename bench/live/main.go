@@ -149,21 +149,12 @@ func run(o settings) error {
 	defer b.log.Close()
 	b.w = newLineWriter(b.log, o.pages)
 	conf := filepath.Join(tmp, "logtally.toml")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
-instance = "livebench"
-[mongo]
-uri = %q
-database = %q
-timeout = "60s"
-[flush]
-max_ops = %d
-[http]
-listen = "127.0.0.1:%d"
-[[source]]
-site = %q
-paths = [%q]
-format = "combined"
-`, filepath.Join(tmp, "state"), uri, db, o.maxOps, port, site, b.logPath)), 0o600); err != nil {
+	if err := (benchutil.Config{
+		StateDir: filepath.Join(tmp, "state"), Instance: "livebench",
+		URI: uri, Database: db, Timeout: "60s", MaxOps: o.maxOps,
+		Listen: fmt.Sprintf("127.0.0.1:%d", port),
+		Site:   site, Path: b.logPath, Format: "combined",
+	}).Write(conf); err != nil {
 		return err
 	}
 	var stderr bytes.Buffer

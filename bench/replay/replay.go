@@ -45,25 +45,12 @@ func (b *bench) replayFigures(files []string, want int64) (sample, dbFigures, er
 	conf := filepath.Join(dir, "logtally.toml")
 	// The source's paths match none of the replayed files: they are
 	// replayed with -site and -format.
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
-instance = "bench"
-shutdown_timeout = "5m"
-[mongo]
-uri = %q
-database = %q
-timeout = "60s"
-[flush]
-interval = "1s"
-max_ops = %d
-[buckets]
-minute_retention = "0" # the generated lines are older than the default 48h
-[http]
-listen = ""
-[[source]]
-site = %q
-paths = [%q]
-format = %q
-`, filepath.Join(dir, "state"), b.uri, dbName, b.o.maxOps, site, filepath.Join(dir, "live", "live.log"), format)), 0o600); err != nil {
+	if err := (benchutil.Config{
+		StateDir: filepath.Join(dir, "state"), Instance: "bench", ShutdownTimeout: "5m",
+		URI: b.uri, Database: dbName, Timeout: "60s",
+		FlushInterval: "1s", MaxOps: b.o.maxOps, KeepMinutes: true,
+		Site: site, Path: filepath.Join(dir, "live", "live.log"), Format: format,
+	}).Write(conf); err != nil {
 		return sample{}, dbFigures{}, err
 	}
 	defer b.client.Database(dbName).Drop(context.Background())

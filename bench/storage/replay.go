@@ -57,32 +57,14 @@ func replay(ctx context.Context, o settings, bin, tmp, uri, dbName, logPath stri
 	conf := filepath.Join(dir, "logtally.toml")
 	// The source's path matches no file: the log is replayed with -site
 	// and -format, its page rules the defaults.
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`state_dir = %q
-instance = "bench"
-shutdown_timeout = "5m"
-[mongo]
-uri = %q
-database = %q
-timeout = "120s"
-[flush]
-interval = "1s"
-max_ops = %d
-[buckets]
-minute_retention = "0" # keep the minute buckets (the log is older than the default 48h)
-[visitors]
-%s
-[dimensions]
-enabled = %t
-[geo]
-country_db = %q
-asn_db = %q
-[http]
-listen = ""
-[[source]]
-site = %q
-paths = [%q]
-format = %q
-`, filepath.Join(dir, "state"), uri, dbName, o.maxOps, visitors, o.dimensions, o.countryDB, o.asnDB, o.site, filepath.Join(dir, "live", "live.log"), o.format)), 0o600); err != nil {
+	if err := (benchutil.Config{
+		StateDir: filepath.Join(dir, "state"), Instance: "bench", ShutdownTimeout: "5m",
+		URI: uri, Database: dbName, Timeout: "120s",
+		FlushInterval: "1s", MaxOps: o.maxOps, KeepMinutes: true,
+		Sections: fmt.Sprintf("[visitors]\n%s\n[dimensions]\nenabled = %t\n[geo]\ncountry_db = %q\nasn_db = %q\n",
+			visitors, o.dimensions, o.countryDB, o.asnDB),
+		Site: o.site, Path: filepath.Join(dir, "live", "live.log"), Format: o.format,
+	}).Write(conf); err != nil {
 		return r, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
