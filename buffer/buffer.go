@@ -222,6 +222,15 @@ func Open(path string, opts Options) (*Buffer, error) {
 	// instance name.
 	b.log.Info("buffer open", "path", path, "buffer_id", b.instance,
 		"pending_keys", b.pendingKeys, "pending_hits", b.pendingHits, "size", b.Size())
+	b.watchFile(db)
+	return b, nil
+}
+
+// watchFile records the identity of the file db opened (Replaced), its
+// page size and a handle that reads its size (checkSize), if the path
+// still names that file.
+func (b *Buffer) watchFile(db *bolt.DB) {
+	path := db.Path()
 	b.file = statFile(path)
 	b.pageSize = int64(db.Info().PageSize)
 	if f, err := os.Open(path); err == nil {
@@ -231,7 +240,6 @@ func Open(path string, opts Options) (*Buffer, error) {
 			f.Close()
 		}
 	}
-	return b, nil
 }
 
 // OpenReadOnly opens an existing buffer file to read it (`logtally state`):
@@ -265,12 +273,11 @@ func OpenReadOnly(path string, opts Options) (*Buffer, error) {
 	b := &Buffer{db: db, maxSize: cmp.Or(opts.MaxSize, DefaultMaxSize), log: log.With("component", "buffer"),
 		keep: cmp.Or(opts.LedgerRetention, DefaultLedgerRetention), clock: cmp.Or[clock.Clock](opts.Clock, clock.Real{}),
 		files: cmp.Or[clock.Clock](opts.FileClock, clock.Files{})}
-	b.file = statFile(path)
-	b.pageSize = int64(db.Info().PageSize)
 	if err := db.View(b.load); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open buffer %s read-only: %w", path, err)
 	}
+	b.watchFile(db)
 	return b, nil
 }
 

@@ -53,8 +53,17 @@ func TestTruncatedWhileOpen(t *testing.T) {
 // returns it at once, and Close returns (an error, after a write
 // transaction faulted, since bbolt's lock may still be held).
 func TestTruncatedInsideTransaction(t *testing.T) {
-	for _, write := range []bool{false, true} {
+	for _, mode := range []string{"view", "update", "read-only view"} {
 		b, path, counts := openFilled(t)
+		if mode == "read-only view" {
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if b, err = OpenReadOnly(path, Options{}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		keys := 0
 		fn := func(tx *ReadTx) error {
 			if err := os.Truncate(path, 0); err != nil {
@@ -66,23 +75,25 @@ func TestTruncatedInsideTransaction(t *testing.T) {
 			})
 		}
 		var err error
-		if write {
+		if mode == "update" {
 			err = b.Update(func(tx *Tx) error { return fn(&tx.ReadTx) })
 		} else {
 			err = b.View(fn)
 		}
 		if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), path) {
-			t.Fatalf("write %v: a read after the truncate returned %v (after %d keys), want ErrTruncated", write, err, keys)
+			t.Fatalf("%s: a read after the truncate returned %v (after %d keys), want ErrTruncated", mode, err, keys)
 		}
-		if err := b.Commit(Commit{Counts: CountsOf(viewsOf(counts))}); !errors.Is(err, ErrTruncated) {
-			t.Errorf("write %v: Commit after the fault: %v, want ErrTruncated", write, err)
+		if mode != "read-only view" {
+			if err := b.Commit(Commit{Counts: CountsOf(viewsOf(counts))}); !errors.Is(err, ErrTruncated) {
+				t.Errorf("%s: Commit after the fault: %v, want ErrTruncated", mode, err)
+			}
 		}
 		if _, err := read(b, (*ReadTx).Sealed); !errors.Is(err, ErrTruncated) {
-			t.Errorf("write %v: Sealed after the fault: %v, want ErrTruncated", write, err)
+			t.Errorf("%s: Sealed after the fault: %v, want ErrTruncated", mode, err)
 		}
 		err = b.Close()
-		if write != (err != nil) || (err != nil && !errors.Is(err, ErrTruncated)) {
-			t.Errorf("write %v: Close: %v", write, err)
+		if (mode == "update") != (err != nil) || (err != nil && !errors.Is(err, ErrTruncated)) {
+			t.Errorf("%s: Close: %v", mode, err)
 		}
 	}
 }
