@@ -41,7 +41,7 @@ const seenSlots = 32
 // seenSlot returns the slot of seen's table for s: a hash of where its
 // bytes are.
 func seenSlot(s string) uintptr {
-	return uintptr(unsafe.Pointer(unsafe.StringData(s))) * 0x9E3779B97F4A7C15 >> (64 - 5) // 5 bits: seenSlots
+	return uintptr(uint64(uintptr(unsafe.Pointer(unsafe.StringData(s)))) * 0x9E3779B97F4A7C15 >> (64 - 5)) // 5 bits: seenSlots
 }
 
 // same reports whether a and b are the same bytes: the same length where

@@ -90,7 +90,7 @@ func openMMDB(data []byte, role string) (*mmdbDB, error) {
 		return nil, fmt.Errorf("not a valid MMDB file: %w", err)
 	}
 	m := &mmdbDB{r: r, typ: clean(r.Metadata.DatabaseType, 64), ipv4: r.Metadata.IPVersion == 4}
-	if e := r.Metadata.BuildEpoch; e > 0 && e < 1<<40 {
+	if e := uint64(r.Metadata.BuildEpoch); e > 0 && e < 1<<40 {
 		m.built = time.Unix(int64(e), 0).UTC()
 	}
 	slots := countryRecordSlots
