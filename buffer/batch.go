@@ -78,7 +78,7 @@ func (b *Buffer) seal(id string, at time.Time, minuteOnly bool, layout Layout) (
 	}
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
-	err := b.update(func(tx *bolt.Tx) error {
+	err := b.write(func(tx *bolt.Tx) error {
 		sealedNow = false
 		sealed := tx.Bucket(bktSealed)
 		if batch = readBatch(sealed); batch != nil {
@@ -242,7 +242,7 @@ func (b *Buffer) SaveProgress(id string, progress []byte) error {
 func (b *Buffer) Ack(id string) error {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
-	err := b.update(func(tx *bolt.Tx) error {
+	err := b.write(func(tx *bolt.Tx) error {
 		sealed := tx.Bucket(bktSealed)
 		if sealed.Bucket(subCounts) == nil || string(sealed.Get(keyID)) != id {
 			return fmt.Errorf("%w: %s", ErrNoBatch, id)

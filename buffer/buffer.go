@@ -155,16 +155,17 @@ type Buffer struct {
 	sizer    *os.File              // the file bbolt opened, read with plain reads by checkSize; nil if it could not be opened
 	pageSize int64                 // bbolt's page size (its Info reads it through the map)
 	hwm      atomic.Int64          // the bytes bbolt used when checkSize last found the file whole
-	writing  sync.Mutex            // held across each write transaction (update), so none waits on bbolt's own lock
 	wedged   atomic.Bool           // a write transaction faulted on a truncated file; bbolt's lock may be held (watch.go)
 
 	pruned time.Time // when Seal last pruned the ledger (under wmu)
 
-	// wmu is held across each write transaction that moves the sizes
-	// below and their update (Commit, Seal, Ack): bbolt runs one writer
-	// at a time anyway, and a commit's update landing after a seal's
-	// counted its keys and hits pending again (Pending, the next batch's
-	// Keys and Hits, Size).
+	// wmu is held across each write transaction (update; Commit, Seal
+	// and Ack hold it across their update of the sizes below too, and
+	// call write): bbolt runs one writer at a time anyway, no writer
+	// waits on bbolt's own lock, which a write transaction faulted on a
+	// truncated file may leave held (watch.go), and a commit's update
+	// landing after a seal's counted its keys and hits pending again
+	// (Pending, the next batch's Keys and Hits, Size).
 	wmu          sync.Mutex
 	mu           sync.Mutex
 	pendingKeys  int

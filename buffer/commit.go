@@ -132,7 +132,7 @@ func (b *Buffer) Commit(c Commit) error {
 	var newBytes int64
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
-	err := b.update(func(tx *bolt.Tx) error {
+	err := b.write(func(tx *bolt.Tx) error {
 		newKeys, keys, hits, newBytes = 0, 0, 0, 0
 		pending := tx.Bucket(bktPending)
 		pc := pending.Bucket(subCounts)

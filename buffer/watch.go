@@ -21,17 +21,22 @@ import (
 // rebuild it (Verify reports it as ErrCorrupt).
 var ErrTruncated = errors.New("buffer file truncated while open")
 
-// view and update run bbolt transactions once checkSize has found the open
-// file whole. A truncate between the check and the transaction's reads of
-// the map makes a read fault: guard turns that fault into ErrTruncated
-// instead of a crash, and every later call returns ErrTruncated.
+// view, update and write run bbolt transactions once checkSize has found
+// the open file whole. A truncate between the check and the transaction's
+// reads of the map makes a read fault: guard turns that fault into
+// ErrTruncated instead of a crash, and every later call returns
+// ErrTruncated. update holds wmu; write is update for a caller holding it.
 func (b *Buffer) view(fn func(*bolt.Tx) error) error {
 	return b.guard(false, func() error { return b.db.View(fn) })
 }
 
 func (b *Buffer) update(fn func(*bolt.Tx) error) error {
-	b.writing.Lock()
-	defer b.writing.Unlock()
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	return b.write(fn)
+}
+
+func (b *Buffer) write(fn func(*bolt.Tx) error) error {
 	return b.guard(true, func() error { return b.db.Update(fn) })
 }
 
@@ -41,8 +46,8 @@ func (b *Buffer) update(fn func(*bolt.Tx) error) error {
 // checkSize finds the file short. It returns checkSize's error then; any
 // other panic goes on. A write transaction that faulted may leave bbolt's
 // writer lock held (its rollback reads the map too): wedged is set, so
-// Close does not wait on it, and no later writer reaches it, as update
-// holds writing and checks the size first.
+// Close does not wait on it, and no later writer reaches it, as every
+// writer holds wmu and checks the size first.
 func (b *Buffer) guard(write bool, tx func() error) (err error) {
 	if err := b.checkSize(); err != nil {
 		return err
