@@ -105,7 +105,7 @@ func (pp *Preparser) Prepare(c *stream.Chunk) {
 			site = ah.add(h.Site)
 		}
 		var vals uint32
-		if h.Dims[0] != "" {
+		if h.Dims.Set() {
 			ah.dims = append(ah.dims, h.Dims)
 			vals = uint32(len(ah.dims))
 		}
@@ -222,7 +222,7 @@ func (s *Summer) count(t *tally, h *parser.Hit, src *source) {
 	if s.visitors != nil && h.Bot == botclass.Person && len(h.Client) > 0 {
 		s.addVisitor(h, page)
 	}
-	if h.Dims[0] != "" {
+	if h.Dims.Set() {
 		s.addDims(h, src.p)
 	}
 }

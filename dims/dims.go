@@ -20,6 +20,11 @@ const (
 // Values are a hit's value in each dimension.
 type Values [N]string
 
+// Set reports whether v holds a hit's values: a parser counting the
+// dimensions sets each one (Unknown where it has none), one that does not
+// leaves them all "".
+func (v *Values) Set() bool { return v[0] != "" }
+
 // Other is the value of the hits whose value was past a dimension's bound
 // (Counter); Unknown the value of a hit with none ("": no referrer field,
 // no country database...).

@@ -419,7 +419,7 @@ func (p *Parser) finish(f *fields, h *Hit) Outcome {
 		if p.dims.values(&h.Dims, site, f.ref, h.Client, f.ua != nil && p.bots != nil, agent) && h.Bot == botclass.Person && f.ua != nil && p.bots != nil {
 			h.Bot = botclass.Suspect
 		}
-	} else if h.Dims[0] != "" {
+	} else if h.Dims.Set() {
 		h.Dims = dims.Values{} // not the values another Parser gave the Hit
 	}
 	h.Referer = nil
