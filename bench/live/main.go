@@ -44,7 +44,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/internal/benchutil"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
@@ -149,12 +151,13 @@ func run(o settings) error {
 	defer b.log.Close()
 	b.w = newLineWriter(b.log, o.pages)
 	conf := filepath.Join(tmp, "logtally.toml")
-	if err := (benchutil.Config{
-		StateDir: filepath.Join(tmp, "state"), Instance: "livebench",
-		URI: uri, Database: db, Timeout: "60s", MaxOps: o.maxOps,
-		Listen: fmt.Sprintf("127.0.0.1:%d", port),
-		Site:   site, Path: b.logPath, Format: "combined",
-	}).Write(conf); err != nil {
+	c := config.Default()
+	c.StateDir, c.Instance = filepath.Join(tmp, "state"), "livebench"
+	c.Mongo.URI, c.Mongo.Database, c.Mongo.Timeout = uri, db, config.Duration(time.Minute)
+	c.Flush.MaxOps = o.maxOps
+	c.HTTP.Listen = fmt.Sprintf("127.0.0.1:%d", port)
+	c.Sources = []config.Source{{Site: site, Paths: []string{b.logPath}, Format: "combined"}}
+	if err := testconfig.WriteFile(conf, c); err != nil {
 		return err
 	}
 	var stderr bytes.Buffer

@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/internal/benchutil"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 )
 
 // dbFigures are a replay's database figures: its summary's database line
@@ -45,12 +47,14 @@ func (b *bench) replayFigures(files []string, want int64) (sample, dbFigures, er
 	conf := filepath.Join(dir, "logtally.toml")
 	// The source's paths match none of the replayed files: they are
 	// replayed with -site and -format.
-	if err := (benchutil.Config{
-		StateDir: filepath.Join(dir, "state"), Instance: "bench", ShutdownTimeout: "5m",
-		URI: b.uri, Database: dbName, Timeout: "60s",
-		FlushInterval: "1s", MaxOps: b.o.maxOps, KeepMinutes: true,
-		Site: site, Path: filepath.Join(dir, "live", "live.log"), Format: format,
-	}).Write(conf); err != nil {
+	c := config.Default()
+	c.StateDir, c.Instance, c.ShutdownTimeout = filepath.Join(dir, "state"), "bench", config.Duration(5*time.Minute)
+	c.Mongo.URI, c.Mongo.Database, c.Mongo.Timeout = b.uri, dbName, config.Duration(time.Minute)
+	c.Flush.Interval, c.Flush.MaxOps = config.Duration(time.Second), b.o.maxOps
+	c.Buckets.MinuteRetention = 0 // the generated lines are older than the default 48h
+	c.HTTP.Listen = ""
+	c.Sources = []config.Source{{Site: site, Paths: []string{filepath.Join(dir, "live", "live.log")}, Format: format}}
+	if err := testconfig.WriteFile(conf, c); err != nil {
 		return sample{}, dbFigures{}, err
 	}
 	defer b.client.Database(dbName).Drop(context.Background())

@@ -12,7 +12,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/logtally/logtally/config"
 	"github.com/logtally/logtally/internal/benchutil"
+	"github.com/logtally/logtally/internal/testenv/testconfig"
 )
 
 // Running `logtally replay` of the log into the server, and the
@@ -42,7 +44,8 @@ func replay(ctx context.Context, o settings, bin, tmp, uri, dbName, logPath stri
 	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o700); err != nil {
 		return r, err
 	}
-	visitors := "enabled = false"
+	c := config.Default()
+	c.Visitors.Enabled = o.visitors
 	if o.visitors {
 		// The salts are kept until a week from now: the grace runs from
 		// the end of the log's first day.
@@ -52,19 +55,20 @@ func replay(ctx context.Context, o settings, bin, tmp, uri, dbName, logPath stri
 		if err := seedSalts(filepath.Join(dir, "state", "buffer.db"), lf.days, firstEnd.Add(grace)); err != nil {
 			return r, fmt.Errorf("seed the salts: %w", err)
 		}
-		visitors = fmt.Sprintf("enabled = true\nsalt_grace = %q", fmt.Sprintf("%dh", int64(grace/time.Hour)))
+		c.Visitors.SaltGrace = config.Duration(grace)
 	}
 	conf := filepath.Join(dir, "logtally.toml")
 	// The source's path matches no file: the log is replayed with -site
 	// and -format, its page rules the defaults.
-	if err := (benchutil.Config{
-		StateDir: filepath.Join(dir, "state"), Instance: "bench", ShutdownTimeout: "5m",
-		URI: uri, Database: dbName, Timeout: "120s",
-		FlushInterval: "1s", MaxOps: o.maxOps, KeepMinutes: true,
-		Sections: fmt.Sprintf("[visitors]\n%s\n[dimensions]\nenabled = %t\n[geo]\ncountry_db = %q\nasn_db = %q\n",
-			visitors, o.dimensions, o.countryDB, o.asnDB),
-		Site: o.site, Path: filepath.Join(dir, "live", "live.log"), Format: o.format,
-	}).Write(conf); err != nil {
+	c.StateDir, c.Instance, c.ShutdownTimeout = filepath.Join(dir, "state"), "bench", config.Duration(5*time.Minute)
+	c.Mongo.URI, c.Mongo.Database, c.Mongo.Timeout = uri, dbName, config.Duration(2*time.Minute)
+	c.Flush.Interval, c.Flush.MaxOps = config.Duration(time.Second), o.maxOps
+	c.Buckets.MinuteRetention = 0 // keep the minute buckets (the log is older than the default 48h)
+	c.HTTP.Listen = ""
+	c.Dimensions.Enabled = o.dimensions
+	c.Geo.CountryDB, c.Geo.ASNDB = o.countryDB, o.asnDB
+	c.Sources = []config.Source{{Site: o.site, Paths: []string{filepath.Join(dir, "live", "live.log")}, Format: o.format}}
+	if err := testconfig.WriteFile(conf, c); err != nil {
 		return r, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)

@@ -1,7 +1,6 @@
 // Package benchutil holds what the bench commands share: the embedded
-// server in its own process, the logtally.toml they run logtally with
-// (Config), the load average, the monthly buckets' total (the check that
-// every hit arrived) and number grouping.
+// server in its own process, the load average, the monthly
+// buckets' total (the check that every hit arrived) and number grouping.
 package benchutil
 
 import (

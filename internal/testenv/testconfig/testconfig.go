@@ -1,7 +1,8 @@
 // Package testconfig is the one configuration builder of the tests that
-// run logtally whole (cmd/logtally's, daemon's): config's defaults, the
-// settings those tests share, and each test's overrides, written as the
-// TOML file logtally reads. A test writes TOML by hand only when the text
+// run logtally whole (cmd/logtally's, daemon's) and of the bench commands:
+// config's defaults, the settings those tests share, and each test's
+// overrides, written as the TOML file logtally reads (a bench sets its
+// config.Config itself and writes it with WriteFile). A test writes TOML by hand only when the text
 // is the point (a config error's message and line).
 //
 // It is apart from testenv because config imports most of the module's
@@ -75,8 +76,20 @@ func Sources(sources ...config.Source) func(*config.Config) {
 // [[source]] tables come last.
 func Write(t testing.TB, path string, c config.Config) string {
 	t.Helper()
+	if err := WriteFile(path, c); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// WriteFile is Write for a program (the bench commands): it returns the
+// error.
+func WriteFile(path string, c config.Config) error {
 	text, err := Text(c)
-	return write(t, path, text, err)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, text, 0o600)
 }
 
 // WriteSources writes sources at path as an included file holds them
